@@ -1,0 +1,82 @@
+"""denoc_bridge: DeNOC recursive dynamics on kinematic modules, for the Pinocchio ecosystem.
+
+Load a robot, look at its kinematic modules, run the papers' algorithms and
+compare them with Pinocchio::
+
+    import denoc_bridge as db
+    model = db.load_urdf("panda.urdf")
+    tau = db.inverse_dynamics(model, q, v, a)      # == pin.rnea
+    M = db.mass_matrix(model, q)                   # == pin.crba
+    a = db.forward_dynamics(model, q, v, tau)      # == pin.aba
+    Minv = db.inverse_mass_matrix(model, q)        # == pin.computeMinverse
+    U, D = db.udut(model, q)                       # module-level block factors (002)
+"""
+
+from .algorithms.reference import denoc_matrices, uncoupled_newton_euler
+from .algorithms import (
+    center_of_mass,
+    forward_dynamics,
+    forward_kinematics,
+    gravity_torques,
+    inverse_dynamics,
+    inverse_mass_matrix,
+    inverse_udut,
+    kinetic_energy,
+    mass_matrix,
+    nonlinear_effects,
+    potential_energy,
+    udut,
+)
+from .configuration import neutral_configuration, random_configuration
+from .data import Data
+from .errors import (
+    DenocError,
+    InputError,
+    InputTypeError,
+    ModelError,
+    PhysicsWarning,
+    RobotNotFoundError,
+    SingularInertiaError,
+    URDFError,
+)
+from .joints import JointType
+from .model import Model
+from .modules import Module
+from .pinocchio_io import from_pinocchio, to_pinocchio
+from .urdf import load_urdf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Data",
+    "DenocError",
+    "InputError",
+    "InputTypeError",
+    "JointType",
+    "Model",
+    "ModelError",
+    "Module",
+    "PhysicsWarning",
+    "RobotNotFoundError",
+    "SingularInertiaError",
+    "URDFError",
+    "center_of_mass",
+    "denoc_matrices",
+    "forward_dynamics",
+    "forward_kinematics",
+    "from_pinocchio",
+    "gravity_torques",
+    "inverse_dynamics",
+    "inverse_mass_matrix",
+    "inverse_udut",
+    "kinetic_energy",
+    "load_urdf",
+    "mass_matrix",
+    "neutral_configuration",
+    "nonlinear_effects",
+    "potential_energy",
+    "random_configuration",
+    "to_pinocchio",
+    "udut",
+    "uncoupled_newton_euler",
+]

@@ -1,0 +1,110 @@
+"""Validation and conversion of the arguments of the public algorithms.
+
+Every check names the argument, the offending entry and the joint it belongs
+to.  Configuration rules (documented in the README):
+
+* unit quaternions (spherical, free-flyer) and (cos, sin) pairs (continuous,
+  planar) are normalised; a pair or quaternion of (near) zero norm is rejected;
+* NaN or infinite entries are rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import InputError, InputTypeError
+from ..joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType
+from ..spatial import pin_to_internal
+
+_MIN_NORM = 1e-12
+
+
+def _owner(model, index: int, layout: str) -> int:
+    """Joint owning entry ``index`` of a q ("q") or v ("v") vector."""
+    starts = model.idx_q if layout == "q" else model.idx_v
+    return int(np.searchsorted(starts, index, side="right") - 1)
+
+
+def real_array(x, name: str) -> np.ndarray:
+    """``x`` as a float64 array; rejects None, strings, objects, complex and booleans."""
+    if x is None:
+        raise InputTypeError(f"{name} is None; expected an array of real numbers")
+    try:
+        a = np.asarray(x)
+    except Exception as exc:  # ragged nested sequences and the like
+        raise InputTypeError(f"{name} cannot be converted to an array of real numbers: {exc}") from None
+    if a.dtype.kind not in "fiu":
+        raise InputTypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return np.array(a, dtype=np.float64)
+
+
+def vector(model, x, name: str, layout: str) -> np.ndarray:
+    """A finite float64 copy of a q-sized (layout "q") or v-sized (layout "v") vector."""
+    n = model.nq if layout == "q" else model.nv
+    a = real_array(x, name)
+    if a.shape != (n,):
+        raise InputError(
+            f"{name} must have shape ({n},) (model '{model.name}' has n{layout}={n}), got shape {a.shape}"
+        )
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        i = int(bad[0])
+        k = _owner(model, i, layout)
+        raise InputError(f"{name}[{i}] = {a[i]} is not finite (joint {model.joint_label(k)})")
+    return a
+
+
+def configuration(model, q, name: str = "q") -> np.ndarray:
+    """Checked configuration with quaternions and (cos, sin) pairs normalised."""
+    q = vector(model, q, name, "q")
+    for k in range(model.n_links):
+        jt = JointType(model.joint_type[k])
+        for offsets, size, what in ((QUATERNION_OFFSET, 4, "quaternion"), (CIRCLE_OFFSET, 2, "(cos, sin) pair")):
+            if jt in offsets:
+                i0 = int(model.idx_q[k]) + offsets[jt]
+                norm = float(np.linalg.norm(q[i0:i0 + size]))
+                if norm < _MIN_NORM:
+                    raise InputError(
+                        f"{name}[{i0}:{i0 + size}] is a {what} of zero norm for joint {model.joint_label(k)}"
+                    )
+                q[i0:i0 + size] /= norm
+    return q
+
+
+def external_wrenches(model, f_ext) -> np.ndarray:
+    """External wrenches as an (n_links, 6) array in the internal order [n; f].
+
+    Accepted forms: None; an (n_links, 6) array; a mapping from link (or joint)
+    name to a 6-vector.  Each wrench is Pinocchio's ``fext`` of that body:
+    [force; moment] expressed in the link frame, moment about the link origin.
+    """
+    L = model.n_links
+    if f_ext is None:
+        return np.zeros((L, 6))
+    if isinstance(f_ext, Mapping):
+        out = np.zeros((L, 6))
+        for key, w in f_ext.items():
+            if key in model._link_index:
+                k = model._link_index[key]
+            elif key in model._joint_index:
+                k = model._joint_index[key]
+            else:
+                raise InputError(f"f_ext names '{key}', which is neither a link nor a joint of '{model.name}'")
+            wk = real_array(w, f"f_ext['{key}']")
+            if wk.shape != (6,):
+                raise InputError(f"f_ext['{key}'] must have shape (6,), got {wk.shape}")
+            out[k] = wk
+        pin_order = out
+    else:
+        pin_order = real_array(f_ext, "f_ext")
+        if pin_order.shape != (L, 6):
+            raise InputError(
+                f"f_ext must have shape ({L}, 6) (one wrench per link of '{model.name}'), got {pin_order.shape}"
+            )
+    bad = np.argwhere(~np.isfinite(pin_order))
+    if bad.size:
+        k, j = (int(x) for x in bad[0])
+        raise InputError(f"f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
+    return pin_to_internal(pin_order)

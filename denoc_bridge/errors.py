@@ -1,0 +1,62 @@
+"""Exceptions raised by denoc_bridge.
+
+Every exception names the offending joint, link, element or argument.  All of
+them derive from :class:`DenocError`, so ``except denoc_bridge.DenocError``
+catches every user-facing failure; each also derives from the matching builtin
+(``ValueError``, ``TypeError``, ``LookupError``) so generic handlers still work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class DenocError(Exception):
+    """Base class of every error raised on purpose by denoc_bridge."""
+
+
+class URDFError(DenocError, ValueError):
+    """A URDF document cannot be turned into a model (names the element)."""
+
+
+class ModelError(DenocError, ValueError):
+    """A model is structurally invalid or uses an unsupported feature."""
+
+
+class InputError(DenocError, ValueError):
+    """An argument of an algorithm has a wrong shape or non-finite values."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of an algorithm has a wrong type or dtype."""
+
+
+class SingularInertiaError(DenocError, np.linalg.LinAlgError):
+    """The articulated inertia seen by a joint is singular (e.g. a massless leaf).
+
+    Attributes
+    ----------
+    joint : str
+        Name of the joint whose articulated inertia ``I_hat`` (001 eq. A.4)
+        is not positive definite.
+    link : str
+        Name of the link moved by that joint.
+    """
+
+    def __init__(self, message: str, joint: str = "", link: str = ""):
+        super().__init__(message)
+        self.joint = joint
+        self.link = link
+
+
+class RobotNotFoundError(DenocError, LookupError):
+    """A robot name is neither a file nor a known example-robot-data robot."""
+
+
+class PhysicsWarning(UserWarning):
+    """A model was accepted although some of its inertias are not physical.
+
+    Pinocchio accepts such files; denoc_bridge loads them too (use
+    ``load_urdf(..., strict=True)`` to refuse them) and lists each problem in
+    ``model.warnings``.
+    """

@@ -1,0 +1,8 @@
+"""Private compiled kernels (numba ``@njit(cache=True)``), grouped by recursion pass.
+
+Kernels take flat arrays only (no objects, no default arguments).  The public,
+validated API lives in :mod:`denoc_bridge.algorithms`; the readable
+explicit-matrix formulation that the kernels are tested against lives in
+:mod:`denoc_bridge.algorithms.reference`.  The spatial convention is the one of
+:mod:`denoc_bridge.spatial`.
+"""

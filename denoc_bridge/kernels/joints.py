@@ -1,0 +1,182 @@
+"""Joint kinematics: placement of each link relative to its parent and the
+joint-motion propagation matrices ``P_k`` (000 eq. 7b; 001 eq. A.4).
+
+Joint type codes are those of :class:`denoc_bridge.joints.JointType`.
+``P`` is stored one row per degree of freedom: ``P[idx_v[k] + d]`` is the
+6-vector (internal order [angular; linear], child frame) of column ``d`` of
+``P_k``.
+"""
+
+import numpy as np
+from numba import njit
+
+from .spatial_ops import cross
+
+REVOLUTE = 0
+CONTINUOUS = 1
+PRISMATIC = 2
+SPHERICAL = 3
+FREEFLYER = 4
+UNIVERSAL = 5
+PLANAR = 6
+TRANSLATION = 7
+
+
+@njit(cache=True)
+def rotation_about_axis(e, c, s, R):
+    """Rodrigues: R = c 1 + s ex + (1 - c) e e^T for a unit axis e."""
+    t = 1.0 - c
+    R[0, 0] = c + t * e[0] * e[0]
+    R[0, 1] = t * e[0] * e[1] - s * e[2]
+    R[0, 2] = t * e[0] * e[2] + s * e[1]
+    R[1, 0] = t * e[1] * e[0] + s * e[2]
+    R[1, 1] = c + t * e[1] * e[1]
+    R[1, 2] = t * e[1] * e[2] - s * e[0]
+    R[2, 0] = t * e[2] * e[0] - s * e[1]
+    R[2, 1] = t * e[2] * e[1] + s * e[0]
+    R[2, 2] = c + t * e[2] * e[2]
+
+
+@njit(cache=True)
+def quaternion_rotation(x, y, z, w, R):
+    """Rotation matrix of the unit quaternion (x, y, z, w) (Pinocchio's order)."""
+    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    R[0, 1] = 2.0 * (x * y - z * w)
+    R[0, 2] = 2.0 * (x * z + y * w)
+    R[1, 0] = 2.0 * (x * y + z * w)
+    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    R[1, 2] = 2.0 * (y * z - x * w)
+    R[2, 0] = 2.0 * (x * z - y * w)
+    R[2, 1] = 2.0 * (y * z + x * w)
+    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(cache=True)
+def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
+    """Motion of the joint: child frame = joint frame rotated by R and moved by p.
+
+    ``q`` is the slice of the configuration that belongs to this joint.
+    """
+    for i in range(3):
+        p[i] = 0.0
+        for j in range(3):
+            R[i, j] = 1.0 if i == j else 0.0
+    if jtype == REVOLUTE:
+        rotation_about_axis(axis, np.cos(q[0]), np.sin(q[0]), R)
+    elif jtype == CONTINUOUS:
+        rotation_about_axis(axis, q[0], q[1], R)
+    elif jtype == PRISMATIC:
+        for i in range(3):
+            p[i] = axis[i] * q[0]
+    elif jtype == SPHERICAL:
+        quaternion_rotation(q[0], q[1], q[2], q[3], R)
+    elif jtype == FREEFLYER:
+        for i in range(3):
+            p[i] = q[i]
+        quaternion_rotation(q[3], q[4], q[5], q[6], R)
+    elif jtype == UNIVERSAL:
+        rotation_about_axis(axis, np.cos(q[0]), np.sin(q[0]), tmpR)
+        rotation_about_axis(axis2, np.cos(q[1]), np.sin(q[1]), R)
+        # R = Rot(axis, q0) Rot(axis2, q1)
+        for i in range(3):
+            a0 = tmpR[i, 0]
+            a1 = tmpR[i, 1]
+            a2 = tmpR[i, 2]
+            for j in range(3):
+                p[j] = a0 * R[0, j] + a1 * R[1, j] + a2 * R[2, j]
+            for j in range(3):
+                tmpR[i, j] = p[j]
+        for i in range(3):
+            p[i] = 0.0
+            for j in range(3):
+                R[i, j] = tmpR[i, j]
+    elif jtype == PLANAR:
+        p[0] = q[0]
+        p[1] = q[1]
+        R[0, 0] = q[2]
+        R[0, 1] = -q[3]
+        R[1, 0] = q[3]
+        R[1, 1] = q[2]
+    elif jtype == TRANSLATION:
+        for i in range(3):
+            p[i] = q[i]
+
+
+@njit(cache=True)
+def joint_subspace(jtype, axis, axis2, q, P):
+    """Rows of P_k (child frame, [angular; linear]); ``P`` has nv_k rows."""
+    nrow = P.shape[0]
+    for d in range(nrow):
+        for i in range(6):
+            P[d, i] = 0.0
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        for i in range(3):
+            P[0, i] = axis[i]
+    elif jtype == PRISMATIC:
+        for i in range(3):
+            P[0, 3 + i] = axis[i]
+    elif jtype == SPHERICAL:
+        for d in range(3):
+            P[d, d] = 1.0
+    elif jtype == FREEFLYER:
+        # Pinocchio's v = [linear; angular] in the child frame
+        for d in range(3):
+            P[d, 3 + d] = 1.0
+            P[3 + d, d] = 1.0
+    elif jtype == UNIVERSAL:
+        # omega_rel = Rot(axis2, q1)^T axis qd0 + axis2 qd1
+        c = np.cos(q[1])
+        s = np.sin(q[1])
+        e = axis2
+        ee = e[0] * axis[0] + e[1] * axis[1] + e[2] * axis[2]
+        # Rot(e, q1)^T a = c a - s (e x a) + (1 - c) (e.a) e
+        ex0 = e[1] * axis[2] - e[2] * axis[1]
+        ex1 = e[2] * axis[0] - e[0] * axis[2]
+        ex2 = e[0] * axis[1] - e[1] * axis[0]
+        P[0, 0] = c * axis[0] - s * ex0 + (1.0 - c) * ee * e[0]
+        P[0, 1] = c * axis[1] - s * ex1 + (1.0 - c) * ee * e[1]
+        P[0, 2] = c * axis[2] - s * ex2 + (1.0 - c) * ee * e[2]
+        for i in range(3):
+            P[1, i] = axis2[i]
+    elif jtype == PLANAR:
+        P[0, 3] = 1.0
+        P[1, 4] = 1.0
+        P[2, 2] = 1.0
+    elif jtype == TRANSLATION:
+        for d in range(3):
+            P[d, 3 + d] = 1.0
+
+
+@njit(cache=True)
+def joint_subspace_rate(jtype, axis, axis2, P, qd, c, tmp):
+    """c = (dP_k/dt) qdot_k in the child frame; nonzero only for the universal joint.
+
+    For the universal joint, d/dt (Rot(axis2, q1)^T axis) = (Rot^T axis) x axis2 qd1,
+    so c = [(P_0 x axis2) qd0 qd1; 0].
+    """
+    for i in range(6):
+        c[i] = 0.0
+    if jtype == UNIVERSAL:
+        cross(P[0, 0:3], axis2, tmp)
+        for i in range(3):
+            c[i] = tmp[i] * qd[0] * qd[1]
+
+
+@njit(cache=True)
+def joint_kinematics_pass(joint_type, joint_axis, joint_axis2, joint_rotation, joint_translation,
+                          idx_q, nq_joint, idx_v, nv_joint, q, E, r, P, RJ, pJ, tmpR):
+    """For every link k: E_k (parent -> child coordinates), r_k (child origin in the
+    parent frame) and the rows of P_k, from the joint placement and the joint motion.
+    """
+    n_links = joint_type.shape[0]
+    for k in range(n_links):
+        qk = q[idx_q[k]:idx_q[k] + nq_joint[k]]
+        joint_transform(joint_type[k], joint_axis[k], joint_axis2[k], qk, RJ, pJ, tmpR)
+        R0 = joint_rotation[k]
+        for i in range(3):
+            # E_k = (R0 RJ)^T
+            for j in range(3):
+                E[k, j, i] = R0[i, 0] * RJ[0, j] + R0[i, 1] * RJ[1, j] + R0[i, 2] * RJ[2, j]
+            r[k, i] = joint_translation[k, i] + R0[i, 0] * pJ[0] + R0[i, 1] * pJ[1] + R0[i, 2] * pJ[2]
+        joint_subspace(joint_type[k], joint_axis[k], joint_axis2[k], qk,
+                       P[idx_v[k]:idx_v[k] + nv_joint[k]])

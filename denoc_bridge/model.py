@@ -1,0 +1,396 @@
+"""The model: flat, read-only NumPy arrays describing a tree of links.
+
+A :class:`Model` is what the loaders (:func:`denoc_bridge.load_urdf`,
+:func:`denoc_bridge.from_pinocchio`) build and what every algorithm reads.  It
+is never modified by the algorithms (its arrays are read-only); per-call work
+buffers live in :class:`denoc_bridge.data.Data`.
+
+Layout
+------
+* Links (moving bodies after fixed joints were merged) are numbered
+  ``0 .. n_links-1`` depth first, so ``parent[k] < k`` (``-1`` is the base)
+  and every kinematic module is a contiguous range of links
+  (:mod:`denoc_bridge.modules`).  Link k is moved by joint k; link k of the
+  model is joint ``k + 1`` of the equivalent ``pinocchio.Model``.
+* ``q``, ``v``, ``a`` and ``tau`` are laid out as in Pinocchio:
+  joint k owns ``q[idx_q[k] : idx_q[k] + nq_joint[k]]`` and
+  ``v[idx_v[k] : idx_v[k] + nv_joint[k]]``.
+* Joint k sits at the fixed placement (``joint_rotation[k]``,
+  ``joint_translation[k]``) in the frame of its parent link; the frame of
+  link k is the joint frame moved by the joint.
+* Inertia of link k, in its own frame: ``mass[k]``, centre of mass ``com[k]``
+  and rotational inertia ``inertia[k]`` about the centre of mass (as
+  ``pinocchio.Inertia``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import ModelError, PhysicsWarning
+from .joints import AXIAL, JointType, joint_nq, joint_nv
+from .modules import Module, decompose_into_modules
+from .spatial import link_mass_matrix
+
+__all__ = ["Model", "Frame", "Mimic", "DEFAULT_GRAVITY", "inertia_problem"]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame rigidly attached to a link (URDF links and joints, merged ones included).
+
+    ``link`` is the model link it moves with (-1 for the fixed base) and
+    (``rotation``, ``translation``) its placement in that link's frame.
+    """
+
+    name: str
+    kind: str
+    link: int
+    rotation: np.ndarray
+    translation: np.ndarray
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A URDF ``<mimic>`` relation ``q[joint] = multiplier * q[mimicked] + offset``.
+
+    Recorded for information; like ``pin.buildModelFromUrdf(path)`` without
+    ``mimic=True``, the dynamics treat mimic joints as independent joints.
+    """
+
+    joint: str
+    mimicked: str
+    multiplier: float
+    offset: float
+
+
+def inertia_problem(inertia) -> str:
+    """Why a rotational inertia about the centre of mass is not physical, or "" if it is.
+
+    Checks positive semi-definiteness and the triangle inequality of the
+    principal moments (I1 + I2 >= I3), with a tolerance of 1e-10 relative to the
+    largest moment plus 1e-18 kg m^2 (round-off in exported URDF files).
+    """
+    ev = np.linalg.eigvalsh(0.5 * (inertia + np.transpose(inertia)))
+    tol = 1e-10 * float(np.abs(ev).max()) + 1e-18
+    if ev[0] < -tol:
+        return f"inertia tensor is not positive semi-definite (principal moments {ev.tolist()})"
+    if ev[0] + ev[1] < ev[2] - tol:
+        return f"principal moments {ev.tolist()} violate the triangle inequality I1 + I2 >= I3"
+    return ""
+
+
+def _readonly(a, dtype) -> np.ndarray:
+    a = np.array(a, dtype=dtype, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+class Model:
+    """A tree of links with their joints and inertias, as flat read-only arrays.
+
+    Build one with :func:`denoc_bridge.load_urdf` or
+    :func:`denoc_bridge.from_pinocchio`, or directly from arrays (all per link,
+    links numbered depth first)::
+
+        Model(name="pendulum", link_names=["rod"], joint_names=["hinge"],
+              parent=[-1], joint_type=[JointType.REVOLUTE],
+              joint_axis=[[0, 1, 0]], joint_rotation=[np.eye(3)],
+              joint_translation=[[0, 0, 0]], mass=[1.0],
+              com=[[0, 0, -0.5]], inertia=[np.diag([0.08, 0.08, 0.0])])
+
+    Attributes (read-only arrays, one row per link unless stated)
+    ---------------------------------------------------------------
+    parent, joint_type, joint_axis, joint_axis2, joint_rotation,
+    joint_translation, mass, com, inertia : see the module docstring.
+    idx_q, nq_joint, idx_v, nv_joint : Pinocchio's q/v layout per joint.
+    armature, damping, friction : per degree of freedom (``nv``).  The armature
+        (rotor inertia) is added to the joint-space inertia as in Pinocchio;
+        damping and friction are recorded (Pinocchio's ``rnea``/``aba``
+        ignore them too).
+    lower_limit, upper_limit : per configuration variable (``nq``).
+    module_start, module_end, module_parent, link_module : the module graph.
+    gravity : (3,) gravitational acceleration in the base frame, settable.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        link_names: Sequence[str],
+        joint_names: Sequence[str],
+        parent: Iterable[int],
+        joint_type: Iterable[int],
+        joint_axis,
+        joint_rotation,
+        joint_translation,
+        mass,
+        com,
+        inertia,
+        joint_axis2=None,
+        armature=None,
+        damping=None,
+        friction=None,
+        lower_limit=None,
+        upper_limit=None,
+        gravity=DEFAULT_GRAVITY,
+        base_name: str = "universe",
+        floating_base: bool = False,
+        source: str | None = None,
+        frames: Sequence[Frame] = (),
+        mimic: Sequence[Mimic] = (),
+        warnings: Sequence[str] = (),
+        inertia_check: str = "raise",
+    ):
+        self.name = str(name)
+        self.link_names = tuple(str(s) for s in link_names)
+        self.joint_names = tuple(str(s) for s in joint_names)
+        n = len(self.link_names)
+        self.base_name = str(base_name)
+        self.floating_base = bool(floating_base)
+        self.source = source
+        self.frames = tuple(frames)
+        self.mimic = tuple(mimic)
+        self.warnings = tuple(str(w) for w in warnings)
+        if inertia_check not in ("raise", "warn"):
+            raise ModelError(f"inertia_check must be 'raise' or 'warn', got {inertia_check!r}")
+
+        def per_link(value, shape, what, dtype=float):
+            a = np.array(value, dtype=dtype)
+            if a.shape != (n,) + shape:
+                raise ModelError(f"{what} must have shape {(n,) + shape} (one per link), got {a.shape}")
+            return a
+
+        if len(self.joint_names) != n:
+            raise ModelError(f"{n} link names but {len(self.joint_names)} joint names")
+        self.parent = _readonly(per_link(parent, (), "parent", np.int64), np.int64)
+        jt = per_link(joint_type, (), "joint_type", np.int64)
+        valid = {int(t) for t in JointType}
+        for k, t in enumerate(jt):
+            if int(t) not in valid:
+                raise ModelError(f"joint '{self.joint_names[k]}': unknown joint type code {int(t)}")
+        self.joint_type = _readonly(jt, np.int64)
+        axis = per_link(joint_axis, (3,), "joint_axis")
+        axis2 = np.zeros((n, 3)) if joint_axis2 is None else per_link(joint_axis2, (3,), "joint_axis2")
+        for k, t in enumerate(jt):  # canonical form: no axis where the joint type has none
+            if JointType(t) not in AXIAL:
+                axis[k] = 0.0
+            if JointType(t) != JointType.UNIVERSAL:
+                axis2[k] = 0.0
+        self.joint_axis = _readonly(axis, float)
+        self.joint_axis2 = _readonly(axis2, float)
+        self.joint_rotation = _readonly(per_link(joint_rotation, (3, 3), "joint_rotation"), float)
+        self.joint_translation = _readonly(per_link(joint_translation, (3,), "joint_translation"), float)
+        self.mass = _readonly(per_link(mass, (), "mass"), float)
+        self.com = _readonly(per_link(com, (3,), "com"), float)
+        self.inertia = _readonly(per_link(inertia, (3, 3), "inertia"), float)
+
+        nq_joint = np.array([joint_nq(t) for t in jt], dtype=np.int64)
+        nv_joint = np.array([joint_nv(t) for t in jt], dtype=np.int64)
+        self.nq_joint = _readonly(nq_joint, np.int64)
+        self.nv_joint = _readonly(nv_joint, np.int64)
+        self.idx_q = _readonly(np.concatenate([[0], np.cumsum(nq_joint)[:-1]]) if n else [], np.int64)
+        self.idx_v = _readonly(np.concatenate([[0], np.cumsum(nv_joint)[:-1]]) if n else [], np.int64)
+        self.nq = int(nq_joint.sum())
+        self.nv = int(nv_joint.sum())
+
+        def per_dof(value, what, default=0.0):
+            a = np.full(self.nv, default) if value is None else np.array(value, dtype=float)
+            if a.shape != (self.nv,):
+                raise ModelError(f"{what} must have shape ({self.nv},) (one per degree of freedom), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ModelError(f"{what} must be finite")
+            return _readonly(a, float)
+
+        self.armature = per_dof(armature, "armature")
+        self.damping = per_dof(damping, "damping")
+        self.friction = per_dof(friction, "friction")
+        if np.any(self.armature < 0):
+            k = int(np.argmax(self.armature < 0))
+            raise ModelError(f"armature of degree of freedom {k} is negative ({self.armature[k]})")
+        lo = np.full(self.nq, -np.inf) if lower_limit is None else np.array(lower_limit, dtype=float)
+        hi = np.full(self.nq, np.inf) if upper_limit is None else np.array(upper_limit, dtype=float)
+        if lo.shape != (self.nq,) or hi.shape != (self.nq,):
+            raise ModelError(f"position limits must have shape ({self.nq},)")
+        self.lower_limit = _readonly(lo, float)
+        self.upper_limit = _readonly(hi, float)
+        self._gravity = _readonly(self._check_gravity(gravity), float)
+
+        self._validate_structure()
+        self._validate_joints()
+        self._validate_inertias(inertia_check)
+
+        start, end, mparent, link_module = decompose_into_modules(self.parent)
+        self.module_start = _readonly(start, np.int64)
+        self.module_end = _readonly(end, np.int64)
+        self.module_parent = _readonly(mparent, np.int64)
+        self.link_module = _readonly(link_module, np.int64)
+        nv_sub = nv_joint.copy()
+        for k in range(n - 1, -1, -1):
+            if self.parent[k] >= 0:
+                nv_sub[self.parent[k]] += nv_sub[k]
+        self.nv_subtree = _readonly(nv_sub, np.int64)
+        self.link_mass_matrix = _readonly(
+            np.array([link_mass_matrix(self.mass[k], self.com[k], self.inertia[k]) for k in range(n)]).reshape(n, 6, 6),
+            float,
+        )
+        self._modules = None
+        self._link_index = {s: k for k, s in enumerate(self.link_names)}
+        self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
+
+    # ------------------------------------------------------------------ checks
+    @staticmethod
+    def _check_gravity(g) -> np.ndarray:
+        g = np.array(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be 3 finite numbers, got {g!r}")
+        return g
+
+    def _validate_structure(self):
+        n = self.n_links
+        for names, what in ((self.link_names, "link"), (self.joint_names, "joint")):
+            seen = set()
+            for s in names:
+                if s in seen:
+                    raise ModelError(f"duplicate {what} name '{s}'")
+                seen.add(s)
+        for k in range(n):
+            p = int(self.parent[k])
+            if not -1 <= p < k:
+                raise ModelError(
+                    f"link '{self.link_names[k]}': parent index {p} must be -1 (base) or smaller than {k} "
+                    "(links are numbered so that parents come first)"
+                )
+        # depth first: the parent of link k is link k-1 or one of its ancestors
+        for k in range(1, n):
+            p, a = int(self.parent[k]), k - 1
+            while a != -1 and a != p:
+                a = int(self.parent[a])
+            if a != p:
+                raise ModelError(
+                    f"links are not numbered depth first: link '{self.link_names[k]}' follows "
+                    f"'{self.link_names[k - 1]}' but its parent is not on that link's path to the base"
+                )
+
+    def _validate_joints(self):
+        for k in range(self.n_links):
+            name = self.joint_names[k]
+            R = self.joint_rotation[k]
+            if not (np.all(np.isfinite(R)) and np.all(np.isfinite(self.joint_translation[k]))):
+                raise ModelError(f"joint '{name}': placement is not finite")
+            if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+                raise ModelError(f"joint '{name}': placement rotation is not a rotation matrix")
+            jt = JointType(self.joint_type[k])
+            axes = [("axis", self.joint_axis[k])] if jt in AXIAL else []
+            if jt == JointType.UNIVERSAL:
+                axes.append(("axis2", self.joint_axis2[k]))
+            for label, a in axes:
+                norm = float(np.linalg.norm(a))
+                if not np.isfinite(norm) or abs(norm - 1.0) > 1e-9:
+                    raise ModelError(f"joint '{name}' ({jt.label}): {label} {a.tolist()} is not a unit vector")
+            if jt == JointType.UNIVERSAL and np.linalg.norm(np.cross(self.joint_axis[k], self.joint_axis2[k])) < 1e-9:
+                raise ModelError(f"joint '{name}' (universal): the two axes are parallel")
+
+    def _validate_inertias(self, inertia_check: str):
+        notes = []
+        for k in range(self.n_links):
+            m, c, I = self.mass[k], self.com[k], self.inertia[k]
+            link = self.link_names[k]
+            if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(I))):
+                raise ModelError(f"link '{link}': mass, centre of mass and inertia must be finite")
+            if m < 0:
+                raise ModelError(f"link '{link}': negative mass {m}")
+            if np.abs(I - I.T).max() > 1e-9 * max(1.0, np.abs(I).max()):
+                raise ModelError(f"link '{link}': inertia tensor is not symmetric")
+            problem = inertia_problem(I)
+            if problem:
+                if inertia_check == "raise":
+                    raise ModelError(f"link '{link}': {problem}")
+                notes.append(f"link '{link}': {problem}")
+        if notes:
+            self.warnings = self.warnings + tuple(notes)
+            warnings.warn(
+                f"model '{self.name}': {len(notes)} non-physical inertia(s), first: {notes[0]} "
+                "(listed in model.warnings)",
+                PhysicsWarning,
+                stacklevel=3,
+            )
+
+    # -------------------------------------------------------------- accessors
+    @property
+    def n_links(self) -> int:
+        """Number of moving links (bodies), i.e. of joints."""
+        return len(self.link_names)
+
+    @property
+    def n_modules(self) -> int:
+        """Number of kinematic modules ``s``."""
+        return int(self.module_start.shape[0])
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravitational acceleration (3,) in the base frame; default (0, 0, -9.81)."""
+        return self._gravity
+
+    @gravity.setter
+    def gravity(self, value):
+        self._gravity = _readonly(self._check_gravity(value), float)
+
+    @property
+    def modules(self) -> tuple:
+        """The kinematic modules, parents before children (tuple of :class:`Module`)."""
+        if self._modules is None:
+            mods = []
+            for i in range(self.n_modules):
+                a, b = int(self.module_start[i]), int(self.module_end[i])
+                children = tuple(int(j) for j in np.flatnonzero(self.module_parent == i))
+                v0 = int(self.idx_v[a])
+                nv = int(self.nv_joint[a:b].sum())
+                mods.append(
+                    Module(
+                        index=i,
+                        parent=int(self.module_parent[i]),
+                        links=range(a, b),
+                        link_names=self.link_names[a:b],
+                        joint_names=self.joint_names[a:b],
+                        children=children,
+                        v_start=v0,
+                        nv=nv,
+                    )
+                )
+            self._modules = tuple(mods)
+        return self._modules
+
+    def link_index(self, name: str) -> int:
+        """Index of a link (body) by name."""
+        try:
+            return self._link_index[name]
+        except KeyError:
+            raise KeyError(f"no link named '{name}' in model '{self.name}'") from None
+
+    def joint_index(self, name: str) -> int:
+        """Index of a joint by name (joint k moves link k)."""
+        try:
+            return self._joint_index[name]
+        except KeyError:
+            raise KeyError(f"no joint named '{name}' in model '{self.name}'") from None
+
+    def joint_label(self, k: int) -> str:
+        return f"'{self.joint_names[k]}' ({JointType(self.joint_type[k]).label})"
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass.sum())
+
+    def __repr__(self) -> str:
+        base = "free-flyer base" if self.floating_base else "fixed base"
+        return (
+            f"Model('{self.name}', nq={self.nq}, nv={self.nv}, links={self.n_links}, "
+            f"modules={self.n_modules}, {base})"
+        )

@@ -1,0 +1,174 @@
+"""Robots by name: example-robot-data robots, files, and the papers' models.
+
+``load_robot(spec)`` accepts
+
+* a path to a ``.urdf`` file;
+* an example-robot-data name (``panda``, ``talos``, ``solo12``, ...), resolved
+  through ``example_robot_data.robots_loader.ROBOTS`` (the
+  example-robot-data-loaders package) without building its Pinocchio model;
+* ``gripper`` (alias ``gripper4``): the 4-DOF gripper of 000 §3.1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import RobotNotFoundError
+from .model import Model
+from .urdf import load_urdf
+
+__all__ = ["RobotSource", "resolve_robot", "load_robot", "example_robot_names", "gripper4_urdf", "gripper4"]
+
+
+@dataclass(frozen=True)
+class RobotSource:
+    """Where a robot comes from: a URDF path (or text) and its default base."""
+
+    name: str
+    urdf: str
+    floating_base: bool
+    origin: str
+
+
+def _erd_loaders():
+    try:
+        from example_robot_data.robots_loader import ROBOTS
+    except ImportError:
+        return None
+    return ROBOTS
+
+
+def _erd_search_dirs():
+    dirs = []
+    try:
+        from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR
+
+        dirs.append(EXAMPLE_ROBOT_DATA_MODEL_DIR)
+    except ImportError:
+        pass
+    for p in [sys.prefix, *sys.path]:
+        for rel in ("cmeel.prefix/share/example-robot-data/robots", "../../../share/example-robot-data/robots",
+                    "share/example-robot-data/robots"):
+            dirs.append(os.path.join(p, rel))
+    return [d for d in dict.fromkeys(os.path.normpath(d) for d in dirs) if os.path.isdir(d)]
+
+
+def example_robot_names() -> list:
+    """Names of the example-robot-data robots that have a URDF (empty if it is not installed)."""
+    loaders = _erd_loaders() or {}
+    return sorted(n for n, cls in loaders.items() if getattr(cls, "urdf_filename", ""))
+
+
+def _from_example_robot_data(name: str):
+    loaders = _erd_loaders()
+    if loaders is None or name not in loaders:
+        return None
+    cls = loaders[name]
+    if not getattr(cls, "urdf_filename", ""):
+        raise RobotNotFoundError(f"example-robot-data robot '{name}' has no URDF (it is described in SDF)")
+    rel = os.path.join(cls.path, cls.urdf_subpath, cls.urdf_filename)
+    for d in _erd_search_dirs():
+        candidate = os.path.join(d, rel)
+        if os.path.isfile(candidate):
+            return RobotSource(name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data")
+    raise RobotNotFoundError(f"example-robot-data robot '{name}': file {rel} not found")
+
+
+def resolve_robot(spec: str) -> RobotSource:
+    """Find the URDF of a robot given as a path, an example-robot-data name or ``gripper``."""
+    spec = str(spec)
+    if os.path.isfile(spec):
+        return RobotSource(Path(spec).stem, spec, False, "file")
+    if spec in ("gripper", "gripper4"):
+        return RobotSource("gripper4", gripper4_urdf(), False, "000 §3.1 (built in)")
+    found = _from_example_robot_data(spec)
+    if found is not None:
+        return found
+    if spec.endswith(".urdf") or os.sep in spec:
+        raise RobotNotFoundError(f"no such URDF file: {spec}")
+    names = example_robot_names()
+    if not names:
+        hint = "example-robot-data is not installed (pip install 'denoc-bridge[robots]')"
+    else:
+        close = [n for n in names if spec.lower() in n.lower() or n.lower() in spec.lower()]
+        hint = f"did you mean {', '.join(close[:5])}?" if close else f"known robots: {', '.join(names)}"
+    raise RobotNotFoundError(f"unknown robot '{spec}': not a file, not 'gripper' and not an example-robot-data robot; {hint}")
+
+
+def load_robot(spec: str, floating_base: bool | None = None) -> Model:
+    """Load a robot by path or name (see the module docstring).
+
+    ``floating_base=None`` uses the robot's usual base: a free-flyer for the
+    example-robot-data robots that have one (as their Pinocchio loaders do),
+    fixed otherwise.
+    """
+    src = resolve_robot(spec)
+    fb = src.floating_base if floating_base is None else bool(floating_base)
+    return load_urdf(src.urdf, floating_base=fb)
+
+
+# ------------------------------------------------------------------ the papers' gripper
+def _rod(name: str, length: float, mass: float) -> str:
+    """A slender rod along x from the joint: inertia m l^2 / 12 about its centre (y and z)."""
+    i = mass * length**2 / 12.0
+    return (
+        f'  <link name="{name}">\n'
+        f'    <inertial>\n'
+        f'      <origin xyz="{length / 2!r} 0 0" rpy="0 0 0"/>\n'
+        f'      <mass value="{mass!r}"/>\n'
+        f'      <inertia ixx="0" ixy="0" ixz="0" iyy="{i!r}" iyz="0" izz="{i!r}"/>\n'
+        f'    </inertial>\n'
+        f'    <visual>\n'
+        f'      <origin xyz="{length / 2!r} 0 0" rpy="0 1.5707963267948966 0"/>\n'
+        f'      <geometry><cylinder radius="0.004" length="{length!r}"/></geometry>\n'
+        f'    </visual>\n'
+        f'  </link>\n'
+    )
+
+
+def _revolute(name: str, parent: str, child: str, x: float) -> str:
+    return (
+        f'  <joint name="{name}" type="revolute">\n'
+        f'    <parent link="{parent}"/>\n'
+        f'    <child link="{child}"/>\n'
+        f'    <origin xyz="{x!r} 0 0" rpy="0 0 0"/>\n'
+        f'    <axis xyz="0 0 1"/>\n'
+        f'    <limit lower="-3.14159" upper="3.14159" effort="10" velocity="10"/>\n'
+        f'  </joint>\n'
+    )
+
+
+def gripper4_urdf() -> str:
+    """URDF text of the 4-DOF planar gripper of 000 §3.1 (also ``urdf/gripper4.urdf``).
+
+    Three modules: M1 = link 1^1 (0.1 m, 0.4 kg); M2 = links 1^2, 2^2 (0.05 m,
+    0.2 kg each) attached at the distal end of 1^1; M3 = link 1^3 (0.05 m,
+    0.2 kg) attached 0.05 m from joint 1^1 (the attachment points that the
+    published GIM of 002 eq. A.19 implies).  Slender rods along x, revolute
+    joints about z; joint names sort so that q = (theta_11, theta_12, theta_22, theta_13).
+    """
+    parts = [
+        '<?xml version="1.0"?>\n',
+        "<!-- 4-DOF tree-type gripper of Shah, Saha, Dutt (000 §3.1; GIM in 002 eq. A.19).\n",
+        "     Generated by denoc_bridge.robots.gripper4_urdf(); do not edit by hand. -->\n",
+        '<robot name="gripper4">\n',
+        '  <link name="base"/>\n',
+        _rod("link_1_1", 0.1, 0.4),
+        _rod("link_1_2", 0.05, 0.2),
+        _rod("link_2_2", 0.05, 0.2),
+        _rod("link_1_3", 0.05, 0.2),
+        _revolute("joint_1_1", "base", "link_1_1", 0.0),
+        _revolute("joint_1_2", "link_1_1", "link_1_2", 0.1),
+        _revolute("joint_2_2", "link_1_2", "link_2_2", 0.05),
+        _revolute("joint_1_3", "link_1_1", "link_1_3", 0.05),
+        "</robot>\n",
+    ]
+    return "".join(parts)
+
+
+def gripper4() -> Model:
+    """The 4-DOF gripper of 000 §3.1 as a model (fixed base)."""
+    return load_urdf(gripper4_urdf())

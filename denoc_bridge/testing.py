@@ -1,0 +1,136 @@
+"""Random models for tests and property-based testing (used by the test suite).
+
+``random_model(seed, ...)`` builds a random tree of links with every joint
+type, arbitrary axes, placements, masses and inertias; together with
+:func:`denoc_bridge.to_pinocchio` it gives a reference Pinocchio model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .joints import JointType
+from .model import Model
+
+__all__ = ["random_model", "random_rotation", "random_inertia"]
+
+ALL_JOINT_TYPES = tuple(JointType)
+
+
+def random_rotation(rng) -> np.ndarray:
+    """A uniformly distributed rotation matrix."""
+    x, y, z, w = rng.standard_normal(4) / 1.0
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def random_inertia(rng, mass: float) -> np.ndarray:
+    """Rotational inertia about the COM of a solid box of random size (satisfies the triangle inequality)."""
+    a, b, c = rng.uniform(0.02, 0.5, 3)
+    principal = mass / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    R = random_rotation(rng)
+    return R @ np.diag(principal) @ R.T
+
+
+def _unit(rng) -> np.ndarray:
+    if rng.random() < 0.3:
+        e = np.zeros(3)
+        e[rng.integers(3)] = rng.choice([-1.0, 1.0])
+        return e
+    e = rng.standard_normal(3)
+    return e / np.linalg.norm(e)
+
+
+def _depth_first(parent: list) -> list:
+    """Order of the links, depth first, children in index order."""
+    n = len(parent)
+    children = [[] for _ in range(n)]
+    roots = []
+    for k, p in enumerate(parent):
+        (roots if p < 0 else children[p]).append(k)
+    order, stack = [], list(reversed(roots))
+    while stack:
+        k = stack.pop()
+        order.append(k)
+        stack.extend(reversed(children[k]))
+    return order
+
+
+def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_roots: int = 1,
+                 joint_types=ALL_JOINT_TYPES, floating_base: bool = False, massless: float = 0.0,
+                 name: str = "random") -> Model:
+    """A random tree of ``n_links`` links, numbered depth first.
+
+    Parameters
+    ----------
+    branching : probability that a link is attached to a random earlier link
+        instead of the previous one (0 gives a serial chain).
+    n_roots : number of links attached directly to the base.
+    joint_types : joint types to draw from (uniformly).
+    floating_base : make link 0 a free-flyer attached to the base.
+    massless : probability that a non-leaf link moved by a one-DOF joint has zero mass
+        and inertia (like the middle link of a universal joint); never when a child
+        joint (free-flyer, planar) would leave that link's joint without inertia.
+    """
+    rng = np.random.default_rng(seed)
+    raw_parent = []
+    for k in range(n_links):
+        if k < n_roots:
+            raw_parent.append(-1 if not floating_base or k == 0 else 0)
+        elif rng.random() < branching:
+            raw_parent.append(int(rng.integers(0, k)))
+        else:
+            raw_parent.append(k - 1)
+    order = _depth_first(raw_parent)
+    new_index = {old: new for new, old in enumerate(order)}
+    parent = [(-1 if raw_parent[old] < 0 else new_index[raw_parent[old]]) for old in order]
+    has_child = np.zeros(n_links, dtype=bool)
+    for p in parent:
+        if p >= 0:
+            has_child[p] = True
+    jtypes = [int(JointType(t)) for t in joint_types]
+    types = [int(JointType.FREEFLYER) if (floating_base and k == 0) else jtypes[rng.integers(len(jtypes))]
+             for k in range(n_links)]
+    # a massless link keeps the GIM regular as long as no child joint absorbs all its motion
+    absorbing = (int(JointType.FREEFLYER), int(JointType.PLANAR))
+    may_be_massless = [
+        has_child[k]
+        and types[k] in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
+        and not any(types[c] in absorbing for c in range(n_links) if parent[c] == k)
+        for k in range(n_links)
+    ]
+    axes, axes2, R0, r0, mass, com, inertia = [], [], [], [], [], [], []
+    for k in range(n_links):
+        a1 = _unit(rng)
+        a2 = np.cross(a1, _unit(rng))
+        while np.linalg.norm(a2) < 0.1:
+            a2 = np.cross(a1, _unit(rng))
+        axes.append(a1)
+        axes2.append(a2 / np.linalg.norm(a2))
+        R0.append(random_rotation(rng))
+        r0.append(0.3 * rng.standard_normal(3))
+        m = 0.0 if (may_be_massless[k] and rng.random() < massless) else float(
+            np.exp(rng.uniform(np.log(0.1), np.log(10))))
+        mass.append(m)
+        com.append(0.1 * rng.standard_normal(3) if m > 0 else np.zeros(3))
+        inertia.append(random_inertia(rng, m) if m > 0 else np.zeros((3, 3)))
+    return Model(
+        name=name,
+        link_names=[f"link{k}" for k in range(n_links)],
+        joint_names=[f"joint{k}" for k in range(n_links)],
+        parent=parent,
+        joint_type=types,
+        joint_axis=axes,
+        joint_axis2=axes2,
+        joint_rotation=R0,
+        joint_translation=r0,
+        mass=mass,
+        com=com,
+        inertia=inertia,
+        floating_base=floating_base,
+    )
