@@ -74,8 +74,8 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
     joint_types : joint types to draw from (uniformly).
     floating_base : make link 0 a free-flyer attached to the base.
     massless : probability that a non-leaf link moved by a one-DOF joint has zero mass
-        and inertia (like the middle link of a universal joint); never when a child
-        joint (free-flyer, planar) would leave that link's joint without inertia.
+        and inertia (like the middle link of a universal joint); only where the GIM stays
+        regular (children with mass, moved by 1-DOF, universal or spherical joints).
     """
     rng = np.random.default_rng(seed)
     raw_parent = []
@@ -96,14 +96,20 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
     jtypes = [int(JointType(t)) for t in joint_types]
     types = [int(JointType.FREEFLYER) if (floating_base and k == 0) else jtypes[rng.integers(len(jtypes))]
              for k in range(n_links)]
-    # a massless link keeps the GIM regular as long as no child joint absorbs all its motion
-    absorbing = (int(JointType.FREEFLYER), int(JointType.PLANAR))
-    may_be_massless = [
-        has_child[k]
-        and types[k] in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
-        and not any(types[c] in absorbing for c in range(n_links) if parent[c] == k)
-        for k in range(n_links)
-    ]
+    # a massless link keeps the GIM regular when each child has mass and its joint leaves the
+    # parent's motion some inertia: 1-DOF, universal or spherical child joints, no massless child
+    keeps_inertia = (int(JointType.REVOLUTE), int(JointType.CONTINUOUS), int(JointType.PRISMATIC),
+                     int(JointType.UNIVERSAL), int(JointType.SPHERICAL))
+    children = [[c for c in range(n_links) if parent[c] == k] for k in range(n_links)]
+    massless_link = [False] * n_links
+    for k in range(n_links):
+        massless_link[k] = (
+            has_child[k]
+            and types[k] in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
+            and all(types[c] in keeps_inertia for c in children[k])
+            and not (parent[k] >= 0 and massless_link[parent[k]])
+            and rng.random() < massless
+        )
     axes, axes2, R0, r0, mass, com, inertia = [], [], [], [], [], [], []
     for k in range(n_links):
         a1 = _unit(rng)
@@ -114,8 +120,7 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
         axes2.append(a2 / np.linalg.norm(a2))
         R0.append(random_rotation(rng))
         r0.append(0.3 * rng.standard_normal(3))
-        m = 0.0 if (may_be_massless[k] and rng.random() < massless) else float(
-            np.exp(rng.uniform(np.log(0.1), np.log(10))))
+        m = 0.0 if massless_link[k] else float(np.exp(rng.uniform(np.log(0.1), np.log(10))))
         mass.append(m)
         com.append(0.1 * rng.standard_normal(3) if m > 0 else np.zeros(3))
         inertia.append(random_inertia(rng, m) if m > 0 else np.zeros((3, 3)))
@@ -134,3 +139,49 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
         inertia=inertia,
         floating_base=floating_base,
     )
+
+
+def random_urdf(seed=None, n_links: int = 8, *, fixed: float = 0.25, no_inertial: float = 0.15,
+                branching: float = 0.35) -> str:
+    """A random URDF document: random names (so that the order of siblings by joint name
+    matters), links and joints declared in random order, revolute/continuous/prismatic/fixed
+    joints with arbitrary (non-normalised) axes and rpy origins, inertial frames with rpy,
+    and some links without ``<inertial>``.  Leaf links always have an inertia."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+
+    def name():
+        return "".join(rng.choice(letters, 6))
+
+    links = [name() + f"_l{k}" for k in range(n_links + 1)]  # links[0] is the root
+    parent = [-1] + [int(rng.integers(0, k)) if rng.random() < branching else k - 1 for k in range(1, n_links + 1)]
+    has_child = {p for p in parent if p >= 0}
+
+    def floats(x):
+        return " ".join(repr(float(v)) for v in x)
+
+    elements = []
+    for k, lk in enumerate(links):
+        if k in has_child and rng.random() < no_inertial:
+            elements.append(f'<link name="{lk}"/>')
+            continue
+        m = float(np.exp(rng.uniform(np.log(0.1), np.log(5))))
+        I = random_inertia(rng, m)
+        elements.append(
+            f'<link name="{lk}"><inertial><origin xyz="{floats(0.1 * rng.standard_normal(3))}" '
+            f'rpy="{floats(rng.uniform(-3, 3, 3))}"/><mass value="{m!r}"/>'
+            f'<inertia ixx="{float(I[0, 0])!r}" ixy="{float(I[0, 1])!r}" ixz="{float(I[0, 2])!r}" '
+            f'iyy="{float(I[1, 1])!r}" iyz="{float(I[1, 2])!r}" izz="{float(I[2, 2])!r}"/></inertial></link>'
+        )
+    for k in range(1, n_links + 1):
+        jtype = "fixed" if rng.random() < fixed else str(rng.choice(["revolute", "continuous", "prismatic"]))
+        axis = rng.standard_normal(3) * rng.uniform(0.5, 3.0)
+        limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if jtype in ("revolute", "prismatic") else ""
+        elements.append(
+            f'<joint name="{name()}_j{k}" type="{jtype}"><parent link="{links[parent[k]]}"/>'
+            f'<child link="{links[k]}"/><origin xyz="{floats(0.3 * rng.standard_normal(3))}" '
+            f'rpy="{floats(rng.uniform(-3, 3, 3))}"/><axis xyz="{floats(axis)}"/>{limit}</joint>'
+        )
+    order = rng.permutation(len(elements))
+    body = "\n  ".join(elements[i] for i in order)
+    return f'<?xml version="1.0"?>\n<robot name="random_{seed}">\n  {body}\n</robot>\n'

@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 from hypothesis import settings
+from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.validation import relative_error, solve_agreement
@@ -20,6 +21,28 @@ settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("DENOC_HYPOTHESIS_PROFILE", "ci"))
 
 TOL = 1e-9
+
+
+def random_trees(max_links: int, max_roots: int = 3):
+    """Hypothesis strategy: random trees of every joint type (denoc_bridge.testing.random_model)."""
+    from denoc_bridge.testing import random_model
+
+    return st.builds(
+        random_model,
+        seed=st.integers(0, 2**32 - 1),
+        n_links=st.integers(1, max_links),
+        branching=st.floats(0.0, 0.8),
+        n_roots=st.integers(1, max_roots),
+        floating_base=st.booleans(),
+        massless=st.sampled_from([0.0, 0.3]),
+    )
+
+
+def random_state(model, seed):
+    """(q, v, a, f_ext) drawn with a fixed seed."""
+    rng = np.random.default_rng(seed)
+    return (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
+            rng.standard_normal((model.n_links, 6)))
 
 
 def assert_close(name: str, ours, ref, tol: float = TOL) -> None:

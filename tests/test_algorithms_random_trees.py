@@ -9,18 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import denoc_bridge as db
-from conftest import assert_close, assert_solution_close
+from conftest import random_state, random_trees, assert_close, assert_solution_close
 from denoc_bridge.testing import random_model
 
-trees = st.builds(
-    random_model,
-    seed=st.integers(0, 2**32 - 1),
-    n_links=st.integers(1, 12),
-    branching=st.floats(0.0, 0.8),
-    n_roots=st.integers(1, 3),
-    floating_base=st.booleans(),
-    massless=st.sampled_from([0.0, 0.3]),
-)
+trees = random_trees(12, 3)
 one_dof_trees = st.builds(
     random_model,
     seed=st.integers(0, 2**32 - 1),
@@ -30,17 +22,11 @@ one_dof_trees = st.builds(
 )
 
 
-def _state(model, seed):
-    rng = np.random.default_rng(seed)
-    return (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
-            rng.standard_normal((model.n_links, 6)))
-
-
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
 def test_random_trees_match_pinocchio(model, seed):
     pm = db.to_pinocchio(model)
     pd = pm.createData()
-    q, v, a, fext = _state(model, seed)
+    q, v, a, fext = random_state(model, seed)
     fext_pin = [pin.Force.Zero()] + [pin.Force(f) for f in fext]
     tau = pin.rnea(pm, pd, q, v, a, fext_pin).copy()
     assert_close("inverse_dynamics", db.inverse_dynamics(model, q, v, a, fext), tau)
@@ -58,7 +44,7 @@ def test_random_trees_match_pinocchio(model, seed):
 
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
 def test_forward_dynamics_undoes_inverse_dynamics(model, seed):
-    q, v, a, fext = _state(model, seed)
+    q, v, a, fext = random_state(model, seed)
     tau = db.inverse_dynamics(model, q, v, a, fext)
     M = db.mass_matrix(model, q)
     a_back = db.forward_dynamics(model, q, v, tau, fext)
@@ -68,7 +54,7 @@ def test_forward_dynamics_undoes_inverse_dynamics(model, seed):
 
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
 def test_factors_and_inverse_are_consistent(model, seed):
-    q = _state(model, seed)[0]
+    q = random_state(model, seed)[0]
     M = db.mass_matrix(model, q)
     assert np.array_equal(M, M.T), "GIM not exactly symmetric"
     for level in ("module", "link"):
@@ -92,7 +78,7 @@ def test_factors_and_inverse_are_consistent(model, seed):
 
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
 def test_mass_matrix_columns_are_inverse_dynamics(model, seed):
-    q, v, _, _ = _state(model, seed)
+    q, v, _, _ = random_state(model, seed)
     M = db.mass_matrix(model, q)
     base = db.inverse_dynamics(model, q, v, np.zeros(model.nv))
     cols = np.array([db.inverse_dynamics(model, q, v, e) - base for e in np.eye(model.nv)]).T.reshape(M.shape)
@@ -104,7 +90,7 @@ def test_mass_matrix_columns_are_inverse_dynamics(model, seed):
 
 @given(model=one_dof_trees, seed=st.integers(0, 2**32 - 1))
 def test_gravity_is_the_gradient_of_the_potential_energy(model, seed):
-    q = _state(model, seed)[0]
+    q = random_state(model, seed)[0]
     h = 1e-6
     grad = np.array([(db.potential_energy(model, q + h * e) - db.potential_energy(model, q - h * e)) / (2 * h)
                      for e in np.eye(model.nq)])
@@ -115,7 +101,7 @@ def test_gravity_is_the_gradient_of_the_potential_energy(model, seed):
 @given(model=one_dof_trees, seed=st.integers(0, 2**32 - 1))
 def test_mdot_minus_2c_is_skew_and_energy_rate(model, seed):
     """v^T (Mdot - 2 C) v = 0: with C v = nle - g, 1/2 v^T Mdot v = v^T C v (power balance)."""
-    q, v, _, _ = _state(model, seed)
+    q, v, _, _ = random_state(model, seed)
     h = 1e-6
     Mdot = (db.mass_matrix(model, q + h * v) - db.mass_matrix(model, q - h * v)) / (2 * h)
     Cv = db.nonlinear_effects(model, q, v) - db.gravity_torques(model, q)
@@ -130,7 +116,7 @@ def test_mdot_minus_2c_is_skew_and_energy_rate(model, seed):
 def test_kinematics_and_energies_match_pinocchio(model, seed):
     pm = db.to_pinocchio(model)
     pd = pm.createData()
-    q, v, _, _ = _state(model, seed)
+    q, v, _, _ = random_state(model, seed)
     pin.forwardKinematics(pm, pd, q, v)
     R, p = db.forward_kinematics(model, q)
     for k in range(model.n_links):
@@ -150,7 +136,7 @@ def test_armature_enters_like_in_pinocchio():
     model = db.Model(**{**_fields(model), "armature": armature})
     pm = db.to_pinocchio(model)
     pd = pm.createData()
-    q, v, a, _ = _state(model, 5)
+    q, v, a, _ = random_state(model, 5)
     assert_close("rnea with armature", db.inverse_dynamics(model, q, v, a), pin.rnea(pm, pd, q, v, a))
     assert_close("crba with armature", db.mass_matrix(model, q), pin.crba(pm, pd, q))
     assert_close("aba with armature", db.forward_dynamics(model, q, v, a), pin.aba(pm, pd, q, v, a))
@@ -159,7 +145,7 @@ def test_armature_enters_like_in_pinocchio():
 
 def test_gravity_is_settable():
     model = random_model(3, 5)
-    q, v, a, _ = _state(model, 1)
+    q, v, a, _ = random_state(model, 1)
     tau0 = db.inverse_dynamics(model, q, v, a)
     model.gravity = (0.0, 0.0, 0.0)
     pm = db.to_pinocchio(model)

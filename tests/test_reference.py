@@ -4,34 +4,21 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import denoc_bridge as db
-from conftest import assert_close
+from conftest import random_state, random_trees, assert_close
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.testing import random_model
 
-small_trees = st.builds(
-    random_model,
-    seed=st.integers(0, 2**32 - 1),
-    n_links=st.integers(1, 8),
-    branching=st.floats(0.0, 0.8),
-    n_roots=st.integers(1, 2),
-    floating_base=st.booleans(),
-    massless=st.sampled_from([0.0, 0.3]),
-)
-
-
-def _state(model, seed):
-    rng = np.random.default_rng(seed)
-    return (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
-            rng.standard_normal((model.n_links, 6)))
+small_trees = random_trees(8, 2)
 
 
 @given(model=small_trees, seed=st.integers(0, 2**32 - 1))
 def test_denoc_matrices_reproduce_the_recursions(model, seed):
-    q, v, a, fext = _state(model, seed)
+    q, v, a, fext = random_state(model, seed)
     N_l, N_d = db.denoc_matrices(model, q)
     L = model.n_links
     assert N_l.shape == (6 * L, 6 * L) and N_d.shape == (6 * L, model.nv)
@@ -44,7 +31,7 @@ def test_denoc_matrices_reproduce_the_recursions(model, seed):
 
 @given(model=small_trees, seed=st.integers(0, 2**32 - 1))
 def test_structure_of_the_module_level_denoc_matrices(model, seed):
-    q = _state(model, seed)[0]
+    q = random_state(model, seed)[0]
     N_l, N_d = db.denoc_matrices(model, q)
     mods = model.modules
     rows = [slice(6 * m.links.start, 6 * m.links.stop) for m in mods]
@@ -69,7 +56,7 @@ def test_structure_of_the_module_level_denoc_matrices(model, seed):
 
 @given(model=small_trees, seed=st.integers(0, 2**32 - 1))
 def test_module_block_factors_match_the_recursions(model, seed):
-    q, v, a, fext = _state(model, seed)
+    q, v, a, fext = random_state(model, seed)
     U, D = ref.module_factors(model, q)
     Uk, Dk = db.udut(model, q)
     assert_close("Ubar (000 eq. 18)", Uk, U)
@@ -90,9 +77,17 @@ def test_module_block_factors_match_the_recursions(model, seed):
 def test_ndot_of_the_explicit_formulation_is_the_time_derivative_of_n():
     """Ndot, used for tdot in uncoupled_newton_euler, against a finite difference along the motion."""
     model = random_model(11, 6, joint_types=(db.JointType.REVOLUTE, db.JointType.PRISMATIC, db.JointType.UNIVERSAL))
-    q, v, _, _ = _state(model, 4)
+    q, v, _, _ = random_state(model, 4)
     h = 1e-6
     Np = ref.uncoupled_newton_euler(model, q + h * v).N
     Nm = ref.uncoupled_newton_euler(model, q - h * v).N
     Ndot = ref.uncoupled_newton_euler(model, q, v).Ndot
     assert np.abs((Np - Nm) / (2 * h) - Ndot).max() <= 1e-7 * max(1.0, np.abs(Ndot).max())
+
+
+def test_explicit_matrices_refuse_large_models():
+    model = random_model(0, 30, branching=0.0, joint_types=(db.JointType.REVOLUTE,))
+    with pytest.raises(db.InputError, match="180 x 180 dense matrices"):
+        db.denoc_matrices(model, db.neutral_configuration(model), max_links=20)
+    N_l, N_d = db.denoc_matrices(model, db.neutral_configuration(model))
+    assert N_l.shape == (180, 180)

@@ -161,6 +161,17 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) 
     return a
 
 
+def _factorized(model, q, level: str, data: Data | None) -> Data:
+    """Validated inputs, joint kinematics and articulated factors, for udut and inverse_udut."""
+    if level not in ("module", "link"):
+        raise InputError(f"level must be 'module' or 'link', got {level!r}")
+    q = _inputs.configuration(model, q)
+    data = _data(model, data)
+    _joint_kinematics(model, q, data)
+    _articulated(model, data)
+    return data
+
+
 def _link_factors(model, data: Data):
     """Link-level U (unit upper, 001 eq. A.4) and D = diag(Ihat_k) (001 eq. A.3)."""
     U = np.empty((model.nv, model.nv))
@@ -196,12 +207,7 @@ def udut(model, q, *, level: str = "module", data: Data | None = None):
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
     where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.
     """
-    if level not in ("module", "link"):
-        raise InputError(f"level must be 'module' or 'link', got {level!r}")
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    _articulated(model, data)
+    data = _factorized(model, q, level, data)
     U, D = _link_factors(model, data)
     if level == "link":
         return U, D
@@ -224,12 +230,7 @@ def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
     ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).
     """
-    if level not in ("module", "link"):
-        raise InputError(f"level must be 'module' or 'link', got {level!r}")
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    _articulated(model, data)
+    data = _factorized(model, q, level, data)
     W, _ = _inverse_U(model, data)
     Dinv = np.zeros((model.nv, model.nv))
     for v0, z in zip(model.idx_v, model.nv_joint):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import InputError
 from ..spatial import skew
 from . import _inputs
 from .dynamics import _data, _joint_kinematics
@@ -39,6 +40,18 @@ class _Kinematics(NamedTuple):
     o: np.ndarray  # (L, 3) link origins
     P: np.ndarray  # (L, 6, 6) world-frame P_k, columns beyond z_k unused
     Pdot: np.ndarray  # (L, 6, 6) its time derivative (needs v)
+
+
+MAX_LINKS = 400  # 6L x 6L dense matrices: 400 links is 5 GB for the reference GIM products
+
+
+def _check_size(model, max_links: int) -> None:
+    if model.n_links > max_links:
+        raise InputError(
+            f"the explicit DeNOC matrices of '{model.name}' would be {6 * model.n_links} x {6 * model.n_links} "
+            f"dense matrices ({model.n_links} links > max_links={max_links}); they are meant for small "
+            "systems: use the recursive algorithms, or pass a larger max_links"
+        )
 
 
 def _world_kinematics(model, q, v=None) -> _Kinematics:
@@ -102,7 +115,7 @@ def _link_N(model, kin: _Kinematics) -> np.ndarray:
     return N
 
 
-def denoc_matrices(model, q):
+def denoc_matrices(model, q, *, max_links: int = MAX_LINKS):
     """The module-level DeNOC matrices ``(N_l, N_d)`` of 000 eqs. (9)-(10), inertial frame.
 
     ``N_l`` (6L x 6L) is block lower triangular in module blocks: identity
@@ -111,8 +124,10 @@ def denoc_matrices(model, q):
     ``gamma_i``.  ``N_d`` (6L x nv) is block diagonal with the module-joint-rate
     propagation matrices ``N^i`` (000 eq. 7a).  ``t = N_l N_d qdot`` (eq. 9) and
     the GIM is ``N_d^T N_l^T M N_l N_d`` (eq. 13) with ``M`` from
-    :func:`uncoupled_newton_euler`.  L is the number of links.
+    :func:`uncoupled_newton_euler`.  L is the number of links; models with more
+    than ``max_links`` links are refused (dense 6L x 6L matrices).
     """
+    _check_size(model, max_links)
     q = _inputs.configuration(model, q)
     kin = _world_kinematics(model, q)
     L = model.n_links
@@ -156,13 +171,14 @@ class NewtonEuler(NamedTuple):
     Ndot: np.ndarray
 
 
-def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None) -> NewtonEuler:
+def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: int = MAX_LINKS) -> NewtonEuler:
     """Explicit M, Omega, E, twists, twist rates and wrenches of 000 eqs. (1)-(4).
 
     ``t = N qdot`` and ``tdot = N qddot + Ndot qdot + [0; -g]`` (stacked) with
     ``N = N_l N_d`` and ``Ndot`` built element by element (``A_dot`` from the
     relative velocity of the link origins, ``P_dot = Omega P``).
     """
+    _check_size(model, max_links)
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
     a = np.zeros(model.nv) if a is None else _inputs.vector(model, a, "a", "v")

@@ -11,7 +11,7 @@ stored one row per degree of freedom: the columns of the 6 x z_k matrices
 import numpy as np
 from numba import njit
 
-from .spatial_ops import add_congruence_At_M_A, apply_A, apply_At
+from .spatial_ops import add_congruence_At_M_A, apply_A, apply_At, mat6_times_rows
 
 SINGULAR_RTOL = 1e-12
 
@@ -57,16 +57,54 @@ def spd_inverse(A, z, Ainv, L, X, scale):
 
 
 @njit(cache=True)
+def articulated_joint_factors(Mhat_k, P, v0, z, armature, scale, PsiHat, Psi, Ihat_rows, IhatInv, Ihat, Iinv, Lw, Xw):
+    """PsiHat_k = Mhat_k P_k, Ihat_k = P_k^T PsiHat_k (+ armature), Psi_k = PsiHat_k Ihat_k^-1
+    (001 eqs. A.4-A.5; 000 eq. 19).  Returns False when Ihat_k is singular."""
+    mat6_times_rows(Mhat_k, P, v0, z, PsiHat[v0:v0 + z])        # PsiHat_k = Mhat_k P_k        (A.5)
+    for a in range(z):
+        for d in range(z):
+            s = 0.0
+            for m in range(6):
+                s += P[v0 + a, m] * PsiHat[v0 + d, m]
+            Ihat[a, d] = s                                      # Ihat_k = P_k^T PsiHat_k      (A.4)
+        Ihat[a, a] += armature[v0 + a]
+    if not spd_inverse(Ihat, z, Iinv, Lw, Xw, scale):
+        return False
+    for a in range(z):
+        for d in range(z):
+            Ihat_rows[v0 + a, d] = Ihat[a, d]
+            IhatInv[v0 + a, d] = Iinv[a, d]
+        for m in range(6):
+            s = 0.0
+            for d in range(z):
+                s += PsiHat[v0 + d, m] * Iinv[d, a]
+            Psi[v0 + a, m] = s                                  # Psi_k = PsiHat_k Ihat_k^-1   (A.5)
+    return True
+
+
+@njit(cache=True)
+def articulated_mass_to_parent(Mhat_k, PsiHat, Psi, v0, z, E_k, r_k, Mhat_b, Mbar, col, Mcol, res, tmp):
+    """Mbar_k = Mhat_k - PsiHat_k Psi_k^T (001 eq. A.7) and Mhat_b += A_{k,b}^T Mbar_k A_{k,b}
+    (A.6; at module level 000 eq. 20 with Phi^j of eq. 21)."""
+    for a in range(6):
+        for m in range(6):
+            s = Mhat_k[a, m]
+            for d in range(z):
+                s -= PsiHat[v0 + d, a] * Psi[v0 + d, m]
+            Mbar[a, m] = s
+    add_congruence_At_M_A(E_k, r_k, Mbar, Mhat_b, col, Mcol, res, tmp)
+
+
+@njit(cache=True)
 def articulated_module_masses(module_start, module_end, parent, E, r, P, idx_v, nv_joint, M, armature,
                               Mhat, PsiHat, Psi, Ihat_rows, IhatInv):
     """Backward recursion of the articulated module masses (000 eqs. 19-21; 001 eqs. A.4-A.7).
 
-    For each link: PsiHat_k = Mhat_k P_k, Ihat_k = P_k^T PsiHat_k, Psi_k = PsiHat_k Ihat_k^-1,
-    then Mhat_b += A_{k,b}^T (Mhat_k - PsiHat_k Psi_k^T) A_{k,b}.  Returns the index of the
-    first link whose Ihat_k is singular, or -1.  A pivot of Ihat_k counts as zero when it is not
-    larger than SINGULAR_RTOL times a bound on the composite inertia of the subtree of k
-    (``mag``): round-off of a projected-out inertia is then told from a small but real one.  ``Ihat_rows`` and ``IhatInv`` receive the
-    rows of Ihat_k and Ihat_k^-1 (one row per degree of freedom, z_k columns used).
+    Returns the index of the first link whose Ihat_k is singular, or -1.  A pivot of Ihat_k
+    counts as zero when it is not larger than SINGULAR_RTOL times a bound on the composite
+    inertia of the subtree of k (``mag``): round-off of a projected-out inertia is then told
+    from a small but real one.  ``Ihat_rows`` and ``IhatInv`` receive the rows of Ihat_k and
+    Ihat_k^-1 (one row per degree of freedom, z_k columns used).
     """
     Ihat = np.zeros((6, 6))
     Iinv = np.zeros((6, 6))
@@ -80,50 +118,23 @@ def articulated_module_masses(module_start, module_end, parent, E, r, P, idx_v, 
     Mhat[:] = M
     mag = np.zeros(parent.shape[0])
     for k in range(parent.shape[0]):
-        for a in range(6):
-            for m in range(6):
-                mag[k] = max(mag[k], abs(M[k, a, m]))
+        mag[k] = np.abs(M[k]).max()
     for i in range(module_start.shape[0] - 1, -1, -1):         # M_s .. M_1
         for k in range(module_end[i] - 1, module_start[i] - 1, -1):  # eta^i .. 1^i
             v0 = idx_v[k]
             z = nv_joint[k]
             scale = mag[k]
-            for d in range(z):
-                for a in range(6):
-                    s = 0.0
-                    for m in range(6):
-                        s += Mhat[k, a, m] * P[v0 + d, m]
-                    PsiHat[v0 + d, a] = s                       # PsiHat_k = Mhat_k P_k        (A.5)
             for a in range(z):
-                for d in range(z):
-                    s = 0.0
-                    for m in range(6):
-                        s += P[v0 + a, m] * PsiHat[v0 + d, m]
-                    Ihat[a, d] = s                              # Ihat_k = P_k^T PsiHat_k      (A.4)
-                Ihat[a, a] += armature[v0 + a]
                 scale = max(scale, armature[v0 + a])
-            if not spd_inverse(Ihat, z, Iinv, Lw, Xw, scale):
+            if not articulated_joint_factors(Mhat[k], P, v0, z, armature, scale, PsiHat, Psi, Ihat_rows,
+                                             IhatInv, Ihat, Iinv, Lw, Xw):
                 return k
-            for a in range(z):
-                for d in range(z):
-                    Ihat_rows[v0 + a, d] = Ihat[a, d]
-                    IhatInv[v0 + a, d] = Iinv[a, d]
-                for m in range(6):
-                    s = 0.0
-                    for d in range(z):
-                        s += PsiHat[v0 + d, m] * Iinv[d, a]
-                    Psi[v0 + a, m] = s                          # Psi_k = PsiHat_k Ihat_k^-1   (A.5)
             b = parent[k]
             if b >= 0:
                 lever = 1.0 + np.sqrt(r[k, 0] ** 2 + r[k, 1] ** 2 + r[k, 2] ** 2)
                 mag[b] += mag[k] * lever * lever
-                for a in range(6):
-                    for m in range(6):
-                        s = Mhat[k, a, m]
-                        for d in range(z):
-                            s -= PsiHat[v0 + d, a] * Psi[v0 + d, m]
-                        Mbar[a, m] = s                          # Mbar_k = Mhat_k - PsiHat_k Psi_k^T (A.7)
-                add_congruence_At_M_A(E[k], r[k], Mbar, Mhat[b], col, Mcol, res, tmp)  # (A.6), (20)
+                articulated_mass_to_parent(Mhat[k], PsiHat, Psi, v0, z, E[k], r[k], Mhat[b], Mbar, col, Mcol,
+                                           res, tmp)
     return -1
 
 

@@ -16,6 +16,40 @@ from .spatial_ops import apply_A, apply_At, cross
 
 
 @njit(cache=True)
+def joint_rates(P, qd, qdd, v0, z, Pq, Pqq):
+    """Pq = P_k qdot_k and Pqq = P_k qddot_k."""
+    for j in range(6):
+        Pq[j] = 0.0
+        Pqq[j] = 0.0
+    for d in range(z):
+        for j in range(6):
+            Pq[j] += P[v0 + d, j] * qd[v0 + d]
+            Pqq[j] += P[v0 + d, j] * qdd[v0 + d]
+
+
+@njit(cache=True)
+def add_twist_rate_terms(E_k, r_k, wb, t_k, Pq, Pqq, cJ, tdot_k, rc, tmp, tmp2):
+    """tdot_k += Adot_{k,b} t_b + Omega_k P_k qd_k + P_k qdd_k + Pdot_k qd_k   (000 Table 1).
+
+    ``wb`` is the parent's angular velocity in the child frame; Adot_{k,b} t_b =
+    [0; w_b x (w_b x r + v_rel)] with v_rel the linear part of P_k qd_k.
+    """
+    for j in range(3):
+        rc[j] = E_k[j, 0] * r_k[0] + E_k[j, 1] * r_k[1] + E_k[j, 2] * r_k[2]
+    cross(wb, rc, tmp)
+    for j in range(3):
+        tmp[j] += Pq[3 + j]
+    cross(wb, tmp, tmp2)
+    for j in range(3):
+        tdot_k[3 + j] += tmp2[j]                                # Adot_{k,b} t_b
+    cross(t_k[0:3], Pq[0:3], tmp)
+    cross(t_k[0:3], Pq[3:6], tmp2)
+    for j in range(3):
+        tdot_k[j] += tmp[j] + Pqq[j] + cJ[j]                    # Omega_k P_k qd_k + P_k qdd_k + Pdot_k qd_k
+        tdot_k[3 + j] += tmp2[j] + Pqq[3 + j] + cJ[3 + j]
+
+
+@njit(cache=True)
 def twist_forward_recursion(module_start, module_end, parent, joint_type, joint_axis, joint_axis2,
                             E, r, P, idx_v, nv_joint, M, qd, qdd, g, fext, t, tdot, w):
     """Step 1 of 000 Table 1: t_k, tdot_k and w_k for every link.
@@ -23,8 +57,6 @@ def twist_forward_recursion(module_start, module_end, parent, joint_type, joint_
     ``fext`` is (n_links, 6) in internal order (zeros when there is none).
     Gravity enters as the base twist rate [0; -g] (000 Table 1, note).
     """
-    tb = np.zeros(6)
-    tdb = np.zeros(6)
     base_tdot = np.zeros(6)
     base_tdot[3:6] = -g
     zero6 = np.zeros(6)
@@ -39,41 +71,20 @@ def twist_forward_recursion(module_start, module_end, parent, joint_type, joint_
     for i in range(module_start.shape[0]):                      # inter-modular: M_1 .. M_s
         for k in range(module_start[i], module_end[i]):         # intra-modular: 1^i .. eta^i
             b = parent[k]
-            if b < 0:
-                tb[:] = zero6
-                tdb[:] = base_tdot
-            else:
-                tb[:] = t[b]
-                tdb[:] = tdot[b]
+            tb = zero6 if b < 0 else t[b]
+            tdb = base_tdot if b < 0 else tdot[b]
             v0 = idx_v[k]
-            nvk = nv_joint[k]
-            Pq[:] = 0.0
-            Pqq[:] = 0.0
-            for d in range(nvk):
-                for j in range(6):
-                    Pq[j] += P[v0 + d, j] * qd[v0 + d]
-                    Pqq[j] += P[v0 + d, j] * qdd[v0 + d]
+            z = nv_joint[k]
+            joint_rates(P, qd, qdd, v0, z, Pq, Pqq)
             apply_A(E[k], r[k], tb, t[k], tmp)
             wb[:] = t[k, 0:3]                                    # E omega_b
             for j in range(6):
-                t[k, j] += Pq[j]                                 # t_k = A_{k,b} t_b + P_k qd_k     (5), (A.1)
+                t[k, j] += Pq[j]                                 # t_k = A_{k,b} t_b + P_k qd_k   (5), (A.1)
             apply_A(E[k], r[k], tdb, tdot[k], tmp)               # A_{k,b} tdot_b
-            for j in range(3):
-                rc[j] = E[k, j, 0] * r[k, 0] + E[k, j, 1] * r[k, 1] + E[k, j, 2] * r[k, 2]
-            cross(wb, rc, tmp)                                   # Adot_{k,b} t_b = [0; w_b x (w_b x r + v_rel)]
-            for j in range(3):
-                tmp[j] += Pq[3 + j]
-            cross(wb, tmp, tmp2)
-            for j in range(3):
-                tdot[k, 3 + j] += tmp2[j]
-            cross(t[k, 0:3], Pq[0:3], tmp)                       # Omega_k P_k qd_k
-            cross(t[k, 0:3], Pq[3:6], tmp2)
-            joint_subspace_rate(joint_type[k], joint_axis[k], joint_axis2[k], P[v0:v0 + nvk],
-                                qd[v0:v0 + nvk], cJ, rc)         # Pdot_k qd_k (universal joint)
-            for j in range(3):
-                tdot[k, j] += tmp[j] + Pqq[j] + cJ[j]            # tdot_k = A tdot_b + Adot t_b
-                tdot[k, 3 + j] += tmp2[j] + Pqq[3 + j] + cJ[3 + j]  #   + Omega_k P_k qd_k + P_k qdd_k
-            link_wrench(M[k], t[k], tdot[k], fext[k], w[k], h, tmp)
+            joint_subspace_rate(joint_type[k], joint_axis[k], joint_axis2[k], P[v0:v0 + z],
+                                qd[v0:v0 + z], cJ, tmp)          # Pdot_k qd_k (universal joint)
+            add_twist_rate_terms(E[k], r[k], wb, t[k], Pq, Pqq, cJ, tdot[k], rc, tmp, tmp2)
+            link_wrench(M[k], t[k], tdot[k], fext[k], w[k], h, tmp)   # w_k = M tdot + Omega M E t - f
 
 
 @njit(cache=True)

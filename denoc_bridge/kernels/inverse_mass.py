@@ -12,38 +12,21 @@ the module (intra-modular) and handed to the parent module at its first link
 import numpy as np
 from numba import njit
 
-from .spatial_ops import apply_A, apply_At
+from .spatial_ops import apply_A, apply_At, carry_to_ancestors
 
 
 @njit(cache=True)
 def unit_upper_factor(parent, E, r, P, idx_v, nv_joint, Psi, U):
     """Fill U_{k,j} = P_k^T A_{j,k}^T Psi_j (001 eq. A.4), U_{j,j} = 1, zeros elsewhere."""
     F = np.zeros((6, 6))
-    up = np.zeros(6)
-    tmp = np.zeros(3)
     U[:] = 0.0
     for i in range(U.shape[0]):
         U[i, i] = 1.0
     for j in range(parent.shape[0]):
         v0 = idx_v[j]
-        z = nv_joint[j]
-        for d in range(z):
+        for d in range(nv_joint[j]):
             F[d, :] = Psi[v0 + d]
-        c = j
-        k = parent[j]
-        while k >= 0:
-            for d in range(z):
-                apply_At(E[c], r[c], F[d], up, tmp)
-                F[d, :] = up                                    # F <- A_{c,k}^T F
-            k0 = idx_v[k]
-            for a in range(nv_joint[k]):
-                for d in range(z):
-                    s = 0.0
-                    for m in range(6):
-                        s += P[k0 + a, m] * F[d, m]
-                    U[k0 + a, v0 + d] = s
-            c = k
-            k = parent[k]
+        carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, j, F, nv_joint[j], U, False)
 
 
 @njit(cache=True)

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from .spatial_ops import add_congruence_At_M_A, apply_At
+from .spatial_ops import add_congruence_At_M_A, carry_to_ancestors, mat6_times_rows
 
 
 @njit(cache=True)
@@ -33,17 +33,10 @@ def gim_elements(parent, E, r, P, idx_v, nv_joint, Mtilde, armature, I):
     F <- A^T F; both triangles of I are filled.
     """
     F = np.zeros((6, 6))
-    up = np.zeros(6)
-    tmp = np.zeros(3)
     for k in range(parent.shape[0]):
         v0 = idx_v[k]
         z = nv_joint[k]
-        for d in range(z):
-            for i in range(6):
-                s = 0.0
-                for m in range(6):
-                    s += Mtilde[k, i, m] * P[v0 + d, m]
-                F[d, i] = s                                     # F = Mtilde_k P_k
+        mat6_times_rows(Mtilde[k], P, v0, z, F)                 # F = Mtilde_k P_k
         for a in range(z):
             for d in range(a, z):
                 s = 0.0
@@ -52,19 +45,4 @@ def gim_elements(parent, E, r, P, idx_v, nv_joint, Mtilde, armature, I):
                 I[v0 + a, v0 + d] = s                           # diagonal block P_k^T Mtilde_k P_k
                 I[v0 + d, v0 + a] = s
             I[v0 + a, v0 + a] += armature[v0 + a]
-        j = k
-        c = parent[k]
-        while c >= 0:
-            for d in range(z):
-                apply_At(E[j], r[j], F[d], up, tmp)
-                F[d, :] = up                                    # F <- A_{j,c}^T F
-            c0 = idx_v[c]
-            for a in range(nv_joint[c]):
-                for d in range(z):
-                    s = 0.0
-                    for i in range(6):
-                        s += P[c0 + a, i] * F[d, i]
-                    I[c0 + a, v0 + d] = s                       # off-diagonal block (ancestor c, link k)
-                    I[v0 + d, c0 + a] = s
-            j = c
-            c = parent[c]
+        carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, k, F, z, I, True)  # off-diagonal blocks

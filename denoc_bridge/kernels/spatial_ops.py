@@ -7,6 +7,7 @@ child coordinates) and offset ``r`` (child origin relative to the parent
 origin, parent coordinates).
 """
 
+import numpy as np
 from numba import njit
 
 
@@ -101,3 +102,42 @@ def add_congruence_At_M_A(E, r, M, out, col, Mcol, res, tmp):
         apply_At(E, r, Mcol, res, tmp)
         for i in range(6):
             out[i, j] += res[i]
+
+
+@njit(cache=True)
+def mat6_times_rows(M, P, v0, z, out):
+    """out[d] = M P[v0 + d] for d < z: a 6x6 matrix times the columns of P_k."""
+    for d in range(z):
+        for a in range(6):
+            s = 0.0
+            for m in range(6):
+                s += M[a, m] * P[v0 + d, m]
+            out[d, a] = s
+
+
+@njit(cache=True)
+def carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, j, F, z, out, mirror):
+    """Walk from link j to the base with the z columns F (rows of ``F``), F <- A^T F at each
+    step, and write out[rows of ancestor k, columns of j] = P_k^T F (and the transpose if
+    ``mirror``).  Used for the GIM (003 eq. 29) and for U (001 eq. A.4)."""
+    up = np.zeros(6)
+    tmp = np.zeros(3)
+    v0 = idx_v[j]
+    c = j
+    k = parent[j]
+    while k >= 0:
+        for d in range(z):
+            apply_At(E[c], r[c], F[d], up, tmp)
+            for m in range(6):
+                F[d, m] = up[m]                                 # F <- A_{c,k}^T F
+        k0 = idx_v[k]
+        for a in range(nv_joint[k]):
+            for d in range(z):
+                s = 0.0
+                for m in range(6):
+                    s += P[k0 + a, m] * F[d, m]
+                out[k0 + a, v0 + d] = s
+                if mirror:
+                    out[v0 + d, k0 + a] = s
+        c = k
+        k = parent[k]
