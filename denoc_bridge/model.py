@@ -32,7 +32,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import ModelError, PhysicsWarning
-from .joints import AXIAL, JointType, joint_nq, joint_nv
+from .joints import AXIAL, CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, joint_nq, joint_nv
 from .modules import Module, decompose_into_modules
 from .spatial import link_mass_matrix
 
@@ -110,6 +110,8 @@ class Model:
     parent, joint_type, joint_axis, joint_axis2, joint_rotation,
     joint_translation, mass, com, inertia : see the module docstring.
     idx_q, nq_joint, idx_v, nv_joint : Pinocchio's q/v layout per joint.
+    quaternion_index, circle_index : first q index of each unit quaternion and of each
+        (cos, sin) pair.
     armature, damping, friction : per degree of freedom (``nv``).  The armature
         (rotor inertia) is added to the joint-space inertia as in Pinocchio;
         damping and friction are recorded (Pinocchio's ``rnea``/``aba``
@@ -236,6 +238,13 @@ class Model:
             if self.parent[k] >= 0:
                 nv_sub[self.parent[k]] += nv_sub[k]
         self.nv_subtree = _readonly(nv_sub, np.int64)
+        # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
+        self.quaternion_index = _readonly(
+            [self.idx_q[k] + QUATERNION_OFFSET[JointType(t)] for k, t in enumerate(jt) if JointType(t) in QUATERNION_OFFSET],
+            np.int64)
+        self.circle_index = _readonly(
+            [self.idx_q[k] + CIRCLE_OFFSET[JointType(t)] for k, t in enumerate(jt) if JointType(t) in CIRCLE_OFFSET],
+            np.int64)
         self.link_mass_matrix = _readonly(
             np.array([link_mass_matrix(self.mass[k], self.com[k], self.inertia[k]) for k in range(n)]).reshape(n, 6, 6),
             float,
@@ -347,9 +356,13 @@ class Model:
         """The kinematic modules, parents before children (tuple of :class:`Module`)."""
         if self._modules is None:
             mods = []
+            children_of = [[] for _ in range(self.n_modules)]
+            for j, p in enumerate(self.module_parent):
+                if p >= 0:
+                    children_of[p].append(j)
             for i in range(self.n_modules):
                 a, b = int(self.module_start[i]), int(self.module_end[i])
-                children = tuple(int(j) for j in np.flatnonzero(self.module_parent == i))
+                children = tuple(children_of[i])
                 v0 = int(self.idx_v[a])
                 nv = int(self.nv_joint[a:b].sum())
                 mods.append(

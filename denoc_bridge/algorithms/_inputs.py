@@ -15,7 +15,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InputError, InputTypeError
-from ..joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType
 from ..spatial import pin_to_internal
 
 _MIN_NORM = 1e-12
@@ -59,17 +58,18 @@ def vector(model, x, name: str, layout: str) -> np.ndarray:
 def configuration(model, q, name: str = "q") -> np.ndarray:
     """Checked configuration with quaternions and (cos, sin) pairs normalised."""
     q = vector(model, q, name, "q")
-    for k in range(model.n_links):
-        jt = JointType(model.joint_type[k])
-        for offsets, size, what in ((QUATERNION_OFFSET, 4, "quaternion"), (CIRCLE_OFFSET, 2, "(cos, sin) pair")):
-            if jt in offsets:
-                i0 = int(model.idx_q[k]) + offsets[jt]
-                norm = float(np.linalg.norm(q[i0:i0 + size]))
-                if norm < _MIN_NORM:
-                    raise InputError(
-                        f"{name}[{i0}:{i0 + size}] is a {what} of zero norm for joint {model.joint_label(k)}"
-                    )
-                q[i0:i0 + size] /= norm
+    for starts, size, what in ((model.quaternion_index, 4, "quaternion"), (model.circle_index, 2, "(cos, sin) pair")):
+        if starts.size == 0:
+            continue
+        idx = starts[:, None] + np.arange(size)
+        norms = np.linalg.norm(q[idx], axis=1)
+        small = np.flatnonzero(norms < _MIN_NORM)
+        if small.size:
+            i0 = int(starts[small[0]])
+            raise InputError(
+                f"{name}[{i0}:{i0 + size}] is a {what} of zero norm for joint {model.joint_label(_owner(model, i0, 'q'))}"
+            )
+        q[idx] /= norms[:, None]
     return q
 
 
