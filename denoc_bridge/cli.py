@@ -97,8 +97,7 @@ def _info(args) -> int:
 
     src = resolve_robot(args.robot)
     model = load_robot(args.robot, floating_base=args.floating)
-    where = src.urdf if src.origin != "000 §3.1 (built in)" else "built in"
-    print(f"{model.name}: {where} ({src.origin})")
+    print(f"{model.name}: {src.path} ({src.origin})" if src.path else f"{model.name}: {src.origin}")
     base = "free-flyer base" if model.floating_base else f"fixed base '{model.base_name}'"
     print(f"  {base}; {model.n_links} moving links; nq = {model.nq}, nv = {model.nv}; "
           f"total mass {model.total_mass:.4g} kg; gravity {tuple(float(g) for g in model.gravity)}")
@@ -127,7 +126,7 @@ def _validate(args) -> int:
     model = load_robot(args.robot, floating_base=args.floating)
     root = pin.JointModelFreeFlyer() if model.floating_base else None
     try:
-        if src.urdf.lstrip().startswith("<"):
+        if src.path is None:
             pm = pin.buildModelFromXML(src.urdf, root) if root else pin.buildModelFromXML(src.urdf)
         else:
             pm = pin.buildModelFromUrdf(src.urdf, root) if root else pin.buildModelFromUrdf(src.urdf)

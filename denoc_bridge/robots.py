@@ -25,12 +25,14 @@ __all__ = ["RobotSource", "resolve_robot", "load_robot", "example_robot_names", 
 
 @dataclass(frozen=True)
 class RobotSource:
-    """Where a robot comes from: a URDF path (or text) and its default base."""
+    """Where a robot comes from: its URDF (a file path, or the XML text of a built-in
+    robot, then ``path`` is None) and its usual base."""
 
     name: str
     urdf: str
     floating_base: bool
     origin: str
+    path: str | None
 
 
 def _erd_loaders():
@@ -73,7 +75,8 @@ def _from_example_robot_data(name: str):
     for d in _erd_search_dirs():
         candidate = os.path.join(d, rel)
         if os.path.isfile(candidate):
-            return RobotSource(name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data")
+            return RobotSource(name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data",
+                               candidate)
     raise RobotNotFoundError(f"example-robot-data robot '{name}': file {rel} not found")
 
 
@@ -81,9 +84,9 @@ def resolve_robot(spec: str) -> RobotSource:
     """Find the URDF of a robot given as a path, an example-robot-data name or ``gripper``."""
     spec = str(spec)
     if os.path.isfile(spec):
-        return RobotSource(Path(spec).stem, spec, False, "file")
+        return RobotSource(Path(spec).stem, spec, False, "file", spec)
     if spec in ("gripper", "gripper4"):
-        return RobotSource("gripper4", gripper4_urdf(), False, "000 §3.1 (built in)")
+        return RobotSource("gripper4", gripper4_urdf(), False, "the gripper of 000 §3.1, built in", None)
     found = _from_example_robot_data(spec)
     if found is not None:
         return found

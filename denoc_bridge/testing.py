@@ -11,6 +11,7 @@ import numpy as np
 
 from .joints import JointType
 from .model import Model
+from .spatial import quaternion_to_matrix
 
 __all__ = ["random_model", "random_rotation", "random_inertia"]
 
@@ -19,14 +20,8 @@ ALL_JOINT_TYPES = tuple(JointType)
 
 def random_rotation(rng) -> np.ndarray:
     """A uniformly distributed rotation matrix."""
-    x, y, z, w = rng.standard_normal(4) / 1.0
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    quat = rng.standard_normal(4)
+    return quaternion_to_matrix(quat / np.linalg.norm(quat))
 
 
 def random_inertia(rng, mass: float) -> np.ndarray:

@@ -206,14 +206,14 @@ def _repair_material(mat: ET.Element, core, urdf, where: str, notes: list) -> bo
     return _parses(urdf.Material, mat, core)
 
 
-def _repair(robot: ET.Element, origin: str, notes: list) -> None:
+def _repair(robot: ET.Element, path, notes: list) -> None:
     """Remove, in place, what urdf-parser-py rejects but carries no dynamics."""
     urdf, core = _urdf_module()
     for child in list(robot):
         if child.tag not in _KEEP_TOP_LEVEL:
             robot.remove(child)
     if not robot.get("name"):
-        robot.set("name", Path(origin).stem if origin.startswith("/") or os.sep in origin else "robot")
+        robot.set("name", Path(path).stem if path else "robot")
         notes.append(f"<robot> has no name; using '{robot.get('name')}'")
     if robot.get("version") not in (None, "1.0"):
         notes.append(f"<robot version=\"{robot.get('version')}\"> treated as version 1.0")
@@ -472,7 +472,7 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> M
     urdf, core = _urdf_module()
     messages: list[str] = []
     with _captured_parser_messages(messages):
-        _repair(robot_elem, origin, notes)
+        _repair(robot_elem, path, notes)
         messages.clear()  # the trial parses of the repair are not the document's messages
         try:
             robot = urdf.URDF.from_xml(robot_elem, core.Path("robot"))

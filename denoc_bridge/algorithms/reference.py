@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
+from ..joints import JointType
 from ..spatial import skew
 from . import _inputs
 from .dynamics import _data, _joint_kinematics
@@ -78,7 +79,7 @@ def _world_kinematics(model, q, v=None) -> _Kinematics:
             # d/dt (R P_local) = Omega_k (R P_local) + R dP_local/dt; dP_local/dt from the universal joint only
             Pdot[k, :3, :z] = skew(omega[k]) @ P[k, :3, :z]
             Pdot[k, 3:, :z] = skew(omega[k]) @ P[k, 3:, :z]
-            if model.joint_type[k] == 5:  # UNIVERSAL: d/dt(Rot(a2, q1)^T a1) = (Rot^T a1) x a2 qd1
+            if model.joint_type[k] == JointType.UNIVERSAL:  # d/dt(Rot(a2, q1)^T a1) = (Rot^T a1) x a2 qd1
                 Pdot[k, :3, 0] += R[k] @ (np.cross(Pl[:3, 0], model.joint_axis2[k]) * qd[1])
     return _Kinematics(R, o, P, Pdot)
 

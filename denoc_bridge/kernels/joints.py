@@ -75,15 +75,13 @@ def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
             p[i] = q[i]
         quaternion_rotation(q[3], q[4], q[5], q[6], R)
     elif jtype == UNIVERSAL:
+        # R = Rot(axis, q0) Rot(axis2, q1): R1 in tmpR, R2 in R, then R1 R2 row by row
+        # (p, still zero for this joint, serves as the row buffer and is reset afterwards)
         rotation_about_axis(axis, np.cos(q[0]), np.sin(q[0]), tmpR)
         rotation_about_axis(axis2, np.cos(q[1]), np.sin(q[1]), R)
-        # R = Rot(axis, q0) Rot(axis2, q1)
         for i in range(3):
-            a0 = tmpR[i, 0]
-            a1 = tmpR[i, 1]
-            a2 = tmpR[i, 2]
             for j in range(3):
-                p[j] = a0 * R[0, j] + a1 * R[1, j] + a2 * R[2, j]
+                p[j] = tmpR[i, 0] * R[0, j] + tmpR[i, 1] * R[1, j] + tmpR[i, 2] * R[2, j]
             for j in range(3):
                 tmpR[i, j] = p[j]
         for i in range(3):
