@@ -30,6 +30,17 @@ def unit_upper_factor(parent, E, r, P, idx_v, nv_joint, Psi, U):
 
 
 @njit(cache=True)
+def _carry_A(E, r, src, dst, c0, c1, x, y, tmp):
+    """dst[:, c0:c1] <- A src[:, c0:c1] (column by column; ``dst`` may be ``src``)."""
+    for c in range(c0, c1):
+        for j in range(6):
+            x[j] = src[j, c]
+        apply_A(E, r, x, y, tmp)
+        for j in range(6):
+            dst[j, c] = y[j]
+
+
+@njit(cache=True)
 def _carry_At(E, r, buf, c0, c1, x, y, tmp):
     """buf[:, c0:c1] <- A^T buf[:, c0:c1] (column by column)."""
     for c in range(c0, c1):
@@ -100,27 +111,14 @@ def inverse_from_factors(module_start, module_end, module_parent, parent, E, r, 
     for i in range(module_start.shape[0]):                      # M_1 .. M_s
         cur = acc[i]
         first = module_start[i]
-        f0 = idx_v[first]
-        p = module_parent[i]
-        for c in range(f0, nv):                                 # mu~ of the module's first link
-            if p >= 0:
-                for j in range(6):
-                    x[j] = acc[p][j, c]
-                apply_A(E[first], r[first], x, y, tmp)          # A^{i,beta} mu^beta
-                for j in range(6):
-                    cur[j, c] = y[j]
-            else:
-                for j in range(6):
-                    cur[j, c] = 0.0
+        if module_parent[i] >= 0:                               # mu~ of the first link: A^{i,beta} mu^beta
+            _carry_A(E[first], r[first], acc[module_parent[i]], cur, idx_v[first], nv, x, y, tmp)
+        else:
+            cur[:, idx_v[first]:] = 0.0
         for k in range(first, module_end[i]):                   # 1^i .. eta^i
             v0 = idx_v[k]
             if k > first:
-                for c in range(v0, nv):                         # mu~_k = A_{k,k-1} mu_{k-1}
-                    for j in range(6):
-                        x[j] = cur[j, c]
-                    apply_A(E[k], r[k], x, y, tmp)
-                    for j in range(6):
-                        cur[j, c] = y[j]
+                _carry_A(E[k], r[k], cur, cur, v0, nv, x, y, tmp)  # mu~_k = A_{k,k-1} mu_{k-1}
             z = nv_joint[k]
             for a in range(z):
                 row = v0 + a
