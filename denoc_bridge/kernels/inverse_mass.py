@@ -30,25 +30,18 @@ def unit_upper_factor(parent, E, r, P, idx_v, nv_joint, Psi, U):
 
 
 @njit(cache=True)
-def _carry_A(E, r, src, dst, c0, c1, x, y, tmp):
-    """dst[:, c0:c1] <- A src[:, c0:c1] (column by column; ``dst`` may be ``src``)."""
+def _carry(E, r, src, dst, c0, c1, transpose, accumulate, x, y, tmp):
+    """dst[:, c0:c1] (+)= A src[:, c0:c1], or A^T src with ``transpose``, column by column
+    (``dst`` may be ``src``)."""
     for c in range(c0, c1):
         for j in range(6):
             x[j] = src[j, c]
-        apply_A(E, r, x, y, tmp)
+        if transpose:
+            apply_At(E, r, x, y, tmp)
+        else:
+            apply_A(E, r, x, y, tmp)
         for j in range(6):
-            dst[j, c] = y[j]
-
-
-@njit(cache=True)
-def _carry_At(E, r, buf, c0, c1, x, y, tmp):
-    """buf[:, c0:c1] <- A^T buf[:, c0:c1] (column by column)."""
-    for c in range(c0, c1):
-        for j in range(6):
-            x[j] = buf[j, c]
-        apply_At(E, r, x, y, tmp)
-        for j in range(6):
-            buf[j, c] = y[j]
+            dst[j, c] = dst[j, c] + y[j] if accumulate else y[j]
 
 
 @njit(cache=True)
@@ -85,16 +78,10 @@ def inverse_unit_upper_factor(module_start, module_end, module_parent, parent, E
                     pj = Psi[v0 + d, j]
                     for c in range(v0, c1):
                         cur[j, c] += pj * W[v0 + d, c]          # eta_k = Psi_k W_k + eta~_k
-            if k > first:
-                _carry_At(E[k], r[k], cur, v0, c1, x, y, tmp)   # intra-modular: eta~_{k-1} = A^T eta_k
-            elif parent[k] >= 0:
-                dst = acc[module_parent[i]]                     # inter-modular: to the parent module
-                for c in range(v0, c1):
-                    for j in range(6):
-                        x[j] = cur[j, c]
-                    apply_At(E[k], r[k], x, y, tmp)
-                    for j in range(6):
-                        dst[j, c] += y[j]
+            if k > first:                                       # intra-modular: eta~_{k-1} = A^T eta_k
+                _carry(E[k], r[k], cur, cur, v0, c1, True, False, x, y, tmp)
+            elif parent[k] >= 0:                                # inter-modular: to the parent module
+                _carry(E[k], r[k], cur, acc[module_parent[i]], v0, c1, True, True, x, y, tmp)
 
 
 @njit(cache=True)
@@ -112,13 +99,13 @@ def inverse_from_factors(module_start, module_end, module_parent, parent, E, r, 
         cur = acc[i]
         first = module_start[i]
         if module_parent[i] >= 0:                               # mu~ of the first link: A^{i,beta} mu^beta
-            _carry_A(E[first], r[first], acc[module_parent[i]], cur, idx_v[first], nv, x, y, tmp)
+            _carry(E[first], r[first], acc[module_parent[i]], cur, idx_v[first], nv, False, False, x, y, tmp)
         else:
             cur[:, idx_v[first]:] = 0.0
         for k in range(first, module_end[i]):                   # 1^i .. eta^i
             v0 = idx_v[k]
             if k > first:
-                _carry_A(E[k], r[k], cur, cur, v0, nv, x, y, tmp)  # mu~_k = A_{k,k-1} mu_{k-1}
+                _carry(E[k], r[k], cur, cur, v0, nv, False, False, x, y, tmp)  # mu~_k = A_{k,k-1} mu_{k-1}
             z = nv_joint[k]
             for a in range(z):
                 row = v0 + a
