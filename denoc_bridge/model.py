@@ -25,6 +25,7 @@ Layout
 
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -34,9 +35,9 @@ import numpy as np
 from .errors import ModelError, PhysicsWarning
 from .joints import AXIAL, CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, joint_nq, joint_nv
 from .modules import Module, decompose_into_modules
-from .spatial import link_mass_matrix
+from .spatial import link_mass_matrices
 
-__all__ = ["Model", "Frame", "Mimic", "DEFAULT_GRAVITY", "inertia_problem"]
+__all__ = ["Model", "Frame", "Mimic", "DEFAULT_GRAVITY", "inertia_problem", "inertia_problems"]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -77,13 +78,30 @@ def inertia_problem(inertia) -> str:
     principal moments (I1 + I2 >= I3), with a tolerance of 1e-10 relative to the
     largest moment plus 1e-18 kg m^2 (round-off in exported URDF files).
     """
-    ev = np.linalg.eigvalsh(0.5 * (inertia + np.transpose(inertia)))
-    tol = 1e-10 * float(np.abs(ev).max()) + 1e-18
-    if ev[0] < -tol:
-        return f"inertia tensor is not positive semi-definite (principal moments {ev.tolist()})"
-    if ev[0] + ev[1] < ev[2] - tol:
-        return f"principal moments {ev.tolist()} violate the triangle inequality I1 + I2 >= I3"
-    return ""
+    found = inertia_problems(np.asarray(inertia, dtype=float).reshape(1, 3, 3))
+    return found[0][1] if found else ""
+
+
+def inertia_problems(inertias) -> list:
+    """(index, reason) of each non-physical inertia of an (L, 3, 3) stack (see inertia_problem)."""
+    if len(inertias) == 0:
+        return []
+    ev = np.linalg.eigvalsh(0.5 * (inertias + np.transpose(inertias, (0, 2, 1))))
+    tol = 1e-10 * np.abs(ev).max(axis=1) + 1e-18
+    out = []
+    for k in np.flatnonzero((ev[:, 0] < -tol) | (ev[:, 0] + ev[:, 1] < ev[:, 2] - tol)):
+        e = ev[k]
+        if e[0] < -tol[k]:
+            out.append((int(k), f"inertia tensor is not positive semi-definite (principal moments {e.tolist()})"))
+        else:
+            out.append((int(k), f"principal moments {e.tolist()} violate the triangle inequality I1 + I2 >= I3"))
+    return out
+
+
+def _offsets_in_q(joint_type, idx_q, offsets: dict) -> np.ndarray:
+    """q indices where the blocks of ``offsets`` (joint type -> offset in the joint's q) start."""
+    out = [idx_q[joint_type == int(t)] + off for t, off in offsets.items()]
+    return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
 def _readonly(a, dtype) -> np.ndarray:
@@ -239,17 +257,15 @@ class Model:
                 nv_sub[self.parent[k]] += nv_sub[k]
         self.nv_subtree = _readonly(nv_sub, np.int64)
         # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
-        self.quaternion_index = _readonly(
-            [self.idx_q[k] + QUATERNION_OFFSET[JointType(t)] for k, t in enumerate(jt) if JointType(t) in QUATERNION_OFFSET],
-            np.int64)
-        self.circle_index = _readonly(
-            [self.idx_q[k] + CIRCLE_OFFSET[JointType(t)] for k, t in enumerate(jt) if JointType(t) in CIRCLE_OFFSET],
-            np.int64)
-        self.link_mass_matrix = _readonly(
-            np.array([link_mass_matrix(self.mass[k], self.com[k], self.inertia[k]) for k in range(n)]).reshape(n, 6, 6),
-            float,
-        )
+        self.quaternion_index = _readonly(_offsets_in_q(jt, self.idx_q, QUATERNION_OFFSET), np.int64)
+        self.circle_index = _readonly(_offsets_in_q(jt, self.idx_q, CIRCLE_OFFSET), np.int64)
+        self.link_mass_matrix = _readonly(link_mass_matrices(self.mass, self.com, self.inertia), float)
         self._modules = None
+        from .kernels import tables as T
+        from .kernels.tables import build_tables
+
+        self._ki, self._kf = build_tables(self)  # the model packed for the compiled kernels
+        self._local = threading.local()
         self._link_index = {s: k for k, s in enumerate(self.link_names)}
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
 
@@ -288,40 +304,41 @@ class Model:
                 )
 
     def _validate_joints(self):
-        for k in range(self.n_links):
-            name = self.joint_names[k]
-            R = self.joint_rotation[k]
-            if not (np.all(np.isfinite(R)) and np.all(np.isfinite(self.joint_translation[k]))):
-                raise ModelError(f"joint '{name}': placement is not finite")
-            if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
-                raise ModelError(f"joint '{name}': placement rotation is not a rotation matrix")
-            jt = JointType(self.joint_type[k])
-            axes = [("axis", self.joint_axis[k])] if jt in AXIAL else []
-            if jt == JointType.UNIVERSAL:
-                axes.append(("axis2", self.joint_axis2[k]))
-            for label, a in axes:
-                norm = float(np.linalg.norm(a))
-                if not np.isfinite(norm) or abs(norm - 1.0) > 1e-9:
-                    raise ModelError(f"joint '{name}' ({jt.label}): {label} {a.tolist()} is not a unit vector")
-            if jt == JointType.UNIVERSAL and np.linalg.norm(np.cross(self.joint_axis[k], self.joint_axis2[k])) < 1e-9:
-                raise ModelError(f"joint '{name}' (universal): the two axes are parallel")
+        """Placements finite and rotations orthonormal, axes unit (vectorised over links)."""
+        R, t = self.joint_rotation, self.joint_translation
+        finite = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(t).all(axis=1)
+        self._first_bad(~finite, "joint", "placement is not finite")
+        err = np.abs(np.einsum("kji,kjl->kil", R, R) - np.eye(3)).max(axis=(1, 2), initial=0.0)
+        self._first_bad((err > 1e-9) | (np.linalg.det(R) < 0), "joint", "placement rotation is not a rotation matrix")
+        jt = self.joint_type
+        axial = np.isin(jt, [int(j) for j in AXIAL])
+        universal = jt == JointType.UNIVERSAL
+        for label, a, which in (("axis", self.joint_axis, axial), ("axis2", self.joint_axis2, universal)):
+            norm = np.linalg.norm(a, axis=1)
+            bad = which & ~(np.abs(norm - 1.0) <= 1e-9)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ModelError(f"joint {self.joint_label(k)}: {label} {a[k].tolist()} is not a unit vector")
+        parallel = universal & (np.linalg.norm(np.cross(self.joint_axis, self.joint_axis2), axis=1) < 1e-9)
+        self._first_bad(parallel, "joint", "(universal): the two axes are parallel")
+
+    def _first_bad(self, bad, kind: str, message: str):
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            name = self.joint_names[k] if kind == "joint" else self.link_names[k]
+            raise ModelError(f"{kind} '{name}': {message}")
 
     def _validate_inertias(self, inertia_check: str):
-        notes = []
-        for k in range(self.n_links):
-            m, c, I = self.mass[k], self.com[k], self.inertia[k]
-            link = self.link_names[k]
-            if not (np.isfinite(m) and np.all(np.isfinite(c)) and np.all(np.isfinite(I))):
-                raise ModelError(f"link '{link}': mass, centre of mass and inertia must be finite")
-            if m < 0:
-                raise ModelError(f"link '{link}': negative mass {m}")
-            if np.abs(I - I.T).max() > 1e-9 * max(1.0, np.abs(I).max()):
-                raise ModelError(f"link '{link}': inertia tensor is not symmetric")
-            problem = inertia_problem(I)
-            if problem:
-                if inertia_check == "raise":
-                    raise ModelError(f"link '{link}': {problem}")
-                notes.append(f"link '{link}': {problem}")
+        m, c, I = self.mass, self.com, self.inertia
+        finite = np.isfinite(m) & np.isfinite(c).all(axis=1) & np.isfinite(I).all(axis=(1, 2))
+        self._first_bad(~finite, "link", "mass, centre of mass and inertia must be finite")
+        self._first_bad(m < 0, "link", "negative mass")
+        scale = np.maximum(1.0, np.abs(I).max(axis=(1, 2), initial=0.0))
+        asym = np.abs(I - np.transpose(I, (0, 2, 1))).max(axis=(1, 2), initial=0.0) > 1e-9 * scale
+        self._first_bad(asym, "link", "inertia tensor is not symmetric")
+        notes = [f"link '{self.link_names[k]}': {problem}" for k, problem in inertia_problems(I)]
+        if notes and inertia_check == "raise":
+            raise ModelError(notes[0])
         if notes:
             self.warnings = self.warnings + tuple(notes)
             warnings.warn(
@@ -330,6 +347,29 @@ class Model:
                 PhysicsWarning,
                 stacklevel=3,
             )
+
+    @property
+    def kernel_tables(self):
+        """(ki, kf): the model packed for the compiled kernels (:mod:`denoc_bridge.kernels.tables`)."""
+        return self._ki, self._kf
+
+    def thread_work(self) -> np.ndarray:
+        """This thread's work array for the compiled recursions (see :class:`denoc_bridge.Data`)."""
+        work = getattr(self._local, "work", None)
+        if work is None:
+            from .data import Data
+
+            work = self._local.work = Data(self).work
+        return work
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_local"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._local = threading.local()
 
     # -------------------------------------------------------------- accessors
     @property
@@ -349,7 +389,10 @@ class Model:
 
     @gravity.setter
     def gravity(self, value):
+        from .kernels.tables import with_gravity
+
         self._gravity = _readonly(self._check_gravity(value), float)
+        self._kf = with_gravity(self._kf, self._gravity)
 
     @property
     def modules(self) -> tuple:

@@ -54,6 +54,7 @@ __all__ = [
     "axis_angle_to_matrix",
     "twist_propagation",
     "link_mass_matrix",
+    "link_mass_matrices",
     "inertia_about_origin",
     "pin_to_internal",
     "internal_to_pin",
@@ -123,6 +124,24 @@ def link_mass_matrix(mass: float, com, inertia_com) -> np.ndarray:
     M[:3, 3:] = mass * skew(d)
     M[3:, :3] = -mass * skew(d)
     M[3:, 3:] = mass * np.eye(3)
+    return M
+
+
+def link_mass_matrices(mass, com, inertia_com) -> np.ndarray:
+    """:func:`link_mass_matrix` of a stack of links: mass (L,), com (L, 3), inertia_com (L, 3, 3)."""
+    m = np.asarray(mass, dtype=float)
+    d = np.asarray(com, dtype=float).reshape(-1, 3)
+    L = m.shape[0]
+    dx = np.zeros((L, 3, 3))
+    dx[:, 0, 1], dx[:, 0, 2], dx[:, 1, 2] = -d[:, 2], d[:, 1], -d[:, 0]
+    dx[:, 1, 0], dx[:, 2, 0], dx[:, 2, 1] = d[:, 2], -d[:, 1], d[:, 0]
+    M = np.zeros((L, 6, 6))
+    dd = np.einsum("ki,ki->k", d, d)
+    M[:, :3, :3] = np.asarray(inertia_com, dtype=float).reshape(L, 3, 3) + m[:, None, None] * (
+        dd[:, None, None] * np.eye(3) - np.einsum("ki,kj->kij", d, d))
+    M[:, :3, 3:] = m[:, None, None] * dx
+    M[:, 3:, :3] = -m[:, None, None] * dx
+    M[:, 3:, 3:] = m[:, None, None] * np.eye(3)
     return M
 
 

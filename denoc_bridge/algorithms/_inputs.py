@@ -108,3 +108,52 @@ def external_wrenches(model, f_ext) -> np.ndarray:
         k, j = (int(x) for x in bad[0])
         raise InputError(f"f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
     return pin_to_internal(pin_order)
+
+
+def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
+    """(B, n_links, 6) internal-order wrenches, or (0, 6) for none."""
+    if f_ext is None:
+        return NO_FEXT
+    if isinstance(f_ext, Mapping):
+        return np.ascontiguousarray(np.broadcast_to(external_wrenches(model, f_ext), (B, model.n_links, 6)))
+    arr = real_array(f_ext, "f_ext")
+    if arr.shape == (model.n_links, 6):
+        return np.ascontiguousarray(np.broadcast_to(external_wrenches(model, arr), (B, model.n_links, 6)))
+    if arr.shape != (B, model.n_links, 6):
+        raise InputError(f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
+                         f"of {B} states, got {arr.shape}")
+    return np.ascontiguousarray(pin_to_internal(arr))
+
+
+NO_FEXT = np.zeros((0, 6))
+
+
+def state(model, q, v, x, f_ext, xname: str):
+    """(q, v, x, fext, B) as C-contiguous float64 arrays for the kernels: one state (B is None)
+    or a batch along a leading axis (q (B, nq), v and x (B, nv), f_ext (B, n_links, 6))."""
+    q, v, x = real_array(q, "q"), real_array(v, "v"), real_array(x, xname)
+    if q.ndim == 2:
+        B = q.shape[0]
+        for arr, name, n in ((q, "q", model.nq), (v, "v", model.nv), (x, xname, model.nv)):
+            if arr.shape != (B, n):
+                raise InputError(f"{name} must have shape ({B}, {n}) for a batch of {B} states "
+                                 f"(q has shape {q.shape}), got {arr.shape}")
+        fext = _external_wrenches_batch(model, f_ext, B)
+        return np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(x), fext, B
+    for arr, name, n in ((q, "q", model.nq), (v, "v", model.nv), (x, xname, model.nv)):
+        if arr.shape != (n,):
+            raise InputError(f"{name} must have shape ({n},) (model '{model.name}' has "
+                             f"n{'q' if name == 'q' else 'v'}={n}), or ({'B'}, {n}) for a batch; got shape {arr.shape}")
+    fext = NO_FEXT if f_ext is None else external_wrenches(model, f_ext)
+    return q, v, x, fext, None
+
+
+def raise_state_error(model, q, v, x, xname: str, prefix: str = "") -> None:
+    """Raise the precise error for a state that a kernel found invalid."""
+    try:
+        configuration(model, q)
+        vector(model, v, "v", "v")
+        vector(model, x, xname, "v")
+    except InputError as exc:
+        raise type(exc)(prefix + str(exc)) from None
+    raise InputError(prefix + "f_ext holds a value that is not finite")

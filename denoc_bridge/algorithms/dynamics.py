@@ -1,22 +1,30 @@
 """Recursive DeNOC dynamics on the module graph (the public, validated API).
 
-Every function takes the model and Pinocchio-layout vectors, validates them
-(:mod:`._inputs`), runs the compiled recursions of :mod:`denoc_bridge.kernels`
-and returns new arrays.  An optional :class:`~denoc_bridge.data.Data` avoids
-re-allocating work buffers between calls.
+Every function takes the model and Pinocchio-layout vectors, runs one compiled
+entry kernel (:mod:`denoc_bridge.kernels.entry`) and returns new arrays.
+Inverse and forward dynamics also take a batch of states along a leading axis
+(``q`` of shape (B, nq), ``v`` and ``tau``/``a`` of shape (B, nv)), evaluated
+in parallel.  An optional :class:`~denoc_bridge.data.Data` supplies the work
+buffer; by default each thread has its own.
+
+Inputs are checked inside the kernels (finite values, non-zero quaternions and
+(cos, sin) pairs, which are normalised); when a kernel reports an invalid
+input, the Python layer finds and names it.  C-contiguous float64 arrays of the
+right shape take the fast path; anything else (lists, other dtypes, strided
+views) is converted first.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..data import Data
 from ..errors import InputError, SingularInertiaError
-from ..kernels import forward_dynamics as kfd
-from ..kernels import inverse_dynamics as kid
+from ..kernels import entry
 from ..kernels import inverse_mass as kim
-from ..kernels import joints as kj
 from ..kernels import mass_matrix as kmm
+from ..kernels import tables as T
 from . import _inputs
 
 __all__ = [
@@ -30,33 +38,54 @@ __all__ = [
     "inverse_mass_matrix",
 ]
 
+def _work(model, data) -> np.ndarray:
+    return model.thread_work() if data is None else data.check(model).work
 
-def _data(model, data) -> Data:
-    return Data(model) if data is None else data.check(model)
 
-
-def _joint_kinematics(model, q, data: Data) -> None:
-    """A_{k,b} (as E_k, r_k) and P_k of every link at configuration q."""
-    kj.joint_kinematics_pass(
-        model.joint_type, model.joint_axis, model.joint_axis2, model.joint_rotation, model.joint_translation,
-        model.idx_q, model.nq_joint, model.idx_v, model.nv_joint, q,
-        data.E, data.r, data.P, data.RJ, data.pJ, data.tmpR,
+def _singular(model, k: int) -> SingularInertiaError:
+    return SingularInertiaError(
+        f"the articulated inertia of joint {model.joint_label(k)} is singular: the links it moves "
+        f"(link '{model.link_names[k]}' and its subtree) offer no inertia to its motion, e.g. a massless "
+        "leaf link, or a massless link whose child joint is a free-flyer; forward dynamics and the "
+        "inverse GIM are undefined",
+        joint=model.joint_names[k],
+        link=model.link_names[k],
     )
 
 
-def _newton_euler(model, v, a, fext, data: Data, gravity) -> np.ndarray:
-    """The two passes of 000 Table 1 (joint kinematics already in ``data``)."""
-    kid.twist_forward_recursion(
-        model.module_start, model.module_end, model.parent, model.joint_type, model.joint_axis,
-        model.joint_axis2, data.E, data.r, data.P, model.idx_v, model.nv_joint, model.link_mass_matrix,
-        v, a, gravity, fext, data.t, data.tdot, data.w,
-    )
-    tau = np.empty(model.nv)
-    kid.wrench_backward_recursion(
-        model.module_start, model.module_end, model.parent, data.E, data.r, data.P, model.idx_v,
-        model.nv_joint, model.armature, a, data.w, tau,
-    )
-    return tau
+def _raise_status(model, status, q, v, x, xname, prefix=""):
+    if status < 0:
+        _inputs.raise_state_error(model, q, v, x, xname, prefix)
+    err = _singular(model, int(status) - 1)
+    if prefix:
+        err = SingularInertiaError(prefix + str(err), joint=err.joint, link=err.link)
+    raise err
+
+
+def _batch(kernel, model, q, v, x, fext, B, xname):
+    ki, kf = model.kernel_tables
+    out = np.empty((B, model.nv))
+    status = np.empty(B, dtype=np.int64)
+    n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
+    kernel(ki, kf, q, v, x, fext, out, status, n_chunks)
+    bad = np.flatnonzero(status)
+    if bad.size:
+        b = int(bad[0])
+        _raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ")
+    return out
+
+
+def _converted(state_kernel, batch_kernel, model, q, v, x, f_ext, data, xname):
+    """The general path: convert and check the arguments, one state or a batch."""
+    q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
+    if B is not None:
+        return _batch(batch_kernel, model, q, v, x, fext, B, xname)
+    ki, kf = model.kernel_tables
+    out = np.empty(model.nv)
+    status = state_kernel(ki, kf, _work(model, data), q, v, x, fext, out)
+    if status:
+        _raise_status(model, status, q, v, x, xname)
+    return out
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
@@ -70,28 +99,92 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
     Parameters
     ----------
     q : (nq,) configuration, v : (nv,) velocity, a : (nv,) acceleration
-        Pinocchio's layout.  Quaternions and (cos, sin) pairs are normalised.
-    f_ext : None, (n_links, 6) array or {link name: (6,)}
+        Pinocchio's layout, or a batch along a leading axis ((B, nq), (B, nv), (B, nv)).
+        Quaternions and (cos, sin) pairs are normalised.
+    f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
         External wrench applied to each link, as Pinocchio's ``fext``:
         [force; moment], in the link frame, moment about the link origin.
     """
-    q = _inputs.configuration(model, q)
-    v = _inputs.vector(model, v, "v", "v")
-    a = _inputs.vector(model, a, "a", "v")
-    fext = _inputs.external_wrenches(model, f_ext)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    return _newton_euler(model, v, a, fext, data, np.asarray(model.gravity))
+    if f_ext is None:                                           # fast path: float64 C vectors
+        out = np.empty(model.nv)
+        work = getattr(model._local, "work", None) if data is None else data.work
+        try:
+            if entry.inverse_dynamics_fast(model._ki, model._kf, model.thread_work() if work is None else work,
+                                           q, v, a, out) == 0:
+                return out
+        except TypeError:                                       # another type: convert below
+            pass
+    return _converted(entry.inverse_dynamics_state, entry.inverse_dynamics_batch, model, q, v, a, f_ext, data, "a")
+
+
+def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+    """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
+
+    ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of
+    inverse dynamics with zero acceleration (000 Table 3, note 1); ``I a = phi``
+    is then solved by block reverse Gaussian elimination with the articulated
+    module masses (000 eqs. 18-23, Table 3; 001 eqs. A.1-A.8 for multi-DOF
+    joints): the backward substitutions ``U phihat = phi``, ``D phitilde =
+    phihat`` and the forward substitution ``U^T a = phitilde``.  No matrix is
+    formed.  Takes a batch along a leading axis like :func:`inverse_dynamics`.
+
+    Raises :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint
+    when an articulated inertia is singular.
+    """
+    if f_ext is None:                                           # fast path: float64 C vectors
+        out = np.empty(model.nv)
+        work = getattr(model._local, "work", None) if data is None else data.work
+        try:
+            if entry.forward_dynamics_fast(model._ki, model._kf, model.thread_work() if work is None else work,
+                                           q, v, tau, out) == 0:
+                return out
+        except TypeError:                                       # another type: convert below
+            pass
+    return _converted(entry.forward_dynamics_state, entry.forward_dynamics_batch, model, q, v, tau, f_ext, data,
+                      "tau")
 
 
 def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
     """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``)."""
-    return inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext, data=data)
+    a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
+    return inverse_dynamics(model, q, v, a, f_ext, data=data)
 
 
 def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
     """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``)."""
-    return inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv), data=data)
+    zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
+    return inverse_dynamics(model, q, zero, zero.copy(), data=data)
+
+
+class Geometry:
+    """Copies of the parts of the work array after a geometry pass (for the O(n^2) algorithms):
+    E (L, 3, 3), r (L, 3), P (nv, 6) and, after the articulated pass, Psi (nv, 6) and the rows of
+    Ihat and Ihat^-1 (nv, 6), plus the kinetic energy."""
+
+    def __init__(self, data, energy):
+        L, nv = data.n_links, data.nv
+        _, e_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, data.n_modules)
+        self.E = data.rows(e_row, L, 0, 9).reshape(L, 3, 3)
+        self.r = data.rows(0, L, T.C_R, 3)
+        self.P = data.rows(p_row, nv, 0, 6)
+        self.Psi = data.rows(dof_row, nv, T.H_PSI, 6)
+        self.Ihat = data.rows(ihat_row, nv, 0, 6)
+        self.IhatInv = data.rows(ihatinv_row, nv, 0, 6)
+        self.energy = energy
+
+
+def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = None) -> Geometry:
+    """Run the full geometry pass (and the articulated factors); used by the GIM, its factors
+    and inverse, forward kinematics and the kinetic energy."""
+    q = _inputs.configuration(model, q)
+    v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
+    data = Data(model) if data is None else data.check(model)
+    ki, kf = model.kernel_tables
+    energy = np.zeros(1)
+    status = entry.geometry_and_factors(ki, kf, data.work, q, v, factors, energy)
+    if status:
+        _raise_status(model, status, q, v, v, "v")
+    return Geometry(data, float(energy[0]))
 
 
 def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
@@ -102,93 +195,39 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     element-wise 003 eq. 29).  Includes ``model.armature`` on the diagonal, as
     ``pin.crba`` does.
     """
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    kmm.composite_module_masses(
-        model.module_start, model.module_end, model.parent, data.E, data.r, model.link_mass_matrix, data.Mhat
-    )
+    geo = geometry(model, q, data=data)
+    Mtilde = np.empty((model.n_links, 6, 6))
+    kmm.composite_module_masses(model.module_start, model.module_end, model.parent, geo.E, geo.r,
+                                model.link_mass_matrix, Mtilde)
     I = np.zeros((model.nv, model.nv))
-    kmm.gim_elements(model.parent, data.E, data.r, data.P, model.idx_v, model.nv_joint, data.Mhat,
-                     model.armature, I)
+    kmm.gim_elements(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, Mtilde, model.armature, I)
     return I
 
 
-def _articulated(model, data: Data) -> None:
-    """Articulated module masses and the factors Psi, Ihat^-1 (000 eqs. 19-21); raises if singular."""
-    k = kfd.articulated_module_masses(
-        model.module_start, model.module_end, model.parent, data.E, data.r, data.P, model.idx_v,
-        model.nv_joint, model.link_mass_matrix, model.armature, data.Mhat, data.PsiHat, data.Psi, data.Ihat, data.IhatInv,
-    )
-    if k >= 0:
-        raise SingularInertiaError(
-            f"the articulated inertia of joint {model.joint_label(k)} is singular: the links it moves "
-            f"(link '{model.link_names[k]}' and its subtree) offer no inertia to its motion, e.g. a massless "
-            "leaf link, or a massless link whose child joint is a free-flyer; forward dynamics and the "
-            "inverse GIM are undefined",
-            joint=model.joint_names[k],
-            link=model.link_names[k],
-        )
-
-
-def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
-    """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
-
-    ``phi = tau - (C v + g - J^T f_ext)`` comes from inverse dynamics with zero
-    acceleration (000 Table 3, note 1); ``I a = phi`` is then solved by block
-    reverse Gaussian elimination with the articulated module masses
-    (000 eqs. 18-23, Table 3; 001 eqs. A.1-A.8 for multi-DOF joints): the
-    backward substitutions ``U phihat = phi``, ``D phitilde = phihat`` and the
-    forward substitution ``U^T a = phitilde``.  No matrix is formed.
-
-    Raises :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint
-    when an articulated inertia is singular.
-    """
-    q = _inputs.configuration(model, q)
-    v = _inputs.vector(model, v, "v", "v")
-    tau = _inputs.vector(model, tau, "tau", "v")
-    fext = _inputs.external_wrenches(model, f_ext)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    data.phi[:] = tau - _newton_euler(model, v, data.zeros_nv, fext, data, np.asarray(model.gravity))
-    _articulated(model, data)
-    ms, me, par = model.module_start, model.module_end, model.parent
-    kfd.brge_backward_substitution(ms, me, par, data.E, data.r, data.P, model.idx_v, model.nv_joint,
-                                   data.Psi, data.IhatInv, data.phi, data.eta, data.phihat, data.phitilde)
-    a = np.empty(model.nv)
-    kfd.brge_forward_substitution(ms, me, par, data.E, data.r, data.P, model.idx_v, model.nv_joint,
-                                  data.Psi, data.phitilde, data.mu, a)
-    return a
-
-
-def _factorized(model, q, level: str, data: Data | None) -> Data:
-    """Validated inputs, joint kinematics and articulated factors, for udut and inverse_udut."""
+def _factors(model, q, level, data):
+    """Geometry and articulated factors for udut / inverse_udut / inverse_mass_matrix."""
     if level not in ("module", "link"):
         raise InputError(f"level must be 'module' or 'link', got {level!r}")
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    _articulated(model, data)
-    return data
+    return geometry(model, q, factors=True, data=data)
 
 
-def _link_factors(model, data: Data):
+def _link_factors(model, geo):
     """Link-level U (unit upper, 001 eq. A.4) and D = diag(Ihat_k) (001 eq. A.3)."""
     U = np.empty((model.nv, model.nv))
-    kim.unit_upper_factor(model.parent, data.E, data.r, data.P, model.idx_v, model.nv_joint, data.Psi, U)
+    kim.unit_upper_factor(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, geo.Psi, U)
     D = np.zeros((model.nv, model.nv))
     for v0, z in zip(model.idx_v, model.nv_joint):
-        D[v0:v0 + z, v0:v0 + z] = data.Ihat[v0:v0 + z, :z]
+        D[v0:v0 + z, v0:v0 + z] = geo.Ihat[v0:v0 + z, :z]
     return U, D
 
 
-def _inverse_U(model, data: Data):
+def _inverse_U(model, geo):
     """W = U^-1 by the recursive block inverse (002 eqs. A.13-A.18), and the module accumulators."""
     W = np.empty((model.nv, model.nv))
     acc = np.empty((model.n_modules, 6, model.nv))
     kim.inverse_unit_upper_factor(
-        model.module_start, model.module_end, model.module_parent, model.parent, data.E, data.r, data.P,
-        model.idx_v, model.nv_joint, model.nv_subtree, data.Psi, W, acc,
+        model.module_start, model.module_end, model.module_parent, model.parent, geo.E, geo.r, geo.P, model.idx_v,
+        model.nv_joint, model.nv_subtree, geo.Psi, W, acc,
     )
     return W, acc
 
@@ -207,11 +246,11 @@ def udut(model, q, *, level: str = "module", data: Data | None = None):
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
     where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.
     """
-    data = _factorized(model, q, level, data)
-    U, D = _link_factors(model, data)
+    geo = _factors(model, q, level, data)
+    U, D = _link_factors(model, geo)
     if level == "link":
         return U, D
-    W, _ = _inverse_U(model, data)
+    W, _ = _inverse_U(model, geo)
     Ubar = U.copy()
     Dbar = np.zeros_like(D)
     for mod in model.modules:
@@ -230,14 +269,14 @@ def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
     ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).
     """
-    data = _factorized(model, q, level, data)
-    W, _ = _inverse_U(model, data)
+    geo = _factors(model, q, level, data)
+    W, _ = _inverse_U(model, geo)
     Dinv = np.zeros((model.nv, model.nv))
     for v0, z in zip(model.idx_v, model.nv_joint):
-        Dinv[v0:v0 + z, v0:v0 + z] = data.IhatInv[v0:v0 + z, :z]
+        Dinv[v0:v0 + z, v0:v0 + z] = geo.IhatInv[v0:v0 + z, :z]
     if level == "link":
         return W, Dinv
-    U, _ = _link_factors(model, data)
+    U, _ = _link_factors(model, geo)
     Ubar_inv = W.copy()
     Dbar_inv = np.zeros_like(Dinv)
     for mod in model.modules:
@@ -255,14 +294,11 @@ def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     block per joint); ``I`` itself is never formed nor inverted.  O(n^2);
     equals ``pin.computeMinverse``.
     """
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    _articulated(model, data)
-    W, acc = _inverse_U(model, data)
+    geo = _factors(model, q, "module", data)
+    W, acc = _inverse_U(model, geo)
     Minv = np.empty((model.nv, model.nv))
     kim.inverse_from_factors(
-        model.module_start, model.module_end, model.module_parent, model.parent, data.E, data.r, data.P,
-        model.idx_v, model.nv_joint, data.Psi, data.IhatInv, W, acc, Minv,
+        model.module_start, model.module_end, model.module_parent, model.parent, geo.E, geo.r, geo.P, model.idx_v,
+        model.nv_joint, geo.Psi, geo.IhatInv, W, acc, Minv,
     )
     return Minv

@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import Data
-from ..kernels import inverse_dynamics as kid
 from ..kernels import kinematics as kk
-from . import _inputs
-from .dynamics import _data, _joint_kinematics
+from .dynamics import geometry
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy"]
 
@@ -18,12 +16,10 @@ def forward_kinematics(model, q, *, data: Data | None = None):
 
     Link k's frame is Pinocchio's ``data.oMi[k + 1]``.
     """
-    q = _inputs.configuration(model, q)
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
+    geo = geometry(model, q, data=data)
     R = np.empty((model.n_links, 3, 3))
     p = np.empty((model.n_links, 3))
-    kk.world_placements(model.parent, data.E, data.r, R, p)
+    kk.world_placements(model.parent, geo.E, geo.r, R, p)
     return R, p
 
 
@@ -50,15 +46,6 @@ def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
     Twists from the forward recursion of 000 Table 1 (O(n)).  Pinocchio's
     ``computeKineticEnergy`` leaves out the armature term.
     """
-    q = _inputs.configuration(model, q)
-    v = _inputs.vector(model, v, "v", "v")
-    data = _data(model, data)
-    _joint_kinematics(model, q, data)
-    zeros = data.zeros_nv
-    kid.twist_forward_recursion(
-        model.module_start, model.module_end, model.parent, model.joint_type, model.joint_axis,
-        model.joint_axis2, data.E, data.r, data.P, model.idx_v, model.nv_joint, model.link_mass_matrix,
-        v, zeros, np.zeros(3), np.zeros((model.n_links, 6)), data.t, data.tdot, data.w,
-    )
-    T = 0.5 * np.einsum("ki,kij,kj->", data.t, model.link_mass_matrix, data.t)
-    return float(T + 0.5 * np.dot(np.asarray(model.armature) * v, v))
+    T = geometry(model, q, v, data=data).energy
+    v = np.asarray(v, dtype=float)
+    return T + 0.5 * float(np.dot(np.asarray(model.armature) * v, v))

@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..joints import JointType
 from ..spatial import skew
 from . import _inputs
-from .dynamics import _data, _joint_kinematics
+from .dynamics import geometry
 
 __all__ = [
     "denoc_matrices",
@@ -56,8 +56,8 @@ def _check_size(model, max_links: int) -> None:
 
 
 def _world_kinematics(model, q, v=None) -> _Kinematics:
-    data = _data(model, None)
-    _joint_kinematics(model, q, data)
+    geo = geometry(model, q)
+    E, r, Pl_all = geo.E, geo.r, geo.P
     L = model.n_links
     R = np.zeros((L, 3, 3))
     o = np.zeros((L, 3))
@@ -67,10 +67,10 @@ def _world_kinematics(model, q, v=None) -> _Kinematics:
     for k in range(L):
         b = model.parent[k]
         Rb, ob = (np.eye(3), np.zeros(3)) if b < 0 else (R[b], o[b])
-        R[k] = Rb @ data.E[k].T
-        o[k] = ob + Rb @ data.r[k]
+        R[k] = Rb @ E[k].T
+        o[k] = ob + Rb @ r[k]
         v0, z = model.idx_v[k], model.nv_joint[k]
-        Pl = data.P[v0:v0 + z].T  # 6 x z, child frame
+        Pl = Pl_all[v0:v0 + z].T  # 6 x z, child frame
         P[k, :3, :z] = R[k] @ Pl[:3]
         P[k, 3:, :z] = R[k] @ Pl[3:]
         if v is not None:

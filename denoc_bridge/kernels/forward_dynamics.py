@@ -1,22 +1,38 @@
 """O(n) forward dynamics by block reverse Gaussian elimination (000 eqs. 18-23, Table 3;
 001 eqs. A.1-A.8 for multi-DOF joints; 003 eqs. 30-37).
 
-Three passes: the articulated module masses (backward), the solution of
-``U phihat = phi`` and ``D phitilde = phihat`` (backward), and of
-``U^T qdd = phitilde`` (forward).  ``Psi``, ``PsiHat`` and ``IhatInv`` are
-stored one row per degree of freedom: the columns of the 6 x z_k matrices
-``Psi_k``, ``PsiHat_k`` and the rows of the z_k x z_k ``Ihat_k^{-1}``.
+After the forward recursion of inverse dynamics with zero accelerations
+(:func:`.inverse_dynamics.twist_forward_recursion`, which gives the link
+wrenches behind ``phi``), two passes remain:
+
+* :func:`articulated_backward_recursion`, M_s..M_1 and eta^i..1^i: the
+  articulated module masses (000 eqs. 19-21: ``Mhat``, ``PsiHat``, ``Ihat``,
+  ``Psi``, ``Mbar``), ``phi`` (000 Table 1, step 2), and the solution of
+  ``U phihat = phi`` and ``D phitilde = phihat`` (000 Table 3, step 1);
+* :func:`acceleration_forward_recursion`, M_1..M_s and 1^i..eta^i: the
+  solution of ``U^T qdd = phitilde`` (000 Table 3, step 2).
+
+The articulated mass, the wrench sum and eta are carried from link to link
+inside a module; only the first link of a module adds them into the
+accumulators of its parent module (``A^{i,beta}``, 000 eq. 20).  The two
+backward sums of 6-vectors, w~ (000 Table 1) and eta~ (000 Table 3), obey the
+same recursion and are carried as one vector ``xi = w~ + eta~``:
+``phihat_k = tau_k - P_k^T xi_k`` and ``xi_b = w_b + sum_c A_{c,b}^T (xi_c + Psi_c phihat_c)``.
+Masses are symmetric 21-tuples (:mod:`.spatial6`).
 """
 
 import numpy as np
 from numba import njit
 
-from .spatial_ops import add_congruence_At_M_A, apply_A, apply_At, mat6_times_rows
+from . import tables as T
+from .inverse_dynamics import modules, n_modules, offset, rotation, unit6
+from .spatial6 import (apply_A, apply_At, column, congruence_to_parent, diagonal_max, minus_outer,
+                       pick6, plus_link_mass, sym_index)
 
 SINGULAR_RTOL = 1e-12
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def spd_inverse(A, z, Ainv, L, X, scale):
     """Inverse of the z x z symmetric positive definite block A[:z, :z] by Cholesky.
 
@@ -56,143 +72,195 @@ def spd_inverse(A, z, Ainv, L, X, scale):
     return True
 
 
-@njit(cache=True)
-def articulated_joint_factors(Mhat_k, P, v0, z, armature, scale, PsiHat, Psi, Ihat_rows, IhatInv, Ihat, Iinv, Lw, Xw):
-    """PsiHat_k = Mhat_k P_k, Ihat_k = P_k^T PsiHat_k (+ armature), Psi_k = PsiHat_k Ihat_k^-1
-    (001 eqs. A.4-A.5; 000 eq. 19).  Returns False when Ihat_k is singular."""
-    mat6_times_rows(Mhat_k, P, v0, z, PsiHat[v0:v0 + z])        # PsiHat_k = Mhat_k P_k        (A.5)
-    for a in range(z):
-        for d in range(z):
-            s = 0.0
+@njit(cache=True, fastmath={"contract"})
+def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
+    """Joint factors for a joint with several DOFs or a general axis (z_k x z_k blocks,
+    001 eqs. A.4-A.7): PsiHat = Mhat P, Ihat = P^T PsiHat (+ armature), Psi = PsiHat Ihat^-1,
+    phihat = tau - P^T xi (003 eq. 31), phitilde = Ihat^-1 phihat (eq. 35).
+    Returns (ok, Mbar, xi + Psi phihat); ``s`` is (6, 6, 6) scratch."""
+    L = ki.shape[0]
+    v0 = ki[k, T.IDX_V]
+    dof, prow, ihat, ihatinv = 2 * L + v0, 2 * L + nv + v0, 2 * L + 2 * nv + v0, 2 * L + 3 * nv + v0
+    z = ki[k, T.NV]
+    PsiHat, Ik, Iinv, ph = s[0], s[1], s[2], s[5, 0]
+    for n in range(z):
+        for a in range(6):
+            acc = 0.0
             for m in range(6):
-                s += P[v0 + a, m] * PsiHat[v0 + d, m]
-            Ihat[a, d] = s                                      # Ihat_k = P_k^T PsiHat_k      (A.4)
-        Ihat[a, a] += armature[v0 + a]
-    if not spd_inverse(Ihat, z, Iinv, Lw, Xw, scale):
-        return False
+                acc += M[sym_index(a, m)] * work[prow + n, m]
+            PsiHat[n, a] = acc                                  # PsiHat_k = Mhat_k P_k    (A.5)
     for a in range(z):
-        for d in range(z):
-            Ihat_rows[v0 + a, d] = Ihat[a, d]
-            IhatInv[v0 + a, d] = Iinv[a, d]
+        for n in range(z):
+            acc = 0.0
+            for m in range(6):
+                acc += work[prow + a, m] * PsiHat[n, m]
+            Ik[a, n] = acc                                      # Ihat_k = P_k^T PsiHat_k  (A.4)
+        Ik[a, a] += kf[k, T.ARM + a]
+        acc = tau[v0 + a]
         for m in range(6):
-            s = 0.0
-            for d in range(z):
-                s += PsiHat[v0 + d, m] * Iinv[d, a]
-            Psi[v0 + a, m] = s                                  # Psi_k = PsiHat_k Ihat_k^-1   (A.5)
-    return True
-
-
-@njit(cache=True)
-def articulated_mass_to_parent(Mhat_k, PsiHat, Psi, v0, z, E_k, r_k, Mhat_b, Mbar, col, Mcol, res, tmp):
-    """Mbar_k = Mhat_k - PsiHat_k Psi_k^T (001 eq. A.7) and Mhat_b += A_{k,b}^T Mbar_k A_{k,b}
-    (A.6; at module level 000 eq. 20 with Phi^j of eq. 21)."""
-    for a in range(6):
+            acc -= work[prow + a, m] * xi[m]
+        ph[a] = acc                                             # phihat_k                 (31)
+    xi_up = (xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+    if not spd_inverse(Ik, z, Iinv, s[3], s[4], scale):
+        return False, M, xi_up
+    for a in range(z):
+        acc = 0.0
+        for n in range(z):
+            work[ihat + a, n] = Ik[a, n]
+            work[ihatinv + a, n] = Iinv[a, n]
+            acc += Iinv[a, n] * ph[n]
+        work[dof + a, T.H_PHIT] = acc                           # phitilde_k = Ihat^-1 phihat (35)
         for m in range(6):
-            s = Mhat_k[a, m]
-            for d in range(z):
-                s -= PsiHat[v0 + d, a] * Psi[v0 + d, m]
-            Mbar[a, m] = s
-    add_congruence_At_M_A(E_k, r_k, Mbar, Mhat_b, col, Mcol, res, tmp)
+            acc = 0.0
+            for n in range(z):
+                acc += PsiHat[n, m] * Iinv[n, a]
+            work[dof + a, T.H_PSI + m] = acc                    # Psi_k = PsiHat_k Ihat_k^-1 (A.5)
+    for a in range(z):
+        p = ph[a]
+        o, r = T.H_PSI, dof + a
+        psi = (work[r, o], work[r, o + 1], work[r, o + 2], work[r, o + 3], work[r, o + 4], work[r, o + 5])
+        xi_up = (xi_up[0] + psi[0] * p, xi_up[1] + psi[1] * p, xi_up[2] + psi[2] * p,
+                 xi_up[3] + psi[3] * p, xi_up[4] + psi[4] * p, xi_up[5] + psi[5] * p)
+        M = minus_outer(M, (PsiHat[a, 0], PsiHat[a, 1], PsiHat[a, 2], PsiHat[a, 3], PsiHat[a, 4], PsiHat[a, 5]),
+                        psi)                                    # Mbar_k                   (A.7)
+    return True, M, xi_up
 
 
-@njit(cache=True)
-def articulated_module_masses(module_start, module_end, parent, E, r, P, idx_v, nv_joint, M, armature,
-                              Mhat, PsiHat, Psi, Ihat_rows, IhatInv):
-    """Backward recursion of the articulated module masses (000 eqs. 19-21; 001 eqs. A.4-A.7).
+@njit(cache=True, inline="always")
+def load_mass(work, r):
+    """The 21-tuple mass stored in rows r (entries 0..11) and r + 1 (entries 12..20)."""
+    return (work[r, 0], work[r, 1], work[r, 2], work[r, 3], work[r, 4], work[r, 5], work[r, 6], work[r, 7],
+            work[r, 8], work[r, 9], work[r, 10], work[r, 11], work[r + 1, 0], work[r + 1, 1], work[r + 1, 2],
+            work[r + 1, 3], work[r + 1, 4], work[r + 1, 5], work[r + 1, 6], work[r + 1, 7], work[r + 1, 8])
 
-    Returns the index of the first link whose Ihat_k is singular, or -1.  A pivot of Ihat_k
-    counts as zero when it is not larger than SINGULAR_RTOL times a bound on the composite
-    inertia of the subtree of k (``mag``): round-off of a projected-out inertia is then told
-    from a small but real one.  ``Ihat_rows`` and ``IhatInv`` receive the rows of Ihat_k and
-    Ihat_k^-1 (one row per degree of freedom, z_k columns used).
+
+@njit(cache=True, fastmath={"contract"})
+def articulated_backward_recursion(ki, kf, tau, work, factors):
+    """M_s..M_1, eta^i..1^i: Mhat_k = M_k + sum_c A^T Mbar_c A (000 eq. 20), the joint factors
+    (eq. 19), and the backward substitutions of 000 Table 3 (step 1).  Returns the index of the
+    first link whose Ihat_k is singular, or -1.  With ``factors`` the rows of Ihat_k and Ihat_k^-1
+    are stored too (forward dynamics needs only Psi and phitilde).
+
+    A pivot of Ihat_k counts as zero when it is not larger than SINGULAR_RTOL times a scale of
+    the inertia behind it: the largest diagonal entry of M_k or of a child's Mhat_c before its
+    projection, times (1 + |r_c|)^2 -- round-off of a projected-out inertia is told from a small
+    but real one without a bound that compounds along the chain.
     """
-    Ihat = np.zeros((6, 6))
-    Iinv = np.zeros((6, 6))
-    Lw = np.zeros((6, 6))
-    Xw = np.zeros((6, 6))
-    Mbar = np.zeros((6, 6))
-    col = np.zeros(6)
-    Mcol = np.zeros(6)
-    res = np.zeros(6)
-    tmp = np.zeros(3)
-    Mhat[:] = M
-    mag = np.zeros(parent.shape[0])
-    for k in range(parent.shape[0]):
-        mag[k] = np.abs(M[k]).max()
-    for i in range(module_start.shape[0] - 1, -1, -1):         # M_s .. M_1
-        for k in range(module_end[i] - 1, module_start[i] - 1, -1):  # eta^i .. 1^i
-            v0 = idx_v[k]
-            z = nv_joint[k]
-            scale = mag[k]
-            for a in range(z):
-                scale = max(scale, armature[v0 + a])
-            if not articulated_joint_factors(Mhat[k], P, v0, z, armature, scale, PsiHat, Psi, Ihat_rows,
-                                             IhatInv, Ihat, Iinv, Lw, Xw):
-                return k
-            b = parent[k]
-            if b >= 0:
-                lever = 1.0 + np.sqrt(r[k, 0] ** 2 + r[k, 1] ** 2 + r[k, 2] ** 2)
-                mag[b] += mag[k] * lever * lever
-                articulated_mass_to_parent(Mhat[k], PsiHat, Psi, v0, z, E[k], r[k], Mhat[b], Mbar, col, Mcol,
-                                           res, tmp)
+    L, nv = ki.shape[0], tau.shape[0]
+    S = n_modules(ki)
+    mod = 2 * L + 4 * nv
+    s = np.zeros((6, 6, 6))
+    for r in range(mod, mod + 4 * S - 1, 4):                    # module accumulators: mass, scale, xi
+        for j in range(T.W):
+            work[r, j] = 0.0
+            work[r + 1, j] = 0.0
+            work[r + 2, j] = 0.0
+    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+        first, end, p = modules(ki, i)
+        a_row = mod + 4 * i
+        M = load_mass(work, a_row)
+        b = a_row + 2
+        xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+        mag = work[a_row + 1, T.M_MAG]
+        for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
+            M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
+                               kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
+                               kf[k, T.IO + 5])                 # Mhat_k = M_k + ...       (20)
+            o = T.C_W
+            xi = (xi[0] + work[k, o], xi[1] + work[k, o + 1], xi[2] + work[k, o + 2], xi[3] + work[k, o + 3],
+                  xi[4] + work[k, o + 4], xi[5] + work[k, o + 5])   # xi_k = w~_k + eta~_k
+            scale = max(kf[k, T.SCALE], mag)
+            mag_k = diagonal_max(M)
+            d = ki[k, T.DOF]
+            if d >= 0:                                          # P_k = sign e_d: a column of Mhat
+                v0 = ki[k, T.IDX_V]
+                sg = ki[k, T.SIGN]
+                col = column(M, d)
+                I = pick6(col, d) + kf[k, T.ARM0]               # Ihat_k = p^T Mhat p      (A.4)
+                if not (I > SINGULAR_RTOL * scale):
+                    return k
+                inv = 1.0 / I
+                if factors:                                     # for U, D and the inverse GIM
+                    work[2 * L + 2 * nv + v0, 0] = I
+                    work[2 * L + 3 * nv + v0, 0] = inv
+                ph = tau[v0] - sg * pick6(xi, d)                # phihat_k                 (31)
+                dof = 2 * L + v0
+                work[dof, T.H_PHIT] = ph * inv                  # phitilde_k               (35)
+                psi = (col[0] * inv, col[1] * inv, col[2] * inv, col[3] * inv, col[4] * inv, col[5] * inv)
+                for j in range(6):
+                    work[dof, T.H_PSI + j] = sg * psi[j]        # Psi_k = PsiHat / Ihat    (A.5)
+                f = sg * ph
+                xi = (xi[0] + psi[0] * f, xi[1] + psi[1] * f, xi[2] + psi[2] * f, xi[3] + psi[3] * f,
+                      xi[4] + psi[4] * f, xi[5] + psi[5] * f)   # eta_k = Psi phihat + eta~ (32)
+                M = minus_outer(M, col, psi)                    # Mbar_k = Mhat - PsiHat Psi^T (A.7)
+            else:
+                xa = np.empty(6)
+                for j in range(6):
+                    xa[j] = xi[j]
+                ok, M, xi = articulated_joint_general(ki, kf, k, nv, work, M, xa, tau, scale, s)
+                if not ok:
+                    return k
+            if p < 0 and k == first:
+                continue
+            r0, r1, r2 = offset(work, k)
+            lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+            mag = mag_k * lever * lever
+            code, c, sn, e = rotation(ki, work, k)
+            M = congruence_to_parent(code, c, sn, e, r0, r1, r2, M)          # A^T Mbar A
+            xi = apply_At(code, c, sn, e, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+            if k == first:                                      # to the parent module (eq. 20)
+                pa = mod + 4 * p
+                for j in range(12):
+                    work[pa, j] += M[j]
+                for j in range(9):
+                    work[pa + 1, j] += M[12 + j]
+                for j in range(6):
+                    work[pa + 2, j] += xi[j]
+                work[pa + 1, T.M_MAG] = max(work[pa + 1, T.M_MAG], mag)
     return -1
 
 
-@njit(cache=True)
-def brge_backward_substitution(module_start, module_end, parent, E, r, P, idx_v, nv_joint,
-                               Psi, IhatInv, phi, eta, phihat, phitilde):
-    """Step 1 of 000 Table 3: solve U phihat = phi and D phitilde = phihat (003 eqs. 31-35).
-
-    ``eta[k]`` first accumulates eta~_k = sum_c A_{c,k}^T eta_c, then holds eta_k.
-    """
-    up = np.zeros(6)
-    tmp = np.zeros(3)
-    eta[:] = 0.0
-    for i in range(module_start.shape[0] - 1, -1, -1):         # M_s .. M_1
-        for k in range(module_end[i] - 1, module_start[i] - 1, -1):  # eta^i .. 1^i
-            v0 = idx_v[k]
-            z = nv_joint[k]
-            for d in range(z):
-                s = phi[v0 + d]
-                for j in range(6):
-                    s -= P[v0 + d, j] * eta[k, j]
-                phihat[v0 + d] = s                              # phihat_k = phi_k - P_k^T eta~_k  (31)
-            for a in range(z):
-                s = 0.0
-                for d in range(z):
-                    s += IhatInv[v0 + a, d] * phihat[v0 + d]
-                phitilde[v0 + a] = s                            # phitilde_k = Ihat_k^-1 phihat_k  (35)
-            for d in range(z):
-                for j in range(6):
-                    eta[k, j] += Psi[v0 + d, j] * phihat[v0 + d]  # eta_k = Psi_k phihat_k + eta~_k (32)
-            b = parent[k]
-            if b >= 0:
-                apply_At(E[k], r[k], eta[k], up, tmp)
-                for j in range(6):
-                    eta[b, j] += up[j]                          # eta~_b += A_{k,b}^T eta_k
-
-
-@njit(cache=True)
-def brge_forward_substitution(module_start, module_end, parent, E, r, P, idx_v, nv_joint,
-                              Psi, phitilde, mu, qdd):
-    """Step 2 of 000 Table 3: solve U^T qdd = phitilde (003 eqs. 36-37)."""
-    mutilde = np.zeros(6)
-    tmp = np.zeros(3)
-    for i in range(module_start.shape[0]):                      # M_1 .. M_s
-        for k in range(module_start[i], module_end[i]):         # 1^i .. eta^i
-            b = parent[k]
-            if b < 0:
-                mutilde[:] = 0.0
+@njit(cache=True, fastmath={"contract"})
+def acceleration_forward_recursion(ki, work, qdd):
+    """Step 2 of 000 Table 3, M_1..M_s and 1^i..eta^i: mu~_k = A_{k,b} mu_b (003 eq. 37),
+    qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k (eq. 37).
+    The third row of module i receives mu of its last link for the child modules."""
+    L, nv = ki.shape[0], qdd.shape[0]
+    mod = 2 * L + 4 * nv
+    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+        first, end, p = modules(ki, i)
+        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+            code, c, s, e = rotation(ki, work, k)
+            if k == first:
+                if p >= 0:
+                    b = mod + 4 * p + 2
+                    mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+                else:
+                    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            r0, r1, r2 = offset(work, k)
+            m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, r0, r1, r2,
+                                             mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])   # mu~_k
+            v0 = ki[k, T.IDX_V]
+            d = ki[k, T.DOF]
+            for n in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+                row, o = 2 * L + v0 + n, T.H_PSI
+                qdd[v0 + n] = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1
+                                                     + work[row, o + 2] * m2 + work[row, o + 3] * m3
+                                                     + work[row, o + 4] * m4 + work[row, o + 5] * m5)
+            if d >= 0:                                          # mu_k = P_k qdd_k + mu~_k   (37)
+                u = unit6(d, ki[k, T.SIGN] * qdd[v0])
+                mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
-                apply_A(E[k], r[k], mu[b], mutilde, tmp)        # mu~_k = A_{k,b} mu_b          (37)
-            v0 = idx_v[k]
-            for d in range(nv_joint[k]):
-                s = phitilde[v0 + d]
-                for j in range(6):
-                    s -= Psi[v0 + d, j] * mutilde[j]
-                qdd[v0 + d] = s                                 # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
-            for j in range(6):
-                s = mutilde[j]
-                for d in range(nv_joint[k]):
-                    s += P[v0 + d, j] * qdd[v0 + d]
-                mu[k, j] = s                                    # mu_k = P_k qdd_k + mu~_k       (37)
+                for n in range(ki[k, T.NV]):
+                    a, row = qdd[v0 + n], 2 * L + nv + v0 + n
+                    m0 += work[row, 0] * a
+                    m1 += work[row, 1] * a
+                    m2 += work[row, 2] * a
+                    m3 += work[row, 3] * a
+                    m4 += work[row, 4] * a
+                    m5 += work[row, 5] * a
+                mu = (m0, m1, m2, m3, m4, m5)
+        b = mod + 4 * i + 2
+        for j in range(6):
+            work[b, j] = mu[j]

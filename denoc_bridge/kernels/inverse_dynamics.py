@@ -2,128 +2,227 @@
 
 Two passes over the module graph: the forward recursion of twists, twist rates
 and link wrenches, and the backward recursion of the wrenches to the joints
-(``tau = N_d^T N_l^T w``).  Modules are visited in order M_1..M_s
-(inter-modular recursion) and, inside a module, its links 1^i..eta^i
-(intra-modular recursion); the first link of a module takes its parent twist
-from the last link of the parent module (``A^{i,beta}``, 000 eq. 7a).
+(``tau = N_d^T N_l^T w``).  Modules are visited M_1..M_s (inter-modular
+recursion) and, inside a module, its links 1^i..eta^i (intra-modular
+recursion).  Inside a module the parent of a link is the previous link, so its
+twist (forward) or accumulated wrench (backward) is carried in local
+variables; only the last link of a module hands its values to the child modules,
+and only the first link of a module adds into the accumulator of its parent
+module (both in the module rows of the work array): 000 eq. (7a),
+``A^{i,beta}`` acts on the last link of ``M_beta`` only.
+
+Work array (:mod:`.tables`): link row k = ``work[k]``, general rotation
+``work[L + k]``, P rows ``work[2 L + nv + v]``, module rows from
+``work[2 L + 4 nv + 4 i]`` (the twist and twist rate in the fourth).
 """
 
 import numpy as np
 from numba import njit
 
-from .joints import joint_subspace_rate
-from .spatial_ops import apply_A, apply_At, cross
+from . import tables as T
+from .geometry import joint_geometry_pass
+from .joints import UNIVERSAL
+from .spatial6 import apply_At, cross3, pick6, rot3
+
+NO_E = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@njit(cache=True)
-def joint_rates(P, qd, qdd, v0, z, Pq, Pqq):
-    """Pq = P_k qdot_k and Pqq = P_k qddot_k."""
-    for j in range(6):
-        Pq[j] = 0.0
-        Pqq[j] = 0.0
-    for d in range(z):
+@njit(cache=True, inline="always", fastmath={"contract"})
+def rotation(ki, work, k):
+    """(code, c, s, e) of E_k: e is read only for the general code."""
+    code = ki[k, T.ROT]
+    if code == T.ROT_GENERAL:
+        g = ki.shape[0] + k
+        return code, 0.0, 0.0, (work[g, 0], work[g, 1], work[g, 2], work[g, 3], work[g, 4], work[g, 5], work[g, 6],
+                                work[g, 7], work[g, 8])
+    return code, work[k, T.C_CS], work[k, T.C_CS + 1], NO_E
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def offset(work, k):
+    return work[k, T.C_R], work[k, T.C_R + 1], work[k, T.C_R + 2]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def modules(ki, i):
+    """(first link, end link, parent module) of module i."""
+    return ki[i, T.MFIRST], ki[i, T.MEND], ki[i, T.MPARENT]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def n_modules(ki):
+    return ki[0, T.NMOD] if ki.shape[0] > 0 else 0
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def gravity(kf):
+    return kf[0, T.GRAV], kf[0, T.GRAV + 1], kf[0, T.GRAV + 2]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def unit6(d, a):
+    """a e_d as a 6-tuple."""
+    return (a if d == 0 else 0.0, a if d == 1 else 0.0, a if d == 2 else 0.0,
+            a if d == 3 else 0.0, a if d == 4 else 0.0, a if d == 5 else 0.0)
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def twist_rate_bias(code, c, s, e, r0, r1, r2, tb, tdb, pq, pqq, cj):
+    """(t_k, tdot_k) = (A t_b + P qd, A tdot_b + Adot t_b + Omega_k P qd + P qdd + Pdot qd)
+    (000 Table 1, step 1), the A-terms formed in the parent frame and rotated once."""
+    w0, w1, w2, v0, v1, v2 = tb
+    dw0, dw1, dw2, dv0, dv1, dv2 = tdb
+    x0, x1, x2 = cross3(w0, w1, w2, r0, r1, r2)                  # w_b x r
+    tv0, tv1, tv2 = rot3(code, c, s, e, v0 + x0, v1 + x1, v2 + x2)
+    e0, e1, e2 = rot3(code, c, s, e, w0, w1, w2)                 # E w_b
+    tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]           # t_k             (5), (A.1)
+    tv0, tv1, tv2 = tv0 + pq[3], tv1 + pq[4], tv2 + pq[5]
+    y0, y1, y2 = cross3(w0, w1, w2, x0, x1, x2)                  # w_b x (w_b x r)
+    z0, z1, z2 = cross3(dw0, dw1, dw2, r0, r1, r2)               # wdot_b x r
+    u0, u1, u2 = rot3(code, c, s, e, dv0 + y0 + z0, dv1 + y1 + z1, dv2 + y2 + z2)
+    a0, a1, a2 = rot3(code, c, s, e, dw0, dw1, dw2)
+    b0, b1, b2 = cross3(tw0, tw1, tw2, pq[0], pq[1], pq[2])      # Omega_k P_k qd_k (angular)
+    d0, d1, d2 = cross3(e0 + tw0, e1 + tw1, e2 + tw2, pq[3], pq[4], pq[5])  # (E w_b + w_k) x v_rel
+    return ((tw0, tw1, tw2, tv0, tv1, tv2),
+            (a0 + b0 + pqq[0] + cj[0], a1 + b1 + pqq[1] + cj[1], a2 + b2 + pqq[2] + cj[2],
+             u0 + d0 + pqq[3], u1 + d1 + pqq[4], u2 + d2 + pqq[5]))
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def link_wrench(m, h0, h1, h2, I, t, td):
+    """w_k = M_k tdot_k + Omega_k M_k E_k t_k (000 eqs. 1-2b) with M_k given by m, h = m d and
+    I_O = I:  n = I_O wdot + h x odotdot + w x (I_O w),  f = m odotdot + wdot x h + w x (w x h)."""
+    Ixx, Ixy, Ixz, Iyy, Iyz, Izz = I
+    w0, w1, w2 = t[0], t[1], t[2]
+    a0, a1, a2, b0, b1, b2 = td
+    c0, c1, c2 = cross3(w0, w1, w2, Ixx * w0 + Ixy * w1 + Ixz * w2, Ixy * w0 + Iyy * w1 + Iyz * w2,
+                        Ixz * w0 + Iyz * w1 + Izz * w2)
+    d0, d1, d2 = cross3(h0, h1, h2, b0, b1, b2)
+    e0, e1, e2 = cross3(w0, w1, w2, h0, h1, h2)
+    f0, f1, f2 = cross3(w0, w1, w2, e0, e1, e2)
+    g0, g1, g2 = cross3(a0, a1, a2, h0, h1, h2)
+    return (Ixx * a0 + Ixy * a1 + Ixz * a2 + c0 + d0, Ixy * a0 + Iyy * a1 + Iyz * a2 + c1 + d1,
+            Ixz * a0 + Iyz * a1 + Izz * a2 + c2 + d2, m * b0 + g0 + f0, m * b1 + g1 + f1, m * b2 + g2 + f2)
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def kinetic_energy_term(m, h0, h1, h2, I, t):
+    """1/2 t_k^T M_k t_k = 1/2 (w^T I_O w + 2 w . (h x v) + m v . v)."""
+    w0, w1, w2, v0, v1, v2 = t
+    Iw = w0 * (I[0] * w0 + I[1] * w1 + I[2] * w2) + w1 * (I[1] * w0 + I[3] * w1 + I[4] * w2) \
+        + w2 * (I[2] * w0 + I[4] * w1 + I[5] * w2)
+    x0, x1, x2 = cross3(h0, h1, h2, v0, v1, v2)
+    return 0.5 * (Iw + 2.0 * (w0 * x0 + w1 * x1 + w2 * x2) + m * (v0 * v0 + v1 * v1 + v2 * v2))
+
+
+@njit(cache=True, fastmath={"contract"})
+def general_joint_rates(ki, kf, work, k, qd, qdd):
+    """(P_k qd_k, P_k qdd_k, Pdot_k qd_k) for a joint without an aligned axis (multi-DOF,
+    general axis); Pdot qd is non-zero for the universal joint only:
+    [(P_0 x axis2) qd_0 qd_1; 0]."""
+    v0 = ki[k, T.IDX_V]
+    row = 2 * ki.shape[0] + qd.shape[0] + v0                    # P rows
+    a = np.zeros(6)
+    b = np.zeros(6)
+    for n in range(ki[k, T.NV]):
         for j in range(6):
-            Pq[j] += P[v0 + d, j] * qd[v0 + d]
-            Pqq[j] += P[v0 + d, j] * qdd[v0 + d]
+            a[j] += work[row + n, j] * qd[v0 + n]
+            b[j] += work[row + n, j] * qdd[v0 + n]
+    cj = (0.0, 0.0, 0.0)
+    if ki[k, T.JTYPE] == UNIVERSAL:
+        j0, j1, j2 = cross3(work[row, 0], work[row, 1], work[row, 2], kf[k, T.AXIS2], kf[k, T.AXIS2 + 1],
+                            kf[k, T.AXIS2 + 2])
+        f = qd[v0] * qd[v0 + 1]
+        cj = (j0 * f, j1 * f, j2 * f)
+    return (a[0], a[1], a[2], a[3], a[4], a[5]), (b[0], b[1], b[2], b[3], b[4], b[5]), cj
 
 
-@njit(cache=True)
-def add_twist_rate_terms(E_k, r_k, wb, t_k, Pq, Pqq, cJ, tdot_k, rc, tmp, tmp2):
-    """tdot_k += Adot_{k,b} t_b + Omega_k P_k qd_k + P_k qdd_k + Pdot_k qd_k   (000 Table 1).
+@njit(cache=True, fastmath={"contract"})
+def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
+    """Step 1 of 000 Table 1 for every link: geometry of A_{k,b} and P_k, t_k, tdot_k, w_k.
 
-    ``wb`` is the parent's angular velocity in the child frame; Adot_{k,b} t_b =
-    [0; w_b x (w_b x r + v_rel)] with v_rel the linear part of P_k qd_k.
+    Gravity enters as the base twist rate [0; -g] (000 Table 1, note).  ``fext`` is
+    (n_links, 6) in internal order, or (0, 6) for none.  Returns the kinetic energy
+    sum_k 1/2 t_k^T M_k t_k.
     """
-    for j in range(3):
-        rc[j] = E_k[j, 0] * r_k[0] + E_k[j, 1] * r_k[1] + E_k[j, 2] * r_k[2]
-    cross(wb, rc, tmp)
-    for j in range(3):
-        tmp[j] += Pq[3 + j]
-    cross(wb, tmp, tmp2)
-    for j in range(3):
-        tdot_k[3 + j] += tmp2[j]                                # Adot_{k,b} t_b
-    cross(t_k[0:3], Pq[0:3], tmp)
-    cross(t_k[0:3], Pq[3:6], tmp2)
-    for j in range(3):
-        tdot_k[j] += tmp[j] + Pqq[j] + cJ[j]                    # Omega_k P_k qd_k + P_k qdd_k + Pdot_k qd_k
-        tdot_k[3 + j] += tmp2[j] + Pqq[3 + j] + cJ[3 + j]
-
-
-@njit(cache=True)
-def twist_forward_recursion(module_start, module_end, parent, joint_type, joint_axis, joint_axis2,
-                            E, r, P, idx_v, nv_joint, M, qd, qdd, g, fext, t, tdot, w):
-    """Step 1 of 000 Table 1: t_k, tdot_k and w_k for every link.
-
-    ``fext`` is (n_links, 6) in internal order (zeros when there is none).
-    Gravity enters as the base twist rate [0; -g] (000 Table 1, note).
-    """
-    base_tdot = np.zeros(6)
-    base_tdot[3:6] = -g
-    zero6 = np.zeros(6)
-    Pq = np.zeros(6)
-    Pqq = np.zeros(6)
-    cJ = np.zeros(6)
-    wb = np.zeros(3)
-    rc = np.zeros(3)
-    tmp = np.zeros(3)
-    tmp2 = np.zeros(3)
-    h = np.zeros(6)
-    for i in range(module_start.shape[0]):                      # inter-modular: M_1 .. M_s
-        for k in range(module_start[i], module_end[i]):         # intra-modular: 1^i .. eta^i
-            b = parent[k]
-            tb = zero6 if b < 0 else t[b]
-            tdb = base_tdot if b < 0 else tdot[b]
-            v0 = idx_v[k]
-            z = nv_joint[k]
-            joint_rates(P, qd, qdd, v0, z, Pq, Pqq)
-            apply_A(E[k], r[k], tb, t[k], tmp)
-            wb[:] = t[k, 0:3]                                    # E omega_b
+    L, nv = ki.shape[0], qd.shape[0]
+    joint_geometry_pass(ki, kf, q, nv, work, full)              # independent per link: cos/sin pipeline
+    mod = 2 * L + 4 * nv
+    energy = 0.0
+    has_fext = fext.shape[0] > 0
+    g0, g1, g2 = gravity(kf) if L > 0 else (0.0, 0.0, 0.0)
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    t, td = zero, zero
+    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+        first, end, p = modules(ki, i)
+        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+            if k == first:
+                if p < 0:
+                    t, td = zero, (0.0, 0.0, 0.0, -g0, -g1, -g2)
+                else:                                           # last link of the parent module
+                    b = mod + 4 * p + 3
+                    t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+                    td = (work[b, 6], work[b, 7], work[b, 8], work[b, 9], work[b, 10], work[b, 11])
+            code, c, s, e = rotation(ki, work, k)
+            d = ki[k, T.DOF]
+            if d >= 0:                                          # P_k = sign e_d
+                iv = ki[k, T.IDX_V]
+                pq, pqq = unit6(d, ki[k, T.SIGN] * qd[iv]), unit6(d, ki[k, T.SIGN] * qdd[iv])
+                cj = (0.0, 0.0, 0.0)
+            else:
+                pq, pqq, cj = general_joint_rates(ki, kf, work, k, qd, qdd)
+            r0, r1, r2 = offset(work, k)
+            t, td = twist_rate_bias(code, c, s, e, r0, r1, r2, t, td, pq, pqq, cj)
+            m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
+            I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
+            wk = link_wrench(m, h0, h1, h2, I, t, td)
             for j in range(6):
-                t[k, j] += Pq[j]                                 # t_k = A_{k,b} t_b + P_k qd_k   (5), (A.1)
-            apply_A(E[k], r[k], tdb, tdot[k], tmp)               # A_{k,b} tdot_b
-            joint_subspace_rate(joint_type[k], joint_axis[k], joint_axis2[k], P[v0:v0 + z],
-                                qd[v0:v0 + z], cJ, tmp)          # Pdot_k qd_k (universal joint)
-            add_twist_rate_terms(E[k], r[k], wb, t[k], Pq, Pqq, cJ, tdot[k], rc, tmp, tmp2)
-            link_wrench(M[k], t[k], tdot[k], fext[k], w[k], h, tmp)   # w_k = M tdot + Omega M E t - f
-
-
-@njit(cache=True)
-def link_wrench(Mk, tk, tdotk, fextk, wk, h, tmp):
-    """w_k = M_k tdot_k + Omega_k M_k E_k t_k - f_ext,k   (000 eqs. 1-2b)."""
-    for i in range(6):
-        s = 0.0
+                work[k, T.C_W + j] = wk[j] - fext[k, j] if has_fext else wk[j]   # w_k - f_ext,k
+            if full:
+                energy += kinetic_energy_term(m, h0, h1, h2, I, t)
+        b = mod + 4 * i + 3
         for j in range(6):
-            s += Mk[i, j] * tdotk[j]
-        wk[i] = s - fextk[i]
-        # M_k E_k t_k keeps only the angular part of the twist
-        h[i] = Mk[i, 0] * tk[0] + Mk[i, 1] * tk[1] + Mk[i, 2] * tk[2]
-    cross(tk[0:3], h[0:3], tmp)
-    for i in range(3):
-        wk[i] += tmp[i]
-    cross(tk[0:3], h[3:6], tmp)
-    for i in range(3):
-        wk[3 + i] += tmp[i]
+            work[b, j] = t[j]
+            work[b, 6 + j] = td[j]
+    return energy
 
 
-@njit(cache=True)
-def wrench_backward_recursion(module_start, module_end, parent, E, r, P, idx_v, nv_joint,
-                              armature, qdd, w, tau):
-    """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k.
-
-    ``w`` is overwritten by the accumulated wrenches w~.
-    """
-    up = np.zeros(6)
-    tmp = np.zeros(3)
-    for i in range(module_start.shape[0] - 1, -1, -1):         # inter-modular: M_s .. M_1
-        for k in range(module_end[i] - 1, module_start[i] - 1, -1):  # intra-modular: eta^i .. 1^i
-            v0 = idx_v[k]
-            for d in range(nv_joint[k]):
-                s = 0.0
-                for j in range(6):
-                    s += P[v0 + d, j] * w[k, j]
-                tau[v0 + d] = s + armature[v0 + d] * qdd[v0 + d]   # tau_k = P_k^T w~_k
-            b = parent[k]
-            if b >= 0:
-                apply_At(E[k], r[k], w[k], up, tmp)
-                for j in range(6):
-                    w[b, j] += up[j]                            # w~_b += A_{k,b}^T w~_k
+@njit(cache=True, fastmath={"contract"})
+def wrench_backward_recursion(ki, kf, qdd, work, tau):
+    """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k
+    (+ armature qdd); module row B of M_i gathers what its child modules send."""
+    L, nv = ki.shape[0], qdd.shape[0]
+    S = n_modules(ki)
+    mod = 2 * L + 4 * nv
+    for i in range(S):
+        for j in range(6):
+            work[mod + 4 * i + 2, j] = 0.0
+    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+        first, end, p = modules(ki, i)
+        b = mod + 4 * i + 2
+        c0, c1, c2, c3, c4, c5 = work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5]
+        for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
+            wt = (work[k, T.C_W] + c0, work[k, T.C_W + 1] + c1, work[k, T.C_W + 2] + c2,
+                  work[k, T.C_W + 3] + c3, work[k, T.C_W + 4] + c4, work[k, T.C_W + 5] + c5)   # w~_k
+            v0 = ki[k, T.IDX_V]
+            d = ki[k, T.DOF]
+            if d >= 0:
+                tau[v0] = ki[k, T.SIGN] * pick6(wt, d) + kf[k, T.ARM0] * qdd[v0]  # tau_k = p_k^T w~_k
+            else:
+                for n in range(ki[k, T.NV]):
+                    x = kf[k, T.ARM + n] * qdd[v0 + n]
+                    for j in range(6):
+                        x += work[2 * L + nv + v0 + n, j] * wt[j]
+                    tau[v0 + n] = x
+            code, c, s, e = rotation(ki, work, k)
+            r0, r1, r2 = offset(work, k)
+            c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, r0, r1, r2,
+                                              wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])   # A_{k,b}^T w~_k
+            if k == first and p >= 0:
+                bp = mod + 4 * p + 2
+                work[bp, 0] += c0
+                work[bp, 1] += c1
+                work[bp, 2] += c2
+                work[bp, 3] += c3
+                work[bp, 4] += c4
+                work[bp, 5] += c5

@@ -39,23 +39,26 @@ def rotation_about_axis(e, c, s, R):
 
 @njit(cache=True)
 def quaternion_rotation(x, y, z, w, R):
-    """Rotation matrix of the unit quaternion (x, y, z, w) (Pinocchio's order)."""
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - z * w)
-    R[0, 2] = 2.0 * (x * z + y * w)
-    R[1, 0] = 2.0 * (x * y + z * w)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - x * w)
-    R[2, 0] = 2.0 * (x * z - y * w)
-    R[2, 1] = 2.0 * (y * z + x * w)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    """Rotation matrix of the quaternion (x, y, z, w) (Pinocchio's order), normalised on the fly:
+    R = 1 + s (w [v]x + [v]x^2) with s = 2 / |q|^2."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    R[0, 0] = 1.0 - s * (y * y + z * z)
+    R[0, 1] = s * (x * y - z * w)
+    R[0, 2] = s * (x * z + y * w)
+    R[1, 0] = s * (x * y + z * w)
+    R[1, 1] = 1.0 - s * (x * x + z * z)
+    R[1, 2] = s * (y * z - x * w)
+    R[2, 0] = s * (x * z - y * w)
+    R[2, 1] = s * (y * z + x * w)
+    R[2, 2] = 1.0 - s * (x * x + y * y)
 
 
 @njit(cache=True)
 def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
     """Motion of the joint: child frame = joint frame rotated by R and moved by p.
 
-    ``q`` is the slice of the configuration that belongs to this joint.
+    ``q`` is the slice of the configuration that belongs to this joint; quaternions and
+    (cos, sin) pairs need not be normalised (they are normalised on the fly).
     """
     for i in range(3):
         p[i] = 0.0
@@ -64,7 +67,8 @@ def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
     if jtype == REVOLUTE:
         rotation_about_axis(axis, np.cos(q[0]), np.sin(q[0]), R)
     elif jtype == CONTINUOUS:
-        rotation_about_axis(axis, q[0], q[1], R)
+        n = np.sqrt(q[0] * q[0] + q[1] * q[1])                 # (cos, sin) normalised on the fly
+        rotation_about_axis(axis, q[0] / n, q[1] / n, R)
     elif jtype == PRISMATIC:
         for i in range(3):
             p[i] = axis[i] * q[0]
@@ -89,12 +93,13 @@ def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
             for j in range(3):
                 R[i, j] = tmpR[i, j]
     elif jtype == PLANAR:
+        n = np.sqrt(q[2] * q[2] + q[3] * q[3])
         p[0] = q[0]
         p[1] = q[1]
-        R[0, 0] = q[2]
-        R[0, 1] = -q[3]
-        R[1, 0] = q[3]
-        R[1, 1] = q[2]
+        R[0, 0] = q[2] / n
+        R[0, 1] = -q[3] / n
+        R[1, 0] = q[3] / n
+        R[1, 1] = q[2] / n
     elif jtype == TRANSLATION:
         for i in range(3):
             p[i] = q[i]

@@ -1,0 +1,156 @@
+"""Entry kernels: one compiled call per public algorithm, single state or batch.
+
+Each entry checks its inputs (shapes, finite values, non-zero quaternions and
+(cos, sin) pairs; quaternions and pairs are normalised on the fly by the
+geometry), runs the recursion passes and returns a status: 0 = done,
+-1 = a value is invalid, -2 = a shape is wrong (the Python layer then names
+the culprit), k + 1 = the articulated inertia of link k is singular.
+
+The single-state entries have explicit signatures: any other argument type
+(another dtype, a strided or read-only array, a list) makes the call raise
+``TypeError`` instead of compiling a new version, and the Python layer then
+converts the arguments.  An empty ``work`` (0 rows) asks the entry to allocate
+its own.  Batch entries run the states of a leading batch axis in parallel
+(``prange`` over chunks of states, one work array per chunk) and return one
+status per state.
+"""
+
+import numpy as np
+from numba import njit, prange, types
+
+from . import tables as T
+from .forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
+from .inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
+
+MIN_NORM = 1e-12
+
+_KI = types.Array(types.int32, 2, "C", readonly=True)
+_KF = types.Array(types.float64, 2, "C", readonly=True)
+_M = types.float64[:, ::1]
+_V = types.float64[::1]
+STATE_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, _V, _M, _V)          # ki, kf, work, q, v, x, fext, out
+FAST_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, _V, _V)                # without fext
+GEOMETRY_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, types.boolean, _V)  # ki, kf, work, q, v, factors, energy
+
+
+@njit(cache=True)
+def valid_state(ki, q, v, x, fext, out, work):
+    """0 if the shapes fit the model and the values are finite with non-zero quaternions and
+    (cos, sin) pairs; -2 for a wrong shape, -1 for a wrong value."""
+    L = ki.shape[0]
+    nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
+    nv = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
+    if q.shape[0] != nq or v.shape[0] != nv or x.shape[0] != nv or out.shape[0] != nv:
+        return -2
+    if fext.shape[0] != 0 and (fext.shape[0] != L or fext.shape[1] != 6):   # (0, any): no wrenches
+        return -2
+    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nv, ki[0, T.NMOD] if L else 0)):
+        return -2
+    for i in range(nq):
+        if not np.isfinite(q[i]):
+            return -1
+    for i in range(nv):
+        if not (np.isfinite(v[i]) and np.isfinite(x[i])):
+            return -1
+    for k in range(fext.shape[0]):
+        for j in range(6):
+            if not np.isfinite(fext[k, j]):
+                return -1
+    for k in range(L):
+        i0 = ki[k, T.NORM0]
+        if i0 >= 0:
+            s = 0.0
+            for j in range(ki[k, T.NORMSZ]):
+                s += q[i0 + j] * q[i0 + j]
+            if not np.sqrt(s) >= MIN_NORM:
+                return -1
+    return 0
+
+
+@njit(cache=True)
+def _work(ki, work, nv):
+    if work.shape[0] == 0:
+        S = ki[0, T.NMOD] if ki.shape[0] > 0 else 0
+        return np.empty((T.work_rows(ki.shape[0], nv, S), T.W))
+    return work
+
+
+@njit(STATE_SIGNATURE, cache=True)
+def forward_dynamics_state(ki, kf, work, q, v, tau, fext, out):
+    """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
+    status = valid_state(ki, q, v, tau, fext, out, work)
+    if status:
+        return status
+    work = _work(ki, work, v.shape[0])
+    out[:] = 0.0                                                # phi from inverse dynamics with qdd = 0
+    twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
+    k = articulated_backward_recursion(ki, kf, tau, work, False)
+    if k >= 0:
+        return k + 1
+    acceleration_forward_recursion(ki, work, out)
+    return 0
+
+
+@njit(FAST_SIGNATURE, cache=True)
+def forward_dynamics_fast(ki, kf, work, q, v, tau, out):
+    """forward_dynamics_state without external wrenches (one argument less to dispatch)."""
+    return forward_dynamics_state(ki, kf, work, q, v, tau, work[0:0], out)
+
+
+@njit(STATE_SIGNATURE, cache=True)
+def inverse_dynamics_state(ki, kf, work, q, v, a, fext, out):
+    """Joint torques of one state into ``out`` (status as above)."""
+    status = valid_state(ki, q, v, a, fext, out, work)
+    if status:
+        return status
+    work = _work(ki, work, v.shape[0])
+    twist_forward_recursion(ki, kf, q, v, a, fext, work, False)
+    wrench_backward_recursion(ki, kf, a, work, out)
+    return 0
+
+
+@njit(FAST_SIGNATURE, cache=True)
+def inverse_dynamics_fast(ki, kf, work, q, v, a, out):
+    """inverse_dynamics_state without external wrenches (one argument less to dispatch)."""
+    return inverse_dynamics_state(ki, kf, work, q, v, a, work[0:0], out)
+
+
+@njit(GEOMETRY_SIGNATURE, cache=True)
+def geometry_and_factors(ki, kf, work, q, v, factors, energy):
+    """Full geometry (E_k of every link, rows of every P_k) and the kinetic energy at velocity v
+    into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for the
+    GIM, its factors and its inverse).  Status as above."""
+    status = valid_state(ki, q, v, v, np.zeros((0, 6)), v, work)
+    if status:
+        return status
+    zero = np.zeros(v.shape[0])
+    energy[0] = twist_forward_recursion(ki, kf, q, v, zero, np.zeros((0, 6)), work, True)
+    if factors:
+        k = articulated_backward_recursion(ki, kf, zero, work, True)
+        if k >= 0:
+            return k + 1
+    return 0
+
+
+@njit(cache=True, parallel=True)
+def forward_dynamics_batch(ki, kf, Q, V, TAU, FEXT, OUT, status, n_chunks):
+    """forward_dynamics_state over the leading axis of Q, V, TAU (and FEXT unless it is empty)."""
+    B = Q.shape[0]
+    nofext = np.zeros((0, 6))
+    for c in prange(n_chunks):
+        work = _work(ki, np.empty((0, T.W)), V.shape[1])
+        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
+            fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
+            status[b] = forward_dynamics_state(ki, kf, work, Q[b], V[b], TAU[b], fe, OUT[b])
+
+
+@njit(cache=True, parallel=True)
+def inverse_dynamics_batch(ki, kf, Q, V, A, FEXT, OUT, status, n_chunks):
+    """inverse_dynamics_state over the leading axis of Q, V, A (and FEXT unless it is empty)."""
+    B = Q.shape[0]
+    nofext = np.zeros((0, 6))
+    for c in prange(n_chunks):
+        work = _work(ki, np.empty((0, T.W)), V.shape[1])
+        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
+            fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
+            status[b] = inverse_dynamics_state(ki, kf, work, Q[b], V[b], A[b], fe, OUT[b])
