@@ -259,12 +259,11 @@ class Model:
         # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
         self.quaternion_index = _readonly(_offsets_in_q(jt, self.idx_q, QUATERNION_OFFSET), np.int64)
         self.circle_index = _readonly(_offsets_in_q(jt, self.idx_q, CIRCLE_OFFSET), np.int64)
-        self.link_mass_matrix = _readonly(link_mass_matrices(self.mass, self.com, self.inertia), float)
+        self._link_mass_matrix = None                     # on first use: 288 bytes per link
         self._modules = None
-        from .kernels import tables as T
         from .kernels.tables import build_tables
 
-        self._ki, self._kf = build_tables(self)  # the model packed for the compiled kernels
+        self._kt = build_tables(self)  # the model packed for the compiled kernels
         self._local = threading.local()
         self._link_index = {s: k for k, s in enumerate(self.link_names)}
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
@@ -349,9 +348,19 @@ class Model:
             )
 
     @property
-    def kernel_tables(self):
-        """(ki, kf): the model packed for the compiled kernels (:mod:`denoc_bridge.kernels.tables`)."""
-        return self._ki, self._kf
+    def kernel_table(self) -> np.ndarray:
+        """The model packed for the compiled kernels, as a read-only view (:mod:`denoc_bridge.kernels.tables`)."""
+        view = self._kt.view()
+        view.setflags(write=False)
+        return view
+
+    @property
+    def link_mass_matrix(self) -> np.ndarray:
+        """(n_links, 6, 6) spatial mass matrices ``M_k`` of the links about their origins, in
+        their frames (000 eq. 2b), computed on first use (the O(n) kernels do not need them)."""
+        if self._link_mass_matrix is None:
+            self._link_mass_matrix = _readonly(link_mass_matrices(self.mass, self.com, self.inertia), float)
+        return self._link_mass_matrix
 
     def thread_work(self) -> np.ndarray:
         """This thread's work array for the compiled recursions (see :class:`denoc_bridge.Data`)."""
@@ -392,7 +401,7 @@ class Model:
         from .kernels.tables import with_gravity
 
         self._gravity = _readonly(self._check_gravity(value), float)
-        self._kf = with_gravity(self._kf, self._gravity)
+        self._kt = with_gravity(self._kt, self._gravity)
 
     @property
     def modules(self) -> tuple:

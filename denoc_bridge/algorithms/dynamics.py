@@ -38,6 +38,13 @@ __all__ = [
     "inverse_mass_matrix",
 ]
 
+# bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
+# attribute lookup costs 10-25 ns
+_empty = np.empty
+_inverse_dynamics_fast = entry.inverse_dynamics_fast
+_forward_dynamics_fast = entry.forward_dynamics_fast
+
+
 def _work(model, data) -> np.ndarray:
     return model.thread_work() if data is None else data.check(model).work
 
@@ -63,11 +70,10 @@ def _raise_status(model, status, q, v, x, xname, prefix=""):
 
 
 def _batch(kernel, model, q, v, x, fext, B, xname):
-    ki, kf = model.kernel_tables
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
     n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
-    kernel(ki, kf, q, v, x, fext, out, status, n_chunks)
+    kernel(model._kt, q, v, x, fext, out, status, n_chunks)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -80,9 +86,8 @@ def _converted(state_kernel, batch_kernel, model, q, v, x, f_ext, data, xname):
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
     if B is not None:
         return _batch(batch_kernel, model, q, v, x, fext, B, xname)
-    ki, kf = model.kernel_tables
     out = np.empty(model.nv)
-    status = state_kernel(ki, kf, _work(model, data), q, v, x, fext, out)
+    status = state_kernel(model._kt, _work(model, data), q, v, x, fext, out)
     if status:
         _raise_status(model, status, q, v, x, xname)
     return out
@@ -106,13 +111,11 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
         [force; moment], in the link frame, moment about the link origin.
     """
     if f_ext is None:                                           # fast path: float64 C vectors
-        out = np.empty(model.nv)
-        work = getattr(model._local, "work", None) if data is None else data.work
+        out = _empty(model.nv)
         try:
-            if entry.inverse_dynamics_fast(model._ki, model._kf, model.thread_work() if work is None else work,
-                                           q, v, a, out) == 0:
+            if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
                 return out
-        except TypeError:                                       # another type: convert below
+        except (TypeError, AttributeError):                     # another type, or no work yet: below
             pass
     return _converted(entry.inverse_dynamics_state, entry.inverse_dynamics_batch, model, q, v, a, f_ext, data, "a")
 
@@ -132,13 +135,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) 
     when an articulated inertia is singular.
     """
     if f_ext is None:                                           # fast path: float64 C vectors
-        out = np.empty(model.nv)
-        work = getattr(model._local, "work", None) if data is None else data.work
+        out = _empty(model.nv)
         try:
-            if entry.forward_dynamics_fast(model._ki, model._kf, model.thread_work() if work is None else work,
-                                           q, v, tau, out) == 0:
+            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau,
+                                      out) == 0:
                 return out
-        except TypeError:                                       # another type: convert below
+        except (TypeError, AttributeError):                     # another type, or no work yet: below
             pass
     return _converted(entry.forward_dynamics_state, entry.forward_dynamics_batch, model, q, v, tau, f_ext, data,
                       "tau")
@@ -179,9 +181,8 @@ def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = Non
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
     data = Data(model) if data is None else data.check(model)
-    ki, kf = model.kernel_tables
     energy = np.zeros(1)
-    status = entry.geometry_and_factors(ki, kf, data.work, q, v, factors, energy)
+    status = entry.geometry_and_factors(model._kt, data.work, q, v, factors, energy)
     if status:
         _raise_status(model, status, q, v, v, "v")
     return Geometry(data, float(energy[0]))

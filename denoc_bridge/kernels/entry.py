@@ -6,7 +6,8 @@ geometry), runs the recursion passes and returns a status: 0 = done,
 -1 = a value is invalid, -2 = a shape is wrong (the Python layer then names
 the culprit), k + 1 = the articulated inertia of link k is singular.
 
-The single-state entries have explicit signatures: any other argument type
+The entries take the model as its table ``kt`` (:mod:`.tables`).  The
+single-state entries have explicit signatures: any other argument type
 (another dtype, a strided or read-only array, a list) makes the call raise
 ``TypeError`` instead of compiling a new version, and the Python layer then
 converts the arguments.  An empty ``work`` (0 rows) asks the entry to allocate
@@ -24,13 +25,12 @@ from .inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 
 MIN_NORM = 1e-12
 
-_KI = types.Array(types.int32, 2, "C", readonly=True)
-_KF = types.Array(types.float64, 2, "C", readonly=True)
+_KT = types.float64[:, ::1]
 _M = types.float64[:, ::1]
 _V = types.float64[::1]
-STATE_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, _V, _M, _V)          # ki, kf, work, q, v, x, fext, out
-FAST_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, _V, _V)                # without fext
-GEOMETRY_SIGNATURE = types.int64(_KI, _KF, _M, _V, _V, types.boolean, _V)  # ki, kf, work, q, v, factors, energy
+STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)          # kt, work, q, v, x, fext, out
+FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)                # without fext
+GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work, q, v, factors, energy
 
 
 @njit(cache=True)
@@ -76,8 +76,9 @@ def _work(ki, work, nv):
 
 
 @njit(STATE_SIGNATURE, cache=True)
-def forward_dynamics_state(ki, kf, work, q, v, tau, fext, out):
+def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
+    ki, kf = kt.view(T.INT), kt
     status = valid_state(ki, q, v, tau, fext, out, work)
     if status:
         return status
@@ -92,14 +93,15 @@ def forward_dynamics_state(ki, kf, work, q, v, tau, fext, out):
 
 
 @njit(FAST_SIGNATURE, cache=True)
-def forward_dynamics_fast(ki, kf, work, q, v, tau, out):
+def forward_dynamics_fast(kt, work, q, v, tau, out):
     """forward_dynamics_state without external wrenches (one argument less to dispatch)."""
-    return forward_dynamics_state(ki, kf, work, q, v, tau, work[0:0], out)
+    return forward_dynamics_state(kt, work, q, v, tau, work[0:0], out)
 
 
 @njit(STATE_SIGNATURE, cache=True)
-def inverse_dynamics_state(ki, kf, work, q, v, a, fext, out):
+def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     """Joint torques of one state into ``out`` (status as above)."""
+    ki, kf = kt.view(T.INT), kt
     status = valid_state(ki, q, v, a, fext, out, work)
     if status:
         return status
@@ -110,16 +112,17 @@ def inverse_dynamics_state(ki, kf, work, q, v, a, fext, out):
 
 
 @njit(FAST_SIGNATURE, cache=True)
-def inverse_dynamics_fast(ki, kf, work, q, v, a, out):
+def inverse_dynamics_fast(kt, work, q, v, a, out):
     """inverse_dynamics_state without external wrenches (one argument less to dispatch)."""
-    return inverse_dynamics_state(ki, kf, work, q, v, a, work[0:0], out)
+    return inverse_dynamics_state(kt, work, q, v, a, work[0:0], out)
 
 
 @njit(GEOMETRY_SIGNATURE, cache=True)
-def geometry_and_factors(ki, kf, work, q, v, factors, energy):
+def geometry_and_factors(kt, work, q, v, factors, energy):
     """Full geometry (E_k of every link, rows of every P_k) and the kinetic energy at velocity v
     into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for the
     GIM, its factors and its inverse).  Status as above."""
+    ki, kf = kt.view(T.INT), kt
     status = valid_state(ki, q, v, v, np.zeros((0, 6)), v, work)
     if status:
         return status
@@ -133,24 +136,24 @@ def geometry_and_factors(ki, kf, work, q, v, factors, energy):
 
 
 @njit(cache=True, parallel=True)
-def forward_dynamics_batch(ki, kf, Q, V, TAU, FEXT, OUT, status, n_chunks):
+def forward_dynamics_batch(kt, Q, V, TAU, FEXT, OUT, status, n_chunks):
     """forward_dynamics_state over the leading axis of Q, V, TAU (and FEXT unless it is empty)."""
     B = Q.shape[0]
     nofext = np.zeros((0, 6))
     for c in prange(n_chunks):
-        work = _work(ki, np.empty((0, T.W)), V.shape[1])
+        work = _work(kt.view(T.INT), np.empty((0, T.W)), V.shape[1])
         for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
             fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
-            status[b] = forward_dynamics_state(ki, kf, work, Q[b], V[b], TAU[b], fe, OUT[b])
+            status[b] = forward_dynamics_state(kt, work, Q[b], V[b], TAU[b], fe, OUT[b])
 
 
 @njit(cache=True, parallel=True)
-def inverse_dynamics_batch(ki, kf, Q, V, A, FEXT, OUT, status, n_chunks):
+def inverse_dynamics_batch(kt, Q, V, A, FEXT, OUT, status, n_chunks):
     """inverse_dynamics_state over the leading axis of Q, V, A (and FEXT unless it is empty)."""
     B = Q.shape[0]
     nofext = np.zeros((0, 6))
     for c in prange(n_chunks):
-        work = _work(ki, np.empty((0, T.W)), V.shape[1])
+        work = _work(kt.view(T.INT), np.empty((0, T.W)), V.shape[1])
         for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
             fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
-            status[b] = inverse_dynamics_state(ki, kf, work, Q[b], V[b], A[b], fe, OUT[b])
+            status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], A[b], fe, OUT[b])

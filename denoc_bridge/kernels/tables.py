@@ -1,18 +1,22 @@
-"""Kernel tables: the model packed into a few flat arrays, and the layout of the work buffer.
+"""Kernel tables: the model packed into one flat array, and the layout of the work buffer.
 
-The compiled recursions receive the model as four arrays (one row per link for
-the first two, so that a link's data is contiguous in memory):
+The compiled recursions receive the model as one float64 array ``kt`` with a
+row per link (a link's data is contiguous in memory).  Its first ``FI``
+columns hold integers: ``ki = kt.view(np.int32)`` reads them as int32
+columns 0..NI-1:
 
-* ``ki`` (n_links, NI) int64: parent, joint type, q/v indices, rotation code,
-  aligned degree of freedom and its sign, the q index and size of the joint's
-  unit quaternion or (cos, sin) pair (NORM0 = -1 if none); row i also holds
-  module i (first link, end link, parent module), row 0 the number of modules;
-* ``kf`` (n_links, NF) float64: joint placement (R0, r0), axes, compact body
-  inertia (mass m, first moment h = m c, inertia about the link origin I_O),
-  armature of the joint's DOFs, inertia scale; row 0 holds gravity.
+* parent, joint type, q/v indices, rotation code, aligned degree of freedom
+  and its sign, the q index and size of the joint's unit quaternion or
+  (cos, sin) pair (NORM0 = -1 if none); row i also holds module i (first link,
+  end link, parent module), row 0 the number of modules.
 
-The compiled entries then take two table arrays, which keeps the cost of a call
-from Python low (each array argument costs about 40 ns to dispatch).
+The float columns that follow hold the joint placement (R0, r0), axes, compact
+body inertia (mass m, first moment h = m c, inertia about the link origin
+I_O), armature of the joint's DOFs, inertia scale; row 0 holds gravity.
+
+One array rather than an int and a float table: each array argument of a
+compiled entry costs about 40 ns to dispatch from Python, a tenth of a panda
+inverse dynamics.
 
 Rotation codes (``ROT``) describe ``E_k`` (parent to child coordinates):
 0/1/2 = a rotation about the x/y/z axis by the joint angle (a one-DOF
@@ -29,6 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..spatial import link_mass_matrices
+
 # integer columns (int32), per link, the ones every pass reads first
 PARENT, JTYPE, IDX_Q, IDX_V, NV, ROT, DOF, SIGN, NQ, NORM0, NORMSZ = range(11)
 # per module, stored in row i for module i (there are never more modules than links)
@@ -36,19 +42,20 @@ MFIRST, MEND, MPARENT = 11, 12, 13
 NMOD = 14     # number of modules, row 0
 NI = 15
 INT = np.int32
-# float columns: the first 16 (two cache lines) hold what the recursions read on every link
-T0 = 0        # 3: placement translation r0
-MASS = 3      # 1
-H = 4         # 3: first moment m c
-IO = 7        # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
-ARM0 = 13     # 1: armature of the joint's first DOF
-SCALE = 14    # 1: largest diagonal entry of the 6x6 link mass matrix
-ARM = 16      # 6: armature of the joint's DOFs
-AXIS = 22     # 3
-R0 = 25       # 9: placement rotation, row major
-AXIS2 = 34    # 3
-GRAV = 37     # 3: gravity, row 0
-NF = 40
+FI = 8        # float columns taken by the NI int32 columns (one cache line)
+# float columns: the first 16 after the integers hold what the recursions read on every link
+T0 = FI + 0       # 3: placement translation r0
+MASS = FI + 3     # 1
+H = FI + 4        # 3: first moment m c
+IO = FI + 7       # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
+ARM0 = FI + 13    # 1: armature of the joint's first DOF
+SCALE = FI + 14   # 1: largest diagonal entry of the 6x6 link mass matrix
+ARM = FI + 16     # 6: armature of the joint's DOFs
+AXIS = FI + 22    # 3
+R0 = FI + 25      # 9: placement rotation, row major
+AXIS2 = FI + 34   # 3
+GRAV = FI + 37    # 3: gravity, row 0
+NT = FI + 40
 
 ROT_X, ROT_Y, ROT_Z, ROT_IDENTITY, ROT_GENERAL = range(5)
 
@@ -57,11 +64,15 @@ _PRISMATIC = 2
 
 
 def build_tables(model):
-    """(ki, kf) of a model (read-only arrays), built without a Python loop over links."""
+    """The table ``kt`` of a model, built without a Python loop over links.  It stays writable
+    (a read-only array costs 30 ns more to dispatch) but is private to the model: nothing
+    writes to it after this."""
     L = model.n_links
+    kt = np.zeros((L, NT), dtype=np.float64)
+    kf = kt
     jt = np.asarray(model.joint_type, dtype=np.int64)
     axis = np.asarray(model.joint_axis, dtype=float).reshape(L, 3)
-    ki = np.zeros((L, NI), dtype=INT)
+    ki = kt.view(INT)
     ki[:, PARENT] = model.parent
     ki[:, JTYPE] = jt
     ki[:, IDX_Q] = model.idx_q
@@ -79,12 +90,11 @@ def build_tables(model):
     identity = np.all(np.asarray(model.joint_rotation).reshape(L, 9) == np.eye(3).ravel(), axis=1)
     ki[:, ROT] = np.where(identity & revolute_like & aligned, first_unit,
                           np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL))
-    kf = np.zeros((L, NF), dtype=np.float64)
     kf[:, R0:R0 + 9] = np.asarray(model.joint_rotation).reshape(L, 9)
     kf[:, T0:T0 + 3] = model.joint_translation
     kf[:, AXIS:AXIS + 3] = axis
     kf[:, AXIS2:AXIS2 + 3] = model.joint_axis2
-    Mk = np.asarray(model.link_mass_matrix).reshape(L, 6, 6)
+    Mk = link_mass_matrices(model.mass, model.com, model.inertia)   # a temporary (L, 6, 6)
     kf[:, MASS] = model.mass
     kf[:, H:H + 3] = np.asarray(model.mass)[:, None] * np.asarray(model.com).reshape(L, 3)
     for c, (a, b) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
@@ -112,18 +122,15 @@ def build_tables(model):
         raise ValueError("models beyond 2**31 links or DOF are not supported")
     if L:
         kf[0, GRAV:GRAV + 3] = model.gravity
-    for a in (ki, kf):
-        a.setflags(write=False)
-    return ki, kf
+    return kt
 
 
-def with_gravity(kf, gravity):
-    """A copy of the float table with another gravity."""
-    kf = kf.copy()
-    if kf.shape[0]:
-        kf[0, GRAV:GRAV + 3] = gravity
-    kf.setflags(write=False)
-    return kf
+def with_gravity(kt, gravity):
+    """A copy of the table with another gravity."""
+    kt = kt.copy()
+    if kt.shape[0]:
+        kt[0, GRAV:GRAV + 3] = gravity
+    return kt
 
 
 # ------------------------------------------------------------------ the work array
