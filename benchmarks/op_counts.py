@@ -115,7 +115,7 @@ def count(model, seed: int = 0) -> dict:
     run("fd.twist_forward_recursion", lambda: twist_forward_recursion(ki, kf, qF, vF, _flops(np.zeros(nv)), nofext,
                                                                       work, False))
     run("fd.articulated_backward_recursion", lambda: articulated_backward_recursion(ki, kf, tauF, work, False))
-    run("fd.acceleration_forward_recursion", lambda: acceleration_forward_recursion(ki, work, out))
+    run("fd.acceleration_forward_recursion", lambda: acceleration_forward_recursion(ki, kf, work, out))
     a_counted = np.array([float(o) for o in out])
     a_ref = db.forward_dynamics(model, q, v, x)
     assert np.allclose(a_counted, a_ref, rtol=1e-12, atol=1e-12), "the counted run must reproduce forward_dynamics"

@@ -27,7 +27,7 @@ class Data:
 
     def __init__(self, model):
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
-        self.work = np.zeros((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
+        self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 
     def check(self, model) -> "Data":
         if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):

@@ -165,9 +165,10 @@ class Geometry:
 
     def __init__(self, data, energy):
         L, nv = data.n_links, data.nv
-        _, e_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, data.n_modules)
-        self.E = data.rows(e_row, L, 0, 9).reshape(L, 3, 3)
-        self.r = data.rows(0, L, T.C_R, 3)
+        _, g_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, data.n_modules)
+        pairs = data.work[g_row:g_row + 2 * L].reshape(L, 2 * T.W)       # per link: E_k (9), r_k (3)
+        self.E = np.ascontiguousarray(pairs[:, 0:9]).reshape(L, 3, 3)
+        self.r = np.ascontiguousarray(pairs[:, T.W + T.G_R:T.W + T.G_R + 3])
         self.P = data.rows(p_row, nv, 0, 6)
         self.Psi = data.rows(dof_row, nv, T.H_PSI, 6)
         self.Ihat = data.rows(ihat_row, nv, 0, 6)

@@ -88,7 +88,7 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     k = articulated_backward_recursion(ki, kf, tau, work, False)
     if k >= 0:
         return k + 1
-    acceleration_forward_recursion(ki, work, out)
+    acceleration_forward_recursion(ki, kf, work, out)
     return 0
 
 

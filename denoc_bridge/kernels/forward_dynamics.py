@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from . import tables as T
-from .inverse_dynamics import modules, n_modules, offset, rotation, unit6
+from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
 from .spatial6 import (apply_A, apply_At, column, congruence_to_parent, diagonal_max, minus_outer,
                        pick6, plus_link_mass, sym_index)
 
@@ -80,7 +80,7 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
     Returns (ok, Mbar, xi + Psi phihat); ``s`` is (6, 6, 6) scratch."""
     L = ki.shape[0]
     v0 = ki[k, T.IDX_V]
-    dof, prow, ihat, ihatinv = 2 * L + v0, 2 * L + nv + v0, 2 * L + 2 * nv + v0, 2 * L + 3 * nv + v0
+    dof, prow, ihat, ihatinv = 3 * L + v0, 3 * L + nv + v0, 3 * L + 2 * nv + v0, 3 * L + 3 * nv + v0
     z = ki[k, T.NV]
     PsiHat, Ik, Iinv, ph = s[0], s[1], s[2], s[5, 0]
     for n in range(z):
@@ -127,11 +127,21 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
 
 
 @njit(cache=True, inline="always")
-def load_mass(work, r):
-    """The 21-tuple mass stored in rows r (entries 0..11) and r + 1 (entries 12..20)."""
-    return (work[r, 0], work[r, 1], work[r, 2], work[r, 3], work[r, 4], work[r, 5], work[r, 6], work[r, 7],
-            work[r, 8], work[r, 9], work[r, 10], work[r, 11], work[r + 1, 0], work[r + 1, 1], work[r + 1, 2],
-            work[r + 1, 3], work[r + 1, 4], work[r + 1, 5], work[r + 1, 6], work[r + 1, 7], work[r + 1, 8])
+def load_mass(work, b):
+    """The 21-tuple mass stored in rows b, b + 1 (8 entries each) and b + 2 (5 entries)."""
+    return (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5], work[b, 6], work[b, 7],
+            work[b + 1, 0], work[b + 1, 1], work[b + 1, 2], work[b + 1, 3], work[b + 1, 4], work[b + 1, 5],
+            work[b + 1, 6], work[b + 1, 7], work[b + 2, 0], work[b + 2, 1], work[b + 2, 2], work[b + 2, 3],
+            work[b + 2, 4])
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def to_parent(code, c, s, e, r0, r1, r2, M, xi, mag):
+    """(A^T Mbar A, A^T xi, scale) with A = A_{k,b} (000 eq. 20); the scale of the inertia grows
+    with the lever (1 + |r_k|)^2."""
+    lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    return (congruence_to_parent(code, c, s, e, r0, r1, r2, M),
+            apply_At(code, c, s, e, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), mag * lever * lever)
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -148,20 +158,19 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
     """
     L, nv = ki.shape[0], tau.shape[0]
     S = n_modules(ki)
-    mod = 2 * L + 4 * nv
     s = np.zeros((6, 6, 6))
-    for r in range(mod, mod + 4 * S - 1, 4):                    # module accumulators: mass, scale, xi
-        for j in range(T.W):
-            work[r, j] = 0.0
-            work[r + 1, j] = 0.0
-            work[r + 2, j] = 0.0
+    for i in range(S):                                          # module accumulators: mass, scale, xi
+        b = module_row(L, nv, i)
+        for r in range(b, b + T.M_VEC + 1):
+            for j in range(T.W):
+                work[r, j] = 0.0
     for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
-        a_row = mod + 4 * i
-        M = load_mass(work, a_row)
-        b = a_row + 2
+        b = module_row(L, nv, i)
+        M = load_mass(work, b)
+        mag = work[b + 2, T.M_MAG]
+        b += T.M_VEC
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-        mag = work[a_row + 1, T.M_MAG]
         for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
             M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
                                kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
@@ -169,22 +178,23 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
             o = T.C_W
             xi = (xi[0] + work[k, o], xi[1] + work[k, o + 1], xi[2] + work[k, o + 2], xi[3] + work[k, o + 3],
                   xi[4] + work[k, o + 4], xi[5] + work[k, o + 5])   # xi_k = w~_k + eta~_k
-            scale = max(kf[k, T.SCALE], mag)
             mag_k = diagonal_max(M)
-            d = ki[k, T.DOF]
+            d = T.dof_index(ki, k)
             if d >= 0:                                          # P_k = sign e_d: a column of Mhat
+                scale = max(max(kf[k, T.MASS], kf[k, T.ARM0]),
+                            max(kf[k, T.IO], kf[k, T.IO + 3], kf[k, T.IO + 5]), mag)   # = SCALE, from hot data
                 v0 = ki[k, T.IDX_V]
-                sg = ki[k, T.SIGN]
+                sg = T.dof_sign(ki, k)
                 col = column(M, d)
                 I = pick6(col, d) + kf[k, T.ARM0]               # Ihat_k = p^T Mhat p      (A.4)
                 if not (I > SINGULAR_RTOL * scale):
                     return k
                 inv = 1.0 / I
                 if factors:                                     # for U, D and the inverse GIM
-                    work[2 * L + 2 * nv + v0, 0] = I
-                    work[2 * L + 3 * nv + v0, 0] = inv
+                    work[3 * L + 2 * nv + v0, 0] = I
+                    work[3 * L + 3 * nv + v0, 0] = inv
                 ph = tau[v0] - sg * pick6(xi, d)                # phihat_k                 (31)
-                dof = 2 * L + v0
+                dof = 3 * L + v0
                 work[dof, T.H_PHIT] = ph * inv                  # phitilde_k               (35)
                 psi = (col[0] * inv, col[1] * inv, col[2] * inv, col[3] * inv, col[4] * inv, col[5] * inv)
                 for j in range(6):
@@ -197,36 +207,38 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 xa = np.empty(6)
                 for j in range(6):
                     xa[j] = xi[j]
+                scale = max(kf[k, T.SCALE], mag)
                 ok, M, xi = articulated_joint_general(ki, kf, k, nv, work, M, xa, tau, scale, s)
                 if not ok:
                     return k
             if p < 0 and k == first:
                 continue
-            r0, r1, r2 = offset(work, k)
-            lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
-            mag = mag_k * lever * lever
             code, c, sn, e = rotation(ki, work, k)
-            M = congruence_to_parent(code, c, sn, e, r0, r1, r2, M)          # A^T Mbar A
-            xi = apply_At(code, c, sn, e, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+            if code <= 2:                                       # r_k = r0 (see offset)
+                M, xi, mag = to_parent(code, c, sn, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2], M, xi,
+                                       mag_k)
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                M, xi, mag = to_parent(code, c, sn, e, r0, r1, r2, M, xi, mag_k)
             if k == first:                                      # to the parent module (eq. 20)
-                pa = mod + 4 * p
-                for j in range(12):
+                pa = module_row(L, nv, p)
+                for j in range(8):
                     work[pa, j] += M[j]
-                for j in range(9):
-                    work[pa + 1, j] += M[12 + j]
+                    work[pa + 1, j] += M[8 + j]
+                for j in range(5):
+                    work[pa + 2, j] += M[16 + j]
                 for j in range(6):
-                    work[pa + 2, j] += xi[j]
-                work[pa + 1, T.M_MAG] = max(work[pa + 1, T.M_MAG], mag)
+                    work[pa + T.M_VEC, j] += xi[j]
+                work[pa + 2, T.M_MAG] = max(work[pa + 2, T.M_MAG], mag)
     return -1
 
 
 @njit(cache=True, fastmath={"contract"})
-def acceleration_forward_recursion(ki, work, qdd):
+def acceleration_forward_recursion(ki, kf, work, qdd):
     """Step 2 of 000 Table 3, M_1..M_s and 1^i..eta^i: mu~_k = A_{k,b} mu_b (003 eq. 37),
     qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k (eq. 37).
-    The third row of module i receives mu of its last link for the child modules."""
+    The vector row of module i receives mu of its last link for the child modules."""
     L, nv = ki.shape[0], qdd.shape[0]
-    mod = 2 * L + 4 * nv
     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
@@ -234,26 +246,29 @@ def acceleration_forward_recursion(ki, work, qdd):
             code, c, s, e = rotation(ki, work, k)
             if k == first:
                 if p >= 0:
-                    b = mod + 4 * p + 2
+                    b = module_row(L, nv, p) + T.M_VEC
                     mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
                 else:
                     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            r0, r1, r2 = offset(work, k)
-            m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, r0, r1, r2,
-                                             mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])   # mu~_k
+            if code <= 2:                                       # r_k = r0 (see offset)
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
+                                                 mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])   # mu~_k
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])
             v0 = ki[k, T.IDX_V]
-            d = ki[k, T.DOF]
+            d = T.dof_index(ki, k)
             for n in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
-                row, o = 2 * L + v0 + n, T.H_PSI
+                row, o = 3 * L + v0 + n, T.H_PSI
                 qdd[v0 + n] = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1
                                                      + work[row, o + 2] * m2 + work[row, o + 3] * m3
                                                      + work[row, o + 4] * m4 + work[row, o + 5] * m5)
             if d >= 0:                                          # mu_k = P_k qdd_k + mu~_k   (37)
-                u = unit6(d, ki[k, T.SIGN] * qdd[v0])
+                u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
                 for n in range(ki[k, T.NV]):
-                    a, row = qdd[v0 + n], 2 * L + nv + v0 + n
+                    a, row = qdd[v0 + n], 3 * L + nv + v0 + n
                     m0 += work[row, 0] * a
                     m1 += work[row, 1] * a
                     m2 += work[row, 2] * a
@@ -261,6 +276,6 @@ def acceleration_forward_recursion(ki, work, qdd):
                     m4 += work[row, 4] * a
                     m5 += work[row, 5] * a
                 mu = (m0, m1, m2, m3, m4, m5)
-        b = mod + 4 * i + 2
+        b = module_row(L, nv, i) + T.M_VEC
         for j in range(6):
             work[b, j] = mu[j]

@@ -2,11 +2,13 @@
 joint-motion propagation matrices ``P_k`` (000 eq. 7b; 001 eq. A.4).
 
 ``E_k`` is kept as its rotation code (:mod:`.tables`): for codes 0-2 the
-(cos, sin) pair in the link row of the work array; for the general code the 3x3
-matrix (row major) in row ``L + k``.  The link row also receives the offset
-``r_k`` of the link origin in the parent frame; the rows of ``P_k`` go to the P
-region (row ``2 L + nv + v``) for joints without an aligned axis.  With
-``full`` every ``E_k`` and every ``P_k`` is written (for the O(n^2) algorithms).
+(cos, sin) pair goes to the link row of the work array and ``r_k`` is the
+constant ``r0`` of the table; for codes 3-4 the 3x3 ``E_k`` (row major) and
+``r_k`` go to the link's two geometry rows (from row ``L + 2 k``; entry n of
+E_k at ``(L + 2 k + n // 8, n % 8)``, r_k in columns 1-3 of the second row).  The
+rows of ``P_k`` go to the P region for joints without an aligned axis.  With
+``full`` every ``E_k``, ``r_k`` and ``P_k`` is written (for the O(n^2)
+algorithms).
 """
 
 import numpy as np
@@ -15,22 +17,35 @@ from numba import njit
 from . import tables as T
 from .joints import joint_subspace, joint_transform
 from .spatial6 import rot3
+from .trig import cos_sin_any
+
+
+@njit(cache=True, inline="always")
+def geometry_row(L, k):
+    """First of the two geometry rows of link k."""
+    return L + 2 * k
+
+
+@njit(cache=True, inline="always")
+def set_e(work, g, n, x):
+    """Entry n (0-8, row major) of E_k, g = geometry_row(L, k)."""
+    work[g + (n >> 3), n & 7] = x
 
 
 @njit(cache=True, fastmath={"contract"})
-def joint_geometry_pass(ki, kf, q, nv, work, full):
-    """Geometry of every link.  The links are independent here, so this loop is kept apart
-    from the recursions: the cos/sin of consecutive joints then overlap in the pipeline."""
+def joint_geometry_pass(ki, kf, q, nv, work, full, first, end, poly):
+    """Geometry of links first..end-1.  The links are independent here, so this loop is kept
+    apart from the recursions (which call it block by block): the cos/sin of consecutive
+    joints then overlap in the pipeline, and the block is still in cache when the recursion
+    reads it.  ``poly``: all of q is within the range of the branch-free cos/sin
+    (:mod:`.trig`)."""
     L = ki.shape[0]
-    for k in range(L):
-        code = ki[k, T.ROT]
-        jt = ki[k, T.JTYPE]
+    for k in range(first, end):
+        code = T.rot_code(ki, k)
+        jt = T.joint_type(ki, k)
         iq = ki[k, T.IDX_Q]
-        work[k, T.C_R] = kf[k, T.T0]
-        work[k, T.C_R + 1] = kf[k, T.T0 + 1]
-        work[k, T.C_R + 2] = kf[k, T.T0 + 2]
         if jt == 0:
-            c, s = np.cos(q[iq]), np.sin(q[iq])
+            c, s = cos_sin_any(q[iq], poly)
         elif jt == 1:                                           # continuous: (cos, sin), normalised
             n = np.sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1])
             c, s = q[iq] / n, q[iq + 1] / n
@@ -38,39 +53,64 @@ def joint_geometry_pass(ki, kf, q, nv, work, full):
             c, s = 1.0, 0.0
         if code <= 2:                                           # rotation about a coordinate axis
             work[k, T.C_CS] = c
-            work[k, T.C_CS + 1] = ki[k, T.SIGN] * s
-        elif code == T.ROT_IDENTITY:                            # prismatic: r = r0 + axis q
+            work[k, T.C_CS + 1] = T.dof_sign(ki, k) * s
+            if full:
+                coded_rotation_and_offset(ki, kf, k, c, T.dof_sign(ki, k) * s, work)
+                joint_rows(ki, kf, q, k, nv, work)
+            continue
+        g = geometry_row(L, k)
+        for i in range(3):
+            work[g + 1, T.G_R + i] = kf[k, T.T0 + i]
+        if code == T.ROT_IDENTITY:                              # prismatic: r = r0 + axis q
             x = q[iq]
-            work[k, T.C_R] += kf[k, T.AXIS] * x
-            work[k, T.C_R + 1] += kf[k, T.AXIS + 1] * x
-            work[k, T.C_R + 2] += kf[k, T.AXIS + 2] * x
-        elif ki[k, T.DOF] >= 0 and jt <= 1:                     # axis e_a, general placement: E = (R0 R_J)^T,
-            a = ki[k, T.DOF]                                    # R0 R_J keeps column a of R0 and turns
+            for i in range(3):
+                work[g + 1, T.G_R + i] += kf[k, T.AXIS + i] * x
+            if full:
+                coded_rotation_and_offset(ki, kf, k, c, s, work)
+        elif T.dof_index(ki, k) >= 0 and jt <= 1:               # axis e_a, general placement: E = (R0 R_J)^T,
+            a = T.dof_index(ki, k)                              # R0 R_J keeps column a of R0 and turns
             i, j = (a + 1) % 3, (a + 2) % 3                     # columns i, j by the joint angle
-            s = ki[k, T.SIGN] * s
+            s = T.dof_sign(ki, k) * s
             for m in range(3):
-                work[L + k, 3 * a + m] = kf[k, T.R0 + 3 * m + a]
+                set_e(work, g, 3 * a + m, kf[k, T.R0 + 3 * m + a])
                 ri, rj = kf[k, T.R0 + 3 * m + i], kf[k, T.R0 + 3 * m + j]
-                work[L + k, 3 * i + m] = c * ri + s * rj
-                work[L + k, 3 * j + m] = c * rj - s * ri
+                set_e(work, g, 3 * i + m, c * ri + s * rj)
+                set_e(work, g, 3 * j + m, c * rj - s * ri)
         elif jt <= 2:
-            one_dof_general(kf, k, jt, q[iq], c, s, L, work)
+            one_dof_general(kf, k, jt, q[iq], c, s, g, work)
         else:
-            multi_dof_general(ki, kf, q, k, work)
-        if full or ki[k, T.DOF] < 0:
-            joint_rows(ki, kf, q, k, nv, work, full)
+            multi_dof_general(ki, kf, q, k, g, work)
+        if full or T.dof_index(ki, k) < 0:
+            joint_rows(ki, kf, q, k, nv, work)
+
+
+@njit(cache=True)
+def coded_rotation_and_offset(ki, kf, k, c, s, work):
+    """For a full pass: the 3x3 E_k of a coded rotation (and r_k = r0 for codes 0-2) in the
+    geometry slots."""
+    g = geometry_row(ki.shape[0], k)
+    code = T.rot_code(ki, k)
+    e = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for n in range(3):                                          # columns of E_k: E_k e_n
+        e0, e1, e2 = rot3(code, c, s, e, 1.0 if n == 0 else 0.0, 1.0 if n == 1 else 0.0, 1.0 if n == 2 else 0.0)
+        set_e(work, g, n, e0)
+        set_e(work, g, 3 + n, e1)
+        set_e(work, g, 6 + n, e2)
+    if code <= 2:
+        for i in range(3):
+            work[g + 1, T.G_R + i] = kf[k, T.T0 + i]
 
 
 @njit(cache=True, fastmath={"contract"})
-def one_dof_general(kf, k, jt, x, c, s, L, work):
+def one_dof_general(kf, k, jt, x, c, s, g, work):
     """E_k = (R0 R_J)^T and r_k for a revolute, continuous or prismatic joint about any axis e:
     R_J = c 1 + s ex + (1 - c) e e^T (Rodrigues) or, prismatic, R_J = 1 and r = r0 + R0 e x."""
     e0, e1, e2 = kf[k, T.AXIS], kf[k, T.AXIS + 1], kf[k, T.AXIS + 2]
     if jt == 2:
         R00, R01, R02, R10, R11, R12, R20, R21, R22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
         for i in range(3):
-            work[k, T.C_R + i] += (kf[k, T.R0 + 3 * i] * e0 + kf[k, T.R0 + 3 * i + 1] * e1
-                                   + kf[k, T.R0 + 3 * i + 2] * e2) * x
+            work[g + 1, T.G_R + i] += (kf[k, T.R0 + 3 * i] * e0 + kf[k, T.R0 + 3 * i + 1] * e1
+                                       + kf[k, T.R0 + 3 * i + 2] * e2) * x
     else:
         t = 1.0 - c
         R00, R01, R02 = c + t * e0 * e0, t * e0 * e1 - s * e2, t * e0 * e2 + s * e1
@@ -78,40 +118,31 @@ def one_dof_general(kf, k, jt, x, c, s, L, work):
         R20, R21, R22 = t * e2 * e0 - s * e1, t * e2 * e1 + s * e0, c + t * e2 * e2
     for i in range(3):                                          # row i of R0 R_J is column i of E
         a0, a1, a2 = kf[k, T.R0 + 3 * i], kf[k, T.R0 + 3 * i + 1], kf[k, T.R0 + 3 * i + 2]
-        work[L + k, i] = a0 * R00 + a1 * R10 + a2 * R20
-        work[L + k, 3 + i] = a0 * R01 + a1 * R11 + a2 * R21
-        work[L + k, 6 + i] = a0 * R02 + a1 * R12 + a2 * R22
+        set_e(work, g, i, a0 * R00 + a1 * R10 + a2 * R20)
+        set_e(work, g, 3 + i, a0 * R01 + a1 * R11 + a2 * R21)
+        set_e(work, g, 6 + i, a0 * R02 + a1 * R12 + a2 * R22)
 
 
 @njit(cache=True)
-def multi_dof_general(ki, kf, q, k, work):
+def multi_dof_general(ki, kf, q, k, g, work):
     """E_k = (R0 R_J)^T and r_k = r0 + R0 p_J for a multi-DOF joint (spherical, free-flyer,
     universal, planar, translation)."""
     RJ, pJ, tmpR = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     iq = ki[k, T.IDX_Q]
-    joint_transform(ki[k, T.JTYPE], kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3], q[iq:iq + ki[k, T.NQ]],
-                    RJ, pJ, tmpR)
-    L = ki.shape[0]
+    joint_transform(T.joint_type(ki, k), kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3],
+                    q[iq:iq + ki[k, T.NQ]], RJ, pJ, tmpR)
     for i in range(3):
         for j in range(3):
-            work[L + k, 3 * j + i] = kf[k, T.R0 + 3 * i] * RJ[0, j] + kf[k, T.R0 + 3 * i + 1] * RJ[1, j] \
-                + kf[k, T.R0 + 3 * i + 2] * RJ[2, j]
-        work[k, T.C_R + i] += kf[k, T.R0 + 3 * i] * pJ[0] + kf[k, T.R0 + 3 * i + 1] * pJ[1] \
+            set_e(work, g, 3 * j + i, kf[k, T.R0 + 3 * i] * RJ[0, j] + kf[k, T.R0 + 3 * i + 1] * RJ[1, j]
+                  + kf[k, T.R0 + 3 * i + 2] * RJ[2, j])
+        work[g + 1, T.G_R + i] += kf[k, T.R0 + 3 * i] * pJ[0] + kf[k, T.R0 + 3 * i + 1] * pJ[1] \
             + kf[k, T.R0 + 3 * i + 2] * pJ[2]
 
 
 @njit(cache=True)
-def joint_rows(ki, kf, q, k, nv, work, full):
-    """Rows of P_k (P region of the work array), and with ``full`` the 3x3 E_k of a coded rotation."""
-    L = ki.shape[0]
-    code = ki[k, T.ROT]
-    if full and code != T.ROT_GENERAL:
-        c, s = work[k, T.C_CS], work[k, T.C_CS + 1]
-        e = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        for n in range(3):                                      # columns of E_k: E_k e_n
-            e0, e1, e2 = rot3(code, c, s, e, 1.0 if n == 0 else 0.0, 1.0 if n == 1 else 0.0, 1.0 if n == 2 else 0.0)
-            work[L + k, n], work[L + k, 3 + n], work[L + k, 6 + n] = e0, e1, e2
+def joint_rows(ki, kf, q, k, nv, work):
+    """Rows of P_k (P region of the work array)."""
     iq = ki[k, T.IDX_Q]
-    row = 2 * L + nv + ki[k, T.IDX_V]
-    joint_subspace(ki[k, T.JTYPE], kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3], q[iq:iq + ki[k, T.NQ]],
-                   work[row:row + ki[k, T.NV], 0:6])
+    row = 3 * ki.shape[0] + nv + ki[k, T.IDX_V]
+    joint_subspace(T.joint_type(ki, k), kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3],
+                   q[iq:iq + ki[k, T.NQ]], work[row:row + ki[k, T.NV], 0:6])

@@ -11,42 +11,59 @@ and only the first link of a module adds into the accumulator of its parent
 module (both in the module rows of the work array): 000 eq. (7a),
 ``A^{i,beta}`` acts on the last link of ``M_beta`` only.
 
-Work array (:mod:`.tables`): link row k = ``work[k]``, general rotation
-``work[L + k]``, P rows ``work[2 L + nv + v]``, module rows from
-``work[2 L + 4 nv + 4 i]`` (the twist and twist rate in the fourth).
+Work array (:mod:`.tables`): link row k = ``work[k]`` ((cos, sin), w_k),
+geometry rows of link k from row ``L + 2 k``, P rows from row ``3 L + nv``,
+the rows of module i from row ``3 L + 4 nv + 6 i``.
 """
 
 import numpy as np
 from numba import njit
 
 from . import tables as T
-from .geometry import joint_geometry_pass
+from .geometry import geometry_row, joint_geometry_pass
 from .joints import UNIVERSAL
 from .spatial6 import apply_At, cross3, pick6, rot3
+from .trig import poly_ok
 
+#: links per block of the geometry pass inside the forward recursion
+GEOMETRY_BLOCK = 64
 NO_E = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def rotation(ki, work, k):
     """(code, c, s, e) of E_k: e is read only for the general code."""
-    code = ki[k, T.ROT]
+    code = T.rot_code(ki, k)
     if code == T.ROT_GENERAL:
-        g = ki.shape[0] + k
+        g = geometry_row(ki.shape[0], k)
         return code, 0.0, 0.0, (work[g, 0], work[g, 1], work[g, 2], work[g, 3], work[g, 4], work[g, 5], work[g, 6],
-                                work[g, 7], work[g, 8])
+                                work[g, 7], work[g + 1, 0])
     return code, work[k, T.C_CS], work[k, T.C_CS + 1], NO_E
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def offset(work, k):
-    return work[k, T.C_R], work[k, T.C_R + 1], work[k, T.C_R + 2]
+def offset(kf, work, L, k, code):
+    """r_k: the table's r0 for the rotation codes 0-2, else the geometry rows.
+
+    The passes branch on ``code <= 2`` themselves and call their per-link step once in each
+    branch, with r0 read from the table in the first: a branch on the source of r_k inside the
+    step cost a third of the pass's time (measured), as did decoding the code twice."""
+    if code <= 2:
+        return kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2]
+    g = geometry_row(L, k) + 1
+    return work[g, T.G_R], work[g, T.G_R + 1], work[g, T.G_R + 2]
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def modules(ki, i):
     """(first link, end link, parent module) of module i."""
     return ki[i, T.MFIRST], ki[i, T.MEND], ki[i, T.MPARENT]
+
+
+@njit(cache=True, inline="always")
+def module_row(L, nv, i):
+    """First of the rows of module i."""
+    return 3 * L + 4 * nv + T.MOD_ROWS * i
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -121,7 +138,7 @@ def general_joint_rates(ki, kf, work, k, qd, qdd):
     general axis); Pdot qd is non-zero for the universal joint only:
     [(P_0 x axis2) qd_0 qd_1; 0]."""
     v0 = ki[k, T.IDX_V]
-    row = 2 * ki.shape[0] + qd.shape[0] + v0                    # P rows
+    row = 3 * ki.shape[0] + qd.shape[0] + v0                    # P rows
     a = np.zeros(6)
     b = np.zeros(6)
     for n in range(ki[k, T.NV]):
@@ -129,7 +146,7 @@ def general_joint_rates(ki, kf, work, k, qd, qdd):
             a[j] += work[row + n, j] * qd[v0 + n]
             b[j] += work[row + n, j] * qdd[v0 + n]
     cj = (0.0, 0.0, 0.0)
-    if ki[k, T.JTYPE] == UNIVERSAL:
+    if T.joint_type(ki, k) == UNIVERSAL:
         j0, j1, j2 = cross3(work[row, 0], work[row, 1], work[row, 2], kf[k, T.AXIS2], kf[k, T.AXIS2 + 1],
                             kf[k, T.AXIS2 + 2])
         f = qd[v0] * qd[v0 + 1]
@@ -146,33 +163,41 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
     sum_k 1/2 t_k^T M_k t_k.
     """
     L, nv = ki.shape[0], qd.shape[0]
-    joint_geometry_pass(ki, kf, q, nv, work, full)              # independent per link: cos/sin pipeline
-    mod = 2 * L + 4 * nv
     energy = 0.0
     has_fext = fext.shape[0] > 0
     g0, g1, g2 = gravity(kf) if L > 0 else (0.0, 0.0, 0.0)
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     t, td = zero, zero
+    done = 0                                                    # links whose geometry is computed
+    poly = poly_ok(q)
     for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
         for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+            if k >= done:                                       # the geometry of the next block
+                done = min(k + GEOMETRY_BLOCK, L)
+                joint_geometry_pass(ki, kf, q, nv, work, full, k, done, poly)
             if k == first:
                 if p < 0:
                     t, td = zero, (0.0, 0.0, 0.0, -g0, -g1, -g2)
                 else:                                           # last link of the parent module
-                    b = mod + 4 * p + 3
+                    b = module_row(L, nv, p) + T.M_TWIST
                     t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-                    td = (work[b, 6], work[b, 7], work[b, 8], work[b, 9], work[b, 10], work[b, 11])
+                    b = module_row(L, nv, p) + T.M_RATE
+                    td = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
             code, c, s, e = rotation(ki, work, k)
-            d = ki[k, T.DOF]
+            d = T.dof_index(ki, k)
             if d >= 0:                                          # P_k = sign e_d
-                iv = ki[k, T.IDX_V]
-                pq, pqq = unit6(d, ki[k, T.SIGN] * qd[iv]), unit6(d, ki[k, T.SIGN] * qdd[iv])
+                iv, sg = ki[k, T.IDX_V], T.dof_sign(ki, k)
+                pq, pqq = unit6(d, sg * qd[iv]), unit6(d, sg * qdd[iv])
                 cj = (0.0, 0.0, 0.0)
             else:
                 pq, pqq, cj = general_joint_rates(ki, kf, work, k, qd, qdd)
-            r0, r1, r2 = offset(work, k)
-            t, td = twist_rate_bias(code, c, s, e, r0, r1, r2, t, td, pq, pqq, cj)
+            if code <= 2:                                       # r_k = r0: one path per source of r_k
+                t, td = twist_rate_bias(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
+                                        t, td, pq, pqq, cj)
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                t, td = twist_rate_bias(code, c, s, e, r0, r1, r2, t, td, pq, pqq, cj)
             m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
             I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
             wk = link_wrench(m, h0, h1, h2, I, t, td)
@@ -180,46 +205,49 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
                 work[k, T.C_W + j] = wk[j] - fext[k, j] if has_fext else wk[j]   # w_k - f_ext,k
             if full:
                 energy += kinetic_energy_term(m, h0, h1, h2, I, t)
-        b = mod + 4 * i + 3
+        b = module_row(L, nv, i)
         for j in range(6):
-            work[b, j] = t[j]
-            work[b, 6 + j] = td[j]
+            work[b + T.M_TWIST, j] = t[j]
+            work[b + T.M_RATE, j] = td[j]
     return energy
 
 
 @njit(cache=True, fastmath={"contract"})
 def wrench_backward_recursion(ki, kf, qdd, work, tau):
     """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k
-    (+ armature qdd); module row B of M_i gathers what its child modules send."""
+    (+ armature qdd); the vector row of module M_i gathers what its child modules send."""
     L, nv = ki.shape[0], qdd.shape[0]
     S = n_modules(ki)
-    mod = 2 * L + 4 * nv
     for i in range(S):
+        b = module_row(L, nv, i) + T.M_VEC
         for j in range(6):
-            work[mod + 4 * i + 2, j] = 0.0
+            work[b, j] = 0.0
     for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
-        b = mod + 4 * i + 2
+        b = module_row(L, nv, i) + T.M_VEC
         c0, c1, c2, c3, c4, c5 = work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5]
         for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
             wt = (work[k, T.C_W] + c0, work[k, T.C_W + 1] + c1, work[k, T.C_W + 2] + c2,
                   work[k, T.C_W + 3] + c3, work[k, T.C_W + 4] + c4, work[k, T.C_W + 5] + c5)   # w~_k
             v0 = ki[k, T.IDX_V]
-            d = ki[k, T.DOF]
+            d = T.dof_index(ki, k)
             if d >= 0:
-                tau[v0] = ki[k, T.SIGN] * pick6(wt, d) + kf[k, T.ARM0] * qdd[v0]  # tau_k = p_k^T w~_k
+                tau[v0] = T.dof_sign(ki, k) * pick6(wt, d) + kf[k, T.ARM0] * qdd[v0]  # tau_k = p_k^T w~_k
             else:
                 for n in range(ki[k, T.NV]):
                     x = kf[k, T.ARM + n] * qdd[v0 + n]
                     for j in range(6):
-                        x += work[2 * L + nv + v0 + n, j] * wt[j]
+                        x += work[3 * L + nv + v0 + n, j] * wt[j]
                     tau[v0 + n] = x
             code, c, s, e = rotation(ki, work, k)
-            r0, r1, r2 = offset(work, k)
-            c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, r0, r1, r2,
-                                              wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])   # A_{k,b}^T w~_k
+            if code <= 2:                                       # r_k = r0
+                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
+                                                  wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])   # A_{k,b}^T w~_k
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, r0, r1, r2, wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])
             if k == first and p >= 0:
-                bp = mod + 4 * p + 2
+                bp = module_row(L, nv, p) + T.M_VEC
                 work[bp, 0] += c0
                 work[bp, 1] += c1
                 work[bp, 2] += c2

@@ -1,31 +1,42 @@
 """Kernel tables: the model packed into one flat array, and the layout of the work buffer.
 
-The compiled recursions receive the model as one float64 array ``kt`` with a
-row per link (a link's data is contiguous in memory).  Its first ``FI``
-columns hold integers: ``ki = kt.view(np.int32)`` reads them as int32
-columns 0..NI-1:
+The compiled recursions receive the model as one float64 array ``kt``, a row
+of ``NT`` columns (384 bytes, six cache lines) per link, rows aligned to
+64 bytes.  Everything the O(n) passes read for a one-DOF joint sits in the
+first two cache lines of the row (``HOT`` columns): at 100,000 links the
+passes stream the tables from memory, and the number of cache lines per link
+sets their speed.
 
-* parent, joint type, q/v indices, rotation code, aligned degree of freedom
-  and its sign, the q index and size of the joint's unit quaternion or
-  (cos, sin) pair (NORM0 = -1 if none); row i also holds module i (first link,
-  end link, parent module), row 0 the number of modules.
+Integer entries live in an int32 view: ``ki = kt.view(np.int32)`` has twice
+the columns, and its int32 column ``j`` lies in float column ``j // 2``.
 
-The float columns that follow hold the joint placement (R0, r0), axes, compact
-body inertia (mass m, first moment h = m c, inertia about the link origin
-I_O), armature of the joint's DOFs, inertia scale; row 0 holds gravity.
+* hot ints (float column 0-1): IDX_V, IDX_Q, FLAGS, NV, where FLAGS packs
+  the rotation code (bits 0-2), the aligned degree of freedom + 1 (bits 3-5),
+  its sign (bit 6: 1 for -1) and the joint type (bits 8-11): read them with
+  :func:`rot_code`, :func:`dof_index`, :func:`dof_sign`, :func:`joint_type`;
+* hot floats (float columns 2-15): joint placement translation r0, compact
+  body inertia (mass m, first moment h = m c, inertia about the link origin
+  I_O), armature of the joint's first DOF;
+* cold floats: inertia scale, armatures of all DOFs, axes, placement
+  rotation R0; row 0 holds gravity;
+* cold ints: parent, q size, the q index and size of the joint's unit
+  quaternion or (cos, sin) pair (NORM0 = -1 if none); row i also holds module
+  i (first link, end link, parent module), row 0 the number of modules.
 
 One array rather than an int and a float table: each array argument of a
 compiled entry costs about 40 ns to dispatch from Python, a tenth of a panda
 inverse dynamics.
 
-Rotation codes (``ROT``) describe ``E_k`` (parent to child coordinates):
+Rotation codes describe ``E_k`` (parent to child coordinates):
 0/1/2 = a rotation about the x/y/z axis by the joint angle (a one-DOF
 revolute or continuous joint about a coordinate axis with an identity
-placement rotation: ``E_k`` costs a (cos, sin) pair), 3 = identity (prismatic
-joint with an identity placement rotation), 4 = general (``E_k`` is computed
-and stored as a 3x3 matrix).  A one-DOF joint whose axis is a coordinate axis
-has ``DOF`` = the index d of P_k = +-e_d (0-2 angular, 3-5 linear) and ``SIGN``
-= +-1, so that ``M P_k`` is a column of M; otherwise ``DOF`` = -1.
+placement rotation: ``E_k`` costs a (cos, sin) pair and ``r_k = r0``),
+3 = identity (prismatic joint with an identity placement rotation),
+4 = general (``E_k`` is computed and stored as a 3x3 matrix).  For codes 3
+and 4 the geometry pass stores ``E_k`` and ``r_k`` in the link's pair of
+geometry rows of the work array.  A one-DOF joint whose axis is a coordinate
+axis has the index d of ``P_k = +-e_d`` (0-2 angular, 3-5 linear) and its
+sign, so that ``M P_k`` is a column of M; otherwise d = -1.
 """
 
 from __future__ import annotations
@@ -35,32 +46,64 @@ from numba import njit
 
 from ..spatial import link_mass_matrices
 
-# integer columns (int32), per link, the ones every pass reads first
-PARENT, JTYPE, IDX_Q, IDX_V, NV, ROT, DOF, SIGN, NQ, NORM0, NORMSZ = range(11)
-# per module, stored in row i for module i (there are never more modules than links)
-MFIRST, MEND, MPARENT = 11, 12, 13
-NMOD = 14     # number of modules, row 0
-NI = 15
 INT = np.int32
-FI = 8        # float columns taken by the NI int32 columns (one cache line)
-# float columns: the first 16 after the integers hold what the recursions read on every link
-T0 = FI + 0       # 3: placement translation r0
-MASS = FI + 3     # 1
-H = FI + 4        # 3: first moment m c
-IO = FI + 7       # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
-ARM0 = FI + 13    # 1: armature of the joint's first DOF
-SCALE = FI + 14   # 1: largest diagonal entry of the 6x6 link mass matrix
-ARM = FI + 16     # 6: armature of the joint's DOFs
-AXIS = FI + 22    # 3
-R0 = FI + 25      # 9: placement rotation, row major
-AXIS2 = FI + 34   # 3
-GRAV = FI + 37    # 3: gravity, row 0
-NT = FI + 40
+# int32 columns of ki = kt.view(INT)
+IDX_V, IDX_Q, FLAGS, NV = 0, 1, 2, 3                 # hot: float column 0-1
+PARENT, NQ, NORM0, NORMSZ = 84, 85, 86, 87           # cold: float columns 42-43
+MFIRST, MEND, MPARENT, NMOD = 88, 89, 90, 91         # per module (row i), number of modules (row 0)
+# float columns
+T0 = 2        # 3: placement translation r0 (r_k for rotation codes 0-2)
+MASS = 5      # 1
+H = 6         # 3: first moment m c
+IO = 9        # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
+ARM0 = 15     # 1: armature of the joint's first DOF
+HOT = 16      # the first HOT columns (128 bytes) are all a one-DOF joint needs
+SCALE = 16    # 1: largest diagonal entry of the 6x6 link mass matrix and of the armatures
+ARM = 17      # 6: armature of the joint's DOFs
+AXIS = 23     # 3
+R0 = 26       # 9: placement rotation, row major
+AXIS2 = 35    # 3
+GRAV = 38     # 3: gravity, row 0
+NT = 48
 
 ROT_X, ROT_Y, ROT_Z, ROT_IDENTITY, ROT_GENERAL = range(5)
+ALIGN = 64    # bytes: rows of the table and of the work array start on cache lines
 
 _REVOLUTE_LIKE = (0, 1)  # JointType.REVOLUTE, JointType.CONTINUOUS
 _PRISMATIC = 2
+
+
+@njit(cache=True, inline="always")
+def rot_code(ki, k):
+    """Rotation code of E_k (0-4, see the module docstring)."""
+    return ki[k, FLAGS] & 7
+
+
+@njit(cache=True, inline="always")
+def dof_index(ki, k):
+    """d such that P_k = +-e_d, or -1 for a joint without an aligned axis."""
+    return ((ki[k, FLAGS] >> 3) & 7) - 1
+
+
+@njit(cache=True, inline="always")
+def dof_sign(ki, k):
+    """The sign of P_k = +-e_d (1 or -1)."""
+    return 1 - 2 * ((ki[k, FLAGS] >> 6) & 1)
+
+
+@njit(cache=True, inline="always")
+def joint_type(ki, k):
+    """Joint type code of :class:`denoc_bridge.joints.JointType`."""
+    return ki[k, FLAGS] >> 8
+
+
+def aligned_empty(shape) -> np.ndarray:
+    """A C-contiguous float64 array of zeros whose first byte sits on a cache line."""
+    n = int(np.prod(shape))
+    pad = ALIGN // 8
+    buf = np.zeros(n + pad)
+    off = (-buf.ctypes.data % ALIGN) // 8
+    return buf[off:off + n].reshape(shape)
 
 
 def build_tables(model):
@@ -68,13 +111,14 @@ def build_tables(model):
     (a read-only array costs 30 ns more to dispatch) but is private to the model: nothing
     writes to it after this."""
     L = model.n_links
-    kt = np.zeros((L, NT), dtype=np.float64)
+    if max(model.nq, model.nv, L) >= 2**31:
+        raise ValueError("models beyond 2**31 links or DOF are not supported")
+    kt = aligned_empty((L, NT))
     kf = kt
+    ki = kt.view(INT)
     jt = np.asarray(model.joint_type, dtype=np.int64)
     axis = np.asarray(model.joint_axis, dtype=float).reshape(L, 3)
-    ki = kt.view(INT)
     ki[:, PARENT] = model.parent
-    ki[:, JTYPE] = jt
     ki[:, IDX_Q] = model.idx_q
     ki[:, IDX_V] = model.idx_v
     ki[:, NV] = model.nv_joint
@@ -85,11 +129,12 @@ def build_tables(model):
     revolute_like = (jt == _REVOLUTE_LIKE[0]) | (jt == _REVOLUTE_LIKE[1])
     prismatic = jt == _PRISMATIC
     one_dof_aligned = aligned & (revolute_like | prismatic)
-    ki[:, DOF] = np.where(one_dof_aligned, first_unit + np.where(prismatic, 3, 0), -1)
-    ki[:, SIGN] = np.where(one_dof_aligned & (axis[np.arange(L), first_unit] < 0), -1, 1)
+    dof = np.where(one_dof_aligned, first_unit + np.where(prismatic, 3, 0), -1)
+    negative = one_dof_aligned & (axis[np.arange(L), first_unit] < 0)
     identity = np.all(np.asarray(model.joint_rotation).reshape(L, 9) == np.eye(3).ravel(), axis=1)
-    ki[:, ROT] = np.where(identity & revolute_like & aligned, first_unit,
-                          np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL))
+    rot = np.where(identity & revolute_like & aligned, first_unit,
+                   np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL))
+    ki[:, FLAGS] = rot | ((dof + 1) << 3) | (negative.astype(np.int64) << 6) | (jt << 8)
     kf[:, R0:R0 + 9] = np.asarray(model.joint_rotation).reshape(L, 9)
     kf[:, T0:T0 + 3] = model.joint_translation
     kf[:, AXIS:AXIS + 3] = axis
@@ -118,8 +163,6 @@ def build_tables(model):
         links = link_of_q[np.asarray(starts, dtype=np.int64)]
         ki[links, NORM0] = starts
         ki[links, NORMSZ] = size
-    if max(model.nq, model.nv, L) >= 2**31:
-        raise ValueError("models beyond 2**31 links or DOF are not supported")
     if L:
         kf[0, GRAV:GRAV + 3] = model.gravity
     return kt
@@ -127,31 +170,45 @@ def build_tables(model):
 
 def with_gravity(kt, gravity):
     """A copy of the table with another gravity."""
-    kt = kt.copy()
-    if kt.shape[0]:
-        kt[0, GRAV:GRAV + 3] = gravity
-    return kt
+    out = aligned_empty(kt.shape)
+    out[:] = kt
+    if out.shape[0]:
+        out[0, GRAV:GRAV + 3] = gravity
+    return out
 
 
 # ------------------------------------------------------------------ the work array
-#: The work array has W columns and one region of rows per kind of data, so that a pass
-#: touches few cache lines per link: link rows [(cos, sin), r_k, w_k], general rotations E_k,
-#: DOF rows [phitilde, Psi], rows of P_k, of Ihat_k and of Ihat_k^-1, and 4 rows per module
-#: [articulated mass (21 entries over two rows) and inertia scale, a 6-vector, twist and rate].
-W = 12
-C_CS, C_R, C_W = 0, 2, 5                  # link row: (cos, sin), r_k (3), w_k (6)
+#: The work array has W = 8 columns (64-byte rows, aligned) and one region of rows per kind
+#: of data, so that a pass touches as few cache lines per link as possible:
+#:   link rows      L      [(cos, sin), w_k (6)]
+#:   geometry rows  2 L    two rows per link: E_k (9 entries, row major: 8 in the first row,
+#:                         the ninth in column 0 of the second) and r_k (columns 1-3 of the
+#:                         second); for rotation codes 3-4 (all links after a full pass)
+#:   DOF rows       nv     [phitilde, Psi (6)]
+#:   P rows         nv     P_k (6) for joints without an aligned axis (all after a full pass)
+#:   Ihat rows      nv     rows of Ihat_k (z_k entries), then Ihat_k^-1 rows
+#:   module rows    6 S    articulated mass (21 entries over the first three rows) and its
+#:                         scale (row 2, column 5), a 6-vector (row 3), twist (row 4) and
+#:                         twist rate (row 5).
+#: Rows are indexed in two dimensions everywhere: compiled code indexing a flat view of the
+#: same memory ran several times slower.
+W = 8
+C_CS, C_W = 0, 2                          # link row: (cos, sin), w_k (6)
+G_R = 1                                   # second geometry row: E_k[8], r_k (3)
 H_PHIT, H_PSI = 0, 1                      # DOF row: phitilde, Psi (6)
-M_MAG = 9                                 # module row 1: mass entries 12..20 in columns 0..8, then the scale
+MOD_ROWS = 6                              # rows per module
+M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5   # scale: column of row 2; vector, twist, rate: rows
 
 
 @njit(cache=True)
 def regions(n_links, nv, n_modules):
-    """First rows of the regions: (links, E, DOF, P, Ihat, Ihat^-1, modules, end)."""
+    """First rows of the regions: (links, geometry, DOF, P, Ihat, Ihat^-1, modules, end)."""
     L = n_links
-    return L * 0, L, 2 * L, 2 * L + nv, 2 * L + 2 * nv, 2 * L + 3 * nv, 2 * L + 4 * nv, 2 * L + 4 * nv + 4 * n_modules
+    return (0, L, 3 * L, 3 * L + nv, 3 * L + 2 * nv, 3 * L + 3 * nv, 3 * L + 4 * nv,
+            3 * L + 4 * nv + MOD_ROWS * n_modules)
 
 
 @njit(cache=True)
 def work_rows(n_links, nv, n_modules):
     """Rows of the (rows, W) work array."""
-    return 2 * n_links + 4 * nv + 4 * n_modules
+    return 3 * n_links + 4 * nv + MOD_ROWS * n_modules
