@@ -111,9 +111,9 @@ def external_wrenches(model, f_ext) -> np.ndarray:
 
 
 def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
-    """(B, n_links, 6) internal-order wrenches, or (0, 6) for none."""
+    """(B, n_links, 6) internal-order wrenches, or (0, 0, 6) for none."""
     if f_ext is None:
-        return NO_FEXT
+        return NO_FEXT_BATCH
     if isinstance(f_ext, Mapping):
         return np.ascontiguousarray(np.broadcast_to(external_wrenches(model, f_ext), (B, model.n_links, 6)))
     arr = real_array(f_ext, "f_ext")
@@ -126,6 +126,7 @@ def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
 
 
 NO_FEXT = np.zeros((0, 6))
+NO_FEXT_BATCH = np.zeros((0, 0, 6))
 
 
 def state(model, q, v, x, f_ext, xname: str):

@@ -23,7 +23,6 @@ from ..data import Data
 from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
-from ..kernels import mass_matrix as kmm
 from ..kernels import tables as T
 from . import _inputs
 
@@ -43,6 +42,7 @@ __all__ = [
 _empty = np.empty
 _inverse_dynamics_fast = entry.inverse_dynamics_fast
 _forward_dynamics_fast = entry.forward_dynamics_fast
+_mass_matrix_state = entry.mass_matrix_state
 
 
 def _work(model, data) -> np.ndarray:
@@ -194,16 +194,21 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
-    element-wise 003 eq. 29).  Includes ``model.armature`` on the diagonal, as
-    ``pin.crba`` does.
+    element-wise 003 eq. 29), in one compiled backward pass
+    (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
+    diagonal, as ``pin.crba`` does.
     """
-    geo = geometry(model, q, data=data)
-    Mtilde = np.empty((model.n_links, 6, 6))
-    kmm.composite_module_masses(model.module_start, model.module_end, model.parent, geo.E, geo.r,
-                                model.link_mass_matrix, Mtilde)
-    I = np.zeros((model.nv, model.nv))
-    kmm.gim_elements(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, Mtilde, model.armature, I)
-    return I
+    nv = model.nv
+    out = _empty((nv, nv))
+    try:
+        if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
+            return out
+    except (TypeError, AttributeError):                         # another type, or no work yet: below
+        pass
+    q = _inputs.configuration(model, q)
+    if entry.mass_matrix_state(model._kt, _work(model, data), q, out):
+        raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
+    return out
 
 
 def _factors(model, q, level, data):

@@ -21,7 +21,10 @@ from numba import njit, prange, types
 
 from . import tables as T
 from .forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
+from .geometry import joint_geometry_pass
 from .inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
+from .mass_matrix import composite_backward_recursion
+from .trig import poly_ok
 
 MIN_NORM = 1e-12
 
@@ -31,20 +34,21 @@ _V = types.float64[::1]
 STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)          # kt, work, q, v, x, fext, out
 FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)                # without fext
 GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work, q, v, factors, energy
+MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)                         # kt, work, q, out (nv, nv)
 
 
 @njit(cache=True)
-def valid_state(ki, q, v, x, fext, out, work):
-    """0 if the shapes fit the model and the values are finite with non-zero quaternions and
-    (cos, sin) pairs; -2 for a wrong shape, -1 for a wrong value."""
+def valid_state(ki, q, v, x, fext, out, work, nv):
+    """0 if the shapes fit the model (nv entries for v, x and out) and the values are finite with
+    non-zero quaternions and (cos, sin) pairs; -2 for a wrong shape, -1 for a wrong value."""
     L = ki.shape[0]
     nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
-    nv = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
     if q.shape[0] != nq or v.shape[0] != nv or x.shape[0] != nv or out.shape[0] != nv:
         return -2
     if fext.shape[0] != 0 and (fext.shape[0] != L or fext.shape[1] != 6):   # (0, any): no wrenches
         return -2
-    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nv, ki[0, T.NMOD] if L else 0)):
+    nvm = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
+    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nvm, ki[0, T.NMOD] if L else 0)):
         return -2
     for i in range(nq):
         if not np.isfinite(q[i]):
@@ -67,6 +71,18 @@ def valid_state(ki, q, v, x, fext, out, work):
     return 0
 
 
+@njit(cache=True, inline="always")
+def _nv(ki):
+    L = ki.shape[0]
+    return ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
+
+
+@njit(cache=True)
+def valid_configuration(ki, q, work):
+    """valid_state for a configuration alone."""
+    return valid_state(ki, q, q[0:0], q[0:0], np.zeros((0, 6)), q[0:0], work, 0)
+
+
 @njit(cache=True)
 def _work(ki, work, nv):
     if work.shape[0] == 0:
@@ -79,7 +95,7 @@ def _work(ki, work, nv):
 def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
     ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, tau, fext, out, work)
+    status = valid_state(ki, q, v, tau, fext, out, work, _nv(ki))
     if status:
         return status
     work = _work(ki, work, v.shape[0])
@@ -102,7 +118,7 @@ def forward_dynamics_fast(kt, work, q, v, tau, out):
 def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     """Joint torques of one state into ``out`` (status as above)."""
     ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, a, fext, out, work)
+    status = valid_state(ki, q, v, a, fext, out, work, _nv(ki))
     if status:
         return status
     work = _work(ki, work, v.shape[0])
@@ -123,7 +139,7 @@ def geometry_and_factors(kt, work, q, v, factors, energy):
     into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for the
     GIM, its factors and its inverse).  Status as above."""
     ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, v, np.zeros((0, 6)), v, work)
+    status = valid_state(ki, q, v, v, np.zeros((0, 6)), v, work, _nv(ki))
     if status:
         return status
     zero = np.zeros(v.shape[0])
@@ -132,6 +148,24 @@ def geometry_and_factors(kt, work, q, v, factors, energy):
         k = articulated_backward_recursion(ki, kf, zero, work, True)
         if k >= 0:
             return k + 1
+    return 0
+
+
+@njit(MASS_SIGNATURE, cache=True)
+def mass_matrix_state(kt, work, q, out):
+    """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
+    (status as above)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    nv = _nv(ki)
+    if status == 0 and (out.shape[0] != nv or out.shape[1] != nv):
+        status = -2
+    if status:
+        return status
+    work = _work(ki, work, nv)
+    out[:, :] = 0.0
+    joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
+    composite_backward_recursion(ki, kf, work, nv, out)
     return 0
 
 

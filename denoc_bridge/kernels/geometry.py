@@ -67,21 +67,42 @@ def joint_geometry_pass(ki, kf, q, nv, work, full, first, end, poly):
                 work[g + 1, T.G_R + i] += kf[k, T.AXIS + i] * x
             if full:
                 coded_rotation_and_offset(ki, kf, k, c, s, work)
-        elif T.dof_index(ki, k) >= 0 and jt <= 1:               # axis e_a, general placement: E = (R0 R_J)^T,
-            a = T.dof_index(ki, k)                              # R0 R_J keeps column a of R0 and turns
-            i, j = (a + 1) % 3, (a + 2) % 3                     # columns i, j by the joint angle
-            s = T.dof_sign(ki, k) * s
-            for m in range(3):
-                set_e(work, g, 3 * a + m, kf[k, T.R0 + 3 * m + a])
-                ri, rj = kf[k, T.R0 + 3 * m + i], kf[k, T.R0 + 3 * m + j]
-                set_e(work, g, 3 * i + m, c * ri + s * rj)
-                set_e(work, g, 3 * j + m, c * rj - s * ri)
+        elif T.dof_index(ki, k) >= 0 and jt <= 1:               # axis e_a, general placement
+            store_e(work, g, aligned_rotation(kf, k, T.dof_index(ki, k), c, T.dof_sign(ki, k) * s))
         elif jt <= 2:
             one_dof_general(kf, k, jt, q[iq], c, s, g, work)
         else:
             multi_dof_general(ki, kf, q, k, g, work)
         if full or T.dof_index(ki, k) < 0:
             joint_rows(ki, kf, q, k, nv, work)
+
+
+@njit(cache=True, inline="always")
+def store_e(work, g, e):
+    """E_k (a row-major 9-tuple) into the geometry rows from g (static indices)."""
+    work[g, 0], work[g, 1], work[g, 2], work[g, 3] = e[0], e[1], e[2], e[3]
+    work[g, 4], work[g, 5], work[g, 6], work[g, 7] = e[4], e[5], e[6], e[7]
+    work[g + 1, 0] = e[8]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def aligned_rotation(kf, k, a, c, s):
+    """E_k = (R0 R_J)^T for a rotation R_J by (c, s) about the coordinate axis a: row a of E_k is
+    column a of R0, rows i and j (i = a + 1, j = a + 2 mod 3) are columns i and j of R0 turned
+    by the joint angle (row major 9-tuple, one straight-line case per axis)."""
+    r = (kf[k, T.R0], kf[k, T.R0 + 1], kf[k, T.R0 + 2], kf[k, T.R0 + 3], kf[k, T.R0 + 4], kf[k, T.R0 + 5],
+         kf[k, T.R0 + 6], kf[k, T.R0 + 7], kf[k, T.R0 + 8])
+    x0, x1, x2 = r[0], r[3], r[6]                               # columns of R0
+    y0, y1, y2 = r[1], r[4], r[7]
+    z0, z1, z2 = r[2], r[5], r[8]
+    if a == 0:
+        return (x0, x1, x2, c * y0 + s * z0, c * y1 + s * z1, c * y2 + s * z2,
+                c * z0 - s * y0, c * z1 - s * y1, c * z2 - s * y2)
+    if a == 1:
+        return (c * x0 - s * z0, c * x1 - s * z1, c * x2 - s * z2, y0, y1, y2,
+                c * z0 + s * x0, c * z1 + s * x1, c * z2 + s * x2)
+    return (c * x0 + s * y0, c * x1 + s * y1, c * x2 + s * y2, c * y0 - s * x0, c * y1 - s * x1, c * y2 - s * x2,
+            z0, z1, z2)
 
 
 @njit(cache=True)

@@ -64,58 +64,6 @@ def apply_At(E, r, y, out, tmp):
 
 
 @njit(cache=True)
-def add_congruence_At_M_A(E, r, M, out, col, Mcol, res, tmp):
-    """out += A^T M A for a 6x6 ``M`` (composite/articulated mass to the parent).
-
-    Column by column: ``res = A^T (M (A e_j))``.  ``col``, ``Mcol``, ``res`` are
-    6-vectors and ``tmp`` a 3-vector of scratch.
-    """
-    for j in range(6):
-        for i in range(6):
-            col[i] = 0.0
-        # A e_j, with A = [[E, 0], [-E rx, E]]
-        if j < 3:
-            for i in range(3):
-                col[i] = E[i, j]
-            # -E (r x e_j) = E (e_j x r)
-            tmp[0] = 0.0
-            tmp[1] = 0.0
-            tmp[2] = 0.0
-            if j == 0:
-                tmp[1] = -r[2]
-                tmp[2] = r[1]
-            elif j == 1:
-                tmp[0] = r[2]
-                tmp[2] = -r[0]
-            else:
-                tmp[0] = -r[1]
-                tmp[1] = r[0]
-            mat3_vec(E, tmp, col[3:6])
-        else:
-            for i in range(3):
-                col[3 + i] = E[i, j - 3]
-        for i in range(6):
-            s = 0.0
-            for m in range(6):
-                s += M[i, m] * col[m]
-            Mcol[i] = s
-        apply_At(E, r, Mcol, res, tmp)
-        for i in range(6):
-            out[i, j] += res[i]
-
-
-@njit(cache=True)
-def mat6_times_rows(M, P, v0, z, out):
-    """out[d] = M P[v0 + d] for d < z: a 6x6 matrix times the columns of P_k."""
-    for d in range(z):
-        for a in range(6):
-            s = 0.0
-            for m in range(6):
-                s += M[a, m] * P[v0 + d, m]
-            out[d, a] = s
-
-
-@njit(cache=True)
 def carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, j, F, z, out, mirror):
     """Walk from link j to the base with the z columns F (rows of ``F``), F <- A^T F at each
     step, and write out[rows of ancestor k, columns of j] = P_k^T F (and the transpose if
