@@ -10,7 +10,10 @@ trigonometric call they take part in.  The counts are therefore those of the
 code paths the compiled kernels take (one-DOF joints about coordinate axes,
 branches on the rotation codes, the singularity guard), not a hand estimate.
 A fused multiply-add counts as one multiplication and one addition, as in the
-papers; negations, comparisons and copies are free.
+papers; negations, comparisons and copies are free.  The cosine and sine of a
+joint angle count as two trigonometric operations (T), as in 003 §4.1 (the
+compiled kernels evaluate them with a branch-free polynomial, :mod:`trig`,
+whose own 20 M 28 A per joint are not included).
 
 Counted on the benchmark chain (:func:`denoc_bridge.robots.serial_chain`,
 revolute joints alternating x/y) at n = 10 and 20 links and reported as
@@ -89,10 +92,12 @@ def _reset():
 def count(model, seed: int = 0) -> dict:
     """Operations of one forward and one inverse dynamics call, per pass."""
     import denoc_bridge as db
+    import denoc_bridge.kernels.inverse_dynamics as kid
     from denoc_bridge.kernels import tables as T
     from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
     from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 
+    kid.poly_ok = lambda q: False          # cos and sin as two trigonometric operations (T), as the papers count
     rng = np.random.default_rng(seed)
     q = db.random_configuration(model, rng)
     v, x = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
