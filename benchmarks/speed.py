@@ -351,7 +351,14 @@ def machine() -> dict:
         mj = mujoco.__version__
     except ImportError:
         mj = None
-    return dict(cpu=cpu, cores=os.cpu_count(), python=platform.python_version(), numpy=np.__version__,
+    memory_gb = None
+    try:
+        with open("/proc/meminfo") as f:
+            memory_gb = round(int(next(line.split()[1] for line in f if line.startswith("MemTotal"))) / 2**20)
+    except (OSError, StopIteration, ValueError):
+        pass
+    return dict(cpu=cpu, cores=os.cpu_count(), memory_gb=memory_gb, python=platform.python_version(),
+                numpy=np.__version__,
                 numba=numba.__version__, pinocchio=pin.__version__, mujoco=mj, denoc_bridge=db.__version__,
                 date=time.strftime("%Y-%m-%d"))
 
@@ -404,7 +411,8 @@ def targets(res: dict) -> list:
 
 def markdown(res: dict) -> str:
     m = res["machine"]
-    lines = [f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
+    lines = [f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB; Python {m['python']}, "
+             f"NumPy {m['numpy']}, numba "
              f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}.", "",
              "| case | target | measured | met |", "|---|---|---|---|"]
     for case, target, measured, met in targets(res):

@@ -37,6 +37,3 @@ class Data:
             )
         return self
 
-    def rows(self, first: int, count: int, col: int, width: int) -> np.ndarray:
-        """A contiguous copy of ``work[first:first + count, col:col + width]``."""
-        return np.ascontiguousarray(self.work[first:first + count, col:col + width])

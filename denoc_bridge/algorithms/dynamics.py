@@ -163,30 +163,30 @@ class Geometry:
     E (L, 3, 3), r (L, 3), P (nv, 6) and, after the articulated pass, Psi (nv, 6) and the rows of
     Ihat and Ihat^-1 (nv, 6), plus the kinetic energy."""
 
-    def __init__(self, data, energy):
-        L, nv = data.n_links, data.nv
-        _, g_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, data.n_modules)
-        pairs = data.work[g_row:g_row + 2 * L].reshape(L, 2 * T.W)       # per link: E_k (9), r_k (3)
-        self.E = np.ascontiguousarray(pairs[:, 0:9]).reshape(L, 3, 3)
-        self.r = np.ascontiguousarray(pairs[:, T.W + T.G_R:T.W + T.G_R + 3])
-        self.P = data.rows(p_row, nv, 0, 6)
-        self.Psi = data.rows(dof_row, nv, T.H_PSI, 6)
-        self.Ihat = data.rows(ihat_row, nv, 0, 6)
-        self.IhatInv = data.rows(ihatinv_row, nv, 0, 6)
+    def __init__(self, model, work, energy):
+        L, nv = model.n_links, model.nv
+        _, g_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, model.n_modules)
+        pairs = work[g_row:g_row + 2 * L].reshape(L, 2 * T.W)            # per link: E_k (9), r_k (3)
+        self.E = pairs[:, 0:9].reshape(L, 3, 3).copy()
+        self.r = pairs[:, T.W + T.G_R:T.W + T.G_R + 3].copy()
+        self.P = work[p_row:p_row + nv, 0:6].copy()
+        self.Psi = work[dof_row:dof_row + nv, T.H_PSI:T.H_PSI + 6].copy()
+        self.Ihat = work[ihat_row:ihat_row + nv, 0:6].copy()
+        self.IhatInv = work[ihatinv_row:ihatinv_row + nv, 0:6].copy()
         self.energy = energy
 
 
 def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = None) -> Geometry:
-    """Run the full geometry pass (and the articulated factors); used by the GIM, its factors
-    and inverse, forward kinematics and the kinetic energy."""
+    """Run the full geometry pass (and the articulated factors); used by the GIM factors and
+    inverse, forward kinematics and the kinetic energy."""
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
-    data = Data(model) if data is None else data.check(model)
+    work = _work(model, data)
     energy = np.zeros(1)
-    status = entry.geometry_and_factors(model._kt, data.work, q, v, factors, energy)
+    status = entry.geometry_and_factors(model._kt, work, q, v, factors, energy)
     if status:
         _raise_status(model, status, q, v, v, "v")
-    return Geometry(data, float(energy[0]))
+    return Geometry(model, work, float(energy[0]))
 
 
 def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:

@@ -102,7 +102,7 @@ def aligned_empty(shape) -> np.ndarray:
     n = int(np.prod(shape))
     pad = ALIGN // 8
     buf = np.zeros(n + pad)
-    off = (-buf.ctypes.data % ALIGN) // 8
+    off = (-buf.__array_interface__["data"][0] % ALIGN) // 8
     return buf[off:off + n].reshape(shape)
 
 
