@@ -69,11 +69,11 @@ def _raise_status(model, status, q, v, x, xname, prefix=""):
     raise err
 
 
-def _batch(kernel, model, q, v, x, fext, B, xname):
+def _batch(inverse, model, q, v, x, fext, B, xname):
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
     n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
-    kernel(model._kt, q, v, x, fext, out, status, n_chunks)
+    entry.dynamics_batch(model._kt, q, v, x, fext, out, status, n_chunks, inverse)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -81,11 +81,11 @@ def _batch(kernel, model, q, v, x, fext, B, xname):
     return out
 
 
-def _converted(state_kernel, batch_kernel, model, q, v, x, f_ext, data, xname):
+def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     """The general path: convert and check the arguments, one state or a batch."""
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
     if B is not None:
-        return _batch(batch_kernel, model, q, v, x, fext, B, xname)
+        return _batch(inverse, model, q, v, x, fext, B, xname)
     out = np.empty(model.nv)
     status = state_kernel(model._kt, _work(model, data), q, v, x, fext, out)
     if status:
@@ -117,7 +117,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
                 return out
         except (TypeError, AttributeError):                     # another type, or no work yet: below
             pass
-    return _converted(entry.inverse_dynamics_state, entry.inverse_dynamics_batch, model, q, v, a, f_ext, data, "a")
+    return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
 def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
@@ -142,7 +142,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) 
                 return out
         except (TypeError, AttributeError):                     # another type, or no work yet: below
             pass
-    return _converted(entry.forward_dynamics_state, entry.forward_dynamics_batch, model, q, v, tau, f_ext, data,
+    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data,
                       "tau")
 
 

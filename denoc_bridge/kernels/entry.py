@@ -170,24 +170,16 @@ def mass_matrix_state(kt, work, q, out):
 
 
 @njit(cache=True, parallel=True)
-def forward_dynamics_batch(kt, Q, V, TAU, FEXT, OUT, status, n_chunks):
-    """forward_dynamics_state over the leading axis of Q, V, TAU (and FEXT unless it is empty)."""
+def dynamics_batch(kt, Q, V, X, FEXT, OUT, status, n_chunks, inverse):
+    """forward_dynamics_state (or, with ``inverse``, inverse_dynamics_state) over the leading axis
+    of Q, V, X (and FEXT unless it is empty): chunks of states in parallel, one work array each."""
     B = Q.shape[0]
     nofext = np.zeros((0, 6))
     for c in prange(n_chunks):
         work = _work(kt.view(T.INT), np.empty((0, T.W)), V.shape[1])
         for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
             fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
-            status[b] = forward_dynamics_state(kt, work, Q[b], V[b], TAU[b], fe, OUT[b])
-
-
-@njit(cache=True, parallel=True)
-def inverse_dynamics_batch(kt, Q, V, A, FEXT, OUT, status, n_chunks):
-    """inverse_dynamics_state over the leading axis of Q, V, A (and FEXT unless it is empty)."""
-    B = Q.shape[0]
-    nofext = np.zeros((0, 6))
-    for c in prange(n_chunks):
-        work = _work(kt.view(T.INT), np.empty((0, T.W)), V.shape[1])
-        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
-            fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
-            status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], A[b], fe, OUT[b])
+            if inverse:
+                status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
+            else:
+                status[b] = forward_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])

@@ -135,6 +135,16 @@ def load_mass(work, b):
             work[b + 2, 4])
 
 
+@njit(cache=True, inline="always")
+def add_mass(work, b, M):
+    """Add the 21-tuple mass M into the rows b, b + 1, b + 2 (layout of :func:`load_mass`)."""
+    for j in range(8):
+        work[b, j] += M[j]
+        work[b + 1, j] += M[8 + j]
+    for j in range(5):
+        work[b + 2, j] += M[16 + j]
+
+
 @njit(cache=True, inline="always", fastmath={"contract"})
 def to_parent(code, c, s, e, r0, r1, r2, M, xi, mag):
     """(A^T Mbar A, A^T xi, scale) with A = A_{k,b} (000 eq. 20); the scale of the inertia grows
@@ -222,11 +232,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 M, xi, mag = to_parent(code, c, sn, e, r0, r1, r2, M, xi, mag_k)
             if k == first:                                      # to the parent module (eq. 20)
                 pa = module_row(L, nv, p)
-                for j in range(8):
-                    work[pa, j] += M[j]
-                    work[pa + 1, j] += M[8 + j]
-                for j in range(5):
-                    work[pa + 2, j] += M[16 + j]
+                add_mass(work, pa, M)
                 for j in range(6):
                     work[pa + T.M_VEC, j] += xi[j]
                 work[pa + 2, T.M_MAG] = max(work[pa + 2, T.M_MAG], mag)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from . import tables as T
-from .forward_dynamics import load_mass
+from .forward_dynamics import add_mass, load_mass
 from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation
 from .spatial6 import apply_At, column, congruence_to_parent, pick6, plus_link_mass, sym_index
 
@@ -106,9 +106,4 @@ def composite_backward_recursion(ki, kf, work, nv, I):
                 r0, r1, r2 = offset(kf, work, L, k, code)
                 M = congruence_to_parent(code, c, s, e, r0, r1, r2, M)   # A^T Mtilde A
             if k == first:                                      # to the parent module (eq. 17)
-                pa = module_row(L, nv, p)
-                for j in range(8):
-                    work[pa, j] += M[j]
-                    work[pa + 1, j] += M[8 + j]
-                for j in range(5):
-                    work[pa + 2, j] += M[16 + j]
+                add_mass(work, module_row(L, nv, p), M)
