@@ -15,6 +15,7 @@ compare them with Pinocchio::
 from .algorithms.reference import denoc_matrices, uncoupled_newton_euler
 from .algorithms import (
     center_of_mass,
+    energies,
     forward_dynamics,
     forward_kinematics,
     gravity_torques,
@@ -27,7 +28,7 @@ from .algorithms import (
     potential_energy,
     udut,
 )
-from .configuration import neutral_configuration, random_configuration
+from .configuration import difference, integrate, interpolate, neutral_configuration, random_configuration
 from .data import Data
 from .errors import (
     DenocError,
@@ -36,6 +37,7 @@ from .errors import (
     ModelError,
     PhysicsWarning,
     RobotNotFoundError,
+    SimulationError,
     SingularInertiaError,
     URDFError,
 )
@@ -43,6 +45,8 @@ from .joints import JointType
 from .model import Model
 from .modules import Module
 from .pinocchio_io import from_pinocchio, to_pinocchio
+from .simulate import simulate
+from .trajectory import Trajectory
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
@@ -58,14 +62,20 @@ __all__ = [
     "Module",
     "PhysicsWarning",
     "RobotNotFoundError",
+    "SimulationError",
     "SingularInertiaError",
+    "Trajectory",
     "URDFError",
     "center_of_mass",
     "denoc_matrices",
+    "energies",
+    "difference",
     "forward_dynamics",
     "forward_kinematics",
     "from_pinocchio",
     "gravity_torques",
+    "integrate",
+    "interpolate",
     "inverse_dynamics",
     "inverse_mass_matrix",
     "inverse_udut",
@@ -76,6 +86,7 @@ __all__ = [
     "nonlinear_effects",
     "potential_energy",
     "random_configuration",
+    "simulate",
     "to_pinocchio",
     "udut",
     "uncoupled_newton_euler",

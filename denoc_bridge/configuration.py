@@ -1,12 +1,16 @@
-"""Configurations in Pinocchio's layout: neutral and random."""
+"""Configurations in Pinocchio's layout: neutral, random, and the joint manifolds' operations
+(``integrate``, ``difference``, ``interpolate``, as ``pinocchio.integrate`` & co.)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputError
 from .joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_joint_configuration
+from .kernels import configuration as _kc
+from .kernels import tables as _T
 
-__all__ = ["neutral_configuration", "random_configuration"]
+__all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
 
 
 def neutral_configuration(model) -> np.ndarray:
@@ -49,3 +53,54 @@ def random_configuration(model, rng=None) -> np.ndarray:
             angle = rng.uniform(-np.pi, np.pi)
             qk[CIRCLE_OFFSET[jt]:CIRCLE_OFFSET[jt] + 2] = (np.cos(angle), np.sin(angle))
     return q
+
+
+def _pair(model, a, b, na, nb, names):
+    from .algorithms import _inputs
+
+    a, b = _inputs.real_array(a, names[0]), _inputs.real_array(b, names[1])
+    batch = a.ndim == 2
+    for arr, n, name in ((a, na, names[0]), (b, nb, names[1])):
+        if arr.shape[-1:] != (n,) or arr.ndim != a.ndim or (batch and arr.shape[0] != a.shape[0]):
+            raise InputError(f"{name} must have shape ({n},) or (B, {n}) like {names[0]} (model '{model.name}'), "
+                             f"got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{name} holds a value that is not finite")
+    return np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), batch
+
+
+def integrate(model, q, v) -> np.ndarray:
+    """The configuration reached from ``q`` by the velocity ``v`` applied for unit time:
+    ``q (+) v = q exp(v)`` joint by joint, as ``pinocchio.integrate`` (free-flyers on SE(3),
+    spherical joints on SO(3), continuous joints on SO(2), planar joints on SE(2); vector
+    spaces add).  Quaternions and (cos, sin) pairs of the result are unit.  A leading batch
+    axis is allowed."""
+    q, v, batch = _pair(model, q, v, model.nq, model.nv, ("q", "v"))
+    out = np.empty_like(q)
+    ki = model._kt.view(_T.INT)
+    if batch:
+        _kc.integrate_batch(ki, q, v, out)
+    else:
+        _kc.integrate(ki, q, v, out)
+    return out
+
+
+def difference(model, q0, q1) -> np.ndarray:
+    """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
+    (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
+    q0, q1, batch = _pair(model, q0, q1, model.nq, model.nq, ("q0", "q1"))
+    out = np.empty(q0.shape[:-1] + (model.nv,))
+    ki = model._kt.view(_T.INT)
+    if batch:
+        _kc.difference_batch(ki, q0, q1, out)
+    else:
+        _kc.difference(ki, q0, q1, out)
+    return out
+
+
+def interpolate(model, q0, q1, u) -> np.ndarray:
+    """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
+    ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
+    d = difference(model, q0, q1)
+    u = np.asarray(u, dtype=float)
+    return integrate(model, q0, d * (u[..., None] if u.ndim else u))

@@ -60,3 +60,24 @@ class PhysicsWarning(UserWarning):
     ``load_urdf(..., strict=True)`` to refuse them) and lists each problem in
     ``model.warnings``.
     """
+
+
+class SimulationError(DenocError, ArithmeticError):
+    """A simulation stopped because its state became invalid (not finite, or an articulated
+    inertia singular).
+
+    Attributes
+    ----------
+    time : float
+        Simulated time of the step that failed.
+    joint : str
+        The joint whose coordinate, velocity or acceleration went bad first ('' if unknown).
+    trajectory : Trajectory
+        What was computed up to the last valid state.
+    """
+
+    def __init__(self, message: str, time: float = float("nan"), joint: str = "", trajectory=None):
+        super().__init__(message)
+        self.time = time
+        self.joint = joint
+        self.trajectory = trajectory

@@ -133,7 +133,11 @@ class Model:
     armature, damping, friction : per degree of freedom (``nv``).  The armature
         (rotor inertia) is added to the joint-space inertia as in Pinocchio;
         damping and friction are recorded (Pinocchio's ``rnea``/``aba``
-        ignore them too).
+        ignore them too); :func:`denoc_bridge.simulate` applies the damping.
+    stiffness, rest_configuration : joint springs, per degree of freedom (``nv``) and
+        the configuration where they are relaxed (``nq``, default neutral):
+        ``tau_spring = -stiffness * difference(rest_configuration, q)``, applied by
+        :func:`denoc_bridge.simulate` and counted in the potential energy.
     lower_limit, upper_limit : per configuration variable (``nq``).
     module_start, module_end, module_parent, link_module : the module graph.
     gravity : (3,) gravitational acceleration in the base frame, settable.
@@ -157,6 +161,8 @@ class Model:
         armature=None,
         damping=None,
         friction=None,
+        stiffness=None,
+        rest_configuration=None,
         lower_limit=None,
         upper_limit=None,
         gravity=DEFAULT_GRAVITY,
@@ -231,9 +237,14 @@ class Model:
         self.armature = per_dof(armature, "armature")
         self.damping = per_dof(damping, "damping")
         self.friction = per_dof(friction, "friction")
-        if np.any(self.armature < 0):
-            k = int(np.argmax(self.armature < 0))
-            raise ModelError(f"armature of degree of freedom {k} is negative ({self.armature[k]})")
+        self.stiffness = per_dof(stiffness, "stiffness")
+        for what in ("armature", "damping", "stiffness"):
+            a = getattr(self, what)
+            if np.any(a < 0):
+                k = int(np.argmax(a < 0))
+                link = int(np.searchsorted(self.idx_v, k, side="right") - 1)
+                raise ModelError(f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative "
+                                 f"({a[k]}): it would feed energy into the system")
         lo = np.full(self.nq, -np.inf) if lower_limit is None else np.array(lower_limit, dtype=float)
         hi = np.full(self.nq, np.inf) if upper_limit is None else np.array(upper_limit, dtype=float)
         if lo.shape != (self.nq,) or hi.shape != (self.nq,):
@@ -241,6 +252,7 @@ class Model:
         self.lower_limit = _readonly(lo, float)
         self.upper_limit = _readonly(hi, float)
         self._gravity = _readonly(self._check_gravity(gravity), float)
+        self._rest = rest_configuration
 
         self._validate_structure()
         self._validate_joints()
@@ -264,11 +276,23 @@ class Model:
         from .kernels.tables import build_tables
 
         self._kt = build_tables(self)  # the model packed for the compiled kernels
+        self.rest_configuration = self._check_rest(self._rest)
+        del self._rest
         self._local = threading.local()
         self._link_index = {s: k for k, s in enumerate(self.link_names)}
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
 
     # ------------------------------------------------------------------ checks
+    def _check_rest(self, rest) -> np.ndarray:
+        from .configuration import neutral_configuration
+
+        if rest is None:
+            return _readonly(neutral_configuration(self), float)
+        r = np.array(rest, dtype=float)
+        if r.shape != (self.nq,) or not np.all(np.isfinite(r)):
+            raise ModelError(f"rest_configuration must be {self.nq} finite numbers (nq of '{self.name}'), "
+                             f"got shape {r.shape}")
+        return _readonly(r, float)
     @staticmethod
     def _check_gravity(g) -> np.ndarray:
         g = np.array(g, dtype=float)
@@ -353,6 +377,30 @@ class Model:
         view = self._kt.view()
         view.setflags(write=False)
         return view
+
+    def replace(self, **changes) -> "Model":
+        """A copy of the model with some constructor arguments changed, e.g.
+        ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
+        args = dict(
+            name=self.name, link_names=self.link_names, joint_names=self.joint_names, parent=self.parent,
+            joint_type=self.joint_type, joint_axis=self.joint_axis, joint_rotation=self.joint_rotation,
+            joint_translation=self.joint_translation, mass=self.mass, com=self.com, inertia=self.inertia,
+            joint_axis2=self.joint_axis2, armature=self.armature, damping=self.damping, friction=self.friction,
+            stiffness=self.stiffness, rest_configuration=self.rest_configuration, lower_limit=self.lower_limit,
+            upper_limit=self.upper_limit, gravity=self.gravity, base_name=self.base_name,
+            floating_base=self.floating_base, source=self.source, frames=self.frames, mimic=self.mimic,
+            warnings=self.warnings, inertia_check="warn",
+        )
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise TypeError(f"Model.replace: unknown argument(s) {sorted(unknown)}")
+        args.update(changes)
+        import warnings as _w
+
+        with _w.catch_warnings():
+            if "inertia" not in changes and "mass" not in changes and "com" not in changes:
+                _w.simplefilter("ignore", PhysicsWarning)              # already reported for this model
+            return Model(**args)
 
     @property
     def link_mass_matrix(self) -> np.ndarray:

@@ -5,7 +5,7 @@
   formulation that the recursive algorithms are tested against.
 """
 
-from .kinematics import center_of_mass, forward_kinematics, kinetic_energy, potential_energy
+from .kinematics import center_of_mass, energies, forward_kinematics, kinetic_energy, potential_energy
 from .dynamics import (
     forward_dynamics,
     gravity_torques,
@@ -19,6 +19,7 @@ from .dynamics import (
 
 __all__ = [
     "center_of_mass",
+    "energies",
     "forward_kinematics",
     "kinetic_energy",
     "potential_energy",

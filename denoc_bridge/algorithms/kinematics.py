@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..data import Data
+from ..kernels import energy as _ke
+from . import _inputs
 from ..kernels import kinematics as kk
 from .dynamics import geometry
 
-__all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy"]
+__all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
 
 def forward_kinematics(model, q, *, data: Data | None = None):
@@ -33,19 +36,33 @@ def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
     return (m[:, None] * c).sum(axis=0) / m.sum()
 
 
+def energies(model, q, v, *, springs: bool = True):
+    """``(T, V)``: kinetic energy ``1/2 v^T I(q) v`` (armature included) and potential energy
+    (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
+    forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays."""
+    q, v, _, _, B = _inputs.state(model, q, v, v, None, "v")
+    has_springs = bool(springs and np.any(model.stiffness))
+    Q, V = (q, v) if B is not None else (q[None], v[None])
+    n = Q.shape[0]
+    kinetic, potential = np.empty(n), np.empty(n)
+    chunks = max(1, min(n, 4 * numba.get_num_threads())) if n > 64 else 1
+    _ke.energies_batch(model._kt, Q, V, model.stiffness, model.rest_configuration, has_springs, kinetic, potential,
+                       chunks)
+    if B is None:
+        return float(kinetic[0]), float(potential[0])
+    return kinetic, potential
+
+
 def potential_energy(model, q, *, data: Data | None = None) -> float:
-    """Gravitational potential energy ``V = -sum_k m_k g . c_k`` (``pin.computePotentialEnergy``)."""
-    R, p = forward_kinematics(model, q, data=data)
-    c = p + np.einsum("kij,kj->ki", R, model.com)
-    return float(-(np.asarray(model.mass) * (c @ np.asarray(model.gravity))).sum())
+    """Potential energy: gravity ``V = -sum_k m_k g . c_k`` (``pin.computePotentialEnergy``)
+    plus the joint springs ``1/2 K (q (-) q_rest)^2`` (none unless the model has stiffness)."""
+    return energies(model, q, np.zeros(np.shape(q)[:-1] + (model.nv,)))[1]
 
 
 def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
     """``T = 1/2 sum_k t_k^T M_k t_k + 1/2 v^T diag(armature) v`` = ``1/2 v^T I(q) v``.
 
-    Twists from the forward recursion of 000 Table 1 (O(n)).  Pinocchio's
+    Twists from the forward recursion of 000 Table 1 (O(n), compiled).  Pinocchio's
     ``computeKineticEnergy`` leaves out the armature term.
     """
-    T = geometry(model, q, v, data=data).energy
-    v = np.asarray(v, dtype=float)
-    return T + 0.5 * float(np.dot(np.asarray(model.armature) * v, v))
+    return energies(model, q, v, springs=False)[0]

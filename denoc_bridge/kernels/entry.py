@@ -91,14 +91,10 @@ def _work(ki, work, nv):
     return work
 
 
-@njit(STATE_SIGNATURE, cache=True)
-def forward_dynamics_state(kt, work, q, v, tau, fext, out):
-    """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, tau, fext, out, work, _nv(ki))
-    if status:
-        return status
-    work = _work(ki, work, v.shape[0])
+@njit(cache=True)
+def forward_dynamics_unchecked(ki, kf, work, q, v, tau, fext, out):
+    """The three passes of forward dynamics without the input checks (for the integrators,
+    which check the accelerations instead): 0, or k + 1 for a singular articulated inertia."""
     out[:] = 0.0                                                # phi from inverse dynamics with qdd = 0
     twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
     k = articulated_backward_recursion(ki, kf, tau, work, False)
@@ -106,6 +102,16 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
         return k + 1
     acceleration_forward_recursion(ki, kf, work, out)
     return 0
+
+
+@njit(STATE_SIGNATURE, cache=True)
+def forward_dynamics_state(kt, work, q, v, tau, fext, out):
+    """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_state(ki, q, v, tau, fext, out, work, _nv(ki))
+    if status:
+        return status
+    return forward_dynamics_unchecked(ki, kf, _work(ki, work, v.shape[0]), q, v, tau, fext, out)
 
 
 @njit(FAST_SIGNATURE, cache=True)

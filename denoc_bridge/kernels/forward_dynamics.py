@@ -146,12 +146,17 @@ def add_mass(work, b, M):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def to_parent(code, c, s, e, r0, r1, r2, M, xi, mag):
+def to_parent(code, c, s, e, rc, r0, r1, r2, M, xi, mag):
     """(A^T Mbar A, A^T xi, scale) with A = A_{k,b} (000 eq. 20); the scale of the inertia grows
-    with the lever (1 + |r_k|)^2."""
-    lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
-    return (congruence_to_parent(code, c, s, e, r0, r1, r2, M),
-            apply_At(code, c, s, e, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), mag * lever * lever)
+    with the lever (1 + |r_k|)^2 (no square root for an offset along one axis)."""
+    if rc == 0:
+        lever = 1.0
+    elif rc <= 3:
+        lever = 1.0 + abs(r0 + r1 + r2)                         # two of them are zero
+    else:
+        lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    return (congruence_to_parent(code, c, s, e, rc, r0, r1, r2, M),
+            apply_At(code, c, s, e, rc, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), mag * lever * lever)
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -182,9 +187,10 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
         b += T.M_VEC
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
         for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
-            M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
-                               kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
-                               kf[k, T.IO + 5])                 # Mhat_k = M_k + ...       (20)
+            if not T.massless(ki, k):
+                M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
+                                   kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
+                                   kf[k, T.IO + 5])             # Mhat_k = M_k + ...       (20)
             o = T.C_W
             xi = (xi[0] + work[k, o], xi[1] + work[k, o + 1], xi[2] + work[k, o + 2], xi[3] + work[k, o + 3],
                   xi[4] + work[k, o + 4], xi[5] + work[k, o + 5])   # xi_k = w~_k + eta~_k
@@ -225,11 +231,11 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 continue
             code, c, sn, e = rotation(ki, work, k)
             if code <= 2:                                       # r_k = r0 (see offset)
-                M, xi, mag = to_parent(code, c, sn, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2], M, xi,
-                                       mag_k)
+                M, xi, mag = to_parent(code, c, sn, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
+                                       kf[k, T.T0 + 2], M, xi, mag_k)
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                M, xi, mag = to_parent(code, c, sn, e, r0, r1, r2, M, xi, mag_k)
+                M, xi, mag = to_parent(code, c, sn, e, T.R_GENERAL, r0, r1, r2, M, xi, mag_k)
             if k == first:                                      # to the parent module (eq. 20)
                 pa = module_row(L, nv, p)
                 add_mass(work, pa, M)
@@ -257,11 +263,13 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 else:
                     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             if code <= 2:                                       # r_k = r0 (see offset)
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
-                                                 mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])   # mu~_k
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
+                                                 kf[k, T.T0 + 1], kf[k, T.T0 + 2], mu[0], mu[1], mu[2], mu[3], mu[4],
+                                                 mu[5])   # mu~_k
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5])
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3],
+                                                 mu[4], mu[5])
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
             for n in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)

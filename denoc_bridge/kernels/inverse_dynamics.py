@@ -22,11 +22,11 @@ from numba import njit
 from . import tables as T
 from .geometry import geometry_row, joint_geometry_pass
 from .joints import UNIVERSAL
-from .spatial6 import apply_At, cross3, pick6, rot3
+from .spatial6 import apply_At, cross3, cross_wr, pick6, rot3
 from .trig import poly_ok
 
 #: links per block of the geometry pass inside the forward recursion
-GEOMETRY_BLOCK = 64
+GEOMETRY_BLOCK = T.BLOCK
 NO_E = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -84,18 +84,18 @@ def unit6(d, a):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def twist_rate_bias(code, c, s, e, r0, r1, r2, tb, tdb, pq, pqq, cj):
+def twist_rate_bias(code, c, s, e, rc, r0, r1, r2, tb, tdb, pq, pqq, cj):
     """(t_k, tdot_k) = (A t_b + P qd, A tdot_b + Adot t_b + Omega_k P qd + P qdd + Pdot qd)
     (000 Table 1, step 1), the A-terms formed in the parent frame and rotated once."""
     w0, w1, w2, v0, v1, v2 = tb
     dw0, dw1, dw2, dv0, dv1, dv2 = tdb
-    x0, x1, x2 = cross3(w0, w1, w2, r0, r1, r2)                  # w_b x r
+    x0, x1, x2 = cross_wr(rc, w0, w1, w2, r0, r1, r2)            # w_b x r
     tv0, tv1, tv2 = rot3(code, c, s, e, v0 + x0, v1 + x1, v2 + x2)
     e0, e1, e2 = rot3(code, c, s, e, w0, w1, w2)                 # E w_b
     tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]           # t_k             (5), (A.1)
     tv0, tv1, tv2 = tv0 + pq[3], tv1 + pq[4], tv2 + pq[5]
     y0, y1, y2 = cross3(w0, w1, w2, x0, x1, x2)                  # w_b x (w_b x r)
-    z0, z1, z2 = cross3(dw0, dw1, dw2, r0, r1, r2)               # wdot_b x r
+    z0, z1, z2 = cross_wr(rc, dw0, dw1, dw2, r0, r1, r2)         # wdot_b x r
     u0, u1, u2 = rot3(code, c, s, e, dv0 + y0 + z0, dv1 + y1 + z1, dv2 + y2 + z2)
     a0, a1, a2 = rot3(code, c, s, e, dw0, dw1, dw2)
     b0, b1, b2 = cross3(tw0, tw1, tw2, pq[0], pq[1], pq[2])      # Omega_k P_k qd_k (angular)
@@ -193,11 +193,15 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
             else:
                 pq, pqq, cj = general_joint_rates(ki, kf, work, k, qd, qdd)
             if code <= 2:                                       # r_k = r0: one path per source of r_k
-                t, td = twist_rate_bias(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
-                                        t, td, pq, pqq, cj)
+                t, td = twist_rate_bias(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
+                                        kf[k, T.T0 + 2], t, td, pq, pqq, cj)
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                t, td = twist_rate_bias(code, c, s, e, r0, r1, r2, t, td, pq, pqq, cj)
+                t, td = twist_rate_bias(code, c, s, e, T.R_GENERAL, r0, r1, r2, t, td, pq, pqq, cj)
+            if T.massless(ki, k):                               # w_k = 0 (e.g. inside a universal joint)
+                for j in range(6):
+                    work[k, T.C_W + j] = -fext[k, j] if has_fext else 0.0
+                continue
             m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
             I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
             wk = link_wrench(m, h0, h1, h2, I, t, td)
@@ -241,11 +245,13 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
                     tau[v0 + n] = x
             code, c, s, e = rotation(ki, work, k)
             if code <= 2:                                       # r_k = r0
-                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2],
-                                                  wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])   # A_{k,b}^T w~_k
+                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
+                                                  kf[k, T.T0 + 1], kf[k, T.T0 + 2], wt[0], wt[1], wt[2], wt[3],
+                                                  wt[4], wt[5])   # A_{k,b}^T w~_k
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, r0, r1, r2, wt[0], wt[1], wt[2], wt[3], wt[4], wt[5])
+                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, T.R_GENERAL, r0, r1, r2, wt[0], wt[1], wt[2],
+                                                  wt[3], wt[4], wt[5])
             if k == first and p >= 0:
                 bp = module_row(L, nv, p) + T.M_VEC
                 work[bp, 0] += c0

@@ -25,10 +25,10 @@ def link_to_parent(ki, kf, work, j, x):
     """A_{j,b}^T x for the 6-vector x (a tuple), b the parent of link j."""
     code, c, s, e = rotation(ki, work, j)
     if code <= 2:                                               # r_j = r0 (see offset)
-        return apply_At(code, c, s, NO_E, kf[j, T.T0], kf[j, T.T0 + 1], kf[j, T.T0 + 2],
+        return apply_At(code, c, s, NO_E, T.offset_code(ki, j), kf[j, T.T0], kf[j, T.T0 + 1], kf[j, T.T0 + 2],
                         x[0], x[1], x[2], x[3], x[4], x[5])
     r0, r1, r2 = offset(kf, work, ki.shape[0], j, code)
-    return apply_At(code, c, s, e, r0, r1, r2, x[0], x[1], x[2], x[3], x[4], x[5])
+    return apply_At(code, c, s, e, T.R_GENERAL, r0, r1, r2, x[0], x[1], x[2], x[3], x[4], x[5])
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -101,9 +101,10 @@ def composite_backward_recursion(ki, kf, work, nv, I):
                 continue
             code, c, s, e = rotation(ki, work, k)
             if code <= 2:
-                M = congruence_to_parent(code, c, s, NO_E, kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2], M)
+                M = congruence_to_parent(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
+                                         kf[k, T.T0 + 2], M)
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                M = congruence_to_parent(code, c, s, e, r0, r1, r2, M)   # A^T Mtilde A
+                M = congruence_to_parent(code, c, s, e, T.R_GENERAL, r0, r1, r2, M)   # A^T Mtilde A
             if k == first:                                      # to the parent module (eq. 17)
                 add_mass(work, module_row(L, nv, p), M)

@@ -23,6 +23,21 @@ def cross3(a0, a1, a2, b0, b1, b2):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
+def cross_wr(rc, w0, w1, w2, r0, r1, r2):
+    """w x r for an offset r with the zero pattern rc (tables.R_*: zero, along x, y or z
+    only, general): the products with zero components are not formed."""
+    if rc == 0:
+        return 0.0, 0.0, 0.0
+    if rc == 1:
+        return 0.0, w2 * r0, -w1 * r0
+    if rc == 2:
+        return -w2 * r1, 0.0, w0 * r1
+    if rc == 3:
+        return w1 * r2, -w0 * r2, 0.0
+    return cross3(w0, w1, w2, r0, r1, r2)
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
 def rot3(code, c, s, e, x0, x1, x2):
     """E x (parent to child coordinates)."""
     if code == 0:
@@ -53,21 +68,21 @@ def rot3t(code, c, s, e, x0, x1, x2):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def apply_A(code, c, s, e, r0, r1, r2, x0, x1, x2, x3, x4, x5):
-    """A_{k,b} x = [E x_w; E (x_v + x_w x r)]."""
-    u0, u1, u2 = cross3(x0, x1, x2, r0, r1, r2)
+def apply_A(code, c, s, e, rc, r0, r1, r2, x0, x1, x2, x3, x4, x5):
+    """A_{k,b} x = [E x_w; E (x_v + x_w x r)] (rc: zero pattern of r, see :func:`cross_wr`)."""
+    u0, u1, u2 = cross_wr(rc, x0, x1, x2, r0, r1, r2)
     y0, y1, y2 = rot3(code, c, s, e, x0, x1, x2)
     y3, y4, y5 = rot3(code, c, s, e, x3 + u0, x4 + u1, x5 + u2)
     return y0, y1, y2, y3, y4, y5
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def apply_At(code, c, s, e, r0, r1, r2, y0, y1, y2, y3, y4, y5):
-    """A_{k,b}^T y = [E^T y_n + r x (E^T y_f); E^T y_f]."""
+def apply_At(code, c, s, e, rc, r0, r1, r2, y0, y1, y2, y3, y4, y5):
+    """A_{k,b}^T y = [E^T y_n + r x (E^T y_f); E^T y_f] (r x f = -(f x r), see :func:`cross_wr`)."""
     f0, f1, f2 = rot3t(code, c, s, e, y3, y4, y5)
     n0, n1, n2 = rot3t(code, c, s, e, y0, y1, y2)
-    u0, u1, u2 = cross3(r0, r1, r2, f0, f1, f2)
-    return n0 + u0, n1 + u1, n2 + u2, f0, f1, f2
+    u0, u1, u2 = cross_wr(rc, f0, f1, f2, r0, r1, r2)
+    return n0 - u0, n1 - u1, n2 - u2, f0, f1, f2
 
 
 # --------------------------------------------------------------- symmetric 6x6 masses
@@ -229,9 +244,55 @@ def shift_to_parent_origin(r0, r1, r2, M):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def congruence_to_parent(code, c, s, e, r0, r1, r2, M):
+def shift_along_x(p, M):
+    """shift_to_parent_origin for r = (p, 0, 0), the products with zeros left out (the general
+    formula with r1 = r2 = 0, expanded)."""
+    return (M[0], M[1] - p * M[8], M[2] + p * M[7], M[3] + p * (p * M[20] - 2.0 * M[11]),
+            M[4] + p * (M[10] - M[14] - p * M[19]), M[5] + p * (2.0 * M[13] + p * M[18]),
+            M[6], M[7], M[8], M[9] - p * M[17], M[10] - p * M[19], M[11] - p * M[20],
+            M[12] + p * M[16], M[13] + p * M[18], M[14] + p * M[19],
+            M[15], M[16], M[17], M[18], M[19], M[20])
+
+
+@njit(cache=True, inline="always")
+def _mass_to1(M):
+    return _sym_to1(M[0:6]) + _gen_to1(M[6:15]) + _sym_to1(M[15:21])
+
+
+@njit(cache=True, inline="always")
+def _mass_from1(M):
+    return _sym_from1(M[0:6]) + _gen_from1(M[6:15]) + _sym_from1(M[15:21])
+
+
+@njit(cache=True, inline="always")
+def _mass_to2(M):
+    return _sym_to2(M[0:6]) + _gen_to2(M[6:15]) + _sym_to2(M[15:21])
+
+
+@njit(cache=True, inline="always")
+def _mass_from2(M):
+    return _sym_from2(M[0:6]) + _gen_from2(M[6:15]) + _sym_from2(M[15:21])
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def shift_along(rc, r0, r1, r2, M):
+    """S^T M S for the offset r with the zero pattern rc: nothing for r = 0, the x formula in
+    cyclically permuted coordinates for r along one axis, the general formula otherwise."""
+    if rc == 0:
+        return M
+    if rc == 1:
+        return shift_along_x(r0, M)
+    if rc == 2:
+        return _mass_from1(shift_along_x(r1, _mass_to1(M)))
+    if rc == 3:
+        return _mass_from2(shift_along_x(r2, _mass_to2(M)))
+    return shift_to_parent_origin(r0, r1, r2, M)
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def congruence_to_parent(code, c, s, e, rc, r0, r1, r2, M):
     """A_{k,b}^T M A_{k,b} of a symmetric 21-tuple mass: rotate, then shift (000 eq. 20)."""
-    return shift_to_parent_origin(r0, r1, r2, rotate_to_parent(code, c, s, e, M))
+    return shift_along(rc, r0, r1, r2, rotate_to_parent(code, c, s, e, M))
 
 
 @njit(cache=True, inline="always")

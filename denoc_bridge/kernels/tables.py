@@ -12,8 +12,10 @@ the columns, and its int32 column ``j`` lies in float column ``j // 2``.
 
 * hot ints (float column 0-1): IDX_V, IDX_Q, FLAGS, NV, where FLAGS packs
   the rotation code (bits 0-2), the aligned degree of freedom + 1 (bits 3-5),
-  its sign (bit 6: 1 for -1) and the joint type (bits 8-11): read them with
-  :func:`rot_code`, :func:`dof_index`, :func:`dof_sign`, :func:`joint_type`;
+  its sign (bit 6: 1 for -1), the joint type (bits 8-11), the offset code
+  (bits 12-14: r0 zero, along x, y or z only, or general) and whether the link is
+  massless (bit 15): read them with :func:`rot_code`, :func:`dof_index`,
+  :func:`dof_sign`, :func:`joint_type`, :func:`offset_code`, :func:`massless`;
 * hot floats (float columns 2-15): joint placement translation r0, compact
   body inertia (mass m, first moment h = m c, inertia about the link origin
   I_O), armature of the joint's first DOF;
@@ -67,6 +69,8 @@ GRAV = 38     # 3: gravity, row 0
 NT = 48
 
 ROT_X, ROT_Y, ROT_Z, ROT_IDENTITY, ROT_GENERAL = range(5)
+#: offset codes (FLAGS bits 12-14): the zero pattern of r0 for the rotation codes 0-2
+R_ZERO, R_X, R_Y, R_Z, R_GENERAL = range(5)
 ALIGN = 64    # bytes: rows of the table and of the work array start on cache lines
 
 _REVOLUTE_LIKE = (0, 1)  # JointType.REVOLUTE, JointType.CONTINUOUS
@@ -94,7 +98,19 @@ def dof_sign(ki, k):
 @njit(cache=True, inline="always")
 def joint_type(ki, k):
     """Joint type code of :class:`denoc_bridge.joints.JointType`."""
-    return ki[k, FLAGS] >> 8
+    return (ki[k, FLAGS] >> 8) & 15
+
+
+@njit(cache=True, inline="always")
+def massless(ki, k):
+    """True for a link without mass and inertia (FLAGS bit 15): its wrench is zero."""
+    return (ki[k, FLAGS] >> 15) & 1 == 1
+
+
+@njit(cache=True, inline="always")
+def offset_code(ki, k):
+    """Zero pattern of r0 (R_ZERO, R_X, R_Y, R_Z: only that component, R_GENERAL)."""
+    return (ki[k, FLAGS] >> 12) & 7
 
 
 def aligned_empty(shape) -> np.ndarray:
@@ -134,7 +150,13 @@ def build_tables(model):
     identity = np.all(np.asarray(model.joint_rotation).reshape(L, 9) == np.eye(3).ravel(), axis=1)
     rot = np.where(identity & revolute_like & aligned, first_unit,
                    np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL))
-    ki[:, FLAGS] = rot | ((dof + 1) << 3) | (negative.astype(np.int64) << 6) | (jt << 8)
+    t0 = np.asarray(model.joint_translation, dtype=float).reshape(L, 3)
+    nonzero = t0 != 0.0
+    single = nonzero.sum(axis=1) == 1
+    rcode = np.where(~nonzero.any(axis=1), R_ZERO, np.where(single, 1 + np.argmax(nonzero, axis=1), R_GENERAL))
+    no_mass = (np.asarray(model.mass) == 0.0) & np.all(np.asarray(model.inertia).reshape(L, 9) == 0.0, axis=1)
+    ki[:, FLAGS] = (rot | ((dof + 1) << 3) | (negative.astype(np.int64) << 6) | (jt << 8) | (rcode << 12)
+                    | (no_mass.astype(np.int64) << 15))
     kf[:, R0:R0 + 9] = np.asarray(model.joint_rotation).reshape(L, 9)
     kf[:, T0:T0 + 3] = model.joint_translation
     kf[:, AXIS:AXIS + 3] = axis
@@ -189,7 +211,9 @@ def with_gravity(kt, gravity):
 #:   Ihat rows      nv     rows of Ihat_k (z_k entries), then Ihat_k^-1 rows
 #:   module rows    6 S    articulated mass (21 entries over the first three rows) and its
 #:                         scale (row 2, column 5), a 6-vector (row 3), twist (row 4) and
-#:                         twist rate (row 5).
+#:                         twist rate (row 5)
+#:   scratch rows   32     blocks of 64 contiguous numbers for the geometry pass (angles,
+#:                         cosines, sines).
 #: Rows are indexed in two dimensions everywhere: compiled code indexing a flat view of the
 #: same memory ran several times slower.
 W = 8
@@ -197,12 +221,14 @@ C_CS, C_W = 0, 2                          # link row: (cos, sin), w_k (6)
 G_R = 1                                   # second geometry row: E_k[8], r_k (3)
 H_PHIT, H_PSI = 0, 1                      # DOF row: phitilde, Psi (6)
 MOD_ROWS = 6                              # rows per module
+SCRATCH_ROWS = 32                         # 4 x 64 numbers
+BLOCK = 64                                # links per block of the geometry pass
 M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5   # scale: column of row 2; vector, twist, rate: rows
 
 
 @njit(cache=True)
 def regions(n_links, nv, n_modules):
-    """First rows of the regions: (links, geometry, DOF, P, Ihat, Ihat^-1, modules, end)."""
+    """First rows of the regions: (links, geometry, DOF, P, Ihat, Ihat^-1, modules, scratch)."""
     L = n_links
     return (0, L, 3 * L, 3 * L + nv, 3 * L + 2 * nv, 3 * L + 3 * nv, 3 * L + 4 * nv,
             3 * L + 4 * nv + MOD_ROWS * n_modules)
@@ -211,4 +237,4 @@ def regions(n_links, nv, n_modules):
 @njit(cache=True)
 def work_rows(n_links, nv, n_modules):
     """Rows of the (rows, W) work array."""
-    return 3 * n_links + 4 * nv + MOD_ROWS * n_modules
+    return 3 * n_links + 4 * nv + MOD_ROWS * n_modules + SCRATCH_ROWS

@@ -1,0 +1,112 @@
+"""Kinetic and potential energy in one O(n) forward recursion, for one state or a batch.
+
+Twists as in the forward recursion of inverse dynamics (000 Table 1, step 1:
+``t_k = A_{k,b} t_b + P_k qd_k``), ``T = sum_k 1/2 t_k^T M_k t_k`` (000 eq. 2b)
+plus the armature's ``1/2 sum_i J_i qd_i^2``; the link orientation is carried as
+``W_k = E_k W_b`` (world to link coordinates) and the origin as
+``p_k = p_b + W_b^T r_k``, so that the gravitational potential is
+``V_g = -sum_k (m_k g . p_k + (W_k g) . h_k)`` (h = m c, the first moment).
+Joint springs add ``1/2 sum_i K_i d_i^2`` with ``d = q (-) q_rest``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from . import tables as T
+from .configuration import difference
+from .geometry import joint_geometry_pass
+from .inverse_dynamics import (GEOMETRY_BLOCK, general_joint_rates, gravity, kinetic_energy_term, module_row,
+                               modules, n_modules, offset, rotation, unit6)
+from .spatial6 import apply_A, rot3
+from .trig import poly_ok
+
+
+@njit(cache=True, fastmath={"contract"})
+def energy_forward_recursion(ki, kf, q, v, work):
+    """(kinetic energy of the links, gravitational potential energy) at (q, v)."""
+    L, nv = ki.shape[0], v.shape[0]
+    g0, g1, g2 = gravity(kf) if L > 0 else (0.0, 0.0, 0.0)
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    kinetic = 0.0
+    potential = 0.0
+    t = zero
+    W = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)          # columns of W_b, then p_b
+    p = (0.0, 0.0, 0.0)
+    done = 0
+    poly = poly_ok(q)
+    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+        first, end, parent = modules(ki, i)
+        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+            if k >= done:
+                done = min(k + GEOMETRY_BLOCK, L)
+                joint_geometry_pass(ki, kf, q, nv, work, False, k, done, poly)
+            if k == first:
+                if parent < 0:
+                    t, W, p = zero, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+                else:                                           # last link of the parent module
+                    b = module_row(L, nv, parent)
+                    t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+                    W = (work[b + 1, 0], work[b + 1, 1], work[b + 1, 2], work[b + 1, 3], work[b + 1, 4],
+                         work[b + 1, 5], work[b + 1, 6], work[b + 1, 7], work[b + 2, 0])
+                    p = (work[b + 2, 1], work[b + 2, 2], work[b + 2, 3])
+            code, c, s, e = rotation(ki, work, k)
+            r0, r1, r2 = offset(kf, work, L, k, code)
+            d = T.dof_index(ki, k)
+            if d >= 0:
+                pq = unit6(d, T.dof_sign(ki, k) * v[ki[k, T.IDX_V]])
+            else:
+                pq, _, _ = general_joint_rates(ki, kf, work, k, v, v)
+            x = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, t[0], t[1], t[2], t[3], t[4], t[5])
+            t = (x[0] + pq[0], x[1] + pq[1], x[2] + pq[2], x[3] + pq[3], x[4] + pq[4], x[5] + pq[5])  # (5)
+            # p_k = p_b + W_b^T r_k, then W_k = E_k W_b column by column
+            p = (p[0] + W[0] * r0 + W[3] * r1 + W[6] * r2, p[1] + W[1] * r0 + W[4] * r1 + W[7] * r2,
+                 p[2] + W[2] * r0 + W[5] * r1 + W[8] * r2)
+            a0, a1, a2 = rot3(code, c, s, e, W[0], W[3], W[6])
+            b0, b1, b2 = rot3(code, c, s, e, W[1], W[4], W[7])
+            c0, c1, c2 = rot3(code, c, s, e, W[2], W[5], W[8])
+            W = (a0, b0, c0, a1, b1, c1, a2, b2, c2)
+            m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
+            I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
+            kinetic += kinetic_energy_term(m, h0, h1, h2, I, t)
+            wg0 = W[0] * g0 + W[1] * g1 + W[2] * g2                # W_k g: gravity in link coordinates
+            wg1 = W[3] * g0 + W[4] * g1 + W[5] * g2
+            wg2 = W[6] * g0 + W[7] * g1 + W[8] * g2
+            potential -= m * (g0 * p[0] + g1 * p[1] + g2 * p[2]) + wg0 * h0 + wg1 * h1 + wg2 * h2
+        b = module_row(L, nv, i)
+        for j in range(6):
+            work[b, j] = t[j]
+        for j in range(8):
+            work[b + 1, j] = W[j]
+        work[b + 2, 0] = W[8]
+        work[b + 2, 1], work[b + 2, 2], work[b + 2, 3] = p[0], p[1], p[2]
+    return kinetic, potential
+
+
+@njit(cache=True)
+def energies_state(kt, work, q, v, K, q_rest, springs, d):
+    """(kinetic, potential) with the armature and the joint springs; ``d`` is (nv,) scratch."""
+    ki = kt.view(T.INT)
+    kinetic, potential = energy_forward_recursion(ki, kt, q, v, work)
+    for k in range(ki.shape[0]):
+        a0 = ki[k, T.IDX_V]
+        for n in range(ki[k, T.NV]):
+            kinetic += 0.5 * kt[k, T.ARM + n] * v[a0 + n] * v[a0 + n]
+    if springs:
+        difference(ki, q_rest, q, d)
+        for i in range(v.shape[0]):
+            potential += 0.5 * K[i] * d[i] * d[i]
+    return kinetic, potential
+
+
+@njit(cache=True, parallel=True)
+def energies_batch(kt, Q, V, K, q_rest, springs, kinetic, potential, n_chunks):
+    """energies_state over the leading axis (chunks of states in parallel)."""
+    B = Q.shape[0]
+    ki = kt.view(T.INT)
+    L = ki.shape[0]
+    nv = V.shape[1]
+    for c in prange(n_chunks):
+        work = np.empty((T.work_rows(L, nv, ki[0, T.NMOD] if L else 0), T.W))
+        d = np.empty(nv)
+        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
+            kinetic[b], potential[b] = energies_state(kt, work, Q[b], V[b], K, q_rest, springs, d)

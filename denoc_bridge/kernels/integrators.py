@@ -1,0 +1,202 @@
+"""Compiled fixed-step integrators: whole runs of RK4 (RKMK on the joint Lie groups) and
+semi-implicit Euler steps, with the O(n) forward dynamics inside (000 §3.2: forward dynamics
+followed by numerical integration).
+
+One call integrates a chunk of steps; the Python layer (:mod:`denoc_bridge.simulate`) calls
+chunks in turn for the progress bar and Ctrl-C.  Per step the applied generalized force is
+``tau_n + tau_passive(q, v)`` with the joint springs and dampers of the model
+(``-K (q (-) q_rest) - D v``) and the constant external wrenches ``fext``; ``tau_n`` is zero,
+one constant vector, or row n of a table (held over the step).
+
+A run stops at the first step whose forward dynamics refuses its state (a value that is
+not finite, a zero quaternion, a singular articulated inertia): the state before that step
+is kept and the kernel's status is returned with the step.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import tables as T
+from .configuration import configuration_rate, dexpinv, difference, integrate
+from .entry import forward_dynamics_state, forward_dynamics_unchecked
+from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
+
+TAU_NONE, TAU_CONSTANT, TAU_TABLE = 0, 1, 2
+SCRATCH_ROWS = 13
+
+
+@njit(cache=True)
+def passive_forces(ki, q, v, K, D, q_rest, passive, d, out):
+    """out = -K (q (-) q_rest) - D v (zero without ``passive``); ``d`` is (nv,) scratch."""
+    if not passive:
+        out[:] = 0.0
+        return
+    difference(ki, q_rest, q, d)
+    for i in range(v.shape[0]):
+        out[i] = -K[i] * d[i] - D[i] * v[i]
+
+
+@njit(cache=True)
+def applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, out):
+    """tau_n + tau_passive(q, v) into out."""
+    passive_forces(ki, q, v, K, D, q_rest, passive, d, out)
+    if tau_mode == TAU_CONSTANT:
+        for i in range(out.shape[0]):
+            out[i] += taus[0, i]
+    elif tau_mode == TAU_TABLE:
+        for i in range(out.shape[0]):
+            out[i] += taus[n, i]
+
+
+@njit(cache=True)
+def accelerations(ki, kt, work, q, v, tau, fext, out):
+    """Forward dynamics inside a run: the state is not checked (the previous stage's
+    accelerations were), the accelerations are: -1 when one is not finite (a state that left
+    the finite numbers), k + 1 for a singular articulated inertia of link k, else 0."""
+    status = forward_dynamics_unchecked(ki, kt, work, q, v, tau, fext, out)
+    if status:
+        return status
+    for i in range(out.shape[0]):
+        if not np.isfinite(out[i]):
+            return -1
+    return 0
+
+
+@njit(cache=True)
+def is_vector_space(ki):
+    """True when every joint is a vector space (revolute, prismatic, universal, translation):
+    then q (+) xi = q + xi and dexp^-1 is the identity."""
+    for k in range(ki.shape[0]):
+        jt = T.joint_type(ki, k)
+        if jt == CONTINUOUS or jt == SPHERICAL or jt == FREEFLYER or jt == PLANAR:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def step_configuration(ki, flat, q, xi, out):
+    """out = q (+) xi."""
+    if flat:
+        for i in range(q.shape[0]):
+            out[i] = q[i] + xi[i]
+    else:
+        integrate(ki, q, xi, out)
+
+
+@njit(cache=True, inline="always")
+def tangent_rate(ki, flat, xi, v, out):
+    """out = dexp_{-xi}^-1 v (v itself on vector spaces)."""
+    if flat:
+        for i in range(v.shape[0]):
+            out[i] = v[i]
+    else:
+        dexpinv(ki, xi, v, out)
+
+
+@njit(cache=True)
+def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
+            save0, Qs, Vs, As, s):
+    """n_steps RK4 steps from (q, v) (updated in place), global step index step0 at the start.
+
+    Before step n (global), when n % save_every == 0, the state and its acceleration go to row
+    save0 + (number of such rows so far) of Qs, Vs, As.  ``s`` is
+    (SCRATCH_ROWS, max(nq, nv)) scratch.  Returns (steps done, status, rows saved).
+    """
+    ki = kt.view(np.int32)
+    nq, nv = q.shape[0], v.shape[0]
+    qs, xi, vs, tau, d = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[4, :nv]
+    k1x, k2x, k3x, k4x = s[5, :nv], s[6, :nv], s[7, :nv], s[8, :nv]
+    k1v, k2v, k3v, k4v = s[9, :nv], s[10, :nv], s[11, :nv], s[12, :nv]
+    flat = is_vector_space(ki)
+    saved = 0
+    for m in range(n_steps):
+        n = step0 + m
+        # stage 1 at (q, v)
+        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        status = accelerations(ki, kt, work, q, v, tau, fext, k1v)
+        if status:
+            return m, status, saved
+        if n % save_every == 0:
+            r = save0 + saved
+            Qs[r, :] = q
+            Vs[r, :] = v
+            As[r, :] = k1v
+            saved += 1
+        k1x[:] = v
+        # stage 2 at q (+) dt/2 k1x, v + dt/2 k1v
+        for i in range(nv):
+            xi[i] = 0.5 * dt * k1x[i]
+        step_configuration(ki, flat, q, xi, qs)
+        for i in range(nv):
+            vs[i] = v[i] + 0.5 * dt * k1v[i]
+        tangent_rate(ki, flat, xi, vs, k2x)
+        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        status = accelerations(ki, kt, work, qs, vs, tau, fext, k2v)
+        if status:
+            return m, status, saved
+        # stage 3
+        for i in range(nv):
+            xi[i] = 0.5 * dt * k2x[i]
+        step_configuration(ki, flat, q, xi, qs)
+        for i in range(nv):
+            vs[i] = v[i] + 0.5 * dt * k2v[i]
+        tangent_rate(ki, flat, xi, vs, k3x)
+        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        status = accelerations(ki, kt, work, qs, vs, tau, fext, k3v)
+        if status:
+            return m, status, saved
+        # stage 4
+        for i in range(nv):
+            xi[i] = dt * k3x[i]
+        step_configuration(ki, flat, q, xi, qs)
+        for i in range(nv):
+            vs[i] = v[i] + dt * k3v[i]
+        tangent_rate(ki, flat, xi, vs, k4x)
+        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        status = accelerations(ki, kt, work, qs, vs, tau, fext, k4v)
+        if status:
+            return m, status, saved
+        # the step: xi = dt/6 (k1 + 2 k2 + 2 k3 + k4) in the tangent space at q
+        for i in range(nv):
+            xi[i] = dt / 6.0 * (k1x[i] + 2.0 * k2x[i] + 2.0 * k3x[i] + k4x[i])
+            v[i] += dt / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i])
+        step_configuration(ki, flat, q, xi, q)
+    return n_steps, 0, saved
+
+
+@njit(cache=True)
+def euler_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
+              save0, Qs, Vs, As, s):
+    """Semi-implicit (symplectic) Euler: v += dt a(q, v); q = q (+) dt v.  Same interface as
+    :func:`rk4_run`."""
+    ki = kt.view(np.int32)
+    nv = v.shape[0]
+    xi, tau, d, a = s[1, :nv], s[3, :nv], s[4, :nv], s[9, :nv]
+    flat = is_vector_space(ki)
+    saved = 0
+    for m in range(n_steps):
+        n = step0 + m
+        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        status = accelerations(ki, kt, work, q, v, tau, fext, a)
+        if status:
+            return m, status, saved
+        if n % save_every == 0:
+            r = save0 + saved
+            Qs[r, :] = q
+            Vs[r, :] = v
+            As[r, :] = a
+            saved += 1
+        for i in range(nv):
+            v[i] += dt * a[i]
+            xi[i] = dt * v[i]
+        step_configuration(ki, flat, q, xi, q)
+    return n_steps, 0, saved
+
+
+@njit(cache=True)
+def ode_rhs(kt, work, q, v, tau, fext, qdot, a):
+    """(dq/dt, dv/dt) of the first-order system in the coordinates q for an adaptive solver;
+    returns the forward dynamics status."""
+    ki = kt.view(np.int32)
+    configuration_rate(ki, q, v, qdot)
+    return forward_dynamics_state(kt, work, q, v, tau, fext, a)

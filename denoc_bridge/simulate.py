@@ -1,0 +1,486 @@
+"""Simulation: O(n) forward dynamics followed by numerical integration (000 §3.2).
+
+:func:`simulate` integrates ``I(q) a = tau + tau_passive(q, v) - C(q, v) v - g(q) + J^T f_ext``
+on the configuration manifold and returns a :class:`~denoc_bridge.trajectory.Trajectory`.
+
+Methods
+-------
+``"rk4"``
+    Fixed-step classical Runge-Kutta, what the papers use; on the joints' Lie groups
+    (free-flyer SE(3), spherical SO(3), planar SE(2)) as the Runge-Kutta-Munthe-Kaas
+    scheme, which keeps fourth order; the stepping loop is compiled.
+``"euler"``
+    Semi-implicit (symplectic) Euler: ``v += dt a(q, v)``, ``q = q (+) dt v``; compiled.
+``"RK45"``, ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
+    Adaptive integrators of :mod:`scipy.integrate` (``RK45`` is MATLAB's ``ode45``;
+    ``Radau`` and ``BDF`` are implicit, for stiff chains) with ``rtol`` / ``atol``, stepped one
+    step at a time; ``dt`` is then the interval of the saved states.  They integrate the
+    coordinates q themselves (quaternions and (cos, sin) pairs normalised on output).
+
+Forces: ``tau`` is None (passive), a constant (nv,) array, an (n_steps, nv) array (row n
+held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's joint
+``damping`` and ``stiffness`` (springs relaxed at ``rest_configuration``) act unless
+``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
+wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
+
+Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
+on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
+stops being finite (or a singular articulated inertia) raises
+:class:`~denoc_bridge.errors.SimulationError` naming the time and the joint, with the
+partial trajectory attached.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from .algorithms import _inputs
+from .errors import InputError, SimulationError
+from .kernels import configuration as kc
+from .kernels import entry
+from .kernels import integrators as ki_
+from .kernels import tables as T
+from .spatial import internal_to_pin
+from .trajectory import Trajectory
+
+__all__ = ["simulate", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
+
+FIXED_STEP_METHODS = ("rk4", "euler")
+ADAPTIVE_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
+#: above this many stored numbers, states are saved every few steps (see ``save_every``)
+MAX_STORED = 50_000_000
+_CHUNK_SECONDS = 0.2
+
+
+def _method_name(method: str) -> str:
+    for m in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+        if str(method).lower() == m.lower():
+            return m
+    raise InputError(f"method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got {method!r}")
+
+
+def _vector(model, x, n, name):
+    x = _inputs.real_array(x, name)
+    if x.shape != (n,):
+        raise InputError(f"{name} must have shape ({n},) (model '{model.name}'), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        k = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise InputError(f"{name}[{k}] = {x[k]} is not finite")
+    return np.ascontiguousarray(x, dtype=float)
+
+
+class _Forces:
+    """The user's tau and f_ext in the forms the kernels and the Python loops need."""
+
+    def __init__(self, model, tau, f_ext, n_steps, method):
+        nv = model.nv
+        self.model = model
+        self.tau_fn = tau if callable(tau) else None
+        self.fext_fn = f_ext if callable(f_ext) else None
+        if tau is None or self.tau_fn is not None:
+            self.mode, self.table = ki_.TAU_NONE, np.zeros((1, nv))
+        else:
+            arr = _inputs.real_array(tau, "tau")
+            if arr.shape == (nv,):
+                self.mode, self.table = ki_.TAU_CONSTANT, np.ascontiguousarray(arr[None], dtype=float)
+            elif arr.ndim == 2 and arr.shape[1] == nv:
+                if arr.shape[0] < n_steps:
+                    raise InputError(f"tau has {arr.shape[0]} rows, but the simulation takes {n_steps} steps "
+                                     f"(one row per step)")
+                self.mode, self.table = ki_.TAU_TABLE, np.ascontiguousarray(arr, dtype=float)
+            else:
+                raise InputError(f"tau must be None, a ({nv},) array, an (n_steps, {nv}) array or a callable "
+                                 f"tau(t, q, v); got shape {arr.shape}")
+            if not np.all(np.isfinite(self.table)):
+                raise InputError("tau holds a value that is not finite")
+        if f_ext is None or self.fext_fn is not None:
+            self.fext_pin, self.fext = None, _inputs.NO_FEXT
+        else:
+            self.fext = np.ascontiguousarray(_inputs.external_wrenches(model, f_ext))   # internal order
+            self.fext_pin = internal_to_pin(self.fext)
+        self.python_loop = self.tau_fn is not None or self.fext_fn is not None
+
+    def tau_at(self, t, q, v, n):
+        """The actuation at step n / time t."""
+        if self.tau_fn is not None:
+            out = np.asarray(self.tau_fn(t, q.copy(), v.copy()), dtype=float)
+            if out.shape != (self.model.nv,) or not np.all(np.isfinite(out)):
+                raise InputError(f"tau(t, q, v) must return {self.model.nv} finite numbers; at t = {t:g} it "
+                                 f"returned {out!r}")
+            return out
+        if self.mode == ki_.TAU_CONSTANT:
+            return self.table[0]
+        if self.mode == ki_.TAU_TABLE:
+            return self.table[min(n, self.table.shape[0] - 1)]
+        return np.zeros(self.model.nv)
+
+    def fext_at(self, t, q, v):
+        if self.fext_fn is None:
+            return self.fext
+        return np.ascontiguousarray(_inputs.external_wrenches(self.model, self.fext_fn(t, q.copy(), v.copy())))
+
+
+def _progress(enabled, total, label):
+    if enabled is None:
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    if not enabled:
+        return None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+                   TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
+    bar.start()
+    bar.add_task(label, total=total)
+    return bar
+
+
+def _bad_entry(model, arrays) -> str:
+    """The joint of the first non-finite entry of (name, array, 'q' or 'v') triples."""
+    for name, arr, kind in arrays:
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            i = int(bad[0])
+            idx = model.idx_q if kind == "q" else model.idx_v
+            k = int(np.searchsorted(idx, i, side="right") - 1)
+            return f"{name}[{i}] of joint '{model.joint_names[k]}'", model.joint_names[k]
+    return "", ""
+
+
+def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
+             f_ext=None, passive: bool = True, save_every: int | None = None, rtol: float = 1e-8,
+             atol: float = 1e-10, max_step: float = np.inf, progress: bool | None = None) -> Trajectory:
+    """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
+
+    Parameters
+    ----------
+    dt : step of the fixed-step methods; interval of the saved states for the adaptive ones.
+    save_every : keep every k-th step (fixed-step methods); by default every step, unless
+        that would store more than ``MAX_STORED`` numbers (then the smallest k that fits,
+        with a warning).
+    rtol, atol, max_step : for the adaptive methods.
+
+    Returns
+    -------
+    Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
+    """
+    method = _method_name(method)
+    q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
+    v0 = _vector(model, v0, model.nv, "v0")
+    t_final, dt = float(t_final), float(dt)
+    if not (math.isfinite(t_final) and t_final > 0):
+        raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
+    if not (math.isfinite(dt) and dt > 0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt}")
+    n_steps = max(1, int(round(t_final / dt)))
+    if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
+        raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
+    forces = _Forces(model, tau, f_ext, n_steps, method)
+    if method in FIXED_STEP_METHODS:
+        stride = _stride(model, n_steps, save_every)
+        runner = _run_python if forces.python_loop else _run_compiled
+        return runner(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress)
+    if save_every is not None:
+        raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
+    return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress)
+
+
+def _stride(model, n_steps, save_every):
+    per_state = model.nq + 3 * model.nv
+    if save_every is None:
+        stride = 1
+        while (n_steps // stride + 1) * per_state > MAX_STORED:
+            stride += 1
+        if stride > 1:
+            warnings.warn(f"saving every {stride}th step only: storing all {n_steps + 1} states of "
+                          f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
+                          stacklevel=3)
+        return stride
+    stride = int(save_every)
+    if stride < 1:
+        raise InputError(f"save_every must be a positive integer, got {save_every}")
+    return stride
+
+
+def _passive_arrays(model, passive):
+    use = bool(passive and (np.any(model.damping) or np.any(model.stiffness)))
+    return (np.ascontiguousarray(model.stiffness), np.ascontiguousarray(model.damping),
+            np.ascontiguousarray(model.rest_configuration), use)
+
+
+def _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):
+    return Trajectory(model, t, Q, V, A, TAU, forces.fext_pin, method, dt, wall, steps, evals, status, message)
+
+
+def _fail(model, status, t, stage_arrays, traj):
+    if status > 0:
+        k = int(status) - 1
+        msg = (f"simulation stopped at t = {t:.6g} s: the articulated inertia of joint "
+               f"'{model.joint_names[k]}' became singular")
+        return SimulationError(msg, t, model.joint_names[k], traj)
+    where, joint = _bad_entry(model, stage_arrays)
+    msg = (f"simulation stopped at t = {t:.6g} s: the state is no longer finite"
+           + (f" ({where})" if where else "") + "; the trajectory up to the last valid state is attached "
+           "(e.error.trajectory); a smaller dt or a more stable method may help")
+    return SimulationError(msg, t, joint, traj)
+
+
+def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress):
+    nq, nv = model.nq, model.nv
+    n_saves = n_steps // stride + 1
+    Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
+    K, D, q_rest, use_passive = _passive_arrays(model, passive)
+    q, v = q0.copy(), v0.copy()
+    scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
+    work = model.thread_work()
+    run = ki_.rk4_run if method == "rk4" else ki_.euler_run
+    evals_per_step = 4 if method == "rk4" else 1
+    step, saved, status, chunk = 0, 0, 0, 8
+    bar = _progress(progress, n_steps, f"{method} {model.name}") if n_steps > 1000 else None
+    interrupted = False
+    t_start = time.perf_counter()
+    try:
+        while step < n_steps:
+            n = min(chunk, n_steps - step)
+            t0 = time.perf_counter()
+            done, status, s = run(model._kt, work, q, v, step, n, dt, forces.mode, forces.table, forces.fext, K, D,
+                                  q_rest, use_passive, stride, saved, Q, V, A, scratch)
+            step += done
+            saved += s
+            if status:
+                break
+            elapsed = time.perf_counter() - t0
+            chunk = max(1, min(4 * chunk, int(chunk * _CHUNK_SECONDS / max(elapsed, 1e-6))))
+            if bar is not None:
+                bar.update(bar.task_ids[0], completed=step)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t_start
+    if not status and not interrupted and step % stride == 0:             # the final state
+        tau_end = forces.tau_at(step * dt, q, v, step)
+        a_end = _acceleration(model, q, v, tau_end, forces.fext, K, D, q_rest, use_passive)
+        Q[saved], V[saved], A[saved] = q, v, a_end
+        saved += 1
+    t = np.arange(saved) * (stride * dt)
+    TAU = _actuation_table(model, forces, t, saved, stride)
+    state = "interrupted" if interrupted else ("failed" if status else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, wall, step,
+                       evals_per_step * step + (1 if state == "completed" else 0), state, message)
+    if status:
+        stage = [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
+        if method == "euler":
+            stage = [("q", q, "q"), ("v", v, "v")]
+        raise _fail(model, status, step * dt, stage, traj)
+    if interrupted:
+        warnings.warn(traj.message, stacklevel=3)
+    return traj
+
+
+def _actuation_table(model, forces, t, saved, stride):
+    if forces.mode == ki_.TAU_CONSTANT:
+        return np.repeat(forces.table, saved, axis=0)
+    if forces.mode == ki_.TAU_TABLE:
+        rows = np.minimum(np.arange(saved) * stride, forces.table.shape[0] - 1)
+        return forces.table[rows].copy()
+    return np.zeros((saved, model.nv))
+
+
+def _acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
+    d, total = np.empty(model.nv), np.empty(model.nv)
+    ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
+    total += tau
+    a = np.empty(model.nv)
+    status = entry.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
+    if status:
+        a[:] = np.nan
+    return a
+
+
+def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress):
+    """The fixed-step methods with a callable tau or f_ext: the same steps, stage by stage from
+    Python (each stage one compiled forward dynamics call)."""
+    nq, nv = model.nq, model.nv
+    ki = model._kt.view(T.INT)
+    K, D, q_rest, use_passive = _passive_arrays(model, passive)
+    work = model.thread_work()
+    d, total = np.empty(nv), np.empty(nv)
+    Q, V, A, TAU = [], [], [], []
+    q, v = q0.copy(), v0.copy()
+    failed = None
+    evals = 0
+
+    def f(t, n, qs, vs, out):
+        nonlocal evals
+        tau = forces.tau_at(t, qs, vs, n)
+        ki_.passive_forces(ki, qs, vs, K, D, q_rest, use_passive, d, total)
+        total[:] += tau
+        evals += 1
+        st = entry.forward_dynamics_state(model._kt, work, qs, vs, total, forces.fext_at(t, qs, vs), out)
+        return st, tau
+
+    bar = _progress(progress, n_steps, f"{method} {model.name}") if n_steps > 1000 else None
+    interrupted = False
+    t_start = time.perf_counter()
+    xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
+    kx = [np.empty(nv) for _ in range(4)]
+    kv = [np.empty(nv) for _ in range(4)]
+    step = 0
+    try:
+        for step in range(n_steps):
+            t = step * dt
+            st, tau = f(t, step, q, v, kv[0])
+            if st:
+                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v")])
+                break
+            if step % stride == 0:
+                Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
+            if method == "euler":
+                v += dt * kv[0]
+                kc.integrate(ki, q, dt * v, q)
+            else:
+                kx[0][:] = v
+                for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
+                    xi[:] = c * dt * kx[prev]
+                    kc.integrate(ki, q, xi, qs)
+                    vs[:] = v + c * dt * kv[prev]
+                    kc.dexpinv(ki, xi, vs, kx[i + 1])
+                    st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
+                    if st:
+                        failed = (st, t + c * dt, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v")])
+                        break
+                if failed:
+                    break
+                xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
+                v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
+                kc.integrate(ki, q, xi, q)
+            if bar is not None and step % 100 == 0:
+                bar.update(bar.task_ids[0], completed=step)
+        else:
+            step = n_steps
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t_start
+    if not failed and not interrupted and n_steps % stride == 0:
+        t_end = n_steps * dt
+        a_end = np.empty(nv)
+        st, tau = f(t_end, n_steps, q, v, a_end)
+        if not st:
+            Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau))
+    n = len(Q)
+
+    def stack(x, width):
+        return np.array(x).reshape(n, width)
+
+    t = np.arange(n) * (stride * dt)
+    state = "interrupted" if interrupted else ("failed" if failed else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    traj = _trajectory(model, t, stack(Q, nq), stack(V, nv), stack(A, nv), stack(TAU, nv), forces, method, dt,
+                       wall, step, evals, state, message)
+    if failed:
+        raise _fail(model, failed[0], failed[1], failed[2], traj)
+    if interrupted:
+        warnings.warn(message, stacklevel=3)
+    return traj
+
+
+def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress):
+    import scipy.integrate as si
+
+    nq, nv = model.nq, model.nv
+    ki = model._kt.view(T.INT)
+    K, D, q_rest, use_passive = _passive_arrays(model, passive)
+    work = model.thread_work()
+    d, total, qdot, a = np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv)
+    evals = 0
+
+    class _Bad(Exception):
+        pass
+
+    def fun(t, y):
+        nonlocal evals
+        q = np.ascontiguousarray(y[:nq])
+        v = np.ascontiguousarray(y[nq:])
+        n = int(t / dt)
+        tau = forces.tau_at(t, q, v, n)
+        ki_.passive_forces(ki, q, v, K, D, q_rest, use_passive, d, total)
+        total[:] += tau
+        evals += 1
+        st = ki_.ode_rhs(model._kt, work, q, v, total, forces.fext_at(t, q, v), qdot, a)
+        if st:
+            raise _Bad(st, t, q.copy(), v.copy())
+        return np.concatenate([qdot, a])
+
+    solver_cls = getattr(si, method)
+    y0 = np.concatenate([q0, v0])
+    solver = solver_cls(fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step)
+    n_saves = int(math.floor(t_final / dt + 1e-9)) + 1
+    t_save = np.minimum(np.arange(n_saves) * dt, t_final)
+    Y = [y0.copy()]
+    k = 1
+    bar = _progress(progress, t_final, f"{method} {model.name}")
+    interrupted, failure, steps = False, None, 0
+    t_start = time.perf_counter()
+    try:
+        while solver.status == "running" and k < n_saves:
+            msg = solver.step()
+            steps += 1
+            if solver.status == "failed":
+                failure = (-1, solver.t, f"{method} failed: {msg}")
+                break
+            if k < n_saves and t_save[k] <= solver.t:
+                dense = solver.dense_output()
+                while k < n_saves and t_save[k] <= solver.t:
+                    Y.append(dense(t_save[k]))
+                    k += 1
+            if bar is not None:
+                bar.update(bar.task_ids[0], completed=solver.t)
+    except _Bad as exc:
+        st, t_bad, qb, vb = exc.args
+        failure = (st, t_bad, [("q", qb, "q"), ("v", vb, "v")])
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t_start
+    Y = np.array(Y)
+    Q = np.ascontiguousarray(Y[:, :nq])
+    V = np.ascontiguousarray(Y[:, nq:])
+    if Q.shape[0]:                                              # unit quaternions and (cos, sin) pairs
+        Q = _normalise_rows(model, Q)
+    t = t_save[:Q.shape[0]]
+    TAU = np.array([forces.tau_at(t[i], Q[i], V[i], int(t[i] / dt)) for i in range(len(t))]).reshape(len(t), nv)
+    A = np.array([_acceleration(model, Q[i], V[i], TAU[i], forces.fext_at(t[i], Q[i], V[i]), K, D, q_rest,
+                                use_passive) for i in range(len(t))]).reshape(len(t), nv)
+    state = "interrupted" if interrupted else ("failed" if failure else "completed")
+    message = f"interrupted by the user at t = {solver.t:.6g} s" if interrupted else ""
+    traj = _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, state, message)
+    if failure:
+        st, t_bad, detail = failure
+        if isinstance(detail, str):
+            raise SimulationError(f"simulation stopped at t = {t_bad:.6g} s: {detail}", t_bad, "", traj)
+        raise _fail(model, st, t_bad, detail, traj)
+    if interrupted:
+        warnings.warn(message, stacklevel=3)
+    return traj
+
+
+def _normalise_rows(model, Q):
+    """Unit quaternions and (cos, sin) pairs in each row of Q."""
+    Q = Q.copy()
+    for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
+        for i0 in np.asarray(starts, dtype=int):
+            block = Q[:, i0:i0 + size]
+            Q[:, i0:i0 + size] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return Q

@@ -1,0 +1,184 @@
+"""Trajectories: the states a simulation went through, with their energies and power.
+
+A :class:`Trajectory` holds, per saved instant, the time ``t`` (N,), the
+configuration ``q`` (N, nq), velocity ``v`` (N, nv), acceleration ``a`` (N, nv) and
+the actuation ``tau`` (N, nv) (without the joint springs and dampers of the model,
+which :meth:`Trajectory.passive_forces` gives), plus the constant external wrenches
+``f_ext`` if any.  Energies are computed on first use with the compiled O(n)
+recursion (:func:`denoc_bridge.energies`) for all instants at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["Trajectory"]
+
+
+def _cumulative_trapezoid(y: np.ndarray, t: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(y)
+    if y.shape[0] > 1:
+        out[1:] = np.cumsum(0.5 * (y[1:] + y[:-1]) * np.diff(t))
+    return out
+
+
+@dataclass(eq=False)
+class Trajectory:
+    """States of a simulated motion (see the module docstring).
+
+    ``status`` is ``"completed"``, ``"interrupted"`` (Ctrl-C) or ``"failed"`` (see
+    :class:`~denoc_bridge.errors.SimulationError`); ``wall_time`` is the seconds the
+    integration took, ``n_steps`` the integration steps and ``n_evaluations`` the forward
+    dynamics evaluations.
+    """
+
+    model: object
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    tau: np.ndarray
+    f_ext: np.ndarray | None = None
+    method: str = ""
+    dt: float = float("nan")
+    wall_time: float = float("nan")
+    n_steps: int = 0
+    n_evaluations: int = 0
+    status: str = "completed"
+    message: str = ""
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g} .. {self.t[-1]:g} s" if len(self) else "empty"
+        return (f"Trajectory({self.model.name!r}, {len(self)} states, {span}, method={self.method!r}, "
+                f"status={self.status!r})")
+
+    # ------------------------------------------------------------------ energies and power
+    def _energies(self):
+        if "energies" not in self._cache:
+            from .algorithms.kinematics import energies
+
+            if len(self):
+                self._cache["energies"] = energies(self.model, self.q, self.v)
+            else:
+                self._cache["energies"] = (np.zeros(0), np.zeros(0))
+        return self._cache["energies"]
+
+    @property
+    def kinetic_energy(self) -> np.ndarray:
+        """``1/2 v^T I(q) v`` at each instant (O(n) per instant)."""
+        return self._energies()[0]
+
+    @property
+    def potential_energy(self) -> np.ndarray:
+        """Gravitational potential plus the energy stored in the joint springs."""
+        return self._energies()[1]
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        return self.kinetic_energy + self.potential_energy
+
+    def passive_forces(self) -> np.ndarray:
+        """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant."""
+        from .configuration import difference
+
+        m = self.model
+        if not len(self):
+            return np.zeros((0, m.nv))
+        out = -m.damping * self.v
+        if np.any(m.stiffness):
+            out -= m.stiffness * difference(m, np.broadcast_to(m.rest_configuration, self.q.shape), self.q)
+        return out
+
+    @property
+    def power_in(self) -> np.ndarray:
+        """Power of the non-conservative forces at each instant: actuation and joint damping
+        (``(tau - D v) . v``) and the external wrenches (``v . J^T f_ext``).  Springs and gravity
+        are conservative: they are in the potential energy."""
+        if "power" not in self._cache:
+            m = self.model
+            p = np.einsum("ij,ij->i", self.tau - m.damping * self.v, self.v) if len(self) else np.zeros(0)
+            if self.f_ext is not None and len(self):
+                from .algorithms.dynamics import inverse_dynamics
+
+                jtf = inverse_dynamics(m, self.q, self.v, self.a) - inverse_dynamics(m, self.q, self.v, self.a,
+                                                                                      self.f_ext)
+                p = p + np.einsum("ij,ij->i", jtf, self.v)
+            self._cache["power"] = p
+        return self._cache["power"]
+
+    def energy_drift(self, relative: bool = False) -> np.ndarray:
+        """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost, with
+        ``W_in`` the work of :attr:`power_in` (trapezoidal rule on the saved instants).  Zero for
+        exact integration; with ``relative`` divided by the peak kinetic energy."""
+        E = self.total_energy
+        if not len(self):
+            return E
+        drift = E - E[0] - _cumulative_trapezoid(self.power_in, self.t)
+        if relative:
+            peak = float(np.max(self.kinetic_energy))
+            return drift / peak if peak > 0 else drift
+        return drift
+
+    # ------------------------------------------------------------------ resampling and files
+    def at(self, times) -> "Trajectory":
+        """The trajectory at other instants (within its time span): configurations along the
+        geodesics between saved states (:func:`denoc_bridge.interpolate`), velocities,
+        accelerations and actuation linearly."""
+        from .configuration import interpolate
+
+        times = np.atleast_1d(np.asarray(times, dtype=float))
+        if len(self) == 0:
+            raise InputError("the trajectory is empty")
+        if np.any(times < self.t[0] - 1e-12) or np.any(times > self.t[-1] + 1e-12):
+            raise InputError(f"times must lie within [{self.t[0]}, {self.t[-1]}]")
+        i = np.clip(np.searchsorted(self.t, times, side="right") - 1, 0, max(len(self) - 2, 0))
+        j = np.minimum(i + 1, len(self) - 1)
+        span = self.t[j] - self.t[i]
+        u = np.where(span > 0, (times - self.t[i]) / np.where(span > 0, span, 1.0), 0.0)
+
+        def lin(x):
+            return x[i] + u[:, None] * (x[j] - x[i])
+
+        q = interpolate(self.model, self.q[i], self.q[j], u)
+        return Trajectory(self.model, times, q, lin(self.v), lin(self.a), lin(self.tau), self.f_ext, self.method,
+                          self.dt, self.wall_time, self.n_steps, self.n_evaluations, self.status, self.message)
+
+    def resample(self, fps: float) -> "Trajectory":
+        """The trajectory at ``fps`` frames per second (for animation), from its first instant."""
+        if not fps > 0:
+            raise InputError(f"fps must be positive, got {fps}")
+        n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
+        return self.at(self.t[0] + np.arange(n) / fps)
+
+    def to_npz(self, path) -> None:
+        """Save to a compressed ``.npz`` (arrays, the model's name and joint names, metadata);
+        :meth:`load` reads it back with the model."""
+        m = self.model
+        np.savez_compressed(
+            path, t=self.t, q=self.q, v=self.v, a=self.a, tau=self.tau,
+            f_ext=self.f_ext if self.f_ext is not None else np.zeros((0, 6)),
+            kinetic_energy=self.kinetic_energy, potential_energy=self.potential_energy,
+            model_name=m.name, joint_names=np.array(m.joint_names), nq=m.nq, nv=m.nv, method=self.method,
+            dt=self.dt, wall_time=self.wall_time, n_steps=self.n_steps, n_evaluations=self.n_evaluations,
+            status=self.status, message=self.message,
+        )
+
+    @classmethod
+    def load(cls, path, model) -> "Trajectory":
+        """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
+        with np.load(path, allow_pickle=False) as f:
+            names = tuple(str(s) for s in f["joint_names"])
+            if names != tuple(model.joint_names):
+                raise InputError(f"{path}: saved for a model with joints {names[:3]}..., not for '{model.name}'")
+            f_ext = f["f_ext"] if f["f_ext"].shape[0] else None
+            return cls(model, f["t"], f["q"], f["v"], f["a"], f["tau"], f_ext, str(f["method"]), float(f["dt"]),
+                       float(f["wall_time"]), int(f["n_steps"]), int(f["n_evaluations"]), str(f["status"]),
+                       str(f["message"]))
