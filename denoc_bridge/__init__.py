@@ -45,7 +45,7 @@ from .joints import JointType
 from .model import Model
 from .modules import Module
 from .pinocchio_io import from_pinocchio, to_pinocchio
-from .simulate import simulate
+from .simulation import simulate
 from .trajectory import Trajectory
 from .urdf import load_urdf
 

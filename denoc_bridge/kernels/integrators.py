@@ -2,7 +2,7 @@
 semi-implicit Euler steps, with the O(n) forward dynamics inside (000 §3.2: forward dynamics
 followed by numerical integration).
 
-One call integrates a chunk of steps; the Python layer (:mod:`denoc_bridge.simulate`) calls
+One call integrates a chunk of steps; the Python layer (:mod:`denoc_bridge.simulation`) calls
 chunks in turn for the progress bar and Ctrl-C.  Per step the applied generalized force is
 ``tau_n + tau_passive(q, v)`` with the joint springs and dampers of the model
 (``-K (q (-) q_rest) - D v``) and the constant external wrenches ``fext``; ``tau_n`` is zero,

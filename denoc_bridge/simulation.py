@@ -125,18 +125,41 @@ class _Forces:
         return np.ascontiguousarray(_inputs.external_wrenches(self.model, self.fext_fn(t, q.copy(), v.copy())))
 
 
-def _progress(enabled, total, label):
-    if enabled is None:
-        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
-    if not enabled:
-        return None
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+class _Run:
+    """The wall clock, the optional progress bar and Ctrl-C of a run: ``with _Run(...) as run:``
+    lets a KeyboardInterrupt end the loop (``run.interrupted``) and always closes the bar."""
 
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
-    bar.start()
-    bar.add_task(label, total=total)
-    return bar
+    def __init__(self, enabled, total, label):
+        if enabled is None:
+            enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.bar = None
+        if enabled:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                                TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), TimeRemainingColumn(),
+                                transient=True)
+            self.bar.start()
+            self.bar.add_task(label, total=total)
+        self.interrupted = False
+        self.wall = 0.0
+
+    def update(self, done):
+        if self.bar is not None:
+            self.bar.update(self.bar.task_ids[0], completed=done)
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        self.wall = time.perf_counter() - self.t0
+        if self.bar is not None:
+            self.bar.stop()
+        if kind is KeyboardInterrupt:
+            self.interrupted = True
+            return True
+        return False
 
 
 def _bad_entry(model, arrays) -> str:
@@ -237,32 +260,23 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
     q, v = q0.copy(), v0.copy()
     scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
     work = model.thread_work()
-    run = ki_.rk4_run if method == "rk4" else ki_.euler_run
+    stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
     evals_per_step = 4 if method == "rk4" else 1
     step, saved, status, chunk = 0, 0, 0, 8
-    bar = _progress(progress, n_steps, f"{method} {model.name}") if n_steps > 1000 else None
-    interrupted = False
-    t_start = time.perf_counter()
-    try:
+    with _Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
             t0 = time.perf_counter()
-            done, status, s = run(model._kt, work, q, v, step, n, dt, forces.mode, forces.table, forces.fext, K, D,
-                                  q_rest, use_passive, stride, saved, Q, V, A, scratch)
+            done, status, s = stepper(model._kt, work, q, v, step, n, dt, forces.mode, forces.table, forces.fext, K,
+                                      D, q_rest, use_passive, stride, saved, Q, V, A, scratch)
             step += done
             saved += s
             if status:
                 break
             elapsed = time.perf_counter() - t0
             chunk = max(1, min(4 * chunk, int(chunk * _CHUNK_SECONDS / max(elapsed, 1e-6))))
-            if bar is not None:
-                bar.update(bar.task_ids[0], completed=step)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if bar is not None:
-            bar.stop()
-    wall = time.perf_counter() - t_start
+            run.update(step)
+    interrupted, wall = run.interrupted, run.wall
     if not status and not interrupted and step % stride == 0:             # the final state
         tau_end = forces.tau_at(step * dt, q, v, step)
         a_end = _acceleration(model, q, v, tau_end, forces.fext, K, D, q_rest, use_passive)
@@ -275,9 +289,11 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
     traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, wall, step,
                        evals_per_step * step + (1 if state == "completed" else 0), state, message)
     if status:
-        stage = [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
         if method == "euler":
-            stage = [("q", q, "q"), ("v", v, "v")]
+            stage = [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
+        else:
+            stage = [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
+            stage += [("a", scratch[9 + i, :nv], "v") for i in range(4)]
         raise _fail(model, status, step * dt, stage, traj)
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
@@ -319,6 +335,8 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
 
     def f(t, n, qs, vs, out):
         nonlocal evals
+        if not (np.all(np.isfinite(qs)) and np.all(np.isfinite(vs))):
+            return -1, np.zeros(nv)                              # the state left the finite numbers
         tau = forces.tau_at(t, qs, vs, n)
         ki_.passive_forces(ki, qs, vs, K, D, q_rest, use_passive, d, total)
         total[:] += tau
@@ -326,19 +344,16 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
         st = entry.forward_dynamics_state(model._kt, work, qs, vs, total, forces.fext_at(t, qs, vs), out)
         return st, tau
 
-    bar = _progress(progress, n_steps, f"{method} {model.name}") if n_steps > 1000 else None
-    interrupted = False
-    t_start = time.perf_counter()
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
     kx = [np.empty(nv) for _ in range(4)]
     kv = [np.empty(nv) for _ in range(4)]
     step = 0
-    try:
+    with _Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         for step in range(n_steps):
             t = step * dt
             st, tau = f(t, step, q, v, kv[0])
             if st:
-                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v")])
+                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", kv[0], "v")])
                 break
             if step % stride == 0:
                 Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
@@ -354,23 +369,19 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
                     kc.dexpinv(ki, xi, vs, kx[i + 1])
                     st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
                     if st:
-                        failed = (st, t + c * dt, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v")])
+                        failed = (st, t + c * dt, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"),
+                                                   ("a", kv[i + 1], "v")])
                         break
                 if failed:
                     break
                 xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
                 v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
                 kc.integrate(ki, q, xi, q)
-            if bar is not None and step % 100 == 0:
-                bar.update(bar.task_ids[0], completed=step)
+            if step % 100 == 0:
+                run.update(step)
         else:
             step = n_steps
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if bar is not None:
-            bar.stop()
-    wall = time.perf_counter() - t_start
+    interrupted, wall = run.interrupted, run.wall
     if not failed and not interrupted and n_steps % stride == 0:
         t_end = n_steps * dt
         a_end = np.empty(nv)
@@ -394,6 +405,10 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
     return traj
 
 
+class _Bad(Exception):
+    """A forward dynamics evaluation of an adaptive solver refused its state."""
+
+
 def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress):
     import scipy.integrate as si
 
@@ -403,9 +418,6 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     work = model.thread_work()
     d, total, qdot, a = np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv)
     evals = 0
-
-    class _Bad(Exception):
-        pass
 
     def fun(t, y):
         nonlocal evals
@@ -427,33 +439,17 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     n_saves = int(math.floor(t_final / dt + 1e-9)) + 1
     t_save = np.minimum(np.arange(n_saves) * dt, t_final)
     Y = [y0.copy()]
-    k = 1
-    bar = _progress(progress, t_final, f"{method} {model.name}")
-    interrupted, failure, steps = False, None, 0
-    t_start = time.perf_counter()
-    try:
-        while solver.status == "running" and k < n_saves:
-            msg = solver.step()
-            steps += 1
-            if solver.status == "failed":
-                failure = (-1, solver.t, f"{method} failed: {msg}")
-                break
-            if k < n_saves and t_save[k] <= solver.t:
-                dense = solver.dense_output()
-                while k < n_saves and t_save[k] <= solver.t:
-                    Y.append(dense(t_save[k]))
-                    k += 1
-            if bar is not None:
-                bar.update(bar.task_ids[0], completed=solver.t)
-    except _Bad as exc:
-        st, t_bad, qb, vb = exc.args
-        failure = (st, t_bad, [("q", qb, "q"), ("v", vb, "v")])
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if bar is not None:
-            bar.stop()
-    wall = time.perf_counter() - t_start
+    failure = None
+    with _Run(progress, t_final, f"{method} {model.name}") as run:
+        run.steps = 0
+        try:
+            _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run)
+        except _Bad as exc:
+            st, t_bad, qb, vb = exc.args
+            failure = (st, t_bad, [("q", qb, "q"), ("v", vb, "v")])
+        except _Failed as exc:
+            failure = (-1, exc.args[0], exc.args[1])
+    interrupted, wall, steps = run.interrupted, run.wall, run.steps
     Y = np.array(Y)
     Q = np.ascontiguousarray(Y[:, :nq])
     V = np.ascontiguousarray(Y[:, nq:])
@@ -474,6 +470,26 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     if interrupted:
         warnings.warn(message, stacklevel=3)
     return traj
+
+
+class _Failed(Exception):
+    pass
+
+
+def _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run):
+    """Step the scipy solver, sampling its dense output at the save times into Y."""
+    k = 1
+    while solver.status == "running" and k < n_saves:
+        msg = solver.step()
+        run.steps += 1
+        if solver.status == "failed":
+            raise _Failed(solver.t, f"{method} failed: {msg}")
+        if t_save[k] <= solver.t:
+            dense = solver.dense_output()
+            while k < n_saves and t_save[k] <= solver.t:
+                Y.append(dense(t_save[k]))
+                k += 1
+        run.update(solver.t)
 
 
 def _normalise_rows(model, Q):

@@ -1,0 +1,62 @@
+"""integrate / difference / interpolate on the joint manifolds, against Pinocchio."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.testing import random_model
+
+ALL = tuple(db.JointType)
+
+
+def _same_rotation_blocks(model, a, b):
+    """a and b equal, quaternions up to their sign (q and -q are one rotation)."""
+    a, b = a.copy(), b.copy()
+    for i0 in model.quaternion_index:
+        if np.dot(a[i0:i0 + 4], b[i0:i0 + 4]) < 0:
+            b[i0:i0 + 4] *= -1
+    return np.abs(a - b).max()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_integrate_difference_interpolate_match_pinocchio(seed):
+    model = random_model(seed, 8, floating_base=seed % 2 == 0, joint_types=ALL)
+    pm = db.to_pinocchio(model)
+    rng = np.random.default_rng(seed)
+    for scale in (1e-7, 0.3, 3.0):                              # small-angle series and large rotations
+        q0, q1 = db.random_configuration(model, rng), db.random_configuration(model, rng)
+        v = rng.standard_normal(model.nv) * scale
+        assert np.abs(db.integrate(model, q0, v) - pin.integrate(pm, q0, v)).max() < 1e-13
+        assert np.abs(db.difference(model, q0, q1) - pin.difference(pm, q0, q1)).max() < 1e-12
+        assert np.abs(db.interpolate(model, q0, q1, 0.3) - pin.interpolate(pm, q0, q1, 0.3)).max() < 1e-12
+        back = db.integrate(model, q0, db.difference(model, q0, q1))
+        assert _same_rotation_blocks(model, back, q1) < 1e-12
+
+
+def test_batches_and_unit_results():
+    model = random_model(3, 6, floating_base=True, joint_types=ALL)
+    rng = np.random.default_rng(0)
+    Q = np.array([db.random_configuration(model, rng) for _ in range(5)])
+    V = rng.standard_normal((5, model.nv)) * 2
+    out = db.integrate(model, Q, V)
+    for b in range(5):
+        assert np.array_equal(out[b], db.integrate(model, Q[b], V[b]))
+    for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
+        for i0 in starts:
+            assert np.allclose(np.linalg.norm(out[:, i0:i0 + size], axis=1), 1.0, atol=1e-15)
+    D = db.difference(model, Q[:-1], Q[1:])
+    assert D.shape == (4, model.nv)
+    mid = db.interpolate(model, Q[:-1], Q[1:], np.full(4, 0.5))
+    assert np.abs(mid[2] - db.interpolate(model, Q[2], Q[3], 0.5)).max() == 0.0
+
+
+def test_bad_arguments_are_named():
+    model = random_model(1, 3, joint_types=(db.JointType.REVOLUTE,))
+    q = db.neutral_configuration(model)
+    with pytest.raises(db.InputError, match=r"v must have shape \(3,\) or \(B, 3\)"):
+        db.integrate(model, q, np.zeros(4))
+    with pytest.raises(db.InputError, match="v holds a value that is not finite"):
+        db.integrate(model, q, np.array([0.0, np.nan, 0.0]))
