@@ -45,6 +45,7 @@ from .joints import JointType
 from .model import Model
 from .modules import Module
 from .pinocchio_io import from_pinocchio, to_pinocchio
+from .motions import cycloidal_motion, feedforward, trajectory_torques
 from .simulation import simulate
 from .trajectory import Trajectory
 from .urdf import load_urdf
@@ -67,8 +68,10 @@ __all__ = [
     "Trajectory",
     "URDFError",
     "center_of_mass",
+    "cycloidal_motion",
     "denoc_matrices",
     "energies",
+    "feedforward",
     "difference",
     "forward_dynamics",
     "forward_kinematics",
@@ -88,6 +91,7 @@ __all__ = [
     "random_configuration",
     "simulate",
     "to_pinocchio",
+    "trajectory_torques",
     "udut",
     "uncoupled_newton_euler",
 ]

@@ -17,6 +17,11 @@ Methods
     step at a time; ``dt`` is then the interval of the saved states.  They integrate the
     coordinates q themselves (quaternions and (cos, sin) pairs normalised on output).
 
+Dynamics: ``dynamics="recursive"`` (default) is the O(n) forward dynamics of 000 Table 3;
+``dynamics="cholesky"`` is the non-recursive algorithm of 003 §5 (the GIM from
+``mass_matrix``, Cholesky factorisation, two triangular solves), for comparison; it runs
+its stages from Python.
+
 Forces: ``tau`` is None (passive), a constant (nv,) array, an (n_steps, nv) array (row n
 held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's joint
 ``damping`` and ``stiffness`` (springs relaxed at ``rest_configuration``) act unless
@@ -104,6 +109,13 @@ class _Forces:
             self.fext = np.ascontiguousarray(_inputs.external_wrenches(model, f_ext))   # internal order
             self.fext_pin = internal_to_pin(self.fext)
         self.python_loop = self.tau_fn is not None or self.fext_fn is not None
+        self.cholesky = False
+
+    def fext_pin_at(self, t, q, v):
+        """The external wrenches in Pinocchio's order (None for none)."""
+        if self.fext_fn is None:
+            return self.fext_pin
+        return internal_to_pin(self.fext_at(t, q, v))
 
     def tau_at(self, t, q, v, n):
         """The actuation at step n / time t."""
@@ -175,8 +187,9 @@ def _bad_entry(model, arrays) -> str:
 
 
 def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
-             f_ext=None, passive: bool = True, save_every: int | None = None, rtol: float = 1e-8,
-             atol: float = 1e-10, max_step: float = np.inf, progress: bool | None = None) -> Trajectory:
+             f_ext=None, passive: bool = True, dynamics: str = "recursive", save_every: int | None = None,
+             rtol: float = 1e-8, atol: float = 1e-10, max_step: float = np.inf,
+             progress: bool | None = None) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
     Parameters
@@ -202,10 +215,13 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     n_steps = max(1, int(round(t_final / dt)))
     if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
         raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
+    if dynamics not in ("recursive", "cholesky"):
+        raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
     forces = _Forces(model, tau, f_ext, n_steps, method)
+    forces.cholesky = dynamics == "cholesky"
     if method in FIXED_STEP_METHODS:
         stride = _stride(model, n_steps, save_every)
-        runner = _run_python if forces.python_loop else _run_compiled
+        runner = _run_python if forces.python_loop or forces.cholesky else _run_compiled
         return runner(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress)
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
@@ -320,6 +336,23 @@ def _acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
     return a
 
 
+def _cholesky_accelerations(model, q, v, total, fext_pin, out):
+    """The non-recursive forward dynamics (003 §5): I(q) a = tau - h(q, v) by Cholesky."""
+    import scipy.linalg as sl
+
+    from .algorithms.dynamics import mass_matrix, nonlinear_effects
+
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        return -1
+    M = mass_matrix(model, q)
+    phi = total - nonlinear_effects(model, q, v, fext_pin)
+    try:
+        out[:] = sl.cho_solve(sl.cho_factor(M, lower=True, check_finite=False), phi, check_finite=False)
+    except np.linalg.LinAlgError:
+        return 1
+    return 0 if np.all(np.isfinite(out)) else -1
+
+
 def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress):
     """The fixed-step methods with a callable tau or f_ext: the same steps, stage by stage from
     Python (each stage one compiled forward dynamics call)."""
@@ -341,6 +374,8 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
         ki_.passive_forces(ki, qs, vs, K, D, q_rest, use_passive, d, total)
         total[:] += tau
         evals += 1
+        if forces.cholesky:
+            return _cholesky_accelerations(model, qs, vs, total, forces.fext_pin_at(t, qs, vs), out), tau
         st = entry.forward_dynamics_state(model._kt, work, qs, vs, total, forces.fext_at(t, qs, vs), out)
         return st, tau
 
@@ -428,7 +463,11 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
         ki_.passive_forces(ki, q, v, K, D, q_rest, use_passive, d, total)
         total[:] += tau
         evals += 1
-        st = ki_.ode_rhs(model._kt, work, q, v, total, forces.fext_at(t, q, v), qdot, a)
+        if forces.cholesky:
+            kc.configuration_rate(ki, q, v, qdot)
+            st = _cholesky_accelerations(model, q, v, total, forces.fext_pin_at(t, q, v), a)
+        else:
+            st = ki_.ode_rhs(model._kt, work, q, v, total, forces.fext_at(t, q, v), qdot, a)
         if st:
             raise _Bad(st, t, q.copy(), v.copy())
         return np.concatenate([qdot, a])

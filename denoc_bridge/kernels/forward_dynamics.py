@@ -30,6 +30,7 @@ from .spatial6 import (apply_A, apply_At, column, congruence_to_parent, diagonal
                        pick6, plus_link_mass, sym_index)
 
 SINGULAR_RTOL = 1e-12
+NO_COL = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -146,17 +147,28 @@ def add_mass(work, b, M):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def to_parent(code, c, s, e, rc, r0, r1, r2, M, xi, mag):
-    """(A^T Mbar A, A^T xi, scale) with A = A_{k,b} (000 eq. 20); the scale of the inertia grows
-    with the lever (1 + |r_k|)^2 (no square root for an offset along one axis)."""
-    if rc == 0:
-        lever = 1.0
-    elif rc <= 3:
-        lever = 1.0 + abs(r0 + r1 + r2)                         # two of them are zero
+def to_parent(code, c, s, e, rc, r0, r1, r2, M, xi, mag, col, inv, dp):
+    """(A^T Mbar A, A^T xi, scale for the parent's pivot) with A = A_{k,b} (000 eq. 20).
+
+    The scale measures the cancellation in the parent's pivot: when link k projected the
+    column PsiHat = Mhat p out of its mass (``inv`` = 1 / Ihat_k, ``dp`` >= 0 the aligned DOF
+    of the parent), the parent's pivot loses ``(A^T PsiHat)_dp^2 / Ihat_k``, whose round-off
+    bounds the pivot's.  Otherwise (multi-DOF joints, general axes) the largest diagonal entry
+    ``mag`` of Mhat_k before the projection, times the lever (1 + |r_k|)^2, bounds it."""
+    if inv > 0.0 and dp >= 0:
+        u = apply_At(code, c, s, e, rc, r0, r1, r2, col[0], col[1], col[2], col[3], col[4], col[5])
+        x = pick6(u, dp)
+        scale = x * x * inv
     else:
-        lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        if rc == 0:
+            lever = 1.0
+        elif rc <= 3:
+            lever = 1.0 + abs(r0 + r1 + r2)                     # two of them are zero
+        else:
+            lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        scale = mag * lever * lever
     return (congruence_to_parent(code, c, s, e, rc, r0, r1, r2, M),
-            apply_At(code, c, s, e, rc, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), mag * lever * lever)
+            apply_At(code, c, s, e, rc, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), scale)
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -167,9 +179,11 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
     are stored too (forward dynamics needs only Psi and phitilde).
 
     A pivot of Ihat_k counts as zero when it is not larger than SINGULAR_RTOL times a scale of
-    the inertia behind it: the largest diagonal entry of M_k or of a child's Mhat_c before its
-    projection, times (1 + |r_c|)^2 -- round-off of a projected-out inertia is told from a small
-    but real one without a bound that compounds along the chain.
+    the round-off it can carry: the largest diagonal entry of M_k, and the amount that the
+    children's projections cancelled in this pivot's direction (see :func:`to_parent`) -- the
+    round-off of a projected-out inertia (a massless link above a free body) is told from a
+    small but real one (the pivot of a 100,000-link chain is 1e-16 of its largest inertia)
+    without a bound that compounds along the chain.
     """
     L, nv = ki.shape[0], tau.shape[0]
     S = n_modules(ki)
@@ -196,6 +210,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                   xi[4] + work[k, o + 4], xi[5] + work[k, o + 5])   # xi_k = w~_k + eta~_k
             mag_k = diagonal_max(M)
             d = T.dof_index(ki, k)
+            col, inv = NO_COL, 0.0
             if d >= 0:                                          # P_k = sign e_d: a column of Mhat
                 scale = max(max(kf[k, T.MASS], kf[k, T.ARM0]),
                             max(kf[k, T.IO], kf[k, T.IO + 3], kf[k, T.IO + 5]), mag)   # = SCALE, from hot data
@@ -229,13 +244,14 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                     return k
             if p < 0 and k == first:
                 continue
+            dp = T.dof_index(ki, k - 1 if k > first else ki[p, T.MEND] - 1)   # the parent's aligned DOF
             code, c, sn, e = rotation(ki, work, k)
             if code <= 2:                                       # r_k = r0 (see offset)
                 M, xi, mag = to_parent(code, c, sn, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
-                                       kf[k, T.T0 + 2], M, xi, mag_k)
+                                       kf[k, T.T0 + 2], M, xi, mag_k, col, inv, dp)
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                M, xi, mag = to_parent(code, c, sn, e, T.R_GENERAL, r0, r1, r2, M, xi, mag_k)
+                M, xi, mag = to_parent(code, c, sn, e, T.R_GENERAL, r0, r1, r2, M, xi, mag_k, col, inv, dp)
             if k == first:                                      # to the parent module (eq. 20)
                 pa = module_row(L, nv, p)
                 add_mass(work, pa, M)
