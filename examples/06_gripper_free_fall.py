@@ -12,12 +12,11 @@ ReDySim (MATLAB, Intel T2300 1.66 GHz) and 31 s for ADAMS.
 import time
 
 import numpy as np
-import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.robots import gripper4
 
-from _common import arguments, best_of, pyplot, save
+from _common import arguments, best_of, pin_rk4, pyplot, save
 
 args = arguments(__doc__)
 model = gripper4().replace(gravity=(0.0, -9.81, 0.0))
@@ -28,16 +27,8 @@ traj, wall = best_of(lambda: db.simulate(model, q0, v0, T, dt))
 drift = np.abs(traj.energy_drift(relative=True)).max()
 
 pm = db.to_pinocchio(model)
-pd = pm.createData()
-q, v, zero = q0.copy(), v0.copy(), np.zeros(4)
 t0 = time.perf_counter()
-for _ in range(int(round(T / dt))):
-    k1v = pin.aba(pm, pd, q, v, zero)
-    k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, zero)
-    k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, zero)
-    k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, zero)
-    q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
-            v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+q, v = pin_rk4(pm, q0.copy(), v0.copy(), dt, int(round(T / dt)))
 pin_wall = time.perf_counter() - t0
 diff = np.abs(traj.q[-1] - q).max()
 

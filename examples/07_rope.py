@@ -18,7 +18,7 @@ import pinocchio as pin
 import denoc_bridge as db
 from denoc_bridge.generators import rope
 
-from _common import arguments, best_of, pyplot, save
+from _common import arguments, best_of, pin_rk4, pyplot, save
 
 args = arguments(__doc__)
 model = rope()
@@ -31,20 +31,17 @@ fine = db.simulate(model, q0, v0, T, 5e-4)
 fine_drift = np.abs(fine.energy_drift(relative=True)).max()
 
 pm = db.to_pinocchio(model)
-pd = pm.createData()
-q, v, zero, dt = q0.copy(), v0.copy(), np.zeros(model.nv), 1e-3
 kinetic, total = [], []
-E0 = pin.computePotentialEnergy(pm, pd, q)
-t0 = time.perf_counter()
-for _ in range(int(round(T / dt))):
-    k1v = pin.aba(pm, pd, q, v, zero)
-    k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, zero)
-    k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, zero)
-    k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, zero)
-    q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
-            v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+
+
+def record(pd, q, v):
     kinetic.append(pin.computeKineticEnergy(pm, pd, q, v))
     total.append(kinetic[-1] + pin.computePotentialEnergy(pm, pd, q))
+
+
+E0 = pin.computePotentialEnergy(pm, pm.createData(), q0)
+t0 = time.perf_counter()
+q, v = pin_rk4(pm, q0.copy(), v0.copy(), 1e-3, int(round(T / 1e-3)), each_step=record)
 pin_wall = time.perf_counter() - t0
 pin_drift = np.abs(np.array(total) - E0).max() / max(kinetic)
 

@@ -93,6 +93,19 @@ def tangent_rate(ki, flat, xi, v, out):
         dexpinv(ki, xi, v, out)
 
 
+@njit(cache=True, inline="always")
+def rk4_stage(ki, kt, work, flat, q, v, h, kx, kv, xi, qs, vs, kx_out, kv_out, tau_mode, taus, n, K, D, q_rest,
+              passive, d, tau, fext):
+    """One RKMK stage: xi = h kx, qs = q (+) xi, vs = v + h kv; kx_out = dexp^-1 vs, kv_out = a(qs, vs)."""
+    for i in range(v.shape[0]):
+        xi[i] = h * kx[i]
+        vs[i] = v[i] + h * kv[i]
+    step_configuration(ki, flat, q, xi, qs)
+    tangent_rate(ki, flat, xi, vs, kx_out)
+    applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+    return accelerations(ki, kt, work, qs, vs, tau, fext, kv_out)
+
+
 @njit(cache=True)
 def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
             save0, Qs, Vs, As, s):
@@ -123,37 +136,17 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
             As[r, :] = k1v
             saved += 1
         k1x[:] = v
-        # stage 2 at q (+) dt/2 k1x, v + dt/2 k1v
-        for i in range(nv):
-            xi[i] = 0.5 * dt * k1x[i]
-        step_configuration(ki, flat, q, xi, qs)
-        for i in range(nv):
-            vs[i] = v[i] + 0.5 * dt * k1v[i]
-        tangent_rate(ki, flat, xi, vs, k2x)
-        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-        status = accelerations(ki, kt, work, qs, vs, tau, fext, k2v)
+        # stages 2-4 at q (+) c dt k_prev, v + c dt kv_prev
+        status = rk4_stage(ki, kt, work, flat, q, v, 0.5 * dt, k1x, k1v, xi, qs, vs, k2x, k2v,
+                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
         if status:
             return m, status, saved
-        # stage 3
-        for i in range(nv):
-            xi[i] = 0.5 * dt * k2x[i]
-        step_configuration(ki, flat, q, xi, qs)
-        for i in range(nv):
-            vs[i] = v[i] + 0.5 * dt * k2v[i]
-        tangent_rate(ki, flat, xi, vs, k3x)
-        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-        status = accelerations(ki, kt, work, qs, vs, tau, fext, k3v)
+        status = rk4_stage(ki, kt, work, flat, q, v, 0.5 * dt, k2x, k2v, xi, qs, vs, k3x, k3v,
+                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
         if status:
             return m, status, saved
-        # stage 4
-        for i in range(nv):
-            xi[i] = dt * k3x[i]
-        step_configuration(ki, flat, q, xi, qs)
-        for i in range(nv):
-            vs[i] = v[i] + dt * k3v[i]
-        tangent_rate(ki, flat, xi, vs, k4x)
-        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-        status = accelerations(ki, kt, work, qs, vs, tau, fext, k4v)
+        status = rk4_stage(ki, kt, work, flat, q, v, dt, k3x, k3v, xi, qs, vs, k4x, k4v,
+                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
         if status:
             return m, status, saved
         # the step: xi = dt/6 (k1 + 2 k2 + 2 k3 + k4) in the tangent space at q
