@@ -26,6 +26,7 @@ from numba import njit
 
 from . import tables as T
 from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
+from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from .spatial6 import (apply_A, apply_At, column, congruence_to_parent, diagonal_max, minus_outer,
                        pick6, plus_link_mass, sym_index)
 
@@ -186,6 +187,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
     without a bound that compounds along the chain.
     """
     L, nv = ki.shape[0], tau.shape[0]
+    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
     S = n_modules(ki)
     s = np.zeros((6, 6, 6))
     for i in range(S):                                          # module accumulators: mass, scale, xi
@@ -201,6 +203,11 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
         b += T.M_VEC
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
         for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
+            if far:                                         # the rows a few links ahead
+                prefetch(kf, k - AHEAD, 0)
+                prefetch(kf, k - AHEAD, 8)
+                prefetch(work, k - AHEAD, 0)
+                prefetch(work, 3 * L + ki[k, T.IDX_V] - AHEAD, 0)
             if not T.massless(ki, k):
                 M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
                                    kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
@@ -267,10 +274,16 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
     qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k (eq. 37).
     The vector row of module i receives mu of its last link for the child modules."""
     L, nv = ki.shape[0], qdd.shape[0]
+    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
         for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+            if far:                                         # the rows a few links ahead
+                prefetch(kf, k + AHEAD, 0)
+                prefetch(kf, k + AHEAD, 8)
+                prefetch(work, k + AHEAD, 0)
+                prefetch(work, 3 * L + ki[k, T.IDX_V] + AHEAD, 0)
             code, c, s, e = rotation(ki, work, k)
             if k == first:
                 if p >= 0:

@@ -22,6 +22,7 @@ from numba import njit
 from . import tables as T
 from .geometry import geometry_row, joint_geometry_pass
 from .joints import UNIVERSAL
+from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from .spatial6 import apply_At, cross3, cross_wr, pick6, rot3
 from .trig import poly_ok
 
@@ -163,6 +164,7 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
     sum_k 1/2 t_k^T M_k t_k.
     """
     L, nv = ki.shape[0], qd.shape[0]
+    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
     energy = 0.0
     has_fext = fext.shape[0] > 0
     g0, g1, g2 = gravity(kf) if L > 0 else (0.0, 0.0, 0.0)
@@ -184,6 +186,10 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
                     t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
                     b = module_row(L, nv, p) + T.M_RATE
                     td = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+            if far:                                         # the rows of the next geometry block
+                prefetch(kf, k + GEOMETRY_BLOCK, 0)
+                prefetch(kf, k + GEOMETRY_BLOCK, 8)
+                prefetch(work, k + GEOMETRY_BLOCK, 0)
             code, c, s, e = rotation(ki, work, k)
             d = T.dof_index(ki, k)
             if d >= 0:                                          # P_k = sign e_d
@@ -221,6 +227,7 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
     """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k
     (+ armature qdd); the vector row of module M_i gathers what its child modules send."""
     L, nv = ki.shape[0], qdd.shape[0]
+    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
     S = n_modules(ki)
     for i in range(S):
         b = module_row(L, nv, i) + T.M_VEC
@@ -231,6 +238,10 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
         b = module_row(L, nv, i) + T.M_VEC
         c0, c1, c2, c3, c4, c5 = work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5]
         for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
+            if far:                                         # the rows a few links ahead
+                prefetch(kf, k - AHEAD, 0)
+                prefetch(kf, k - AHEAD, 8)
+                prefetch(work, k - AHEAD, 0)
             wt = (work[k, T.C_W] + c0, work[k, T.C_W + 1] + c1, work[k, T.C_W + 2] + c2,
                   work[k, T.C_W + 3] + c3, work[k, T.C_W + 4] + c4, work[k, T.C_W + 5] + c5)   # w~_k
             v0 = ki[k, T.IDX_V]
