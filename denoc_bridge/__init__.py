@@ -48,6 +48,7 @@ from .pinocchio_io import from_pinocchio, to_pinocchio
 from .motions import cycloidal_motion, feedforward, trajectory_torques
 from .simulation import simulate
 from .trajectory import Trajectory
+from . import loops
 from .urdf import load_urdf
 
 __version__ = "0.1.0"

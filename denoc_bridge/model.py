@@ -171,6 +171,7 @@ class Model:
         source: str | None = None,
         frames: Sequence[Frame] = (),
         mimic: Sequence[Mimic] = (),
+        loops: Sequence = (),
         warnings: Sequence[str] = (),
         inertia_check: str = "raise",
     ):
@@ -183,6 +184,7 @@ class Model:
         self.source = source
         self.frames = tuple(frames)
         self.mimic = tuple(mimic)
+        self.loops = tuple(loops)
         self.warnings = tuple(str(w) for w in warnings)
         if inertia_check not in ("raise", "warn"):
             raise ModelError(f"inertia_check must be 'raise' or 'warn', got {inertia_check!r}")
@@ -378,6 +380,27 @@ class Model:
         view.setflags(write=False)
         return view
 
+    def add_loop_closure(self, name: str, type: str, link1: str, link2: str, *, xyz1=None, rpy1=None, xyz2=None,
+                         rpy2=None, rotation1=None, rotation2=None, axis=(0.0, 0.0, 1.0)):
+        """Close a kinematic loop with a cut joint between two links (004 §2.3).
+
+        ``type``: ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"weld"``.  ``link1`` and
+        ``link2`` are link or frame names (``"world"`` for the fixed base); the joint frame sits
+        at ``xyz1``/``rpy1`` (or ``rotation1``) in link 1's frame and at ``xyz2``/``rpy2`` in
+        link 2's frame: the two coincide when the loop is closed.  ``axis`` (joint frame) is
+        the axis of a revolute or prismatic cut joint.  The model gains the loop in place (its
+        tree, arrays and kernels are unchanged) and :func:`denoc_bridge.forward_dynamics`
+        then returns the constrained accelerations.  Returns the :class:`LoopClosure`.
+        """
+        from .loops import make_loop_closure
+
+        lc = make_loop_closure(self, name, type, link1, link2, xyz1=xyz1, rpy1=rpy1, xyz2=xyz2, rpy2=rpy2,
+                               rotation1=rotation1, rotation2=rotation2, axis=axis)
+        self.loops = self.loops + (lc,)
+        for attr in ("_loop_twin", "_open_tree"):
+            self.__dict__.pop(attr, None)
+        return lc
+
     def replace(self, **changes) -> "Model":
         """A copy of the model with some constructor arguments changed, e.g.
         ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
@@ -389,7 +412,7 @@ class Model:
             stiffness=self.stiffness, rest_configuration=self.rest_configuration, lower_limit=self.lower_limit,
             upper_limit=self.upper_limit, gravity=self.gravity, base_name=self.base_name,
             floating_base=self.floating_base, source=self.source, frames=self.frames, mimic=self.mimic,
-            warnings=self.warnings, inertia_check="warn",
+            loops=self.loops, warnings=self.warnings, inertia_check="warn",
         )
         unknown = set(changes) - set(args)
         if unknown:

@@ -204,6 +204,10 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     -------
     Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
     """
+    if model.loops:
+        raise InputError(f"'{model.name}' has loop closures ({', '.join(lc.name for lc in model.loops)}): simulate "
+                         "does not integrate closed loops yet; simulate the open tree with model.replace(loops=()) "
+                         "or step denoc_bridge.forward_dynamics (constrained accelerations) yourself")
     method = _method_name(method)
     q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
     v0 = _vector(model, v0, model.nv, "v0")

@@ -28,7 +28,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from .errors import URDFError
+from .errors import ModelError, URDFError
 from .joints import JointType
 from .model import Frame, Mimic, Model
 from .spatial import rpy_to_matrix
@@ -468,6 +468,7 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> M
     if robot_elem.tag != "robot":
         raise URDFError(f"{origin}: the root element is <{robot_elem.tag}>, expected <robot>")
     _check_dynamics_elements(robot_elem)
+    loop_specs = _take_loop_joints(robot_elem, origin)
     notes: list[str] = []
     urdf, core = _urdf_module()
     messages: list[str] = []
@@ -480,4 +481,55 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> M
             raise URDFError(f"{origin}: {exc}") from None
     if messages:
         notes.append(f"urdf-parser-py: {len(messages)} message(s), first: {messages[0].strip()}")
-    return _build(robot, bool(floating_base), notes, path, "raise" if strict else "warn")
+    model = _build(robot, bool(floating_base), notes, path, "raise" if strict else "warn")
+    for spec in loop_specs:
+        try:
+            model.add_loop_closure(**spec)
+        except ModelError as exc:
+            raise URDFError(f"{origin}: <loop_joint name=\"{spec['name']}\">: {exc}") from None
+    return model
+
+
+def _numbers(elem, attr, default, where):
+    text = elem.get(attr)
+    if text is None:
+        return default
+    try:
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        values = []
+    if len(values) != 3 or not all(np.isfinite(values)):
+        raise URDFError(f"{where}: {attr}=\"{text}\" must be 3 finite numbers")
+    return values
+
+
+def _take_loop_joints(robot_elem, origin) -> list:
+    """Remove the ``<loop_joint>`` elements (denoc_bridge's extension, see README "Closed
+    loops") from the tree and return them as keyword arguments of ``Model.add_loop_closure``::
+
+        <loop_joint name="R5" type="revolute">
+          <link1 link="body4" xyz="2 0 0" rpy="0 0 0"/>
+          <link2 link="body1" xyz="1.4142 0 0" rpy="0 0 -1.5708"/>
+          <axis xyz="0 0 1"/>
+        </loop_joint>
+    """
+    specs = []
+    for elem in list(robot_elem.findall("loop_joint")):
+        name = elem.get("name")
+        where = f"{origin}: <loop_joint name=\"{name}\">"
+        if not name:
+            raise URDFError(f"{origin}: a <loop_joint> has no name")
+        spec = dict(name=name, type=elem.get("type") or "")
+        for side in ("link1", "link2"):
+            e = elem.find(side)
+            if e is None or not e.get("link"):
+                raise URDFError(f"{where}: needs <{side} link=\"...\"/>")
+            spec[side] = e.get("link")
+            spec["xyz" + side[-1]] = _numbers(e, "xyz", None, f"{where} <{side}>")
+            spec["rpy" + side[-1]] = _numbers(e, "rpy", None, f"{where} <{side}>")
+        axis = elem.find("axis")
+        if axis is not None:
+            spec["axis"] = _numbers(axis, "xyz", [0.0, 0.0, 1.0], f"{where} <axis>")
+        specs.append(spec)
+        robot_elem.remove(elem)
+    return specs

@@ -120,7 +120,8 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
     return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
-def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
+                     loop_method: str = "lagrange") -> np.ndarray:
     """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
 
     ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of
@@ -133,7 +134,14 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) 
 
     Raises :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint
     when an articulated inertia is singular.
+
+    On a model with loop closures (:meth:`Model.add_loop_closure`) the accelerations are
+    the constrained ones (004 eqs. 13-14): ``loop_method="lagrange"`` (default: O(n) per
+    constraint row, no dense M) or ``"partitioning"`` (004 eqs. 19-25); see
+    :mod:`denoc_bridge.loops`.
     """
+    if model.loops:
+        return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
@@ -144,6 +152,16 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) 
             pass
     return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data,
                       "tau")
+
+
+def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
+    from ..loops import constrained_forward_dynamics
+
+    if np.ndim(q) == 2:                                         # a batch: state by state
+        fe = [None] * len(q) if f_ext is None else f_ext
+        return np.array([constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method)
+                         for i in range(len(q))])
+    return constrained_forward_dynamics(model, q, v, tau, f_ext, method=method)
 
 
 def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:

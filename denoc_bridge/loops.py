@@ -1,0 +1,544 @@
+"""Closed kinematic loops: cut joints, their constraints, and the constrained dynamics.
+
+A loop is cut at one joint (004 §2.3, Fig. 3): the model stays a tree (the *reduced
+system*) and each cut joint becomes a :class:`LoopClosure` between two links, with the
+joint's frame given on each side (they coincide when the loop is closed).  Cut-joint types
+and the constraint rows they contribute, all in world coordinates (x_i = origin of the
+joint frame on link i, n = joint axis, b_1, b_2 = two unit vectors normal to it, all
+carried by link 1):
+
+==============  ====  ==============================================================
+type            rows  constraint (position level; the velocity rows are its derivative)
+==============  ====  ==============================================================
+``weld``        6     x_2 - x_1 = 0,  rotation of frame 2 relative to frame 1 = 0
+``spherical``   3     x_2 - x_1 = 0
+``revolute``    5     x_2 - x_1 = 0,  b_j . (relative rotation) = 0 (axes stay parallel)
+``prismatic``   5     b_j . (x_2 - x_1) = 0,  relative rotation = 0
+==============  ====  ==============================================================
+
+The velocity rows are ``C qdot = D* N qdot = 0`` (004 eqs. 12 and 15, with the DeNOC ``N`` as
+004's ``B``: :func:`cut_joint_jacobian` gives ``D*``, :func:`loop_jacobian` ``C``), and the
+acceleration rows ``C qddot + Cdot qdot = 0`` (004 eq. 13, :func:`loop_bias` gives
+``Cdot qdot``).  As 004 notes, ``D* N`` may carry redundant rows (a planar loop closed by a
+revolute joint: 5 rows, rank 2); :func:`independent_rows` finds them by a QR factorisation
+with column pivoting.
+
+Dynamics (004 eq. 14): ``M qddot - C^T lambda = f`` with ``f = tau - C(q, v) v - g(q)``.
+:func:`constrained_forward_dynamics` solves it two ways:
+
+* ``method="lagrange"``: ``qddot = a0 + M^-1 C^T lambda`` with ``a0`` the open-tree forward
+  dynamics (O(n)) and ``M^-1 C^T`` from the same O(n) block reverse Gaussian elimination, one
+  right-hand side per constraint row (no dense M); ``lambda`` from the small system
+  ``(C M^-1 C^T) lambda = -Cdot qdot - C a0``.
+* ``method="partitioning"``: independent coordinates ``q_i`` (pivoted QR of C), the
+  velocity transformation ``E = [1; -C_d^-1 C_i]`` (004 eq. 23), ``Edot qdot_i`` without
+  differentiating E (eq. 25), the minimal equations ``E^T M E qddot_i = E^T (f - M Edot
+  qdot_i)`` (eqs. 19-21).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from .errors import InputError, ModelError
+from .spatial import rpy_to_matrix, skew
+
+__all__ = [
+    "LoopClosure",
+    "LOOP_TYPES",
+    "make_loop_closure",
+    "loop_kinematics",
+    "loop_residual",
+    "loop_jacobian",
+    "loop_bias",
+    "cut_joint_jacobian",
+    "independent_rows",
+    "constraint_report",
+    "constrained_forward_dynamics",
+    "constraint_forces",
+    "partition",
+    "velocity_transformation",
+    "project_configuration",
+    "project_velocity",
+]
+
+LOOP_TYPES = {"revolute": 5, "prismatic": 5, "spherical": 3, "weld": 6}
+RANK_RTOL = 1e-9                                                # relative to the largest singular value
+
+
+@dataclass(frozen=True, eq=False)
+class LoopClosure:
+    """A cut joint closing a loop between ``link1`` and ``link2`` (model link indices, -1 for
+    the fixed base).  (``rotation1``, ``translation1``) is the joint frame in link 1's frame,
+    (``rotation2``, ``translation2``) the same joint frame as seen from link 2; ``axis`` (unit,
+    in the joint frame) is the axis of a revolute or prismatic cut joint."""
+
+    name: str
+    type: str
+    link1: int
+    link2: int
+    rotation1: np.ndarray
+    translation1: np.ndarray
+    rotation2: np.ndarray
+    translation2: np.ndarray
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    @property
+    def n_rows(self) -> int:
+        """Constraint rows before redundant ones are removed."""
+        return LOOP_TYPES[self.type]
+
+    def normals(self) -> np.ndarray:
+        """Two unit vectors normal to ``axis`` (joint frame), (2, 3)."""
+        a = self.axis
+        t = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        b1 = np.cross(a, t)
+        b1 /= np.linalg.norm(b1)
+        return np.array([b1, np.cross(a, b1)])
+
+
+def _placement(model, where: str, xyz, rpy, rotation):
+    """(link index, R, p) of a frame given on a link or frame named ``where``."""
+    if where in ("world", "universe", model.base_name):
+        link, R0, p0 = -1, np.eye(3), np.zeros(3)
+    elif where in model.link_names:
+        link, R0, p0 = model.link_names.index(where), np.eye(3), np.zeros(3)
+    else:
+        frame = next((f for f in model.frames if f.name == where), None)
+        if frame is None:
+            raise ModelError(f"loop closure: no link or frame named '{where}' in '{model.name}'")
+        link, R0, p0 = frame.link, np.asarray(frame.rotation, float), np.asarray(frame.translation, float)
+    p = np.zeros(3) if xyz is None else np.asarray(xyz, dtype=float)
+    if rotation is not None:
+        R = np.asarray(rotation, dtype=float)
+    else:
+        R = rpy_to_matrix(np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float))
+    if p.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(R))):
+        raise ModelError(f"loop closure: the frame on '{where}' needs 3 finite numbers for xyz and rpy "
+                         "(or a 3 x 3 rotation)")
+    if not np.allclose(R @ R.T, np.eye(3), atol=1e-9):
+        raise ModelError(f"loop closure: the rotation given on '{where}' is not a rotation matrix")
+    return link, R0 @ R, p0 + R0 @ p
+
+
+def make_loop_closure(model, name: str, type: str, link1: str, link2: str, *, xyz1=None, rpy1=None,
+                      xyz2=None, rpy2=None, rotation1=None, rotation2=None, axis=(0.0, 0.0, 1.0)) -> LoopClosure:
+    """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
+    if type not in LOOP_TYPES:
+        raise ModelError(f"loop closure '{name}': unknown type {type!r} (one of {sorted(LOOP_TYPES)})")
+    l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1)
+    l2, R2, p2 = _placement(model, link2, xyz2, rpy2, rotation2)
+    if l1 == l2:
+        raise ModelError(f"loop closure '{name}': '{link1}' and '{link2}' are the same rigid body; a cut joint "
+                         "must join two different bodies")
+    a = np.asarray(axis, dtype=float)
+    n = np.linalg.norm(a) if a.shape == (3,) and np.all(np.isfinite(a)) else 0.0
+    if not n > 1e-12:
+        raise ModelError(f"loop closure '{name}': the axis must be 3 finite numbers of non-zero length, got {axis!r}")
+    if any(lc.name == name for lc in model.loops):
+        raise ModelError(f"loop closure '{name}' is declared twice")
+    return LoopClosure(str(name), type, int(l1), int(l2), R1, p1, R2, p2, a / n)
+
+
+# ----------------------------------------------------------------------------- kinematics
+
+
+class LoopKinematics:
+    """World-frame kinematics of every link at (q, v), computed once (O(n)) and shared by the
+    residual, the Jacobian and the bias: orientation R, origin o, joint-motion P (6 x z,
+    [omega; v] at o), and with v: omega, odot, and the rates at qddot = 0 without gravity
+    (omegadot0, oddot0) -- the classical accelerations of 000's twist rates."""
+
+    def __init__(self, model, q, v=None):
+        from .algorithms.reference import _world_kinematics
+
+        kin = _world_kinematics(model, q, v)
+        self.model, self.R, self.o, self.P, self.Pdot = model, kin.R, kin.o, kin.P, kin.Pdot
+        L = model.n_links
+        self.omega = np.zeros((L, 3))
+        self.odot = np.zeros((L, 3))
+        self.omegadot0 = np.zeros((L, 3))
+        self.oddot0 = np.zeros((L, 3))
+        if v is None:
+            return
+        for k in range(L):
+            b = model.parent[k]
+            v0, z = model.idx_v[k], model.nv_joint[k]
+            qd = v[v0:v0 + z]
+            wb, ob, odb, wdb, oddb = ((np.zeros(3),) * 5 if b < 0 else
+                                      (self.omega[b], self.o[b], self.odot[b], self.omegadot0[b], self.oddot0[b]))
+            d = self.o[k] - ob
+            self.omega[k] = wb + self.P[k, :3, :z] @ qd
+            self.odot[k] = odb + np.cross(wb, d) + self.P[k, 3:, :z] @ qd
+            self.omegadot0[k] = wdb + self.Pdot[k, :3, :z] @ qd
+            self.oddot0[k] = (oddb + np.cross(wdb, d) + np.cross(wb, self.odot[k] - odb)
+                              + self.Pdot[k, 3:, :z] @ qd)
+
+    def frame(self, link, R, p):
+        """World orientation and origin of a frame (R, p) on ``link``."""
+        if link < 0:
+            return R, p
+        return self.R[link] @ R, self.o[link] + self.R[link] @ p
+
+    def point_jacobian(self, link, x):
+        """(J_omega, J_x): 3 x nv each, angular velocity of ``link`` and velocity of the world
+        point x moving with it; the columns of N = N_l N_d (000 eq. 9) for that body."""
+        nv = self.model.nv
+        Jw, Jx = np.zeros((3, nv)), np.zeros((3, nv))
+        k = link
+        while k >= 0:
+            v0, z = self.model.idx_v[k], self.model.nv_joint[k]
+            Pw, Pv = self.P[k, :3, :z], self.P[k, 3:, :z]
+            Jw[:, v0:v0 + z] = Pw
+            Jx[:, v0:v0 + z] = Pv + skew(self.o[k] - x) @ Pw      # A_{x,k} P_k (000 eq. 7b)
+            k = self.model.parent[k]
+        return Jw, Jx
+
+    def point_motion(self, link, x):
+        """(omega, xdot, omegadot0, xddot0) of the point x on ``link`` (zeros for the base)."""
+        if link < 0:
+            return (np.zeros(3),) * 4
+        s = x - self.o[link]
+        w, wd = self.omega[link], self.omegadot0[link]
+        return (w, self.odot[link] + np.cross(w, s), wd,
+                self.oddot0[link] + np.cross(wd, s) + np.cross(w, np.cross(w, s)))
+
+
+def _log3(R) -> np.ndarray:
+    """The rotation vector of R (so(3) logarithm), robust near 0 and pi."""
+    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    th = np.arccos(c)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-6:
+        return 0.5 * w * (1.0 + th * th / 6.0)
+    if np.pi - th < 1e-6:
+        B = 0.5 * (R + np.eye(3))
+        k = int(np.argmax(np.diag(B)))
+        u = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
+        return th * u
+    return th / (2.0 * np.sin(th)) * w
+
+
+def _loop_rows(lc: LoopClosure, kin: LoopKinematics, with_bias: bool):
+    """(phi, C, gamma) of one cut joint: position error, Jacobian rows, Cdot qdot."""
+    RF1, x1 = kin.frame(lc.link1, lc.rotation1, lc.translation1)
+    RF2, x2 = kin.frame(lc.link2, lc.rotation2, lc.translation2)
+    nv = kin.model.nv
+    Jw1, Jx1 = kin.point_jacobian(lc.link1, x1) if lc.link1 >= 0 else (np.zeros((3, nv)),) * 2
+    Jw2, Jx2 = kin.point_jacobian(lc.link2, x2) if lc.link2 >= 0 else (np.zeros((3, nv)),) * 2
+    rot = RF1 @ _log3(RF1.T @ RF2)                              # rotation of frame 2 from frame 1, world
+    d = x2 - x1
+    Jd, Jw = Jx2 - Jx1, Jw2 - Jw1
+    if with_bias:
+        w1, xd1, wd1, xdd1 = kin.point_motion(lc.link1, x1)
+        w2, xd2, wd2, xdd2 = kin.point_motion(lc.link2, x2)
+        dd0, wrel, wdrel0, ddot = xdd2 - xdd1, w2 - w1, wd2 - wd1, xd2 - xd1
+    phi, C, gamma = [], [], []
+    if lc.type in ("weld", "spherical", "revolute"):            # x_2 - x_1 = 0
+        phi.append(d)
+        C.append(Jd)
+        if with_bias:
+            gamma.append(dd0)
+    if lc.type in ("weld", "prismatic"):                        # no relative rotation
+        phi.append(rot)
+        C.append(Jw)
+        if with_bias:
+            gamma.append(wdrel0)
+    if lc.type in ("revolute", "prismatic"):                    # b_j . (...) with b_j on link 1
+        B = (RF1 @ lc.normals().T).T                            # (2, 3), world
+        if lc.type == "revolute":
+            phi.append(lc.normals() @ _log3(RF1.T @ RF2))
+            C.append(B @ Jw)
+            if with_bias:                                       # d/dt (b . wrel), bdot = w1 x b
+                gamma.append(np.array([np.dot(np.cross(w1, b), wrel) + np.dot(b, wdrel0) for b in B]))
+        else:
+            phi.append(B @ d)
+            C.append(B @ Jd + np.array([np.cross(b, d) for b in B]) @ Jw1)   # + (w1 x b) . d
+            if with_bias:
+                bdd = [np.cross(wd1, b) + np.cross(w1, np.cross(w1, b)) for b in B]
+                gamma.append(np.array([2.0 * np.dot(np.cross(w1, b), ddot) + np.dot(b, dd0) + np.dot(bb, d)
+                                       for b, bb in zip(B, bdd)]))
+    return (np.concatenate(phi), np.vstack(C), np.concatenate(gamma) if with_bias else None)
+
+
+def _all_rows(model, q, v=None, with_bias=False):
+    from .algorithms import _inputs
+
+    if not model.loops:
+        raise InputError(f"'{model.name}' has no loop closures (declare one with model.add_loop_closure)")
+    q = _inputs.configuration(model, q)
+    if v is not None:
+        v = _inputs.vector(model, v, "v", "v")
+    kin = LoopKinematics(model, q, v)
+    rows = [_loop_rows(lc, kin, with_bias) for lc in model.loops]
+    phi = np.concatenate([r[0] for r in rows])
+    C = np.vstack([r[1] for r in rows])
+    gamma = np.concatenate([r[2] for r in rows]) if with_bias else None
+    return phi, C, gamma
+
+
+def loop_kinematics(model, q, v):
+    """``(phi, C, Cdot qdot)`` of all cut joints, stacked in declaration order (all rows,
+    redundant ones included): position errors (m,), Jacobian ``C = D* N`` (m x nv; 004 eq.
+    15) and the bias of the acceleration constraint ``C qddot + Cdot qdot = 0`` (004 eq. 13)."""
+    return _all_rows(model, q, v, True)
+
+
+def loop_residual(model, q) -> np.ndarray:
+    """The position errors of the cut joints (m,): metres for the point rows, radians for the
+    rotation rows (see the module docstring for the rows of each type)."""
+    return _all_rows(model, q)[0]
+
+
+def loop_jacobian(model, q) -> np.ndarray:
+    """``C = D* N`` (004 eq. 15), all rows (m x nv)."""
+    return _all_rows(model, q)[1]
+
+
+def loop_bias(model, q, v) -> np.ndarray:
+    """``Cdot qdot`` (004 eq. 13), all rows (m,)."""
+    return _all_rows(model, q, v, True)[2]
+
+
+def cut_joint_jacobian(model, q) -> tuple:
+    """``(D*, N)`` of 004 eq. 15: ``D*`` (m x 6L) acts on the stacked world twists
+    ``t = [omega_k; odot_k]`` of the links (000 eq. 9) and ``N`` is the DeNOC matrix
+    (6L x nv, :func:`denoc_bridge.denoc_matrices`: ``N = N_l N_d``), so that
+    ``D* N = C`` (:func:`loop_jacobian`).  Dense: for small systems."""
+    from .algorithms.reference import _link_N
+
+    kin = LoopKinematics(model, q)
+    L = model.n_links
+    blocks = []
+    for lc in model.loops:
+        RF1, x1 = kin.frame(lc.link1, lc.rotation1, lc.translation1)
+        RF2, x2 = kin.frame(lc.link2, lc.rotation2, lc.translation2)
+        D = np.zeros((lc.n_rows, 6 * L))
+        B = (RF1 @ lc.normals().T).T
+        for link, x, sign in ((lc.link1, x1, -1.0), (lc.link2, x2, 1.0)):
+            if link < 0:
+                continue
+            s = slice(6 * link, 6 * link + 6)
+            Tx = np.hstack([skew(kin.o[link] - x), np.eye(3)])   # xdot = odot + omega x (x - o)
+            Tw = np.hstack([np.eye(3), np.zeros((3, 3))])
+            rows = []
+            if lc.type in ("weld", "spherical", "revolute"):
+                rows.append(Tx)
+            if lc.type in ("weld", "prismatic"):
+                rows.append(Tw)
+            if lc.type == "revolute":
+                rows.append(B @ Tw)
+            if lc.type == "prismatic":
+                extra = np.array([np.cross(b, x2 - x1) for b in B]) @ Tw if link == lc.link1 else 0.0
+                rows.append(B @ Tx - sign * extra)
+            D[:, s] += sign * np.vstack(rows)
+        blocks.append(D)
+    return np.vstack(blocks), _link_N(model, kin)
+
+
+def independent_rows(C, rtol: float = RANK_RTOL) -> np.ndarray:
+    """Indices of a maximal set of independent rows of C (QR with column pivoting of C^T),
+    in increasing order; the others are redundant (004 §2.3)."""
+    C = np.asarray(C, dtype=float)
+    if C.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, Rf, piv = scipy.linalg.qr(C.T, mode="economic", pivoting=True)
+    d = np.abs(np.diag(Rf))
+    scale = d[0] if d.size and d[0] > 0 else 1.0
+    rank = int(np.sum(d > rtol * max(scale, 1e-300))) if d[0] > 0 else 0
+    return np.sort(piv[:rank])
+
+
+def constraint_report(model, q) -> list:
+    """One dict per cut joint: name, type, the two links, rows, rank, redundant rows (their
+    positions within the joint's rows) and the position error at q."""
+    phi, C, _ = _all_rows(model, q)
+    keep = set(independent_rows(C).tolist())
+    out, r0 = [], 0
+    for lc in model.loops:
+        rows = range(r0, r0 + lc.n_rows)
+        name = lambda k: model.base_name if k < 0 else model.link_names[k]  # noqa: E731
+        out.append(dict(name=lc.name, type=lc.type, link1=name(lc.link1), link2=name(lc.link2), rows=lc.n_rows,
+                        rank=int(np.linalg.matrix_rank(C[rows.start:rows.stop], tol=None)) if lc.n_rows else 0,
+                        redundant=[k - r0 for k in rows if k not in keep],
+                        error=float(np.abs(phi[rows.start:rows.stop]).max())))
+        r0 += lc.n_rows
+    return out
+
+
+# ----------------------------------------------------------------------------- dynamics
+
+
+def _free_twin(model):
+    """The model without gravity, springs and dampers, for M^-1 x by forward dynamics at v = 0."""
+    twin = getattr(model, "_loop_twin", None)
+    if twin is None:
+        twin = model.replace(gravity=(0.0, 0.0, 0.0), loops=())
+        model._loop_twin = twin
+    return twin
+
+
+def _open_tree(model):
+    tree = getattr(model, "_open_tree", None)
+    if tree is None:
+        tree = model.replace(loops=())
+        model._open_tree = tree
+    return tree
+
+
+def _minv_columns(model, q, X) -> np.ndarray:
+    """M^-1 X (nv x m) by the O(n) forward dynamics, one right-hand side per column: forward
+    dynamics at v = 0 without gravity is M^-1 tau (000 Table 3)."""
+    from .algorithms import forward_dynamics
+
+    m = X.shape[1]
+    if m == 0:
+        return np.zeros((model.nv, 0))
+    twin = _free_twin(model)
+    Q = np.broadcast_to(q, (m, model.nq))
+    return forward_dynamics(twin, np.ascontiguousarray(Q), np.zeros((m, model.nv)),
+                            np.ascontiguousarray(X.T)).T
+
+
+def partition(C, rtol: float = RANK_RTOL, independent=None):
+    """(rows, dependent, independent): independent constraint rows, and a split of the
+    coordinates with C[rows][:, dependent] invertible.  The dependent coordinates are chosen
+    by a pivoted QR of C, preferring the joints listed last (those nearest the cut) on ties;
+    ``independent`` (indices into v) imposes the independent ones."""
+    C = np.asarray(C, dtype=float)
+    rows = independent_rows(C, rtol)
+    Cr = C[rows]
+    nv = C.shape[1]
+    if independent is not None:
+        ind = np.sort(np.asarray(independent, dtype=np.int64))
+        dep = np.setdiff1d(np.arange(nv), ind)
+        if dep.size != rows.size or (dep.size and abs(np.linalg.det(Cr[:, dep])) <= rtol *
+                                     np.abs(Cr).max() ** dep.size):
+            raise InputError(f"the coordinates {ind.tolist()} cannot be the independent ones: the constraint "
+                             f"Jacobian has rank {rows.size}, and the other {dep.size} columns must be invertible")
+        return rows, dep, ind
+    if rows.size == 0:
+        return rows, np.zeros(0, dtype=np.int64), np.arange(nv)
+    _, _, piv = scipy.linalg.qr(Cr[:, ::-1], mode="economic", pivoting=True)
+    dep = np.sort(nv - 1 - piv[:rows.size])
+    return rows, dep, np.setdiff1d(np.arange(nv), dep)
+
+
+def _check_method(method):
+    if method not in ("lagrange", "partitioning"):
+        raise InputError(f"method must be 'lagrange' or 'partitioning', got {method!r}")
+
+
+def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = "lagrange",
+                                 baumgarte=(0.0, 0.0), independent=None, return_forces: bool = False):
+    """Accelerations of a model with loop closures (004 eqs. 13-14, or 19-25).
+
+    ``baumgarte = (alpha, beta)`` stabilises drift (Baumgarte): the acceleration constraint
+    becomes ``C qddot = -Cdot qdot - 2 alpha C qdot - beta^2 phi``; (0, 0) is the exact
+    constraint.  With ``return_forces`` returns ``(qddot, lambda)``, ``lambda`` for the
+    independent constraint rows (``C^T lambda`` are the generalized constraint forces;
+    :func:`constraint_forces`).
+    """
+    from .algorithms import _inputs, forward_dynamics, mass_matrix, nonlinear_effects
+
+    _check_method(method)
+    q = _inputs.configuration(model, q)
+    v = _inputs.vector(model, v, "v", "v")
+    tau = _inputs.vector(model, tau, "tau", "v")
+    phi, C, cdqd = loop_kinematics(model, q, v)
+    alpha, beta = (float(x) for x in baumgarte)
+    rhs = -cdqd - 2.0 * alpha * (C @ v) - beta * beta * phi
+    tree = _open_tree(model)
+    if method == "lagrange":
+        rows = independent_rows(C)
+        Cr, rr = C[rows], rhs[rows]
+        a0 = forward_dynamics(tree, q, v, tau, f_ext)
+        Y = _minv_columns(model, q, Cr.T)                       # M^-1 C^T, O(n) per row
+        K = Cr @ Y
+        lam = np.linalg.solve(K, rr - Cr @ a0)                  # (C M^-1 C^T) lambda = ...   (13-14)
+        a = a0 + Y @ lam
+        return (a, lam) if return_forces else a
+    rows, dep, ind = partition(C, independent=independent)
+    Cr, rr = C[rows], rhs[rows]
+    E = np.zeros((model.nv, ind.size))
+    E[ind, np.arange(ind.size)] = 1.0
+    lu = scipy.linalg.lu_factor(Cr[:, dep]) if dep.size else None
+    if dep.size:
+        E[dep] = -scipy.linalg.lu_solve(lu, Cr[:, ind])         # E = [1; -C_d^-1 C_i]    (23)
+    Edqd = np.zeros(model.nv)
+    if dep.size:
+        Edqd[dep] = scipy.linalg.lu_solve(lu, rr)               # Edot qdot_i             (25)
+    M = mass_matrix(tree, q)
+    f = tau - nonlinear_effects(tree, q, v, f_ext)
+    Mp = E.T @ M @ E                                            # M' = E^T M E            (20)
+    fp = E.T @ (f - M @ Edqd)                                   # f' = E^T (f - M Edot qdot_i) (21)
+    qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")          # M' qdd_i = f'           (19)
+    a = E @ qdd_i + Edqd                                        # (18), (24)
+    if return_forces:
+        lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0]   # C^T lambda = M qdd - f  (14)
+        return a, lam
+    return a
+
+
+def constraint_forces(model, q, v, tau, f_ext=None, *, baumgarte=(0.0, 0.0)):
+    """``(lambda, C)``: the Lagrange multipliers of 004 eq. 14 for the independent constraint
+    rows and those rows of C, so that ``C^T lambda`` is the generalized force the cut joints
+    exert (``M qddot = tau - h + C^T lambda``)."""
+    a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, baumgarte=baumgarte, return_forces=True)
+    C = loop_jacobian(model, q)
+    return lam, C[independent_rows(C)]
+
+
+def velocity_transformation(model, q, independent=None):
+    """``(E, dependent, independent)``: qdot = E qdot_i (004 eqs. 16, 23), C E = 0 (eq. 17).
+    ``independent`` (indices into v) imposes the independent coordinates; by default they are
+    chosen by a pivoted QR of C (see :func:`partition`)."""
+    C = loop_jacobian(model, q)
+    rows, dep, ind = partition(C, independent=independent)
+    E = np.zeros((model.nv, ind.size))
+    E[ind, np.arange(ind.size)] = 1.0
+    if dep.size:
+        E[dep] = -np.linalg.solve(C[rows][:, dep], C[rows][:, ind])
+    return E, dep, ind
+
+
+def project_configuration(model, q, *, independent=None, tol: float = 1e-12, max_iter: int = 30):
+    """Close the loops: Newton-Raphson on the dependent coordinates, ``C_d dq_d = -phi``
+    (004 eq. 26), the independent ones kept.  Returns the corrected q; raises
+    :class:`~denoc_bridge.errors.InputError` naming the cut joint when it does not converge
+    (the loops cannot be closed near q)."""
+    from .algorithms import _inputs
+    from .configuration import integrate
+
+    q = _inputs.configuration(model, q).copy()
+    for _ in range(max_iter):
+        phi, C, _ = _all_rows(model, q)
+        if np.abs(phi).max() <= tol:
+            return q
+        rows, dep, _ = partition(C, independent=independent)
+        dv = np.zeros(model.nv)
+        dv[dep] = np.linalg.lstsq(C[rows][:, dep], -phi[rows], rcond=None)[0]
+        q = integrate(model, q, dv)
+    phi = _all_rows(model, q)[0]
+    worst, r0 = None, 0
+    for lc in model.loops:
+        e = np.abs(phi[r0:r0 + lc.n_rows]).max()
+        if worst is None or e > worst[1]:
+            worst = (lc.name, e)
+        r0 += lc.n_rows
+    if worst[1] <= 1e3 * tol:
+        return q
+    raise InputError(f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
+                     f"{max_iter} Newton-Raphson steps (004 eq. 26)")
+
+
+def project_velocity(model, q, v, *, independent=None):
+    """The velocity satisfying C v = 0 with the same independent components (004 eq. 16)."""
+    from .algorithms import _inputs
+
+    v = _inputs.vector(model, v, "v", "v")
+    E, dep, ind = velocity_transformation(model, q, independent)
+    return E @ v[ind]
