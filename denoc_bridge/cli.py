@@ -93,6 +93,7 @@ def module_tree(model) -> str:
 
 
 def _info(args) -> int:
+    from .loops import body_name
     from .robots import load_robot, resolve_robot
 
     src = resolve_robot(args.robot)
@@ -106,9 +107,8 @@ def _info(args) -> int:
     if model.mimic:
         print(f"  {len(model.mimic)} <mimic> joint(s), treated as independent joints (as pin.buildModelFromUrdf)")
     for lc in model.loops:
-        name = lambda k: model.base_name if k < 0 else model.link_names[k]  # noqa: E731
-        print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{name(lc.link1)}' and '{name(lc.link2)}' "
-              f"({lc.n_rows} constraint rows; 004 §2.3)")
+        print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
+              f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)")
     if model.warnings:
         print(f"  {len(model.warnings)} loader note(s), e.g. {model.warnings[0]}")
     print()

@@ -49,6 +49,7 @@ from .spatial import rpy_to_matrix, skew
 __all__ = [
     "LoopClosure",
     "LOOP_TYPES",
+    "body_name",
     "make_loop_closure",
     "loop_kinematics",
     "loop_residual",
@@ -98,6 +99,11 @@ class LoopClosure:
         b1 = np.cross(a, t)
         b1 /= np.linalg.norm(b1)
         return np.array([b1, np.cross(a, b1)])
+
+
+def body_name(model, link: int) -> str:
+    """The name of model link ``link``, or of the base for -1."""
+    return model.base_name if link < 0 else model.link_names[link]
 
 
 def _placement(model, where: str, xyz, rpy, rotation):
@@ -360,9 +366,9 @@ def constraint_report(model, q) -> list:
     out, r0 = [], 0
     for lc in model.loops:
         rows = range(r0, r0 + lc.n_rows)
-        name = lambda k: model.base_name if k < 0 else model.link_names[k]  # noqa: E731
-        out.append(dict(name=lc.name, type=lc.type, link1=name(lc.link1), link2=name(lc.link2), rows=lc.n_rows,
-                        rank=int(np.linalg.matrix_rank(C[rows.start:rows.stop], tol=None)) if lc.n_rows else 0,
+        out.append(dict(name=lc.name, type=lc.type, link1=body_name(model, lc.link1),
+                        link2=body_name(model, lc.link2), rows=lc.n_rows,
+                        rank=int(independent_rows(C[rows.start:rows.stop]).size),
                         redundant=[k - r0 for k in rows if k not in keep],
                         error=float(np.abs(phi[rows.start:rows.stop]).max())))
         r0 += lc.n_rows
@@ -372,35 +378,27 @@ def constraint_report(model, q) -> list:
 # ----------------------------------------------------------------------------- dynamics
 
 
-def _free_twin(model):
-    """The model without gravity, springs and dampers, for M^-1 x by forward dynamics at v = 0."""
-    twin = getattr(model, "_loop_twin", None)
+def _gravity_free(model):
+    """The model without gravity (cached on it; the tree and inertias of a model never change,
+    its gravity does not matter here): forward dynamics at v = 0 is then M^-1 tau."""
+    twin = model.__dict__.get("_gravity_free")
     if twin is None:
-        twin = model.replace(gravity=(0.0, 0.0, 0.0), loops=())
-        model._loop_twin = twin
+        twin = model.replace(gravity=(0.0, 0.0, 0.0))
+        model._gravity_free = twin
     return twin
-
-
-def _open_tree(model):
-    tree = getattr(model, "_open_tree", None)
-    if tree is None:
-        tree = model.replace(loops=())
-        model._open_tree = tree
-    return tree
 
 
 def _minv_columns(model, q, X) -> np.ndarray:
     """M^-1 X (nv x m) by the O(n) forward dynamics, one right-hand side per column: forward
     dynamics at v = 0 without gravity is M^-1 tau (000 Table 3)."""
-    from .algorithms import forward_dynamics
+    from .algorithms.dynamics import tree_forward_dynamics
 
     m = X.shape[1]
     if m == 0:
         return np.zeros((model.nv, 0))
-    twin = _free_twin(model)
     Q = np.broadcast_to(q, (m, model.nq))
-    return forward_dynamics(twin, np.ascontiguousarray(Q), np.zeros((m, model.nv)),
-                            np.ascontiguousarray(X.T)).T
+    return tree_forward_dynamics(_gravity_free(model), np.ascontiguousarray(Q), np.zeros((m, model.nv)),
+                                 np.ascontiguousarray(X.T)).T
 
 
 def partition(C, rtol: float = RANK_RTOL, independent=None):
@@ -432,6 +430,55 @@ def _check_method(method):
         raise InputError(f"method must be 'lagrange' or 'partitioning', got {method!r}")
 
 
+def _transformation(C, nv, independent=None, rhs=None):
+    """(rows, dependent, independent, E, Edot qdot_i) of 004 eqs. 23 and 25 for the independent
+    rows of C; ``rhs`` is the right-hand side of ``C qddot = rhs`` (None: no Edot qdot_i)."""
+    rows, dep, ind = partition(C, independent=independent)
+    Cr = C[rows]
+    E = np.zeros((nv, ind.size))
+    E[ind, np.arange(ind.size)] = 1.0
+    Edqd = np.zeros(nv)
+    if dep.size:
+        lu = scipy.linalg.lu_factor(Cr[:, dep])
+        E[dep] = -scipy.linalg.lu_solve(lu, Cr[:, ind])         # E = [1; -C_d^-1 C_i]    (23)
+        if rhs is not None:
+            Edqd[dep] = scipy.linalg.lu_solve(lu, rhs[rows])    # Edot qdot_i             (25)
+    return rows, dep, ind, E, Edqd
+
+
+def _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces):
+    """(qddot, lambda, C rows of lambda) of 004 eq. 14 (see constrained_forward_dynamics); with
+    the partitioning method lambda is computed only when ``forces`` (else None)."""
+    from .algorithms import _inputs, mass_matrix, nonlinear_effects
+    from .algorithms.dynamics import tree_forward_dynamics
+
+    _check_method(method)
+    q = _inputs.configuration(model, q)
+    v = _inputs.vector(model, v, "v", "v")
+    tau = _inputs.vector(model, tau, "tau", "v")
+    phi, C, cdqd = loop_kinematics(model, q, v)
+    alpha, beta = (float(x) for x in baumgarte)
+    rhs = -cdqd - 2.0 * alpha * (C @ v) - beta * beta * phi
+    if method == "lagrange":
+        rows = independent_rows(C)
+        Cr, rr = C[rows], rhs[rows]
+        a0 = tree_forward_dynamics(model, q, v, tau, f_ext)
+        Y = _minv_columns(model, q, Cr.T)                       # M^-1 C^T, O(n) per row
+        K = Cr @ Y
+        lam = np.linalg.solve(K, rr - Cr @ a0)                  # (C M^-1 C^T) lambda = ...   (13-14)
+        return a0 + Y @ lam, lam, Cr
+    rows, dep, ind, E, Edqd = _transformation(C, model.nv, independent, rhs)
+    M = mass_matrix(model, q)
+    f = tau - nonlinear_effects(model, q, v, f_ext)
+    Mp = E.T @ M @ E                                            # M' = E^T M E            (20)
+    fp = E.T @ (f - M @ Edqd)                                   # f' = E^T (f - M Edot qdot_i) (21)
+    qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")          # M' qdd_i = f'           (19)
+    a = E @ qdd_i + Edqd                                        # (18), (24)
+    Cr = C[rows]
+    lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0] if forces else None   # C^T lambda = M qdd - f (14)
+    return a, lam, Cr
+
+
 def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = "lagrange",
                                  baumgarte=(0.0, 0.0), independent=None, return_forces: bool = False):
     """Accelerations of a model with loop closures (004 eqs. 13-14, or 19-25).
@@ -442,66 +489,23 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = 
     independent constraint rows (``C^T lambda`` are the generalized constraint forces;
     :func:`constraint_forces`).
     """
-    from .algorithms import _inputs, forward_dynamics, mass_matrix, nonlinear_effects
-
-    _check_method(method)
-    q = _inputs.configuration(model, q)
-    v = _inputs.vector(model, v, "v", "v")
-    tau = _inputs.vector(model, tau, "tau", "v")
-    phi, C, cdqd = loop_kinematics(model, q, v)
-    alpha, beta = (float(x) for x in baumgarte)
-    rhs = -cdqd - 2.0 * alpha * (C @ v) - beta * beta * phi
-    tree = _open_tree(model)
-    if method == "lagrange":
-        rows = independent_rows(C)
-        Cr, rr = C[rows], rhs[rows]
-        a0 = forward_dynamics(tree, q, v, tau, f_ext)
-        Y = _minv_columns(model, q, Cr.T)                       # M^-1 C^T, O(n) per row
-        K = Cr @ Y
-        lam = np.linalg.solve(K, rr - Cr @ a0)                  # (C M^-1 C^T) lambda = ...   (13-14)
-        a = a0 + Y @ lam
-        return (a, lam) if return_forces else a
-    rows, dep, ind = partition(C, independent=independent)
-    Cr, rr = C[rows], rhs[rows]
-    E = np.zeros((model.nv, ind.size))
-    E[ind, np.arange(ind.size)] = 1.0
-    lu = scipy.linalg.lu_factor(Cr[:, dep]) if dep.size else None
-    if dep.size:
-        E[dep] = -scipy.linalg.lu_solve(lu, Cr[:, ind])         # E = [1; -C_d^-1 C_i]    (23)
-    Edqd = np.zeros(model.nv)
-    if dep.size:
-        Edqd[dep] = scipy.linalg.lu_solve(lu, rr)               # Edot qdot_i             (25)
-    M = mass_matrix(tree, q)
-    f = tau - nonlinear_effects(tree, q, v, f_ext)
-    Mp = E.T @ M @ E                                            # M' = E^T M E            (20)
-    fp = E.T @ (f - M @ Edqd)                                   # f' = E^T (f - M Edot qdot_i) (21)
-    qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")          # M' qdd_i = f'           (19)
-    a = E @ qdd_i + Edqd                                        # (18), (24)
-    if return_forces:
-        lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0]   # C^T lambda = M qdd - f  (14)
-        return a, lam
-    return a
+    a, lam, _ = _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, return_forces)
+    return (a, lam) if return_forces else a
 
 
 def constraint_forces(model, q, v, tau, f_ext=None, *, baumgarte=(0.0, 0.0)):
     """``(lambda, C)``: the Lagrange multipliers of 004 eq. 14 for the independent constraint
     rows and those rows of C, so that ``C^T lambda`` is the generalized force the cut joints
     exert (``M qddot = tau - h + C^T lambda``)."""
-    a, lam = constrained_forward_dynamics(model, q, v, tau, f_ext, baumgarte=baumgarte, return_forces=True)
-    C = loop_jacobian(model, q)
-    return lam, C[independent_rows(C)]
+    _, lam, Cr = _constrained(model, q, v, tau, f_ext, "lagrange", baumgarte, None, True)
+    return lam, Cr
 
 
 def velocity_transformation(model, q, independent=None):
     """``(E, dependent, independent)``: qdot = E qdot_i (004 eqs. 16, 23), C E = 0 (eq. 17).
     ``independent`` (indices into v) imposes the independent coordinates; by default they are
     chosen by a pivoted QR of C (see :func:`partition`)."""
-    C = loop_jacobian(model, q)
-    rows, dep, ind = partition(C, independent=independent)
-    E = np.zeros((model.nv, ind.size))
-    E[ind, np.arange(ind.size)] = 1.0
-    if dep.size:
-        E[dep] = -np.linalg.solve(C[rows][:, dep], C[rows][:, ind])
+    _, dep, ind, E, _ = _transformation(loop_jacobian(model, q), model.nv, independent)
     return E, dep, ind
 
 

@@ -397,8 +397,6 @@ class Model:
         lc = make_loop_closure(self, name, type, link1, link2, xyz1=xyz1, rpy1=rpy1, xyz2=xyz2, rpy2=rpy2,
                                rotation1=rotation1, rotation2=rotation2, axis=axis)
         self.loops = self.loops + (lc,)
-        for attr in ("_loop_twin", "_open_tree"):
-            self.__dict__.pop(attr, None)
         return lc
 
     def replace(self, **changes) -> "Model":

@@ -154,6 +154,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
                       "tau")
 
 
+def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+    """:func:`forward_dynamics` of the tree, loop closures ignored (the open-tree accelerations
+    that :mod:`denoc_bridge.loops` corrects)."""
+    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+
+
 def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
     from ..loops import constrained_forward_dynamics
 
