@@ -13,7 +13,7 @@ from .joints import JointType
 from .model import Model
 from .spatial import quaternion_to_matrix
 
-__all__ = ["random_model", "random_rotation", "random_inertia"]
+__all__ = ["random_model", "random_rotation", "random_inertia", "pin_rk4"]
 
 ALL_JOINT_TYPES = tuple(JointType)
 
@@ -180,3 +180,23 @@ def random_urdf(seed=None, n_links: int = 8, *, fixed: float = 0.25, no_inertial
     order = rng.permutation(len(elements))
     body = "\n  ".join(elements[i] for i in order)
     return f'<?xml version="1.0"?>\n<robot name="random_{seed}">\n  {body}\n</robot>\n'
+
+
+def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
+    """The plain Python RK4 loop around ``pin.aba`` that the tests and examples compare with
+    (q and v in a vector space: revolute and prismatic joints); ``each_step(data, q, v)`` is
+    called after every step.  Returns the final (q, v)."""
+    import pinocchio as pin
+
+    pd = pm.createData()
+    tau = np.zeros(pm.nv) if tau is None else tau
+    for _ in range(steps):
+        k1v = pin.aba(pm, pd, q, v, tau)
+        k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, tau)
+        k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, tau)
+        k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, tau)
+        q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
+                v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+        if each_step is not None:
+            each_step(pd, q, v)
+    return q, v

@@ -15,8 +15,9 @@ import numpy as np
 
 import denoc_bridge as db
 from denoc_bridge.robots import gripper4
+from denoc_bridge.testing import pin_rk4
 
-from _common import arguments, best_of, pin_rk4, pyplot, save
+from _common import arguments, best_of, pyplot, save
 
 args = arguments(__doc__)
 model = gripper4().replace(gravity=(0.0, -9.81, 0.0))

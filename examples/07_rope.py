@@ -17,8 +17,9 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.generators import rope
+from denoc_bridge.testing import pin_rk4
 
-from _common import arguments, best_of, pin_rk4, pyplot, save
+from _common import arguments, best_of, pyplot, save
 
 args = arguments(__doc__)
 model = rope()

@@ -44,23 +44,3 @@ def best_of(fn, repeats: int = 5):
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return result, best
-
-
-def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
-    """The plain Python RK4 loop around ``pin.aba`` that the examples compare with (q and v in
-    a vector space: revolute joints); ``each_step(q, v)`` is called after every step."""
-    import numpy as np
-    import pinocchio as pin
-
-    pd = pm.createData()
-    tau = np.zeros(pm.nv) if tau is None else tau
-    for _ in range(steps):
-        k1v = pin.aba(pm, pd, q, v, tau)
-        k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, tau)
-        k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, tau)
-        k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, tau)
-        q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
-                v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
-        if each_step is not None:
-            each_step(pd, q, v)
-    return q, v

@@ -5,14 +5,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
 from denoc_bridge import simulation as sim_module
 from denoc_bridge.generators import chain
 from denoc_bridge.robots import gripper4
-from denoc_bridge.testing import random_model
+from denoc_bridge.testing import pin_rk4, random_model
 
 LIE = (db.JointType.FREEFLYER, db.JointType.SPHERICAL, db.JointType.PLANAR, db.JointType.CONTINUOUS,
        db.JointType.REVOLUTE)
@@ -24,23 +23,11 @@ def falling_gripper():
     return gripper4().replace(gravity=(0.0, -9.81, 0.0)), np.array([-np.pi / 3, 0, 0, 0]), np.zeros(4)
 
 
-def _pin_rk4(pm, q, v, tau, dt, steps):
-    pd = pm.createData()
-    for _ in range(steps):
-        k1v = pin.aba(pm, pd, q, v, tau)
-        k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, tau)
-        k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, tau)
-        k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, tau)
-        q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
-                v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
-    return q, v
-
-
 def test_rk4_is_the_papers_rk4_around_pinocchio(falling_gripper):
     """On vector-space joints our RK4 is the classical one: a Python RK4 around pin.aba agrees."""
     model, q0, v0 = falling_gripper
     tr = db.simulate(model, q0, v0, 0.5, 1e-3, tau=np.array([0.01, 0.0, -0.02, 0.0]))
-    q, v = _pin_rk4(db.to_pinocchio(model), q0, v0, np.array([0.01, 0.0, -0.02, 0.0]), 1e-3, 500)
+    q, v = pin_rk4(db.to_pinocchio(model), q0, v0, 1e-3, 500, tau=np.array([0.01, 0.0, -0.02, 0.0]))
     assert tr.status == "completed" and len(tr) == 501 and tr.t[-1] == pytest.approx(0.5)
     assert np.abs(tr.q[-1] - q).max() < 1e-12 and np.abs(tr.v[-1] - v).max() < 1e-11
     assert np.abs(tr.a - db.forward_dynamics(model, tr.q, tr.v, tr.tau)).max() < 1e-12
