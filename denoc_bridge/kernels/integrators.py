@@ -94,6 +94,23 @@ def tangent_rate(ki, flat, xi, v, out):
 
 
 @njit(cache=True, inline="always")
+def first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, a, save_every, r,
+                Qs, Vs, As):
+    """a = the accelerations at (q, v) under the actuation of step n; when n % save_every == 0
+    the state and a go to row r of Qs, Vs, As.  Returns (status, rows saved: 0 or 1)."""
+    applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+    status = accelerations(ki, kt, work, q, v, tau, fext, a)
+    if status:
+        return status, 0
+    if n % save_every == 0:
+        Qs[r, :] = q
+        Vs[r, :] = v
+        As[r, :] = a
+        return 0, 1
+    return 0, 0
+
+
+@njit(cache=True, inline="always")
 def rk4_stage(ki, kt, work, flat, q, v, h, kx, kv, xi, qs, vs, kx_out, kv_out, tau_mode, taus, n, K, D, q_rest,
               passive, d, tau, fext):
     """One RKMK stage: xi = h kx, qs = q (+) xi, vs = v + h kv; kx_out = dexp^-1 vs, kv_out = a(qs, vs)."""
@@ -124,17 +141,11 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
     saved = 0
     for m in range(n_steps):
         n = step0 + m
-        # stage 1 at (q, v)
-        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-        status = accelerations(ki, kt, work, q, v, tau, fext, k1v)
+        status, one = first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, k1v,
+                                  save_every, save0 + saved, Qs, Vs, As)   # stage 1 at (q, v)
         if status:
             return m, status, saved
-        if n % save_every == 0:
-            r = save0 + saved
-            Qs[r, :] = q
-            Vs[r, :] = v
-            As[r, :] = k1v
-            saved += 1
+        saved += one
         k1x[:] = v
         # stages 2-4 at q (+) c dt k_prev, v + c dt kv_prev
         status = rk4_stage(ki, kt, work, flat, q, v, 0.5 * dt, k1x, k1v, xi, qs, vs, k2x, k2v,
@@ -169,16 +180,11 @@ def euler_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_
     saved = 0
     for m in range(n_steps):
         n = step0 + m
-        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-        status = accelerations(ki, kt, work, q, v, tau, fext, a)
+        status, one = first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, a,
+                                  save_every, save0 + saved, Qs, Vs, As)
         if status:
             return m, status, saved
-        if n % save_every == 0:
-            r = save0 + saved
-            Qs[r, :] = q
-            Vs[r, :] = v
-            As[r, :] = a
-            saved += 1
+        saved += one
         for i in range(nv):
             v[i] += dt * a[i]
             xi[i] = dt * v[i]
