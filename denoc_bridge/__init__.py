@@ -42,13 +42,14 @@ from .errors import (
     URDFError,
 )
 from .joints import JointType
+from .mimic import MimicModel
 from .model import Model
 from .modules import Module
 from .pinocchio_io import from_pinocchio, to_pinocchio
 from .motions import cycloidal_motion, feedforward, trajectory_torques
 from .simulation import simulate
 from .trajectory import Trajectory
-from . import loops
+from . import loops, mimic
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
@@ -59,6 +60,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "JointType",
+    "MimicModel",
     "Model",
     "ModelError",
     "Module",

@@ -5,6 +5,7 @@ Examples::
     denoc-bridge info panda                 # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
+    denoc-bridge info pr2 --mimic           # <mimic> joints as constraints (reduced nq, nv)
     denoc-bridge validate solo12 --samples 5 # compare with Pinocchio, exit 1 on mismatch
     denoc-bridge info gripper               # the 4-DOF gripper of the papers (000 §3.1)
 
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="print the DOF and the kinematic-module tree of a robot",
                           description="Print the DOF and the kinematic-module tree of a robot.")
     _robot_arguments(info)
+    info.add_argument("--mimic", action="store_true",
+                      help="<mimic> joints as constraints, as pin.buildModelFromUrdf(path, mimic=True)")
     val = sub.add_parser("validate", help="compare inverse/forward dynamics, GIM and inverse GIM with Pinocchio",
                          description="Compare denoc_bridge with Pinocchio on random states; exit 1 on mismatch.")
     _robot_arguments(val)
@@ -67,8 +70,10 @@ def _fmt_axis(model, k: int) -> str:
     return "(" + ", ".join(f"{x:+.3f}" for x in a) + ")"
 
 
-def module_tree(model) -> str:
-    """The kinematic-module tree as text (used by ``denoc-bridge info``)."""
+def module_tree(model, notes=None) -> str:
+    """The kinematic-module tree as text (used by ``denoc-bridge info``); ``notes`` maps joint
+    names to a remark printed after the joint."""
+    notes = notes or {}
     lines = [f"base '{model.base_name}'" + (" (world; the root link floats)" if model.floating_base else "")]
     width = max([len(n) for n in model.joint_names] + [5])
 
@@ -81,8 +86,9 @@ def module_tree(model) -> str:
         bar = "│   " if mod.children else "    "
         for k in mod.links:
             jt = JointType(model.joint_type[k])
+            note = notes.get(model.joint_names[k], "")
             lines.append(f"{inner}{bar}{model.joint_names[k]:<{width}}  {jt.label:<11} {_fmt_axis(model, k):<26}"
-                         f"-> {model.link_names[k]}")
+                         f"-> {model.link_names[k]}" + (f"  ({note})" if note else ""))
         for n, c in enumerate(mod.children):
             emit(c, inner, n == len(mod.children) - 1)
 
@@ -97,22 +103,32 @@ def _info(args) -> int:
     from .robots import load_robot, resolve_robot
 
     src = resolve_robot(args.robot)
-    model = load_robot(args.robot, floating_base=args.floating)
+    model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     print(f"{model.name}: {src.path} ({src.origin})" if src.path else f"{model.name}: {src.origin}")
     base = "free-flyer base" if model.floating_base else f"fixed base '{model.base_name}'"
     print(f"  {base}; {model.n_links} moving links; nq = {model.nq}, nv = {model.nv}; "
           f"total mass {model.total_mass:.4g} kg; gravity {tuple(float(g) for g in model.gravity)}")
     print(f"  {model.n_modules} kinematic module{'s' if model.n_modules != 1 else ''} "
           "(maximal serial chains of links; 000 §1)")
-    if model.mimic:
-        print(f"  {len(model.mimic)} <mimic> joint(s), treated as independent joints (as pin.buildModelFromUrdf)")
+    notes = {}
+    if args.mimic:
+        tree = model.tree
+        print(f"  {len(model.mimic)} <mimic> joint(s) as constraints q_s = multiplier q_m + offset "
+              f"(as pin.buildModelFromUrdf(path, mimic=True)); the tree without them: nq = {tree.nq}, nv = {tree.nv}")
+        for r in model.mimic:
+            notes[r.joint] = f"mimic: {r.multiplier:g} * {r.mimicked} {'+' if r.offset >= 0 else '-'} {abs(r.offset):g}"
+    elif model.mimic:
+        print(f"  {len(model.mimic)} <mimic> joint(s), treated as independent joints (as pin.buildModelFromUrdf; "
+              "--mimic makes them constraints)")
     for lc in model.loops:
         print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
               f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)")
     if model.warnings:
         print(f"  {len(model.warnings)} loader note(s), e.g. {model.warnings[0]}")
     print()
-    print(module_tree(model))
+    if args.mimic:
+        print("module tree of the links (v ranges of the tree, mimic joints included):")
+    print(module_tree(model.tree if args.mimic else model, notes))
     return 0
 
 

@@ -9,12 +9,16 @@ from .errors import InputError
 from .joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_joint_configuration
 from .kernels import configuration as _kc
 from .kernels import tables as _T
+from .mimic import MimicModel
 
 __all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
 
 
 def neutral_configuration(model) -> np.ndarray:
-    """Zero angles and displacements, identity quaternions (``pin.neutral``)."""
+    """Zero angles and displacements, identity quaternions (``pin.neutral``; for a
+    :class:`~denoc_bridge.mimic.MimicModel`, in reduced coordinates as ``pin.neutral`` of the mimic model)."""
+    if isinstance(model, MimicModel):
+        return model.reduce_configuration(neutral_configuration(model.tree))
     q = np.zeros(model.nq)
     for k in range(model.n_links):
         i0, n = int(model.idx_q[k]), int(model.nq_joint[k])
@@ -28,8 +32,11 @@ def random_configuration(model, rng=None) -> np.ndarray:
     Revolute and prismatic joints are drawn uniformly within their position
     limits when both are finite and at most 1e6 apart (else in [-pi, pi] and [-1, 1]); angles of
     continuous, universal and planar joints in [-pi, pi]; quaternions uniformly
-    on the unit sphere; free translations from a unit normal distribution.
+    on the unit sphere; free translations from a unit normal distribution.  For a
+    :class:`~denoc_bridge.mimic.MimicModel`, the independent joints' entries.
     """
+    if isinstance(model, MimicModel):
+        return model.reduce_configuration(random_configuration(model.tree, rng))
     rng = np.random.default_rng(rng)
     q = np.zeros(model.nq)
     for k in range(model.n_links):
@@ -74,7 +81,11 @@ def integrate(model, q, v) -> np.ndarray:
     ``q (+) v = q exp(v)`` joint by joint, as ``pinocchio.integrate`` (free-flyers on SE(3),
     spherical joints on SO(3), continuous joints on SO(2), planar joints on SE(2); vector
     spaces add).  Quaternions and (cos, sin) pairs of the result are unit.  A leading batch
-    axis is allowed."""
+    axis is allowed.  On a :class:`~denoc_bridge.mimic.MimicModel`, reduced q and v (the tree's
+    integration of the expanded state, reduced)."""
+    if isinstance(model, MimicModel):
+        qf, vf = model.expand(q, v)
+        return model.reduce_configuration(integrate(model.tree, qf, vf))
     q, v, batch = _pair(model, q, v, model.nq, model.nv, ("q", "v"))
     out = np.empty_like(q)
     ki = model._kt.view(_T.INT)
@@ -88,6 +99,8 @@ def integrate(model, q, v) -> np.ndarray:
 def difference(model, q0, q1) -> np.ndarray:
     """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
     (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
+    if isinstance(model, MimicModel):
+        return model.reduce_velocity(difference(model.tree, model.expand(q0), model.expand(q1)))
     q0, q1, batch = _pair(model, q0, q1, model.nq, model.nq, ("q0", "q1"))
     out = np.empty(q0.shape[:-1] + (model.nv,))
     ki = model._kt.view(_T.INT)

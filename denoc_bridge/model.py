@@ -61,8 +61,10 @@ class Frame:
 class Mimic:
     """A URDF ``<mimic>`` relation ``q[joint] = multiplier * q[mimicked] + offset``.
 
-    Recorded for information; like ``pin.buildModelFromUrdf(path)`` without
-    ``mimic=True``, the dynamics treat mimic joints as independent joints.
+    Recorded in ``model.mimic``; like ``pin.buildModelFromUrdf(path)`` without
+    ``mimic=True``, the dynamics of a :class:`Model` treat mimic joints as independent
+    joints.  ``load_urdf(path, mimic=True)`` (or ``MimicModel(model)``) turns the relations
+    into joint-space constraints (:mod:`denoc_bridge.mimic`).
     """
 
     joint: str

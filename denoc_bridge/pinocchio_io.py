@@ -11,6 +11,7 @@ import numpy as np
 
 from .errors import ModelError
 from .joints import JointType
+from .mimic import MimicModel
 from .model import Frame, Model
 
 __all__ = ["from_pinocchio", "to_pinocchio"]
@@ -58,6 +59,9 @@ def _joint_from_pin(jmodel, name: str):
     }
     if sn in simple:
         return simple[sn], zero, zero
+    if sn == "JointModelMimic":
+        raise ModelError(f"joint '{name}' is a mimic joint (JointModelMimic): convert the model built without "
+                         "mimic=True, then MimicModel(model), or load the URDF with load_urdf(path, mimic=True)")
     raise ModelError(f"joint '{name}' is a {sn}, which denoc_bridge does not support (supported: {_SUPPORTED})")
 
 
@@ -181,8 +185,25 @@ def to_pinocchio(model: Model):
 
     Pinocchio 4.1 allocates O(nv^3) memory per ``Data`` (see the README), so
     models beyond a few hundred DOF cannot be evaluated by Pinocchio here.
+
+    A :class:`~denoc_bridge.mimic.MimicModel` gives Pinocchio's mimic model (as
+    ``pin.buildModelFromUrdf(path, mimic=True)``: ``JointModelMimic`` joints made by
+    ``pin.transformJointIntoMimic``), which Pinocchio builds only when each mimicked joint
+    comes before its mimic joint and the mimic joints have no armature.
     """
     import pinocchio as pin
+
+    if isinstance(model, MimicModel):
+        pm = to_pinocchio(model.tree)
+        for r in model.mimic:
+            master, slave = pm.getJointId(r.mimicked), pm.getJointId(r.joint)
+            if master > slave:
+                raise ModelError(f"mimic joint '{r.joint}' comes before its mimicked joint '{r.mimicked}' in the "
+                                 "joint order: Pinocchio cannot build this mimic model")
+            if np.any(model.tree.armature[pm.joints[slave].idx_v]):
+                raise ModelError(f"mimic joint '{r.joint}' has an armature, which Pinocchio's mimic joints drop")
+            pm = pin.transformJointIntoMimic(pm, master, slave, float(r.multiplier), float(r.offset))
+        return pm
 
     pm = pin.Model()
     pm.name = model.name

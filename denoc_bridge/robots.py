@@ -107,21 +107,27 @@ def resolve_robot(spec: str) -> RobotSource:
     raise RobotNotFoundError(f"unknown robot '{spec}': not a file, not 'gripper' and not an example-robot-data robot; {hint}")
 
 
-def load_robot(spec: str, floating_base: bool | None = None) -> Model:
+def load_robot(spec: str, floating_base: bool | None = None, *, mimic: bool = False) -> Model:
     """Load a robot by path or name (see the module docstring).
 
     ``floating_base=None`` uses the robot's usual base: a free-flyer for the
     example-robot-data robots that have one (as their Pinocchio loaders do),
-    fixed otherwise.
+    fixed otherwise.  ``mimic=True``: ``<mimic>`` joints as constraints (a
+    :class:`~denoc_bridge.mimic.MimicModel`, see :func:`~denoc_bridge.urdf.load_urdf`).
     """
     name = str(spec)
     if name.startswith("chain") and name[5:].isdigit() and not os.path.exists(name):
         if floating_base:
             raise InputError(f"robot '{name}': the benchmark chain has a fixed base")
-        return serial_chain(int(name[5:]))
+        chain = serial_chain(int(name[5:]))
+        if mimic:
+            from .mimic import MimicModel
+
+            return MimicModel(chain)
+        return chain
     src = resolve_robot(spec)
     fb = src.floating_base if floating_base is None else bool(floating_base)
-    return load_urdf(src.urdf, floating_base=fb)
+    return load_urdf(src.urdf, floating_base=fb, mimic=mimic)
 
 
 # ------------------------------------------------------------------ the papers' gripper

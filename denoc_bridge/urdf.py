@@ -392,8 +392,9 @@ def _visit_joint(joint, parent_body, Rj, pj, bodies, frames, mimic, notes):
         body.damping = float(joint.dynamics.damping or 0.0)
         body.friction = float(joint.dynamics.friction or 0.0)
     if joint.mimic is not None:
-        mimic.append(Mimic(joint.name, joint.mimic.joint, float(joint.mimic.multiplier or 1.0),
-                           float(joint.mimic.offset or 0.0)))
+        mult, off = joint.mimic.multiplier, joint.mimic.offset    # urdfdom's defaults: 1 and 0 (0 stays 0)
+        mimic.append(Mimic(joint.name, joint.mimic.joint, 1.0 if mult is None else float(mult),
+                           0.0 if off is None else float(off)))
     bodies.append(body)
     frames.append(Frame(joint.name, "joint", len(bodies) - 1, np.eye(3), np.zeros(3)))
     return ("link", joint.child, len(bodies) - 1, np.eye(3), np.zeros(3))
@@ -441,7 +442,7 @@ def _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base,
     )
 
 
-def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> Model:
+def load_urdf(source, floating_base: bool = False, *, strict: bool = False, mimic: bool = False):
     """Load a URDF robot (a file path or the XML text) as a :class:`Model`.
 
     Parameters
@@ -452,6 +453,20 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> M
     floating_base : bool
         Attach the root link to the world with a free-flyer joint named
         ``root_joint`` (like ``pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())``).
+    strict : bool
+        Refuse non-physical inertias (:class:`~denoc_bridge.errors.URDFError`) instead of
+        loading them with a :class:`~denoc_bridge.errors.PhysicsWarning`.
+    mimic : bool
+        Like ``pin.buildModelFromUrdf(path, mimic=True)``: return a
+        :class:`~denoc_bridge.mimic.MimicModel` in which each ``<mimic>`` joint follows its
+        mimicked joint (``q_s = multiplier q_m + offset``, a joint-space constraint), with q and v
+        of the independent joints only.  Without it (default), ``<mimic>`` joints are
+        independent joints, as in ``pin.buildModelFromUrdf(path)``, and the relations are
+        only recorded in ``model.mimic``.  A mimic of an unknown, fixed or multi-DOF joint, of
+        itself or of another mimic joint raises :class:`~denoc_bridge.errors.URDFError` naming it
+        (Pinocchio refuses these too), as does a ``<mimic>`` on a planar or floating joint (which
+        Pinocchio ignores); a mimicked joint may come after its mimic joint in the joint order
+        (which Pinocchio refuses).  See :mod:`denoc_bridge.mimic`.
 
     Everything that ``pin.buildModelFromUrdf`` accepts loads.  Parts that
     urdf-parser-py rejects but that carry no dynamics are repaired or dropped
@@ -487,6 +502,13 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False) -> M
             model.add_loop_closure(**spec)
         except ModelError as exc:
             raise URDFError(f"{origin}: <loop_joint name=\"{spec['name']}\">: {exc}") from None
+    if mimic:
+        from .mimic import MimicModel
+
+        try:
+            return MimicModel(model)
+        except ModelError as exc:
+            raise URDFError(f"{origin}: {exc}") from None
     return model
 
 

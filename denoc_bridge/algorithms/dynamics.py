@@ -24,6 +24,7 @@ from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
 from ..kernels import tables as T
+from ..mimic import MimicModel
 from . import _inputs
 
 __all__ = [
@@ -99,7 +100,9 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
     Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward
     recursion of twists, twist rates and link wrenches over the modules
     M_1..M_s and their links, then a backward recursion ``tau = N_d^T N_l^T w``.
-    Gravity (``model.gravity``) is included; ``tau`` equals ``pin.rnea``.
+    Gravity (``model.gravity``) is included; ``tau`` equals ``pin.rnea``.  On a
+    :class:`~denoc_bridge.mimic.MimicModel` (``load_urdf(path, mimic=True)``), q, v, a and
+    tau are reduced coordinates and ``tau`` equals ``pin.rnea`` of Pinocchio's mimic model.
 
     Parameters
     ----------
@@ -115,8 +118,12 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
         try:
             if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, or no work yet: below
+        except (TypeError, AttributeError):                     # another type, no work yet, a MimicModel
             pass
+    if isinstance(model, MimicModel):
+        from .. import mimic
+
+        return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
     return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
@@ -139,6 +146,10 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
     the constrained ones (004 eqs. 13-14): ``loop_method="lagrange"`` (default: O(n) per
     constraint row, no dense M) or ``"partitioning"`` (004 eqs. 19-25); see
     :mod:`denoc_bridge.loops`.
+
+    On a :class:`~denoc_bridge.mimic.MimicModel` (``load_urdf(path, mimic=True)``) the
+    accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
+    on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
     """
     if model.loops:
         return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
@@ -148,8 +159,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
             if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau,
                                       out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, or no work yet: below
+        except (TypeError, AttributeError):                     # another type, no work yet, a MimicModel
             pass
+    if isinstance(model, MimicModel):
+        from .. import mimic
+
+        return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
     return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data,
                       "tau")
 
@@ -220,15 +235,20 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass
     (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
-    diagonal, as ``pin.crba`` does.
+    diagonal, as ``pin.crba`` does.  On a :class:`~denoc_bridge.mimic.MimicModel`, the reduced
+    ``G^T I G`` (``pin.crba`` of Pinocchio's mimic model).
     """
     nv = model.nv
     out = _empty((nv, nv))
     try:
         if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
             return out
-    except (TypeError, AttributeError):                         # another type, or no work yet: below
+    except (TypeError, AttributeError):                         # another type, no work yet, a MimicModel
         pass
+    if isinstance(model, MimicModel):
+        from .. import mimic
+
+        return mimic.mass_matrix(model, q, data=data)
     q = _inputs.configuration(model, q)
     if entry.mass_matrix_state(model._kt, _work(model, data), q, out):
         raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
@@ -323,8 +343,13 @@ def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     ``U^-1`` is built by the recursive block inverse of 002 (eqs. A.13-A.18)
     and ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1`` (one z_k x z_k
     block per joint); ``I`` itself is never formed nor inverted.  O(n^2);
-    equals ``pin.computeMinverse``.
+    equals ``pin.computeMinverse``.  On a :class:`~denoc_bridge.mimic.MimicModel`, ``(G^T I G)^-1``
+    (:func:`denoc_bridge.mimic.inverse_mass_matrix`).
     """
+    if isinstance(model, MimicModel):
+        from .. import mimic
+
+        return mimic.inverse_mass_matrix(model, q, data=data)
     geo = _factors(model, q, "module", data)
     W, acc = _inverse_U(model, geo)
     Minv = np.empty((model.nv, model.nv))

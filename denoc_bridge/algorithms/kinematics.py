@@ -9,6 +9,7 @@ from ..data import Data
 from ..kernels import energy as _ke
 from . import _inputs
 from ..kernels import kinematics as kk
+from ..mimic import MimicModel
 from .dynamics import geometry
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
@@ -17,8 +18,11 @@ __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_
 def forward_kinematics(model, q, *, data: Data | None = None):
     """Placements of the link frames in the base frame: ``(R, p)``, shapes (L, 3, 3) and (L, 3).
 
-    Link k's frame is Pinocchio's ``data.oMi[k + 1]``.
+    Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.mimic.MimicModel`
+    takes reduced q.
     """
+    if isinstance(model, MimicModel):
+        return forward_kinematics(model.tree, model.expand(q), data=data)
     geo = geometry(model, q, data=data)
     R = np.empty((model.n_links, 3, 3))
     p = np.empty((model.n_links, 3))
@@ -28,6 +32,8 @@ def forward_kinematics(model, q, *, data: Data | None = None):
 
 def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
     """Centre of mass of the moving links in the base frame (``pin.centerOfMass``)."""
+    if isinstance(model, MimicModel):
+        return center_of_mass(model.tree, model.expand(q), data=data)
     R, p = forward_kinematics(model, q, data=data)
     m = np.asarray(model.mass)
     if m.sum() <= 0:
@@ -39,7 +45,11 @@ def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
 def energies(model, q, v, *, springs: bool = True):
     """``(T, V)``: kinetic energy ``1/2 v^T I(q) v`` (armature included) and potential energy
     (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
-    forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays."""
+    forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays.
+    A :class:`~denoc_bridge.mimic.MimicModel` takes reduced q and v."""
+    if isinstance(model, MimicModel):
+        qf, vf = model.expand(q, v)
+        return energies(model.tree, qf, vf, springs=springs)
     q, v, _, _, B = _inputs.state(model, q, v, v, None, "v")
     has_springs = bool(springs and np.any(model.stiffness))
     Q, V = (q, v) if B is not None else (q[None], v[None])

@@ -1,0 +1,324 @@
+"""URDF <mimic> joints as joint-space constraints: load_urdf(path, mimic=True) against
+pin.buildModelFromUrdf(path, mimic=True) (rnea, crba), forward dynamics against the reduced
+equations (Pinocchio 4.1's aba refuses mimic models), errors, and the unchanged default."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import denoc_bridge as db
+from conftest import assert_close, erd_robot_dir
+from denoc_bridge.cli import main
+from denoc_bridge.validation import relative_error
+
+GRIPPER = str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf")
+TIGHT = 1e-12
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        return fn(*args, **kwargs)
+
+
+def pin_mimic(source, floating=False, xml=False):
+    build = pin.buildModelFromXML if xml else pin.buildModelFromUrdf
+    if floating:
+        return quiet(build, source, pin.JointModelFreeFlyer(), mimic=True)
+    return quiet(build, source, mimic=True)
+
+
+def pin_forces(model, f_ext):
+    return [pin.Force.Zero()] + [pin.Force(f[:3], f[3:]) for f in f_ext]
+
+
+def states(model, seed, n=4):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
+               rng.standard_normal((model.n_links, 6)))
+
+
+def L(name, mass=0.3):
+    return (f'<link name="{name}"><inertial><origin xyz="0.05 0.01 0.02" rpy="0.1 0 0"/><mass value="{mass}"/>'
+            f'<inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/></inertial></link>')
+
+
+def J(name, parent, child, jtype="revolute", mimic=None, axis="0 0 1"):
+    lim = '<limit lower="-2" upper="2" effort="1" velocity="1"/>' if jtype in ("revolute", "prismatic") else ""
+    ax = f'<axis xyz="{axis}"/>' if jtype in ("revolute", "prismatic", "continuous") else ""
+    mim = f'<mimic joint="{mimic[0]}" multiplier="{mimic[1]}" offset="{mimic[2]}"/>' if mimic else ""
+    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="0.1 0 0.05" rpy="0 0.2 0.1"/>{ax}{lim}{mim}</joint>')
+
+
+def R(*parts):
+    return '<robot name="r"><link name="w"/>' + "".join(parts) + "</robot>"
+
+
+# ------------------------------------------------------------------ layout and coordinates
+def test_layout_neutral_limits_and_joint_indices_are_pinocchios():
+    mm, pm = db.load_urdf(GRIPPER, mimic=True), pin_mimic(GRIPPER)
+    assert isinstance(mm, db.MimicModel) and (mm.nq, mm.nv) == (pm.nq, pm.nv) == (5, 4)
+    assert (mm.tree.nq, mm.tree.nv) == (12, 10) and mm.n_constraints == 6
+    assert mm.joint_names == tuple(pm.names[1:])
+    for k in range(mm.n_links):
+        j = pm.joints[k + 1]
+        assert (mm.idx_q[k], mm.idx_v[k], mm.nq_joint[k], mm.nv_joint[k]) == (j.idx_q, j.idx_v, j.nq, j.nv)
+        if j.shortname() == "JointModelMimic":
+            r = {m.joint: m for m in mm.mimic}[mm.joint_names[k]]
+            assert (j.extract().scaling, j.extract().offset) == (r.multiplier, r.offset)
+    assert np.array_equal(db.neutral_configuration(mm), pin.neutral(pm))
+    bounded = np.isfinite(mm.lower_limit)
+    assert np.array_equal(mm.lower_limit[bounded], pm.lowerPositionLimit[bounded])
+
+
+def test_expand_satisfies_the_relations_and_the_coupling_matrix():
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    tree, G, K = mm.tree, mm.coupling_matrix(), mm.constraint_matrix()
+    assert G.shape == (10, 4) and K.shape == (6, 10) and np.abs(K @ G).max() == 0.0
+    q, v, a, _ = next(states(mm, 0))
+    qf, vf, af = mm.expand(q, v, a)
+    assert np.array_equal(vf, G @ v) and np.array_equal(af, G @ a)
+    angle = {}
+    for k in range(tree.n_links):
+        i = tree.idx_q[k]
+        angle[tree.joint_names[k]] = (np.arctan2(qf[i + 1], qf[i]) if tree.nq_joint[k] == 2 else qf[i])
+    for r in mm.mimic:
+        expected = r.multiplier * angle[r.mimicked] + r.offset
+        assert abs(np.angle(np.exp(1j * (angle[r.joint] - expected)))) < 1e-14, r
+    assert np.array_equal(mm.reduce_configuration(qf), q) and np.array_equal(mm.reduce_velocity(vf), v)
+    assert np.allclose(mm.reduce_forces(np.arange(10.0)), G.T @ np.arange(10.0), rtol=0, atol=1e-15)
+    assert mm.expand(q).shape == (12,) and len(mm.expand(q, v)) == 2
+
+
+def test_integrate_difference_random_match_pinocchio():
+    mm, pm = db.load_urdf(GRIPPER, mimic=True), pin_mimic(GRIPPER)
+    for q, v, _, _ in states(mm, 1):
+        assert_close("integrate", db.integrate(mm, q, v), pin.integrate(pm, q, v), TIGHT)
+        q1 = db.integrate(mm, q, v)
+        assert_close("difference", db.difference(mm, q, q1), pin.difference(pm, q, q1), 1e-11)
+        assert np.all((q[:3] >= mm.lower_limit[:3]) & (q[:3] <= mm.upper_limit[:3]))
+
+
+# ------------------------------------------------------------------ dynamics against Pinocchio
+@pytest.mark.parametrize("floating", [False, True])
+def test_rnea_and_crba_match_pinocchio_mimic_model(floating):
+    mm, pm = db.load_urdf(GRIPPER, floating_base=floating, mimic=True), pin_mimic(GRIPPER, floating)
+    pd = pm.createData()
+    for q, v, a, f in states(mm, 2):
+        assert_close("rnea", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
+        assert_close("rnea fext", db.inverse_dynamics(mm, q, v, a, f), pin.rnea(pm, pd, q, v, a, pin_forces(mm, f)),
+                     TIGHT)
+        assert_close("crba", db.mass_matrix(mm, q), pin.crba(pm, pd, q), TIGHT)
+        assert_close("nle", db.nonlinear_effects(mm, q, v), pin.nonLinearEffects(pm, pd, q, v), TIGHT)
+        assert_close("gravity", db.gravity_torques(mm, q), pin.computeGeneralizedGravity(pm, pd, q), TIGHT)
+        G = mm.coupling_matrix()
+        assert_close("G^T M G", db.mass_matrix(mm, q), G.T @ db.mass_matrix(mm.tree, mm.expand(q)) @ G, TIGHT)
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_forward_dynamics_solves_the_reduced_equations(floating):
+    mm, pm = db.load_urdf(GRIPPER, floating_base=floating, mimic=True), pin_mimic(GRIPPER, floating)
+    pd = pm.createData()
+    with pytest.raises(Exception, match="Mimic"):
+        pin.aba(pm, pd, pin.neutral(pm), np.zeros(pm.nv), np.zeros(pm.nv))
+    for q, v, a, f in states(mm, 3):
+        tau = db.inverse_dynamics(mm, q, v, a, f)
+        M, h = pin.crba(pm, pd, q), pin.rnea(pm, pd, q, v, np.zeros(mm.nv), pin_forces(mm, f))
+        for method in ("lagrange", "dense"):
+            acc = db.mimic.forward_dynamics(mm, q, v, tau, f, method=method)
+            assert relative_error(M @ acc + h, tau) <= TIGHT, method        # Pinocchio's M_r a + h_r = tau
+            assert_close(f"{method}: FD(ID(a))", acc, a, 1e-10)
+            assert_close(f"{method}: solve(crba, tau - h)", acc, np.linalg.solve(M, tau - h), 1e-10)
+        assert_close("ID(FD(tau))", db.inverse_dynamics(mm, q, v, db.forward_dynamics(mm, q, v, tau, f), f), tau,
+                     TIGHT)
+        Minv = db.inverse_mass_matrix(mm, q)
+        assert_close("inverse GIM", Minv, np.linalg.inv(M), 1e-10)
+        assert relative_error(Minv @ M, np.eye(mm.nv)) <= 1e-12
+
+
+def test_batches_equal_single_states():
+    mm = db.load_urdf(GRIPPER, floating_base=True, mimic=True)
+    Q, V, A, _ = (np.array(x) for x in zip(*states(mm, 4, n=5)))
+    tau = db.inverse_dynamics(mm, Q, V, A)
+    assert tau.shape == (5, mm.nv)
+    acc = db.forward_dynamics(mm, Q, V, tau)
+    dense = db.mimic.forward_dynamics(mm, Q, V, tau, method="dense")
+    for b in range(5):
+        assert_close("ID batch", tau[b], db.inverse_dynamics(mm, Q[b], V[b], A[b]), TIGHT)
+        assert_close("FD batch", acc[b], db.forward_dynamics(mm, Q[b], V[b], tau[b]), TIGHT)
+        assert_close("FD dense batch", dense[b], acc[b], 1e-10)
+
+
+def test_energies_and_kinematics_use_the_expanded_state():
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    q, v, _, _ = next(states(mm, 5))
+    T, V = db.energies(mm, q, v)
+    assert abs(T - 0.5 * v @ db.mass_matrix(mm, q) @ v) <= 1e-14 * abs(T)
+    assert V == db.energies(mm.tree, *mm.expand(q, v))[1]
+    R, p = db.forward_kinematics(mm, q)
+    assert np.array_equal(p, db.forward_kinematics(mm.tree, mm.expand(q))[1])
+
+
+def test_massless_mimic_leaf_falls_back_to_the_dense_solve():
+    xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
+    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
+    pd = pm.createData()
+    q, v = np.array([0.3]), np.array([-0.7])
+    with pytest.raises(db.SingularInertiaError):
+        db.forward_dynamics(mm.tree, *mm.expand(q, v), np.zeros(2))
+    acc = db.forward_dynamics(mm, q, v, np.array([0.2]))
+    assert_close("FD", acc, np.linalg.solve(pin.crba(pm, pd, q), 0.2 - pin.nonLinearEffects(pm, pd, q, v)), 1e-12)
+
+
+# ------------------------------------------------------------------ example-robot-data
+@pytest.mark.parametrize("rel, floating", [
+    ("panda_description/urdf/panda.urdf", False),
+    ("baxter_description/urdf/baxter.urdf", False),
+    ("pr2_description/urdf/pr2.urdf", True),
+    ("tiago_pro_description/robots/tiago_pro.urdf", True),
+])
+def test_example_robot_data_robots_match_pinocchio(rel, floating):
+    path = os.path.join(erd_robot_dir(), rel)
+    mm, pm = quiet(db.load_urdf, path, floating_base=floating, mimic=True), pin_mimic(path, floating)
+    assert (mm.nq, mm.nv) == (pm.nq, pm.nv) and mm.n_constraints > 0
+    pd = pm.createData()
+    for q, v, a, _ in states(mm, 6, n=3):
+        tau = db.inverse_dynamics(mm, q, v, a)
+        assert_close("rnea", tau, pin.rnea(pm, pd, q, v, a), TIGHT)
+        M = db.mass_matrix(mm, q)
+        assert_close("crba", M, pin.crba(pm, pd, q), TIGHT)
+        acc = db.forward_dynamics(mm, q, v, tau)
+        assert relative_error(pin.crba(pm, pd, q) @ acc + pin.nonLinearEffects(pm, pd, q, v), tau) <= TIGHT
+        assert_close("FD(ID(a))", acc, a, 1e-9)
+
+
+def test_robots_pinocchio_refuses_for_joint_order_load_here():
+    """romeo.urdf and talos_full_v2.urdf name mimicked joints that Pinocchio's parser meets after
+    their mimic joints; checked against G^T (Pinocchio's tree model) G."""
+    for rel in ("romeo_description/urdf/romeo.urdf", "talos_data/robots/talos_full_v2.urdf"):
+        path = os.path.join(erd_robot_dir(), rel)
+        with pytest.raises(ValueError, match="not in the kinematic tree"):
+            pin_mimic(path, True)
+        mm = quiet(db.load_urdf, path, floating_base=True, mimic=True)
+        pf = quiet(pin.buildModelFromUrdf, path, pin.JointModelFreeFlyer())
+        pd, G = pf.createData(), mm.coupling_matrix()
+        for q, v, a, _ in states(mm, 7, n=2):
+            qf, vf, af = mm.expand(q, v, a)
+            assert_close("G^T rnea", db.inverse_dynamics(mm, q, v, a), G.T @ pin.rnea(pf, pd, qf, vf, af), TIGHT)
+            M = G.T @ pin.crba(pf, pd, qf) @ G
+            assert_close("G^T crba G", db.mass_matrix(mm, q), M, TIGHT)
+            if "romeo" in rel:      # its hands are massless: the reduced GIM is singular
+                with pytest.raises(db.SingularInertiaError, match="LHand"):
+                    db.forward_dynamics(mm, q, v, a)
+                continue
+            tau = db.inverse_dynamics(mm, q, v, a)
+            acc = db.forward_dynamics(mm, q, v, tau)
+            assert relative_error(M @ acc + G.T @ pin.nonLinearEffects(pf, pd, qf, vf), tau) <= TIGHT
+
+
+def test_to_pinocchio_builds_the_mimic_model():
+    mm, ref = db.load_urdf(GRIPPER, floating_base=True, mimic=True), pin_mimic(GRIPPER, True)
+    pm = db.to_pinocchio(mm)
+    assert (pm.nq, pm.nv) == (ref.nq, ref.nv) and list(pm.names) == list(ref.names)
+    pd, rd = pm.createData(), ref.createData()
+    for q, v, a, _ in states(mm, 8, n=2):
+        assert_close("rnea", pin.rnea(pm, pd, q, v, a), pin.rnea(ref, rd, q, v, a), TIGHT)
+        assert_close("crba", pin.crba(pm, pd, q), pin.crba(ref, rd, q), TIGHT)
+    with pytest.raises(db.ModelError, match="mimic joint"):
+        db.from_pinocchio(ref)
+    late = R(L("a"), L("b"), J("j1", "w", "a", mimic=("j2", 2.0, 0.0)), J("j2", "a", "b"))
+    with pytest.raises(db.ModelError, match="comes before its mimicked joint 'j2'"):
+        db.to_pinocchio(db.load_urdf(late, mimic=True))
+
+
+# ------------------------------------------------------------------ defaults and errors
+def test_default_is_unchanged_mimic_joints_independent():
+    model, pm = db.load_urdf(GRIPPER), quiet(pin.buildModelFromUrdf, GRIPPER)
+    assert type(model) is db.Model and (model.nq, model.nv) == (pm.nq, pm.nv) == (12, 10)
+    assert len(model.mimic) == 6 and db.mimic.MimicModel(model).nv == 4
+    pd = pm.createData()
+    q, v, a, _ = next(states(model, 9))
+    assert_close("rnea", db.inverse_dynamics(model, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
+    assert_close("aba", db.forward_dynamics(model, q, v, a), pin.aba(pm, pd, q, v, a), 1e-10)
+
+
+def test_multiplier_zero_stays_zero_and_defaults_are_one_and_zero():
+    xml = R(L("a"), L("b"), L("c"), J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 0.0, 0.5)),
+            J("j3", "a", "c").replace("</joint>", '<mimic joint="j1"/></joint>'))
+    mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
+    assert [(r.multiplier, r.offset) for r in mm.mimic] == [(0.0, 0.5), (1.0, 0.0)]
+    assert [(pm.joints[i].extract().scaling, pm.joints[i].extract().offset) for i in (2, 3)] == [(0.0, 0.5), (1.0, 0.0)]
+    pd, q, v, a = pm.createData(), np.array([0.4]), np.array([1.3]), np.array([-0.2])
+    assert_close("rnea", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
+
+
+@pytest.mark.parametrize("parts, joint, message, pin_refuses", [
+    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("nope", 2, 0))), "j2", "'nope' is not a joint", True),
+    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j2", 2, 0))), "j2", "mimics itself", True),
+    ((J("j1", "w", "a", "fixed"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "'j1' is a fixed joint", True),
+    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 2, 0)), J("j3", "b", "c", mimic=("j2", 3, 0.1))),
+     "j3", "chains are not supported.*multiplier 6.0 and offset 0.1", True),
+    ((J("j1", "w", "a", "continuous"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "both be continuous", True),
+    ((J("j1", "w", "a", "floating"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", True),
+    ((J("j1", "w", "a"), J("j2", "a", "b", "planar", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", False),
+])
+def test_bad_mimic_declarations_name_the_joint(parts, joint, message, pin_refuses):
+    xml = R(*[L(n) for n in "abc" if f'child link="{n}"' in "".join(parts)], *parts)
+    with pytest.raises(db.URDFError, match=f"mimic joint '{joint}'.*{message}"):
+        quiet(db.load_urdf, xml, mimic=True)
+    quiet(db.load_urdf, xml)                                     # without mimic=True: independent joints
+    if pin_refuses:
+        with pytest.raises(ValueError):
+            pin_mimic(xml, xml=True)
+
+
+def test_mimicked_joint_later_in_the_order_is_accepted_here():
+    xml = R(L("a"), L("b"), L("c"), J("j1", "w", "a"), J("ja", "a", "b", mimic=("jz", -1.5, 0.2)), J("jz", "a", "c"))
+    with pytest.raises(ValueError, match="not in the kinematic tree"):
+        pin_mimic(xml, xml=True)
+    mm = db.load_urdf(xml, mimic=True)
+    pf = pin.buildModelFromXML(xml)
+    pd, G = pf.createData(), mm.coupling_matrix()
+    for q, v, a, _ in states(mm, 10, n=2):
+        qf, vf, af = mm.expand(q, v, a)
+        assert_close("rnea", db.inverse_dynamics(mm, q, v, a), G.T @ pin.rnea(pf, pd, qf, vf, af), TIGHT)
+
+
+def test_tree_only_functions_say_what_to_do_and_the_model_pickles():
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    q = db.neutral_configuration(mm)
+    with pytest.raises(db.ModelError, match="model.tree"):
+        db.udut(mm, q)
+    assert not hasattr(mm, "_kt") and mm.link_names == mm.tree.link_names
+    with pytest.raises(db.InputError, match=r"shape \(4,\)"):
+        db.inverse_dynamics(mm, q, np.zeros(10), np.zeros(4))
+    with pytest.raises(db.InputError, match="not finite"):
+        db.forward_dynamics(mm, q, np.full(4, np.nan), np.zeros(4))
+    mm.gravity = (0.0, 0.0, -1.62)
+    assert np.array_equal(mm.tree.gravity, [0.0, 0.0, -1.62])
+    again = pickle.loads(pickle.dumps(mm))
+    assert_close("pickled", db.inverse_dynamics(again, q, np.ones(4), np.ones(4)),
+                 db.inverse_dynamics(mm, q, np.ones(4), np.ones(4)), 0.0)
+
+
+def test_cli_info_reports_mimic_constraints(capsys):
+    assert main(["info", GRIPPER, "--mimic"]) == 0
+    out = capsys.readouterr().out
+    assert "nq = 5, nv = 4" in out and "6 <mimic> joint(s) as constraints" in out
+    assert "mimic: -1 * b_finger_l + 0.1" in out
+    assert main(["info", GRIPPER]) == 0
+    out = capsys.readouterr().out
+    assert "nq = 12, nv = 10" in out and "treated as independent joints" in out
