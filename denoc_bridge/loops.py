@@ -44,6 +44,7 @@ import numpy as np
 import scipy.linalg
 
 from .errors import InputError, ModelError
+from .kernels import loops as _kl
 from .spatial import rpy_to_matrix, skew
 
 __all__ = [
@@ -446,9 +447,115 @@ def _transformation(C, nv, independent=None, rhs=None):
     return rows, dep, ind, E, Edqd
 
 
+_TYPE_CODES = {"weld": 0, "spherical": 1, "revolute": 2, "prismatic": 3}
+
+
+class _Compiled:
+    """The model and its cut joints packed for :mod:`denoc_bridge.kernels.loops` (``pi``,
+    ``pf``) with scratch ``sb`` and work array of the calling thread (kept in the model's
+    thread-local storage, rebuilt when loops are added)."""
+
+    def __init__(self, model):
+        from .kernels import loops as kl
+
+        L, nv, nl = model.n_links, model.nv, len(model.loops)
+        self.loops = model.loops
+        self.m = m = sum(lc.n_rows for lc in model.loops)
+        pi = np.zeros((1 + L + nl, 6), dtype=np.int64)
+        pf = np.zeros((1 + L + nl, 30))
+        pi[0] = (L, nl, m, nv, model.nq, 0)
+        pi[1:L + 1] = np.column_stack([model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v,
+                                       model.nv_joint])
+        pf[1:L + 1, :18] = np.column_stack([model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9),
+                                            model.joint_translation])
+        r = 0
+        for l, lc in enumerate(model.loops):
+            pi[1 + L + l, :4] = (_TYPE_CODES[lc.type], lc.link1, lc.link2, r)
+            pf[1 + L + l] = np.concatenate([lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(),
+                                            lc.translation2, lc.normals().ravel()])
+            r += lc.n_rows
+        self.pi, self.pf = pi, pf
+        self.sb = np.zeros(kl.scratch_size(L, nv, m))
+        self.C, self.lam = kl.result_views(self.sb, L, nv, m)
+        self.phi = self.sb[kl.ds_start(L, nv):kl.ds_start(L, nv) + m]    # the last evaluation's phi
+        self.kt0 = _gravity_free(model)._kt
+        self.work = model.thread_work()
+
+
+def _compiled(model) -> _Compiled:
+    """This thread's packed model, rebuilt when loops were added since."""
+    cp = getattr(model._local, "loops", None)
+    if cp is None or cp.loops is not model.loops:
+        cp = model._local.loops = _Compiled(model)
+    return cp
+
+
+def _loop_status(model, status, q):
+    """Raise the error that a kernel status stands for (see kernels.loops)."""
+    from .algorithms.dynamics import _singular
+
+    if status > 0:
+        raise _singular(model, status - 1)
+    if status == -3:
+        raise InputError("the loop constraints are singular at this configuration (C M^-1 C^T is not positive "
+                         "definite): the mechanism is at a singular position, or the loops are not closed")
+    if status == -4:
+        names = ", ".join(lc.name for lc in model.loops)
+        raise InputError(f"cannot close the loops ({names}) near this configuration by Newton-Raphson")
+    raise InputError("the constrained accelerations are not finite at this state")
+
+
+def _fast_lagrange(model, q, v, tau, f_ext, baumgarte, checked=False, fext=None):
+    """(qddot, rank, packed model) by the compiled kernel (lambda and the rows of C are then
+    in ``cp.lam[:rank]``, ``cp.C[:rank]``); inputs that are not float64 C vectors, or that
+    the kernel finds wrong, go through the checks of _inputs.  ``fext``: the wrenches already
+    in the internal (n_links, 6) form, instead of ``f_ext``."""
+    cp = model._local.__dict__.get("loops")
+    if cp is None or cp.loops is not model.loops:
+        cp = _compiled(model)
+    a = np.empty(model.nv)
+    if fext is None:
+        fext = _NO_FEXT if f_ext is None else np.ascontiguousarray(_inputs().external_wrenches(model, f_ext))
+    try:
+        status, r = _kl.constrained_accelerations(model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext,
+                                                  baumgarte[0], baumgarte[1], RANK_RTOL, a)
+    except (TypeError, IndexError):
+        status, r = -2, 0
+    if status in (-1, -2) and not checked:
+        inp = _inputs()
+        q = np.ascontiguousarray(inp.configuration(model, q))
+        v = np.ascontiguousarray(inp.vector(model, v, "v", "v"))
+        tau = np.ascontiguousarray(inp.vector(model, tau, "tau", "v"))
+        alpha, beta = (float(x) for x in baumgarte)
+        return _fast_lagrange(model, q, v, tau, f_ext, (alpha, beta), True, fext)
+    if status:
+        _loop_status(model, status, q)
+    return a, r, cp
+
+
+_NO_FEXT = np.zeros((0, 6))
+
+
+def _inputs():
+    from .algorithms import _inputs as inp
+
+    return inp
+
+
 def _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces):
-    """(qddot, lambda, C rows of lambda) of 004 eq. 14 (see constrained_forward_dynamics); with
-    the partitioning method lambda is computed only when ``forces`` (else None)."""
+    """(qddot, lambda, C rows of lambda) of 004 eq. 14 (see constrained_forward_dynamics)."""
+    _check_method(method)
+    if method == "lagrange":
+        a, r, cp = _fast_lagrange(model, q, v, tau, f_ext, baumgarte)
+        return a, cp.lam[:r].copy(), cp.C[:r].copy()
+    return reference_constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces)
+
+
+def reference_constrained(model, q, v, tau, f_ext=None, method="lagrange", baumgarte=(0.0, 0.0), independent=None,
+                          forces=True):
+    """The readable version of the constrained dynamics (dense C, NumPy/SciPy), which the
+    compiled kernel is tested against: (qddot, lambda, C rows of lambda); with the
+    partitioning method lambda is computed only when ``forces`` (else None)."""
     from .algorithms import _inputs, mass_matrix, nonlinear_effects
     from .algorithms.dynamics import tree_forward_dynamics
 
@@ -489,6 +596,8 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = 
     independent constraint rows (``C^T lambda`` are the generalized constraint forces;
     :func:`constraint_forces`).
     """
+    if method == "lagrange" and not return_forces:
+        return _fast_lagrange(model, q, v, tau, f_ext, baumgarte)[0]
     a, lam, _ = _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, return_forces)
     return (a, lam) if return_forces else a
 

@@ -189,7 +189,8 @@ def _bad_entry(model, arrays) -> str:
 def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
              f_ext=None, passive: bool = True, dynamics: str = "recursive", save_every: int | None = None,
              rtol: float = 1e-8, atol: float = 1e-10, max_step: float = np.inf,
-             progress: bool | None = None) -> Trajectory:
+             progress: bool | None = None, stabilization: str = "projection", baumgarte=(10.0, 10.0),
+             constraint_tol: float = 1e-12) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
     Parameters
@@ -199,15 +200,16 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         that would store more than ``MAX_STORED`` numbers (then the smallest k that fits,
         with a warning).
     rtol, atol, max_step : for the adaptive methods.
+    stabilization, baumgarte, constraint_tol : for models with loop closures (rk4 or euler):
+        ``"projection"`` onto the loops after each step to ``constraint_tol`` (default),
+        ``"baumgarte"`` with ``baumgarte = (alpha, beta)`` in 1/s, or ``"none"``; see
+        :mod:`denoc_bridge.loop_simulation`.  The trajectory then carries
+        ``constraint_error`` (per saved state) and ``constraint_drift``.
 
     Returns
     -------
     Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
     """
-    if model.loops:
-        raise InputError(f"'{model.name}' has loop closures ({', '.join(lc.name for lc in model.loops)}): simulate "
-                         "does not integrate closed loops yet; simulate the open tree with model.replace(loops=()) "
-                         "or step denoc_bridge.forward_dynamics (constrained accelerations) yourself")
     method = _method_name(method)
     q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
     v0 = _vector(model, v0, model.nv, "v0")
@@ -223,6 +225,12 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
     forces = _Forces(model, tau, f_ext, n_steps, method)
     forces.cholesky = dynamics == "cholesky"
+    if model.loops:
+        from . import loop_simulation
+
+        opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
+        return loop_simulation.run(model, q0, v0, dt, n_steps, forces, method, passive,
+                                   _stride(model, n_steps, save_every), progress, opts)
     if method in FIXED_STEP_METHODS:
         stride = _stride(model, n_steps, save_every)
         runner = _run_python if forces.python_loop or forces.cholesky else _run_compiled

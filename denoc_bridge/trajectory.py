@@ -40,6 +40,11 @@ class Trajectory:
     :class:`~denoc_bridge.errors.SimulationError`); ``wall_time`` is the seconds the
     integration took, ``n_steps`` the integration steps and ``n_evaluations`` the forward
     dynamics evaluations.
+
+    On a model with loop closures, ``constraint_error`` holds the largest loop-closure error
+    (m or rad) of each saved state and ``constraint_drift`` the largest error one step left
+    before the projection removed it (NaN when the run did not project); see
+    :func:`denoc_bridge.simulate`.
     """
 
     model: object
@@ -56,6 +61,8 @@ class Trajectory:
     n_evaluations: int = 0
     status: str = "completed"
     message: str = ""
+    constraint_error: np.ndarray | None = None
+    constraint_drift: float = float("nan")
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -175,6 +182,8 @@ class Trajectory:
             model_name=m.name, joint_names=np.array(m.joint_names), nq=m.nq, nv=m.nv, method=self.method,
             dt=self.dt, wall_time=self.wall_time, n_steps=self.n_steps, n_evaluations=self.n_evaluations,
             status=self.status, message=self.message,
+            constraint_error=self.constraint_error if self.constraint_error is not None else np.zeros(0),
+            constraint_drift=self.constraint_drift,
         )
 
     @classmethod
@@ -185,6 +194,8 @@ class Trajectory:
             if names != tuple(model.joint_names):
                 raise InputError(f"{path}: saved for a model with joints {names[:3]}..., not for '{model.name}'")
             f_ext = f["f_ext"] if f["f_ext"].shape[0] else None
+            err = f["constraint_error"] if "constraint_error" in f.files and f["constraint_error"].size else None
+            drift = float(f["constraint_drift"]) if "constraint_drift" in f.files else float("nan")
             return cls(model, f["t"], f["q"], f["v"], f["a"], f["tau"], f_ext, str(f["method"]), float(f["dt"]),
                        float(f["wall_time"]), int(f["n_steps"]), int(f["n_evaluations"]), str(f["status"]),
-                       str(f["message"]))
+                       str(f["message"]), err, drift)

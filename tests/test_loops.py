@@ -205,7 +205,7 @@ def test_bad_loop_joint_elements(loop_xml, match):
         db.load_urdf(text)
 
 
-def test_forward_dynamics_with_loops_is_constrained_and_simulate_refuses():
+def test_forward_dynamics_with_loops_is_constrained():
     model = fourbar()
     rng = np.random.default_rng(4)
     q, v, tau = _fourbar_state(rng)
@@ -216,8 +216,6 @@ def test_forward_dynamics_with_loops_is_constrained_and_simulate_refuses():
     assert np.abs(a - db.forward_dynamics(model.replace(loops=()), q, v, tau)).max() > 1e-3
     batch = db.forward_dynamics(model, np.stack([q, q]), np.stack([v, v]), np.stack([tau, tau]))
     np.testing.assert_array_equal(batch[1], a)
-    with pytest.raises(InputError, match="loop closures \\(R5\\)"):
-        db.simulate(model, q, v, 0.1)
 
 
 def test_cli_info_lists_the_loop(tmp_path):

@@ -1,0 +1,199 @@
+"""Closed loops, compiled: the kernel of the constrained accelerations against the readable
+reference and Pinocchio, and simulate on models with loops (closure, energy, stabilisation,
+the Python and compiled steppers, errors)."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge import loops
+from denoc_bridge.errors import InputError
+from denoc_bridge.generators import fourbar
+from denoc_bridge.joints import JointType
+from denoc_bridge.testing import random_model
+
+
+def _closed(model, q_ref, kind, link1, link2, tip, rpy, axis):
+    """Declare a cut joint of type kind that is closed at q_ref (frame at ``tip`` of link1)."""
+    R, p = db.forward_kinematics(model, q_ref)
+    R1 = db.spatial.rpy_to_matrix(rpy)
+    x = p[link1] + R[link1] @ tip
+    Rf = R[link1] @ R1
+    if link2 < 0:
+        xyz2, rot2, name2 = x, Rf, "world"
+    else:
+        xyz2, rot2, name2 = R[link2].T @ (x - p[link2]), R[link2].T @ Rf, model.link_names[link2]
+    model.add_loop_closure(f"cut_{kind}_{link1}", kind, model.link_names[link1], name2, xyz1=tip, rotation1=R1,
+                           xyz2=xyz2, rotation2=rot2, axis=axis)
+
+
+def _looped_tree(seed, floating):
+    """A branched tree of every joint type with a weld/spherical/revolute/prismatic cut."""
+    types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.UNIVERSAL,
+             JointType.CONTINUOUS]
+    model = random_model(seed, 12, branching=0.3, joint_types=types, floating_base=floating)
+    rng = np.random.default_rng(seed)
+    q_ref = db.random_configuration(model, rng) if hasattr(db, "random_configuration") else None
+    return model, q_ref, rng
+
+
+@pytest.mark.parametrize("kind", ["weld", "spherical", "revolute", "prismatic"])
+@pytest.mark.parametrize("floating", [False, True])
+def test_compiled_constrained_dynamics_equals_the_reference(kind, floating):
+    model, q_ref, rng = _looped_tree(3 if floating else 8, floating)
+    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2),
+            (0.3, 0.8, -0.2))
+    _closed(model, q_ref, "spherical", model.n_links - 3, -1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0),
+            (0.0, 0.0, 1.0))
+    for _ in range(3):
+        q = loops.project_configuration(model, db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)))
+        v = loops.project_velocity(model, q, rng.normal(size=model.nv))
+        tau = rng.normal(size=model.nv)
+        for baumgarte in ((0.0, 0.0), (3.0, 7.0)):
+            a_ref, lam_ref, C_ref = loops.reference_constrained(model, q, v, tau, baumgarte=baumgarte)
+            a, lam = loops.constrained_forward_dynamics(model, q, v, tau, baumgarte=baumgarte, return_forces=True)
+            scale = np.abs(a_ref).max()
+            assert np.abs(a - a_ref).max() <= 1e-11 * scale, f"{kind}: compiled vs reference accelerations"
+            lam_c, C = loops.constraint_forces(model, q, v, tau, baumgarte=baumgarte)
+            np.testing.assert_array_equal(lam_c, lam)
+            f_ref, f = C_ref.T @ lam_ref, C.T @ lam                 # generalized constraint forces (unique)
+            assert np.abs(f - f_ref).max() <= 1e-10 * np.abs(f_ref).max(), f"{kind}: C^T lambda"
+
+
+def test_compiled_lagrange_matches_pinocchio_on_a_weld_loop():
+    model = random_model(3, 8, branching=0.0, joint_types=[JointType.REVOLUTE])
+    rng = np.random.default_rng(5)
+    q_ref = rng.uniform(-1, 1, model.nq)
+    _closed(model, q_ref, "weld", model.n_links - 1, -1, np.array([0.1, 0.05, 0.2]), (0.0, 0.0, 0.0), (0, 0, 1))
+    pm = db.to_pinocchio(model)
+    lc = model.loops[0]
+    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
+                                  0, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
+    pd, cd = pm.createData(), cm.createData()
+    pin.initConstraintDynamics(pm, pd, [cm], [cd])
+    for _ in range(3):
+        q = loops.project_configuration(model, q_ref + 0.1 * rng.normal(size=model.nq))
+        v = loops.project_velocity(model, q, rng.normal(size=model.nv))
+        tau = rng.normal(size=model.nv)
+        a_pin = pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], pin.ProximalSettings(1e-14, 1e-10, 200))
+        a = db.forward_dynamics(model, q, v, tau)
+        assert np.abs(a - a_pin).max() <= 1e-9 * np.abs(a_pin).max()
+
+
+def test_compiled_path_checks_its_inputs():
+    model = fourbar()
+    q, v, tau = np.array([0.1, 0.3, -0.3, 0.3]), np.zeros(4), np.ones(4)
+    a = loops.constrained_forward_dynamics(model, q, v, tau)
+    np.testing.assert_array_equal(loops.constrained_forward_dynamics(model, list(q), [0, 0, 0, 0], tau.tolist()), a)
+    np.testing.assert_array_equal(loops.constrained_forward_dynamics(model, np.repeat(q, 2)[::2], v,
+                                                                     np.arange(4) * 0 + 1), a)
+    with pytest.raises(InputError, match=r"v\[2\] = nan is not finite \(joint .*R3"):
+        loops.constrained_forward_dynamics(model, q, np.array([0, 0, np.nan, 0]), tau)
+    with pytest.raises(InputError, match="tau must have shape \\(4,\\)"):
+        loops.constrained_forward_dynamics(model, q, v, np.ones(3))
+    model.add_loop_closure("extra", "spherical", "body4", "world", xyz2=(0.0, 0.0, 0.0))  # added after a call
+    assert loops._compiled(model).m == 8
+    a2 = loops.constrained_forward_dynamics(model, q, v, tau)   # the mechanism is now locked: at rest, a = 0
+    assert np.abs(a).max() > 1.0 and np.abs(a2).max() < 1e-12
+
+
+# ----------------------------------------------------------------------------- simulation
+
+
+def _fourbar_run(**kw):
+    model = fourbar()
+    q0 = loops.project_configuration(model, np.array([0.0, 0.5, -0.5, 0.5]))
+    return model, db.simulate(model, q0, np.zeros(4), kw.pop("t_final", 10.0), 1e-3, **kw)
+
+
+def test_fourbar_ten_seconds_passive_keeps_closure_and_energy():
+    """Issue 5's criterion: 10 s, passive, the crank swings through the flat (singular)
+    positions of the parallelogram 20 times; closure < 1e-8 m, energy error < 1e-6 relative."""
+    model, tr = _fourbar_run()
+    assert tr.status == "completed" and len(tr) == 10001
+    residual = np.array([np.abs(loops.loop_residual(model, q)).max() for q in tr.q[::50]])
+    assert residual.max() < 1e-11 and tr.constraint_error.max() < 1e-11
+    np.testing.assert_allclose(tr.constraint_error[::50], residual, rtol=0, atol=1e-15)
+    assert 1e-10 < tr.constraint_drift < 1e-7                    # what one RK4 step leaves near the flat positions
+    E = tr.total_energy
+    assert np.abs(E - E[0]).max() < 1e-6 * tr.kinetic_energy.max()
+    assert tr.q[:, 1].max() - tr.q[:, 1].min() > 5.0             # it swings through the singular positions
+
+
+def test_fourbar_baumgarte_and_none():
+    model, tr = _fourbar_run(stabilization="baumgarte", baumgarte=(10.0, 10.0))
+    assert tr.constraint_error.max() < 1e-8 and np.isnan(tr.constraint_drift)
+    E = tr.total_energy
+    assert np.abs(E - E[0]).max() < 1e-8 * tr.kinetic_energy.max()
+    _, free = _fourbar_run(stabilization="none", t_final=10.0)
+    assert free.constraint_error.max() > 1e3 * tr.constraint_error.max()   # the drift it corrects
+
+
+def test_loop_simulation_python_stepper_equals_the_compiled_one():
+    model = fourbar()
+    q0 = loops.project_configuration(model, np.array([0.2, 2.0, -2.0, 2.0]))
+    tau = np.array([0.5, 0.3, 0.0, 0.0])
+    compiled = db.simulate(model, q0, np.zeros(4), 0.3, 1e-3, tau=tau)
+    python = db.simulate(model, q0, np.zeros(4), 0.3, 1e-3, tau=lambda t, q, v: tau)
+    np.testing.assert_allclose(python.q, compiled.q, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(python.constraint_error, compiled.constraint_error, rtol=0, atol=1e-15)
+    euler = db.simulate(model, q0, np.zeros(4), 0.3, 1e-4, tau=tau, method="euler")
+    assert np.abs(euler.q[-1] - compiled.q[-1]).max() < 1e-2 and euler.constraint_error.max() < 1e-12
+
+
+def _pin_rk4_constrained(model, q, v, dt, n):
+    """RK4 around pin.constraintDynamics (no stabilisation), vector-space joints."""
+    pm = db.to_pinocchio(model)
+    lc = model.loops[0]
+    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
+                                  lc.link2 + 1, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
+    pd, cd = pm.createData(), cm.createData()
+    pin.initConstraintDynamics(pm, pd, [cm], [cd])
+    settings = pin.ProximalSettings(1e-14, 1e-10, 200)
+    tau = np.zeros(model.nv)
+    f = lambda q, v: pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], settings).copy()  # noqa: E731
+    for _ in range(n):
+        k1v = f(q, v)
+        k2v = f(q + 0.5 * dt * v, v + 0.5 * dt * k1v)
+        k2x = v + 0.5 * dt * k1v
+        k3v = f(q + 0.5 * dt * k2x, v + 0.5 * dt * k2v)
+        k3x = v + 0.5 * dt * k2v
+        k4v = f(q + dt * k3x, v + dt * k3v)
+        k4x = v + dt * k3v
+        q = q + dt / 6 * (v + 2 * k2x + 2 * k3x + k4x)
+        v = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    return q
+
+
+def test_loop_simulation_matches_an_rk4_loop_on_pinocchio():
+    model = fourbar()
+    q0 = loops.project_configuration(model, np.array([0.0, 2.0, -2.0, 2.0]))
+    tr = db.simulate(model, q0, np.zeros(4), 0.2, 1e-3, stabilization="none")
+    q_pin = _pin_rk4_constrained(model, q0.copy(), np.zeros(4), 1e-3, 200)
+    np.testing.assert_allclose(tr.q[-1], q_pin, rtol=0, atol=1e-11)
+
+
+def test_loop_simulation_errors_and_projection_of_q0():
+    model = fourbar()
+    q0 = np.array([0.0, 0.5, -0.5, 0.5])
+    with pytest.raises(InputError, match="method='rk4' or 'euler'"):
+        db.simulate(model, q0, np.zeros(4), 0.1, method="RK45")
+    with pytest.raises(InputError, match="dynamics='recursive'"):
+        db.simulate(model, q0, np.zeros(4), 0.1, dynamics="cholesky")
+    with pytest.raises(InputError, match="stabilization must be one of"):
+        db.simulate(model, q0, np.zeros(4), 0.1, stabilization="magic")
+    with pytest.raises(InputError, match="baumgarte"):
+        db.simulate(model, q0, np.zeros(4), 0.1, stabilization="baumgarte", baumgarte=(1.0, -1.0))
+    tr = db.simulate(model, q0 + np.array([0.0, 0.0, 1e-3, 0.0]), np.ones(4), 0.01)   # projected first
+    assert tr.constraint_error[0] < 1e-12
+    phi, C, _ = loops.loop_kinematics(model, tr.q[0], tr.v[0])
+    assert np.abs(C @ tr.v[0]).max() < 1e-12
+
+
+def test_trajectory_keeps_the_constraint_error(tmp_path):
+    model, tr = _fourbar_run(t_final=0.05)
+    tr.to_npz(tmp_path / "fb.npz")
+    back = db.Trajectory.load(tmp_path / "fb.npz", model)
+    np.testing.assert_array_equal(back.constraint_error, tr.constraint_error)
+    assert back.constraint_drift == tr.constraint_drift
