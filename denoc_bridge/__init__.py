@@ -26,6 +26,8 @@ from .algorithms import (
     mass_matrix,
     nonlinear_effects,
     potential_energy,
+    tree_forward_dynamics,
+    tree_inverse_dynamics,
     udut,
 )
 from .configuration import difference, integrate, interpolate, neutral_configuration, random_configuration

@@ -65,6 +65,7 @@ __all__ = [
     "velocity_transformation",
     "project_configuration",
     "project_velocity",
+    "closed_chain_inverse_dynamics",
 ]
 
 LOOP_TYPES = {"revolute": 5, "prismatic": 5, "spherical": 3, "weld": 6}
@@ -655,3 +656,89 @@ def project_velocity(model, q, v, *, independent=None):
     v = _inputs.vector(model, v, "v", "v")
     E, dep, ind = velocity_transformation(model, q, independent)
     return E @ v[ind]
+
+
+# ----------------------------------------------------------------------------- inverse dynamics
+
+
+def _actuated_dofs(model, actuated) -> np.ndarray:
+    """The velocity indices of the actuated joints (names, or indices into v)."""
+    if actuated is None:
+        return np.arange(model.nv)
+    dofs = []
+    for item in np.atleast_1d(np.asarray(actuated, dtype=object)):
+        if isinstance(item, str):
+            if item not in model.joint_names:
+                raise InputError(f"actuated: no joint named '{item}' in '{model.name}'")
+            k = model.joint_names.index(item)
+            dofs.extend(range(model.idx_v[k], model.idx_v[k] + model.nv_joint[k]))
+        elif isinstance(item, (int, np.integer)) and 0 <= int(item) < model.nv:
+            dofs.append(int(item))
+        else:
+            raise InputError(f"actuated: {item!r} is neither a joint name nor an index into v (0..{model.nv - 1})")
+    out = np.unique(np.array(dofs, dtype=np.int64))
+    if out.size != len(dofs):
+        raise InputError("actuated: a joint or index is listed twice")
+    return out
+
+
+def _check_consistent(model, phi, C, gamma, v, a, tol):
+    """Raise InputError naming the cut joint whose position, velocity or acceleration
+    constraint (q, v, a) violates by more than tol (relative to the terms' scale)."""
+    levels = (("position", phi, 1.0), ("velocity", C @ v, 1.0 + np.abs(C).max() * np.abs(v).max()),
+              ("acceleration", C @ a + gamma, 1.0 + np.abs(C).max() * np.abs(a).max() + np.abs(gamma).max()))
+    for level, err, scale in levels:
+        r0 = 0
+        for lc in model.loops:
+            e = np.abs(err[r0:r0 + lc.n_rows]).max()
+            if e > tol * scale:
+                raise InputError(f"the motion does not satisfy loop '{lc.name}' at the {level} level (error {e:.2e}): "
+                                 "closed-chain inverse dynamics needs q, v, a consistent with the loops "
+                                 "(project_configuration, project_velocity, or accelerations from forward dynamics)")
+            r0 += lc.n_rows
+
+
+def closed_chain_inverse_dynamics(model, q, v, a, f_ext=None, *, actuated=None, return_forces: bool = False,
+                                  tol: float = 1e-8):
+    """Actuator torques of a closed chain that realise the motion (q, v, a), the other joints
+    passive (zero torque).
+
+    004 eq. 14 read backwards: the tree's inverse dynamics ``tau_tree = M a + h`` must equal
+    ``S tau_a + C^T lambda`` (S selects the actuated coordinates).  Multiplying by the velocity
+    transformation E (C E = 0, 004 eqs. 17, 23) removes the constraint forces:
+    ``E^T S tau_a = E^T tau_tree`` (the minimal equations 19-21), solved for tau_a (least
+    squares of minimum norm when the chain is redundantly actuated); then
+    ``C^T lambda = tau_tree - S tau_a``.
+
+    ``actuated``: joint names or indices into v (default: every joint, giving the smallest
+    torques in the 2-norm).  Raises :class:`~denoc_bridge.errors.InputError` when (q, v, a)
+    violates a loop (beyond ``tol``, relative) or when the actuated joints cannot produce the
+    motion (fewer independent actuators than degrees of freedom of the closed chain, or
+    actuators placed where they cannot move it).  Returns tau (nv,), with ``return_forces``
+    ``(tau, lambda)`` (lambda for the independent rows of C, as :func:`constraint_forces`).
+    """
+    from .algorithms.dynamics import tree_inverse_dynamics
+
+    inp = _inputs()
+    q = inp.configuration(model, q)
+    v = inp.vector(model, v, "v", "v")
+    a = inp.vector(model, a, "a", "v")
+    act = _actuated_dofs(model, actuated)
+    phi, C, gamma = loop_kinematics(model, q, v)
+    _check_consistent(model, phi, C, gamma, v, a, tol)
+    tau_tree = tree_inverse_dynamics(model, q, v, a, f_ext)
+    rows, dep, ind, E, _ = _transformation(C, model.nv)
+    A, b = E.T[:, act], E.T @ tau_tree                          # E^T S tau_a = E^T tau_tree  (19-21)
+    tau_a, _, rank, _ = np.linalg.lstsq(A, b, rcond=None)
+    scale = np.abs(b).max() + np.abs(E.T).max() * np.abs(tau_tree).max() + 1e-300
+    if rank < ind.size and np.abs(A @ tau_a - b).max() > 1e-9 * scale:
+        names = sorted({model.joint_names[int(np.searchsorted(model.idx_v, i, side="right") - 1)] for i in act})
+        raise InputError(f"the actuated joints ({', '.join(names) or 'none'}) cannot produce this motion: the closed "
+                         f"chain has {ind.size} degree(s) of freedom and they act on {rank} of them")
+    tau = np.zeros(model.nv)
+    tau[act] = tau_a
+    if not return_forces:
+        return tau
+    Cr = C[rows]
+    lam = np.linalg.lstsq(Cr.T, tau_tree - tau, rcond=None)[0]   # C^T lambda = tau_tree - S tau_a  (14)
+    return tau, lam

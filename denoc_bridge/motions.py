@@ -41,10 +41,12 @@ def cycloidal_motion(q_start, q_end, T: float, t):
     return q, v, a
 
 
-def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True) -> np.ndarray:
+def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, actuated=None) -> np.ndarray:
     """Joint torques along a trajectory sampled at the times t: ``q`` (N, nq), ``v`` and ``a``
     (N, nv).  Inverse dynamics (000 Table 1) for all samples at once; with ``passive`` the
-    model's joint springs and dampers are subtracted (they act by themselves in a simulation)."""
+    model's joint springs and dampers are subtracted (they act by themselves in a simulation).
+    On a model with loop closures, ``actuated`` names the actuated joints (default all; see
+    :func:`denoc_bridge.loops.closed_chain_inverse_dynamics`)."""
     from .algorithms.dynamics import inverse_dynamics
     from .configuration import difference
 
@@ -53,10 +55,11 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True) -
     if not (q.shape[0] == v.shape[0] == a.shape[0] == t.shape[0]):
         raise InputError(f"t, q, v and a must have the same number of samples, got {t.shape[0]}, {q.shape[0]}, "
                          f"{v.shape[0]} and {a.shape[0]}")
+    kw = {"actuated": actuated} if getattr(model, "loops", ()) else {}
     if q.shape[0] == 1:                                         # one sample: no batch machinery
-        tau = inverse_dynamics(model, q[0], v[0], a[0], f_ext)[None]
+        tau = inverse_dynamics(model, q[0], v[0], a[0], f_ext, **kw)[None]
     else:
-        tau = inverse_dynamics(model, q, v, a, f_ext)
+        tau = inverse_dynamics(model, q, v, a, f_ext, **kw)
     if passive and (np.any(model.damping) or np.any(model.stiffness)):
         tau = tau + model.damping * v
         if np.any(model.stiffness):

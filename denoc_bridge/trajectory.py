@@ -119,10 +119,9 @@ class Trajectory:
             m = self.model
             p = np.einsum("ij,ij->i", self.tau - m.damping * self.v, self.v) if len(self) else np.zeros(0)
             if self.f_ext is not None and len(self):
-                from .algorithms.dynamics import inverse_dynamics
+                from .algorithms.dynamics import tree_inverse_dynamics as tid
 
-                jtf = inverse_dynamics(m, self.q, self.v, self.a) - inverse_dynamics(m, self.q, self.v, self.a,
-                                                                                      self.f_ext)
+                jtf = tid(m, self.q, self.v, self.a) - tid(m, self.q, self.v, self.a, self.f_ext)
                 p = p + np.einsum("ij,ij->i", jtf, self.v)
             self._cache["power"] = p
         return self._cache["power"]

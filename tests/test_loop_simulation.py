@@ -197,3 +197,58 @@ def test_trajectory_keeps_the_constraint_error(tmp_path):
     back = db.Trajectory.load(tmp_path / "fb.npz", model)
     np.testing.assert_array_equal(back.constraint_error, tr.constraint_error)
     assert back.constraint_drift == tr.constraint_drift
+
+
+# ----------------------------------------------------------------------------- inverse dynamics
+
+
+def _fourbar_motion(seed):
+    model = fourbar()
+    rng = np.random.default_rng(seed)
+    t2 = rng.uniform(-1.2, 1.2)
+    q = loops.project_configuration(model, np.array([rng.normal(), t2, -t2, t2]))
+    v = loops.project_velocity(model, q, rng.normal(size=4))
+    return model, q, v, rng
+
+
+def test_closed_chain_inverse_dynamics_undoes_forward_dynamics():
+    for seed in range(4):
+        model, q, v, rng = _fourbar_motion(seed)
+        tau = np.array([rng.normal(), rng.normal(), 0.0, 0.0])      # the base slider and the crank drive it
+        a = db.forward_dynamics(model, q, v, tau)
+        tau_id, lam = loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["T1", "R2"], return_forces=True)
+        np.testing.assert_allclose(tau_id, tau, rtol=0, atol=1e-11 * max(1.0, np.abs(tau).max()))
+        assert np.all(tau_id[2:] == 0.0)
+        np.testing.assert_array_equal(db.inverse_dynamics(model, q, v, a, actuated=[0, 1]), tau_id)
+        # M a + h = tau + C^T lambda (004 eq. 14), with the dense GIM of the tree
+        tree = model.replace(loops=())
+        _, C, _ = loops.loop_kinematics(model, q, v)
+        Cr = C[loops.independent_rows(C)]
+        lhs = db.mass_matrix(tree, q) @ a + db.nonlinear_effects(tree, q, v)
+        np.testing.assert_allclose(lhs, tau_id + Cr.T @ lam, rtol=0, atol=1e-11 * np.abs(lhs).max())
+        # another pair of actuators realises the same motion; their torques move it the same way
+        tau_b = loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["T1", "R4"])
+        np.testing.assert_allclose(db.forward_dynamics(model, q, v, tau_b), a, rtol=0, atol=1e-10 * np.abs(a).max())
+        # all joints actuated: the smallest torques, which also produce a
+        tau_all = db.inverse_dynamics(model, q, v, a)
+        assert np.linalg.norm(tau_all) <= np.linalg.norm(tau_id) + 1e-12
+        np.testing.assert_allclose(db.forward_dynamics(model, q, v, tau_all), a, rtol=0, atol=1e-10 * np.abs(a).max())
+
+
+def test_closed_chain_inverse_dynamics_refuses_what_it_cannot_do():
+    model, q, v, rng = _fourbar_motion(1)
+    a = db.forward_dynamics(model, q, v, np.array([0.3, 1.0, 0.0, 0.0]))
+    with pytest.raises(InputError, match=r"actuated joints \(T1\) cannot produce this motion: the closed chain has 2"):
+        loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["T1"])
+    with pytest.raises(InputError, match="loop 'R5' at the acceleration level"):
+        loops.closed_chain_inverse_dynamics(model, q, v, a + np.array([0.0, 1.0, 0.0, 0.0]), actuated=["T1", "R2"])
+    with pytest.raises(InputError, match="loop 'R5' at the velocity level"):
+        loops.closed_chain_inverse_dynamics(model, q, v + np.array([0.0, 0.1, 0.0, 0.0]), a, actuated=["T1", "R2"])
+    with pytest.raises(InputError, match="loop 'R5' at the position level"):
+        loops.closed_chain_inverse_dynamics(model, q + np.array([0.0, 0.1, 0.0, 0.0]), v, a)
+    with pytest.raises(InputError, match="no joint named 'R9'"):
+        loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["R9"])
+    with pytest.raises(InputError, match="actuated is for models with loop closures"):
+        db.inverse_dynamics(model.replace(loops=()), q, v, a, actuated=["T1"])
+    np.testing.assert_allclose(db.tree_inverse_dynamics(model, q, v, a),
+                               db.inverse_dynamics(model.replace(loops=()), q, v, a), rtol=0, atol=0)

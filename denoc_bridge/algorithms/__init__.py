@@ -14,6 +14,8 @@ from .dynamics import (
     inverse_udut,
     mass_matrix,
     nonlinear_effects,
+    tree_forward_dynamics,
+    tree_inverse_dynamics,
     udut,
 )
 
@@ -30,5 +32,7 @@ __all__ = [
     "inverse_udut",
     "mass_matrix",
     "nonlinear_effects",
+    "tree_forward_dynamics",
+    "tree_inverse_dynamics",
     "udut",
 ]

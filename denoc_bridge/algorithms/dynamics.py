@@ -94,7 +94,7 @@ def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     return out
 
 
-def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
     """Joint torques/forces ``tau`` that produce the accelerations ``a`` at state (q, v).
 
     Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward
@@ -112,7 +112,22 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) ->
     f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
         External wrench applied to each link, as Pinocchio's ``fext``:
         [force; moment], in the link frame, moment about the link origin.
+    actuated : on a model with loop closures, the actuated joints (names or indices into v;
+        default all): the torques of a closed chain, the other joints passive
+        (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
+        consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
     """
+    if getattr(model, "loops", ()):
+        from ..loops import closed_chain_inverse_dynamics
+
+        if np.ndim(q) == 2:
+            fe = [None] * len(q) if f_ext is None else f_ext
+            return np.array([closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
+                             for i in range(len(q))])
+        return closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
+    if actuated is not None:
+        raise InputError(f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree "
+                         "is actuated)")
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
@@ -169,6 +184,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
                       "tau")
 
 
+def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+    """:func:`inverse_dynamics` of the tree, loop closures ignored (equals ``pin.rnea`` of the
+    model without its loops)."""
+    return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
+
+
 def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
     """:func:`forward_dynamics` of the tree, loop closures ignored (the open-tree accelerations
     that :mod:`denoc_bridge.loops` corrects)."""
@@ -186,15 +207,19 @@ def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
 
 
 def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
-    """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``)."""
+    """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
+    of the tree on a model with loop closures (the h of 004 eq. 14)."""
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
-    return inverse_dynamics(model, q, v, a, f_ext, data=data)
+    fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
+    return fn(model, q, v, a, f_ext, data=data)
 
 
 def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
-    """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``)."""
+    """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
+    loop closures."""
     zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
-    return inverse_dynamics(model, q, zero, zero.copy(), data=data)
+    fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
+    return fn(model, q, zero, zero.copy(), data=data)
 
 
 class Geometry:
