@@ -61,6 +61,32 @@ def test_compiled_constrained_dynamics_equals_the_reference(kind, floating):
             assert np.abs(f - f_ref).max() <= 1e-10 * np.abs(f_ref).max(), f"{kind}: C^T lambda"
 
 
+@pytest.mark.parametrize("floating", [False, True])
+def test_cuts_on_early_links_and_the_links_after_them(floating):
+    """Cut joints on links that come early in depth-first order: the kernel stops its world
+    kinematics and its solves for M^-1 C^T after the last cut link (the rest of the tree enters
+    only through the factors of M, and M^-1 C^T lambda takes one whole solve); every link still
+    gets the reference accelerations, and the compiled projection closes the loops and removes
+    the velocity that violates them."""
+    model, q_ref, rng = _looped_tree(4 if floating else 9, floating)
+    _closed(model, q_ref, "weld", 4, -1, np.array([0.1, 0.0, 0.05]), (0.2, 0.1, -0.3), (0.0, 0.0, 1.0))
+    _closed(model, q_ref, "spherical", 6, 1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+    assert max(max(lc.link1, lc.link2) for lc in model.loops) == 6 < model.n_links - 4
+    for _ in range(3):
+        q = loops.project_configuration(model, db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)))
+        v = loops.project_velocity(model, q, rng.normal(size=model.nv))
+        tau = rng.normal(size=model.nv)
+        for baumgarte in ((0.0, 0.0), (3.0, 7.0)):
+            a_ref = loops.reference_constrained(model, q, v, tau, baumgarte=baumgarte)[0]
+            a = loops.constrained_forward_dynamics(model, q, v, tau, baumgarte=baumgarte)
+            assert np.abs(a - a_ref).max() <= 1e-11 * np.abs(a_ref).max()
+    q0 = db.integrate(model, q, 1e-3 * rng.normal(size=model.nv))
+    tr = db.simulate(model, q0, rng.normal(size=model.nv), 0.01, 1e-3)   # q0, v0 projected first
+    assert tr.status == "completed" and tr.constraint_error.max() < 1e-10
+    _, C, _ = loops.loop_kinematics(model, tr.q[-1], tr.v[-1])
+    assert np.abs(C @ tr.v[-1]).max() < 1e-10
+
+
 def test_compiled_lagrange_matches_pinocchio_on_a_weld_loop():
     model = random_model(3, 8, branching=0.0, joint_types=[JointType.REVOLUTE])
     rng = np.random.default_rng(5)
@@ -114,7 +140,8 @@ def test_fourbar_ten_seconds_passive_keeps_closure_and_energy():
     assert tr.status == "completed" and len(tr) == 10001
     residual = np.array([np.abs(loops.loop_residual(model, q)).max() for q in tr.q[::50]])
     assert residual.max() < 1e-11 and tr.constraint_error.max() < 1e-11
-    np.testing.assert_allclose(tr.constraint_error[::50], residual, rtol=0, atol=1e-15)
+    # the kernel's phi and loop_residual's differ by the rounding of x_2 - x_1 (positions ~1 m):
+    np.testing.assert_allclose(tr.constraint_error[::50], residual, rtol=0, atol=1e-14)
     assert 1e-10 < tr.constraint_drift < 1e-7                    # what one RK4 step leaves near the flat positions
     E = tr.total_energy
     assert np.abs(E - E[0]).max() < 1e-6 * tr.kinetic_energy.max()

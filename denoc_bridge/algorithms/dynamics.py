@@ -24,6 +24,7 @@ from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
 from ..kernels import tables as T
+from .. import loops as _loops
 from ..mimic import MimicModel
 from . import _inputs
 
@@ -167,6 +168,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
     on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
     """
     if model.loops:
+        if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:   # fast path: the compiled kernel
+            return _loops._fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
         return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
@@ -196,9 +199,11 @@ def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = N
     return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
-def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
-    from ..loops import constrained_forward_dynamics
+_NO_BAUMGARTE = (0.0, 0.0)
 
+
+def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
+    constrained_forward_dynamics = _loops.constrained_forward_dynamics
     if np.ndim(q) == 2:                                         # a batch: state by state
         fe = [None] * len(q) if f_ext is None else f_ext
         return np.array([constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method)

@@ -16,15 +16,37 @@ The entries take the model and its cut joints as two arrays built once per model
 World kinematics convention (000 §2): ``R[k]``, ``o[k]`` orientation and origin of link k;
 ``Pw[j]`` the world 6-vector [angular; linear at o_k] of dof j of joint k; ``w, od`` the
 angular velocity and origin velocity; ``wd0, odd0`` their rates at qddot = 0 without gravity.
+
+Cost (measured, see ``benchmarks/closed_loops.py``):
+
+* ``M^-1 C^T`` reuses the articulated factors of the forward dynamics that gives ``a0``
+  (:func:`factorised_forward_dynamics`): one :func:`solve` per independent row, the backward
+  and forward substitutions of 000 Table 3 without the twists and masses (0.1-0.3 of a
+  forward dynamics);
+* the constraint rows only involve the cut joints' links and their ancestors, which come
+  first in depth-first order: the links before ``n`` and the DOFs before ``hi``
+  (:func:`_reach`); the world kinematics, the solves for ``M^-1 C^T`` and the dense
+  products stop there, and ``M^-1 C^T lambda`` takes one whole solve
+  (:func:`minv_ct_lambda`);
+* the passes called once per evaluation are inlined into the entries (a compiled call that
+  takes the tuples of scratch views costs 0.1-0.3 us), the scratch views are strided views
+  (``reshape`` calls a helper, 13 ns each) except the dense blocks, whose loops vectorise.
 """
 
 import numpy as np
 from numba import njit, types
+from numpy.lib.stride_tricks import as_strided
 
+from . import tables as T
 from .configuration import integrate
-from .entry import forward_dynamics_unchecked, valid_state
+from .entry import valid_state
+from .forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from .integrators import applied, is_vector_space, step_configuration, tangent_rate
+from .inverse_dynamics import (NO_E, module_row, modules, n_modules, offset, rotation, twist_forward_recursion,
+                               unit6)
+from .joints import CONTINUOUS as J_CONTINUOUS, REVOLUTE as J_REVOLUTE, UNIVERSAL as J_UNIVERSAL
 from .joints import joint_subspace, joint_subspace_rate, joint_transform
+from .spatial6 import apply_A, apply_At, pick6
 
 WELD, SPHERICAL, REVOLUTE, PRISMATIC = 0, 1, 2, 3
 _M, _V, _F = types.float64[:, ::1], types.float64[::1], types.float64
@@ -39,37 +61,82 @@ def _cross(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
-def world_kinematics(mt, q, v, with_v, ws):
-    """Forward recursion: world placement, joint columns and (with_v) velocities and
-    velocity-product accelerations of every link (000 eqs. 7-8 in the inertial frame)."""
+@njit(cache=True, inline="always")
+def _mul3(A, B):
+    """A B for 3 x 3 matrices given as row-major 9-tuples."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8], A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7], A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@njit(cache=True, inline="always")
+def _mv3(A, x0, x1, x2):
+    """A x for a row-major 9-tuple A."""
+    return A[0] * x0 + A[1] * x1 + A[2] * x2, A[3] * x0 + A[4] * x1 + A[5] * x2, A[6] * x0 + A[7] * x1 + A[8] * x2
+
+
+@njit(cache=True, inline="always")
+def world_kinematics(mt, q, v, with_v, ws, n):
+    """Forward recursion over the links before n: world placement, joint columns and (with_v)
+    velocities and velocity-product accelerations (000 eqs. 7-8 in the inertial frame).
+    Rotations are carried in 9-tuples; revolute joints are written out here, the other
+    joint types go through :mod:`.joints` (scratch arrays)."""
     parent, jtype, axis, axis2, jrot, jtrans, idx_q, nq_j, idx_v, nv_j = mt   # jrot: (L, 9) row-major
     R, o, Pw, w, od, wd0, odd0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
-    RJ, pJ, tmpR, Pl, c, t3, d, u = ws[7], ws[8], ws[9], ws[10], ws[11], ws[12], ws[13], ws[14]
-    for k in range(parent.shape[0]):
-        b, v0, z = parent[k], idx_v[k], nv_j[k]
-        qk = q[idx_q[k]:idx_q[k] + nq_j[k]]
-        joint_transform(jtype[k], axis[k], axis2[k], qk, RJ, pJ, tmpR)
-        joint_subspace(jtype[k], axis[k], axis2[k], qk, Pl[:z])
-        for i in range(3):                                      # R_k = R_b R0 RJ, o_k = o_b + R_b (p0 + R0 pJ)
-            for j in range(3):
-                tmpR[i, j] = jrot[k, 3 * i] * RJ[0, j] + jrot[k, 3 * i + 1] * RJ[1, j] + jrot[k, 3 * i + 2] * RJ[2, j]
-            t3[i] = jtrans[k, i] + jrot[k, 3 * i] * pJ[0] + jrot[k, 3 * i + 1] * pJ[1] + jrot[k, 3 * i + 2] * pJ[2]
-        for i in range(3):
-            if b < 0:
-                o[k, i] = t3[i]
-                for j in range(3):
-                    R[k, i, j] = tmpR[i, j]
-            else:
-                o[k, i] = o[b, i] + R[b, i, 0] * t3[0] + R[b, i, 1] * t3[1] + R[b, i, 2] * t3[2]
-                for j in range(3):
-                    R[k, i, j] = R[b, i, 0] * tmpR[0, j] + R[b, i, 1] * tmpR[1, j] + R[b, i, 2] * tmpR[2, j]
-        for dd in range(z):                                     # P_k in world coordinates
-            for i in range(3):
-                Pw[v0 + dd, i] = R[k, i, 0] * Pl[dd, 0] + R[k, i, 1] * Pl[dd, 1] + R[k, i, 2] * Pl[dd, 2]
-                Pw[v0 + dd, 3 + i] = R[k, i, 0] * Pl[dd, 3] + R[k, i, 1] * Pl[dd, 4] + R[k, i, 2] * Pl[dd, 5]
+    RJ, pJ, tmpR, Pl, cr = ws[7], ws[8], ws[9], ws[10], ws[11]
+    for k in range(n):
+        b, v0, z, jt = parent[k], idx_v[k], nv_j[k], jtype[k]
+        R0 = (jrot[k, 0], jrot[k, 1], jrot[k, 2], jrot[k, 3], jrot[k, 4], jrot[k, 5], jrot[k, 6], jrot[k, 7],
+              jrot[k, 8])
+        revolute = jt == J_REVOLUTE or jt == J_CONTINUOUS
+        if revolute:                                            # R0 Rot(e, q) by Rodrigues
+            e0, e1, e2 = axis[k, 0], axis[k, 1], axis[k, 2]
+            iq = idx_q[k]
+            if jt == J_REVOLUTE:
+                c, sn = np.cos(q[iq]), np.sin(q[iq])
+            else:                                               # (cos, sin), normalised on the fly
+                nrm = np.sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1])
+                c, sn = q[iq] / nrm, q[iq + 1] / nrm
+            tc = 1.0 - c
+            A = _mul3(R0, (c + tc * e0 * e0, tc * e0 * e1 - sn * e2, tc * e0 * e2 + sn * e1,
+                           tc * e1 * e0 + sn * e2, c + tc * e1 * e1, tc * e1 * e2 - sn * e0,
+                           tc * e2 * e0 - sn * e1, tc * e2 * e1 + sn * e0, c + tc * e2 * e2))
+            t0, t1, t2 = jtrans[k, 0], jtrans[k, 1], jtrans[k, 2]
+        else:
+            qk = q[idx_q[k]:idx_q[k] + nq_j[k]]
+            joint_transform(jt, axis[k], axis2[k], qk, RJ, pJ, tmpR)
+            joint_subspace(jt, axis[k], axis2[k], qk, Pl[:z])
+            A = _mul3(R0, (RJ[0, 0], RJ[0, 1], RJ[0, 2], RJ[1, 0], RJ[1, 1], RJ[1, 2], RJ[2, 0], RJ[2, 1],
+                           RJ[2, 2]))
+            t0, t1, t2 = _mv3(R0, pJ[0], pJ[1], pJ[2])
+            t0, t1, t2 = t0 + jtrans[k, 0], t1 + jtrans[k, 1], t2 + jtrans[k, 2]
+        if b >= 0:                                              # R_k = R_b R0 RJ, o_k = o_b + R_b (p0 + R0 pJ)
+            Rb = (R[b, 0, 0], R[b, 0, 1], R[b, 0, 2], R[b, 1, 0], R[b, 1, 1], R[b, 1, 2], R[b, 2, 0], R[b, 2, 1],
+                  R[b, 2, 2])
+            Rk = _mul3(Rb, A)
+            x0, x1, x2 = _mv3(Rb, t0, t1, t2)
+            t0, t1, t2 = o[b, 0] + x0, o[b, 1] + x1, o[b, 2] + x2
+        else:
+            Rk = A
+        o[k, 0], o[k, 1], o[k, 2] = t0, t1, t2
+        R[k, 0, 0], R[k, 0, 1], R[k, 0, 2] = Rk[0], Rk[1], Rk[2]
+        R[k, 1, 0], R[k, 1, 1], R[k, 1, 2] = Rk[3], Rk[4], Rk[5]
+        R[k, 2, 0], R[k, 2, 1], R[k, 2, 2] = Rk[6], Rk[7], Rk[8]
+        if revolute:                                            # P_k in world coordinates: [R_k e; 0]
+            Pw[v0, 0], Pw[v0, 1], Pw[v0, 2] = _mv3(Rk, e0, e1, e2)
+            Pw[v0, 3] = Pw[v0, 4] = Pw[v0, 5] = 0.0
+        else:
+            for dd in range(z):
+                Pw[v0 + dd, 0], Pw[v0 + dd, 1], Pw[v0 + dd, 2] = _mv3(Rk, Pl[dd, 0], Pl[dd, 1], Pl[dd, 2])
+                Pw[v0 + dd, 3], Pw[v0 + dd, 4], Pw[v0 + dd, 5] = _mv3(Rk, Pl[dd, 3], Pl[dd, 4], Pl[dd, 5])
         if with_v:
-            _velocity_step(k, b, v0, z, jtype[k], axis[k], axis2[k], v, ws)
+            c0 = c1 = c2 = 0.0
+            if jt == J_UNIVERSAL:                               # the only joint with dP/dt != 0 locally
+                joint_subspace_rate(jt, axis[k], axis2[k], Pl[:z], v[v0:v0 + z], cr, cr[3:6])
+                c0, c1, c2 = _mv3(Rk, cr[0], cr[1], cr[2])
+            _velocity_step(k, b, v0, z, v, o, Pw, w, od, wd0, odd0, c0, c1, c2)
 
 
 @njit(cache=True, inline="always")
@@ -77,27 +144,21 @@ def _crossv(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True)
-def _velocity_step(k, b, v0, z, jt, ax, ax2, v, ws):
+@njit(cache=True, inline="always")
+def _velocity_step(k, b, v0, z, v, o, Pw, w, od, wd0, odd0, c0, c1, c2):
     """omega_k, odot_k and their rates at qddot = 0 (the classical accelerations):
     omega_k = omega_b + P qdot, odot_k = odot_b + omega_b x d + P_lin qdot, and their rates
-    with Pdot qdot = omega_k x (P qdot) (+ R dP_local/dt qdot for the universal joint)."""
-    R, o, Pw, w, od, wd0, odd0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
-    Pl, c = ws[10], ws[11]
+    with Pdot qdot = omega_k x (P qdot) + c (c = R_k dP_local/dt qdot: universal joints).
+    The arrays are passed one by one: views made inside the loop cost reference counts."""
     u0 = u1 = u2 = t0 = t1 = t2 = 0.0                           # P_k qdot_k, angular and linear
-    for dd in range(z):
-        x = v[v0 + dd]
-        p = Pw[v0 + dd]
-        u0 += p[0] * x
-        u1 += p[1] * x
-        u2 += p[2] * x
-        t0 += p[3] * x
-        t1 += p[4] * x
-        t2 += p[5] * x
-    joint_subspace_rate(jt, ax, ax2, Pl[:z], v[v0:v0 + z], c, c[3:6])
-    c0 = R[k, 0, 0] * c[0] + R[k, 0, 1] * c[1] + R[k, 0, 2] * c[2]
-    c1 = R[k, 1, 0] * c[0] + R[k, 1, 1] * c[1] + R[k, 1, 2] * c[2]
-    c2 = R[k, 2, 0] * c[0] + R[k, 2, 1] * c[1] + R[k, 2, 2] * c[2]
+    for j in range(v0, v0 + z):
+        x = v[j]
+        u0 += Pw[j, 0] * x
+        u1 += Pw[j, 1] * x
+        u2 += Pw[j, 2] * x
+        t0 += Pw[j, 3] * x
+        t1 += Pw[j, 4] * x
+        t2 += Pw[j, 5] * x
     if b >= 0:
         wb0, wb1, wb2, ob0, ob1, ob2 = w[b, 0], w[b, 1], w[b, 2], o[b, 0], o[b, 1], o[b, 2]
         vb0, vb1, vb2, ab0, ab1, ab2 = od[b, 0], od[b, 1], od[b, 2], wd0[b, 0], wd0[b, 1], wd0[b, 2]
@@ -197,7 +258,7 @@ def _point_motion(ws, link, x, out):
     out[3, 0], out[3, 1], out[3, 2] = odd0[link, 0] + c0 + b0, odd0[link, 1] + c1 + b1, odd0[link, 2] + c2 + b2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
     """phi, C = D* N (004 eq. 15) and Cdot qdot (eq. 13) of every cut joint (rows as in the
     table of :mod:`denoc_bridge.loops`); world_kinematics must have run (with v for the bias)."""
@@ -287,11 +348,12 @@ def _prismatic_bias(b, dvec, m1, m2, row, gamma):
     gamma[row] = g
 
 
-@njit(cache=True)
-def independent_rows(C, rtol, Q, rows):
-    """Rank r and, in rows[:r] (increasing), a maximal set of independent rows of C: modified
-    Gram-Schmidt with pivoting on the rows (as QR with column pivoting of C^T); Q is scratch."""
-    m, nv = C.shape
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def independent_rows(C, rtol, Q, rows, nv):
+    """Rank r and, in rows[:r] (increasing), a maximal set of independent rows of C (zero
+    after column nv): modified Gram-Schmidt with pivoting on the rows (as QR with column
+    pivoting of C^T); Q is scratch."""
+    m = C.shape[0]
     scale = 0.0
     for i in range(m):
         rows[i] = 0                                             # 0: free, 1: chosen
@@ -331,10 +393,10 @@ def independent_rows(C, rtol, Q, rows):
     return rank
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def cholesky_solve(K, b, x):
-    """x = K^-1 b for a symmetric positive definite K (overwritten by its factor); False if
-    K is not numerically positive definite."""
+    """x = K^-1 b for a symmetric positive definite K (its lower triangle, overwritten by the
+    factor); False if K is not numerically positive definite."""
     n = K.shape[0]
     for j in range(n):
         s = K[j, j]
@@ -362,20 +424,157 @@ def cholesky_solve(K, b, x):
 
 
 @njit(cache=True)
-def minv_rows(kt0, work, q, C, r, Y, zero):
-    """Y[j] = M^-1 C[j]^T for j < r: forward dynamics at v = 0 without gravity (000 Table 3),
-    O(n) per row.  Returns the forward dynamics status."""
-    ki0 = kt0.view(np.int32)
-    for j in range(r):
-        status = forward_dynamics_unchecked(ki0, kt0, work, q, zero, C[j], work[0:0], Y[j])
+def factorised_forward_dynamics(ki, kf, work, q, v, tau, fext, out):
+    """The forward dynamics of :func:`..entry.forward_dynamics_unchecked` (twists, articulated
+    masses, accelerations) that also keeps Ihat_k^-1 of the one-DOF joints in ``work``: with
+    Psi_k and the geometry, the factors that :func:`solve` reuses.  0, or k + 1 for a
+    singular articulated inertia."""
+    out[:] = 0.0
+    twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
+    k = articulated_backward_recursion(ki, kf, tau, work, True)
+    if k >= 0:
+        return k + 1
+    acceleration_forward_recursion(ki, kf, work, out)
+    return 0
+
+
+@njit(cache=True, fastmath={"contract"})
+def solve(ki, kf, work, x, out, n):
+    """out[:hi] = (M^-1 x)[:hi] for an x that is zero after hi, the DOFs of the links before n
+    (all of out for n = L), with the factors (Psi_k, Ihat_k^-1, E_k, P_k) that the last
+    :func:`factorised_forward_dynamics` left in ``work``: the backward substitutions of 000
+    Table 3 (step 1) as in :func:`..forward_dynamics.articulated_backward_recursion` without
+    link wrenches and masses, then the forward substitution (step 2), both over the links
+    before n only: after them phihat = 0 (no torque, nothing from below), and the
+    accelerations before them do not depend on the links after them."""
+    L, nv = ki.shape[0], x.shape[0]
+    S = n_modules(ki)
+    for i in range(S):                                          # module accumulators of xi
+        b = module_row(L, nv, i) + T.M_VEC
+        for j in range(6):
+            work[b, j] = 0.0
+    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+        first, end, p = modules(ki, i)
+        if first >= n:
+            continue
+        b = module_row(L, nv, i) + T.M_VEC
+        xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+        for k in range(min(end, n) - 1, first - 1, -1):         # intra-modular: eta^i .. 1^i
+            v0 = ki[k, T.IDX_V]
+            dof, o = 3 * L + v0, T.H_PSI
+            d = T.dof_index(ki, k)
+            if d >= 0:                                          # P_k = sign e_d
+                ph = x[v0] - T.dof_sign(ki, k) * pick6(xi, d)   # phihat_k                 (31)
+                work[dof, T.H_PHIT] = ph * work[3 * L + 3 * nv + v0, 0]   # phitilde_k = Ihat_k^-1 phihat_k (35)
+                xi = (xi[0] + work[dof, o] * ph, xi[1] + work[dof, o + 1] * ph, xi[2] + work[dof, o + 2] * ph,
+                      xi[3] + work[dof, o + 3] * ph, xi[4] + work[dof, o + 4] * ph,
+                      xi[5] + work[dof, o + 5] * ph)            # + Psi_k phihat_k         (32)
+            else:                                               # z_k x z_k blocks (001 eqs. A.4-A.7)
+                z, prow, inv = ki[k, T.NV], 3 * L + nv + v0, 3 * L + 3 * nv + v0
+                for a in range(z):                              # phihat_k, kept in out until step 2
+                    out[v0 + a] = x[v0 + a] - (work[prow + a, 0] * xi[0] + work[prow + a, 1] * xi[1]
+                                               + work[prow + a, 2] * xi[2] + work[prow + a, 3] * xi[3]
+                                               + work[prow + a, 4] * xi[4] + work[prow + a, 5] * xi[5])
+                for a in range(z):
+                    acc = 0.0
+                    for c in range(z):
+                        acc += work[inv + a, c] * out[v0 + c]
+                    work[dof + a, T.H_PHIT] = acc
+                for a in range(z):
+                    ph, r = out[v0 + a], dof + a
+                    xi = (xi[0] + work[r, o] * ph, xi[1] + work[r, o + 1] * ph, xi[2] + work[r, o + 2] * ph,
+                          xi[3] + work[r, o + 3] * ph, xi[4] + work[r, o + 4] * ph, xi[5] + work[r, o + 5] * ph)
+            if p < 0 and k == first:
+                continue
+            code, c, sn, e = rotation(ki, work, k)
+            if code <= 2:                                       # to the parent: A_{k,b}^T xi
+                xi = apply_At(code, c, sn, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
+                              kf[k, T.T0 + 2], xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                xi = apply_At(code, c, sn, e, T.R_GENERAL, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+            if k == first:                                      # to the parent module (eq. 20)
+                pa = module_row(L, nv, p) + T.M_VEC
+                for j in range(6):
+                    work[pa, j] += xi[j]
+    if n == L:
+        acceleration_forward_recursion(ki, kf, work, out)
+    else:
+        _forward_substitution(ki, kf, work, out, n)
+
+
+@njit(cache=True, fastmath={"contract"})
+def _forward_substitution(ki, kf, work, qdd, n):
+    """:func:`..forward_dynamics.acceleration_forward_recursion` over the links before n (000
+    Table 3, step 2: mu~_k = A_{k,b} mu_b, qdd_k = phitilde_k - Psi_k^T mu~_k, mu_k = P_k qdd_k
+    + mu~_k; without its prefetching, which only models of thousands of links need)."""
+    L, nv = ki.shape[0], qdd.shape[0]
+    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+        first, end, p = modules(ki, i)
+        if first >= n:
+            continue
+        for k in range(first, min(end, n)):                     # intra-modular: 1^i .. eta^i
+            code, c, s, e = rotation(ki, work, k)
+            if k == first:
+                if p >= 0:
+                    b = module_row(L, nv, p) + T.M_VEC
+                    mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+                else:
+                    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            if code <= 2:                                       # r_k = r0
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
+                                                 kf[k, T.T0 + 1], kf[k, T.T0 + 2], mu[0], mu[1], mu[2], mu[3], mu[4],
+                                                 mu[5])   # mu~_k
+            else:
+                r0, r1, r2 = offset(kf, work, L, k, code)
+                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3],
+                                                 mu[4], mu[5])
+            v0 = ki[k, T.IDX_V]
+            d = T.dof_index(ki, k)
+            for a in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+                row, o = 3 * L + v0 + a, T.H_PSI
+                qdd[v0 + a] = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1
+                                                     + work[row, o + 2] * m2 + work[row, o + 3] * m3
+                                                     + work[row, o + 4] * m4 + work[row, o + 5] * m5)
+            if d >= 0:                                          # mu_k = P_k qdd_k + mu~_k   (37)
+                u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
+                mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
+            else:
+                for a in range(ki[k, T.NV]):
+                    x, row = qdd[v0 + a], 3 * L + nv + v0 + a
+                    m0 += work[row, 0] * x
+                    m1 += work[row, 1] * x
+                    m2 += work[row, 2] * x
+                    m3 += work[row, 3] * x
+                    m4 += work[row, 4] * x
+                    m5 += work[row, 5] * x
+                mu = (m0, m1, m2, m3, m4, m5)
+        b = module_row(L, nv, i) + T.M_VEC
+        for j in range(6):
+            work[b, j] = mu[j]
+
+
+@njit(cache=True)
+def minv_rows(kt, work, q, C, r, Y, zero, factorised, n):
+    """Y[j] = M^-1 C[j]^T for j < r (000 Table 3, O(n) per row) by :func:`solve`, for rows that
+    are zero after the DOFs of the links before n (Y[j] is then computed up to those DOFs
+    only); unless ``factorised`` (a :func:`factorised_forward_dynamics` at q left its factors
+    in ``work``) the factors are formed first, by a forward dynamics at rest (``zero``: nv
+    zeros) into Y[0].  Returns the forward dynamics status."""
+    ki = kt.view(np.int32)
+    if not factorised and r > 0:
+        status = factorised_forward_dynamics(ki, kt, work, q, zero, zero, work[0:0], Y[0])
         if status:
             return status
+    for j in range(r):
+        solve(ki, kt, work, C[j], Y[j], n)
     return 0
 
 
 def scratch_size(L, nv, m):
     """Numbers of scratch that :func:`_unpack` carves."""
-    return ds_start(L, nv) + m * (4 * nv + m + 4) + nv
+    return ds_start(L, nv) + m * (4 * nv + m + 5) + 3 * nv
 
 
 @njit(cache=True)
@@ -391,12 +590,26 @@ def result_views(sb, L, nv, m):
     return sb[at:at + m * nv].reshape((m, nv)), sb[at + 2 * m * nv + m * m:at + 2 * m * nv + m * m + m]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(sb, at, n):
     return sb[at:at + n], at + n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _take2(sb, at, n0, n1):
+    """The next n0 n1 numbers of the scratch as a C-ordered (n0, n1) array: a strided view
+    (``reshape`` calls a helper function, 13 ns each)."""
+    return as_strided(sb[at:], shape=(n0, n1), strides=(8 * n1, 8)), at + n0 * n1
+
+
+@njit(cache=True, inline="always")
+def _dense(sb, at, n0, n1):
+    """As :func:`_take2`, by ``reshape``: an array known to be contiguous, whose loops
+    vectorise (the dense m x nv and m x m blocks)."""
+    return sb[at:at + n0 * n1].reshape((n0, n1)), at + n0 * n1
+
+
+@njit(cache=True, inline="always")
 def _unpack(pi, pf, sb):
     """(mt, lt, ws, ds): the tree, the cut joints and the scratch views (see the module
     docstring)."""
@@ -406,90 +619,132 @@ def _unpack(pi, pf, sb):
     lt = (pi[L + 1:L + 1 + nl], pf[L + 1:L + 1 + nl])
     at = 0
     R, at = _take(sb, at, 9 * L)
-    o, at = _take(sb, at, 3 * L)
-    Pw, at = _take(sb, at, 6 * nv)
-    w, at = _take(sb, at, 3 * L)
-    od, at = _take(sb, at, 3 * L)
-    wd0, at = _take(sb, at, 3 * L)
-    odd0, at = _take(sb, at, 3 * L)
-    small, at = _take(sb, at, 72)
+    o, at = _take2(sb, at, L, 3)
+    Pw, at = _take2(sb, at, nv, 6)
+    w, at = _take2(sb, at, L, 3)
+    od, at = _take2(sb, at, L, 3)
+    wd0, at = _take2(sb, at, L, 3)
+    odd0, at = _take2(sb, at, L, 3)
+    RJ, at = _take2(sb, at, 3, 3)
+    pJ, at = _take(sb, at, 3)
+    tmpR, at = _take2(sb, at, 3, 3)
+    Pl, at = _take2(sb, at, 6, 6)
+    c, at = _take(sb, at, 6)
+    t3, at = _take(sb, at, 3)
+    d, at = _take(sb, at, 3)
+    u, at = _take(sb, at, 3)
     Jb, at = _take(sb, at, 12 * nv)
-    lr, at = _take(sb, at, 75)
+    lr, at = _take2(sb, at, 25, 3)
+    ws = (as_strided(R, shape=(L, 3, 3), strides=(72, 24, 8)), o, Pw, w, od, wd0, odd0, RJ, pJ, tmpR, Pl, c, t3,
+          d, u, Jb.reshape((4, 3, nv)), lr)
     at = ds_start(L, nv)
-    ws = (R.reshape((L, 3, 3)), o.reshape((L, 3)), Pw.reshape((nv, 6)), w.reshape((L, 3)), od.reshape((L, 3)),
-          wd0.reshape((L, 3)), odd0.reshape((L, 3)), small[0:9].reshape((3, 3)), small[9:12],
-          small[12:21].reshape((3, 3)), small[21:57].reshape((6, 6)), small[57:63], small[63:66], small[66:69],
-          small[69:72], Jb.reshape((4, 3, nv)), lr.reshape((25, 3)))
     phi, at = _take(sb, at, m)
-    C, at = _take(sb, at, m * nv)
+    C, at = _dense(sb, at, m, nv)
     gamma, at = _take(sb, at, m)
-    Q, at = _take(sb, at, m * nv)
-    Cr, at = _take(sb, at, m * nv)
-    Y, at = _take(sb, at, m * nv)
-    Kb, at = _take(sb, at, m * m)
+    Q, at = _dense(sb, at, m, nv)
+    Cr, at = _dense(sb, at, m, nv)
+    Y, at = _dense(sb, at, m, nv)
+    Kb, at = _dense(sb, at, m, m)
     lam, at = _take(sb, at, m)
     rhs, at = _take(sb, at, m)
     zero, at = _take(sb, at, nv)
-    rows = np.empty(m, dtype=np.int64)
-    ds = (phi, C.reshape((m, nv)), gamma, Q.reshape((m, nv)), rows, Cr.reshape((m, nv)), Y.reshape((m, nv)),
-          Kb.reshape((m, m)), lam, rhs, zero)
+    rows, at = _take(sb, at, m)                                 # int64, in the scratch's bytes
+    xs, at = _take(sb, at, nv)
+    ys, at = _take(sb, at, nv)
+    ds = (phi, C, gamma, Q, rows.view(np.int64), Cr, Y, Kb, lam, rhs, zero, xs, ys)
     return mt, lt, ws, ds
 
 
-@njit(cache=True)
-def _selected(C, rtol, ds):
+@njit(cache=True, inline="always")
+def _reach(mt, lt):
+    """(n, hi): the constraint rows involve only the links of the cut joints and their
+    ancestors, which in depth-first order come before n = 1 + the last of those links, and
+    the DOFs before hi (the rows of C are zero after hi)."""
+    li = lt[0]
+    last = -1
+    for l in range(li.shape[0]):
+        last = max(last, li[l, 1], li[l, 2])
+    if last < 0:
+        return 0, 0
+    return last + 1, mt[8][last] + mt[9][last]
+
+
+@njit(cache=True, inline="always")
+def _selected(C, rtol, ds, hi):
     """Copy the independent rows of C into Cr; returns their number."""
     Q, rows, Cr = ds[3], ds[4], ds[5]
-    r = independent_rows(C, rtol, Q, rows)
+    r = independent_rows(C, rtol, Q, rows, hi)
     for j in range(r):
         Cr[j] = C[rows[j]]
     return r
 
 
-@njit(cache=True, inline="always")
-def _dot(a, b):
+@njit(cache=True, inline="always", fastmath={"reassoc", "contract"})
+def _dot(a, b, n):
+    """a[:n] . b[:n]"""
     s = 0.0
-    for i in range(a.shape[0]):
+    for i in range(n):
         s += a[i] * b[i]
     return s
 
 
-@njit(cache=True)
-def _gram(A, B, r, K):
-    """K = A[:r] B[:r]^T."""
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _gram(A, B, r, K, n):
+    """The lower triangle of K = A[:r] B[:r]^T (symmetric here; what :func:`cholesky_solve`
+    reads), for rows of A zero after column n."""
     for i in range(r):
-        for j in range(r):
-            K[i, j] = _dot(A[i], B[j])
+        for j in range(i + 1):
+            K[i, j] = _dot(A[i], B[j], n)
 
 
 @njit(cache=True)
+def minv_ct_lambda(kt, work, Cr, Y, lam, r, n, x, out):
+    """out = M^-1 C^T lambda over the r independent rows Cr: sum_j lambda_j Y[j] if the Y[j]
+    are whole (n = L), else one more :func:`solve`, on x = C^T lambda (x: nv scratch)."""
+    nv = out.shape[0]
+    out[:] = 0.0
+    if n == kt.shape[0]:
+        for j in range(r):
+            for i in range(nv):
+                out[i] += lam[j] * Y[j, i]
+        return
+    x[:] = 0.0
+    for j in range(r):
+        for i in range(nv):
+            x[i] += lam[j] * Cr[j, i]
+    solve(kt.view(np.int32), kt, work, x, out, kt.shape[0])
+
+
+@njit(cache=True, inline="always")
 def _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a):
     """Lagrange multipliers on the cut tree (004 eqs. 13-14): a = a0 + M^-1 C^T lambda with
     (C M^-1 C^T) lambda = -Cdot qdot - 2 alpha C qdot - beta^2 phi - C a0 (Baumgarte), over the
-    independent rows; a0 and each M^-1 C[j]^T by the O(n) forward dynamics.  Returns (status,
+    independent rows; a0 by the O(n) forward dynamics and each M^-1 C[j]^T by a solve with its
+    factors (``kt0`` is not used: it was the gravity-free table of those solves).  Returns (status,
     rank): status 0, k + 1 for a singular articulated inertia, -1 a non-finite result, -3
     a singular C M^-1 C^T.  lambda is left in ds[8][:rank] for the rows ds[4][:rank].
 
     The entry :func:`constrained_accelerations` returns (status, rank)."""
     phi, C, gamma, rows, Cr, Y, K, lam, rhs, zero = ds[0], ds[1], ds[2], ds[4], ds[5], ds[6], ds[7], ds[8], ds[9], ds[10]
-    world_kinematics(mt, q, v, True, ws)                        # phi, C = D* N, Cdot qdot   (12-15)
+    n, hi = _reach(mt, lt)
+    world_kinematics(mt, q, v, True, ws, n)                     # phi, C = D* N, Cdot qdot   (12-15)
     loop_rows(mt, lt, ws, True, phi, C, gamma)
-    status = forward_dynamics_unchecked(kt.view(np.int32), kt, work, q, v, tau, fext, a)   # a0 (open tree)
+    status = factorised_forward_dynamics(kt.view(np.int32), kt, work, q, v, tau, fext, a)   # a0 (open tree)
     if status:
         return status, 0
-    r = _selected(C, rtol, ds)
+    r = _selected(C, rtol, ds, hi)
     for j in range(r):
         i = rows[j]
-        rhs[j] = -gamma[i] - 2.0 * alpha * _dot(C[i], v) - beta * beta * phi[i] - _dot(C[i], a)
-    status = minv_rows(kt0, work, q, Cr, r, Y, zero)            # Y = (M^-1 C^T)^T
+        rhs[j] = -gamma[i] - 2.0 * alpha * _dot(C[i], v, hi) - beta * beta * phi[i] - _dot(C[i], a, hi)
+    status = minv_rows(kt, work, q, Cr, r, Y, zero, True, n)    # Y = (M^-1 C^T)^T
     if status:
         return status, r
-    _gram(Cr, Y, r, K)                                          # K = C M^-1 C^T
+    _gram(Cr, Y, r, K, hi)                                      # K = C M^-1 C^T
     if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):         # K lambda = rhs          (14)
         return -3, r
-    for j in range(r):
-        a += lam[j] * Y[j]                                      # qddot = a0 + M^-1 C^T lambda
+    minv_ct_lambda(kt, work, Cr, Y, lam, r, n, ds[11], ds[12])
     for i in range(a.shape[0]):
+        a[i] += ds[12][i]                                       # qddot = a0 + M^-1 C^T lambda
         if not np.isfinite(a[i]):
             return -1, r
     return 0, r
@@ -510,43 +765,44 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
     Returns (status, |phi| at the end, |phi| at the start): status -4 when the positions do
     not converge in max_iter."""
     ki = kt.view(np.int32)
-    phi, C, gamma, Cr, Y, K, lam, rhs, zero = ds[0], ds[1], ds[2], ds[5], ds[6], ds[7], ds[8], ds[9], ds[10]
+    phi, C, gamma, Cr, Y, K, lam, rhs, zero, dq = ds[0], ds[1], ds[2], ds[5], ds[6], ds[7], ds[8], ds[9], ds[10], ds[12]
+    n, hi = _reach(mt, lt)
+    zero[:] = 0.0                                               # the state at rest of the factorisations
     err0 = -1.0
     for it in range(max_iter + 1):
-        world_kinematics(mt, q, v, False, ws)
+        world_kinematics(mt, q, v, False, ws, n)
         loop_rows(mt, lt, ws, False, phi, C, gamma)
         err = np.max(np.abs(phi)) if phi.shape[0] else 0.0
         if err0 < 0.0:
             err0 = err
-        r = _selected(C, rtol, ds)
+        r = _selected(C, rtol, ds, hi)
         if err <= tol:
             break
         if it == max_iter:
             return -4, err, err0
-        zero[:] = 0.0
-        status = minv_rows(kt0, work, q, Cr, r, Y, zero)
+        status = minv_rows(kt0, work, q, Cr, r, Y, zero, False, n)
         if status:
             return status, err, err0
-        _gram(Cr, Y, r, K)
+        _gram(Cr, Y, r, K, hi)
         for j in range(r):
             rhs[j] = phi[ds[4][j]]
         if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):
             return -3, err, err0
-        for j in range(r):
-            zero -= lam[j] * Y[j]                               # dq = -M^-1 C^T (C M^-1 C^T)^-1 phi
-        integrate(ki, q, zero, qn)
+        minv_ct_lambda(kt0, work, Cr, Y, lam, r, n, ds[11], dq)
+        for i in range(dq.shape[0]):
+            dq[i] = -dq[i]                                      # dq = -M^-1 C^T (C M^-1 C^T)^-1 phi
+        integrate(ki, q, dq, qn)
         q[:] = qn
-        zero[:] = 0.0
-    status = minv_rows(kt0, work, q, Cr, r, Y, zero)
+    status = minv_rows(kt0, work, q, Cr, r, Y, zero, False, n)
     if status:
         return status, err, err0
-    _gram(Cr, Y, r, K)
+    _gram(Cr, Y, r, K, hi)
     for j in range(r):
-        rhs[j] = _dot(Cr[j], v)
+        rhs[j] = _dot(Cr[j], v, hi)
     if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):
         return -3, err, err0
-    for j in range(r):
-        v -= lam[j] * Y[j]
+    minv_ct_lambda(kt0, work, Cr, Y, lam, r, n, ds[11], dq)
+    v -= dq                                                     # v -= M^-1 C^T (C M^-1 C^T)^-1 C v
     return 0, err, err0
 
 
