@@ -52,11 +52,13 @@ from .motions import cycloidal_motion, feedforward, trajectory_torques
 from .simulation import simulate
 from .trajectory import Trajectory
 from . import loops, mimic
+from .robots import load_robot
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "load_robot",
     "Data",
     "DenocError",
     "InputError",

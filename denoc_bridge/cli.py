@@ -2,22 +2,38 @@
 
 Examples::
 
-    denoc-bridge info panda                 # DOF and kinematic-module tree
+    denoc-bridge simulate panda --duration 2          # validate, simulate, write panda.html and panda.png
+    denoc-bridge simulate fourbar --duration 5 --plot fourbar.png --save fourbar.npz
+    denoc-bridge simulate chain:1000:spatial --duration 0.5 --no-html
+    denoc-bridge simulate puma560 --torque gravity-compensation --q0 0 0.5 -0.5 0 0 0
+    denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
+    denoc-bridge info panda                           # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
-    denoc-bridge info pr2 --mimic           # <mimic> joints as constraints (reduced nq, nv)
-    denoc-bridge validate solo12 --samples 5 # compare with Pinocchio, exit 1 on mismatch
-    denoc-bridge info gripper               # the 4-DOF gripper of the papers (000 §3.1)
+    denoc-bridge info pr2 --mimic                     # <mimic> joints as constraints (reduced nq, nv)
+    denoc-bridge validate solo12 --samples 5          # compare with Pinocchio, exit 1 on mismatch
+    denoc-bridge info gripper                         # the 4-DOF gripper of the papers (000 §3.1)
+    denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
+
+ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
+generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.
+chain:1000:spatial), gripper (000 §3.1), puma560 (003), fourbar (004, a closed loop).
 
 A user mistake (unknown robot, malformed file, bad option) prints one line on
-stderr and exits with status 2; it never prints a traceback.
+stderr and exits with status 2; it never prints a traceback.  A mismatch with
+Pinocchio exits with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import textwrap
 import os
+import re
 import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -27,38 +43,107 @@ from .joints import AXIAL, JointType
 
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
+#: Pinocchio's createData takes about 64 n^3 bytes on a chain n links deep: the checks
+#: against Pinocchio refuse (validate) or skip (simulate) models above these estimates
+VALIDATE_MAX_BYTES = 2 * 2**30
+SIMULATE_CHECK_MAX_BYTES = 300 * 2**20
+ROBOT_HELP = ("a URDF file, an example-robot-data name (panda, talos, solo12, ...) or a generator spec: "
+              "rope, chain:N[:planar|spatial] (e.g. chain:1000:spatial), gripper, puma560, fourbar")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of the usage block."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("robot", metavar="ROBOT",
-                   help="a URDF file, an example-robot-data name (panda, talos, solo12, ...) or 'gripper'")
+    p.add_argument("robot", metavar="ROBOT", help=ROBOT_HELP)
     base = p.add_mutually_exclusive_group()
     base.add_argument("--floating", dest="floating", action="store_true", default=None,
                       help="attach the root link with a free-flyer joint")
     base.add_argument("--fixed", dest="floating", action="store_false",
-                      help="fixed base (default for files; example-robot-data robots use their usual base)")
+                      help="fixed base (default for files and generators; example-robot-data robots use their "
+                           "usual base)")
+
+
+def _examples(*commands) -> str:
+    lines = [line for line in __doc__.split("Examples::", 1)[1].split("ROBOT is", 1)[0].splitlines()
+             if any(line.strip().startswith(f"denoc-bridge {c}") for c in commands)]
+    return "examples:\n" + "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="denoc-bridge",
-        description="DeNOC recursive dynamics on kinematic modules, checked against Pinocchio.",
-        epilog="examples:" + __doc__.split("Examples::", 1)[1].split("A user mistake", 1)[0].rstrip(),
+        description=textwrap.fill("DeNOC recursive dynamics on kinematic modules, checked against Pinocchio: "
+                                  "load a robot, validate it against Pinocchio, simulate it, write an HTML "
+                                  "animation and plots.", 90),
+        epilog="examples:\n" + __doc__.split("Examples::", 1)[1].strip("\n").rstrip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"denoc-bridge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    def wrap(text):
+        return textwrap.fill(text, 90)
+
     info = sub.add_parser("info", help="print the DOF and the kinematic-module tree of a robot",
-                          description="Print the DOF and the kinematic-module tree of a robot.")
+                          description="Print the DOF and the kinematic-module tree of a robot.",
+                          epilog=_examples("info"), formatter_class=raw)
     _robot_arguments(info)
     info.add_argument("--mimic", action="store_true",
                       help="<mimic> joints as constraints, as pin.buildModelFromUrdf(path, mimic=True)")
+
     val = sub.add_parser("validate", help="compare inverse/forward dynamics, GIM and inverse GIM with Pinocchio",
-                         description="Compare denoc_bridge with Pinocchio on random states; exit 1 on mismatch.")
+                         description=wrap("Compare denoc_bridge with Pinocchio on random states (inverse dynamics, "
+                                          "GIM, forward dynamics, inverse GIM, forward kinematics) and print a "
+                                          "table; exit 1 on a mismatch."),
+                         epilog=_examples("validate"), formatter_class=raw)
     _robot_arguments(val)
     val.add_argument("--samples", type=int, default=3, help="number of random states (default 3)")
     val.add_argument("--tol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
     val.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    sim = sub.add_parser(
+        "simulate", help="validate, simulate, and write an HTML animation and a plot",
+        description=wrap("Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
+                         "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
+                         "into the current folder unless told otherwise.  Start: the neutral configuration (the "
+                         "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."),
+        epilog=_examples("simulate"), formatter_class=raw)
+    _robot_arguments(sim)
+    sim.add_argument("--duration", type=float, default=2.0, metavar="S", help="simulated seconds (default 2)")
+    sim.add_argument("--dt", type=float, default=1e-3, metavar="DT",
+                     help="time step (fixed-step methods) or interval of the saved states (adaptive ones); "
+                          "default 0.001")
+    sim.add_argument("--method", default="rk4", metavar="METHOD",
+                     help="rk4 (default), euler, or scipy's RK45, DOP853, Radau, BDF, LSODA")
+    sim.add_argument("--q0", nargs="+", metavar="Q",
+                     help="start configuration: nq numbers, or 'neutral' (default) or 'random'")
+    sim.add_argument("--torque", default="zero", metavar="TAU",
+                     help="zero (default), gravity-compensation (tau = g(q)), or a .npy / .csv file with one row "
+                          "of nv torques (constant) or one row per step")
+    sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
+    sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")
+    sim.add_argument("--save", metavar="OUT.npz", help="also save the trajectory (Trajectory.to_npz)")
+    sim.add_argument("--no-html", action="store_true", help="do not write the HTML animation")
+    sim.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    sim.add_argument("--no-validate", action="store_true", help="skip the check against Pinocchio")
+    sim.add_argument("--fps", type=float, default=30.0, help="frame rate of the animation (default 30)")
+    sim.add_argument("--seed", type=int, default=0, help="random seed of --q0 random and of the check (default 0)")
+
+    bench = sub.add_parser(
+        "bench", help="run the speed benchmark and print its table",
+        description=wrap("The speed benchmark of the README (denoc_bridge next to Pinocchio and MuJoCo): "
+                         "about 2 minutes, --quick about 10 seconds (a smoke run, not a measurement).  Progress "
+                         "goes to stderr, the tables to stdout."),
+        epilog=_examples("bench"), formatter_class=raw)
+    bench.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
+    bench.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 9, quick 3)")
+    bench.add_argument("--out", metavar="DIR", help="also write speed.json, speed.md and scaling.png there")
     return parser
 
 
@@ -132,9 +217,76 @@ def _info(args) -> int:
     return 0
 
 
-def _validate(args) -> int:
+def _depth(model) -> int:
+    depth = np.zeros(model.n_links, dtype=np.int64)
+    for k in range(model.n_links):
+        p = int(model.parent[k])
+        depth[k] = 1 if p < 0 else depth[p] + 1
+    return int(depth.max()) if model.n_links else 0
+
+
+def _pinocchio_bytes(model) -> float:
+    """About what Pinocchio's createData allocates: 64 n^3 bytes on a chain n links deep."""
+    return 64.0 * model.n_links * _depth(model) ** 2
+
+
+def _pinocchio_model(src, model):
+    """(Pinocchio model or None for ``to_pinocchio``, where it comes from)."""
     import pinocchio as pin
 
+    if src.build is not None and not model.floating_base:
+        return None, "to_pinocchio (a generated model)"
+    root = pin.JointModelFreeFlyer() if model.floating_base else None
+    try:
+        if src.path is None:
+            pm = pin.buildModelFromXML(src.urdf, root) if root else pin.buildModelFromXML(src.urdf)
+        else:
+            pm = pin.buildModelFromUrdf(src.urdf, root) if root else pin.buildModelFromUrdf(src.urdf)
+        return pm, "pin.buildModelFromUrdf"
+    except Exception:
+        from .pinocchio_io import to_pinocchio
+
+        return to_pinocchio(model), "to_pinocchio (Pinocchio's URDF parser refuses this file)"
+
+
+def _too_big_for_pinocchio(model, limit: float) -> str:
+    need = _pinocchio_bytes(model)
+    if need <= limit:
+        return ""
+    return (f"Pinocchio's createData needs about 64 n^3 bytes on a chain n links deep: '{model.name}' "
+            f"({model.n_links} links, {_depth(model)} deep) would take ~{need / 2**30:.3g} GB")
+
+
+def _report_table(report) -> None:
+    """The validation report as a rich table (plain text when the output is not a terminal)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 100)
+    table = Table(title=f"{report.model_name}: nv = {report.nv}, {report.samples} random state(s), "
+                        f"tolerance {report.tolerance:g}", box=box.SIMPLE_HEAVY, title_justify="left")
+    table.add_column("quantity")
+    table.add_column("Pinocchio")
+    table.add_column("max rel. error", justify="right")
+    table.add_column("vs exact", justify="right")
+    table.add_column("result")
+    notes = []
+    for c in report.checks:
+        exact = "" if c.max_error_vs_exact is None else f"{c.max_error_vs_exact:.1e}"
+        result = "[green]ok[/green]" if c.passed else "[bold red]MISMATCH[/bold red]"
+        mark = ""
+        if c.notes:
+            notes.append((c.quantity, list(dict.fromkeys(c.notes))))
+            mark = f" ({len(notes)})"
+        table.add_row(c.quantity + mark, c.reference, f"{c.max_error:.1e}", exact, result)
+    console.print(table)
+    for i, (quantity, lines) in enumerate(notes, start=1):
+        for line in lines:
+            console.print(f"  ({i}) {quantity}: {line}", markup=False)
+
+
+def _validate(args) -> int:
     from .robots import load_robot, resolve_robot
     from .validation import compare_with_pinocchio
 
@@ -144,22 +296,307 @@ def _validate(args) -> int:
         raise DenocError(f"--tol must be positive, got {args.tol}")
     src = resolve_robot(args.robot)
     model = load_robot(args.robot, floating_base=args.floating)
-    root = pin.JointModelFreeFlyer() if model.floating_base else None
-    try:
-        if src.path is None:
-            pm = pin.buildModelFromXML(src.urdf, root) if root else pin.buildModelFromXML(src.urdf)
-        else:
-            pm = pin.buildModelFromUrdf(src.urdf, root) if root else pin.buildModelFromUrdf(src.urdf)
-        origin = "pin.buildModelFromUrdf"
-    except Exception:
-        from .pinocchio_io import to_pinocchio
-
-        pm, origin = to_pinocchio(model), "to_pinocchio (Pinocchio's URDF parser refuses this file)"
+    too_big = _too_big_for_pinocchio(model, VALIDATE_MAX_BYTES)
+    if too_big:
+        raise DenocError(f"{too_big}; validate a shorter chain (the algorithms do not depend on the length)")
+    pm, origin = _pinocchio_model(src, model)
     report = compare_with_pinocchio(model, pm, samples=args.samples, seed=args.seed, tol=args.tol)
-    print(f"Pinocchio model from {origin}")
-    print(report.table())
+    print(f"Pinocchio model from {origin}" + (" (the tree: loop closures cut)" if model.loops else ""))
+    _report_table(report)
     print("all checks passed" if report.passed else "MISMATCH")
     return 0 if report.passed else EXIT_MISMATCH
+
+
+# ------------------------------------------------------------------ simulate
+def _positive(value: float, option: str) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise DenocError(f"{option} must be a positive number of seconds, got {value:g}")
+    return value
+
+
+def _start(model, args):
+    """(q0, how it was chosen)."""
+    import denoc_bridge as db
+
+    values = args.q0 or ["neutral"]
+    if len(values) == 1 and values[0] in ("neutral", "random"):
+        if values[0] == "random":
+            q, what = db.random_configuration(model, args.seed), f"a random configuration (--seed {args.seed})"
+        elif model.loops and model.name == "fourbar" and model.nq == 4:
+            q, what = np.array([0.0, 0.5, -0.5, 0.5]), "theta_2 = 0.5 rad with the loop closed"
+        else:
+            q = db.neutral_configuration(model)
+            what = "the neutral configuration" + (" (horizontal)" if str(model.source or "").startswith(
+                "denoc_bridge.generators.chain") else "")
+    else:
+        try:
+            q = np.array([float(x) for x in values])
+        except ValueError:
+            bad = next(x for x in values if not _is_float(x))
+            raise DenocError(f"--q0: '{bad}' is not a number (give {model.nq} numbers, or 'neutral' or 'random')") \
+                from None
+        if q.shape != (model.nq,):
+            raise DenocError(f"--q0 needs {model.nq} numbers for '{model.name}' (nq = {model.nq}), got {q.size}")
+        what = "the given configuration"
+    if model.loops:
+        q = db.loops.project_configuration(model, q)
+        if "closed" not in what:
+            what += " projected onto the loops"
+    return q, what
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _torque(model, spec: str):
+    """(tau for simulate, description)."""
+    import denoc_bridge as db
+
+    if spec in ("zero", "none", "0"):
+        return None, "no torque"
+    if spec in ("gravity-compensation", "gravity"):
+        def tau(t, q, v):
+            return db.gravity_torques(model, q)
+
+        return tau, "gravity compensation tau = g(q)"
+    path = Path(spec)
+    if path.suffix.lower() not in (".npy", ".csv", ".txt"):
+        raise DenocError(f"--torque must be zero, gravity-compensation or a .npy / .csv file, got '{spec}'")
+    if not path.is_file():
+        raise DenocError(f"--torque: no such file: {spec}")
+    try:
+        if path.suffix.lower() == ".npy":
+            try:
+                table = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                if "pickle" in str(exc):
+                    raise ValueError("not a NumPy .npy array file") from None
+                raise
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")      # "input contained no data": said below
+                table = np.loadtxt(path, delimiter=",", ndmin=2)
+        table = np.asarray(table, dtype=float)
+    except (OSError, ValueError, TypeError, EOFError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DenocError(f"--torque: cannot read {spec}: {reason}") from None
+    if table.size == 0:
+        raise DenocError(f"--torque: {spec} holds no numbers")
+    nv = model.nv
+    if table.ndim == 2 and table.shape[0] == 1:
+        table = table[0]
+    if table.ndim == 1 and table.shape == (nv,):
+        what = f"the constant torque of {spec}"
+    elif table.ndim == 2 and table.shape[1] == nv:
+        what = f"{table.shape[0]} rows of torques from {spec} (one per step)"
+    else:
+        raise DenocError(f"--torque: {spec} holds an array of shape {table.shape}; '{model.name}' needs {nv} "
+                         f"torques per row (one row: constant; one row per step)")
+    if not np.all(np.isfinite(table)):
+        raise DenocError(f"--torque: {spec} holds a value that is not finite")
+    return table, what
+
+
+def _stiffness_hint(model, method: str, dt: float) -> str:
+    """A hint for runs that blow up or drift: joint dampers make a model stiff for explicit steps."""
+    from .simulation import FIXED_STEP_METHODS
+
+    damping = float(np.max(model.damping)) if model.nv else 0.0
+    if method not in FIXED_STEP_METHODS:
+        return ""
+    because = f" (its joint damping, up to {damping:g} N m s/rad in the URDF, makes it stiff)" if damping > 0 else ""
+    return f"; try --dt {dt / 10:g} or the implicit --method Radau{because}"
+
+
+def _out_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "robot"
+
+
+def _check_against_pinocchio(src, model, seed: int) -> int:
+    from .validation import compare_with_pinocchio
+
+    too_big = _too_big_for_pinocchio(model, SIMULATE_CHECK_MAX_BYTES)
+    if too_big:
+        print(f"check against Pinocchio skipped: {too_big} (run 'denoc-bridge validate' on a shorter chain)")
+        return 0
+    pm, origin = _pinocchio_model(src, model)
+    report = compare_with_pinocchio(model, pm, samples=2, seed=seed)
+    worst = max(report.checks, key=lambda c: c.max_error)
+    if report.passed:
+        print(f"checked against Pinocchio ({origin}, 2 random states): all {len(report.checks)} quantities agree "
+              f"to {report.tolerance:g} (largest relative difference {worst.max_error:.1e}, {worst.quantity})")
+        return 0
+    print(f"MISMATCH against Pinocchio ({origin}):")
+    _report_table(report)
+    print("not simulating: denoc_bridge and Pinocchio disagree on this model (--no-validate simulates anyway)")
+    return EXIT_MISMATCH
+
+
+def _simulate(args) -> int:
+    import denoc_bridge as db
+
+    from .robots import load_robot, resolve_robot
+
+    _positive(args.duration, "--duration")
+    _positive(args.dt, "--dt")
+    if not (math.isfinite(args.fps) and args.fps > 0):
+        raise DenocError(f"--fps must be positive, got {args.fps:g}")
+    from .simulation import FIXED_STEP_METHODS, _method_name
+
+    method = _method_name(args.method)
+    steps = args.duration / args.dt
+    if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+        raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
+                         f"({steps:.6g} steps)")
+    src = resolve_robot(args.robot)
+    name = _out_name(src.name)
+    html = None if args.no_html else Path(args.html or f"{name}.html")
+    png = None if args.no_plot else Path(args.plot or f"{name}.png")
+    for path, option in ((html, "--html"), (png, "--plot"), (Path(args.save) if args.save else None, "--save")):
+        if path is not None and path.parent != Path("") and not path.parent.is_dir():
+            raise DenocError(f"{option}: no such folder: {path.parent}")
+    export_html = None
+    if html is not None:
+        try:
+            from .viz import export_html
+        except ImportError as exc:
+            why = f"{exc.name} is not installed" if getattr(exc, "name", None) not in (None, "denoc_bridge.viz") \
+                else "denoc_bridge.viz is not available"
+            if args.html:
+                raise DenocError(f"--html: the animation needs denoc_bridge.viz and meshcat ({why})") from None
+            print(f"denoc-bridge: note: no HTML animation ({why}; --no-html silences this)", file=sys.stderr)
+            html = None
+    if png is not None:
+        from .plots import pyplot
+
+        try:
+            pyplot()                              # a missing matplotlib shows here, before the simulation
+        except DenocError as exc:
+            if args.plot:
+                raise DenocError(f"--plot: {exc}") from None
+            print(f"denoc-bridge: note: no plot ({exc}; --no-plot silences this)", file=sys.stderr)
+            png = None
+    model = load_robot(args.robot, floating_base=args.floating)
+    base = "free-flyer base" if model.floating_base else "fixed base"
+    loops = f", {len(model.loops)} loop closure(s)" if model.loops else ""
+    print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
+    if model.loops and method not in FIXED_STEP_METHODS:
+        raise DenocError(f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
+                         f"projection onto the loops after each step does not fit the adaptive {method})")
+    tau, tau_what = _torque(model, args.torque)
+    q0, q0_what = _start(model, args)
+    if not args.no_validate:
+        status = _check_against_pinocchio(src, model, args.seed)
+        if status:
+            return status
+    print(f"simulating {args.duration:g} s with {method}, dt = {args.dt:g} s; start: {q0_what}, at rest; "
+          f"{tau_what}", flush=True)
+    # the progress bar (rich, on stderr) when stderr is a terminal; in a log file it would only be noise
+    try:
+        traj = db.simulate(model, q0, np.zeros(model.nv), args.duration, args.dt, tau, method,
+                           progress=bool(sys.stderr.isatty()))
+    except db.SimulationError as exc:
+        text = str(exc).split("; the trajectory up to", 1)[0]      # drop the Python-API advice
+        hint = "" if "singular" in text else _stiffness_hint(model, method, args.dt)
+        raise DenocError(f"{text}{hint}") from None
+    rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
+    print(f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
+          f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time)" + (f"; {traj.message}" if traj.message else ""))
+    if len(traj) > 1:
+        drift = traj.energy_drift()
+        peak = float(np.max(traj.kinetic_energy))
+        if peak > 0:
+            rel = np.max(np.abs(drift)) / peak
+            print(f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J = "
+                  f"{rel:.3g} of the peak kinetic energy ({peak:.4g} J)")
+            if rel > 1e-2:
+                print(f"warning: the energy balance is off by {rel:.0%}: the step is too long for this model"
+                      f"{_stiffness_hint(model, method, args.dt)}")
+        else:
+            print(f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J (the robot did not move)")
+    if traj.constraint_error is not None and len(traj.constraint_error):
+        extra = f"; most one step left before the projection: {traj.constraint_drift:.2g}" \
+            if np.isfinite(traj.constraint_drift) else ""
+        print(f"loop closure: max constraint error {np.max(traj.constraint_error):.3g} (m or rad){extra}")
+    written = []
+    if args.save:
+        traj.to_npz(args.save)
+        written.append(("trajectory", Path(args.save)))
+    if png is not None:
+        from .plots import plot_summary
+
+        written.append(("plots", plot_summary(traj, png)))
+    if html is not None:
+        written.append(("animation", Path(export_html(model, traj, html, fps=args.fps, color_by="module"))))
+    for what, path in written:
+        print(f"wrote {what:<10} {path.resolve()}")
+    if any(what == "animation" for what, _ in written):
+        print("open the .html file in a browser (it needs no server and no network)")
+    return 130 if traj.status == "interrupted" else 0
+
+
+# ------------------------------------------------------------------ bench
+def _bench(args) -> int:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from . import benchmarking
+
+    if args.repeats is not None and args.repeats < 1:
+        raise DenocError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise DenocError(f"--out: {args.out} is a file, not a folder")
+
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    res = benchmarking.run(args.quick, repeats=args.repeats, log=log)
+    console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 130)
+    m = res["machine"]
+    table = Table(title=f"{'QUICK RUN (small sizes, not a measurement): ' if args.quick else ''}"
+                        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
+                        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
+                  box=box.SIMPLE_HEAVY, title_justify="left")
+    for col in ("case", "target", "measured", "met"):
+        table.add_column(col)
+    for case, target, measured, met in benchmarking.targets(res):
+        table.add_row(case.replace("`", ""), target.replace("`", ""), measured,
+                      "[green]yes[/green]" if met else "[bold red]no[/bold red]")
+    console.print(table)
+    scale = Table(title="time per call on the benchmark chain", box=box.SIMPLE_HEAVY, title_justify="left")
+    for col in ("DOF", "denoc FD", "denoc ID", "FD ns/DOF", "pin.aba", "pin.rnea", "MuJoCo mj_forward"):
+        scale.add_column(col, justify="right")
+    fmt = benchmarking._fmt_us
+    for r in res["scaling"]:
+        scale.add_row(f"{r['nv']:,}", fmt(r["fd_us"]), fmt(r["id_us"]), f"{r['fd_ns_per_dof']:.1f}",
+                      *(fmt(r[k]) if k in r else "--" for k in ("aba_us", "rnea_us", "mj_forward_us")))
+    console.print(scale)
+    for line in benchmarking.notes(res):
+        console.print(line, markup=False)
+    if args.out:
+        import json
+
+        from .plots import plot_scaling
+
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "speed.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.join(args.out, "speed.md"), "w") as f:
+            f.write(benchmarking.markdown(res))
+        plot_scaling(res, os.path.join(args.out, "scaling.png"))
+        print(f"wrote {os.path.abspath(args.out)}/speed.json, speed.md, scaling.png")
+    return 0
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"denoc-bridge: warning: {text}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -169,17 +606,21 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     np.set_printoptions(precision=4, suppress=True)
-    try:
-        return {"info": _info, "validate": _validate}[args.command](args)
-    except BrokenPipeError:  # output piped into e.g. `head`
-        sys.stdout = open(os.devnull, "w")
-        return 0
-    except (DenocError, OSError) as exc:
-        print(f"denoc-bridge: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("denoc-bridge: interrupted", file=sys.stderr)
-        return 130
+    command = {"info": _info, "validate": _validate, "simulate": _simulate, "bench": _bench}[args.command]
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning       # one line per warning, no source line
+        try:
+            return command(args)
+        except BrokenPipeError:  # output piped into e.g. `head`
+            sys.stdout = open(os.devnull, "w")
+            return 0
+        except (DenocError, OSError) as exc:
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"denoc-bridge: error: {text}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print("denoc-bridge: interrupted", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

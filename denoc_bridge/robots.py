@@ -7,16 +7,22 @@
   through ``example_robot_data.robots_loader.ROBOTS`` (the
   example-robot-data-loaders package) without building its Pinocchio model;
 * ``gripper`` (alias ``gripper4``): the 4-DOF gripper of 000 §3.1;
+* a generator spec (:mod:`denoc_bridge.generators`): ``rope`` (the 100-DOF rope of 000
+  §4), ``chain:N[:planar|spatial]`` (N cylinders, planar by default; e.g.
+  ``chain:1000:spatial``), ``puma560`` (003 Table 2), ``fourbar`` (004 Fig. 4, a closed
+  loop);
 * ``chainN`` (e.g. ``chain100``): the spatial serial chain of :func:`serial_chain`
   with N revolute joints, the benchmark chain.
+
+A file of that name in the current folder wins over a name.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -26,19 +32,44 @@ from .model import Model
 from .urdf import load_urdf
 
 __all__ = ["RobotSource", "resolve_robot", "load_robot", "example_robot_names", "gripper4_urdf", "gripper4",
-           "serial_chain"]
+           "serial_chain", "GENERATOR_SPECS", "parse_chain_spec"]
+
+#: the generator specs that ROBOT accepts besides files and example-robot-data names
+GENERATOR_SPECS = ("rope", "chain:N[:planar|spatial]", "gripper", "puma560", "fourbar")
 
 
-@dataclass(frozen=True)
 class RobotSource:
     """Where a robot comes from: its URDF (a file path, or the XML text of a built-in
-    robot, then ``path`` is None) and its usual base."""
+    robot, then ``path`` is None) and its usual base.
 
-    name: str
-    urdf: str
-    floating_base: bool
-    origin: str
-    path: str | None
+    ``urdf`` of a generated robot is written on first use (a 100,000-link chain is 100 MB of
+    XML); ``build``, when set, builds the fixed-base model directly from arrays (the
+    generators of :mod:`denoc_bridge.generators`), without the URDF.
+    """
+
+    __slots__ = ("name", "_urdf", "floating_base", "origin", "path", "build")
+
+    def __init__(self, name: str, urdf, floating_base: bool, origin: str, path: str | None,
+                 build: Callable | None = None):
+        self.name, self._urdf, self.floating_base = name, urdf, bool(floating_base)
+        self.origin, self.path, self.build = origin, path, build
+
+    @property
+    def urdf(self) -> str:
+        """The file path, or the URDF text of a built-in or generated robot."""
+        if callable(self._urdf):
+            self._urdf = self._urdf()
+        return self._urdf
+
+    def __repr__(self) -> str:
+        return (f"RobotSource(name={self.name!r}, origin={self.origin!r}, path={self.path!r}, "
+                f"floating_base={self.floating_base})")
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, RobotSource) and (self.name, self.origin, self.path, self.floating_base)
+                == (other.name, other.origin, other.path, other.floating_base) and self.urdf == other.urdf)
+
+    __hash__ = None
 
 
 def _erd_loaders():
@@ -86,13 +117,72 @@ def _from_example_robot_data(name: str):
     raise RobotNotFoundError(f"example-robot-data robot '{name}': file {rel} not found")
 
 
+_CHAIN_USAGE = "chain:N[:planar|spatial] with N a whole number of links >= 1, e.g. chain:1000:spatial"
+
+
+def parse_chain_spec(spec: str) -> tuple:
+    """``(n, kind)`` of a ``chain:N[:planar|spatial]`` spec; a malformed one raises
+    :class:`~denoc_bridge.errors.RobotNotFoundError` saying what is wrong."""
+    parts = str(spec).split(":")
+    if parts[0] != "chain" or len(parts) not in (2, 3):
+        raise RobotNotFoundError(f"bad chain spec '{spec}': expected {_CHAIN_USAGE}")
+    n_text = parts[1].replace("_", "").replace(",", "")
+    if not n_text.isdigit() or int(n_text) < 1:
+        raise RobotNotFoundError(f"bad chain spec '{spec}': N = '{parts[1]}' is not a whole number >= 1 "
+                                 f"(expected {_CHAIN_USAGE})")
+    kind = parts[2] if len(parts) == 3 else "planar"
+    if kind not in ("planar", "spatial"):
+        raise RobotNotFoundError(f"bad chain spec '{spec}': kind '{kind}' is neither 'planar' nor 'spatial' "
+                                 f"(expected {_CHAIN_USAGE})")
+    return int(n_text), kind
+
+
+def _generated(spec: str) -> RobotSource | None:
+    """The robots of :mod:`denoc_bridge.generators` by spec (None if ``spec`` is not one)."""
+    from . import generators as g
+
+    if spec in ("gripper", "gripper4"):
+        return RobotSource("gripper4", gripper4_urdf, False, "the gripper of 000 §3.1, built in", None)
+    if spec == "rope":
+        return RobotSource("rope", g.rope_urdf, False, "the rope of 000 §4 (generators.rope), built in", None,
+                           g.rope)
+    if spec in ("puma560", "puma"):
+        return RobotSource("puma560", g.puma560_urdf, False, "the PUMA 560 of 003 Table 2 (generators.puma560), "
+                           "built in", None, g.puma560)
+    if spec == "fourbar":
+        return RobotSource("fourbar", g.fourbar_urdf, False, "the four-bar of 004 Fig. 4 (generators.fourbar), "
+                           "built in", None, g.fourbar)
+    if spec == "chain" or spec.startswith("chain:"):
+        n, kind = parse_chain_spec(spec)
+        return RobotSource(f"{kind}_chain{n}", lambda: g.chain_urdf(n, kind), False,
+                           f"a {kind} chain of {n} cylinders (generators.chain({n}, '{kind}')), built in", None,
+                           lambda: g.chain(n, kind))
+    if spec.startswith("chain") and spec[5:].isdigit():
+        n = int(spec[5:])
+        if n < 1:
+            raise RobotNotFoundError(f"bad chain spec '{spec}': the benchmark chain chainN needs N >= 1")
+        return RobotSource(f"chain{n}", lambda: _serial_chain_urdf(n), False,
+                           f"the benchmark chain of {n} revolute joints (robots.serial_chain({n})), built in", None,
+                           lambda: serial_chain(n))
+    return None
+
+
+def _known_specs() -> str:
+    return "a URDF file, an example-robot-data name or one of " + ", ".join(GENERATOR_SPECS)
+
+
 def resolve_robot(spec: str) -> RobotSource:
-    """Find the URDF of a robot given as a path, an example-robot-data name or ``gripper``."""
+    """Find a robot given as a path, an example-robot-data name or a generator spec (see the
+    module docstring).  An unknown name or a malformed spec raises
+    :class:`~denoc_bridge.errors.RobotNotFoundError` with a one-line explanation."""
     spec = str(spec)
     if os.path.isfile(spec):
         return RobotSource(Path(spec).stem, spec, False, "file", spec)
-    if spec in ("gripper", "gripper4"):
-        return RobotSource("gripper4", gripper4_urdf(), False, "the gripper of 000 §3.1, built in", None)
+    if os.path.isdir(spec):
+        raise RobotNotFoundError(f"'{spec}' is a folder, not a URDF file")
+    found = _generated(spec)
+    if found is not None:
+        return found
     found = _from_example_robot_data(spec)
     if found is not None:
         return found
@@ -104,7 +194,7 @@ def resolve_robot(spec: str) -> RobotSource:
     else:
         close = [n for n in names if spec.lower() in n.lower() or n.lower() in spec.lower()]
         hint = f"did you mean {', '.join(close[:5])}?" if close else f"known robots: {', '.join(names)}"
-    raise RobotNotFoundError(f"unknown robot '{spec}': not a file, not 'gripper' and not an example-robot-data robot; {hint}")
+    raise RobotNotFoundError(f"unknown robot '{spec}': expected {_known_specs()}; {hint}")
 
 
 def load_robot(spec: str, floating_base: bool | None = None, *, mimic: bool = False) -> Model:
@@ -115,18 +205,17 @@ def load_robot(spec: str, floating_base: bool | None = None, *, mimic: bool = Fa
     fixed otherwise.  ``mimic=True``: ``<mimic>`` joints as constraints (a
     :class:`~denoc_bridge.mimic.MimicModel`, see :func:`~denoc_bridge.urdf.load_urdf`).
     """
-    name = str(spec)
-    if name.startswith("chain") and name[5:].isdigit() and not os.path.exists(name):
-        if floating_base:
-            raise InputError(f"robot '{name}': the benchmark chain has a fixed base")
-        chain = serial_chain(int(name[5:]))
+    src = resolve_robot(spec)
+    fb = src.floating_base if floating_base is None else bool(floating_base)
+    if src.build is not None and not fb:
+        model = src.build()
         if mimic:
             from .mimic import MimicModel
 
-            return MimicModel(chain)
-        return chain
-    src = resolve_robot(spec)
-    fb = src.floating_base if floating_base is None else bool(floating_base)
+            return MimicModel(model)
+        return model
+    if src.build is not None and src.name.startswith("chain") and src.name[5:].isdigit():
+        raise InputError(f"robot '{spec}': the benchmark chain has a fixed base")
     return load_urdf(src.urdf, floating_base=fb, mimic=mimic)
 
 
@@ -234,3 +323,19 @@ def serial_chain(n: int, *, length: float = 0.1, mass: float = 1.0,
         upper_limit=np.full(n, np.pi),
         source="denoc_bridge.robots.serial_chain",
     )
+
+
+def _serial_chain_urdf(n: int) -> str:
+    """URDF text of ``serial_chain(n)`` with its default parameters."""
+    from .generators import _joint_xml, _link_xml
+
+    model = serial_chain(n)
+    parts = ['<?xml version="1.0"?>\n', f'<robot name="{model.name}">\n', '  <link name="base"/>\n']
+    parent = "base"
+    for k in range(n):
+        parts.append(_link_xml(model.link_names[k], float(model.mass[k]), model.com[k], model.inertia[k]))
+        parts.append(_joint_xml(model.joint_names[k], parent, model.link_names[k], xyz=model.joint_translation[k],
+                                axis=model.joint_axis[k]))
+        parent = model.link_names[k]
+    parts.append("</robot>\n")
+    return "".join(parts)

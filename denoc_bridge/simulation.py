@@ -146,11 +146,12 @@ class _Run:
             enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
         self.bar = None
         if enabled:
+            from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                 TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), TimeRemainingColumn(),
-                                transient=True)
+                                transient=True, console=Console(stderr=True))   # stdout stays the results'
             self.bar.start()
             self.bar.add_task(label, total=total)
         self.interrupted = False

@@ -19,18 +19,17 @@ def arguments(doc: str, quick_help: str = "a shorter run (for the tests)"):
 
 
 def pyplot():
-    import matplotlib
+    """matplotlib.pyplot with the Agg backend (denoc_bridge.plots.pyplot: files, no windows)."""
+    from denoc_bridge.plots import pyplot as _pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return _pyplot()
 
 
 def save(fig, out: str, name: str) -> str:
+    from denoc_bridge.plots import save_figure
+
     path = os.path.join(out, name)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110, close=False)
     print(f"figure: {os.path.relpath(path)}")
     return path
 

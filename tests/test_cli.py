@@ -58,3 +58,293 @@ def test_console_script_runs_in_a_subprocess():
     assert result.returncode == 0 and "gripper4" in result.stdout
     result = subprocess.run([sys.executable, "-m", "denoc_bridge.cli"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "info" in result.stdout
+
+
+# ------------------------------------------------------------------ the installed entry point
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import struct  # noqa: E402
+import types  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import denoc_bridge as db  # noqa: E402
+
+BIN = Path(sys.executable).parent / "denoc-bridge"
+HAS_VIZ = importlib.util.find_spec("denoc_bridge.viz") is not None
+
+
+def denoc_bridge_cmd(*args, cwd, timeout=300):
+    """Run the installed ``denoc-bridge`` console script (as a user would) in ``cwd``."""
+    if not BIN.exists():
+        pytest.skip(f"the denoc-bridge entry point is not installed next to {sys.executable} (pip install -e .)")
+    return subprocess.run([str(BIN), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def png_size(path) -> tuple:
+    head = Path(path).read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG file"
+    return struct.unpack(">II", head[16:24])
+
+
+def assert_animation(folder, name, result):
+    """The HTML animation was written (or, without denoc_bridge.viz, the run said why not)."""
+    html = Path(folder) / f"{name}.html"
+    if HAS_VIZ:
+        assert html.is_file() and html.stat().st_size > 1000, result.stdout + result.stderr
+        assert "<html" in html.read_text(errors="replace")[:2000].lower()
+        assert f"wrote animation  {html.resolve()}" in result.stdout
+    else:
+        assert not html.exists() and "no HTML animation" in result.stderr
+
+
+def test_help_shows_the_commands_and_examples(tmp_path):
+    r = denoc_bridge_cmd("--help", cwd=tmp_path)
+    assert r.returncode == 0
+    for text in ("info", "validate", "simulate", "bench", "examples:", "denoc-bridge simulate panda --duration 2",
+                 "chain:1000:spatial", "fourbar", "exits with status 2"):
+        assert text in r.stdout, text
+    r = denoc_bridge_cmd("simulate", "--help", cwd=tmp_path)
+    assert r.returncode == 0
+    for text in ("--duration", "--dt", "--method", "--q0", "--torque", "gravity-compensation", "--html", "--plot",
+                 "--save", "--no-validate", "examples:", "chain:N[:planar|spatial]"):
+        assert text in r.stdout, text
+    for command in ("validate", "bench", "info"):
+        r = denoc_bridge_cmd(command, "--help", cwd=tmp_path)
+        assert r.returncode == 0 and "examples:" in r.stdout, command
+
+
+def test_simulate_fourbar_writes_plot_and_animation(tmp_path):
+    r = denoc_bridge_cmd("simulate", "fourbar", "--duration", "0.2", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "checked against Pinocchio" in out and "all 5 quantities agree" in out
+    assert "theta_2 = 0.5 rad with the loop closed" in out
+    assert "completed: 200 steps" in out and "energy drift" in out
+    err = float(out.split("max constraint error ")[1].split()[0])
+    assert err < 1e-10
+    png = tmp_path / "fourbar.png"
+    assert png_size(png) == (900, 1210)                    # plot_summary with the closure-error panel
+    assert f"wrote plots      {png.resolve()}" in out
+    assert_animation(tmp_path, "fourbar", r)
+
+
+def test_simulate_a_generated_chain(tmp_path):
+    r = denoc_bridge_cmd("simulate", "chain:50", "--duration", "0.05", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "planar_chain50: 50 DOF" in r.stdout and "the neutral configuration (horizontal)" in r.stdout
+    assert png_size(tmp_path / "planar_chain50.png") == (900, 980)
+    assert_animation(tmp_path, "planar_chain50", r)
+
+
+def test_simulate_panda_writes_the_three_files(tmp_path):
+    r = denoc_bridge_cmd("simulate", "panda", "--duration", "0.1", "--save", "panda.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "pin.buildModelFromUrdf" in r.stdout and "completed: 100 steps" in r.stdout
+    assert png_size(tmp_path / "panda.png")[0] == 900
+    assert_animation(tmp_path, "panda", r)
+    from denoc_bridge.robots import load_robot
+
+    traj = db.Trajectory.load(tmp_path / "panda.npz", load_robot("panda"))
+    assert len(traj) == 101 and abs(traj.t[-1] - 0.1) < 1e-12
+    assert np.abs(traj.q[0] - db.neutral_configuration(traj.model)).max() == 0
+    assert "Traceback" not in r.stderr and "━" not in r.stderr   # no progress bar noise when not on a terminal
+
+
+def test_gravity_compensation_holds_the_robot_still(tmp_path):
+    q0 = [0, -0.5, 0, -2, 0, 1.5, 0.7, 0.01, 0.01]
+    r = denoc_bridge_cmd("simulate", "panda", "--duration", "0.1", "--torque", "gravity-compensation", "--q0", *q0,
+                         "--no-html", "--no-plot", "--no-validate", "--save", "g.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "gravity compensation" in r.stdout and not list(tmp_path.glob("*.png"))
+    with np.load(tmp_path / "g.npz") as f:
+        assert np.abs(f["q"] - np.array(q0)).max() < 1e-9
+
+
+def test_torque_from_a_csv_file(tmp_path):
+    (tmp_path / "tau.csv").write_text("0.01, 0, 0, -0.002\n")
+    r = denoc_bridge_cmd("simulate", "gripper", "--duration", "0.05", "--torque", "tau.csv", "--no-html",
+                         "--no-plot", "--save", "t.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "the constant torque of tau.csv" in r.stdout
+    with np.load(tmp_path / "t.npz") as f:
+        assert np.all(f["tau"] == [0.01, 0, 0, -0.002])
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["simulate", "no_such_robot"], "unknown robot 'no_such_robot'"),
+    (["simulate", "gripper", "--bogus"], "unrecognized arguments: --bogus"),
+    (["simulate", "gripper", "--torque", "garbage.npy"], "--torque: cannot read garbage.npy: not a NumPy .npy"),
+    (["simulate", "gripper", "--torque", "garbage.csv"], "--torque: cannot read garbage.csv"),
+    (["simulate", "gripper", "--torque", "missing.csv"], "--torque: no such file: missing.csv"),
+    (["simulate", "gripper", "--torque", "sideways"], "--torque must be zero, gravity-compensation or a .npy"),
+    (["simulate", "chain:abc"], "bad chain spec 'chain:abc'"),
+    (["simulate", "chain:0"], "bad chain spec 'chain:0'"),
+    (["info", "chain:10:curly"], "kind 'curly' is neither 'planar' nor 'spatial'"),
+    (["simulate", "gripper", "--duration", "-1"], "--duration must be a positive number of seconds, got -1"),
+    (["simulate", "gripper", "--duration", "0.0015"], "is not a whole number of steps"),
+    (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
+    (["simulate", "gripper", "--method", "leapfrog"], "method must be one of rk4, euler"),
+    (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
+    (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
+    (["validate", "chain:1000"], "would take ~59.6 GB"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["simulate", "xarm7", "--duration", "0.05"], "try --dt 0.0001 or the implicit --method Radau"),   # stiff dampers
+])
+def test_mistakes_are_one_line_on_stderr_and_exit_2(tmp_path, argv, message):
+    (tmp_path / "garbage.npy").write_text("not an array")
+    (tmp_path / "garbage.csv").write_text("1, 2, x, 4\n")
+    r = denoc_bridge_cmd(*argv, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("denoc-bridge")
+    assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.html"))
+
+
+def test_validate_mismatch_exits_1_with_a_table(tmp_path):
+    r = denoc_bridge_cmd("validate", "panda", "--tol", "1e-20", "--samples", "1", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "MISMATCH" in r.stdout and "forward_dynamics" in r.stdout and "pin.computeMinverse" in r.stdout
+
+
+def test_warnings_are_one_line(tmp_path):
+    """The PUMA's hub inertias break the triangle inequality: a one-line warning, not a source line."""
+    r = denoc_bridge_cmd("info", "puma560", "--floating", cwd=tmp_path)
+    assert r.returncode == 0
+    assert r.stderr.startswith("denoc-bridge: warning: model 'puma560'") and r.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------ in-process: generator specs, viz, bench
+@pytest.mark.parametrize("spec,text", [
+    ("rope", "nq = 100, nv = 100"),
+    ("chain:3:spatial", "spatial_chain3"),
+    ("chain:7", "planar_chain7"),
+    ("puma560", "nq = 6, nv = 6"),
+    ("fourbar", "loop closure 'R5'"),
+    ("chain12", "chain12"),
+])
+def test_generator_specs(capsys, spec, text):
+    assert main(["info", spec]) == 0
+    assert text in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec", ["fourbar", "chain:5:spatial", "puma560", "rope"])
+def test_validate_generator_specs(capsys, spec):
+    assert main(["validate", spec, "--samples", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "all checks passed" in out and "to_pinocchio (a generated model)" in out
+
+
+def test_simulate_stops_on_a_mismatch(tmp_path, monkeypatch, capsys):
+    from denoc_bridge import validation
+
+    real = validation.compare_with_pinocchio
+
+    def disagreeing(*args, **kwargs):
+        report = real(*args, **kwargs)
+        report.checks[2].passed = False
+        return report
+
+    monkeypatch.setattr(validation, "compare_with_pinocchio", disagreeing)
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "gripper", "--duration", "0.01"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH against Pinocchio" in out and "not simulating" in out
+    assert not list(tmp_path.iterdir())
+    assert main(["simulate", "gripper", "--duration", "0.01", "--no-validate", "--no-html"]) == 0
+
+
+def test_simulate_hands_the_trajectory_to_viz_export_html(tmp_path, monkeypatch, capsys):
+    """The CLI calls denoc_bridge.viz.export_html(model, trajectory, path, fps=30.0, color_by="module")
+    (a stub here, so that this test does not depend on meshcat)."""
+    calls = []
+
+    def export_html(model, trajectory, path, fps=30.0, color_by="module"):
+        calls.append((model, trajectory, path, fps, color_by))
+        Path(path).write_text("<html>stub</html>")
+        return Path(path)
+
+    monkeypatch.setitem(sys.modules, "denoc_bridge.viz", types.SimpleNamespace(export_html=export_html))
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot"]) == 0
+    (model, traj, path, fps, color_by), = calls
+    assert model.name == "gripper4" and isinstance(traj, db.Trajectory) and len(traj) == 51
+    assert Path(path) == Path("gripper4.html") and fps == 30.0 and color_by == "module"
+    assert f"wrote animation  {(tmp_path / 'gripper4.html').resolve()}" in capsys.readouterr().out
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html"]) == 2
+    assert "--html: no such folder: out" in capsys.readouterr().err
+    (tmp_path / "out").mkdir()
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html",
+                 "--fps", "10"]) == 0
+    assert calls[-1][2] == Path("out/anim.html") and calls[-1][3] == 10.0
+
+
+def test_simulate_without_viz(tmp_path, monkeypatch, capsys):
+    """Without denoc_bridge.viz (or meshcat) the default run still writes the plot and says why there
+    is no animation; asking for one with --html is a mistake (exit 2)."""
+    monkeypatch.setitem(sys.modules, "denoc_bridge.viz", None)       # import raises ImportError
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "gripper", "--duration", "0.05"]) == 0
+    captured = capsys.readouterr()
+    assert "no HTML animation" in captured.err and (tmp_path / "gripper4.png").is_file()
+    assert not (tmp_path / "gripper4.html").exists()
+    assert main(["simulate", "gripper", "--duration", "0.05", "--html", "x.html"]) == 2
+    assert "--html: the animation needs denoc_bridge.viz" in capsys.readouterr().err
+
+
+def _canned_bench() -> dict:
+    single = [dict(case=c, nv=n, algorithm=a, reference=r, denoc_us=d, reference_us=p, ratio=d / p, max_rel_diff=1e-15)
+              for c, n, a, r, d, p in (("panda (9 DOF)", 9, "forward_dynamics", "pin.aba", 2.3, 3.2),
+                                       ("panda (9 DOF)", 9, "inverse_dynamics", "pin.rnea", 1.6, 1.6),
+                                       ("100-DOF chain", 100, "forward_dynamics", "pin.aba", 8.4, 31.0))]
+    scaling = [dict(nv=n, fd_us=0.07 * n, id_us=0.05 * n, fd_ns_per_dof=70.0, id_ns_per_dof=50.0) for n in (10, 1000)]
+    dense = dict(nv=100, cond=1e5, rel_diff_dense=1e-12, rel_diff_refined=1e-14, residual_recursive=1e-15,
+                 residual_dense=1e-15)
+    energy = dict(nv=1000, t_final=0.2, runs=[dict(max_drift_over_kinetic=1e-4, dt=8e-3)], drift_ratios=[16.0, 16.0])
+    machine = dict(cpu="test CPU", cores=2, memory_gb=1, python="3", numpy="2", numba="0", pinocchio="4", mujoco=None,
+                   denoc_bridge="0", date="today")
+    return dict(machine=machine, quick=True, single=single, scaling=scaling, dense=dense, energy=energy)
+
+
+def test_bench_prints_the_table_and_writes_the_files(tmp_path, monkeypatch, capsys):
+    from denoc_bridge import benchmarking
+
+    seen = {}
+
+    def run(quick=False, **kwargs):
+        seen.update(quick=quick, **kwargs)
+        kwargs["log"]("1. single calls")
+        return _canned_bench()
+
+    monkeypatch.setattr(benchmarking, "run", run)
+    assert main(["bench", "--quick", "--out", str(tmp_path / "res")]) == 0
+    captured = capsys.readouterr()
+    assert seen["quick"] is True and "1. single calls" in captured.err
+    out = captured.out
+    assert "forward_dynamics on panda (9 DOF)" in out and "0.72 x" in out and "QUICK RUN" in out
+    assert "70.0" in out and "fourth order: 16" in out
+    for name in ("speed.json", "speed.md", "scaling.png"):
+        assert (tmp_path / "res" / name).stat().st_size > 0
+    assert json.loads((tmp_path / "res" / "speed.json").read_text())["scaling"][1]["nv"] == 1000
+    assert main(["bench", "--repeats", "0"]) == 2
+
+
+def test_bench_quick_runs_from_the_entry_point(tmp_path):
+    """The real thing, from the installed command: the benchmark core lives in the package
+    (denoc_bridge.benchmarking), so it needs no source checkout."""
+    r = denoc_bridge_cmd("bench", "--quick", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "forward_dynamics on panda (9 DOF)" in r.stdout and "time per call on the benchmark chain" in r.stdout
+    assert "1. single calls" in r.stderr and "6. correctness beyond Pinocchio" in r.stderr
+
+
+def test_simulate_without_matplotlib(tmp_path, monkeypatch, capsys):
+    """Without matplotlib the default run skips the plot and says so; --plot is then a mistake."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-html"]) == 0
+    assert "no plot (plots need matplotlib" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-html", "--plot", "g.png"]) == 2
+    assert "--plot: plots need matplotlib" in capsys.readouterr().err

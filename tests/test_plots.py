@@ -1,0 +1,130 @@
+"""denoc_bridge.plots: PNG files of trajectories and of the benchmark, no windows."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge import plots
+from denoc_bridge.generators import chain, fourbar
+from denoc_bridge.robots import gripper4
+from denoc_bridge.testing import random_model
+
+pytest.importorskip("matplotlib")
+
+
+def png_size(path) -> tuple:
+    """(width, height) in pixels of a PNG file, from its IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG file"
+    return struct.unpack(">II", head[16:24])
+
+
+def assert_png(path, size_inches, dpi=plots._DPI):
+    assert path.is_file() and path.stat().st_size > 5000, path
+    assert png_size(path) == (round(size_inches[0] * dpi), round(size_inches[1] * dpi))
+
+
+@pytest.fixture(scope="module")
+def gripper_traj():
+    """The gripper falling for 0.2 s (4 DOF, no loops), with a constant torque."""
+    model = gripper4()
+    q0 = np.array([-np.pi / 3, 0.0, 0.0, 0.0])
+    return db.simulate(model, q0, np.zeros(4), 0.2, 1e-3, tau=np.array([0.01, 0.0, 0.0, 0.0]))
+
+
+@pytest.fixture(scope="module")
+def fourbar_traj():
+    model = fourbar()
+    q0 = db.loops.project_configuration(model, [0.0, 0.5, -0.5, 0.5])
+    return db.simulate(model, q0, np.zeros(4), 0.1, 1e-3)
+
+
+def test_plot_joints_writes_a_png_of_the_requested_size(tmp_path, gripper_traj):
+    for quantity in ("q", "v", "a", "tau"):
+        out = plots.plot_joints(gripper_traj, tmp_path / f"{quantity}.png", quantity=quantity)
+        assert out == tmp_path / f"{quantity}.png"
+        assert_png(out, (8.0, 4.5))
+    out = plots.plot_joints(gripper_traj, tmp_path / "sub" / "two.png", joints=["joint_1_1", 3], size=(5, 3), dpi=80)
+    assert_png(out, (5, 3), dpi=80)
+
+
+def test_plot_joints_names_its_mistakes(tmp_path, gripper_traj):
+    with pytest.raises(db.InputError, match="unknown joint 'elbow' in model 'gripper4'"):
+        plots.plot_joints(gripper_traj, tmp_path / "x.png", joints=["elbow"])
+    with pytest.raises(db.InputError, match="joint index 7 is out of range"):
+        plots.plot_joints(gripper_traj, tmp_path / "x.png", joints=[7])
+    with pytest.raises(db.InputError, match="quantity must be one of q, v, a, tau"):
+        plots.plot_joints(gripper_traj, tmp_path / "x.png", quantity="jerk")
+    with pytest.raises(db.InputError, match="expected a denoc_bridge Trajectory"):
+        plots.plot_joints(np.zeros(3), tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_energy_and_summary(tmp_path, gripper_traj):
+    assert_png(plots.plot_energy(gripper_traj, tmp_path / "energy.png"), (8.0, 7.5))
+    assert_png(plots.plot_summary(gripper_traj, tmp_path / "summary.png"), (9.0, 2.3 * 4 + 0.6))
+
+
+def test_constraint_error_needs_loops(tmp_path, gripper_traj, fourbar_traj):
+    with pytest.raises(db.InputError, match="'gripper4' has no constraint error: its model has no loop closures"):
+        plots.plot_constraint_error(gripper_traj, tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()
+    assert_png(plots.plot_constraint_error(fourbar_traj, tmp_path / "c.png"), (8.0, 4.0))
+    # with loops the summary has a fifth panel, the closure error
+    assert_png(plots.plot_summary(fourbar_traj, tmp_path / "summary.png"), (9.0, 2.3 * 5 + 0.6))
+
+
+def test_no_window_is_opened(tmp_path, gripper_traj):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    plots.plot_summary(gripper_traj, tmp_path / "s.png")
+    assert matplotlib.get_backend().lower() == "agg"
+    assert len(plt.get_fignums()) == before, "plot functions must close their figures"
+
+
+def test_many_dof_are_thinned_and_positions_are_one_per_dof(tmp_path):
+    model = chain(60)
+    traj = db.simulate(model, np.zeros(60), np.zeros(60), 0.01, 1e-3)
+    fig, ax = plots.pyplot().subplots()
+    drawn = plots.draw_joints(ax, traj, "q")
+    plots.pyplot().close(fig)
+    assert len(drawn) == plots.MAX_LINES and drawn[0] == 0 and drawn[-1] == 59
+    # continuous, spherical, planar and free-flyer joints: one unwrapped coordinate per DOF
+    lie = (db.JointType.FREEFLYER, db.JointType.SPHERICAL, db.JointType.PLANAR, db.JointType.CONTINUOUS)
+    free = random_model(4, 4, floating_base=True, joint_types=lie)
+    rng = np.random.default_rng(0)
+    ft = db.simulate(free, db.random_configuration(free, rng), rng.standard_normal(free.nv), 0.05, 1e-3)
+    pos = plots.joint_positions(free, ft.q)
+    assert pos.shape == (len(ft), free.nv) and np.all(np.isfinite(pos))
+    assert len(plots.dof_labels(free)) == free.nv
+    # positions move with the velocities: finite differences of the continuous angles match v
+    k = next(i for i in range(free.n_links) if free.joint_type[i] == db.JointType.CONTINUOUS)
+    j = int(free.idx_v[k])
+    rate = np.gradient(pos[:, j], ft.t)
+    assert np.abs(rate[2:-2] - ft.v[2:-2, j]).max() < 1e-3 * (1 + np.abs(ft.v[:, j]).max())
+    assert_png(plots.plot_summary(ft, tmp_path / "free.png"), (9.0, 2.3 * 4 + 0.6))
+
+
+SCALING = {"machine": {"cpu": "test CPU", "date": "2026-01-01"},
+           "scaling": [{"nv": 10, "fd_us": 1.0, "id_us": 0.8, "aba_us": 1.5},
+                       {"nv": 100, "fd_us": 8.0, "id_us": 5.0, "aba_us": 30.0, "mj_forward_us": 50.0},
+                       {"nv": 1000, "fd_us": 70.0, "id_us": 60.0}]}
+
+
+def test_plot_scaling_from_a_dict_or_the_json_file(tmp_path):
+    assert_png(plots.plot_scaling(SCALING, tmp_path / "scaling.png"), (7.0, 5.0), dpi=120)
+    path = tmp_path / "speed.json"
+    path.write_text(json.dumps(SCALING))
+    assert_png(plots.plot_scaling(path, tmp_path / "from_file.png"), (7.0, 5.0), dpi=120)
+    with pytest.raises(db.InputError, match="non-empty 'scaling' list"):
+        plots.plot_scaling({"scaling": []}, tmp_path / "bad.png")
+    with pytest.raises(db.InputError, match="cannot read benchmark results"):
+        plots.plot_scaling(tmp_path / "missing.json", tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()

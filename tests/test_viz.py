@@ -1,0 +1,371 @@
+"""denoc_bridge.viz: the scene, the static HTML export, the live viewer, and the exported
+pages opened in headless Chromium as a person would (which also writes the README gallery).
+
+The browser tests need Debian's ``chromium``; without it they are skipped, except under CI
+(the ``CI`` environment variable, set by ``.ci/run``) where they fail.
+"""
+
+from __future__ import annotations
+
+import base64
+import colorsys
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge import generators, viz
+from denoc_bridge import _viz_geometry as vg
+from denoc_bridge.errors import InputError
+from denoc_bridge.robots import gripper4, load_robot
+
+FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+
+
+# ----------------------------------------------------------------------------- helpers
+def decode_commands(path) -> list:
+    """The meshcat commands embedded in an exported page, decoded."""
+    import umsgpack
+
+    text = Path(path).read_text(encoding="utf-8")
+    found = re.search(r"var commands = (\[.*?\]);\n", text, re.S)
+    assert found, "no command list in the page"
+    return [umsgpack.unpackb(base64.b64decode(c)) for c in json.loads(found.group(1))]
+
+
+def objects(commands) -> dict:
+    """path -> lowered object of every set_object."""
+    return {c["path"]: c["object"] for c in commands if c["type"] == "set_object"}
+
+
+def object_color(obj) -> int:
+    return obj["materials"][0]["color"]
+
+
+def hex_color(rgb) -> int:
+    return int(np.dot(np.round(np.asarray(rgb) * 255).astype(int), [65536, 256, 1]))
+
+
+@pytest.fixture(scope="module")
+def rope_trajectory():
+    model = generators.rope()
+    return model, db.simulate(model, np.zeros(model.nq), np.zeros(model.nv), 2.0, 1e-3)
+
+
+@pytest.fixture(scope="module")
+def fourbar_trajectory():
+    model = generators.fourbar()
+    return model, db.simulate(model, np.array([0.0, 0.5, -0.5, 0.5]), np.zeros(4), 3.0, 1e-3)
+
+
+@pytest.fixture(scope="module")
+def panda():
+    pytest.importorskip("example_robot_data")
+    model = load_robot("panda")
+    q = db.neutral_configuration(model)
+    q[:7], q[7:] = [0.0, -0.4, 0.0, -2.0, 0.0, 1.7, 0.8], 0.03
+    return model, q
+
+
+# ----------------------------------------------------------------------------- the HTML file
+def test_export_is_self_contained(tmp_path, fourbar_trajectory):
+    model, traj = fourbar_trajectory
+    out = viz.export_html(model, traj, tmp_path / "fourbar.html")
+    assert isinstance(out, Path) and out.is_file()
+    text = out.read_text(encoding="utf-8")
+    # nothing to fetch: no external scripts, styles or images, no http(s) address other than
+    # the XHTML namespace inside three.js
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)\s*=", text, re.I)
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", text)) <= {"http://www.w3.org/1999/xhtml"}
+    assert "new MeshCat.Viewer" in text and "handle_command_bytearray" in text
+    assert "fetch(" not in text.split("var commands")[1]
+    commands = decode_commands(out)
+    paths = objects(commands)
+    for name in model.link_names:
+        assert f"/meshcat/fourbar/{name}" in paths
+    assert {f"/meshcat/fourbar/loops/R5/{part}" for part in ("side1", "side2", "rod")} <= set(paths)
+    assert object_color(paths["/meshcat/fourbar/loops/R5/side1"]) == hex_color(vg.LOOP_COLOR)
+    # the animation: meshcat's set_animation, one clip per moving node, key frames at fps
+    (anim,) = [c for c in commands if c["type"] == "set_animation"]
+    assert anim["options"]["play"] is True
+    n_frames = len(traj.resample(30.0))
+    clips = {a["path"]: a["clip"] for a in anim["animations"]}
+    assert f"/meshcat/fourbar/{model.link_names[2]}" in clips
+    clip = clips[f"/meshcat/fourbar/{model.link_names[2]}"]
+    assert clip["fps"] == 30.0
+    tracks = {t["name"]: t for t in clip["tracks"]}
+    assert set(tracks) == {".position", ".quaternion"}
+    times = np.frombuffer(tracks[".position"]["times"].data, np.float32)
+    assert np.array_equal(times, np.arange(n_frames))
+    assert np.frombuffer(tracks[".quaternion"]["values"].data, np.float32).shape == (4 * n_frames,)
+    # the key frames are the forward kinematics of the resampled trajectory
+    q_last = traj.resample(30.0).q[-1]
+    R, p = db.forward_kinematics(model, q_last)
+    positions = np.frombuffer(tracks[".position"]["values"].data, np.float32).reshape(-1, 3)
+    np.testing.assert_allclose(positions[-1], p[2], atol=1e-5)
+    assert 0.8e6 < out.stat().st_size < 1.5e6                     # meshcat's viewer is ~0.85 MB of it
+
+
+def test_configuration_export_has_no_animation(tmp_path):
+    model = gripper4()
+    out = viz.export_html(model, np.array([0.3, -0.2, 0.5, 0.1]), tmp_path / "gripper.html")
+    commands = decode_commands(out)
+    assert not [c for c in commands if c["type"] == "set_animation"]
+    R, p = db.forward_kinematics(model, np.array([0.3, -0.2, 0.5, 0.1]))
+    transforms = {c["path"]: np.array(c["matrix"]).reshape(4, 4).T for c in commands if c["type"] == "set_transform"}
+    M = transforms["/meshcat/gripper4/link_2_2"]
+    np.testing.assert_allclose(M[:3, :3], R[2], atol=1e-12)
+    np.testing.assert_allclose(M[:3, 3], p[2], atol=1e-12)
+    assert "/Cameras/default/rotated/<object>" in {c["path"] for c in commands if c["type"] == "set_property"}
+
+
+def test_colours_by_module_link_or_none():
+    model = gripper4()                                               # 3 modules: 1 + 2 + 1 links
+    by = {}
+    for color_by in ("module", "link", "none"):
+        paths = objects(viz.scene_commands(model, None, color_by=color_by))
+        by[color_by] = [object_color(paths[f"/meshcat/gripper4/{name}"]) for name in model.link_names]
+    module = model.link_module
+    assert by["module"] == [hex_color(vg.PALETTE[m]) for m in module]
+    assert by["module"][1] == by["module"][2] and len(set(by["module"])) == 3
+    assert len(set(by["link"])) == 4
+    assert set(by["none"]) == {hex_color(vg.GREY)}
+    with pytest.raises(InputError, match="color_by"):
+        viz.scene_commands(model, None, color_by="rainbow")
+
+
+def test_bad_inputs(tmp_path, rope_trajectory):
+    model = gripper4()
+    with pytest.raises(InputError, match="configuration of 4"):
+        viz.export_html(model, np.zeros(3), tmp_path / "x.html")
+    with pytest.raises(InputError, match="fps"):
+        viz.export_html(model, np.zeros(4), tmp_path / "x.html", fps=0)
+    rope, traj = rope_trajectory
+    with pytest.raises(InputError, match="nq = 4"):
+        viz.export_html(model, traj, tmp_path / "x.html")
+    with pytest.raises(InputError, match="Trajectory"):
+        viz.play(model, np.zeros(4), viewer=object())
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_loops_off_and_skeleton_covers_the_bars():
+    model = generators.fourbar()
+    assert not [p for p in objects(viz.scene_commands(model, None, loops=False)) if "/loops/" in p]
+    segs = vg.segments(model)
+    # body1 (the ground bar) has its child at its joint: it is drawn to twice its centre of mass
+    assert any(np.allclose(b, 2 * model.com[0]) for _, b in segs[0])
+    meshes, radius = vg.skeleton(model, extent=3.0)
+    np.testing.assert_allclose(radius, 0.02, rtol=1e-9)            # the bars' radius, from their inertia
+    assert all(len(m.faces) for m in meshes)
+
+
+def test_urdf_meshes_tinted_by_module(panda):
+    model, q = panda
+    paths = objects(viz.scene_commands(model, q))
+    root = "/meshcat/panda"
+    assert set(paths) == {f"{root}/panda_link0"} | {f"{root}/{name}" for name in model.link_names}
+    n_vertices = sum(len(o["geometries"][0]["data"]["attributes"]["position"]["array"].data) // 12
+                     for o in paths.values())
+    assert n_vertices > 50000                                        # the visual meshes, not cylinders
+    colors = {name: object_color(paths[f"{root}/{name}"]) for name in model.link_names}
+    assert len({colors[f"panda_link{k}"] for k in range(1, 8)}) == 1   # module 1: the arm (hand merged in link 7)
+    assert len({colors["panda_link1"], colors["panda_leftfinger"], colors["panda_rightfinger"]}) == 3
+    assert object_color(paths[f"{root}/panda_link0"]) == hex_color(vg.BASE_COLOR)
+
+
+def test_ten_thousand_links_export_in_reasonable_time_and_size(tmp_path):
+    model = generators.chain(10000)
+    q = 0.015 * np.sin(0.01 * np.arange(model.nq))
+    start = time.perf_counter()
+    out = viz.export_html(model, q, tmp_path / "chain.html")
+    seconds = time.perf_counter() - start
+    size = out.stat().st_size
+    paths = objects(decode_commands(out))
+    assert len(paths) == 1                                            # one module, one colour: one merged mesh
+    (obj,) = paths.values()
+    n_faces = len(obj["geometries"][0]["data"]["index"]["array"].data) // 12
+    assert n_faces == 12 * 10000                                      # every link drawn
+    print(f"\n10,000-link chain, configuration: {seconds:.2f} s, {size / 1e6:.2f} MB")
+    assert seconds < 20 and size < 8e6
+    traj = db.simulate(model, q, np.zeros(model.nv), 0.2, 1e-3, save_every=10)
+    start = time.perf_counter()
+    out = viz.export_html(model, traj, tmp_path / "chain_anim.html")
+    seconds = time.perf_counter() - start
+    size = out.stat().st_size
+    commands = decode_commands(out)
+    rods = [p for p in objects(commands) if "/rods/" in p]
+    assert 2 <= len(rods) <= viz.MAX_SEGMENTS + 1
+    print(f"10,000-link chain, {len(traj.resample(30.0))}-frame animation: {seconds:.2f} s, {size / 1e6:.2f} MB, "
+          f"{len(rods)} rods")
+    assert seconds < 20 and size < 8e6
+
+
+def test_rods_join_their_end_points():
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((50, 3)), rng.standard_normal((50, 3))
+    B[0], B[1] = A[0] + [0, -2, 0], A[1] + [0, 3, 0]                  # along -y and +y
+    B[2] = A[2]                                                       # zero length
+    R, p, scale = vg.rod_placements(A, B)
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", R, scale * [0, 1, 0]) + p, B, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", R, R), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(R), 1.0)
+    quats = vg.quaternions(R)
+    assert np.all(np.einsum("ij,ij->i", quats[1:], quats[:-1]) >= 0)  # continuous signs for slerp
+
+
+class RecordingViewer:
+    """The part of meshcat.Visualizer that viz uses, recording the commands."""
+
+    def __init__(self):
+        from meshcat.path import Path as MeshcatPath
+
+        self.path = MeshcatPath(("meshcat", "here"))
+        self.sent = []
+        self.window = types.SimpleNamespace(send=lambda command: self.sent.append(command.lower()))
+
+
+def test_show_and_play_send_to_a_given_viewer(fourbar_trajectory):
+    model, traj = fourbar_trajectory
+    viewer = RecordingViewer()
+    assert viz.show(model, viewer=viewer) is viewer
+    assert "/meshcat/here/fourbar/body1" in objects(viewer.sent)
+    assert not [c for c in viewer.sent if c["path"].startswith("/Cameras")]    # the user's camera is left alone
+    viewer.sent.clear()
+    viz.play(model, traj, viewer=viewer, fps=10.0)
+    (anim,) = [c for c in viewer.sent if c["type"] == "set_animation"]
+    assert anim["animations"][0]["clip"]["fps"] == 10.0
+
+
+def test_live_viewer_listens_on_localhost_only(fourbar_trajectory):
+    model, traj = fourbar_trajectory
+    viewer = viz.show(model)
+    proc = viewer.window.server_proc
+    try:
+        assert viewer.url().startswith("http://127.0.0.1:")
+        assert viewer.window.zmq_url.startswith("tcp://127.0.0.1:")
+        if shutil.which("ss"):
+            listening = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
+            mine = [line for line in listening.splitlines() if f"pid={proc.pid}," in line]
+            assert mine and all("127.0.0.1:" in line.split()[3] for line in mine)
+        assert viz.play(model, traj, viewer=viewer) is viewer
+        assert "set_animation" not in viewer.static_html()[:100]       # the server answers
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# ----------------------------------------------------------------------------- in a browser
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's chromium; skipped when missing, except under CI (then an error)."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        why = "the headless-browser test needs Debian's chromium (apt-get install -y chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(why + "; CI is set, so this is an error (.ci/run installs it)")
+        pytest.skip(why)
+    return path
+
+
+def screenshot(chromium: str, html: Path, png: Path, virtual_ms: int, size=(800, 600),
+               fragment: str = "") -> np.ndarray:
+    """Open ``html`` (``#fragment``) in headless Chromium, with the network disabled, let
+    ``virtual_ms`` of virtual time pass (the page's clock: the animation runs), screenshot;
+    returns RGB (H, W, 3) floats in [0, 1].  Fails on a JavaScript error."""
+    from PIL import Image
+
+    profile = png.parent / f".chromium-{png.stem}"
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
+           "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
+           "--disable-background-networking", "--disable-component-update",
+           "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",     # no network
+           f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
+           f"--virtual-time-budget={virtual_ms}", f"--screenshot={png}", "--hide-scrollbars",
+           "--enable-logging=stderr", "--v=0", html.resolve().as_uri() + (f"#{fragment}" if fragment else "")]
+    if png.exists():
+        png.unlink()
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    shutil.rmtree(profile, ignore_errors=True)
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
+    errors = [line for line in console if "Uncaught" in line or "is not defined" in line]
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+    assert png.is_file(), f"chromium wrote no screenshot (exit {run.returncode}):\n{run.stderr[-2000:]}"
+    return np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0
+
+
+def color_mask(img: np.ndarray, rgb, hue_tol: float = 14.0) -> np.ndarray:
+    """Pixels of the hue of ``rgb`` (shaded: any brightness), saturated enough not to be the grey
+    background, the grid or the text."""
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    mx, mn = img.max(axis=-1), img.min(axis=-1)
+    delta = np.where(mx > mn, mx - mn, 1.0)
+    hue = np.where(mx == r, (g - b) / delta % 6, np.where(mx == g, (b - r) / delta + 2, (r - g) / delta + 4)) * 60
+    sat = np.where(mx > 0, (mx - mn) / np.where(mx > 0, mx, 1.0), 0.0)
+    target = colorsys.rgb_to_hsv(*rgb)[0] * 360
+    dh = np.abs((hue - target + 180) % 360 - 180)
+    return (dh < hue_tol) & (sat > 0.35) & (mx > 0.12)
+
+
+def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
+    model, q = panda
+    html = viz.export_html(model, q, tmp_path / "panda.html")
+    start = time.perf_counter()
+    img = screenshot(chromium, html, tmp_path / "panda.png", 1000, size=(900, 700))
+    print(f"\npanda: chromium screenshot in {time.perf_counter() - start:.1f} s")
+    arm = color_mask(img, vg.PALETTE[0])
+    fingers = [color_mask(img, vg.PALETTE[i]) for i in (1, 2)]
+    assert arm.mean() > 0.03, "the arm (module 1) is not drawn"
+    assert all(f.sum() > 20 for f in fingers), "the fingers (modules 2 and 3) are not drawn in their colours"
+    ys, xs = np.nonzero(arm)                                       # framed: the robot is in the picture
+    assert 0.05 * img.shape[1] < xs.min() and xs.max() < 0.95 * img.shape[1] and ys.max() < 0.95 * img.shape[0]
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_modules.png")
+
+
+def test_browser_ten_thousand_links(tmp_path, chromium):
+    model = generators.chain(10000)
+    html = viz.export_html(model, 0.015 * np.sin(0.01 * np.arange(model.nq)), tmp_path / "chain.html")
+    start = time.perf_counter()
+    img = screenshot(chromium, html, tmp_path / "chain.png", 500)
+    print(f"\n10,000-link chain: chromium screenshot in {time.perf_counter() - start:.1f} s")
+    assert color_mask(img, vg.PALETTE[0]).sum() > 1000, "the 10,000-link chain is not drawn"
+
+
+def _animation_advances(chromium, tmp_path, name, model, traj, times_ms, gallery_t, marker=None):
+    """The page plays the animation by itself: two screenshots at two virtual times show the
+    robot, in different places.  The gallery picture is the page opened at #t=gallery_t
+    (paused there: the same picture every run)."""
+    html = viz.export_html(model, traj, tmp_path / f"{name}.html")
+    start = time.perf_counter()
+    shots = [screenshot(chromium, html, tmp_path / f"{name}_{t}.png", t) for t in times_ms]
+    masks = [color_mask(img, vg.PALETTE[0]) for img in shots]
+    for t, m in zip(times_ms, masks):
+        assert m.sum() > 300, f"{name} not drawn at {t} ms of virtual time"
+    if marker is not None:
+        assert all(color_mask(img, marker).sum() > 10 for img in shots), f"{name}: no loop-closure marker"
+    moved = (masks[0] ^ masks[1]).sum() / (masks[0] | masks[1]).sum()
+    assert moved > 0.3, f"{name}: the animation does not advance ({moved:.0%} of the drawn pixels changed)"
+    png = tmp_path / f"{name}_gallery.png"
+    img = screenshot(chromium, html, png, 300, fragment=f"t={gallery_t}")
+    print(f"\n{name}: 3 chromium screenshots in {time.perf_counter() - start:.1f} s")
+    assert color_mask(img, vg.PALETTE[0]).sum() > 300
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(png, FIGURES / f"gallery_{name}.png")
+
+
+def test_browser_rope_falls(tmp_path, chromium, rope_trajectory):
+    model, traj = rope_trajectory
+    _animation_advances(chromium, tmp_path, "rope", model, traj, (250, 1300), gallery_t=0.6)
+
+
+def test_browser_fourbar_moves(tmp_path, chromium, fourbar_trajectory):
+    model, traj = fourbar_trajectory
+    _animation_advances(chromium, tmp_path, "fourbar", model, traj, (100, 1300), gallery_t=0.5, marker=vg.LOOP_COLOR)
