@@ -21,7 +21,8 @@ differences between the two libraries' ``I`` and bias forces (which agree to
 more than the tolerance.  In that case only, each library is compared with the
 exact solution of its own ``I a = phi``, computed by iterative refinement with
 extended-precision residuals; the check passes when both problems agree to the
-tolerance, denoc_bridge is within the tolerance of its exact solution, and the
+tolerance, denoc_bridge is within the tolerance of its exact solution (or no further
+from it than Pinocchio is from its own), and the
 disagreement stays within the perturbation bound (:func:`solve_agreement`).  When an articulated inertia is
 singular, the check passes if denoc_bridge raises
 :class:`~denoc_bridge.errors.SingularInertiaError` and Pinocchio returns
@@ -119,7 +120,9 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     Returns ``(passed, info)``.  Within ``tol`` of each other: passed.  Otherwise the
     disagreement is accepted only if (1) the two problems agree (``M`` and ``rhs``
     within ``tol``), (2) ours is within ``tol`` of the exact solution of its own
-    problem, and (3) the disagreement is no larger than first-order perturbation
+    problem, or no further from it than Pinocchio's is from the exact solution of its
+    own (a backward-stable solver's forward error grows like kappa eps: at kappa = 4e9
+    that is 1e-6, and neither library is bound by 1e-9 there), and (3) the disagreement is no larger than first-order perturbation
     theory allows: ``tol + 10 sqrt(n) kappa (e_M + e_rhs + eps)`` plus Pinocchio's
     own distance to the exact solution of its problem.
     """
@@ -134,7 +137,8 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
                 pin_vs_exact=relative_error(pin_value, exact_solve(M_pin, rhs_pin)))
     allowed = tol + 10 * np.sqrt(n) * kappa * (e_M + e_rhs + np.finfo(float).eps) + info["pin_vs_exact"]
     info["allowed"] = allowed
-    passed = e_M <= tol and e_rhs <= tol and info["ours_vs_exact"] <= tol and info["error"] <= allowed
+    accurate = info["ours_vs_exact"] <= max(tol, info["pin_vs_exact"])
+    passed = e_M <= tol and e_rhs <= tol and accurate and info["error"] <= allowed
     return passed, info
 
 

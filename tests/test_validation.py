@@ -31,3 +31,20 @@ def test_exact_solve_beats_plain_solve_on_an_ill_conditioned_system():
     b = M @ x
     exact = exact_solve(M, b)
     assert np.abs(M.astype(np.longdouble) @ exact - b).max() <= np.abs(M @ np.linalg.solve(M, b) - b).max()
+
+
+def test_solve_agreement_on_an_ill_conditioned_system_accepts_no_worse_than_pinocchio():
+    from denoc_bridge.validation import solve_agreement
+
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    M = Q @ np.diag(np.logspace(0, -9, 6)) @ Q.T                # kappa = 1e9
+    rhs = rng.standard_normal(6)
+    exact = exact_solve(M, rhs)
+    d = Q[:, -1] / np.abs(Q[:, -1]).max()                       # the badly conditioned direction
+    scale = np.abs(exact).max()
+    pin_value = exact + 1e-8 * scale * d                        # Pinocchio 1e-8 from the exact solution
+    ok, info = solve_agreement(exact + 2e-9 * scale * d, pin_value, M, rhs, M, rhs, 1e-9)
+    assert info["error"] > 1e-9 and info["ours_vs_exact"] > 1e-9 and ok, info      # ours closer than Pinocchio
+    ok, info = solve_agreement(exact + 3e-8 * scale * d, pin_value, M, rhs, M, rhs, 1e-9)
+    assert info["ours_vs_exact"] > info["pin_vs_exact"] and not ok, info            # ours further: mismatch
