@@ -64,7 +64,7 @@ except ImportError:
     from speed import _fmt_us, _rel, machine  # noqa: E402
 
 SETTINGS = (1e-14, 1e-10, 200)                                   # ProximalSettings(accuracy, mu, max_iter)
-PIN_KIND = {"spherical": "CONTACT_3D", "revolute": "CONTACT_3D", "weld": "CONTACT_6D"}
+from denoc_bridge.testing import PIN_CONTACT as PIN_KIND  # noqa: E402
 
 
 # ------------------------------------------------------------------ timing
@@ -165,16 +165,9 @@ def states(model, q_ref, n: int, seed: int) -> list:
 
 def pinocchio_constraints(model, pm):
     """One RigidConstraintModel per cut joint, and their datas (Python lists)."""
-    import pinocchio as pin
+    from denoc_bridge.testing import pin_constraint_models
 
-    cms = []
-    for lc in model.loops:
-        if lc.type not in PIN_KIND:
-            raise ValueError(f"cut joint '{lc.name}' ({lc.type}) has no Pinocchio counterpart")
-        cms.append(pin.RigidConstraintModel(getattr(pin.ContactType, PIN_KIND[lc.type]), pm, lc.link1 + 1,
-                                            pin.SE3(lc.rotation1, lc.translation1), lc.link2 + 1,
-                                            pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL))
-    return cms, [cm.createData() for cm in cms]
+    return pin_constraint_models(model, pm)
 
 
 def _std_vectors(cms, cds):

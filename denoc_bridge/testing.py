@@ -13,7 +13,8 @@ from .joints import JointType
 from .model import Model
 from .spatial import quaternion_to_matrix
 
-__all__ = ["random_model", "random_rotation", "random_inertia", "pin_rk4"]
+__all__ = ["random_model", "random_rotation", "random_inertia", "pin_rk4", "pin_constraint_models",
+           "pin_constraint_dynamics"]
 
 ALL_JOINT_TYPES = tuple(JointType)
 
@@ -200,3 +201,40 @@ def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
         if each_step is not None:
             each_step(pd, q, v)
     return q, v
+
+
+#: Pinocchio's constraint for each cut-joint type: a ball joint is its 3D contact, a weld its 6D
+#: contact; a revolute cut of a planar loop with parallel axes moves as a 3D contact (the two
+#: rotation rows are redundant there).  Pinocchio 4.1 has no prismatic one.
+PIN_CONTACT = {"spherical": "CONTACT_3D", "revolute": "CONTACT_3D", "weld": "CONTACT_6D"}
+
+
+def pin_constraint_models(model, pm):
+    """One ``pin.RigidConstraintModel`` per cut joint of ``model`` (on ``pm``, its Pinocchio
+    twin from :func:`denoc_bridge.to_pinocchio`), and their datas, as Python lists."""
+    import pinocchio as pin
+
+    cms = []
+    for lc in model.loops:
+        if lc.type not in PIN_CONTACT:
+            raise ValueError(f"cut joint '{lc.name}' ({lc.type}) has no Pinocchio counterpart")
+        cms.append(pin.RigidConstraintModel(getattr(pin.ContactType, PIN_CONTACT[lc.type]), pm, lc.link1 + 1,
+                                            pin.SE3(lc.rotation1, lc.translation1), lc.link2 + 1,
+                                            pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL))
+    return cms, [cm.createData() for cm in cms]
+
+
+def pin_constraint_dynamics(model, pm=None, *, accuracy: float = 1e-14, mu: float = 1e-10, max_iter: int = 200):
+    """``f(q, v, tau)``: the accelerations of ``pin.constraintDynamics`` for the model's cut
+    joints (after ``pin.initConstraintDynamics``), a copy per call; the reference of the
+    closed-loop tests, examples and benchmark."""
+    import pinocchio as pin
+
+    from .pinocchio_io import to_pinocchio
+
+    pm = to_pinocchio(model) if pm is None else pm
+    pd = pm.createData()
+    cms, cds = pin_constraint_models(model, pm)
+    pin.initConstraintDynamics(pm, pd, cms, cds)
+    settings = pin.ProximalSettings(accuracy, mu, max_iter)
+    return lambda q, v, tau: pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, settings).copy()

@@ -26,6 +26,7 @@ import pinocchio as pin
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.generators import fourbar
+from denoc_bridge.testing import pin_constraint_dynamics
 
 from _common import arguments, pyplot, save
 
@@ -54,13 +55,7 @@ if not (np.abs(DB - eq_a).max() < 1e-12 and np.abs(E - E_paper).max() < 1e-12):
     raise SystemExit("D*B or E differ from 004")
 
 print("2. constrained accelerations against pin.constraintDynamics (CONTACT_3D between body4 and body1)")
-pm = db.to_pinocchio(model)
-lc = model.loops[0]
-cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
-                              lc.link2 + 1, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-pd, cd = pm.createData(), cm.createData()
-pin.initConstraintDynamics(pm, pd, [cm], [cd])
-settings = pin.ProximalSettings(1e-14, 1e-10, 200)
+pin_fd = pin_constraint_dynamics(model)                       # pin.constraintDynamics, ProximalSettings(1e-14, ...)
 rng = np.random.default_rng(11)
 worst = {"lagrange": 0.0, "partitioning": 0.0}
 between = 0.0
@@ -70,7 +65,7 @@ for _ in range(n_states):
     q = loops.project_configuration(model, np.array([rng.normal(), t2, -t2, t2]))
     v = loops.project_velocity(model, q, np.array([rng.normal(), w2, -w2, w2]))
     tau = rng.normal(size=4)
-    a_pin = pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], settings).copy()
+    a_pin = pin_fd(q, v, tau)
     scale = np.abs(a_pin).max()
     a = {m: loops.constrained_forward_dynamics(model, q, v, tau, method=m) for m in worst}
     for m in worst:
@@ -112,7 +107,7 @@ if not (closure < 1e-10 and energy_error < 1e-6 and tr.status == "completed"):
 
 T1 = 0.2 if args.quick else 1.0
 free = db.simulate(model, q0, np.zeros(4), T1, 1e-3, stabilization="none")
-f_pin = lambda q, v: pin.constraintDynamics(pm, pd, q, v, np.zeros(4), [cm], [cd], settings).copy()  # noqa: E731
+f_pin = lambda q, v: pin_fd(q, v, np.zeros(4))  # noqa: E731
 q, v = free.q[0].copy(), np.zeros(4)
 t0 = time.perf_counter()
 for _ in range(free.n_steps):

@@ -31,6 +31,7 @@ import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.generators import cylinder_inertia
 from denoc_bridge.joints import JointType
+from denoc_bridge.testing import pin_constraint_dynamics
 
 from _common import arguments, pyplot, save
 
@@ -75,12 +76,7 @@ wall = time.perf_counter() - t0
 
 print("1. constrained accelerations against pin.constraintDynamics (CONTACT_3D between coupler and rocker)")
 pm = db.to_pinocchio(model)
-lc = model.loops[0]
-cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
-                              lc.link2 + 1, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-pd, cd = pm.createData(), cm.createData()
-pin.initConstraintDynamics(pm, pd, [cm], [cd])
-settings = pin.ProximalSettings(1e-14, 1e-10, 200)
+pin_fd = pin_constraint_dynamics(model, pm)                   # pin.constraintDynamics, ProximalSettings(1e-14, ...)
 rng = np.random.default_rng(12)
 worst = {"lagrange": 0.0, "partitioning": 0.0}
 between, rows_C = 0.0, 0.0
@@ -89,7 +85,7 @@ states = tr.q[np.linspace(0, len(tr) - 1, 8).astype(int)]
 for q in states:
     v = loops.project_velocity(model, q, 3.0 * rng.normal(size=model.nv))
     tau = rng.normal(size=model.nv)
-    a_pin = pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], settings).copy()
+    a_pin = pin_fd(q, v, tau)
     scale = np.abs(a_pin).max()
     a = {m: loops.constrained_forward_dynamics(model, q, v, tau, method=m) for m in worst}
     for m in worst:

@@ -11,7 +11,7 @@ from denoc_bridge import loops
 from denoc_bridge.errors import InputError
 from denoc_bridge.generators import fourbar
 from denoc_bridge.joints import JointType
-from denoc_bridge.testing import random_model
+from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
 
 def _closed(model, q_ref, kind, link1, link2, tip, rpy, axis):
@@ -92,17 +92,12 @@ def test_compiled_lagrange_matches_pinocchio_on_a_weld_loop():
     rng = np.random.default_rng(5)
     q_ref = rng.uniform(-1, 1, model.nq)
     _closed(model, q_ref, "weld", model.n_links - 1, -1, np.array([0.1, 0.05, 0.2]), (0.0, 0.0, 0.0), (0, 0, 1))
-    pm = db.to_pinocchio(model)
-    lc = model.loops[0]
-    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
-                                  0, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-    pd, cd = pm.createData(), cm.createData()
-    pin.initConstraintDynamics(pm, pd, [cm], [cd])
+    pin_fd = pin_constraint_dynamics(model)
     for _ in range(3):
         q = loops.project_configuration(model, q_ref + 0.1 * rng.normal(size=model.nq))
         v = loops.project_velocity(model, q, rng.normal(size=model.nv))
         tau = rng.normal(size=model.nv)
-        a_pin = pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], pin.ProximalSettings(1e-14, 1e-10, 200))
+        a_pin = pin_fd(q, v, tau)
         a = db.forward_dynamics(model, q, v, tau)
         assert np.abs(a - a_pin).max() <= 1e-9 * np.abs(a_pin).max()
 
@@ -171,15 +166,9 @@ def test_loop_simulation_python_stepper_equals_the_compiled_one():
 
 def _pin_rk4_constrained(model, q, v, dt, n):
     """RK4 around pin.constraintDynamics (no stabilisation), vector-space joints."""
-    pm = db.to_pinocchio(model)
-    lc = model.loops[0]
-    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1),
-                                  lc.link2 + 1, pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-    pd, cd = pm.createData(), cm.createData()
-    pin.initConstraintDynamics(pm, pd, [cm], [cd])
-    settings = pin.ProximalSettings(1e-14, 1e-10, 200)
+    pin_fd = pin_constraint_dynamics(model)
     tau = np.zeros(model.nv)
-    f = lambda q, v: pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], settings).copy()  # noqa: E731
+    f = lambda q, v: pin_fd(q, v, tau)  # noqa: E731
     for _ in range(n):
         k1v = f(q, v)
         k2v = f(q + 0.5 * dt * v, v + 0.5 * dt * k1v)

@@ -2,7 +2,6 @@
 the constraint kinematics against finite differences, and the two methods against each other."""
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
@@ -11,18 +10,9 @@ from denoc_bridge.configuration import integrate
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.generators import fourbar
 from denoc_bridge.joints import JointType
-from denoc_bridge.testing import random_model
+from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
 S2 = np.sqrt(2.0)
-
-
-def _pin_constraint_dynamics(model, pm, q, v, tau, kind):
-    lc = model.loops[0]
-    cm = pin.RigidConstraintModel(kind, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1), lc.link2 + 1,
-                                  pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-    pd, cd = pm.createData(), cm.createData()
-    pin.initConstraintDynamics(pm, pd, [cm], [cd])
-    return pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], pin.ProximalSettings(1e-14, 1e-10, 200)).copy()
 
 
 def _fourbar_state(rng):
@@ -60,11 +50,11 @@ def test_fourbar_structure_holds_at_other_configurations():
 
 def test_fourbar_matches_pinocchio_constraint_dynamics():
     model = fourbar()
-    pm = db.to_pinocchio(model)
+    pin_fd = pin_constraint_dynamics(model)                     # CONTACT_3D: the planar loop's motion
     rng = np.random.default_rng(7)
     for _ in range(5):
         q, v, tau = _fourbar_state(rng)
-        a_pin = _pin_constraint_dynamics(model, pm, q, v, tau, pin.ContactType.CONTACT_3D)
+        a_pin = pin_fd(q, v, tau)
         scale = np.abs(a_pin).max()
         for method in ("lagrange", "partitioning"):
             a = loops.constrained_forward_dynamics(model, q, v, tau, method=method)
@@ -72,9 +62,8 @@ def test_fourbar_matches_pinocchio_constraint_dynamics():
         assert abs(a[2] + a[1]) <= 1e-12 * scale and abs(a[3] - a[1]) <= 1e-12 * scale   # parallelogram
 
 
-@pytest.mark.parametrize("kind,n_links,pin_kind", [("spherical", 6, pin.ContactType.CONTACT_3D),
-                                                    ("weld", 8, pin.ContactType.CONTACT_6D)])
-def test_spatial_loop_matches_pinocchio(kind, n_links, pin_kind):
+@pytest.mark.parametrize("kind,n_links", [("spherical", 6), ("weld", 8)])
+def test_spatial_loop_matches_pinocchio(kind, n_links):
     model = random_model(3, n_links, branching=0.0, joint_types=[JointType.REVOLUTE])
     rng = np.random.default_rng(5)
     q_ref = rng.uniform(-1, 1, model.nq)
@@ -82,19 +71,14 @@ def test_spatial_loop_matches_pinocchio(kind, n_links, pin_kind):
     tip = np.array([0.1, 0.05, 0.2])
     model.add_loop_closure("cut", kind, model.link_names[-1], "world", xyz1=tip, xyz2=p[-1] + R[-1] @ tip,
                            rotation2=R[-1])
-    pm = db.to_pinocchio(model)
+    pin_fd = pin_constraint_dynamics(model)                     # CONTACT_3D (ball) or CONTACT_6D (weld)
     for _ in range(4):
         q = loops.project_configuration(model, q_ref + 0.1 * rng.normal(size=model.nq))
         assert np.abs(loops.loop_residual(model, q)).max() <= 1e-12
         v = loops.project_velocity(model, q, rng.normal(size=model.nv))
         assert np.abs(loops.loop_jacobian(model, q) @ v).max() <= 1e-12
         tau = rng.normal(size=model.nv)
-        lc = model.loops[0]
-        cm = pin.RigidConstraintModel(pin_kind, pm, lc.link1 + 1, pin.SE3(lc.rotation1, lc.translation1), 0,
-                                      pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL)
-        pd, cd = pm.createData(), cm.createData()
-        pin.initConstraintDynamics(pm, pd, [cm], [cd])
-        a_pin = pin.constraintDynamics(pm, pd, q, v, tau, [cm], [cd], pin.ProximalSettings(1e-14, 1e-10, 200))
+        a_pin = pin_fd(q, v, tau)
         scale = np.abs(a_pin).max()
         for method in ("lagrange", "partitioning"):
             a = loops.constrained_forward_dynamics(model, q, v, tau, method=method)
