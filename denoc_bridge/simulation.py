@@ -487,14 +487,15 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
 
     solver_cls = getattr(si, method)
     y0 = np.concatenate([q0, v0])
-    solver = solver_cls(fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step)
+    solver = None
     n_saves = int(math.floor(t_final / dt + 1e-9)) + 1
     t_save = np.minimum(np.arange(n_saves) * dt, t_final)
     Y = [y0.copy()]
     failure = None
     with _Run(progress, t_final, f"{method} {model.name}") as run:
         run.steps = 0
-        try:
+        try:                                                    # the solver evaluates a(t = 0) already
+            solver = solver_cls(fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step)
             _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run)
         except _Bad as exc:
             st, t_bad, qb, vb = exc.args
@@ -512,7 +513,8 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     A = np.array([_acceleration(model, Q[i], V[i], TAU[i], forces.fext_at(t[i], Q[i], V[i]), K, D, q_rest,
                                 use_passive) for i in range(len(t))]).reshape(len(t), nv)
     state = "interrupted" if interrupted else ("failed" if failure else "completed")
-    message = f"interrupted by the user at t = {solver.t:.6g} s" if interrupted else ""
+    t_stop = solver.t if solver is not None else 0.0
+    message = f"interrupted by the user at t = {t_stop:.6g} s" if interrupted else ""
     traj = _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, state, message)
     if failure:
         st, t_bad, detail = failure

@@ -326,7 +326,9 @@ def _tree(robot):
     if len(roots) > 1:
         raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(roots[:5])}); it must have exactly one")
     if not roots:
-        raise URDFError("the URDF has no root link: its joints form a cycle")
+        cycle = sorted(link_names)
+        raise URDFError(f"the URDF has no root link: every link ({', '.join(repr(c) for c in cycle[:6])}"
+                        f"{', ...' if len(cycle) > 6 else ''}) has a parent joint, so its joints form a cycle")
     for joints in children.values():
         joints.sort(key=lambda j: j.name)
     return roots[0], children
@@ -346,6 +348,7 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
     # in the body frame, or ("joint", joint, parent body, R, p) with the joint frame at (R, p)
     stack = [("link", root, base_body, I3, z3)]
     visited = set()
+    no_inertial = []  # links of moving bodies without <inertial>: zero inertia, as in Pinocchio
     while stack:
         kind, item, body, R, p = stack.pop()
         if kind == "joint":
@@ -354,6 +357,8 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
         visited.add(item)
         frames.append(Frame(item, "link", body, R, p))
         if body >= 0:
+            if links[item].inertial is None:
+                no_inertial.append(item)
             m, c, Ic = _link_inertia(links[item])
             bodies[body].add_inertia(m, c, Ic, R, p)
         for joint in reversed(children[item]):  # popped in joint-name order
@@ -365,6 +370,10 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
             f"links {', '.join(repr(c) for c in cycle[:6])} are not reachable from the root link "
             f"'{root}': their joints form a cycle"
         )
+    if no_inertial:
+        more = f" and {len(no_inertial) - 5} more" if len(no_inertial) > 5 else ""
+        notes.append(f"{len(no_inertial)} moving link(s) without <inertial> ({', '.join(repr(n) for n in no_inertial[:5])}"
+                     f"{more}): zero mass and inertia, as in Pinocchio")
     return _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base, source, inertia_check)
 
 

@@ -69,6 +69,11 @@ def configuration(model, q, name: str = "q") -> np.ndarray:
             raise InputError(
                 f"{name}[{i0}:{i0 + size}] is a {what} of zero norm for joint {model.joint_label(_owner(model, i0, 'q'))}"
             )
+        huge = np.flatnonzero(~np.isfinite(norms))  # finite entries whose norm overflows
+        if huge.size:
+            scaled = q[idx[huge]] / np.max(np.abs(q[idx[huge]]), axis=1, keepdims=True)
+            q[idx[huge]] = scaled
+            norms[huge] = np.linalg.norm(scaled, axis=1)
         q[idx] /= norms[:, None]
     return q
 
