@@ -286,24 +286,25 @@ def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
         if with_bias:
             _point_motion(ws, l1, x1, m1)
             _point_motion(ws, l2, x2, m2)
-        if typ != PRISMATIC:                                    # x_2 - x_1 = 0
-            for i in range(3):
-                phi[r + i] = dvec[i]
-                for j in range(C.shape[1]):
-                    C[r + i, j] = J[3, i, j] - J[1, i, j]
-                if with_bias:
-                    gamma[r + i] = m2[3, i] - m1[3, i]
-            r += 3
-        if typ == WELD or typ == PRISMATIC:                     # no relative rotation
-            for i in range(3):
-                phi[r + i] = rot[i]
-                for j in range(C.shape[1]):
-                    C[r + i, j] = J[2, i, j] - J[0, i, j]
-                if with_bias:
-                    gamma[r + i] = m2[2, i] - m1[2, i]
-            r += 3
+        if typ != PRISMATIC:                                    # x_2 - x_1 = 0: Jx2 - Jx1, xddot
+            r = _three_rows(r, dvec, J, 3, 1, m1, m2, 3, with_bias, phi, C, gamma)
+        if typ == WELD or typ == PRISMATIC:                     # no relative rotation: Jw2 - Jw1, omegadot
+            r = _three_rows(r, rot, J, 2, 0, m1, m2, 2, with_bias, phi, C, gamma)
         if typ == REVOLUTE or typ == PRISMATIC:
             _normal_rows(typ, r, l, lf, lg, B, dvec, J, m1, m2, with_bias, tmp, phi, C, gamma)
+
+
+@njit(cache=True, inline="always")
+def _three_rows(r, value, J, j2, j1, m1, m2, mrow, with_bias, phi, C, gamma):
+    """Rows r..r+2: phi = value, C = J[j2] - J[j1] (link 2's Jacobian minus link 1's), and the
+    bias m2[mrow] - m1[mrow]; returns the next row."""
+    for i in range(3):
+        phi[r + i] = value[i]
+        for j in range(C.shape[1]):
+            C[r + i, j] = J[j2, i, j] - J[j1, i, j]
+        if with_bias:
+            gamma[r + i] = m2[mrow, i] - m1[mrow, i]
+    return r + 3
 
 
 @njit(cache=True)
