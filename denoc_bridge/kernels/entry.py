@@ -95,9 +95,16 @@ def _work(ki, work, nv):
 def forward_dynamics_unchecked(ki, kf, work, q, v, tau, fext, out):
     """The three passes of forward dynamics without the input checks (for the integrators,
     which check the accelerations instead): 0, or k + 1 for a singular articulated inertia."""
+    return forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, False)
+
+
+@njit(cache=True, inline="always")
+def forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, factors):
+    """Twists, articulated masses, accelerations; with ``factors`` the articulated pass also
+    keeps Ihat_k and Ihat_k^-1 in ``work`` (for solves that reuse them)."""
     out[:] = 0.0                                                # phi from inverse dynamics with qdd = 0
     twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
-    k = articulated_backward_recursion(ki, kf, tau, work, False)
+    k = articulated_backward_recursion(ki, kf, tau, work, factors)
     if k >= 0:
         return k + 1
     acceleration_forward_recursion(ki, kf, work, out)

@@ -39,11 +39,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import tables as T
 from .configuration import integrate
-from .entry import valid_state
-from .forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
+from .entry import forward_dynamics_passes, valid_state
+from .forward_dynamics import acceleration_forward_recursion
 from .integrators import applied, is_vector_space, step_configuration, tangent_rate
-from .inverse_dynamics import (NO_E, module_row, modules, n_modules, offset, rotation, twist_forward_recursion,
-                               unit6)
+from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
 from .joints import CONTINUOUS as J_CONTINUOUS, REVOLUTE as J_REVOLUTE, UNIVERSAL as J_UNIVERSAL
 from .joints import joint_subspace, joint_subspace_rate, joint_transform
 from .spatial6 import apply_A, apply_At, pick6
@@ -426,17 +425,10 @@ def cholesky_solve(K, b, x):
 
 @njit(cache=True)
 def factorised_forward_dynamics(ki, kf, work, q, v, tau, fext, out):
-    """The forward dynamics of :func:`..entry.forward_dynamics_unchecked` (twists, articulated
-    masses, accelerations) that also keeps Ihat_k^-1 of the one-DOF joints in ``work``: with
+    """Forward dynamics that also keeps Ihat_k^-1 of the one-DOF joints in ``work``: with
     Psi_k and the geometry, the factors that :func:`solve` reuses.  0, or k + 1 for a
     singular articulated inertia."""
-    out[:] = 0.0
-    twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
-    k = articulated_backward_recursion(ki, kf, tau, work, True)
-    if k >= 0:
-        return k + 1
-    acceleration_forward_recursion(ki, kf, work, out)
-    return 0
+    return forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, True)
 
 
 @njit(cache=True, fastmath={"contract"})
