@@ -70,12 +70,14 @@ def _method_name(method: str) -> str:
 
 
 def _vector(model, x, n, name):
+    """A checked velocity-sized vector (v0)."""
     x = _inputs.real_array(x, name)
     if x.shape != (n,):
         raise InputError(f"{name} must have shape ({n},) (model '{model.name}'), got {x.shape}")
     if not np.all(np.isfinite(x)):
         k = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise InputError(f"{name}[{k}] = {x[k]} is not finite")
+        joint = model.joint_label(_inputs._owner(model, k, "v"))
+        raise InputError(f"{name}[{k}] = {x[k]} is not finite (joint {joint})")
     return np.ascontiguousarray(x, dtype=float)
 
 
@@ -101,8 +103,12 @@ class _Forces:
             else:
                 raise InputError(f"tau must be None, a ({nv},) array, an (n_steps, {nv}) array or a callable "
                                  f"tau(t, q, v); got shape {arr.shape}")
-            if not np.all(np.isfinite(self.table)):
-                raise InputError("tau holds a value that is not finite")
+            bad = np.argwhere(~np.isfinite(self.table))
+            if bad.size:
+                r, i = (int(x) for x in bad[0])
+                where = f"tau[{i}]" if self.mode == ki_.TAU_CONSTANT else f"tau[{r}, {i}] (step {r})"
+                raise InputError(f"{where} = {self.table[r, i]} is not finite "
+                                 f"(joint {model.joint_label(_inputs._owner(model, i, 'v'))})")
         if f_ext is None or self.fext_fn is not None:
             self.fext_pin, self.fext = None, _inputs.NO_FEXT
         else:

@@ -368,10 +368,6 @@ def _message(func, which, kind, model, detail):
     if kind == "none":
         return rf"\b{name} is None"
     value = "nan" if kind == "nan" else "inf"
-    if func == "simulate" and which == "x":
-        return r"\btau holds a value that is not finite"   # names the argument, not the entry
-    if func == "simulate" and which == "v":
-        return rf"\bv0\[{i}\] = {value} is not finite"     # names the argument and entry, not the joint
     return rf"\b{name}\[{i}\] = {value} is not finite \(joint '{model.joint_names[model.n_links - 1]}'"
 
 
@@ -383,28 +379,11 @@ def test_bad_numbers_raise_a_named_error(model, func, case, which, kind):
         _call(func, model, q, v, x, f)
 
 
-_OVERFLOW = pytest.mark.xfail(strict=True, reason="gap: the compiled inverse/forward dynamics normalise a "
-                              "quaternion whose squared norm overflows (entries ~1e200) to NaN and return NaN "
-                              "silently; the fix belongs in the kernels (kernels/entry.py valid_state or the "
-                              "quaternion normalisation)")
-
-
-_CIRCLE_OVERFLOW = pytest.mark.xfail(strict=True, reason="gap: the compiled fast paths of inverse/forward "
-                                     "dynamics and mass_matrix take a (cos, sin) pair whose squared norm overflows "
-                                     "(entries ~1e200) without normalising it and return wrong finite numbers "
-                                     "silently (simulate, which normalises q0 in _inputs.configuration first, is "
-                                     "right); the fix belongs in the kernels")
-
-
 @pytest.mark.parametrize("func", FUNCS)
 @pytest.mark.parametrize("kind", ["quaternion-scaled", "quaternion-tiny", "quaternion-huge", "circle-off",
                                   "circle-huge"])
-def test_off_manifold_configurations_are_normalised_never_nan(request, model, func, kind):
+def test_off_manifold_configurations_are_normalised_never_nan(model, func, kind):
     """Documented rule (README, _inputs): quaternions and (cos, sin) pairs are normalised."""
-    if kind == "quaternion-huge" and func in ("inverse_dynamics", "forward_dynamics"):
-        request.applymarker(_OVERFLOW)
-    if kind == "circle-huge" and func != "simulate":
-        request.applymarker(_CIRCLE_OVERFLOW)
     q = db.random_configuration(model, np.random.default_rng(0))
     v = np.random.default_rng(1).standard_normal(model.nv)
     x = np.random.default_rng(2).standard_normal(model.nv)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from . import tables as T
-from .joints import joint_subspace, joint_transform
+from .joints import joint_subspace, joint_transform, unit_pair
 from .spatial6 import rot3
 from .trig import cos_sin, cos_sin_any
 
@@ -77,8 +77,7 @@ def joint_geometry(ki, kf, q, nv, work, full, first, end, poly):
         if jt == 0:
             c, s = cos_sin_any(q[iq], poly)
         elif jt == 1:                                           # continuous: (cos, sin), normalised
-            n = np.sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1])
-            c, s = q[iq] / n, q[iq + 1] / n
+            c, s = unit_pair(q[iq], q[iq + 1])
         else:
             c, s = 1.0, 0.0
         if code <= 2:                                           # rotation about a coordinate axis

@@ -22,6 +22,16 @@ PLANAR = 6
 TRANSLATION = 7
 
 
+@njit(cache=True, inline="always")
+def unit_pair(a, b):
+    """(a, b) / |(a, b)|, scaled by max(|a|, |b|) first so that the squares neither overflow
+    (entries ~1e200) nor underflow; a (0, 0) pair is refused before (entry.valid_state)."""
+    m = max(abs(a), abs(b))
+    a, b = a / m, b / m
+    n = np.sqrt(a * a + b * b)
+    return a / n, b / n
+
+
 @njit(cache=True)
 def rotation_about_axis(e, c, s, R):
     """Rodrigues: R = c 1 + s ex + (1 - c) e e^T for a unit axis e."""
@@ -40,7 +50,10 @@ def rotation_about_axis(e, c, s, R):
 @njit(cache=True)
 def quaternion_rotation(x, y, z, w, R):
     """Rotation matrix of the quaternion (x, y, z, w) (Pinocchio's order), normalised on the fly:
-    R = 1 + s (w [v]x + [v]x^2) with s = 2 / |q|^2."""
+    R = 1 + s (w [v]x + [v]x^2) with s = 2 / |q|^2, after scaling by the largest entry so that
+    |q|^2 can neither overflow nor underflow."""
+    m = max(max(abs(x), abs(y)), max(abs(z), abs(w)))
+    x, y, z, w = x / m, y / m, z / m, w / m
     s = 2.0 / (x * x + y * y + z * z + w * w)
     R[0, 0] = 1.0 - s * (y * y + z * z)
     R[0, 1] = s * (x * y - z * w)
@@ -67,8 +80,8 @@ def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
     if jtype == REVOLUTE:
         rotation_about_axis(axis, np.cos(q[0]), np.sin(q[0]), R)
     elif jtype == CONTINUOUS:
-        n = np.sqrt(q[0] * q[0] + q[1] * q[1])                 # (cos, sin) normalised on the fly
-        rotation_about_axis(axis, q[0] / n, q[1] / n, R)
+        c, s = unit_pair(q[0], q[1])                           # (cos, sin) normalised on the fly
+        rotation_about_axis(axis, c, s, R)
     elif jtype == PRISMATIC:
         for i in range(3):
             p[i] = axis[i] * q[0]
@@ -93,13 +106,13 @@ def joint_transform(jtype, axis, axis2, q, R, p, tmpR):
             for j in range(3):
                 R[i, j] = tmpR[i, j]
     elif jtype == PLANAR:
-        n = np.sqrt(q[2] * q[2] + q[3] * q[3])
+        c, s = unit_pair(q[2], q[3])
         p[0] = q[0]
         p[1] = q[1]
-        R[0, 0] = q[2] / n
-        R[0, 1] = -q[3] / n
-        R[1, 0] = q[3] / n
-        R[1, 1] = q[2] / n
+        R[0, 0] = c
+        R[0, 1] = -s
+        R[1, 0] = s
+        R[1, 1] = c
     elif jtype == TRANSLATION:
         for i in range(3):
             p[i] = q[i]

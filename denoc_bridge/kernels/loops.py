@@ -42,6 +42,7 @@ from .configuration import integrate
 from .entry import forward_dynamics_passes, valid_state
 from .forward_dynamics import acceleration_forward_recursion
 from .integrators import applied, is_vector_space, step_configuration, tangent_rate
+from .joints import unit_pair
 from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
 from .joints import CONTINUOUS as J_CONTINUOUS, REVOLUTE as J_REVOLUTE, UNIVERSAL as J_UNIVERSAL
 from .joints import joint_subspace, joint_subspace_rate, joint_transform
@@ -96,8 +97,7 @@ def world_kinematics(mt, q, v, with_v, ws, n):
             if jt == J_REVOLUTE:
                 c, sn = np.cos(q[iq]), np.sin(q[iq])
             else:                                               # (cos, sin), normalised on the fly
-                nrm = np.sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1])
-                c, sn = q[iq] / nrm, q[iq + 1] / nrm
+                c, sn = unit_pair(q[iq], q[iq + 1])
             tc = 1.0 - c
             A = _mul3(R0, (c + tc * e0 * e0, tc * e0 * e1 - sn * e2, tc * e0 * e2 + sn * e1,
                            tc * e1 * e0 + sn * e2, c + tc * e1 * e1, tc * e1 * e2 - sn * e0,
