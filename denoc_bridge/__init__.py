@@ -49,9 +49,10 @@ from .model import Model
 from .modules import Module
 from .pinocchio_io import from_pinocchio, to_pinocchio
 from .motions import cycloidal_motion, feedforward, trajectory_torques
-from .simulation import simulate
+from .simulation import simulate, simulate_batch
+from .sweeps import SweepResult, sweep
 from .trajectory import Trajectory
-from . import loops, mimic
+from . import loops, mimic, sweeps
 from .robots import load_robot
 from .urdf import load_urdf
 
@@ -97,6 +98,9 @@ __all__ = [
     "potential_energy",
     "random_configuration",
     "simulate",
+    "simulate_batch",
+    "sweep",
+    "SweepResult",
     "to_pinocchio",
     "trajectory_torques",
     "udut",

@@ -14,6 +14,8 @@ Examples::
     denoc-bridge validate solo12 --samples 5          # compare with Pinocchio, exit 1 on mismatch
     denoc-bridge info gripper                         # the 4-DOF gripper of the papers (000 §3.1)
     denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
+    denoc-bridge sweep rope --grid mass_scale=0.5,1,2 --grid "q0[0]=-0.5:0.5:5" --out sweep_rope
+    denoc-bridge sweep panda --cases cases.csv --out runs --scheduler tcp://10.0.0.5:8786
 
 ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
 generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.
@@ -144,6 +146,39 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
     bench.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 9, quick 3)")
     bench.add_argument("--out", metavar="DIR", help="also write speed.json, speed.md and scaling.png there")
+
+    sw = sub.add_parser(
+        "sweep", help="run many simulations (a CSV of cases or a grid) on a Dask cluster",
+        description=wrap("One simulation per case, on a Dask LocalCluster of --workers processes (default) or on "
+                         "the cluster at --scheduler; each finished case is saved in DIR/cases (CASE.npz: the "
+                         "trajectory, CASE.json: its row), the table in DIR/summary.csv (and summary.parquet with "
+                         "pyarrow).  Run it again with the same DIR to finish a sweep that was interrupted.  Case "
+                         "columns: q0[i], v0[i], tau[i] (or q0.JOINT, ...), t_final, dt, method, and the model "
+                         "parameters mass_scale, mass.LINK, length_scale, length_scale.LINK, damping, "
+                         "damping.JOINT, stiffness, stiffness.JOINT, gravity_scale (see denoc_bridge.sweeps)."),
+        epilog=_examples("sweep"), formatter_class=raw)
+    _robot_arguments(sw)
+    cases = sw.add_mutually_exclusive_group(required=True)
+    cases.add_argument("--cases", metavar="CASES.csv", help="one case per row (header: the case columns)")
+    cases.add_argument("--grid", action="append", metavar="NAME=VALUES",
+                       help="a grid axis: NAME=v1,v2,... or NAME=start:stop:count (repeat for a full factorial "
+                            "design)")
+    sw.add_argument("--out", metavar="DIR", required=True, help="output folder (created; reused to resume)")
+    sw.add_argument("--duration", type=float, default=1.0, metavar="S", help="simulated seconds (default 1)")
+    sw.add_argument("--dt", type=float, default=1e-3, metavar="DT", help="time step (default 0.001)")
+    sw.add_argument("--method", default="rk4", metavar="METHOD", help="rk4 (default), euler, RK45, ...")
+    sw.add_argument("--save-every", type=int, default=None, metavar="K", help="keep every K-th step")
+    sw.add_argument("--metrics", default=",".join(("t_end", "wall_time", "energy_drift", "total_energy_end")),
+                    help="summary columns, comma-separated (default %(default)s; also kinetic_energy_end, "
+                         "potential_energy_end, max_abs_v, n_steps, q_end, v_end)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR", help="run on the Dask cluster at ADDR (tcp://HOST:PORT)")
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="worker processes of the local cluster (default: the number of cores)")
+    where.add_argument("--inline", action="store_true", help="run in this process, without Dask")
+    sw.add_argument("--batch-size", type=int, default=16, metavar="N", help="cases per task (default 16)")
+    sw.add_argument("--no-trajectories", action="store_true", help="save the rows only, not the trajectories")
+    sw.add_argument("--restart", action="store_true", help="run every case again (default: resume)")
     return parser
 
 
@@ -594,6 +629,90 @@ def _bench(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ sweep
+def _grid_axis(text: str):
+    """(name, values) of --grid NAME=v1,v2 or NAME=start:stop:count."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not name or not values.strip():
+        raise DenocError(f"--grid {text!r}: expected NAME=v1,v2,... or NAME=start:stop:count")
+    try:
+        if ":" in values:
+            start, stop, count = values.split(":")
+            n = int(count)
+            if n < 1:
+                raise ValueError
+            return name, np.linspace(float(start), float(stop), n)
+        return name, [float(x) for x in values.split(",")]
+    except ValueError:
+        raise DenocError(f"--grid {text!r}: the values must be numbers (v1,v2,...) or start:stop:count with a "
+                         "positive whole count") from None
+
+
+def _sweep(args) -> int:
+    import denoc_bridge as db
+
+    from .robots import load_robot
+    from .sweeps import grid, read_cases
+
+    _positive(args.duration, "--duration")
+    _positive(args.dt, "--dt")
+    if args.workers is not None and args.workers < 1:
+        raise DenocError(f"--workers must be at least 1, got {args.workers}")
+    if args.batch_size < 1:
+        raise DenocError(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.cases:
+        cases = read_cases(args.cases)
+        what = f"{len(cases)} cases from {args.cases}"
+    else:
+        axes = dict(_grid_axis(g) for g in args.grid)
+        cases = grid(axes)
+        what = f"{len(cases)} cases (grid " + " x ".join(f"{k}: {len(v)}" for k, v in axes.items()) + ")"
+    model = load_robot(args.robot, floating_base=args.floating)
+    where = ("this process" if args.inline else f"the Dask cluster at {args.scheduler}" if args.scheduler
+             else f"a local Dask cluster of {args.workers or os.cpu_count()} worker processes")
+    print(f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {args.method}, dt = {args.dt:g} s; "
+          f"on {where}", flush=True)
+    kwargs = {"t_final": args.duration, "dt": args.dt, "method": args.method}
+    if args.save_every:
+        kwargs["save_every"] = args.save_every
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    res = db.sweep(model, cases, kwargs, out=args.out, metrics=metrics, batch_size=args.batch_size,
+                   scheduler="inline" if args.inline else args.scheduler, workers=args.workers,
+                   resume=not args.restart, save_trajectories=not args.no_trajectories,
+                   progress=bool(sys.stderr.isatty()))
+    print(res.summary())
+    _sweep_table(res, metrics)
+    for row in res.failed[:10]:
+        print(f"  {row['case']}: {row['status']}: {row['error']}")
+    if len(res.failed) > 10:
+        print(f"  ... and {len(res.failed) - 10} more (see the status and error columns)")
+    out = Path(args.out)
+    print(f"wrote {(out / 'summary.csv').resolve()}" + (" (and summary.parquet)" if (out / "summary.parquet").exists()
+                                                        else ""))
+    return 1 if res.failed else 0
+
+
+def _sweep_table(res, metrics) -> None:
+    """min / median / max of each scalar metric over the completed cases."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    done = [r for r in res.rows if r.get("status") == "completed"]
+    table = Table(box=box.SIMPLE, title=None)
+    for col in ("metric", "min", "median", "max"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    shown = 0
+    for name in metrics:
+        values = [r[name] for r in done if isinstance(r.get(name), (int, float))]
+        if values:
+            table.add_row(name, *(f"{x:.4g}" for x in (np.min(values), np.median(values), np.max(values))))
+            shown += 1
+    if shown:
+        Console(width=100).print(table)
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     text = " ".join(str(message).split())
     print(f"denoc-bridge: warning: {text}", file=sys.stderr)
@@ -606,7 +725,8 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     np.set_printoptions(precision=4, suppress=True)
-    command = {"info": _info, "validate": _validate, "simulate": _simulate, "bench": _bench}[args.command]
+    command = {"info": _info, "validate": _validate, "simulate": _simulate, "bench": _bench,
+               "sweep": _sweep}[args.command]
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning       # one line per warning, no source line
         try:

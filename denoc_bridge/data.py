@@ -10,12 +10,35 @@ calls from several threads at once are safe.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .errors import InputError
 from .kernels import tables as T
 
 __all__ = ["Data"]
+
+_PARALLEL_LOCK = threading.Lock()
+_layer_is_threadsafe = None          # unknown until the first parallel kernel has run
+
+
+def run_parallel(kernel, *args):
+    """Call a ``parallel=True`` kernel (the batch entries).  Numba's "workqueue" threading layer
+    (the one left when neither TBB nor OpenMP loads, e.g. pip installs on macOS) aborts the
+    process when two threads launch parallel regions at once ("Concurrent access has been
+    detected"); with it the launches are serialised by a lock (OpenMP and TBB are thread-safe
+    and run unlocked once the layer is known)."""
+    global _layer_is_threadsafe
+    if _layer_is_threadsafe:
+        return kernel(*args)
+    with _PARALLEL_LOCK:
+        out = kernel(*args)
+        if _layer_is_threadsafe is None:
+            import numba
+
+            _layer_is_threadsafe = numba.threading_layer() != "workqueue"
+    return out
 
 
 class Data:

@@ -176,6 +176,7 @@ class Model:
         loops: Sequence = (),
         warnings: Sequence[str] = (),
         inertia_check: str = "raise",
+        _warn_inertia: bool = True,
     ):
         self.name = str(name)
         self.link_names = tuple(str(s) for s in link_names)
@@ -260,7 +261,7 @@ class Model:
 
         self._validate_structure()
         self._validate_joints()
-        self._validate_inertias(inertia_check)
+        self._validate_inertias(inertia_check, _warn_inertia)
 
         start, end, mparent, link_module = decompose_into_modules(self.parent)
         self.module_start = _readonly(start, np.int64)
@@ -355,7 +356,7 @@ class Model:
             name = self.joint_names[k] if kind == "joint" else self.link_names[k]
             raise ModelError(f"{kind} '{name}': {message}")
 
-    def _validate_inertias(self, inertia_check: str):
+    def _validate_inertias(self, inertia_check: str, warn: bool = True):
         m, c, I = self.mass, self.com, self.inertia
         finite = np.isfinite(m) & np.isfinite(c).all(axis=1) & np.isfinite(I).all(axis=(1, 2))
         self._first_bad(~finite, "link", "mass, centre of mass and inertia must be finite")
@@ -367,7 +368,8 @@ class Model:
         if notes and inertia_check == "raise":
             raise ModelError(notes[0])
         if notes:
-            self.warnings = self.warnings + tuple(notes)
+            self.warnings = self.warnings + tuple(n for n in notes if n not in self.warnings)   # replace() keeps them
+        if notes and warn:
             warnings.warn(
                 f"model '{self.name}': {len(notes)} non-physical inertia(s), first: {notes[0]} "
                 "(listed in model.warnings)",
@@ -418,12 +420,11 @@ class Model:
         if unknown:
             raise TypeError(f"Model.replace: unknown argument(s) {sorted(unknown)}")
         args.update(changes)
-        import warnings as _w
-
-        with _w.catch_warnings():
-            if "inertia" not in changes and "mass" not in changes and "com" not in changes:
-                _w.simplefilter("ignore", PhysicsWarning)              # already reported for this model
-            return Model(**args)
+        # inertias already reported for this model are not reported again; no warnings.catch_warnings()
+        # here: it swaps the process-wide filters and is not thread-safe (concurrent first calls on a
+        # model with loops, which builds its gravity-free twin, could leave PhysicsWarning ignored)
+        quiet = "inertia" not in changes and "mass" not in changes and "com" not in changes
+        return Model(**args, _warn_inertia=not quiet)
 
     @property
     def link_mass_matrix(self) -> np.ndarray:

@@ -45,6 +45,7 @@ import warnings
 import numpy as np
 
 from .algorithms import _inputs
+from .data import run_parallel
 from .errors import InputError, SimulationError
 from .kernels import configuration as kc
 from .kernels import entry
@@ -53,7 +54,7 @@ from .kernels import tables as T
 from .spatial import internal_to_pin
 from .trajectory import Trajectory
 
-__all__ = ["simulate", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
+__all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
 FIXED_STEP_METHODS = ("rk4", "euler")
 ADAPTIVE_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
@@ -220,14 +221,7 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     method = _method_name(method)
     q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
     v0 = _vector(model, v0, model.nv, "v0")
-    t_final, dt = float(t_final), float(dt)
-    if not (math.isfinite(t_final) and t_final > 0):
-        raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
-    if not (math.isfinite(dt) and dt > 0):
-        raise InputError(f"dt must be a positive number of seconds, got {dt}")
-    n_steps = max(1, int(round(t_final / dt)))
-    if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
-        raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
+    t_final, dt, n_steps = _steps(t_final, dt, method)
     if dynamics not in ("recursive", "cholesky"):
         raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
     forces = _Forces(model, tau, f_ext, n_steps, method)
@@ -245,6 +239,19 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress)
+
+
+def _steps(t_final, dt, method):
+    """(t_final, dt, number of steps), checked."""
+    t_final, dt = float(t_final), float(dt)
+    if not (math.isfinite(t_final) and t_final > 0):
+        raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
+    if not (math.isfinite(dt) and dt > 0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt}")
+    n_steps = max(1, int(round(t_final / dt)))
+    if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
+        raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
+    return t_final, dt, n_steps
 
 
 def _stride(model, n_steps, save_every):
@@ -296,7 +303,6 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
     scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
     work = model.thread_work()
     stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
-    evals_per_step = 4 if method == "rk4" else 1
     step, saved, status, chunk = 0, 0, 0, 8
     with _Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
@@ -312,17 +318,7 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
             chunk = max(1, min(4 * chunk, int(chunk * _CHUNK_SECONDS / max(elapsed, 1e-6))))
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
-    if not status and not interrupted and step % stride == 0:             # the final state
-        tau_end = forces.tau_at(step * dt, q, v, step)
-        a_end = _acceleration(model, q, v, tau_end, forces.fext, K, D, q_rest, use_passive)
-        Q[saved], V[saved], A[saved] = q, v, a_end
-        saved += 1
-    t = np.arange(saved) * (stride * dt)
-    TAU = _actuation_table(model, forces, t, saved, stride)
-    state = "interrupted" if interrupted else ("failed" if status else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
-    traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, wall, step,
-                       evals_per_step * step + (1 if state == "completed" else 0), state, message)
+    traj = _finish(model, forces, method, passive, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall)
     if status:
         if method == "euler":
             stage = [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
@@ -333,6 +329,105 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
+
+
+def _finish(model, forces, method, passive, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall):
+    """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
+    ``saved`` rows of Q, V, A filled: the final state is appended when the run completed on a
+    saved step."""
+    if not status and not interrupted and step % stride == 0:             # the final state
+        K, D, q_rest, use_passive = _passive_arrays(model, passive)
+        tau_end = forces.tau_at(step * dt, q, v, step)
+        a_end = _acceleration(model, q, v, tau_end, forces.fext, K, D, q_rest, use_passive)
+        Q[saved], V[saved], A[saved] = q, v, a_end
+        saved += 1
+    t = np.arange(saved) * (stride * dt)
+    TAU = _actuation_table(model, forces, t, saved, stride)
+    state = "interrupted" if interrupted else ("failed" if status else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    evals_per_step = 4 if method == "rk4" else 1
+    return _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, wall, step,
+                       evals_per_step * step + (1 if state == "completed" else 0), state, message)
+
+
+def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
+                   passive: bool = True, save_every: int | None = None, errors: str = "raise") -> list:
+    """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
+    whole fixed-step run, cases in parallel on numba's threads.
+
+    ``q0`` is (B, nq) or one (nq,) configuration for all, ``v0`` (B, nv) or (nv,); ``tau`` None,
+    one (nv,) vector for all, (B, nv) (one constant vector per case) or (B, n_steps, nv); B is
+    the leading size of whichever of them has one.
+    ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
+    wrenches and no controller (use :func:`simulate` for those).  Each trajectory holds the
+    same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
+    wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
+    "raise"``, the first in case order) or stands in the list as that exception (``errors=
+    "return"``).
+    """
+    method = _method_name(method)
+    if method not in FIXED_STEP_METHODS:
+        raise InputError(f"simulate_batch runs the fixed-step methods {FIXED_STEP_METHODS}; got {method!r} "
+                         "(use simulate for the adaptive ones)")
+    if errors not in ("raise", "return"):
+        raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
+    if model.loops:
+        raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
+    Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
+    T0 = None if tau is None else _inputs.real_array(tau, "tau")
+    leading = [a.shape[0] for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
+               if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)]
+    B = max(leading, default=1)
+    Q0 = np.array([_inputs.configuration(model, row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(
+        Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)])
+    V0 = np.broadcast_to(V0, (B, model.nv)) if V0.ndim == 1 else V0
+    if Q0.shape != (B, model.nq) or V0.shape != (B, model.nv):
+        raise InputError(f"q0 and v0 must have shapes ({B}, {model.nq}) and ({B}, {model.nv}) (or one state for "
+                         f"all cases), got {np.shape(q0)} and {np.shape(v0)}")
+    V0 = np.ascontiguousarray([_vector(model, row, model.nv, f"v0[{b}]") for b, row in enumerate(V0)])
+    t_final, dt, n_steps = _steps(t_final, dt, method)
+    taus = _batch_torques(model, tau, B, n_steps)
+    forces = [_Forces(model, tb, None, n_steps, method) for tb in taus]
+    stride = _stride(model, n_steps, save_every)
+    n_saves = n_steps // stride + 1
+    Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
+    mode = forces[0].mode
+    table = np.ascontiguousarray(np.stack([f.table for f in forces]))
+    K, D, q_rest, use_passive = _passive_arrays(model, passive)
+    done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
+    Q, V = Q0.copy(), V0.copy()
+    t0 = time.perf_counter()
+    run_parallel(ki_.run_batch, model._kt, Q, V, n_steps, dt, mode, table, _inputs.NO_FEXT, K, D, q_rest,
+                 use_passive, stride, Qs, Vs, As, done, status, saved, method == "euler")
+    wall = (time.perf_counter() - t0) / B
+    out = []
+    for b in range(B):
+        if status[b]:            # the same numbers again, alone, for the error that names time and joint
+            try:
+                out.append(simulate(model, Q0[b], V0[b], t_final, dt, taus[b], method, passive=passive,
+                                    save_every=stride, progress=False))
+            except SimulationError as exc:
+                if errors == "raise":
+                    raise
+                out.append(exc)
+            continue
+        out.append(_finish(model, forces[b], method, passive, dt, stride, int(done[b]), Q[b], V[b], Qs[b], Vs[b],
+                           As[b], int(saved[b]), 0, False, wall))
+    return out
+
+
+def _batch_torques(model, tau, B, n_steps):
+    """Per case: None, an (nv,) vector or an (n_steps, nv) table (all cases the same kind)."""
+    if tau is None:
+        return [None] * B
+    arr = _inputs.real_array(tau, "tau")
+    nv = model.nv
+    if arr.shape == (nv,):
+        return [arr] * B
+    if arr.shape == (B, nv) or (arr.ndim == 3 and arr.shape[0] == B and arr.shape[2] == nv):
+        return list(arr)
+    raise InputError(f"tau must be None, an ({nv},) vector, a ({B}, {nv}) array (one constant vector per case) "
+                     f"or a ({B}, {n_steps}, {nv}) array; got shape {arr.shape}")
 
 
 def _actuation_table(model, forces, t, saved, stride):
@@ -396,6 +491,8 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
         if forces.cholesky:
             return _cholesky_accelerations(model, qs, vs, total, forces.fext_pin_at(t, qs, vs), out), tau
         st = entry.forward_dynamics_state(model._kt, work, qs, vs, total, forces.fext_at(t, qs, vs), out)
+        if st == 0 and not np.all(np.isfinite(out)):            # overflowed: as the compiled steppers
+            st = -1
         return st, tau
 
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
@@ -423,7 +520,7 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
                     kc.dexpinv(ki, xi, vs, kx[i + 1])
                     st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
                     if st:
-                        failed = (st, t + c * dt, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"),
+                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"),
                                                    ("a", kv[i + 1], "v")])
                         break
                 if failed:

@@ -238,3 +238,34 @@ def pin_constraint_dynamics(model, pm=None, *, accuracy: float = 1e-14, mu: floa
     pin.initConstraintDynamics(pm, pd, cms, cds)
     settings = pin.ProximalSettings(accuracy, mu, max_iter)
     return lambda q, v, tau: pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, settings).copy()
+
+
+class KillWorkerOnce:
+    """A sweep metric that kills the process it runs in (SIGKILL, as a crash or the OOM killer
+    would) the ``after``-th time it is called across all processes, once; otherwise returns 0.
+
+    For the test of a sweep that loses a Dask worker mid-run (tests/test_sweeps.py): the
+    calls are counted with files in ``folder`` (exclusive creation), so exactly one process
+    dies, whatever the scheduling.
+    """
+
+    __name__ = "kill_worker_once"
+
+    def __init__(self, folder, after: int = 3):
+        self.folder = str(folder)
+        self.after = int(after)
+
+    def __call__(self, trajectory) -> float:
+        import os
+        import signal
+
+        for i in range(1, 1 << 20):
+            try:
+                fd = os.open(os.path.join(self.folder, f"call{i}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            if i == self.after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return 0.0
+        return 0.0

@@ -170,11 +170,12 @@ class Trajectory:
         n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
         return self.at(self.t[0] + np.arange(n) / fps)
 
-    def to_npz(self, path) -> None:
-        """Save to a compressed ``.npz`` (arrays, the model's name and joint names, metadata);
+    def to_npz(self, path, compress: bool = True) -> None:
+        """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
+        unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
         :meth:`load` reads it back with the model."""
         m = self.model
-        np.savez_compressed(
+        (np.savez_compressed if compress else np.savez)(
             path, t=self.t, q=self.q, v=self.v, a=self.a, tau=self.tau,
             f_ext=self.f_ext if self.f_ext is not None else np.zeros((0, 6)),
             kinetic_energy=self.kinetic_energy, potential_energy=self.potential_energy,

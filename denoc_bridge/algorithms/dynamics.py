@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..data import Data
+from ..data import Data, run_parallel
 from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
@@ -75,7 +75,7 @@ def _batch(inverse, model, q, v, x, fext, B, xname):
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
     n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
-    entry.dynamics_batch(model._kt, q, v, x, fext, out, status, n_chunks, inverse)
+    run_parallel(entry.dynamics_batch, model._kt, q, v, x, fext, out, status, n_chunks, inverse)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -279,8 +279,12 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
         from .. import mimic
 
         return mimic.mass_matrix(model, q, data=data)
-    q = _inputs.configuration(model, q)
+    # converted and checked, but normalised by the kernel as on the fast path: normalising here
+    # first changed the last bits, so that the first call of a thread (no work array yet) or a
+    # list differed from the same call on the fast path
+    q = _inputs.vector(model, q, "q", "q")
     if entry.mass_matrix_state(model._kt, _work(model, data), q, out):
+        _inputs.configuration(model, q)                         # names a zero quaternion or (cos, sin) pair
         raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
     return out
 

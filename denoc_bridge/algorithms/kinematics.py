@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..data import Data
+from ..data import Data, run_parallel
 from ..kernels import energy as _ke
 from . import _inputs
 from ..kernels import kinematics as kk
@@ -56,8 +56,8 @@ def energies(model, q, v, *, springs: bool = True):
     n = Q.shape[0]
     kinetic, potential = np.empty(n), np.empty(n)
     chunks = max(1, min(n, 4 * numba.get_num_threads())) if n > 64 else 1
-    _ke.energies_batch(model._kt, Q, V, model.stiffness, model.rest_configuration, has_springs, kinetic, potential,
-                       chunks)
+    run_parallel(_ke.energies_batch, model._kt, Q, V, model.stiffness, model.rest_configuration, has_springs,
+                 kinetic, potential, chunks)
     if B is None:
         return float(kinetic[0]), float(potential[0])
     return kinetic, potential

@@ -14,7 +14,7 @@ is kept and the kernel's status is returned with the step.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import tables as T
 from .configuration import configuration_rate, dexpinv, difference, integrate
@@ -199,3 +199,27 @@ def ode_rhs(kt, work, q, v, tau, fext, qdot, a):
     ki = kt.view(np.int32)
     configuration_rate(ki, q, v, qdot)
     return forward_dynamics_state(kt, work, q, v, tau, fext, a)
+
+
+@njit(cache=True, parallel=True)
+def run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, Qs, Vs, As,
+              done, status, saved, euler):
+    """One whole fixed-step run per case of a batch that shares a model, cases in parallel.
+
+    Case b starts at (Q[b], V[b]) (updated in place to its last valid state), takes ``taus[b]``
+    (rows as in :func:`rk4_run`: one constant row, or one row per step) and saves into
+    Qs[b], Vs[b], As[b]; ``done[b]``, ``status[b]``, ``saved[b]`` are :func:`rk4_run`'s
+    (steps done, status, rows saved).  Each case has its own work and scratch arrays, and its
+    arithmetic is that of :func:`rk4_run` (or :func:`euler_run`) alone: the same numbers."""
+    ki = kt.view(T.INT)
+    nq, nv = Q.shape[1], V.shape[1]
+    rows = T.work_rows(ki.shape[0], nv, ki[0, T.NMOD] if ki.shape[0] > 0 else 0)
+    for b in prange(Q.shape[0]):
+        work = np.empty((rows, T.W))
+        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        if euler:
+            done[b], status[b], saved[b] = euler_run(kt, work, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b], fext,
+                                                     K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], s)
+        else:
+            done[b], status[b], saved[b] = rk4_run(kt, work, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b], fext,
+                                                   K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], s)

@@ -1,0 +1,851 @@
+"""Many simulations at once: a sweep of cases on this machine or on a Dask cluster.
+
+:func:`sweep` runs one :func:`~denoc_bridge.simulate` per *case* and returns a tidy
+:class:`SweepResult` (one row per case: its inputs, its status, the summary numbers asked
+for), with each case's trajectory saved in ``out`` as it finishes.
+
+Cases
+-----
+A case is a mapping (a row of a CSV file, an element of a list, a point of :func:`grid`).
+Its keys:
+
+``case``
+    its identifier (letters, digits, ``._-``; default ``case00000``, ``case00001``, ...):
+    the name of its files in ``out``.
+``q0``, ``v0``, ``tau``
+    the initial configuration and velocity and a constant actuation, as vectors in
+    Pinocchio's layout; or entry by entry, ``q0[3]``, ``v0[0]``, ``tau[5]``, or by joint name
+    for joints with one coordinate, ``q0.shoulder``, ``v0.elbow``, ``tau.wrist``.  Entries not
+    given are those of ``base_state`` (default the neutral configuration, at rest, no torque).
+``t_final``, ``dt``, ``method``, ``save_every``, ``passive``
+    per-case options of :func:`~denoc_bridge.simulate` (the others come from
+    ``simulate_kwargs``).
+model parameters
+    with a :class:`~denoc_bridge.Model`, the keys of :func:`vary`: ``mass_scale``,
+    ``mass.<link>``, ``length_scale``, ``length_scale.<link>``, ``damping``,
+    ``damping.<joint>``, ``stiffness``, ``stiffness.<joint>``, ``gravity_scale``; with a
+    factory (a callable returning a model), every other key is passed to it as a keyword
+    argument (``factory(**params)``; it must be picklable to run on a cluster).
+
+Execution
+---------
+Cases that share a model and options run together through
+:func:`~denoc_bridge.simulate_batch` (one compiled call for the batch; fixed-step methods, no
+loops, constant torques), the others one by one.  The batches are Dask tasks: by default on a
+``LocalCluster`` of ``workers`` processes started for the sweep and closed after it
+(``threads_per_worker=1``, numba's threads shared out), on an existing cluster with
+``scheduler="tcp://HOST:PORT"`` or ``client=``: the same code path.  ``scheduler="inline"``
+runs the same tasks in this process, without Dask.
+
+Results and files
+-----------------
+``out/sweep.json`` records the sweep (case identifiers, options, metrics).  Each finished
+case leaves ``out/cases/<case>.npz`` (its trajectory, :meth:`Trajectory.load` reads it; with
+``save_trajectories=True``) and then ``out/cases/<case>.json`` (its row); both are written by
+this process, atomically, as each task returns, so a worker that dies loses only the cases it
+was running (Dask runs them again elsewhere) and a sweep started again with the same ``out``
+(``resume=True``) skips the cases whose row exists.  At the end ``out/summary.csv`` (and
+``out/summary.parquet`` when pyarrow is installed) hold the table in case order.  A case that
+fails is a row with ``status`` ``"failed"`` (the simulation stopped: :class:`SimulationError`,
+its partial trajectory saved) or ``"error"`` (any other exception, e.g. a bad input or a
+factory that raised), with the message in ``error``; the sweep goes on.  Cases lost to the
+infrastructure (a task that killed its workers ``allowed-failures`` times) are ``"lost"``
+rows, returned but not saved, so that resuming runs them again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import DenocError, InputError, SimulationError
+
+__all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "METRICS"]
+
+_STATE_KEYS = ("q0", "v0", "tau")
+_OPTION_KEYS = ("t_final", "dt", "method", "save_every", "passive")
+_ENTRY = re.compile(r"^(q0|v0|tau)(?:\[(\d+)\]|\.(.+))$")
+_CASE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_MODEL_SCALARS = ("mass_scale", "length_scale", "damping", "stiffness", "gravity_scale")
+_MODEL_PREFIXES = ("mass.", "length_scale.", "damping.", "stiffness.")
+
+
+# ---------------------------------------------------------------------------- metrics
+def _energy_drift(traj):
+    d = traj.energy_drift(relative=True)
+    return float(np.max(np.abs(d))) if len(d) else float("nan")
+
+
+#: Summary numbers by name: each maps a Trajectory to a number or a vector (a vector becomes
+#: the columns ``name[0]``, ``name[1]``, ...).
+METRICS: dict[str, Callable] = {
+    "t_end": lambda tr: float(tr.t[-1]) if len(tr) else 0.0,
+    "n_steps": lambda tr: int(tr.n_steps),
+    "wall_time": lambda tr: float(tr.wall_time),
+    "energy_drift": _energy_drift,
+    "kinetic_energy_end": lambda tr: float(tr.kinetic_energy[-1]),
+    "potential_energy_end": lambda tr: float(tr.potential_energy[-1]),
+    "total_energy_end": lambda tr: float(tr.total_energy[-1]),
+    "max_abs_v": lambda tr: float(np.max(np.abs(tr.v))) if tr.v.size else 0.0,
+    "q_end": lambda tr: tr.q[-1],
+    "v_end": lambda tr: tr.v[-1],
+}
+DEFAULT_METRICS = ("t_end", "wall_time", "energy_drift", "total_energy_end")
+#: columns that differ between two runs of the same cases (timings)
+TIMING_COLUMNS = ("wall_time",)
+
+
+def _metric_functions(metrics) -> dict:
+    if isinstance(metrics, Mapping):
+        items = dict(metrics)
+    else:
+        items = {}
+        for m in metrics:
+            if callable(m):
+                items[getattr(m, "__name__", f"metric{len(items)}")] = m
+            elif m in METRICS:
+                items[m] = METRICS[m]
+            else:
+                raise InputError(f"unknown metric {m!r}; known: {', '.join(METRICS)} (or pass callables)")
+    for name, fn in items.items():
+        if not callable(fn):
+            raise InputError(f"metric {name!r} is not callable")
+    return items
+
+
+# ---------------------------------------------------------------------------- cases
+def grid(axes: Mapping[str, Iterable]) -> list[dict]:
+    """The cases of a full factorial design: every combination of the values of ``axes``
+    (``{"mass_scale": [0.5, 1, 2], "v0[0]": np.linspace(0, 1, 5)}`` gives 15 cases), the last
+    axis varying fastest."""
+    names = list(axes)
+    values = [list(np.asarray(axes[n]).reshape(-1)) if not isinstance(axes[n], (str, bytes)) else [axes[n]]
+              for n in names]
+    return [{n: _plain(x) for n, x in zip(names, combo)} for combo in itertools.product(*values)]
+
+
+def read_cases(path) -> list[dict]:
+    """Cases from a CSV file with a header row: one case per row, numbers parsed as floats
+    (the ``case`` and ``method`` columns stay text; an empty cell leaves the key out)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"cases file {path}: {exc.strerror or exc}") from None
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if not rows:
+        raise InputError(f"cases file {path}: no rows (a header line and one row per case expected)")
+    out = []
+    for i, row in enumerate(rows, start=2):
+        case = {}
+        for key, raw in row.items():
+            if key is None:
+                raise InputError(f"cases file {path}, line {i}: more cells than header columns")
+            key, raw = key.strip(), (raw or "").strip()
+            if raw == "":
+                continue
+            if key in ("case", "method"):
+                case[key] = raw
+                continue
+            try:
+                case[key] = float(raw)
+            except ValueError:
+                raise InputError(f"cases file {path}, line {i}, column {key!r}: {raw!r} is not a number") from None
+        out.append(case)
+    return out
+
+
+def _plain(x):
+    """A numpy scalar as the Python number (for JSON and CSV)."""
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _case_list(cases) -> list[dict]:
+    if isinstance(cases, (str, os.PathLike)):
+        return read_cases(cases)
+    if isinstance(cases, Mapping):                              # columns: {key: [values per case]}
+        lengths = {k: len(v) for k, v in cases.items()}
+        if len(set(lengths.values())) > 1:
+            raise InputError(f"cases given as columns must have equal lengths, got {lengths}")
+        n = next(iter(lengths.values()), 0)
+        return [{k: _plain(v[i]) for k, v in cases.items()} for i in range(n)]
+    out = [dict(c) for c in cases]
+    for i, c in enumerate(out):
+        if not isinstance(c, dict):
+            raise InputError(f"case {i} is not a mapping of names to values")
+    return out
+
+
+def _case_ids(cases) -> list[str]:
+    ids = []
+    for i, c in enumerate(cases):
+        cid = str(c.get("case", f"case{i:05d}"))
+        if not _CASE_ID.match(cid):
+            raise InputError(f"case {i}: identifier {cid!r} must be 1-128 letters, digits, '.', '_' or '-'")
+        ids.append(cid)
+    seen = set()
+    for cid in ids:
+        if cid in seen:
+            raise InputError(f"case identifier {cid!r} appears twice")
+        seen.add(cid)
+    return ids
+
+
+# ---------------------------------------------------------------------------- model parameters
+def vary(model, params: Mapping[str, Any]):
+    """A copy of ``model`` with the sweep's model parameters applied:
+
+    * ``mass_scale``: every link's mass and rotational inertia times s;
+    * ``mass.<link>``: that link's mass set (its inertia scaled by the same ratio);
+    * ``length_scale`` / ``length_scale.<link>``: the link scaled geometrically at constant
+      mass: its centre of mass and the placements of its child joints times s, its
+      rotational inertia times s^2 (all links, or one);
+    * ``damping`` / ``stiffness`` (every degree of freedom) and ``damping.<joint>`` /
+      ``stiffness.<joint>`` (that joint's);
+    * ``gravity_scale``: gravity times s.
+    """
+    if not params:
+        return model
+    mass, com, inertia = model.mass.copy(), model.com.copy(), model.inertia.copy()
+    translation = model.joint_translation.copy()
+    damping, stiffness = model.damping.copy(), model.stiffness.copy()
+    gravity = np.array(model.gravity)
+    changed = set()
+    for key, raw in params.items():
+        value = _number(key, raw)
+        if key == "mass_scale":
+            _positive(key, value)
+            mass *= value
+            inertia *= value
+            changed.add("mass")
+        elif key == "length_scale":
+            _positive(key, value)
+            com *= value
+            inertia *= value * value
+            translation[model.parent >= 0] *= value
+            changed.add("length")
+        elif key == "gravity_scale":
+            gravity = gravity * value
+            changed.add("gravity")
+        elif key in ("damping", "stiffness"):
+            _non_negative(key, value)
+            (damping if key == "damping" else stiffness)[:] = value
+            changed.add(key)
+        elif key.startswith("mass."):
+            k = _link(model, key)
+            _non_negative(key, value)
+            if model.mass[k] <= 0.0:
+                raise InputError(f"{key}: link '{model.link_names[k]}' has zero mass; its inertia cannot be scaled")
+            inertia[k] *= value / mass[k]
+            mass[k] = value
+            changed.add("mass")
+        elif key.startswith("length_scale."):
+            k = _link(model, key)
+            _positive(key, value)
+            com[k] *= value
+            inertia[k] *= value * value
+            translation[model.parent == k] *= value
+            changed.add("length")
+        elif key.startswith(("damping.", "stiffness.")):
+            what, k = key.split(".", 1)[0], _joint(model, key)
+            _non_negative(key, value)
+            i0, n = model.idx_v[k], model.nv_joint[k]
+            (damping if what == "damping" else stiffness)[i0:i0 + n] = value
+            changed.add(what)
+        else:
+            raise InputError(f"unknown model parameter {key!r}; known: {', '.join(_MODEL_SCALARS)}, "
+                             f"{', '.join(p + '<name>' for p in _MODEL_PREFIXES)}")
+    if "length" in changed:     # the root link's own placement is the base's: scaled with its parent, the base
+        translation[model.parent < 0] = model.joint_translation[model.parent < 0]
+    return model.replace(mass=mass, com=com, inertia=inertia, joint_translation=translation, damping=damping,
+                         stiffness=stiffness, gravity=gravity)
+
+
+def _number(key, raw) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise InputError(f"model parameter {key} = {raw!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(f"model parameter {key} = {value} is not finite")
+    return value
+
+
+def _positive(key, value):
+    if not value > 0:
+        raise InputError(f"model parameter {key} = {value} must be positive")
+
+
+def _non_negative(key, value):
+    if value < 0:
+        raise InputError(f"model parameter {key} = {value} must not be negative")
+
+
+def _link(model, key) -> int:
+    name = key.split(".", 1)[1]
+    if name not in model._link_index:
+        raise InputError(f"{key}: '{model.name}' has no link '{name}'")
+    return model._link_index[name]
+
+
+def _joint(model, key) -> int:
+    name = key.split(".", 1)[1]
+    if name not in model._joint_index:
+        raise InputError(f"{key}: '{model.name}' has no joint '{name}'")
+    return model._joint_index[name]
+
+
+# ---------------------------------------------------------------------------- one case's inputs
+def _split(case: Mapping):
+    """(state entries, simulate options, model parameters) of a case."""
+    state, options, params = {}, {}, {}
+    for key, value in case.items():
+        if key == "case":
+            continue
+        if key in _STATE_KEYS or _ENTRY.match(key):
+            state[key] = value
+        elif key in _OPTION_KEYS:
+            options[key] = value
+        else:
+            params[key] = value
+    return state, options, params
+
+
+def _state(model, base, state: Mapping):
+    """(q0, v0, tau) of a case: ``base`` with the case's vectors and entries."""
+    q0 = np.array(base[0], dtype=float)
+    v0 = np.array(base[1], dtype=float)
+    tau = None if base[2] is None else np.array(base[2], dtype=float)
+    for key in _STATE_KEYS:
+        if key in state:
+            arr = np.array(state[key], dtype=float)
+            if key == "q0":
+                q0 = arr
+            elif key == "v0":
+                v0 = arr
+            else:
+                tau = arr
+    for key, value in state.items():
+        m = _ENTRY.match(key)
+        if not m:
+            continue
+        what, index, joint = m.groups()
+        size = model.nq if what == "q0" else model.nv
+        if index is not None:
+            i = int(index)
+            if i >= size:
+                raise InputError(f"{key}: index {i} is out of range ({what} has {size} entries)")
+        else:
+            if joint not in model._joint_index:
+                raise InputError(f"{key}: '{model.name}' has no joint '{joint}'")
+            k = model._joint_index[joint]
+            n = model.nq_joint[k] if what == "q0" else model.nv_joint[k]
+            if n != 1:
+                raise InputError(f"{key}: joint '{joint}' has {n} coordinates; give them by index ({what}[i])")
+            i = int(model.idx_q[k] if what == "q0" else model.idx_v[k])
+        if what == "tau" and tau is None:
+            tau = np.zeros(model.nv)
+        target = q0 if what == "q0" else (v0 if what == "v0" else tau)
+        target[i] = float(value)
+    return q0, v0, tau
+
+
+# ---------------------------------------------------------------------------- the task (runs on a worker)
+@dataclass
+class _Task:
+    """One batch of cases that share a model and options."""
+
+    params: dict
+    options: dict
+    ids: list
+    states: list                                 # per case: the state entries
+    inputs: list                                 # per case: the row's input columns
+
+
+@dataclass
+class _Job:
+    """What every task needs: the model (or factory), the base state, the options, metrics."""
+
+    source: Any
+    base: tuple
+    simulate_kwargs: dict
+    metrics: dict
+    save: bool
+    numba_threads: int | None = None
+    compress: bool = False
+
+
+def _run_task(job: _Job, task: _Task) -> list:
+    """Run a batch of cases; returns per case (row, npz bytes or None).  Never raises for a
+    case: a failing case is a row with its error."""
+    if job.numba_threads:
+        import numba
+
+        numba.set_num_threads(max(1, min(job.numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        model = _model(job, task.params)
+    except Exception as exc:                                    # noqa: BLE001 - recorded in the rows
+        return [(_error_row(cid, inp, "error", exc), None) for cid, inp in zip(task.ids, task.inputs)]
+    from .configuration import neutral_configuration
+    from .simulation import FIXED_STEP_METHODS, simulate, simulate_batch
+
+    kwargs = {**job.simulate_kwargs, **task.options}
+    t_final = kwargs.pop("t_final")
+    base = job.base if job.base is not None else (neutral_configuration(model), np.zeros(model.nv), None)
+    if "tau" in kwargs:                                         # the default of the cases' tau
+        tau_all = kwargs.pop("tau")
+        if callable(tau_all) or tau_all is None:
+            kwargs["tau"] = tau_all
+        else:
+            base = (base[0], base[1], np.asarray(tau_all, dtype=float))
+    states, errors = [], {}
+    for i, st in enumerate(task.states):
+        try:
+            states.append(_state(model, base, st))
+        except Exception as exc:                                # noqa: BLE001
+            errors[i] = exc
+            states.append(None)
+    good = [i for i in range(len(states)) if states[i] is not None]
+    results: dict[int, Any] = {}
+    batchable = (len(good) > 1 and not model.loops and kwargs.get("method", "rk4") in FIXED_STEP_METHODS
+                 and set(kwargs) <= {"dt", "method", "passive", "save_every"}
+                 and len({None if states[i][2] is None else "tau" for i in good}) == 1)
+    if batchable:
+        tau = None if states[good[0]][2] is None else np.array([states[i][2] for i in good])
+        try:
+            out = simulate_batch(model, np.array([states[i][0] for i in good]), np.array([states[i][1] for i in good]),
+                                 t_final, tau=tau, errors="return", **kwargs)
+            results.update(zip(good, out))
+        except DenocError:                                      # a bad input of one case: one by one, below
+            pass
+    for i in good:
+        if i in results:
+            continue
+        q0, v0, tau = states[i]
+        try:
+            if "tau" in kwargs:                                 # a controller for every case
+                results[i] = simulate(model, q0, v0, t_final, progress=False, **kwargs)
+            else:
+                results[i] = simulate(model, q0, v0, t_final, tau=tau, progress=False, **kwargs)
+        except SimulationError as exc:
+            results[i] = exc
+        except Exception as exc:                                # noqa: BLE001
+            errors[i] = exc
+    rows = []
+    for i, (cid, inp) in enumerate(zip(task.ids, task.inputs)):
+        if i in errors:
+            rows.append((_error_row(cid, inp, "error", errors[i]), None))
+            continue
+        res = results[i]
+        traj = res.trajectory if isinstance(res, SimulationError) else res
+        row = {"case": cid, **inp, "status": "failed" if isinstance(res, SimulationError) else traj.status,
+               "error": str(res) if isinstance(res, SimulationError) else ""}
+        row.update(_metrics(job.metrics, traj, row))
+        blob = None
+        if job.save and traj is not None:
+            buf = io.BytesIO()
+            traj.to_npz(buf, compress=job.compress)
+            blob = buf.getvalue()
+        rows.append((row, blob))
+    return rows
+
+
+def _model(job: _Job, params):
+    from .model import Model
+
+    if isinstance(job.source, Model):
+        return vary(job.source, params)
+    model = job.source(**params)
+    if not isinstance(model, Model):
+        raise InputError(f"the model factory returned {type(model).__name__}, not a denoc_bridge Model")
+    return model
+
+
+def _metrics(metrics, traj, row) -> dict:
+    out = {}
+    for name, fn in metrics.items():
+        try:
+            value = fn(traj) if traj is not None and len(traj) else float("nan")
+        except Exception as exc:                                # noqa: BLE001
+            row["error"] = (row["error"] + "; " if row["error"] else "") + f"metric {name}: {exc}"
+            value = float("nan")
+        arr = np.asarray(value)
+        if arr.ndim == 0:
+            out[name] = _plain(arr[()])
+        else:
+            out.update({f"{name}[{i}]": float(x) for i, x in enumerate(arr.reshape(-1))})
+    return out
+
+
+def _error_row(cid, inputs, status, exc) -> dict:
+    message = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, DenocError):                         # unexpected: keep where it came from
+        tb = traceback.extract_tb(exc.__traceback__)
+        if tb:
+            message += f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})"
+    return {"case": cid, **inputs, "status": status, "error": message}
+
+
+# ---------------------------------------------------------------------------- the result
+class SweepResult:
+    """The rows of a sweep in case order (``rows``: one dict per case), with the output folder.
+
+    ``column(name)`` is a NumPy array of one column (NaN where a row lacks it), ``failed`` the
+    rows whose status is not ``"completed"``, ``trajectory(case, model)`` loads a saved one,
+    ``to_pandas()`` the table as a DataFrame (when pandas is installed).
+    """
+
+    def __init__(self, rows: list[dict], out: Path | None, wall_time: float, n_run: int, n_resumed: int):
+        self.rows = rows
+        self.out = out
+        self.wall_time = wall_time
+        self.n_run = n_run
+        self.n_resumed = n_resumed
+
+    @property
+    def columns(self) -> list[str]:
+        cols: dict[str, None] = {}
+        for r in self.rows:
+            cols.update(dict.fromkeys(r))
+        return list(cols)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __repr__(self) -> str:
+        return (f"SweepResult({len(self.rows)} cases, {len(self.rows) - len(self.failed)} completed, "
+                f"{len(self.failed)} not; out={str(self.out) if self.out else None})")
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self.columns:
+            raise KeyError(f"no column {name!r}; columns: {', '.join(self.columns)}")
+        values = [r.get(name, np.nan) for r in self.rows]
+        return np.array(values, dtype=object if any(isinstance(v, str) for v in values) else float)
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.rows if r.get("status") != "completed"]
+
+    def trajectory(self, case: str, model):
+        """The saved trajectory of ``case`` (for ``model``, or the varied model of that case)."""
+        from .trajectory import Trajectory
+
+        if self.out is None:
+            raise InputError("this sweep saved no files (out=None)")
+        path = self.out / "cases" / f"{case}.npz"
+        if not path.exists():
+            raise InputError(f"no saved trajectory for case {case!r} ({path})")
+        return Trajectory.load(path, model)
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+    def summary(self) -> str:
+        by = {}
+        for r in self.rows:
+            by[r.get("status")] = by.get(r.get("status"), 0) + 1
+        text = f"{len(self.rows)} cases: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items()))
+        text += f" ({self.n_run} run now, {self.n_resumed} from an earlier run) in {self.wall_time:.2f} s"
+        return text
+
+
+# ---------------------------------------------------------------------------- the sweep
+def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, metrics=DEFAULT_METRICS,
+          base_state=None, client=None, scheduler: str | None = None, workers: int | None = None,
+          batch_size: int = 16, resume: bool = True, save_trajectories: bool = True, compress: bool = False,
+          progress: bool | None = None) -> SweepResult:
+    """Run one simulation per case (see the module docstring for the cases, the files and the
+    execution).
+
+    Parameters
+    ----------
+    model : a :class:`~denoc_bridge.Model` or a picklable factory ``f(**params) -> Model``.
+    cases : list of mappings, a mapping of columns, :func:`grid` output, or a CSV path.
+    simulate_kwargs : options of :func:`~denoc_bridge.simulate`; ``t_final`` is required
+        (here or per case).  Callables (``tau``, ``f_ext``) are passed to every case.
+    out : folder for the files (created); None keeps everything in memory (no resume).
+    metrics : names of :data:`METRICS` and/or callables ``f(trajectory)``, or a mapping of
+        names to callables: the summary columns of each row.
+    base_state : (q0, v0, tau) that the cases modify; default (neutral, zero, None).
+    client / scheduler / workers : where to run: a ``distributed.Client``; or a scheduler
+        address ``"tcp://HOST:PORT"``; or ``"inline"`` (this process, no Dask); by default a
+        LocalCluster of ``workers`` processes (default: the number of cores).
+    batch_size : cases per task (cases that share a model run as one batch).
+    resume : skip the cases already saved in ``out`` (False recomputes them).
+    save_trajectories, compress : save each trajectory (npz, uncompressed by default).
+    """
+    t_start = time.perf_counter()
+    case_list = _case_list(cases)
+    ids = _case_ids(case_list)
+    kwargs = dict(simulate_kwargs or {})
+    unknown = set(kwargs) - _SIMULATE_KWARGS
+    if unknown:
+        raise InputError(f"simulate_kwargs: unknown option(s) {sorted(unknown)}")
+    if "t_final" not in kwargs and not all("t_final" in c for c in case_list):
+        raise InputError("t_final is required, in simulate_kwargs or in every case")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
+    from .model import Model
+
+    if not isinstance(model, Model) and not callable(model):
+        raise InputError(f"model must be a denoc_bridge Model or a factory returning one, got {type(model).__name__}")
+    base = _base_state(model, base_state)
+    fns = _metric_functions(metrics)
+    out_dir = _prepare_out(out, ids, kwargs, list(fns), resume) if out is not None else None
+    done_rows = _finished_rows(out_dir, ids) if (out_dir is not None and resume) else {}
+    tasks = _tasks(case_list, ids, done_rows, batch_size)
+    job = _Job(model, base, kwargs, fns, save_trajectories and out_dir is not None, compress=compress)
+    n_todo = sum(len(t.ids) for t in tasks)
+    rows = dict(done_rows)
+    if tasks:
+        with _Progress(progress, len(ids), len(done_rows)) as bar:
+            def collect(result_rows):
+                for row, blob in result_rows:
+                    if out_dir is not None and row["status"] != "lost":
+                        _save_case(out_dir, row, blob)
+                    rows[row["case"]] = row
+                bar.advance(len(result_rows))
+
+            _execute(job, tasks, collect, client, scheduler, workers)
+    ordered = [rows[c] for c in ids]
+    result = SweepResult(ordered, out_dir, time.perf_counter() - t_start, n_todo, len(done_rows))
+    if out_dir is not None:
+        _write_summary(out_dir, result)
+    return result
+
+
+_SIMULATE_KWARGS = {"t_final", "dt", "tau", "method", "f_ext", "passive", "dynamics", "save_every", "rtol", "atol",
+                    "max_step", "stabilization", "baumgarte", "constraint_tol"}
+
+
+def _base_state(model, base_state):
+    if base_state is not None:
+        q0, v0, tau = base_state
+        return (np.asarray(q0, dtype=float), np.asarray(v0, dtype=float),
+                None if tau is None else np.asarray(tau, dtype=float))
+    from .model import Model
+
+    if isinstance(model, Model):
+        from .configuration import neutral_configuration
+
+        return neutral_configuration(model), np.zeros(model.nv), None
+    return None
+
+
+def _tasks(case_list, ids, done, batch_size) -> list[_Task]:
+    """The pending cases grouped by (model parameters, options), cut into batches."""
+    groups: dict[str, _Task] = {}
+    order = []
+    for cid, case in zip(ids, case_list):
+        if cid in done:
+            continue
+        state, options, params = _split(case)
+        key = json.dumps([sorted((k, _plain(v)) for k, v in params.items()),
+                          sorted((k, _plain(v)) for k, v in options.items())], default=str)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((cid, state, options, params, _inputs_of(case)))
+    tasks = []
+    for key in order:
+        members = groups[key]
+        for i in range(0, len(members), batch_size):
+            chunk = members[i:i + batch_size]
+            tasks.append(_Task(params=chunk[0][3], options=chunk[0][2], ids=[m[0] for m in chunk],
+                               states=[m[1] for m in chunk], inputs=[m[4] for m in chunk]))
+    return tasks
+
+
+def _inputs_of(case) -> dict:
+    """The input columns of a row: scalars as they are, vectors as their JSON text."""
+    out = {}
+    for k, v in case.items():
+        if k == "case":
+            continue
+        v = _plain(v)
+        out[k] = v if isinstance(v, (int, float, str, bool)) or v is None else json.dumps(np.asarray(v).tolist())
+    return out
+
+
+def _execute(job, tasks, collect, client, scheduler, workers):
+    if scheduler == "inline":
+        if client is not None:
+            raise InputError("scheduler='inline' runs without Dask; do not pass a client too")
+        for task in tasks:
+            collect(_run_task(job, task))
+        return
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise InputError("sweeps on Dask need dask.distributed: pip install 'denoc-bridge[sweep]' "
+                         "(or pass scheduler='inline')") from None
+    own_cluster = own_client = None
+    try:
+        if client is None:
+            if scheduler:
+                client = own_client = Client(scheduler, timeout="20s")
+            else:
+                n = int(workers or os.cpu_count() or 1)
+                if n < 1:
+                    raise InputError(f"workers must be at least 1, got {workers}")
+                own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0")
+                client = own_client = Client(own_cluster)
+                job.numba_threads = max(1, (os.cpu_count() or 1) // n)
+        elif scheduler or workers:
+            raise InputError("pass either client or scheduler/workers, not both")
+        _run_on_client(client, job, tasks, collect, as_completed)
+    finally:
+        if own_client is not None:
+            own_client.close()
+        if own_cluster is not None:
+            own_cluster.close()
+
+
+def _run_on_client(client, job, tasks, collect, as_completed):
+    """Submit every task and collect the rows as they complete (the one code path for a local
+    cluster and a remote one)."""
+    # the job (model, options) goes to the cluster once, as the result of a task: a worker that
+    # dies holding it makes the scheduler compute it again (scattered data would be lost)
+    job_future = client.submit(_identity, job, pure=False)
+    futures = {client.submit(_run_task, job_future, task, pure=False): task for task in tasks}
+    for fut in as_completed(futures):
+        task = futures[fut]
+        try:
+            collect(fut.result())
+        except Exception as exc:                                # noqa: BLE001 - e.g. KilledWorker
+            collect([(_error_row(cid, inp, "lost", exc), None) for cid, inp in zip(task.ids, task.inputs)])
+
+
+def _identity(x):
+    return x
+
+
+# ---------------------------------------------------------------------------- files
+def _prepare_out(out, ids, kwargs, metric_names, resume) -> Path:
+    out = Path(out)
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    manifest = {"format": "denoc_bridge sweep 1", "cases": ids,
+                "simulate_kwargs": {k: _describe(v) for k, v in sorted(kwargs.items())}, "metrics": metric_names}
+    path = out / "sweep.json"
+    if path.exists() and resume:
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            old = None
+        if old != manifest:
+            raise InputError(f"{out} holds a different sweep (sweep.json differs: cases, options or metrics); "
+                             "use another folder, or resume=False to run every case again")
+    _atomic_write(path, json.dumps(manifest, indent=1).encode())
+    if not resume:
+        for p in (out / "cases").glob("*.json"):
+            p.unlink()
+    return out
+
+
+def _describe(v):
+    v = _plain(v)
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    if callable(v):
+        return f"callable {getattr(v, '__module__', '')}.{getattr(v, '__qualname__', repr(v))}"
+    return np.asarray(v).tolist()
+
+
+def _finished_rows(out_dir, ids) -> dict:
+    rows = {}
+    for cid in ids:
+        p = out_dir / "cases" / f"{cid}.json"
+        if p.exists():
+            try:
+                rows[cid] = json.loads(p.read_text())
+            except ValueError:                   # a torn file cannot exist (atomic writes); run it again
+                continue
+    return rows
+
+
+def _save_case(out_dir, row, blob):
+    if blob is not None:
+        _atomic_write(out_dir / "cases" / f"{row['case']}.npz", blob)
+    _atomic_write(out_dir / "cases" / f"{row['case']}.json", json.dumps(row, default=_plain).encode())
+
+
+def _atomic_write(path: Path, data: bytes):
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _write_summary(out_dir, result):
+    cols = result.columns
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, restval="", lineterminator="\n")
+    w.writeheader()
+    for r in result.rows:
+        w.writerow({k: repr(v) if isinstance(v, float) else v for k, v in r.items()})
+    _atomic_write(out_dir / "summary.csv", buf.getvalue().encode())
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return
+    columns = {}
+    for c in cols:
+        values = [r.get(c) for r in result.rows]
+        if all(isinstance(v, str) or v is None for v in values):
+            columns[c] = pa.array(values, type=pa.string())
+        else:
+            columns[c] = pa.array([float(v) if v is not None and not isinstance(v, str) else float("nan")
+                                   for v in values], type=pa.float64())
+    tmp = out_dir / f"summary.parquet.tmp{os.getpid()}"
+    pq.write_table(pa.table(columns), tmp)
+    os.replace(tmp, out_dir / "summary.parquet")
+
+
+# ---------------------------------------------------------------------------- progress
+class _Progress:
+    def __init__(self, enabled, total, done):
+        self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
+        self.total, self.done = total, done
+        self._p = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self._p = Progress("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False,
+                               console=Console(stderr=True))
+            self._p.start()
+            self._task = self._p.add_task("sweep", total=self.total, completed=self.done)
+        return self
+
+    def advance(self, n):
+        if self._p is not None:
+            self._p.advance(self._task, n)
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.stop()
+        return False
