@@ -211,7 +211,12 @@ def to_pinocchio(model: Model):
         jm = _pin_joint_model(JointType(model.joint_type[k]), model.joint_axis[k], model.joint_axis2[k])
         placement = pin.SE3(np.array(model.joint_rotation[k]), np.array(model.joint_translation[k]))
         jid = pm.addJoint(int(model.parent[k]) + 1, jm, placement, model.joint_names[k])
-        Y = pin.Inertia(float(model.mass[k]), np.array(model.com[k]), np.array(model.inertia[k]))
+        # set field by field: pin.Inertia(m, c, I) refuses an inertia that is not positive, which
+        # load_urdf accepts with a PhysicsWarning, as pin.buildModelFromUrdf does
+        Y = pin.Inertia.Zero()
+        Y.mass = float(model.mass[k])
+        Y.lever = np.array(model.com[k])
+        Y.inertia = np.array(model.inertia[k])
         pm.appendBodyToJoint(jid, Y, pin.SE3.Identity())
         pm.addFrame(pin.Frame(model.link_names[k], jid, pin.SE3.Identity(), pin.FrameType.BODY), False)
     pm.armature = np.array(model.armature)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -98,22 +99,34 @@ def _read_source(source):
 
 
 # ------------------------------------------------------------ checks of the raw XML
-def _floats(elem, attr: str, n: int, where: str, default=None):
-    """Attribute ``attr`` of ``elem`` as ``n`` finite floats (``default`` when absent)."""
+#: A decimal number as urdfdom reads it (ASCII digits only: Python's float() also takes "1_0"
+#: and non-ASCII digits, which urdfdom refuses), or inf/nan (refused below as not finite).
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+#: Largest magnitude of a number that enters the dynamics: products such as m r^2 of the
+#: composite inertias stay far from float64 overflow (1.8e308), which would turn the
+#: results into NaN without an error.
+LARGEST_NUMBER = 1e50
+
+
+def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = True):
+    """Attribute ``attr`` of ``elem`` as ``n`` finite floats (``default`` when absent), of
+    magnitude at most :data:`LARGEST_NUMBER` when ``bounded``."""
     raw = elem.get(attr) if elem is not None else None
     if raw is None:
         if default is None:
             raise URDFError(f"{where}: missing attribute '{attr}'")
         return np.array(default, dtype=float)
-    parts = raw.split()
-    try:
-        values = np.array([float(p) for p in parts], dtype=float)
-    except ValueError:
-        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is not {n} number(s)") from None
+    parts = [p for p in re.split(r"[ \t\r\n]+", raw) if p]  # XML whitespace only, as urdfdom
+    if not all(_NUMBER.fullmatch(p) for p in parts):
+        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is not {n} number(s)")
+    values = np.array([float(p) for p in parts], dtype=float)
     if values.shape != (n,):
         raise URDFError(f"{where}: attribute {attr}=\"{raw}\" must hold {n} number(s)")
     if not np.all(np.isfinite(values)):
         raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is not finite")
+    if bounded and np.abs(values).max() > LARGEST_NUMBER:
+        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is out of range (magnitude above "
+                        f"{LARGEST_NUMBER:g}: the dynamics would overflow)")
     return values
 
 
@@ -163,8 +176,8 @@ def _check_dynamics_elements(robot: ET.Element) -> None:
             _floats(origin, "xyz", 3, f"{where} <origin>", (0, 0, 0))
             _floats(origin, "rpy", 3, f"{where} <origin>", (0, 0, 0))
         axis = joint.find("axis")
-        if axis is not None:
-            a = _floats(axis, "xyz", 3, f"{where} <axis>", (1, 0, 0))
+        if axis is not None:  # xyz is required (urdf-parser-py fails on it, urdfdom takes a zero axis)
+            a = _floats(axis, "xyz", 3, f"{where} <axis>")
             if jtype in ("revolute", "continuous", "prismatic") and not np.linalg.norm(a) > 1e-12:
                 raise URDFError(f"{where}: <axis xyz=\"{axis.get('xyz')}\"> has zero length")
         for tag, attrs in (("limit", ("lower", "upper")), ("dynamics", ("damping", "friction")),
@@ -172,8 +185,8 @@ def _check_dynamics_elements(robot: ET.Element) -> None:
             e = joint.find(tag)
             if e is not None:
                 for attr in attrs:
-                    if e.get(attr) is not None:
-                        _floats(e, attr, 1, f"{where} <{tag}>")
+                    if e.get(attr) is not None:  # limits may be +-max double ("no limit")
+                        _floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")
 
 
 # --------------------------------------------------------- repairs (no dynamics lost)
@@ -483,7 +496,9 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False, mimi
     joints and materials (transmissions, gazebo, ...), a missing robot name,
     textures without a file name, visuals and collisions that do not parse.
     Anything that does carry dynamics and is wrong raises
-    :class:`~denoc_bridge.errors.URDFError` naming the joint or link.
+    :class:`~denoc_bridge.errors.URDFError` naming the joint or link; its numbers must be
+    decimal numbers as urdfdom reads them (no "1_0" or non-ASCII digits), finite, and, except
+    joint limits, at most :data:`LARGEST_NUMBER` (1e50) in magnitude.
     """
     text, origin, path = _read_source(source)
     if not text.strip():
