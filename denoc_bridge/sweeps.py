@@ -225,27 +225,22 @@ def vary(model, params: Mapping[str, Any]):
     translation = model.joint_translation.copy()
     damping, stiffness = model.damping.copy(), model.stiffness.copy()
     gravity = np.array(model.gravity)
-    changed = set()
     for key, raw in params.items():
         value = _number(key, raw)
         if key == "mass_scale":
             _positive(key, value)
             mass *= value
             inertia *= value
-            changed.add("mass")
         elif key == "length_scale":
             _positive(key, value)
             com *= value
             inertia *= value * value
-            translation[model.parent >= 0] *= value
-            changed.add("length")
+            translation[model.parent >= 0] *= value             # a root's placement belongs to the base
         elif key == "gravity_scale":
             gravity = gravity * value
-            changed.add("gravity")
         elif key in ("damping", "stiffness"):
             _non_negative(key, value)
             (damping if key == "damping" else stiffness)[:] = value
-            changed.add(key)
         elif key.startswith("mass."):
             k = _link(model, key)
             _non_negative(key, value)
@@ -253,25 +248,20 @@ def vary(model, params: Mapping[str, Any]):
                 raise InputError(f"{key}: link '{model.link_names[k]}' has zero mass; its inertia cannot be scaled")
             inertia[k] *= value / mass[k]
             mass[k] = value
-            changed.add("mass")
         elif key.startswith("length_scale."):
             k = _link(model, key)
             _positive(key, value)
             com[k] *= value
             inertia[k] *= value * value
             translation[model.parent == k] *= value
-            changed.add("length")
         elif key.startswith(("damping.", "stiffness.")):
             what, k = key.split(".", 1)[0], _joint(model, key)
             _non_negative(key, value)
             i0, n = model.idx_v[k], model.nv_joint[k]
             (damping if what == "damping" else stiffness)[i0:i0 + n] = value
-            changed.add(what)
         else:
             raise InputError(f"unknown model parameter {key!r}; known: {', '.join(_MODEL_SCALARS)}, "
                              f"{', '.join(p + '<name>' for p in _MODEL_PREFIXES)}")
-    if "length" in changed:     # the root link's own placement is the base's: scaled with its parent, the base
-        translation[model.parent < 0] = model.joint_translation[model.parent < 0]
     return model.replace(mass=mass, com=com, inertia=inertia, joint_translation=translation, damping=damping,
                          stiffness=stiffness, gravity=gravity)
 
