@@ -103,7 +103,7 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
     nq, nv = model.nq, model.nv
     n_saves = n_steps // stride + 1
     Q, V, A, E = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv)), np.empty(n_saves)
-    scratch = np.zeros((ki_.SCRATCH_ROWS + 1, max(nq, nv, 1)))
+    scratch = np.zeros((kl.LOOP_SCRATCH_ROWS, max(nq, nv, 1)))
     compiled = method == "rk4" and not forces.python_loop
     stepper = _compiled_steps if compiled else _python_steps
     args = (alpha, beta, project, tol, K, D, q_rest, use_passive)
@@ -135,7 +135,7 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
     traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, run_.wall, step,
                        (4 if method == "rk4" else 1) * step, state, message)
     traj.constraint_error = E[:saved].copy()
-    traj.constraint_drift = float(scratch[ki_.SCRATCH_ROWS, 0]) if project else float("nan")
+    traj.constraint_drift = float(scratch[kl.DRIFT_ROW, 0]) if project else float("nan")
     if status:
         raise _failure(model, status, step * dt, traj)
     if run_.interrupted:
@@ -219,5 +219,5 @@ def _python_steps(model, cp, q, v, step0, n, dt, forces, method, stride, saved0,
             kc.integrate(ki, q, xi.copy(), q)
         if project:
             err0 = _project(model, cp, q, v, tol, t + dt)
-            scratch[ki_.SCRATCH_ROWS, 0] = max(scratch[ki_.SCRATCH_ROWS, 0], err0)
+            scratch[kl.DRIFT_ROW, 0] = max(scratch[kl.DRIFT_ROW, 0], err0)
     return n, 0, saved

@@ -246,3 +246,33 @@ def test_progress_bar_can_be_forced(falling_gripper):
         warnings.simplefilter("error")
         tr = db.simulate(model, q0, v0, 2.0, 1e-3, progress=True)
     assert tr.status == "completed"
+
+
+@pytest.mark.parametrize("name", ["rope", "gripper", "planar_chain", "random_tree"])
+def test_the_stage_sweep_is_the_textbook_rk4(name):
+    """On chains and trees of revolute joints about coordinate axes the compiled RK4 ends each
+    stage and begins the next in one sweep (kernels/stages.py); it must be the textbook RK4
+    around the plain forward dynamics (the Python stepper, one call per stage) to round-off,
+    and its numbers must not depend on how the run is cut into compiled calls."""
+    from denoc_bridge.generators import rope
+    from denoc_bridge.kernels import tables as T
+    from denoc_bridge.kernels.stages import sweepable
+    from denoc_bridge.model import JointType
+
+    rng = np.random.default_rng(7)
+    if name == "random_tree":
+        model = random_model(7, 12, joint_types=(JointType.REVOLUTE,))
+    else:
+        model = {"rope": rope, "gripper": gripper4, "planar_chain": lambda: chain(30, "planar")}[name]()
+    ki = model._kt.view(T.INT)
+    if name != "random_tree":
+        assert sweepable(ki)
+    q0 = 0.3 * rng.standard_normal(model.nq)
+    v0 = rng.standard_normal(model.nv)
+    fast = db.simulate(model, q0, v0, 0.2, 1e-3, progress=False)
+    plain = db.simulate(model, q0, v0, 0.2, 1e-3, tau=lambda t, q, v: np.zeros(model.nv), progress=False)
+    scale = np.abs(plain.v).max()
+    np.testing.assert_allclose(fast.q, plain.q, rtol=0, atol=1e-12, err_msg="q")
+    np.testing.assert_allclose(fast.v, plain.v, rtol=0, atol=1e-12 * scale, err_msg="v")
+    one = db.simulate_batch(model, q0, v0, 0.2, 1e-3)[0]                  # one compiled call
+    assert np.array_equal(one.q, fast.q) and np.array_equal(one.v, fast.v)   # fast: chunks of 8, 32, ...

@@ -41,29 +41,54 @@ def joint_geometry_pass(ki, kf, q, nv, work, full, first, end, poly):
     (chains, ropes), the angles are copied into a contiguous block and their cos/sin computed
     in one loop that compiles to SIMD code (5 ns per joint instead of 8.5); otherwise the
     joints are taken one by one."""
-    if not poly or full:
+    if not poly or full or not coordinate_axis_block(ki, first, end):
         joint_geometry(ki, kf, q, nv, work, full, first, end, poly)
         return
-    for k in range(first, end):                                 # a block with other joints: one by one
+    for b in range(first, end, T.BLOCK):
+        e = min(b + T.BLOCK, end)
+        c, s = block_cos_sin(ki, q, work, b, e, True)
+        for k in range(b, e):                                   # scatter to the links
+            store_cos_sin(ki, work, k, c[k - b], s[k - b])
+
+
+@njit(cache=True, fastmath={"contract"})
+def coordinate_axis_block(ki, first, end):
+    """True when every joint of links first..end-1 is revolute about a coordinate axis (the
+    joints whose geometry is one (cos, sin) pair)."""
+    for k in range(first, end):
         if (ki[k, T.FLAGS] & 0xF07) > 2:
-            joint_geometry(ki, kf, q, nv, work, False, first, end, True)
-            return
+            return False
+    return True
+
+
+@njit(cache=True, fastmath={"contract"})
+def block_cos_sin(ki, q, work, first, end, poly):
+    """cos and sin of the first coordinate of the joints of links first..end-1 (at most
+    T.BLOCK links) into the scratch rows of ``work``, in one loop that compiles to SIMD code
+    when ``poly`` (every q within the range of :func:`.trig.cos_sin`), else by the C library;
+    returns the two scratch blocks (c, s)."""
     r = work.shape[0] - T.SCRATCH_ROWS
     x = work[r:r + 8].reshape(T.BLOCK)                          # contiguous scratch blocks
     c = work[r + 8:r + 16].reshape(T.BLOCK)
     s = work[r + 16:r + 24].reshape(T.BLOCK)
-    for b in range(first, end, T.BLOCK):
-        n = min(b + T.BLOCK, end) - b
-        for i in range(n):                                      # every joint's first coordinate
-            x[i] = q[ki[b + i, T.IDX_Q]]
-        for i in range(n):                                      # cos and sin, SIMD (wasted on the
-            c[i], s[i] = cos_sin(x[i])                          # other joints: no branch here)
-        for i in range(n):                                      # scatter to the revolute joints
-            k = b + i                                           # about coordinate axes
-            flags = ki[k, T.FLAGS]
-            if (flags & 0xF07) <= 2:
-                work[k, T.C_CS] = c[i]
-                work[k, T.C_CS + 1] = -s[i] if flags & 64 else s[i]   # the sign of the axis (bit 6)
+    n = end - first
+    for i in range(n):                                          # every joint's first coordinate
+        x[i] = q[ki[first + i, T.IDX_Q]]
+    if poly:
+        for i in range(n):                                      # cos and sin, SIMD
+            c[i], s[i] = cos_sin(x[i])
+    else:
+        for i in range(n):
+            c[i], s[i] = np.cos(x[i]), np.sin(x[i])
+    return c, s
+
+
+@njit(cache=True, inline="always")
+def store_cos_sin(ki, work, k, c, s):
+    """(cos, sin) of a revolute joint about a coordinate axis into link k's row, the sine
+    signed by the direction of the axis (FLAGS bit 6)."""
+    work[k, T.C_CS] = c
+    work[k, T.C_CS + 1] = -s if ki[k, T.FLAGS] & 64 else s
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})

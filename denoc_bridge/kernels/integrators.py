@@ -19,10 +19,12 @@ from numba import njit, prange
 from . import tables as T
 from .configuration import configuration_rate, dexpinv, difference, integrate
 from .entry import forward_dynamics_state, forward_dynamics_unchecked
+from .forward_dynamics import articulated_backward_recursion
+from .stages import first_sweep, next_rate, stage_sweep, sweepable
 from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
 
 TAU_NONE, TAU_CONSTANT, TAU_TABLE = 0, 1, 2
-SCRATCH_ROWS = 13
+SCRATCH_ROWS = 17
 
 
 @njit(cache=True)
@@ -110,17 +112,44 @@ def first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d,
     return 0, 0
 
 
-@njit(cache=True, inline="always")
-def rk4_stage(ki, kt, work, flat, q, v, h, kx, kv, xi, qs, vs, kx_out, kv_out, tau_mode, taus, n, K, D, q_rest,
-              passive, d, tau, fext):
-    """One RKMK stage: xi = h kx, qs = q (+) xi, vs = v + h kv; kx_out = dexp^-1 vs, kv_out = a(qs, vs)."""
-    for i in range(v.shape[0]):
-        xi[i] = h * kx[i]
-        vs[i] = v[i] + h * kv[i]
-    step_configuration(ki, flat, q, xi, qs)
-    tangent_rate(ki, flat, xi, vs, kx_out)
+@njit(cache=True)
+def rk4_stage(ki, kt, work, swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fext):
+    """The accelerations ``a`` of one RK4 stage at (qs, vs) under tau, and the next state's rates
+    v1 = vb + h (vacc + a) (its configuration q1 is known).  With ``swept`` (chains of
+    revolute joints, :func:`.stages.sweepable`) the stage's twists are already in ``work``:
+    the articulated backward recursion, then :func:`.stages.stage_sweep`, which also sweeps the
+    twists at (q1, v1) for the next stage.  Returns the status of :func:`accelerations`."""
+    if swept:
+        k = articulated_backward_recursion(ki, kt, tau, work, False)
+        if k >= 0:
+            return k + 1
+        stage_sweep(ki, kt, work, a, vb, vacc, h, q1, v1, fext)
+    else:
+        status = forward_dynamics_unchecked(ki, kt, work, qs, vs, tau, fext, a)
+        if status:
+            return status
+        for i in range(a.shape[0]):
+            v1[i] = next_rate(vb[i], h, vacc[i], a[i])
+    for i in range(a.shape[0]):
+        if not np.isfinite(a[i]):
+            return -1
+    return 0
+
+
+@njit(cache=True)
+def rk4_inner_stage(ki, kt, work, swept, flat, q, v, h_next, q1, v1, qs, vs, xi, kx, kv, tau_mode, taus, n, K, D,
+                    q_rest, passive, d, tau, zeros, fext):
+    """RK4 stage 2 or 3 at (qs, vs) = (q1, v1), prepared by the previous stage with xi = its
+    step in the tangent space: kx = dexp^-1 vs, kv = a(qs, vs); the next stage's state
+    q1 = q (+) h_next kx, v1 = v + h_next kv.  Returns the status of :func:`accelerations`."""
+    qs[:] = q1
+    vs[:] = v1
+    tangent_rate(ki, flat, xi, vs, kx)
     applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
-    return accelerations(ki, kt, work, qs, vs, tau, fext, kv_out)
+    for i in range(v.shape[0]):
+        xi[i] = h_next * kx[i]
+    step_configuration(ki, flat, q, xi, q1)
+    return rk4_stage(ki, kt, work, swept, qs, vs, tau, kv, v, zeros, h_next, q1, v1, fext)
 
 
 @njit(cache=True)
@@ -131,40 +160,61 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
     Before step n (global), when n % save_every == 0, the state and its acceleration go to row
     save0 + (number of such rows so far) of Qs, Vs, As.  ``s`` is
     (SCRATCH_ROWS, max(nq, nv)) scratch.  Returns (steps done, status, rows saved).
+
+    The configuration of stage s + 1, q (+) c dt kx_s, is known before stage s's forward
+    dynamics, its rates v + c dt kv_s follow joint by joint; on chains of revolute joints one
+    sweep ends stage s and begins stage s + 1 (:mod:`.stages`).
     """
     ki = kt.view(np.int32)
     nq, nv = q.shape[0], v.shape[0]
     qs, xi, vs, tau, d = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[4, :nv]
     k1x, k2x, k3x, k4x = s[5, :nv], s[6, :nv], s[7, :nv], s[8, :nv]
     k1v, k2v, k3v, k4v = s[9, :nv], s[10, :nv], s[11, :nv], s[12, :nv]
+    q1, v1, vacc, zeros = s[13, :nq], s[14, :nv], s[15, :nv], s[16, :nv]
     flat = is_vector_space(ki)
+    swept = sweepable(ki)
     saved = 0
+    zeros[:] = 0.0
+    if swept and n_steps > 0:                                   # stage 1 of the first step: its twists
+        first_sweep(ki, kt, work, q, v, k1v, zeros, v1, fext)
     for m in range(n_steps):
         n = step0 + m
-        status, one = first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, k1v,
-                                  save_every, save0 + saved, Qs, Vs, As)   # stage 1 at (q, v)
+        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)      # stage 1 at (q, v)
+        for i in range(nv):
+            xi[i] = 0.5 * dt * v[i]
+        step_configuration(ki, flat, q, xi, q1)
+        status = rk4_stage(ki, kt, work, swept, q, v, tau, k1v, v, zeros, 0.5 * dt, q1, v1, fext)
         if status:
             return m, status, saved
-        saved += one
+        if n % save_every == 0:
+            Qs[save0 + saved, :] = q
+            Vs[save0 + saved, :] = v
+            As[save0 + saved, :] = k1v
+            saved += 1
         k1x[:] = v
-        # stages 2-4 at q (+) c dt k_prev, v + c dt kv_prev
-        status = rk4_stage(ki, kt, work, flat, q, v, 0.5 * dt, k1x, k1v, xi, qs, vs, k2x, k2v,
-                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
+        # stages 2 and 3 at q (+) dt/2 kx_prev, v + dt/2 kv_prev; they prepare stages 3 and 4
+        status = rk4_inner_stage(ki, kt, work, swept, flat, q, v, 0.5 * dt, q1, v1, qs, vs, xi, k2x, k2v, tau_mode,
+                                 taus, n, K, D, q_rest, passive, d, tau, zeros, fext)
         if status:
             return m, status, saved
-        status = rk4_stage(ki, kt, work, flat, q, v, 0.5 * dt, k2x, k2v, xi, qs, vs, k3x, k3v,
-                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
+        status = rk4_inner_stage(ki, kt, work, swept, flat, q, v, dt, q1, v1, qs, vs, xi, k3x, k3v, tau_mode,
+                                 taus, n, K, D, q_rest, passive, d, tau, zeros, fext)
         if status:
             return m, status, saved
-        status = rk4_stage(ki, kt, work, flat, q, v, dt, k3x, k3v, xi, qs, vs, k4x, k4v,
-                           tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext)
-        if status:
-            return m, status, saved
-        # the step: xi = dt/6 (k1 + 2 k2 + 2 k3 + k4) in the tangent space at q
+        qs[:] = q1                                              # stage 4
+        vs[:] = v1
+        tangent_rate(ki, flat, xi, vs, k4x)
+        applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+        # the step: xi = dt/6 (k1 + 2 k2 + 2 k3 + k4) in the tangent space at q, and v likewise
         for i in range(nv):
             xi[i] = dt / 6.0 * (k1x[i] + 2.0 * k2x[i] + 2.0 * k3x[i] + k4x[i])
-            v[i] += dt / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i])
-        step_configuration(ki, flat, q, xi, q)
+            vacc[i] = k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i]
+        step_configuration(ki, flat, q, xi, q1)
+        status = rk4_stage(ki, kt, work, swept, qs, vs, tau, k4v, v, vacc, dt / 6.0, q1, v1, fext)
+        if status:
+            return m, status, saved
+        q[:] = q1
+        v[:] = v1
     return n_steps, 0, saved
 
 

@@ -806,13 +806,18 @@ def _stage_accel(kt, kt0, work, mt, lt, ws, ds, q, v, tau_mode, taus, n, K, D, q
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)[0]
 
 
+#: scratch of :func:`rk4_loop_run`: rows 0-12 for the stages, row DRIFT_ROW for the drift
+DRIFT_ROW = 13
+LOOP_SCRATCH_ROWS = DRIFT_ROW + 1
+
+
 @njit(cache=True)
 def rk4_loop_run(kt, kt0, work, pi, pf, sb, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest,
                  passive, save_every, save0, Qs, Vs, As, Err, s, opts):
     """RK4 (RKMK) steps of a model with loops, as :func:`..integrators.rk4_run`, with the
     constrained accelerations and, after each step when opts[4] > 0, :func:`project_state`.
     opts = (alpha, beta, rtol, tol, project, max_iter).  Err[r] = |phi| of saved state r;
-    s[13, 0] accumulates the largest |phi| found before a projection (the drift of one step).
+    s[DRIFT_ROW, 0] accumulates the largest |phi| found before a projection (the drift of one step).
     Returns (steps done, status, rows saved)."""
     mt, lt, ws, ds = _unpack(pi, pf, sb)
     ki = kt.view(np.int32)
@@ -852,7 +857,7 @@ def rk4_loop_run(kt, kt0, work, pi, pf, sb, q, v, step0, n_steps, dt, tau_mode, 
         step_configuration(ki, flat, q, xi, q)
         if project:
             status, err, err0 = project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qs)
-            s[13, 0] = max(s[13, 0], err0)
+            s[DRIFT_ROW, 0] = max(s[DRIFT_ROW, 0], err0)
             if status:
                 return m + 1, status, saved
     return n_steps, 0, saved
