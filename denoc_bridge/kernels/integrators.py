@@ -58,10 +58,27 @@ def accelerations(ki, kt, work, q, v, tau, fext, out):
     status = forward_dynamics_unchecked(ki, kt, work, q, v, tau, fext, out)
     if status:
         return status
-    for i in range(out.shape[0]):
-        if not np.isfinite(out[i]):
+    return finite_status(out)
+
+
+@njit(cache=True)
+def finite_status(a):
+    """-1 when an entry of a is not finite, else 0."""
+    for i in range(a.shape[0]):
+        if not np.isfinite(a[i]):
             return -1
     return 0
+
+
+@njit(cache=True)
+def save_state(n, save_every, r, q, v, a, Qs, Vs, As):
+    """When n % save_every == 0, (q, v, a) into row r of Qs, Vs, As; returns the rows saved (0 or 1)."""
+    if n % save_every:
+        return 0
+    Qs[r, :] = q
+    Vs[r, :] = v
+    As[r, :] = a
+    return 1
 
 
 @njit(cache=True)
@@ -104,12 +121,7 @@ def first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d,
     status = accelerations(ki, kt, work, q, v, tau, fext, a)
     if status:
         return status, 0
-    if n % save_every == 0:
-        Qs[r, :] = q
-        Vs[r, :] = v
-        As[r, :] = a
-        return 0, 1
-    return 0, 0
+    return 0, save_state(n, save_every, r, q, v, a, Qs, Vs, As)
 
 
 @njit(cache=True)
@@ -124,16 +136,12 @@ def rk4_stage(ki, kt, work, swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fext):
         if k >= 0:
             return k + 1
         stage_sweep(ki, kt, work, a, vb, vacc, h, q1, v1, fext)
-    else:
-        status = forward_dynamics_unchecked(ki, kt, work, qs, vs, tau, fext, a)
-        if status:
-            return status
+        return finite_status(a)
+    status = accelerations(ki, kt, work, qs, vs, tau, fext, a)
+    if status == 0:
         for i in range(a.shape[0]):
             v1[i] = next_rate(vb[i], h, vacc[i], a[i])
-    for i in range(a.shape[0]):
-        if not np.isfinite(a[i]):
-            return -1
-    return 0
+    return status
 
 
 @njit(cache=True)
@@ -186,11 +194,7 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
         status = rk4_stage(ki, kt, work, swept, q, v, tau, k1v, v, zeros, 0.5 * dt, q1, v1, fext)
         if status:
             return m, status, saved
-        if n % save_every == 0:
-            Qs[save0 + saved, :] = q
-            Vs[save0 + saved, :] = v
-            As[save0 + saved, :] = k1v
-            saved += 1
+        saved += save_state(n, save_every, save0 + saved, q, v, k1v, Qs, Vs, As)
         k1x[:] = v
         # stages 2 and 3 at q (+) dt/2 kx_prev, v + dt/2 kv_prev; they prepare stages 3 and 4
         status = rk4_inner_stage(ki, kt, work, swept, flat, q, v, 0.5 * dt, q1, v1, qs, vs, xi, k2x, k2v, tau_mode,

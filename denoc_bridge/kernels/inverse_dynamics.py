@@ -124,6 +124,20 @@ def link_wrench(m, h0, h1, h2, I, t, td):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
+def store_link_wrench(ki, kf, work, k, fext, has_fext, t, td):
+    """w_k - f_ext,k into link k's row: w_k from :func:`link_wrench`, zero for a massless link
+    (e.g. inside a universal joint)."""
+    if T.massless(ki, k):
+        for j in range(6):
+            work[k, T.C_W + j] = -fext[k, j] if has_fext else 0.0
+    else:
+        I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
+        wk = link_wrench(kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], I, t, td)
+        for j in range(6):
+            work[k, T.C_W + j] = wk[j] - fext[k, j] if has_fext else wk[j]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
 def kinetic_energy_term(m, h0, h1, h2, I, t):
     """1/2 t_k^T M_k t_k = 1/2 (w^T I_O w + 2 w . (h x v) + m v . v)."""
     w0, w1, w2, v0, v1, v2 = t
@@ -204,17 +218,11 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
                 t, td = twist_rate_bias(code, c, s, e, T.R_GENERAL, r0, r1, r2, t, td, pq, pqq, cj)
-            if T.massless(ki, k):                               # w_k = 0 (e.g. inside a universal joint)
-                for j in range(6):
-                    work[k, T.C_W + j] = -fext[k, j] if has_fext else 0.0
-                continue
-            m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
-            I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
-            wk = link_wrench(m, h0, h1, h2, I, t, td)
-            for j in range(6):
-                work[k, T.C_W + j] = wk[j] - fext[k, j] if has_fext else wk[j]   # w_k - f_ext,k
-            if full:
-                energy += kinetic_energy_term(m, h0, h1, h2, I, t)
+            store_link_wrench(ki, kf, work, k, fext, has_fext, t, td)
+            if full and not T.massless(ki, k):
+                energy += kinetic_energy_term(kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2],
+                                              (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3],
+                                               kf[k, T.IO + 4], kf[k, T.IO + 5]), t)
         b = module_row(L, nv, i)
         for j in range(6):
             work[b + T.M_TWIST, j] = t[j]

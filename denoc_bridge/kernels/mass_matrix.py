@@ -11,7 +11,6 @@ larger indices) column block k of the GIM is formed and carried to the base:
 003 eq. 29).  O(n d) for depth d, no per-link 6x6 storage.
 """
 
-import numpy as np
 from numba import njit
 
 from . import tables as T

@@ -9,26 +9,26 @@ for the inner stages; vacc = k1 + 2 k2 + 2 k3 and h = dt / 6 for the step itself
 :func:`stage_sweep` does, at link k: qdd_k of this stage, qd'_k, joint k's geometry at the
 next configuration, and t_k, tdot_k, w_k of the next stage.  The two dependent chains (mu
 here, t and tdot there) overlap in the processor instead of running one after the other:
-the RK4 run of the 100-DOF rope is 14 % shorter (measured, same process).
+the RK4 run of the 100-DOF rope is 10 % shorter (47.8 -> 43.0 ms, measured in one process).
 
-The link steps of :func:`.forward_dynamics.acceleration_forward_recursion` and
-:func:`.inverse_dynamics.twist_forward_recursion` are written out again here, on purpose:
-numba helpers that take arrays and loop inside pay their reference counting on every link
-when inlined (the passes measured 20-30 % slower when their link steps were shared that
-way), and one pass with flags for both uses cost the plain forward dynamics 12 %.
+The acceleration and twist link steps of
+:func:`.forward_dynamics.acceleration_forward_recursion` and
+:func:`.inverse_dynamics.twist_forward_recursion` are written out again here, specialised to
+one-DOF coordinate-axis joints: shared as inlined numba helpers (branches on the joint kind
+inside) they made the plain passes 20-30 % slower, and one pass with flags for both uses
+cost the plain forward dynamics 12 % (measured).  The wrench step is shared
+(:func:`.inverse_dynamics.store_link_wrench`, no measurable cost).
 """
 
 from numba import njit
 
 from . import tables as T
 from .geometry import block_cos_sin, coordinate_axis_block
-from .inverse_dynamics import (NO_E, gravity, link_wrench, module_row, modules, n_modules, rotation, twist_rate_bias,
-                               unit6)
+from .inverse_dynamics import (GEOMETRY_BLOCK, NO_E, gravity, module_row, modules, n_modules, rotation,
+                               store_link_wrench, twist_rate_bias, unit6)
 from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from .spatial6 import apply_A
 from .trig import poly_ok
-
-GEOMETRY_BLOCK = T.BLOCK
 
 
 @njit(cache=True, fastmath=False)
@@ -99,15 +99,7 @@ def stage_sweep(ki, kf, work, a, vb, vacc, h, q, qd, fext):
             work[k, T.C_CS + 1] = s
             t, td = twist_rate_bias(code, c, s, NO_E, rc, r0, r1, r2, t, td, unit6(d, sg * y), zero,
                                     (0.0, 0.0, 0.0))            # t_k, tdot_k (000 Table 1)
-            if T.massless(ki, k):                               # w_k = 0 (e.g. inside a universal joint)
-                for j in range(6):
-                    work[k, T.C_W + j] = -fext[k, j] if has_fext else 0.0
-                continue
-            m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
-            I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
-            wk = link_wrench(m, h0, h1, h2, I, t, td)
-            for j in range(6):
-                work[k, T.C_W + j] = wk[j] - fext[k, j] if has_fext else wk[j]   # w_k - f_ext,k
+            store_link_wrench(ki, kf, work, k, fext, has_fext, t, td)   # w_k - f_ext,k
         b = module_row(L, nv, i)
         for j in range(6):                                      # for the child modules
             work[b + T.M_VEC, j] = mu[j]
