@@ -51,10 +51,22 @@ __all__ = ["compare_with_pinocchio", "ValidationReport", "Check", "relative_erro
 
 
 def relative_error(x, ref) -> float:
-    """``max|x - ref| / max|ref|`` (0 for empty arrays)."""
+    """``max|x - ref| / max|ref|`` (0 for empty arrays).
+
+    A NaN on either side, or an infinity the other side does not share, is infinitely far:
+    the result is ``inf``, so that ``error > tol`` and ``max(errors)`` both see it (a NaN
+    error would compare False with everything and pass silently).
+    """
     x, ref = np.asarray(x, dtype=float), np.asarray(ref, dtype=float)
     if ref.size == 0:
         return 0.0
+    finite = np.isfinite(x) & np.isfinite(ref)
+    if not finite.all():
+        if not np.array_equal(x[~finite], ref[~finite]):        # NaN != NaN; +inf == +inf
+            return float("inf")
+        x, ref = x[finite], ref[finite]
+        if ref.size == 0:
+            return 0.0
     scale = float(np.abs(ref).max())
     return float(np.abs(x - ref).max() / scale) if scale > 0 else float(np.abs(x).max())
 
@@ -124,17 +136,28 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     own (a backward-stable solver's forward error grows like kappa eps: at kappa = 4e9
     that is 1e-6, and neither library is bound by 1e-9 there), and (3) the disagreement is no larger than first-order perturbation
     theory allows: ``tol + 10 sqrt(n) kappa (e_M + e_rhs + eps)`` plus Pinocchio's
-    own distance to the exact solution of its problem.
+    own distance to the exact solution of its problem.  Non-finite values anywhere, or an
+    ``I`` singular to working precision (no exact solution to measure against), fail with
+    ``info["reason"]`` saying which.
     """
     info = dict(error=relative_error(ours, pin_value))
     if info["error"] <= tol:
         return True, info
     n = max(1, np.asarray(M_pin).shape[0])
-    kappa = float(np.linalg.cond(M_pin))
     e_M, e_rhs = relative_error(M_ours, M_pin), relative_error(rhs_ours, rhs_pin)
-    info.update(kappa=kappa, error_M=e_M, error_rhs=e_rhs,
-                ours_vs_exact=relative_error(ours, exact_solve(M_ours, rhs_ours)),
-                pin_vs_exact=relative_error(pin_value, exact_solve(M_pin, rhs_pin)))
+    info.update(error_M=e_M, error_rhs=e_rhs)
+    problems = (M_ours, rhs_ours, M_pin, rhs_pin)
+    if not (np.isfinite(info["error"]) and all(np.all(np.isfinite(x)) for x in problems)):
+        info.update(allowed=tol, reason="non-finite values")    # agree with nothing
+        return False, info
+    kappa = float(np.linalg.cond(M_pin))
+    try:
+        exact_ours, exact_pin = exact_solve(M_ours, rhs_ours), exact_solve(M_pin, rhs_pin)
+    except np.linalg.LinAlgError:                               # singular to working precision
+        info.update(kappa=np.inf, allowed=tol, reason="I is singular to working precision")
+        return False, info
+    info.update(kappa=kappa, ours_vs_exact=relative_error(ours, exact_ours),
+                pin_vs_exact=relative_error(pin_value, exact_pin))
     allowed = tol + 10 * np.sqrt(n) * kappa * (e_M + e_rhs + np.finfo(float).eps) + info["pin_vs_exact"]
     info["allowed"] = allowed
     accurate = info["ours_vs_exact"] <= max(tol, info["pin_vs_exact"])
@@ -142,10 +165,16 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     return passed, info
 
 
+def _finite_word(x) -> str:
+    return "finite" if np.all(np.isfinite(x)) else "NOT finite"
+
+
 def _solve_check(check: Check, ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: float) -> None:
     passed, info = solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol)
     check.max_error = max(check.max_error, info["error"])
-    if "kappa" in info:
+    if "reason" in info:
+        check.notes.append(f"{info['reason']}: denoc_bridge {_finite_word(ours)}, Pinocchio {_finite_word(pin_value)}")
+    elif "kappa" in info:
         check.condition_number = max(check.condition_number, info["kappa"])
         check.max_error_vs_exact = max(check.max_error_vs_exact or 0.0, info["ours_vs_exact"])
         check.notes.append(
@@ -188,6 +217,9 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
         checks[key].max_error = max(checks[key].max_error, e)
         if e > tol:
             checks[key].passed = False
+        if e == np.inf:
+            checks[key].notes.append(f"non-finite values: denoc_bridge {_finite_word(ours)}, "
+                                     f"Pinocchio {_finite_word(ref)}")
 
     for _ in range(samples):
         q = random_configuration(model, rng)

@@ -48,3 +48,58 @@ def test_solve_agreement_on_an_ill_conditioned_system_accepts_no_worse_than_pino
     assert info["error"] > 1e-9 and info["ours_vs_exact"] > 1e-9 and ok, info      # ours closer than Pinocchio
     ok, info = solve_agreement(exact + 3e-8 * scale * d, pin_value, M, rhs, M, rhs, 1e-9)
     assert info["ours_vs_exact"] > info["pin_vs_exact"] and not ok, info            # ours further: mismatch
+
+
+def test_relative_error_sees_non_finite_values():
+    from denoc_bridge.validation import relative_error
+
+    assert relative_error([1.0, np.nan], [1.0, 2.0]) == np.inf          # ours NaN
+    assert relative_error([1.0, 2.0], [np.nan, 2.0]) == np.inf          # the reference NaN
+    assert relative_error([np.nan], [np.nan]) == np.inf                 # NaN agrees with nothing
+    assert relative_error([1.0, np.inf], [1.0, 2.0]) == np.inf
+    assert relative_error([1.0, -np.inf], [1.0, np.inf]) == np.inf
+    assert relative_error([1.5, np.inf], [1.0, np.inf]) == 0.5          # a shared inf: the rest decides
+    assert relative_error([np.inf], [np.inf]) == 0.0
+    assert max(0.0, relative_error([np.nan], [0.0])) == np.inf          # max() keeps it (max(0, nan) == 0)
+
+
+def test_solve_agreement_fails_on_non_finite_and_singular_problems_without_raising():
+    from denoc_bridge.validation import solve_agreement
+
+    M, rhs = np.diag([2.0, 1.0]), np.array([1.0, 1.0])
+    ok, info = solve_agreement(np.array([0.5, np.nan]), np.array([0.5, 1.0]), M, rhs, M, rhs, 1e-9)
+    assert not ok and info["reason"] == "non-finite values" and info["error"] == np.inf, info
+    bad = np.diag([2.0, np.nan])
+    ok, info = solve_agreement(np.array([0.5, 1.0]), np.array([0.5, 2.0]), bad, rhs, M, rhs, 1e-9)
+    assert not ok and info["reason"] == "non-finite values", info
+    S = np.array([[1.0, 1.0], [1.0, 1.0]])                              # singular: no exact solution
+    ok, info = solve_agreement(np.array([0.5, 0.5]), np.array([1.0, 0.0]), S, rhs, S, rhs, 1e-9)
+    assert not ok and info["kappa"] == np.inf and "singular" in info["reason"], info
+
+
+def test_a_nan_from_pinocchio_is_a_mismatch_not_a_pass(monkeypatch):
+    import pinocchio as pin
+
+    model = random_model(3, 11)
+    real_aba, real_crba = pin.aba, pin.crba
+
+    def nan_aba(*args):
+        out = np.array(real_aba(*args))
+        out[-1] = np.nan
+        return out
+
+    def nan_crba(*args):
+        out = np.array(real_crba(*args))
+        out[0, 0] = np.nan
+        return out
+
+    monkeypatch.setattr(pin, "aba", nan_aba)
+    report = compare_with_pinocchio(model, samples=1)
+    fd = next(c for c in report.checks if c.quantity == "forward_dynamics")
+    assert not fd.passed and fd.max_error == np.inf and not report.passed, report.table()
+    assert "non-finite values: denoc_bridge finite, Pinocchio NOT finite" in report.table()
+    monkeypatch.setattr(pin, "aba", real_aba)
+    monkeypatch.setattr(pin, "crba", nan_crba)
+    report = compare_with_pinocchio(model, samples=1)
+    failed = {c.quantity: c.max_error for c in report.checks if not c.passed}
+    assert failed == {"mass_matrix": np.inf}, report.table()      # aba and computeMinverse agree still
