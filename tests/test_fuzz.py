@@ -82,6 +82,7 @@ from hypothesis import strategies as st
 import denoc_bridge as db
 from conftest import assert_close, erd_robot_dir
 from denoc_bridge.testing import random_urdf
+from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.validation import solve_agreement
 
 # ---------------------------------------------------------------------------- settings
@@ -459,11 +460,19 @@ def check_tree_dynamics(model, pm, q, v, a, who: str) -> None:
         assert exc.joint in model.joint_names and f"'{exc.joint}'" in str(exc), str(exc)
         # raised when an articulated inertia is singular or indefinite (non-physical inertias
         # loaded with a PhysicsWarning): then the GIM is singular or not positive definite
-        # (its LDL^T pivots are those articulated inertias), or Pinocchio's aba is not finite
+        # (its LDL^T pivots are those articulated inertias), or Pinocchio's aba is not finite.
+        # Documented too: a pivot at most SINGULAR_RTOL of the inertias it is computed from
+        # counts as zero (a needle spinning about its axis, izz = 1e-13 next to ixx = 1); as
+        # every LDL^T pivot bounds the GIM's smallest eigenvalue from above, that eigenvalue is
+        # then at most SINGULAR_RTOL times the largest link inertia or GIM entry.
         eig = np.linalg.eigvalsh(M_pin) if np.all(np.isfinite(M_pin)) else np.array([np.nan])
-        assert not np.all(np.isfinite(a_pin)) or not eig.min() > 1e-9 * np.abs(eig).max(), (
+        inertia = max(np.abs(np.diagonal(M_pin)).max(initial=0.0), model.mass.max(initial=0.0),
+                      np.abs(model.inertia).max(initial=0.0), np.abs(model.armature).max(initial=0.0),
+                      (model.mass * (model.com ** 2).sum(axis=1)).max(initial=0.0))
+        assert (not np.all(np.isfinite(a_pin)) or not eig.min() > 1e-9 * np.abs(eig).max()
+                or not eig.min() > 10 * SINGULAR_RTOL * inertia), (
             f"SingularInertiaError at joint '{exc.joint}' but Pinocchio's aba is finite and the GIM is positive "
-            f"definite (eigenvalues {eig.min():.3g} .. {eig.max():.3g}) ({who})")
+            f"definite (eigenvalues {eig.min():.3g} .. {eig.max():.3g}; largest inertia {inertia:.3g}) ({who})")
         event("forward dynamics: SingularInertiaError")
         return
     _finite("forward_dynamics", acc)
@@ -646,6 +655,28 @@ def test_the_checks_can_fail(monkeypatch):
     monkeypatch.setattr(db, "load_urdf", lambda *args, **kwargs: {}["link"])
     with pytest.raises(KeyError):
         check_document(text)
+
+
+def test_a_needle_is_refused_as_documented_and_a_false_refusal_is_caught(monkeypatch):
+    """A joint whose inertia is 1e-13 of its link's (a needle spinning about its axis) is
+    refused by forward dynamics (documented; Pinocchio returns tau / 1e-13) and the oracle
+    accepts that refusal; the same refusal on an ordinary link fails the oracle."""
+    needle = _one_joint(inertia='ixx="1" iyy="1" izz="1e-13"')
+    with pytest.raises(db.SingularInertiaError, match=r"joint 'j'.*at most 1e-12 of the inertias"):
+        model = db.load_urdf(needle)
+        db.forward_dynamics(model, db.random_configuration(model, 0), np.zeros(1), np.ones(1))
+    check_document(needle)
+    thicker = _one_joint(inertia='ixx="1" iyy="1" izz="1e-9"')
+    check_document(thicker)                                     # solved: 1e-9 is a pivot
+    real = db.tree_forward_dynamics
+
+    def refuse(model, *args, **kwargs):
+        raise db.SingularInertiaError("refused at joint 'j'", joint=model.joint_names[0], link=model.link_names[0])
+
+    monkeypatch.setattr(db, "tree_forward_dynamics", refuse)
+    with pytest.raises(AssertionError, match="SingularInertiaError at joint 'j' but Pinocchio's aba is finite"):
+        check_document(thicker)
+    monkeypatch.setattr(db, "tree_forward_dynamics", real)
 
 
 def _one_joint(inertia='ixx="1" iyy="1" izz="1"', mass="1", origin="", axis='<axis xyz="0 0 1"/>'):

@@ -24,6 +24,7 @@ from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
 from ..kernels import tables as T
+from ..kernels.forward_dynamics import SINGULAR_RTOL
 from .. import loops as _loops
 from ..mimic import MimicModel
 from . import _inputs
@@ -55,7 +56,8 @@ def _singular(model, k: int) -> SingularInertiaError:
     return SingularInertiaError(
         f"the articulated inertia of joint {model.joint_label(k)} is singular: the links it moves "
         f"(link '{model.link_names[k]}' and its subtree) offer no inertia to its motion, e.g. a massless "
-        "leaf link, or a massless link whose child joint is a free-flyer; forward dynamics and the "
+        "leaf link, or a massless link whose child joint is a free-flyer, or at most "
+        f"{SINGULAR_RTOL:g} of the inertias it is computed from (round-off); forward dynamics and the "
         "inverse GIM are undefined",
         joint=model.joint_names[k],
         link=model.link_names[k],
