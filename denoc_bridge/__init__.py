@@ -103,6 +103,11 @@ __all__ = [
     "SweepResult",
     "to_pinocchio",
     "trajectory_torques",
+    "tree_forward_dynamics",
+    "tree_inverse_dynamics",
     "udut",
     "uncoupled_newton_euler",
+    "loops",
+    "mimic",
+    "sweeps",
 ]

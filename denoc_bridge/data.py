@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 
 from .errors import InputError
 from .kernels import tables as T

@@ -3,7 +3,6 @@ reference and Pinocchio, and simulate on models with loops (closure, energy, sta
 the Python and compiled steppers, errors)."""
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
