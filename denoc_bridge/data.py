@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 
-
 from .errors import InputError
 from .kernels import tables as T
 
