@@ -85,8 +85,9 @@ class MimicModel:
     reduced layout (a mimic joint has nq = nv = 0 and its mimicked joint's indices, as in
     Pinocchio).  :func:`denoc_bridge.inverse_dynamics`, ``mass_matrix``,
     ``forward_dynamics``, ``inverse_mass_matrix``, ``nonlinear_effects``,
-    ``gravity_torques``, the configuration functions, ``forward_kinematics`` and
-    ``energies`` accept it; other functions take ``model.tree`` and :meth:`expand`.
+    ``gravity_torques``, the configuration functions, ``forward_kinematics``, ``energies``
+    and ``simulate`` (:mod:`denoc_bridge.mimic_simulation`) accept it; other functions take
+    ``model.tree`` and :meth:`expand`.
     """
 
     def __init__(self, tree: Model):

@@ -28,6 +28,9 @@ held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's j
 ``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
 wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
 
+A :class:`~denoc_bridge.mimic.MimicModel` is simulated in its reduced coordinates, stage by
+stage from Python (:mod:`denoc_bridge.mimic_simulation`).
+
 Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
 on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
 stops being finite (or a singular articulated inertia) raises
@@ -51,6 +54,7 @@ from .kernels import configuration as kc
 from .kernels import entry
 from .kernels import integrators as ki_
 from .kernels import tables as T
+from .mimic import MimicModel
 from .spatial import internal_to_pin
 from .trajectory import Trajectory
 
@@ -88,6 +92,7 @@ class _Forces:
     def __init__(self, model, tau, f_ext, n_steps, method):
         nv = model.nv
         self.model = model
+        self._links = getattr(model, "tree", model)             # a MimicModel's wrenches act on its tree's links
         self.tau_fn = tau if callable(tau) else None
         self.fext_fn = f_ext if callable(f_ext) else None
         if tau is None or self.tau_fn is not None:
@@ -113,7 +118,7 @@ class _Forces:
         if f_ext is None or self.fext_fn is not None:
             self.fext_pin, self.fext = None, _inputs.NO_FEXT
         else:
-            self.fext = np.ascontiguousarray(_inputs.external_wrenches(model, f_ext))   # internal order
+            self.fext = np.ascontiguousarray(_inputs.external_wrenches(self._links, f_ext))   # internal order
             self.fext_pin = internal_to_pin(self.fext)
         self.python_loop = self.tau_fn is not None or self.fext_fn is not None
         self.cholesky = False
@@ -141,7 +146,7 @@ class _Forces:
     def fext_at(self, t, q, v):
         if self.fext_fn is None:
             return self.fext
-        return np.ascontiguousarray(_inputs.external_wrenches(self.model, self.fext_fn(t, q.copy(), v.copy())))
+        return np.ascontiguousarray(_inputs.external_wrenches(self._links, self.fext_fn(t, q.copy(), v.copy())))
 
 
 class _Run:
@@ -219,7 +224,12 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
     """
     method = _method_name(method)
-    q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
+    if isinstance(model, MimicModel):
+        from . import mimic_simulation
+
+        q0 = mimic_simulation.initial_configuration(model, q0)
+    else:
+        q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
     v0 = _vector(model, v0, model.nv, "v0")
     t_final, dt, n_steps = _steps(t_final, dt, method)
     if dynamics not in ("recursive", "cholesky"):
@@ -232,13 +242,18 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
         return loop_simulation.run(model, q0, v0, dt, n_steps, forces, method, passive,
                                    _stride(model, n_steps, save_every), progress, opts)
+    system = None
+    if isinstance(model, MimicModel):
+        system = mimic_simulation.MimicSystem(model, forces, passive)
     if method in FIXED_STEP_METHODS:
         stride = _stride(model, n_steps, save_every)
-        runner = _run_python if forces.python_loop or forces.cholesky else _run_compiled
-        return runner(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress)
+        if system is not None or forces.python_loop or forces.cholesky:
+            return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
+        return _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress)
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
-    return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress)
+    return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
+                         system)
 
 
 def _steps(t_final, dt, method):
@@ -467,34 +482,81 @@ def _cholesky_accelerations(model, q, v, total, fext_pin, out):
     return 0 if np.all(np.isfinite(out)) else -1
 
 
-def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress):
-    """The fixed-step methods with a callable tau or f_ext: the same steps, stage by stage from
-    Python (each stage one compiled forward dynamics call)."""
-    nq, nv = model.nq, model.nv
-    ki = model._kt.view(T.INT)
-    K, D, q_rest, use_passive = _passive_arrays(model, passive)
-    work = model.thread_work()
-    d, total = np.empty(nv), np.empty(nv)
-    Q, V, A, TAU = [], [], [], []
-    q, v = q0.copy(), v0.copy()
-    failed = None
-    evals = 0
+class _TreeSystem:
+    """A tree model's stages for the Python steppers (:func:`_run_python`, :func:`_run_adaptive`):
+    accelerations with the actuation, springs, dampers and external wrenches of a run, and the
+    configuration maps (each one compiled call).  :mod:`denoc_bridge.mimic_simulation` has the
+    same interface for a :class:`~denoc_bridge.mimic.MimicModel`."""
 
-    def f(t, n, qs, vs, out):
-        nonlocal evals
-        if not (np.all(np.isfinite(qs)) and np.all(np.isfinite(vs))):
-            return -1, np.zeros(nv)                              # the state left the finite numbers
-        tau = forces.tau_at(t, qs, vs, n)
-        ki_.passive_forces(ki, qs, vs, K, D, q_rest, use_passive, d, total)
-        total[:] += tau
-        evals += 1
-        if forces.cholesky:
-            return _cholesky_accelerations(model, qs, vs, total, forces.fext_pin_at(t, qs, vs), out), tau
-        st = entry.forward_dynamics_state(model._kt, work, qs, vs, total, forces.fext_at(t, qs, vs), out)
+    def __init__(self, model, forces, passive):
+        self.model, self.forces = model, forces
+        self.nq, self.nv = model.nq, model.nv
+        self.ki = model._kt.view(T.INT)
+        self.K, self.D, self.q_rest, self.use_passive = _passive_arrays(model, passive)
+        self.work = model.thread_work()
+        self.d, self.total = np.empty(model.nv), np.empty(model.nv)
+        self.evals = 0
+
+    def _total(self, t, n, q, v):
+        """The actuation at (t, step n); ``self.total`` = actuation + springs + dampers."""
+        tau = self.forces.tau_at(t, q, v, n)
+        ki_.passive_forces(self.ki, q, v, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        self.total[:] += tau
+        self.evals += 1
+        return tau
+
+    def accelerations(self, t, n, q, v, out):
+        """(status, tau): ``out`` = a(t, q, v); status 0, k + 1 (joint k's articulated inertia is
+        singular) or -1 (the state or the result is not finite)."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            return -1, np.zeros(self.nv)                         # the state left the finite numbers
+        tau = self._total(t, n, q, v)
+        f = self.forces
+        if f.cholesky:
+            return _cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), out), tau
+        st = entry.forward_dynamics_state(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), out)
         if st == 0 and not np.all(np.isfinite(out)):            # overflowed: as the compiled steppers
             st = -1
         return st, tau
 
+    def ode(self, t, n, q, v, qdot, a):
+        """Status of the adaptive solvers' right-hand side ``qdot`` = dq/dt (q, v), ``a``."""
+        self._total(t, n, q, v)
+        f = self.forces
+        if f.cholesky:
+            kc.configuration_rate(self.ki, q, v, qdot)
+            return _cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), a)
+        return ki_.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
+
+    def saved_accelerations(self, t, Q, V, TAU):
+        """The accelerations at saved states (not counted as evaluations)."""
+        return np.array([_acceleration(self.model, Q[i], V[i], TAU[i], self.forces.fext_at(t[i], Q[i], V[i]),
+                                       self.K, self.D, self.q_rest, self.use_passive)
+                         for i in range(len(t))]).reshape(len(t), self.nv)
+
+    def integrate(self, q, xi, out):
+        """``out = q (+) xi`` (``out`` may be ``q``)."""
+        kc.integrate(self.ki, q, xi, out)
+
+    def dexpinv(self, xi, v, out):
+        """The rate of the Lie-algebra coordinates xi with joint velocities v (RKMK stages)."""
+        kc.dexpinv(self.ki, xi, v, out)
+
+    def normalise(self, Q):
+        """Unit quaternions and (cos, sin) pairs in each row of Q."""
+        return _normalise_rows(self.model, Q)
+
+
+def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system=None):
+    """The fixed-step methods with a callable tau or f_ext (or a MimicModel, through its
+    ``system``): the same steps, stage by stage from Python (each stage one forward dynamics
+    call)."""
+    system = system or _TreeSystem(model, forces, passive)
+    nq, nv = system.nq, system.nv
+    f = system.accelerations
+    Q, V, A, TAU = [], [], [], []
+    q, v = q0.copy(), v0.copy()
+    failed = None
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
     kx = [np.empty(nv) for _ in range(4)]
     kv = [np.empty(nv) for _ in range(4)]
@@ -510,14 +572,14 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
                 Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
             if method == "euler":
                 v += dt * kv[0]
-                kc.integrate(ki, q, dt * v, q)
+                system.integrate(q, dt * v, q)
             else:
                 kx[0][:] = v
                 for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
                     xi[:] = c * dt * kx[prev]
-                    kc.integrate(ki, q, xi, qs)
+                    system.integrate(q, xi, qs)
                     vs[:] = v + c * dt * kv[prev]
-                    kc.dexpinv(ki, xi, vs, kx[i + 1])
+                    system.dexpinv(xi, vs, kx[i + 1])
                     st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
                     if st:
                         failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"),
@@ -527,7 +589,7 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
                     break
                 xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
                 v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
-                kc.integrate(ki, q, xi, q)
+                system.integrate(q, xi, q)
             if step % 100 == 0:
                 run.update(step)
         else:
@@ -548,7 +610,7 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
     state = "interrupted" if interrupted else ("failed" if failed else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
     traj = _trajectory(model, t, stack(Q, nq), stack(V, nv), stack(A, nv), stack(TAU, nv), forces, method, dt,
-                       wall, step, evals, state, message)
+                       wall, step, system.evals, state, message)
     if failed:
         raise _fail(model, failed[0], failed[1], failed[2], traj)
     if interrupted:
@@ -560,30 +622,18 @@ class _Bad(Exception):
     """A forward dynamics evaluation of an adaptive solver refused its state."""
 
 
-def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress):
+def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
+                  system=None):
     import scipy.integrate as si
 
-    nq, nv = model.nq, model.nv
-    ki = model._kt.view(T.INT)
-    K, D, q_rest, use_passive = _passive_arrays(model, passive)
-    work = model.thread_work()
-    d, total, qdot, a = np.empty(nv), np.empty(nv), np.empty(nq), np.empty(nv)
-    evals = 0
+    system = system or _TreeSystem(model, forces, passive)
+    nq, nv = system.nq, system.nv
+    qdot, a = np.empty(nq), np.empty(nv)
 
     def fun(t, y):
-        nonlocal evals
         q = np.ascontiguousarray(y[:nq])
         v = np.ascontiguousarray(y[nq:])
-        n = int(t / dt)
-        tau = forces.tau_at(t, q, v, n)
-        ki_.passive_forces(ki, q, v, K, D, q_rest, use_passive, d, total)
-        total[:] += tau
-        evals += 1
-        if forces.cholesky:
-            kc.configuration_rate(ki, q, v, qdot)
-            st = _cholesky_accelerations(model, q, v, total, forces.fext_pin_at(t, q, v), a)
-        else:
-            st = ki_.ode_rhs(model._kt, work, q, v, total, forces.fext_at(t, q, v), qdot, a)
+        st = system.ode(t, int(t / dt), q, v, qdot, a)
         if st:
             raise _Bad(st, t, q.copy(), v.copy())
         return np.concatenate([qdot, a])
@@ -610,15 +660,14 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     Q = np.ascontiguousarray(Y[:, :nq])
     V = np.ascontiguousarray(Y[:, nq:])
     if Q.shape[0]:                                              # unit quaternions and (cos, sin) pairs
-        Q = _normalise_rows(model, Q)
+        Q = system.normalise(Q)
     t = t_save[:Q.shape[0]]
     TAU = np.array([forces.tau_at(t[i], Q[i], V[i], int(t[i] / dt)) for i in range(len(t))]).reshape(len(t), nv)
-    A = np.array([_acceleration(model, Q[i], V[i], TAU[i], forces.fext_at(t[i], Q[i], V[i]), K, D, q_rest,
-                                use_passive) for i in range(len(t))]).reshape(len(t), nv)
+    A = system.saved_accelerations(t, Q, V, TAU)
     state = "interrupted" if interrupted else ("failed" if failure else "completed")
     t_stop = solver.t if solver is not None else 0.0
     message = f"interrupted by the user at t = {t_stop:.6g} s" if interrupted else ""
-    traj = _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, state, message)
+    traj = _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, system.evals, state, message)
     if failure:
         st, t_bad, detail = failure
         if isinstance(detail, str):

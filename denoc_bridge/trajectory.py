@@ -98,17 +98,27 @@ class Trajectory:
     def total_energy(self) -> np.ndarray:
         return self.kinetic_energy + self.potential_energy
 
+    def _tree_states(self):
+        """(tree, q, v, a) in the tree's layout: the model's own, or a MimicModel's expanded."""
+        m = self.model
+        tree = getattr(m, "tree", None)
+        if tree is None:
+            return m, self.q, self.v, self.a
+        return (tree, *m.expand(self.q, self.v, self.a))
+
     def passive_forces(self) -> np.ndarray:
-        """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant."""
+        """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant
+        (on a MimicModel the tree's at the expanded states, as forces on the reduced coordinates)."""
         from .configuration import difference
 
         m = self.model
         if not len(self):
             return np.zeros((0, m.nv))
-        out = -m.damping * self.v
-        if np.any(m.stiffness):
-            out -= m.stiffness * difference(m, np.broadcast_to(m.rest_configuration, self.q.shape), self.q)
-        return out
+        tree, q, v, _ = self._tree_states()
+        out = -tree.damping * v
+        if np.any(tree.stiffness):
+            out -= tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, q.shape), q)
+        return out if tree is m else m.reduce_forces(out)
 
     @property
     def power_in(self) -> np.ndarray:
@@ -116,13 +126,19 @@ class Trajectory:
         (``(tau - D v) . v``) and the external wrenches (``v . J^T f_ext``).  Springs and gravity
         are conservative: they are in the potential energy."""
         if "power" not in self._cache:
-            m = self.model
-            p = np.einsum("ij,ij->i", self.tau - m.damping * self.v, self.v) if len(self) else np.zeros(0)
-            if self.f_ext is not None and len(self):
+            if not len(self):
+                self._cache["power"] = np.zeros(0)
+                return self._cache["power"]
+            tree, q, v, a = self._tree_states()
+            if tree is self.model:
+                p = np.einsum("ij,ij->i", self.tau - tree.damping * v, v)
+            else:                                                # the dampers act on the tree's joints
+                p = np.einsum("ij,ij->i", self.tau, self.v) - np.einsum("ij,ij->i", tree.damping * v, v)
+            if self.f_ext is not None:
                 from .algorithms.dynamics import tree_inverse_dynamics as tid
 
-                jtf = tid(m, self.q, self.v, self.a) - tid(m, self.q, self.v, self.a, self.f_ext)
-                p = p + np.einsum("ij,ij->i", jtf, self.v)
+                jtf = tid(tree, q, v, a) - tid(tree, q, v, a, self.f_ext)
+                p = p + np.einsum("ij,ij->i", jtf, v)
             self._cache["power"] = p
         return self._cache["power"]
 

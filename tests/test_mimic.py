@@ -18,6 +18,7 @@ import pytest
 import denoc_bridge as db
 from conftest import assert_close, erd_robot_dir
 from denoc_bridge.cli import main
+from denoc_bridge.joints import JointType
 from denoc_bridge.validation import relative_error
 
 GRIPPER = str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf")
@@ -322,3 +323,102 @@ def test_cli_info_reports_mimic_constraints(capsys):
     assert main(["info", GRIPPER]) == 0
     out = capsys.readouterr().out
     assert "nq = 12, nv = 10" in out and "treated as independent joints" in out
+
+
+# ------------------------------------------------------------------ simulation
+def _pin_mimic_rk4(pm, q, v, dt, steps, tau_fn, fext, damping_r):
+    """Classical RK4 on Pinocchio's mimic model: a = crba^-1 (tau - rnea(q, v, 0, fext) - D_r v)
+    (aba refuses mimic models); q stepped with pin.integrate (every joint here is abelian, so
+    this is the Runge-Kutta-Munthe-Kaas step)."""
+    pd = pm.createData()
+    forces = pin_forces(pm, fext)
+
+    def acc(t, q, v):
+        M = pin.crba(pm, pd, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        return np.linalg.solve(M, tau_fn(t, q, v) - pin.rnea(pm, pd, q, v, np.zeros(pm.nv), forces) - damping_r @ v)
+
+    for n in range(steps):
+        t = n * dt
+        kv1 = acc(t, q, v)
+        kx = [v, v + dt / 2 * kv1]
+        kv2 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[0]), kx[1])
+        kx.append(v + dt / 2 * kv2)
+        kv3 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[1]), kx[2])
+        kx.append(v + dt * kv3)
+        kv4 = acc(t + dt, pin.integrate(pm, q, dt * kx[2]), kx[3])
+        q = pin.integrate(pm, q, dt / 6 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3]))
+        v = v + dt / 6 * (kv1 + 2 * kv2 + 2 * kv3 + kv4)
+    return q, v
+
+
+@pytest.mark.parametrize("dynamics", ["recursive", "cholesky"])
+def test_simulate_a_mimic_model_is_rk4_on_pinocchios_mimic_model(dynamics):
+    """simulate(MimicModel) with a controller, external wrenches and the tree's joint dampers
+    (mimic joints' too, through their multipliers) against a Python RK4 loop on
+    pin.buildModelFromUrdf(mimic=True); both dynamics paths (O(n) Lagrange form and the dense
+    G^T M G Cholesky)."""
+    rng = np.random.default_rng(41)
+    tree = db.load_urdf(GRIPPER).replace(damping=rng.uniform(0.0, 0.02, 10))
+    mm, pm = db.MimicModel(tree), pin_mimic(GRIPPER)
+    G = mm.coupling_matrix()
+    q0 = db.random_configuration(mm, rng)
+    v0 = rng.standard_normal(mm.nv)
+    fext = 0.1 * rng.standard_normal((mm.n_links, 6))
+    gains = rng.uniform(1e-4, 1e-3, mm.nv)                # explicit RK4: gains / inertia * dt < 2.8
+
+    def tau(t, q, v):
+        return -gains * v + 0.05 * np.sin(3 * t)
+
+    traj = db.simulate(mm, q0, v0, 0.2, 1e-3, tau=tau, f_ext=fext, dynamics=dynamics)
+    q_ref, v_ref = _pin_mimic_rk4(pm, q0.copy(), v0.copy(), 1e-3, 200, tau, fext, G.T @ np.diag(tree.damping) @ G)
+    assert traj.status == "completed" and traj.q.shape == (201, mm.nq) and traj.n_evaluations == 4 * 200 + 1
+    assert_close("q(0.2 s)", traj.q[-1], q_ref, 1e-11)
+    assert_close("v(0.2 s)", traj.v[-1], v_ref, 1e-10)
+    a_end = db.forward_dynamics(mm, traj.q[-1], traj.v[-1], traj.tau[-1] + traj.passive_forces()[-1], fext)
+    assert_close("saved a", traj.a[-1], a_end, 1e-12)
+    assert_close("passive forces", traj.passive_forces()[-1], -G.T @ (tree.damping * (G @ traj.v[-1])), 1e-14)
+    # the work of the controller, the dampers and the wrenches accounts for the energy change:
+    # what is left is RK4's error, which falls about 10x per halving of the step here
+    change = np.abs(traj.total_energy - traj.total_energy[0]).max()
+    half = db.simulate(mm, q0, v0, 0.2, 5e-4, tau=tau, f_ext=fext, dynamics=dynamics)
+    drift, drift_half = (np.abs(x.energy_drift()).max() for x in (traj, half))
+    assert drift_half < drift / 8 and drift_half < 1e-6 * change, (drift, drift_half, change)
+
+
+def test_simulate_a_floating_mimic_model_conserves_energy_at_fourth_order():
+    """Free-flyer base, springs on every joint (mimic joints' included: their potential is the
+    tree's at the expanded state), passive: RK4 on the reduced manifold keeps the quaternion
+    unit, conserves energy with a fourth-order drift, and the scipy methods agree."""
+    rng = np.random.default_rng(7)
+    tree = db.load_urdf(GRIPPER, floating_base=True)
+    # no springs on the free flyer nor on the continuous rollers (a spring on a wrapping angle
+    # has a kink in its potential at +-pi, which RK4 does not integrate at fourth order)
+    free = np.repeat((tree.joint_type == int(JointType.CONTINUOUS)) | (tree.joint_type == int(JointType.FREEFLYER)),
+                     tree.nv_joint)
+    tree = tree.replace(stiffness=np.where(free, 0.0, rng.uniform(0.05, 0.2, tree.nv)))
+    mm = db.MimicModel(tree)
+    q0, v0 = db.random_configuration(mm, rng), 0.5 * rng.standard_normal(mm.nv)
+    coarse, fine = (db.simulate(mm, q0, v0, 0.4, dt) for dt in (2e-3, 1e-3))
+    ratio = np.abs(coarse.energy_drift()).max() / np.abs(fine.energy_drift()).max()
+    assert 12 < ratio < 20, ratio
+    assert np.abs(fine.energy_drift(relative=True)).max() < 1e-8
+    assert np.all(np.abs(np.linalg.norm(fine.q[:, 3:7], axis=1) - 1) < 1e-14)
+    adaptive = db.simulate(mm, q0, v0, 0.4, 2e-3, method="DOP853", rtol=1e-12, atol=1e-12)
+    assert_close("DOP853 vs RK4 q(0.4 s)", adaptive.q[-1], fine.q[-1], 1e-8)
+    assert np.all(np.isfinite(adaptive.a)) and np.abs(adaptive.energy_drift(relative=True)).max() < 1e-9
+
+
+def test_simulate_a_mimic_model_reports_bad_input_and_failure_by_name():
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    q0 = db.neutral_configuration(mm)
+    with pytest.raises(db.InputError, match=r"q0 must have shape \(5,\)"):
+        db.simulate(mm, np.zeros(12), np.zeros(4), 0.1)
+    with pytest.raises(db.InputError, match="v0"):
+        db.simulate(mm, q0, np.zeros(10), 0.1)
+    with pytest.raises(db.InputError, match="f_ext names 'nowhere'"):
+        db.simulate(mm, q0, np.zeros(4), 0.1, f_ext={"nowhere": np.ones(6)})
+    with pytest.raises(db.SimulationError, match="t = 0.0[0-9]* s") as err:
+        db.simulate(mm, q0, np.zeros(4), 0.1, tau=lambda t, q, v: np.full(4, 1e300 if t > 0.005 else 0.0))
+    partial = err.value.trajectory
+    assert partial.status == "failed" and 4 <= len(partial) <= 7 and partial.q.shape[1] == mm.nq

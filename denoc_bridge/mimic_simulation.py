@@ -1,0 +1,106 @@
+"""Simulation of a :class:`~denoc_bridge.mimic.MimicModel`: :func:`denoc_bridge.simulate` in
+reduced coordinates.
+
+The state is the mimic model's (q, v) (Pinocchio's mimic layout, the independent joints).
+Every stage expands it to the tree's (``q_full = G q + offset``, ``v_full = G v``), and:
+
+* accelerations: :func:`denoc_bridge.mimic.forward_dynamics` with ``tau + G^T tau_passive``,
+  where ``tau_passive`` are the tree's joint springs and dampers at the expanded state (a
+  mimic joint's own damper and spring act through its multiplier); ``dynamics="cholesky"``
+  is its ``method="dense"`` (Cholesky of ``G^T M G``), the default its O(n) Lagrange form;
+* the configuration maps: the tree's ``q (+) xi`` and the Runge-Kutta-Munthe-Kaas rates at
+  ``(q_full, G xi, G v)``, then the mimic joints' entries dropped.  A mimic joint is a 1-DOF
+  revolute, prismatic or continuous joint whose entries follow its mimicked joint's, so
+  this is the tree's step restricted to the constraint manifold: the same steps as the
+  tree's steppers in :mod:`denoc_bridge.simulation`, from Python, stage by stage.
+
+The trajectory keeps the mimic model: its energies, power and passive forces are the
+tree's at the expanded states (:class:`~denoc_bridge.trajectory.Trajectory`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .algorithms import _inputs
+from .errors import InputError, SingularInertiaError
+from .kernels import configuration as kc
+from .kernels import integrators as ki_
+from .kernels import tables as T
+from .mimic import MimicModel, forward_dynamics
+from .simulation import _normalise_rows, _passive_arrays
+
+__all__ = ["MimicSystem", "initial_configuration"]
+
+
+def initial_configuration(model: MimicModel, q0) -> np.ndarray:
+    """``q0`` checked (shape, finite) with its quaternions and (cos, sin) pairs normalised."""
+    q0 = model._reduced(q0, "q0", model.nq, "q")
+    if q0.shape != (model.nq,):
+        raise InputError(f"q0 must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
+                         f"constraints), got {q0.shape}")
+    qf = _inputs.configuration(model.tree, model.expand(q0), "q0 (expanded to the tree)")
+    return np.ascontiguousarray(model.reduce_configuration(qf))
+
+
+class MimicSystem:
+    """The stages of a run of ``model`` for :func:`denoc_bridge.simulation._run_python` and
+    ``_run_adaptive`` (the interface of ``simulation._TreeSystem``)."""
+
+    def __init__(self, model: MimicModel, forces, passive: bool):
+        tree = model.tree
+        self.model, self.tree, self.forces = model, tree, forces
+        self.nq, self.nv = model.nq, model.nv
+        self.ki = tree._kt.view(T.INT)
+        self.K, self.D, self.q_rest, self.use_passive = _passive_arrays(tree, passive)
+        self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
+        self.method = "dense" if forces.cholesky else "lagrange"
+        self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
+        self.evals = 0
+
+    def _full(self, x):
+        """``G x`` for a reduced velocity-like vector."""
+        return x[self.model._col] * self.model._scale
+
+    def _a(self, t, q, v, tau, out):
+        qf, vf = self.model.expand(q, v)
+        ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        try:
+            out[:] = forward_dynamics(self.model, q, v, tau + self.model.reduce_forces(self.total),
+                                      self.forces.fext_pin_at(t, q, v), method=self.method)
+        except SingularInertiaError as exc:
+            return 1 + self.tree.joint_names.index(exc.joint)
+        return 0 if np.all(np.isfinite(out)) else -1
+
+    def accelerations(self, t, n, q, v, out):
+        """(status, tau): ``out`` = a(t, q, v); status 0, k + 1 (singular at joint k) or -1."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            return -1, np.zeros(self.nv)
+        tau = self.forces.tau_at(t, q, v, n)
+        self.evals += 1
+        return self._a(t, q, v, tau, out), tau
+
+    def ode(self, t, n, q, v, qdot, a):
+        st, _ = self.accelerations(t, n, q, v, a)
+        if st == 0:
+            kc.configuration_rate(self.ki, self.model.expand(q), self._full(v), self._qf)
+            qdot[:] = self._qf[self.model._q_keep]
+        return st
+
+    def saved_accelerations(self, t, Q, V, TAU):
+        A = np.empty((len(t), self.nv))
+        for i in range(len(t)):
+            if self._a(t[i], Q[i], V[i], TAU[i], A[i]):
+                A[i] = np.nan
+        return A
+
+    def integrate(self, q, xi, out):
+        kc.integrate(self.ki, self.model.expand(q), self._full(xi), self._qf)
+        out[:] = self._qf[self.model._q_keep]
+
+    def dexpinv(self, xi, v, out):
+        kc.dexpinv(self.ki, self._full(xi), self._full(v), self._kf)
+        out[:] = self._kf[self.model._v_keep]
+
+    def normalise(self, Q):
+        return self.model.reduce_configuration(_normalise_rows(self.tree, self.model.expand(Q)))
