@@ -7,11 +7,13 @@ Examples::
     denoc-bridge simulate chain:1000:spatial --duration 0.5 --no-html
     denoc-bridge simulate puma560 --torque gravity-compensation --q0 0 0.5 -0.5 0 0 0
     denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
+    denoc-bridge simulate pr2 --mimic --duration 0.5  # <mimic> joints as constraints
     denoc-bridge info panda                           # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
     denoc-bridge info pr2 --mimic                     # <mimic> joints as constraints (reduced nq, nv)
     denoc-bridge validate solo12 --samples 5          # compare with Pinocchio, exit 1 on mismatch
+    denoc-bridge validate pr2 --mimic                 # against pin.buildModelFromUrdf(path, mimic=True)
     denoc-bridge info gripper                         # the 4-DOF gripper of the papers (000 §3.1)
     denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
     denoc-bridge sweep rope --grid mass_scale=0.5,1,2 --grid "q0[0]=-0.5:0.5:5" --out sweep_rope
@@ -105,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                                           "table; exit 1 on a mismatch."),
                          epilog=_examples("validate"), formatter_class=raw)
     _robot_arguments(val)
+    val.add_argument("--mimic", action="store_true",
+                     help="<mimic> joints as constraints, against pin.buildModelFromUrdf(path, mimic=True)")
     val.add_argument("--samples", type=int, default=3, help="number of random states (default 3)")
     val.add_argument("--tol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
     val.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -117,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
                          "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."),
         epilog=_examples("simulate"), formatter_class=raw)
     _robot_arguments(sim)
+    sim.add_argument("--mimic", action="store_true",
+                     help="<mimic> joints as constraints (reduced coordinates, as pin.buildModelFromUrdf(path, "
+                          "mimic=True))")
     sim.add_argument("--duration", type=float, default=2.0, metavar="S", help="simulated seconds (default 2)")
     sim.add_argument("--dt", type=float, default=1e-3, metavar="DT",
                      help="time step (fixed-step methods) or interval of the saved states (adaptive ones); "
@@ -265,10 +272,33 @@ def _pinocchio_bytes(model) -> float:
     return 64.0 * model.n_links * _depth(model) ** 2
 
 
+def _pinocchio_mimic_model(src, model):
+    """(Pinocchio's mimic model, where it comes from) for a MimicModel."""
+    import pinocchio as pin
+
+    from .pinocchio_io import to_pinocchio
+
+    root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
+    build = pin.buildModelFromUrdf if src.path is not None else pin.buildModelFromXML
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return build(src.urdf, *root, mimic=True), "pin.buildModelFromUrdf(mimic=True)"
+    except Exception as exc:
+        refused = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    try:
+        return to_pinocchio(model), f"to_pinocchio (Pinocchio's URDF parser refuses this file: {refused})"
+    except Exception as exc:
+        raise DenocError(f"Pinocchio cannot build the mimic model of '{model.name}' ({refused}; to_pinocchio: "
+                         f"{exc}); simulate --no-validate runs without the check") from None
+
+
 def _pinocchio_model(src, model):
     """(Pinocchio model or None for ``to_pinocchio``, where it comes from)."""
     import pinocchio as pin
 
+    if hasattr(model, "expand"):                              # a MimicModel
+        return _pinocchio_mimic_model(src, model)
     if src.build is not None and not model.floating_base:
         return None, "to_pinocchio (a generated model)"
     root = pin.JointModelFreeFlyer() if model.floating_base else None
@@ -330,7 +360,7 @@ def _validate(args) -> int:
     if not args.tol > 0:
         raise DenocError(f"--tol must be positive, got {args.tol}")
     src = resolve_robot(args.robot)
-    model = load_robot(args.robot, floating_base=args.floating)
+    model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     too_big = _too_big_for_pinocchio(model, VALIDATE_MAX_BYTES)
     if too_big:
         raise DenocError(f"{too_big}; validate a shorter chain (the algorithms do not depend on the length)")
@@ -441,7 +471,7 @@ def _stiffness_hint(model, method: str, dt: float) -> str:
     """A hint for runs that blow up or drift: joint dampers make a model stiff for explicit steps."""
     from .simulation import FIXED_STEP_METHODS
 
-    damping = float(np.max(model.damping)) if model.nv else 0.0
+    damping = float(np.max(getattr(model, "tree", model).damping)) if model.nv else 0.0
     if method not in FIXED_STEP_METHODS:
         return ""
     because = f" (its joint damping, up to {damping:g} N m s/rad in the URDF, makes it stiff)" if damping > 0 else ""
@@ -516,9 +546,11 @@ def _simulate(args) -> int:
                 raise DenocError(f"--plot: {exc}") from None
             print(f"denoc-bridge: note: no plot ({exc}; --no-plot silences this)", file=sys.stderr)
             png = None
-    model = load_robot(args.robot, floating_base=args.floating)
+    model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     base = "free-flyer base" if model.floating_base else "fixed base"
     loops = f", {len(model.loops)} loop closure(s)" if model.loops else ""
+    if args.mimic:
+        loops += f", {len(model.mimic)} <mimic> joint(s) as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
     if model.loops and method not in FIXED_STEP_METHODS:
         raise DenocError(f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "

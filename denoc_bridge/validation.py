@@ -204,11 +204,12 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
     pm = to_pinocchio(model) if pin_model is None else pin_model
     pd = pm.createData()
     rng = np.random.default_rng(seed)
-    checks = {
+    mimic = hasattr(model, "expand")                          # a MimicModel: Pinocchio's aba and
+    checks = {                                                # computeMinverse refuse mimic models
         "tau": Check("inverse_dynamics", "pin.rnea"),
         "M": Check("mass_matrix", "pin.crba"),
-        "a": Check("forward_dynamics", "pin.aba"),
-        "Minv": Check("inverse_mass_matrix", "pin.computeMinverse"),
+        "a": Check("forward_dynamics", "solve(pin.crba, tau - pin.nonLinearEffects)" if mimic else "pin.aba"),
+        "Minv": Check("inverse_mass_matrix", "inv(pin.crba)" if mimic else "pin.computeMinverse"),
         "fk": Check("forward_kinematics", "data.oMi"),
     }
 
@@ -234,8 +235,12 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
         for k in range(model.n_links):
             plain("fk", np.concatenate([R[k].ravel(), p[k]]),
                   np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]))
-        a_pin = pin.aba(pm, pd, q, v, tau_pin).copy()
-        Minv_pin = pin.computeMinverse(pm, pd, q).copy()
+        if mimic:
+            nle = pin.nonLinearEffects(pm, pd, q, v).copy()
+            a_pin, Minv_pin = np.linalg.solve(M_pin, tau_pin - nle), np.linalg.inv(M_pin)
+        else:
+            a_pin = pin.aba(pm, pd, q, v, tau_pin).copy()
+            Minv_pin = pin.computeMinverse(pm, pd, q).copy()
         try:
             a_ours = forward_dynamics(model, q, v, tau_pin)
             Minv_ours = inverse_mass_matrix(model, q)

@@ -422,3 +422,28 @@ def test_simulate_a_mimic_model_reports_bad_input_and_failure_by_name():
         db.simulate(mm, q0, np.zeros(4), 0.1, tau=lambda t, q, v: np.full(4, 1e300 if t > 0.005 else 0.0))
     partial = err.value.trajectory
     assert partial.status == "failed" and 4 <= len(partial) <= 7 and partial.q.shape[1] == mm.nq
+
+
+def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
+    """--mimic on validate (against pin.buildModelFromUrdf(mimic=True); forward dynamics and the
+    inverse GIM against Pinocchio's crba, as its aba refuses mimic models) and on simulate; a
+    wrong mimic forward dynamics is caught (exit 1)."""
+    assert main(["validate", GRIPPER, "--mimic", "--samples", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "pin.buildModelFromUrdf(mimic=True)" in out and "nv = 4" in out and "all checks passed" in out
+    assert "inv(pin.crba)" in out and "solve(pin.crba, tau -" in out
+    npz = tmp_path / "g.npz"
+    assert main(["simulate", GRIPPER, "--mimic", "--duration", "0.2", "--no-html", "--plot", str(tmp_path / "g.png"),
+                 "--save", str(npz)]) == 0
+    out = capsys.readouterr().out
+    assert "4 DOF (fixed base, 6 <mimic> joint(s) as constraints)" in out
+    assert "checked against Pinocchio (pin.buildModelFromUrdf(mimic=True), 2 random states): all 5" in out
+    assert "completed: 200 steps" in out and (tmp_path / "g.png").stat().st_size > 0
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    traj = db.Trajectory.load(npz, mm)
+    assert traj.q.shape == (201, 5)
+    assert_close("saved run", traj.q[-1], db.simulate(mm, traj.q[0], np.zeros(4), 0.2, 1e-3).q[-1], 0.0)
+    real = db.mimic.forward_dynamics
+    monkeypatch.setattr(db.mimic, "forward_dynamics", lambda *a, **k: real(*a, **k) * (1 + 1e-7))
+    assert main(["validate", GRIPPER, "--mimic", "--samples", "1"]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
