@@ -14,6 +14,11 @@ denoc_bridge                  Pinocchio
 ``forward_kinematics``        ``data.oMi``
 ============================  ==========================================
 
+A :class:`~denoc_bridge.mimic.MimicModel` is compared with Pinocchio's mimic model
+(``pin.buildModelFromUrdf(path, mimic=True)``), whose ``aba`` and ``computeMinverse``
+refuse it: forward dynamics is then compared with ``solve(pin.crba, tau -
+pin.nonLinearEffects)`` and the inverse GIM with ``inv(pin.crba)``.
+
 Forward dynamics and the inverse GIM solve with ``I(q)``; when ``I`` is badly
 conditioned (kappa up to 4e9 on iCub with a free-flyer), the last-bit
 differences between the two libraries' ``I`` and bias forces (which agree to
