@@ -388,6 +388,9 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
         raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
     if model.loops:
         raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
+    if isinstance(model, MimicModel):
+        raise InputError(f"simulate_batch: '{model.name}' has <mimic> joints as constraints, which run stage by "
+                         "stage from Python; use simulate for each case")
     Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
     T0 = None if tau is None else _inputs.real_array(tau, "tau")
     leading = [a.shape[0] for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))

@@ -420,6 +420,8 @@ def test_simulate_a_mimic_model_reports_bad_input_and_failure_by_name():
         db.simulate(mm, q0, np.zeros(4), 0.1, f_ext={"nowhere": np.ones(6)})
     with pytest.raises(db.SimulationError, match="t = 0.0[0-9]* s") as err:
         db.simulate(mm, q0, np.zeros(4), 0.1, tau=lambda t, q, v: np.full(4, 1e300 if t > 0.005 else 0.0))
+    with pytest.raises(db.InputError, match="simulate_batch: 'mimic_gripper' has <mimic> joints"):
+        db.simulate_batch(mm, q0, np.zeros(4), 0.1)
     partial = err.value.trajectory
     assert partial.status == "failed" and 4 <= len(partial) <= 7 and partial.q.shape[1] == mm.nq
 
