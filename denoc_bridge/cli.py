@@ -297,7 +297,9 @@ def _pinocchio_model(src, model):
     """(Pinocchio model or None for ``to_pinocchio``, where it comes from)."""
     import pinocchio as pin
 
-    if hasattr(model, "expand"):                              # a MimicModel
+    from .mimic import MimicModel
+
+    if isinstance(model, MimicModel):
         return _pinocchio_mimic_model(src, model)
     if src.build is not None and not model.floating_base:
         return None, "to_pinocchio (a generated model)"

@@ -213,10 +213,14 @@ class MimicModel:
             x = self._reduced(x, name, self.nv)
             if x.ndim != q.ndim or x.shape[:-1] != q.shape[:-1]:
                 raise InputError(f"{name} has shape {x.shape}, q has shape {q.shape}: one state or the same batch")
-            out.append(x[..., self._col] * self._scale)
+            out.append(self._full(x))
         if v is None and a is None:
             return qf
         return tuple(out) if a is not None else tuple(out[:2])
+
+    def _full(self, x) -> np.ndarray:
+        """``G x`` for a reduced velocity, acceleration or step (unchecked)."""
+        return x[..., self._col] * self._scale
 
     def reduce_configuration(self, q_full) -> np.ndarray:
         """The reduced q of a tree configuration (the mimic joints' entries dropped)."""

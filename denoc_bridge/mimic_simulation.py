@@ -58,10 +58,6 @@ class MimicSystem:
         self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
         self.evals = 0
 
-    def _full(self, x):
-        """``G x`` for a reduced velocity-like vector."""
-        return x[self.model._col] * self.model._scale
-
     def _a(self, t, q, v, tau, out):
         qf, vf = self.model.expand(q, v)
         ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
@@ -83,7 +79,7 @@ class MimicSystem:
     def ode(self, t, n, q, v, qdot, a):
         st, _ = self.accelerations(t, n, q, v, a)
         if st == 0:
-            kc.configuration_rate(self.ki, self.model.expand(q), self._full(v), self._qf)
+            kc.configuration_rate(self.ki, self.model.expand(q), self.model._full(v), self._qf)
             qdot[:] = self._qf[self.model._q_keep]
         return st
 
@@ -95,11 +91,11 @@ class MimicSystem:
         return A
 
     def integrate(self, q, xi, out):
-        kc.integrate(self.ki, self.model.expand(q), self._full(xi), self._qf)
+        kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)
         out[:] = self._qf[self.model._q_keep]
 
     def dexpinv(self, xi, v, out):
-        kc.dexpinv(self.ki, self._full(xi), self._full(v), self._kf)
+        kc.dexpinv(self.ki, self.model._full(xi), self.model._full(v), self._kf)
         out[:] = self._kf[self.model._v_keep]
 
     def normalise(self, Q):

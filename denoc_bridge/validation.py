@@ -50,6 +50,7 @@ from .algorithms import (
 )
 from .configuration import random_configuration
 from .errors import SingularInertiaError
+from .mimic import MimicModel
 
 __all__ = ["compare_with_pinocchio", "ValidationReport", "Check", "relative_error", "exact_solve",
            "solve_agreement"]
@@ -209,8 +210,8 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
     pm = to_pinocchio(model) if pin_model is None else pin_model
     pd = pm.createData()
     rng = np.random.default_rng(seed)
-    mimic = hasattr(model, "expand")                          # a MimicModel: Pinocchio's aba and
-    checks = {                                                # computeMinverse refuse mimic models
+    mimic = isinstance(model, MimicModel)                     # Pinocchio's aba and computeMinverse
+    checks = {                                                # refuse mimic models
         "tau": Check("inverse_dynamics", "pin.rnea"),
         "M": Check("mass_matrix", "pin.crba"),
         "a": Check("forward_dynamics", "solve(pin.crba, tau - pin.nonLinearEffects)" if mimic else "pin.aba"),
