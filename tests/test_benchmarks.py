@@ -140,3 +140,10 @@ def test_rope_energy_study_reproduces_the_readme_numbers(tmp_path):
     assert res["peak"]["error"][1] == coarse["simulate"] and max(res["peak"]["error"][::2]) < 0.3 * coarse["simulate"]
     assert {r["scheme"] for r in res["schemes"]} == {"3/8 rule", "Ralston", "Gill"}
     assert all(0 < r["0.001"] < 1e-4 for r in res["schemes"]), res["schemes"]
+    # The issue's pair (6e-6 at 1 ms, 4e-7 at 0.5 ms) is what a rope gives whose massless
+    # crosses carry the cylinder's rotational inertia; it equals doubling that inertia.
+    crosses, doubled = res["crosses"], next(r for r in res["inertia"] if r["scale"] == 2.0)
+    for dt, issue in (("0.001", 6e-6), ("0.0005", 4e-7)):
+        assert abs(crosses[dt] / doubled[dt] - 1) < 1e-6, (crosses, doubled)
+        assert abs(crosses[f"pin_loop_{dt}"] / crosses[dt] - 1) < 1e-6, crosses
+        assert issue <= crosses[dt] < 1.1 * issue, (dt, crosses)
