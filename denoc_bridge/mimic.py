@@ -115,6 +115,7 @@ class MimicModel:
         self._mult = np.array([r.multiplier for r in self.mimic], dtype=float)
         self._off = np.array([r.offset for r in self.mimic], dtype=float)
         circ = jt[slaves] == int(JointType.CONTINUOUS)
+        self._circ = circ.astype(np.int64)
         self._q_maps = tuple((self._s_q[w], self._m_q[w], self._mult[w], self._off[w]) for w in (~circ, circ))
         col[self._s_v] = col[self._m_v]
         self._col = col

@@ -12,7 +12,12 @@ Every stage expands it to the tree's (``q_full = G q + offset``, ``v_full = G v`
   ``(q_full, G xi, G v)``, then the mimic joints' entries dropped.  A mimic joint is a 1-DOF
   revolute, prismatic or continuous joint whose entries follow its mimicked joint's, so
   this is the tree's step restricted to the constraint manifold: the same steps as the
-  tree's steppers in :mod:`denoc_bridge.simulation`, from Python, stage by stage.
+  tree's steppers in :mod:`denoc_bridge.simulation`.
+
+RK4 and Euler with constant or tabulated torques and constant wrenches run compiled
+(:meth:`MimicSystem.compiled`, :mod:`denoc_bridge.kernels.mimic`, the Lagrange form); a
+controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articulated inertia
+is singular on its own run the stages from Python (``simulation._run_python``).
 
 The trajectory keeps the mimic model: its energies, power and passive forces are the
 tree's at the expanded states (:class:`~denoc_bridge.trajectory.Trajectory`).
@@ -26,6 +31,7 @@ from .algorithms import _inputs
 from .errors import InputError, SingularInertiaError
 from .kernels import configuration as kc
 from .kernels import integrators as ki_
+from .kernels import mimic as km
 from .kernels import tables as T
 from .mimic import MimicModel, forward_dynamics
 from .simulation import _normalise_rows, _passive_arrays
@@ -89,6 +95,50 @@ class MimicSystem:
             if self._a(t[i], Q[i], V[i], TAU[i], A[i]):
                 A[i] = np.nan
         return A
+
+    #: a singular tree met by the compiled run: rerun from Python (dense form where needed)
+    singular_fallback = True
+
+    def compilable(self, q0) -> bool:
+        """Whether the compiled run (Lagrange form) applies: the tree alone has a regular
+        articulated inertia at q0 (otherwise the stages from Python, with the dense form)."""
+        from .algorithms.dynamics import forward_dynamics as fd
+
+        z = np.zeros(self.tree.nv)
+        try:
+            fd(self.tree, self.model.expand(q0), z, z)
+        except SingularInertiaError:
+            return False
+        return True
+
+    def compiled(self, method, dt, stride):
+        """(run, stage) for ``simulation._run_compiled``: the stages above in one compiled loop
+        (:func:`denoc_bridge.kernels.mimic.mimic_run`, Lagrange form; constant tau or a table,
+        constant external wrenches)."""
+        m, f, tree = self.model, self.forces, self.tree
+        im = tuple(np.ascontiguousarray(x, dtype=np.int64) for x in
+                   (m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col))
+        fm = tuple(np.ascontiguousarray(x, dtype=float) for x in (m._mult, m._off, m._scale))
+        nc = m.n_constraints
+        s = np.zeros((km.SCRATCH_ROWS, max(self.nq, self.nv, 1)))
+        full = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
+        S = np.zeros((nc, nc + 1))
+        kt, work = tree._kt, tree.thread_work()
+        ki = kt.view(T.INT)
+        dofs = np.concatenate([m._s_v, m._m_v])                  # the links before reach hold the constrained DOFs
+        reach = int(tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
+        K, D, q_rest, use = self.K, self.D, self.q_rest, self.use_passive
+        rk4 = method == "rk4"
+
+        def run(q, v, step, n, saved, Q, V, A):
+            return km.mimic_run(ki, kt, work, rk4, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use,
+                                stride, saved, Q, V, A, im, fm, tree.nq, reach, s, full, S)
+
+        def stage(q, v):
+            return [("q", s[0, :self.nq], "q"), ("v", s[2, :self.nv], "v"), ("tau", s[3, :self.nv], "v"),
+                    ("a", s[13, :self.nv], "v")]
+
+        return run, stage
 
     def integrate(self, q, xi, out):
         kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)

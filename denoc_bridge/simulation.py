@@ -247,9 +247,13 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         system = mimic_simulation.MimicSystem(model, forces, passive)
     if method in FIXED_STEP_METHODS:
         stride = _stride(model, n_steps, save_every)
-        if system is not None or forces.python_loop or forces.cholesky:
+        if forces.python_loop or forces.cholesky or (system is not None and not system.compilable(q0)):
             return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
-        return _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress)
+        try:
+            return _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
+        except _SingularTree:        # a mimic model's tree alone became singular: its dense form, from the start
+            return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress,
+                               mimic_simulation.MimicSystem(model, forces, passive))
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
@@ -309,22 +313,21 @@ def _fail(model, status, t, stage_arrays, traj):
     return SimulationError(msg, t, joint, traj)
 
 
-def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress):
+def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system=None):
+    """The fixed-step methods as compiled runs of steps (chunks sized for the progress bar and
+    Ctrl-C); ``system`` (a tree's by default, or a MimicModel's) supplies the kernel."""
+    system = system or _TreeSystem(model, forces, passive)
     nq, nv = model.nq, model.nv
     n_saves = n_steps // stride + 1
     Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
-    K, D, q_rest, use_passive = _passive_arrays(model, passive)
     q, v = q0.copy(), v0.copy()
-    scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
-    work = model.thread_work()
-    stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
+    stepper, stage = system.compiled(method, dt, stride)
     step, saved, status, chunk = 0, 0, 0, 8
     with _Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
             t0 = time.perf_counter()
-            done, status, s = stepper(model._kt, work, q, v, step, n, dt, forces.mode, forces.table, forces.fext, K,
-                                      D, q_rest, use_passive, stride, saved, Q, V, A, scratch)
+            done, status, s = stepper(q, v, step, n, saved, Q, V, A)
             step += done
             saved += s
             if status:
@@ -333,27 +336,28 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
             chunk = max(1, min(4 * chunk, int(chunk * _CHUNK_SECONDS / max(elapsed, 1e-6))))
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
-    traj = _finish(model, forces, method, passive, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall)
+    traj = _finish(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system)
     if status:
-        if method == "euler":
-            stage = [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
-        else:
-            stage = [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
-            stage += [("a", scratch[9 + i, :nv], "v") for i in range(4)]
-        raise _fail(model, status, step * dt, stage, traj)
+        if status > 0 and getattr(system, "singular_fallback", False):
+            raise _SingularTree(status)
+        raise _fail(model, status, step * dt, stage(q, v), traj)
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
 
 
-def _finish(model, forces, method, passive, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall):
+class _SingularTree(Exception):
+    """A compiled run of a MimicModel met a singular articulated inertia of its tree alone
+    (the Lagrange form needs it; the Python stages fall back to the dense form)."""
+
+
+def _finish(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system):
     """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
     ``saved`` rows of Q, V, A filled: the final state is appended when the run completed on a
     saved step."""
     if not status and not interrupted and step % stride == 0:             # the final state
-        K, D, q_rest, use_passive = _passive_arrays(model, passive)
         tau_end = forces.tau_at(step * dt, q, v, step)
-        a_end = _acceleration(model, q, v, tau_end, forces.fext, K, D, q_rest, use_passive)
+        a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
         Q[saved], V[saved], A[saved] = q, v, a_end
         saved += 1
     t = np.arange(saved) * (stride * dt)
@@ -429,8 +433,8 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
                     raise
                 out.append(exc)
             continue
-        out.append(_finish(model, forces[b], method, passive, dt, stride, int(done[b]), Q[b], V[b], Qs[b], Vs[b],
-                           As[b], int(saved[b]), 0, False, wall))
+        out.append(_finish(model, forces[b], method, dt, stride, int(done[b]), Q[b], V[b], Qs[b], Vs[b], As[b],
+                           int(saved[b]), 0, False, wall, _TreeSystem(model, forces[b], passive)))
     return out
 
 
@@ -536,6 +540,27 @@ class _TreeSystem:
         return np.array([_acceleration(self.model, Q[i], V[i], TAU[i], self.forces.fext_at(t[i], Q[i], V[i]),
                                        self.K, self.D, self.q_rest, self.use_passive)
                          for i in range(len(t))]).reshape(len(t), self.nv)
+
+    def compiled(self, method, dt, stride):
+        """(run, stage) for :func:`_run_compiled`: ``run(q, v, step, n, saved, Q, V, A)`` makes n
+        compiled steps -> (steps done, status, rows saved); ``stage(q, v)`` names the arrays of
+        the stage that failed."""
+        f, nq, nv = self.forces, self.nq, self.nv
+        scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
+        stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
+        kt, work, K, D, q_rest, use = self.model._kt, self.work, self.K, self.D, self.q_rest, self.use_passive
+
+        def run(q, v, step, n, saved, Q, V, A):
+            return stepper(kt, work, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use, stride, saved,
+                           Q, V, A, scratch)
+
+        def stage(q, v):
+            if method == "euler":
+                return [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
+            return ([("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
+                    + [("a", scratch[9 + i, :nv], "v") for i in range(4)])
+
+        return run, stage
 
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""

@@ -203,6 +203,43 @@ def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
     return q, v
 
 
+def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
+    """Classical RK4 on a Pinocchio mimic model (``pin.buildModelFromUrdf(path, mimic=True)``):
+    ``a = crba^-1 (tau_fn(t, q, v) - rnea(q, v, 0, fext) - damping v)`` (Pinocchio 4.1's
+    ``aba`` refuses mimic models), q stepped with ``pin.integrate``.  On revolute, prismatic and
+    continuous joints this is ``simulate``'s Runge-Kutta-Munthe-Kaas step; on free flyers and
+    spherical joints it lacks the dexp^-1 correction of the stage rates (equal only while they
+    do not rotate).
+    ``fext``: (njoints - 1, 6) wrenches per joint; ``damping``: an nv x nv matrix (the tree's
+    dampers as ``G^T D G``).  Returns the final (q, v)."""
+    import pinocchio as pin
+
+    pd = pm.createData()
+    zero = np.zeros(pm.nv)
+    forces = [pin.Force.Zero()] + [pin.Force(f[:3], f[3:]) for f in (fext if fext is not None else
+                                                                     np.zeros((pm.njoints - 1, 6)))]
+    damping = np.zeros((pm.nv, pm.nv)) if damping is None else damping
+
+    def acc(t, q, v):
+        M = pin.crba(pm, pd, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        tau = zero if tau_fn is None else tau_fn(t, q, v)
+        return np.linalg.solve(M, tau - pin.rnea(pm, pd, q, v, zero, forces) - damping @ v)
+
+    for n in range(steps):
+        t = n * dt
+        kv1 = acc(t, q, v)
+        kx = [v, v + dt / 2 * kv1]
+        kv2 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[0]), kx[1])
+        kx.append(v + dt / 2 * kv2)
+        kv3 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[1]), kx[2])
+        kx.append(v + dt * kv3)
+        kv4 = acc(t + dt, pin.integrate(pm, q, dt * kx[2]), kx[3])
+        q = pin.integrate(pm, q, dt / 6 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3]))
+        v = v + dt / 6 * (kv1 + 2 * kv2 + 2 * kv3 + kv4)
+    return q, v
+
+
 #: Pinocchio's constraint for each cut-joint type: a ball joint is its 3D contact, a weld its 6D
 #: contact; a revolute cut of a planar loop with parallel axes moves as a 3D contact (the two
 #: rotation rows are redundant there).  Pinocchio 4.1 has no prismatic one.

@@ -147,3 +147,20 @@ def test_rope_energy_study_reproduces_the_readme_numbers(tmp_path):
         assert abs(crosses[dt] / doubled[dt] - 1) < 1e-6, (crosses, doubled)
         assert abs(crosses[f"pin_loop_{dt}"] / crosses[dt] - 1) < 1e-6, crosses
         assert issue <= crosses[dt] < 1.1 * issue, (dt, crosses)
+
+
+# ----------------------------------------------------------------------------- mimic simulation
+
+
+def test_mimic_simulation_benchmark_agrees_with_pinocchio(tmp_path):
+    """benchmarks/mimic_simulation.py --quick: the compiled mimic RK4, the Python stages and a
+    Python RK4 loop on Pinocchio's mimic model (crba) reach the same state, for the gripper and
+    pr2 on a free flyer; the table is written."""
+    res = _module("mimic_simulation").main(["--quick", "--out", str(tmp_path)])
+    for name in ("mimic_simulation.json", "mimic_simulation.md"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert [r["robot"] for r in res["rows"]] == ["mimic_gripper", "pr2"]
+    for r in res["rows"]:
+        assert r["q_gap_pin"] < 1e-12 and r["q_gap_python_stages"] < 1e-12, r
+        assert r["energy_error"] < 1e-9 and r["steps"] == 50, r
+        assert min(r["wall_compiled"], r["wall_python"], r["wall_pin"]) > 0, r

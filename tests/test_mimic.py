@@ -19,6 +19,7 @@ import denoc_bridge as db
 from conftest import assert_close, erd_robot_dir
 from denoc_bridge.cli import main
 from denoc_bridge.joints import JointType
+from denoc_bridge.testing import pin_mimic_rk4
 from denoc_bridge.validation import relative_error
 
 GRIPPER = str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf")
@@ -327,29 +328,7 @@ def test_cli_info_reports_mimic_constraints(capsys):
 
 # ------------------------------------------------------------------ simulation
 def _pin_mimic_rk4(pm, q, v, dt, steps, tau_fn, fext, damping_r):
-    """Classical RK4 on Pinocchio's mimic model: a = crba^-1 (tau - rnea(q, v, 0, fext) - D_r v)
-    (aba refuses mimic models); q stepped with pin.integrate (every joint here is abelian, so
-    this is the Runge-Kutta-Munthe-Kaas step)."""
-    pd = pm.createData()
-    forces = pin_forces(pm, fext)
-
-    def acc(t, q, v):
-        M = pin.crba(pm, pd, q)
-        M = np.triu(M) + np.triu(M, 1).T
-        return np.linalg.solve(M, tau_fn(t, q, v) - pin.rnea(pm, pd, q, v, np.zeros(pm.nv), forces) - damping_r @ v)
-
-    for n in range(steps):
-        t = n * dt
-        kv1 = acc(t, q, v)
-        kx = [v, v + dt / 2 * kv1]
-        kv2 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[0]), kx[1])
-        kx.append(v + dt / 2 * kv2)
-        kv3 = acc(t + dt / 2, pin.integrate(pm, q, dt / 2 * kx[1]), kx[2])
-        kx.append(v + dt * kv3)
-        kv4 = acc(t + dt, pin.integrate(pm, q, dt * kx[2]), kx[3])
-        q = pin.integrate(pm, q, dt / 6 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3]))
-        v = v + dt / 6 * (kv1 + 2 * kv2 + 2 * kv3 + kv4)
-    return q, v
+    return pin_mimic_rk4(pm, q, v, dt, steps, tau_fn, fext, damping_r)
 
 
 @pytest.mark.parametrize("dynamics", ["recursive", "cholesky"])
@@ -449,3 +428,92 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(db.mimic, "forward_dynamics", lambda *a, **k: real(*a, **k) * (1 + 1e-7))
     assert main(["validate", GRIPPER, "--mimic", "--samples", "1"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+def _python_stages(mm, q0, v0, t_final, dt, tau=None, f_ext=None, method="rk4"):
+    """The same run stage by stage from Python (MimicSystem: mimic.forward_dynamics per stage)."""
+    from denoc_bridge import mimic_simulation, simulation
+
+    n = int(round(t_final / dt))
+    forces = simulation._Forces(mm, tau, f_ext, n, method)
+    forces.cholesky = False
+    system = mimic_simulation.MimicSystem(mm, forces, True)
+    q0 = mimic_simulation.initial_configuration(mm, q0)
+    return simulation._run_python(mm, q0, np.asarray(v0, float), dt, n, forces, method, True, 1, False, system)
+
+
+def _compiled_only(monkeypatch):
+    from denoc_bridge import simulation
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the compiled mimic run fell back to the Python stages")
+
+    monkeypatch.setattr(simulation, "_run_python", refuse)
+
+
+@pytest.mark.parametrize("floating, method", [(False, "rk4"), (True, "rk4"), (False, "euler")])
+def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypatch):
+    """simulate(MimicModel) with constant tau, a torque table or constant wrenches, springs and
+    dampers on the tree's joints (mimic joints' included) runs compiled (kernels/mimic.py) and
+    equals the Python stages around mimic.forward_dynamics, state by state; the gripper has a
+    continuous mimic joint (the (cos, sin) expansion)."""
+    rng = np.random.default_rng(23)
+    tree = db.load_urdf(GRIPPER, floating_base=floating)
+    circle = np.repeat(tree.joint_type == int(JointType.CONTINUOUS), tree.nv_joint)
+    tree = tree.replace(damping=rng.uniform(0.0, 0.02, tree.nv),
+                        stiffness=np.where(circle, 0.0, rng.uniform(0.0, 0.1, tree.nv)))
+    mm = db.MimicModel(tree)
+    q0, v0 = db.random_configuration(mm, rng), rng.standard_normal(mm.nv)
+    table = 0.01 * rng.standard_normal((300, mm.nv))
+    fext = 0.1 * rng.standard_normal((mm.n_links, 6))
+    cases = [dict(tau=table[0]), dict(tau=table), dict(f_ext=fext)]
+    for case in cases:
+        ref = _python_stages(mm, q0, v0, 0.3, 1e-3, method=method, **case)
+        with monkeypatch.context() as m:
+            _compiled_only(m)
+            traj = db.simulate(mm, q0, v0, 0.3, 1e-3, method=method, **case)
+        name = f"{method}, {'floating, ' if floating else ''}{list(case)[0]} {np.shape(list(case.values())[0])}"
+        assert traj.status == "completed" and traj.q.shape == ref.q.shape == (301, mm.nq), name
+        assert traj.n_evaluations == ref.n_evaluations, name
+        for field in ("q", "v", "a", "tau"):
+            assert_close(f"{name}: {field}", getattr(traj, field), getattr(ref, field), 1e-12)
+    quat = traj.q[:, 3:7] if floating else np.ones((1, 4)) / 2
+    assert np.all(np.abs(np.linalg.norm(quat, axis=1) - 1) < 1e-14)
+    rollers = traj.q[:, [i for i in range(mm.nq) if i not in mm.idx_q[mm.nq_joint == 1]]]
+    assert rollers.size and np.all(np.abs(np.linalg.norm(mm.expand(traj.q)[:, mm.tree.idx_q[
+        mm.tree.joint_type == int(JointType.CONTINUOUS)][:, None] + [0, 1]], axis=2) - 1) < 1e-14)
+
+
+def test_compiled_mimic_run_keeps_the_dense_fallback_and_names_failures():
+    """A tree with a massless leaf moved only by a mimic joint has a singular articulated inertia
+    alone: simulate takes the Python stages with the dense solve, as forward_dynamics does.  A
+    compiled run whose state overflows stops with the time, the joint and the partial run."""
+    xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
+    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
+    traj = db.simulate(mm, np.array([0.3]), np.array([-0.7]), 0.05, 1e-3, tau=np.array([0.2]))
+    ref = _pin_mimic_rk4(pm, np.array([0.3]), np.array([-0.7]), 1e-3, 50, lambda t, q, v: np.array([0.2]),
+                         np.zeros((pm.njoints - 1, 6)), np.zeros((1, 1)))
+    assert_close("q(0.05 s), massless mimic leaf", traj.q[-1], ref[0], 1e-12)
+    gripper = db.load_urdf(GRIPPER, mimic=True)
+    table = np.zeros((100, 4))
+    table[10:] = 1e300                                   # from step 10 on
+    with pytest.raises(db.SimulationError, match=r"t = 0\.01 s: the state is no longer finite \(a\[") as err:
+        db.simulate(gripper, db.neutral_configuration(gripper), np.zeros(4), 0.1, tau=table)
+    partial = err.value.trajectory
+    assert partial.status == "failed" and partial.q.shape == (11, gripper.nq) and np.all(np.isfinite(partial.q))
+    assert err.value.joint in gripper.joint_names and err.value.time == 0.01
+
+
+def test_compiled_mimic_run_without_relations_is_the_trees_run():
+    """A MimicModel with no relations: the compiled mimic run is the tree's RK4 (no constraint
+    rows, no correction)."""
+    tree = db.load_urdf(GRIPPER).replace(mimic=())
+    mm = db.MimicModel(tree)
+    rng = np.random.default_rng(3)
+    q0, v0 = db.random_configuration(tree, rng), rng.standard_normal(tree.nv)
+    ours, ref = db.simulate(mm, q0, v0, 0.2, 1e-3), db.simulate(tree, q0, v0, 0.2, 1e-3)
+    assert mm.n_constraints == 0
+    for field in ("q", "v", "a"):
+        assert_close(f"no relations: {field}", getattr(ours, field), getattr(ref, field), 1e-13)
