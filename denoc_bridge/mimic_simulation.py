@@ -36,17 +36,40 @@ from .kernels import tables as T
 from .mimic import MimicModel, forward_dynamics
 from .simulation import _normalise_rows, _passive_arrays
 
-__all__ = ["MimicSystem", "initial_configuration"]
+__all__ = ["MimicSystem", "initial_configuration", "kernel_maps", "run_batch"]
 
 
-def initial_configuration(model: MimicModel, q0) -> np.ndarray:
+def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
     """``q0`` checked (shape, finite) with its quaternions and (cos, sin) pairs normalised."""
-    q0 = model._reduced(q0, "q0", model.nq, "q")
+    q0 = model._reduced(q0, name, model.nq, "q")
     if q0.shape != (model.nq,):
-        raise InputError(f"q0 must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
+        raise InputError(f"{name} must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
                          f"constraints), got {q0.shape}")
-    qf = _inputs.configuration(model.tree, model.expand(q0), "q0 (expanded to the tree)")
+    qf = _inputs.configuration(model.tree, model.expand(q0), f"{name} (expanded to the tree)")
     return np.ascontiguousarray(model.reduce_configuration(qf))
+
+
+def kernel_maps(model: MimicModel):
+    """(im, fm, reach) of :mod:`denoc_bridge.kernels.mimic`: the index and float maps between
+    the reduced and the tree's coordinates, and the number of links that hold every mimic and
+    mimicked DOF."""
+    m = model
+    im = tuple(np.ascontiguousarray(x, dtype=np.int64) for x in
+               (m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col))
+    fm = tuple(np.ascontiguousarray(x, dtype=float) for x in (m._mult, m._off, m._scale))
+    dofs = np.concatenate([m._s_v, m._m_v])
+    reach = int(m.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
+    return im, fm, reach
+
+
+def run_batch(model: MimicModel, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs, As,
+              done, status, saved, method):
+    """The cases of ``simulation.simulate_batch`` in one compiled parallel call."""
+    from .data import run_parallel
+
+    im, fm, reach = kernel_maps(model)
+    run_parallel(km.mimic_run_batch, model.tree._kt, Q, V, n_steps, dt, mode, table, np.zeros((0, 6)), K, D, q_rest,
+                 use_passive, stride, Qs, Vs, As, done, status, saved, method == "rk4", im, fm, model.tree.nq, reach)
 
 
 class MimicSystem:
@@ -115,18 +138,13 @@ class MimicSystem:
         """(run, stage) for ``simulation._run_compiled``: the stages above in one compiled loop
         (:func:`denoc_bridge.kernels.mimic.mimic_run`, Lagrange form; constant tau or a table,
         constant external wrenches)."""
-        m, f, tree = self.model, self.forces, self.tree
-        im = tuple(np.ascontiguousarray(x, dtype=np.int64) for x in
-                   (m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col))
-        fm = tuple(np.ascontiguousarray(x, dtype=float) for x in (m._mult, m._off, m._scale))
-        nc = m.n_constraints
+        f, tree, nc = self.forces, self.tree, self.model.n_constraints
+        im, fm, reach = kernel_maps(self.model)
         s = np.zeros((km.SCRATCH_ROWS, max(self.nq, self.nv, 1)))
         full = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
         S = np.zeros((nc, nc + 1))
         kt, work = tree._kt, tree.thread_work()
         ki = kt.view(T.INT)
-        dofs = np.concatenate([m._s_v, m._m_v])                  # the links before reach hold the constrained DOFs
-        reach = int(tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
         K, D, q_rest, use = self.K, self.D, self.q_rest, self.use_passive
         rk4 = method == "rk4"
 

@@ -378,7 +378,9 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     one (nv,) vector for all, (B, nv) (one constant vector per case) or (B, n_steps, nv); B is
     the leading size of whichever of them has one.
     ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
-    wrenches and no controller (use :func:`simulate` for those).  Each trajectory holds the
+    wrenches and no controller (use :func:`simulate` for those); a
+    :class:`~denoc_bridge.mimic.MimicModel` runs its cases compiled alike
+    (:func:`denoc_bridge.mimic_simulation.run_batch`).  Each trajectory holds the
     same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
     wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
@@ -392,15 +394,17 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
         raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
     if model.loops:
         raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
-    if isinstance(model, MimicModel):
-        raise InputError(f"simulate_batch: '{model.name}' has <mimic> joints as constraints, which run stage by "
-                         "stage from Python; use simulate for each case")
+    mimic = isinstance(model, MimicModel)
+    if mimic:
+        from . import mimic_simulation
     Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
     T0 = None if tau is None else _inputs.real_array(tau, "tau")
     leading = [a.shape[0] for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
                if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)]
     B = max(leading, default=1)
-    Q0 = np.array([_inputs.configuration(model, row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(
+    check = (lambda row, name: mimic_simulation.initial_configuration(model, row, name)) if mimic else (
+        lambda row, name: _inputs.configuration(model, row, name))
+    Q0 = np.array([check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(
         Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)])
     V0 = np.broadcast_to(V0, (B, model.nv)) if V0.ndim == 1 else V0
     if Q0.shape != (B, model.nq) or V0.shape != (B, model.nv):
@@ -415,12 +419,16 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     mode = forces[0].mode
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
-    K, D, q_rest, use_passive = _passive_arrays(model, passive)
+    K, D, q_rest, use_passive = _passive_arrays(model.tree if mimic else model, passive)
     done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
     Q, V = Q0.copy(), V0.copy()
     t0 = time.perf_counter()
-    run_parallel(ki_.run_batch, model._kt, Q, V, n_steps, dt, mode, table, _inputs.NO_FEXT, K, D, q_rest,
-                 use_passive, stride, Qs, Vs, As, done, status, saved, method == "euler")
+    if mimic:
+        mimic_simulation.run_batch(model, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs,
+                                   As, done, status, saved, method)
+    else:
+        run_parallel(ki_.run_batch, model._kt, Q, V, n_steps, dt, mode, table, _inputs.NO_FEXT, K, D, q_rest,
+                     use_passive, stride, Qs, Vs, As, done, status, saved, method == "euler")
     wall = (time.perf_counter() - t0) / B
     out = []
     for b in range(B):
@@ -434,8 +442,16 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
                 out.append(exc)
             continue
         out.append(_finish(model, forces[b], method, dt, stride, int(done[b]), Q[b], V[b], Qs[b], Vs[b], As[b],
-                           int(saved[b]), 0, False, wall, _TreeSystem(model, forces[b], passive)))
+                           int(saved[b]), 0, False, wall, _system(model, forces[b], passive)))
     return out
+
+
+def _system(model, forces, passive):
+    if isinstance(model, MimicModel):
+        from .mimic_simulation import MimicSystem
+
+        return MimicSystem(model, forces, passive)
+    return _TreeSystem(model, forces, passive)
 
 
 def _batch_torques(model, tau, B, n_steps):

@@ -218,9 +218,16 @@ def vary(model, params: Mapping[str, Any]):
     * ``damping`` / ``stiffness`` (every degree of freedom) and ``damping.<joint>`` /
       ``stiffness.<joint>`` (that joint's);
     * ``gravity_scale``: gravity times s.
+
+    A :class:`~denoc_bridge.mimic.MimicModel` is varied through its tree (``damping.<joint>``
+    of a mimic joint is its own damper, acting through its multiplier).
     """
     if not params:
         return model
+    from .mimic import MimicModel
+
+    if isinstance(model, MimicModel):                            # the tree varied, the relations kept
+        return MimicModel(vary(model.tree, params))
     mass, com, inertia = model.mass.copy(), model.com.copy(), model.inertia.copy()
     translation = model.joint_translation.copy()
     damping, stiffness = model.damping.copy(), model.stiffness.copy()
@@ -341,10 +348,13 @@ def _state(model, base, state: Mapping):
             if i >= size:
                 raise InputError(f"{key}: index {i} is out of range ({what} has {size} entries)")
         else:
-            if joint not in model._joint_index:
+            if joint not in model.joint_names:
                 raise InputError(f"{key}: '{model.name}' has no joint '{joint}'")
-            k = model._joint_index[joint]
+            k = list(model.joint_names).index(joint)
             n = model.nq_joint[k] if what == "q0" else model.nv_joint[k]
+            if n == 0 and joint in {r.joint for r in getattr(model, "mimic", ())} and hasattr(model, "expand"):
+                raise InputError(f"{key}: joint '{joint}' is a mimic joint (it follows the joint it mimics); "
+                                 "set that joint instead")
             if n != 1:
                 raise InputError(f"{key}: joint '{joint}' has {n} coordinates; give them by index ({what}[i])")
             i = int(model.idx_q[k] if what == "q0" else model.idx_v[k])
@@ -456,12 +466,13 @@ def _run_task(job: _Job, task: _Task) -> list:
 
 
 def _model(job: _Job, params):
+    from .mimic import MimicModel
     from .model import Model
 
-    if isinstance(job.source, Model):
+    if isinstance(job.source, (Model, MimicModel)):
         return vary(job.source, params)
     model = job.source(**params)
-    if not isinstance(model, Model):
+    if not isinstance(model, (Model, MimicModel)):
         raise InputError(f"the model factory returned {type(model).__name__}, not a denoc_bridge Model")
     return model
 
@@ -595,9 +606,10 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
         raise InputError("t_final is required, in simulate_kwargs or in every case")
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
+    from .mimic import MimicModel
     from .model import Model
 
-    if not isinstance(model, Model) and not callable(model):
+    if not isinstance(model, (Model, MimicModel)) and not callable(model):
         raise InputError(f"model must be a denoc_bridge Model or a factory returning one, got {type(model).__name__}")
     base = _base_state(model, base_state)
     fns = _metric_functions(metrics)
@@ -633,9 +645,10 @@ def _base_state(model, base_state):
         q0, v0, tau = base_state
         return (np.asarray(q0, dtype=float), np.asarray(v0, dtype=float),
                 None if tau is None else np.asarray(tau, dtype=float))
+    from .mimic import MimicModel
     from .model import Model
 
-    if isinstance(model, Model):
+    if isinstance(model, (Model, MimicModel)):
         from .configuration import neutral_configuration
 
         return neutral_configuration(model), np.zeros(model.nv), None

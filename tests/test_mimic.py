@@ -399,8 +399,8 @@ def test_simulate_a_mimic_model_reports_bad_input_and_failure_by_name():
         db.simulate(mm, q0, np.zeros(4), 0.1, f_ext={"nowhere": np.ones(6)})
     with pytest.raises(db.SimulationError, match="t = 0.0[0-9]* s") as err:
         db.simulate(mm, q0, np.zeros(4), 0.1, tau=lambda t, q, v: np.full(4, 1e300 if t > 0.005 else 0.0))
-    with pytest.raises(db.InputError, match="simulate_batch: 'mimic_gripper' has <mimic> joints"):
-        db.simulate_batch(mm, q0, np.zeros(4), 0.1)
+    with pytest.raises(db.InputError, match=r"q0\[1\]\[2\] = nan is not finite"):
+        db.simulate_batch(mm, [q0, np.where(np.arange(5) == 2, np.nan, q0)], np.zeros(4), 0.1)
     partial = err.value.trajectory
     assert partial.status == "failed" and 4 <= len(partial) <= 7 and partial.q.shape[1] == mm.nq
 
@@ -517,3 +517,60 @@ def test_compiled_mimic_run_without_relations_is_the_trees_run():
     assert mm.n_constraints == 0
     for field in ("q", "v", "a"):
         assert_close(f"no relations: {field}", getattr(ours, field), getattr(ref, field), 1e-13)
+
+
+def test_simulate_batch_of_a_mimic_model_equals_simulate_case_by_case():
+    """simulate_batch on a MimicModel: one compiled parallel call, each case's numbers those of
+    simulate alone (bit for bit: the same kernel); a case that fails is rerun alone and named;
+    a tree singular on its own is rerun alone through the dense Python stages."""
+    rng = np.random.default_rng(5)
+    tree = db.load_urdf(GRIPPER, floating_base=True)
+    tree = tree.replace(damping=rng.uniform(0.0, 0.02, tree.nv))
+    mm = db.MimicModel(tree)
+    B = 4
+    Q0 = np.array([db.random_configuration(mm, rng) for _ in range(B)])
+    V0 = rng.standard_normal((B, mm.nv))
+    taus = 0.01 * rng.standard_normal((B, 100, mm.nv))
+    for method in ("rk4", "euler"):
+        batch = db.simulate_batch(mm, Q0, V0, 0.1, 1e-3, tau=taus, method=method)
+        for b in range(B):
+            alone = db.simulate(mm, Q0[b], V0[b], 0.1, 1e-3, tau=taus[b], method=method)
+            for field in ("q", "v", "a", "tau"):
+                assert np.array_equal(getattr(batch[b], field), getattr(alone, field)), (method, b, field)
+            assert batch[b].status == "completed" and batch[b].model is mm
+    taus[2, 30:] = 1e300                                  # case 2 overflows at step 30
+    out = db.simulate_batch(mm, Q0, V0, 0.1, 1e-3, tau=taus, errors="return")
+    assert isinstance(out[2], db.SimulationError) and out[2].time == 0.03, out[2]
+    assert all(isinstance(out[b], db.Trajectory) for b in (0, 1, 3))
+    xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
+    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    leaf = db.load_urdf(xml, mimic=True)
+    batch = db.simulate_batch(leaf, np.array([[0.3], [-0.2]]), np.zeros(1), 0.05, 1e-3)
+    for b, q0 in enumerate((0.3, -0.2)):
+        assert_close(f"massless leaf, case {b}", batch[b].q, db.simulate(leaf, [q0], [0.0], 0.05, 1e-3).q, 0.0)
+
+
+def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
+    """db.sweep takes a MimicModel: model parameters vary its tree (relations kept), states by
+    reduced index or by joint name, in batches through simulate_batch; a mimic joint's name as
+    a state entry is refused by name; each row equals simulate of that case alone."""
+    mm = db.load_urdf(GRIPPER, mimic=True)
+    cases = [{"case": "a"}, {"case": "b", "q0[1]": 0.4}, {"case": "c", "v0.b_finger_l": 1.0},
+             {"case": "d", "damping.c_finger_r": 0.02, "mass_scale": 2.0}, {"case": "e", "v0.c_finger_r": 1.0}]
+    res = db.sweep(mm, cases, {"t_final": 0.05, "dt": 1e-3}, out=tmp_path, scheduler="inline", metrics=["q_end"])
+    assert [r["status"] for r in res] == ["completed"] * 4 + ["error"]
+    assert "joint 'c_finger_r' is a mimic joint" in res.rows[4]["error"]
+    varied = db.sweeps.vary(mm, {"damping.c_finger_r": 0.02, "mass_scale": 2.0})
+    assert isinstance(varied, db.MimicModel) and varied.n_constraints == mm.n_constraints
+    assert varied.tree.damping[mm.tree.idx_v[mm.tree.joint_names.index("c_finger_r")]] == 0.02
+    q0 = db.neutral_configuration(mm)
+    qb = q0.copy()
+    qb[1] = 0.4
+    vc = np.zeros(mm.nv)
+    vc[mm.idx_v[mm.joint_names.index("b_finger_l")]] = 1.0
+    for row, (model, q, v) in zip(res.rows, [(mm, q0, np.zeros(4)), (mm, qb, np.zeros(4)), (mm, q0, vc),
+                                            (varied, q0, np.zeros(4))]):
+        ref = db.simulate(model, q, v, 0.05, 1e-3)
+        assert [row[f"q_end[{i}]"] for i in range(mm.nq)] == ref.q[-1].tolist(), row["case"]
+        assert np.array_equal(res.trajectory(row["case"], model).q, ref.q), row["case"]

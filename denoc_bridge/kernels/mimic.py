@@ -25,7 +25,9 @@ Euler; the configuration maps are the tree's restricted to the kept entries.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from . import tables as T
 
 from .configuration import dexpinv, integrate
 from .loops import factorised_forward_dynamics, solve
@@ -215,3 +217,22 @@ def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext,
             v[i] += dt / 6.0 * (kv[0][i] + 2 * kv[1][i] + 2 * kv[2][i] + kv[3][i])
         mimic_integrate(ki, q, xi, im, fm, nqf, f, q)
     return n_steps, 0, saved
+
+
+@njit(cache=True, parallel=True)
+def mimic_run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, Qs, Vs, As,
+                    done, status, saved, rk4, im, fm, nqf, reach):
+    """One whole :func:`mimic_run` per case of a batch that shares a model, cases in parallel
+    (the interface of :func:`.integrators.run_batch`); each case has its own work and scratch
+    arrays and the arithmetic of :func:`mimic_run` alone: the same numbers."""
+    ki = kt.view(T.INT)
+    nq, nv, nvf, nc = Q.shape[1], V.shape[1], im[7].shape[0], im[4].shape[0]
+    rows = T.work_rows(ki.shape[0], nvf, ki[0, T.NMOD] if ki.shape[0] > 0 else 0)
+    for b in prange(Q.shape[0]):
+        work = np.empty((rows, T.W))
+        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        f = np.zeros((TREE_ROWS + nc, max(nqf, nvf, 1)))
+        S = np.zeros((nc, nc + 1))
+        done[b], status[b], saved[b] = mimic_run(ki, kt, work, rk4, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b],
+                                                 fext, K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], im,
+                                                 fm, nqf, reach, s, f, S)
