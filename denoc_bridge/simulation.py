@@ -44,6 +44,7 @@ import math
 import sys
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -402,8 +403,7 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     leading = [a.shape[0] for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
                if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)]
     B = max(leading, default=1)
-    check = (lambda row, name: mimic_simulation.initial_configuration(model, row, name)) if mimic else (
-        lambda row, name: _inputs.configuration(model, row, name))
+    check = partial(mimic_simulation.initial_configuration, model) if mimic else partial(_inputs.configuration, model)
     Q0 = np.array([check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(
         Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)])
     V0 = np.broadcast_to(V0, (B, model.nv)) if V0.ndim == 1 else V0
