@@ -57,6 +57,7 @@ import numpy as np
 
 from .errors import InputError, ModelError, SingularInertiaError
 from .joints import JointType
+from .kernels import mimic as _km
 from .model import Model
 
 __all__ = ["MimicModel", "inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix"]
@@ -304,9 +305,36 @@ def _check_relations(tree: Model, relations):
 
 
 # ----------------------------------------------------------------------------- dynamics
+def _vectors(*xs) -> bool:
+    """Whether every x is a 1-D C-contiguous float64 array (the compiled single-state entries)."""
+    for x in xs:
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1 or not x.flags.c_contiguous:
+            return False
+    return True
+
+
+def _entry(model: MimicModel, data):
+    """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
+    maps = model.__dict__.get("_maps")
+    if maps is None:
+        from .mimic_simulation import kernel_maps
+
+        maps = kernel_maps(model)
+    tree = model.tree                                            # its table changes with the gravity
+    work = tree.thread_work() if data is None else data.check(tree).work
+    return tree._kt, work, maps[0], maps[1], tree.nq, maps[2]
+
+
 def inverse_dynamics(model: MimicModel, q, v, a, f_ext=None, *, data=None) -> np.ndarray:
     """``tau_r = G^T ID_full(q_full, G v, G a)``: equals ``pin.rnea`` of the mimic model.
-    ``f_ext`` per link as for the tree; ``data`` is a :class:`~denoc_bridge.Data` of ``model.tree``."""
+    ``f_ext`` per link as for the tree; ``data`` is a :class:`~denoc_bridge.Data` of ``model.tree``.
+    One state without ``f_ext`` runs one compiled entry (:func:`.kernels.mimic.inverse_dynamics_entry`);
+    anything it refuses takes the checked path below, which names the problem."""
+    if f_ext is None and _vectors(q, v, a):
+        kt, work, im, fm, nqf, _ = _entry(model, data)
+        out = np.empty(model.nv)
+        if _km.inverse_dynamics_entry(kt, work, im, fm, nqf, q, v, a, out) == 0:
+            return out
     from .algorithms.dynamics import inverse_dynamics as _id
 
     qf, vf, af = model.expand(q, v, a)
@@ -320,7 +348,13 @@ def _reduced_mass(model, qf, data):
 
 
 def mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
-    """``M_r = G^T M(q_full) G`` (nv x nv): equals ``pin.crba`` of the mimic model."""
+    """``M_r = G^T M(q_full) G`` (nv x nv): equals ``pin.crba`` of the mimic model (one compiled
+    entry for a float64 vector q, :func:`.kernels.mimic.mass_matrix_entry`)."""
+    if _vectors(q):
+        kt, work, im, fm, nqf, _ = _entry(model, data)
+        out = np.empty((model.nv, model.nv))
+        if _km.mass_matrix_entry(kt, work, im, fm, nqf, q, out) == 0:
+            return out
     qf = model.expand(q)
     if qf.ndim != 1:
         raise InputError("mass_matrix takes one configuration, not a batch")
@@ -335,7 +369,15 @@ def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = 
     side per mimic joint (module docstring; no matrix of size nv is formed), falling back to the
     dense solve when the tree alone has a singular articulated inertia (e.g. a massless link
     moved only by a mimic joint).  ``method="dense"``: Cholesky of ``M_r`` (O(n^2) memory).
-    A leading batch axis is allowed."""
+    A leading batch axis is allowed.  One state without ``f_ext`` runs one compiled entry
+    (:func:`.kernels.mimic.forward_dynamics_entry`: one forward dynamics of the tree that keeps
+    its articulated factors, one solve with them per mimic joint and one for the correction);
+    anything it refuses takes the checked path, which names the problem or solves densely."""
+    if method == "lagrange" and f_ext is None and _vectors(q, v, tau):
+        kt, work, im, fm, nqf, reach = _entry(model, data)
+        out = np.empty(model.nv)
+        if _km.forward_dynamics_entry(kt, work, im, fm, nqf, reach, q, v, tau, out) == 0:
+            return out
     from .algorithms.dynamics import forward_dynamics as _fd, nonlinear_effects
 
     if method not in ("lagrange", "dense"):

@@ -50,16 +50,19 @@ def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray
 
 
 def kernel_maps(model: MimicModel):
-    """(im, fm, reach) of :mod:`denoc_bridge.kernels.mimic`: the index and float maps between
-    the reduced and the tree's coordinates, and the number of links that hold every mimic and
-    mimicked DOF."""
+    """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic`: the index and float maps between
+    the reduced and the tree's coordinates (:func:`~denoc_bridge.kernels.mimic.pack`), and the
+    number of links that hold every mimic and mimicked DOF."""
+    maps = model.__dict__.get("_maps")
+    if maps is not None:
+        return maps
     m = model
-    im = tuple(np.ascontiguousarray(x, dtype=np.int64) for x in
-               (m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col))
-    fm = tuple(np.ascontiguousarray(x, dtype=float) for x in (m._mult, m._off, m._scale))
+    im, fm = km.pack(m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col, m._mult, m._off,
+                     m._scale)
     dofs = np.concatenate([m._s_v, m._m_v])
     reach = int(m.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
-    return im, fm, reach
+    model._maps = (im, fm, reach)                                # built once per model
+    return model._maps
 
 
 def run_batch(model: MimicModel, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs, As,

@@ -164,3 +164,6 @@ def test_mimic_simulation_benchmark_agrees_with_pinocchio(tmp_path):
         assert r["q_gap_pin"] < 1e-12 and r["q_gap_python_stages"] < 1e-12, r
         assert r["energy_error"] < 1e-9 and r["steps"] == 50, r
         assert min(r["wall_compiled"], r["wall_python"], r["wall_pin"]) > 0, r
+    assert [c["robot"] for c in res["calls"]] == ["mimic_gripper", "panda", "pr2"]
+    for c in res["calls"]:
+        assert c["id_error"] < 1e-13 and c["fd_error"] < 1e-11, c

@@ -574,3 +574,43 @@ def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
         ref = db.simulate(model, q, v, 0.05, 1e-3)
         assert [row[f"q_end[{i}]"] for i in range(mm.nq)] == ref.q[-1].tolist(), row["case"]
         assert np.array_equal(res.trajectory(row["case"], model).q, ref.q), row["case"]
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_compiled_single_state_entries_equal_pinocchio_and_the_checked_path(floating):
+    """One state as float64 vectors, no wrenches: inverse dynamics, the GIM and forward dynamics
+    run one compiled entry each (kernels/mimic.py); they equal Pinocchio's mimic model (rnea,
+    crba, solve(crba, tau - nle)) and the checked Python path (lists take it); an unnormalised
+    quaternion or (cos, sin) pair is normalised; bad values are named by the checked path."""
+    mm, pm = db.load_urdf(GRIPPER, floating_base=floating, mimic=True), pin_mimic(GRIPPER, floating)
+    pd = pm.createData()
+    for q, v, a, _ in states(mm, 11):
+        tau, M = db.inverse_dynamics(mm, q, v, a), db.mass_matrix(mm, q)
+        acc = db.forward_dynamics(mm, q, v, tau)
+        assert_close("entry: rnea", tau, pin.rnea(pm, pd, q, v, a), TIGHT)
+        assert_close("entry: crba", M, pin.crba(pm, pd, q), TIGHT)
+        assert_close("entry: FD(ID(a))", acc, a, 1e-10)
+        assert_close("entry: FD vs solve(crba, tau - nle)", acc,
+                     np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)), 1e-10)
+        assert_close("entry vs checked path: ID", tau, db.inverse_dynamics(mm, list(q), list(v), list(a)), TIGHT)
+        assert_close("entry vs checked path: M", M, db.mass_matrix(mm, list(q)), TIGHT)
+        assert_close("entry vs checked path: FD", acc, db.forward_dynamics(mm, list(q), list(v), list(tau)), 1e-12)
+        scaled = q.copy()
+        scaled[mm.nq - 2:] *= 3.0                                   # the roller's (cos, sin) pair
+        if floating:
+            scaled[3:7] *= 0.5                                      # the base quaternion
+        assert_close("entry: unnormalised q", db.forward_dynamics(mm, scaled, v, tau), acc, 1e-12)
+        assert_close("entry: unnormalised q, M", db.mass_matrix(mm, scaled), M, TIGHT)
+    data = db.Data(mm.tree)
+    assert_close("entry with a Data of the tree", db.inverse_dynamics(mm, q, v, a, data=data), tau, 0.0)
+    mm.gravity = (0.0, 1.0, -3.0)                                   # a new table for the tree
+    pm.gravity = pin.Motion(np.array([0.0, 1.0, -3.0]), np.zeros(3))
+    assert_close("entry after a change of gravity", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
+    assert_close("entry after a change of gravity: FD", db.forward_dynamics(mm, q, v, tau),
+                 np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)), 1e-10)
+    bad = v.copy()
+    bad[1] = np.nan
+    with pytest.raises(db.InputError, match=r"v\[1\] = nan is not finite"):
+        db.forward_dynamics(mm, q, bad, tau)
+    with pytest.raises(db.InputError, match=r"shape"):
+        db.inverse_dynamics(mm, q, v[:-1], a)

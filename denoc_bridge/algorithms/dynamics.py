@@ -131,17 +131,17 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
     if actuated is not None:
         raise InputError(f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree "
                          "is actuated)")
+    if type(model) is MimicModel:
+        from .. import mimic
+
+        return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
             if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, no work yet, a MimicModel
+        except (TypeError, AttributeError):                     # another type, no work yet
             pass
-    if isinstance(model, MimicModel):
-        from .. import mimic
-
-        return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
     return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
@@ -173,18 +173,18 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
         if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:   # fast path: the compiled kernel
             return _loops._fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
         return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
+    if type(model) is MimicModel:
+        from .. import mimic
+
+        return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
             if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau,
                                       out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, no work yet, a MimicModel
+        except (TypeError, AttributeError):                     # another type, no work yet
             pass
-    if isinstance(model, MimicModel):
-        from .. import mimic
-
-        return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
     return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data,
                       "tau")
 
@@ -270,17 +270,17 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     diagonal, as ``pin.crba`` does.  On a :class:`~denoc_bridge.mimic.MimicModel`, the reduced
     ``G^T I G`` (``pin.crba`` of Pinocchio's mimic model).
     """
+    if type(model) is MimicModel:
+        from .. import mimic
+
+        return mimic.mass_matrix(model, q, data=data)
     nv = model.nv
     out = _empty((nv, nv))
     try:
         if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
             return out
-    except (TypeError, AttributeError):                         # another type, no work yet, a MimicModel
+    except (TypeError, AttributeError):                         # another type, no work yet
         pass
-    if isinstance(model, MimicModel):
-        from .. import mimic
-
-        return mimic.mass_matrix(model, q, data=data)
     # converted and checked, but normalised by the kernel as on the fast path: normalising here
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
     # list differed from the same call on the fast path

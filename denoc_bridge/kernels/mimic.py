@@ -4,7 +4,8 @@ without a Python call per stage.
 
 The maps between the reduced state (q_r, v_r) and the tree's (:mod:`denoc_bridge.mimic`)
 come as two tuples of arrays, ``im = (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col)`` (int64)
-and ``fm = (mult, off, scale)``: ``q_keep``/``v_keep`` (the tree entries of the reduced coordinates),
+and ``fm = (mult, off, scale)`` (the compiled entries take them packed in two flat arrays,
+:func:`pack`, :func:`unpack`): ``q_keep``/``v_keep`` (the tree entries of the reduced coordinates),
 ``s_q``, ``m_q``, ``s_v``, ``m_v`` (the q and v index of each mimic joint and of its
 mimicked joint), ``mult``, ``off`` and ``circ`` (continuous pair), ``col``/``scale``
 (``v_full = G v_r``: ``v_full[i] = scale[i] v_r[col[i]]``).
@@ -30,6 +31,7 @@ from numba import njit, prange
 from . import tables as T
 
 from .configuration import dexpinv, integrate
+from .entry import inverse_dynamics_state, mass_matrix_state
 from .loops import factorised_forward_dynamics, solve
 from .integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
 
@@ -131,6 +133,31 @@ def _cholesky_solve(S, n):
         S[i, n] = y / S[i, i]
 
 
+def pack(q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col, mult, off, scale):
+    """(imap, fmap): the maps in two flat arrays, ``imap = [nq_r, nv_r, nc, nv_tree, q_keep,
+    v_keep, s_q, m_q, s_v, m_v, circ, col]`` (int64), ``fmap = [mult, off, scale]`` (two
+    arguments for the compiled entries: a tuple of arrays costs about 0.1 us per array to
+    dispatch)."""
+    head = np.array([len(q_keep), len(v_keep), len(s_v), len(col)], dtype=np.int64)
+    imap = np.concatenate([head, q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col]).astype(np.int64)
+    return np.ascontiguousarray(imap), np.ascontiguousarray(np.concatenate([mult, off, scale]), dtype=np.float64)
+
+
+@njit(cache=True, inline="always")
+def unpack(imap, fmap):
+    """The tuples ``im``, ``fm`` of the module docstring, as views of :func:`pack`'s arrays."""
+    nq, nv, nc, nvf = imap[0], imap[1], imap[2], imap[3]
+    o = 4
+    q_keep = imap[o:o + nq]
+    o += nq
+    v_keep = imap[o:o + nv]
+    o += nv
+    s_q, m_q, s_v, m_v, circ = (imap[o:o + nc], imap[o + nc:o + 2 * nc], imap[o + 2 * nc:o + 3 * nc],
+                                imap[o + 3 * nc:o + 4 * nc], imap[o + 4 * nc:o + 5 * nc])
+    col = imap[o + 5 * nc:o + 5 * nc + nvf]
+    return (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col), (fmap[0:nc], fmap[nc:2 * nc], fmap[2 * nc:2 * nc + nvf])
+
+
 # ----------------------------------------------------------------------------- the stages
 @njit(cache=True)
 def mimic_integrate(ki, qr, xir, im, fm, nqf, f, out):
@@ -171,12 +198,13 @@ def actuation(tau_mode, taus, n, out):
 
 @njit(cache=True)
 def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
-              save0, Qs, Vs, As, im, fm, nqf, reach, s, f, S):
+              save0, Qs, Vs, As, imap, fmap, nqf, reach, s, f, S):
     """n_steps steps of RK4 (``rk4``) or semi-implicit Euler from (q, v) (reduced, updated in
     place), global step index step0 at the start; the interface of
     :func:`.integrators.rk4_run` plus the mimic maps and scratch (``s``: (SCRATCH_ROWS,
     max(nq_r, nv_r)), ``f`` and ``S`` as :func:`mimic_accelerations`).  Returns (steps done,
     status, rows saved); on a failure the stage's q, v, tau and a are rows 0, 2, 3 and 13 of s."""
+    im, fm = unpack(imap, fmap)
     nq, nv = q.shape[0], v.shape[0]
     qs, xi, vs, tau, a = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[13, :nv]
     kx = (s[4, :nv], s[5, :nv], s[6, :nv], s[7, :nv])
@@ -221,12 +249,12 @@ def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext,
 
 @njit(cache=True, parallel=True)
 def mimic_run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, Qs, Vs, As,
-                    done, status, saved, rk4, im, fm, nqf, reach):
+                    done, status, saved, rk4, imap, fmap, nqf, reach):
     """One whole :func:`mimic_run` per case of a batch that shares a model, cases in parallel
     (the interface of :func:`.integrators.run_batch`); each case has its own work and scratch
     arrays and the arithmetic of :func:`mimic_run` alone: the same numbers."""
     ki = kt.view(T.INT)
-    nq, nv, nvf, nc = Q.shape[1], V.shape[1], im[7].shape[0], im[4].shape[0]
+    nq, nv, nvf, nc = Q.shape[1], V.shape[1], imap[3], imap[2]     # (no unpack here: numba's parfor analysis)
     rows = T.work_rows(ki.shape[0], nvf, ki[0, T.NMOD] if ki.shape[0] > 0 else 0)
     for b in prange(Q.shape[0]):
         work = np.empty((rows, T.W))
@@ -234,5 +262,94 @@ def mimic_run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, p
         f = np.zeros((TREE_ROWS + nc, max(nqf, nvf, 1)))
         S = np.zeros((nc, nc + 1))
         done[b], status[b], saved[b] = mimic_run(ki, kt, work, rk4, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b],
-                                                 fext, K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], im,
-                                                 fm, nqf, reach, s, f, S)
+                                                 fext, K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b],
+                                                 imap, fmap, nqf, reach, s, f, S)
+
+
+# ----------------------------------------------------------------------------- single-state entries
+@njit(cache=True)
+def _valid(nq, nv, qr, x, y):
+    """0, or -2 (a shape) / -1 (a value that is not finite) for the reduced inputs."""
+    if qr.shape[0] != nq or x.shape[0] != nv or y.shape[0] != nv:
+        return -2
+    for i in range(nq):
+        if not np.isfinite(qr[i]):
+            return -1
+    for i in range(nv):
+        if not (np.isfinite(x[i]) and np.isfinite(y[i])):
+            return -1
+    return 0
+
+
+@njit(cache=True)
+def reduce_forces(tf, v_keep, s_v, m_v, mult, out):
+    """out = G^T tf: a kept DOF's entry plus multiplier times each of its mimic DOFs'."""
+    for i in range(v_keep.shape[0]):
+        out[i] = tf[v_keep[i]]
+    for j in range(s_v.shape[0]):                                    # at the mimicked DOF's reduced index
+        out[np.searchsorted(v_keep, m_v[j])] += mult[j] * tf[s_v[j]]
+
+
+@njit(cache=True)
+def inverse_dynamics_entry(kt, work, imap, fmap, nqf, qr, vr, ar, out):
+    """tau_r = G^T ID(q_full, G v_r, G a_r) of one state without external wrenches (equals
+    ``pin.rnea`` of Pinocchio's mimic model): 0 or the status of the checks / the tree's entry."""
+    im, fm = unpack(imap, fmap)
+    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
+    mult, off, scale = fm
+    nvf = col.shape[0]
+    status = _valid(q_keep.shape[0], v_keep.shape[0], qr, vr, ar)
+    if status or out.shape[0] != v_keep.shape[0]:
+        return status if status else -2
+    qf, vf, af, tf = np.empty(nqf), np.empty(nvf), np.empty(nvf), np.empty(nvf)
+    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
+    expand_velocity(vr, col, scale, vf)
+    expand_velocity(ar, col, scale, af)
+    status = inverse_dynamics_state(kt, work, qf, vf, af, work[0:0], tf)
+    if status:
+        return status
+    reduce_forces(tf, v_keep, s_v, m_v, mult, out)
+    return 0
+
+
+@njit(cache=True)
+def mass_matrix_entry(kt, work, imap, fmap, nqf, qr, out):
+    """M_r = G^T M(q_full) G (equals ``pin.crba`` of Pinocchio's mimic model)."""
+    im, fm = unpack(imap, fmap)
+    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
+    mult, off, scale = fm
+    nv, nvf = v_keep.shape[0], col.shape[0]
+    status = _valid(q_keep.shape[0], 0, qr, qr[:0], qr[:0])
+    if status or out.shape[0] != nv or out.shape[1] != nv:
+        return status if status else -2
+    qf, M, R = np.empty(nqf), np.empty((nvf, nvf)), np.zeros((nv, nvf))
+    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
+    status = mass_matrix_state(kt, work, qf, M)
+    if status:
+        return status
+    for i in range(nvf):                                              # R = G^T M
+        for j in range(nvf):
+            R[col[i], j] += scale[i] * M[i, j]
+    out[:, :] = 0.0
+    for i in range(nv):                                               # out = R G
+        for j in range(nvf):
+            out[i, col[j]] += R[i, j] * scale[j]
+    return 0
+
+
+@njit(cache=True)
+def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, out):
+    """a_r of one state without external wrenches (the Lagrange form of
+    :func:`mimic_accelerations`, no springs or dampers): 0, or the status of the checks / of
+    :func:`mimic_accelerations` (then the checked Python path names the problem or takes the
+    dense form)."""
+    im, fm = unpack(imap, fmap)
+    nv, nvf, nc = im[1].shape[0], im[7].shape[0], im[4].shape[0]
+    status = _valid(im[0].shape[0], nv, qr, vr, tau_r)
+    if status or out.shape[0] != nv:
+        return status if status else -2
+    ki = kt.view(T.INT)
+    f = np.empty((TREE_ROWS + nc, max(nqf, nvf, 1)))
+    S = np.empty((nc, nc + 1))
+    z = np.zeros(0)
+    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, work[0:0], z, z, z, False, im, fm, nqf, reach, f, S, out)
