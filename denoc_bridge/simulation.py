@@ -304,8 +304,10 @@ def _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, 
 def _fail(model, status, t, stage_arrays, traj):
     if status > 0:
         k = int(status) - 1
+        when = "is singular at the initial state" if t == 0 else "became singular"
         msg = (f"simulation stopped at t = {t:.6g} s: the articulated inertia of joint "
-               f"'{model.joint_names[k]}' became singular")
+               f"'{model.joint_names[k]}' {when} (the links it moves offer no inertia to its motion, e.g. a "
+               "massless leaf link)")
         return SimulationError(msg, t, model.joint_names[k], traj)
     where, joint = _bad_entry(model, stage_arrays)
     msg = (f"simulation stopped at t = {t:.6g} s: the state is no longer finite"

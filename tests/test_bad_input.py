@@ -145,7 +145,7 @@ _MASSLESS_TIP = _robot('<link name="w"/>' + _link("arm") + _link("tip", "0", ("0
     pytest.param(lambda m, z: db.inverse_mass_matrix(m, z), db.SingularInertiaError, r"joint 'wrist'",
                  id="inverse_mass_matrix"),
     pytest.param(lambda m, z: db.simulate(m, z, z, 0.01, 1e-3), db.SimulationError,
-                 r"t = 0 s: .*joint 'wrist'.*singular", id="simulate-rk4"),
+                 r"t = 0 s: .*joint 'wrist' is singular at the initial state", id="simulate-rk4"),
     pytest.param(lambda m, z: db.simulate(m, z, z, 0.01, 1e-3, method="RK45"), db.SimulationError,
                  r"joint 'wrist'", id="simulate-RK45"),
 ])
