@@ -88,9 +88,22 @@ class MimicSystem:
         self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
         self.method = "dense" if forces.cholesky else "lagrange"
         self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
+        self._scratch = None
         self.evals = 0
 
     def _a(self, t, q, v, tau, out):
+        if self.method == "lagrange":                            # one compiled call; a singular tree: below
+            tree = self.tree
+            if self._scratch is None:                            # the maps as tuples, the scratch of the kernel
+                imap, fmap, reach = kernel_maps(self.model)
+                nc = self.model.n_constraints
+                self._scratch = (*km.unpack_py(imap, fmap), tree.nq, reach,
+                                 np.empty((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1))), np.empty((nc, nc + 1)))
+            status = km.mimic_accelerations(tree._kt.view(T.INT), tree._kt, tree.thread_work(), q, v,
+                                            np.ascontiguousarray(tau, dtype=float), self.forces.fext_at(t, q, v),
+                                            self.K, self.D, self.q_rest, self.use_passive, *self._scratch, out)
+            if status <= 0:
+                return status
         qf, vf = self.model.expand(q, v)
         ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
         try:

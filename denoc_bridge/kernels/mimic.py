@@ -143,6 +143,14 @@ def pack(q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col, mult, off, scale):
     return np.ascontiguousarray(imap), np.ascontiguousarray(np.concatenate([mult, off, scale]), dtype=np.float64)
 
 
+def unpack_py(imap, fmap):
+    """:func:`unpack` from Python (for :func:`mimic_accelerations`' tuple arguments)."""
+    nq, nv, nc, nvf = (int(x) for x in imap[:4])
+    cuts = np.cumsum([4, nq, nv, nc, nc, nc, nc, nc, nvf])
+    im = tuple(imap[a:b] for a, b in zip(cuts[:-1], cuts[1:]))
+    return im, (fmap[0:nc], fmap[nc:2 * nc], fmap[2 * nc:2 * nc + nvf])
+
+
 @njit(cache=True, inline="always")
 def unpack(imap, fmap):
     """The tuples ``im``, ``fm`` of the module docstring, as views of :func:`pack`'s arrays."""
