@@ -249,6 +249,19 @@ class MimicModel:
         out[..., self._v_keep] = tau
         return out
 
+    def _kernel_maps(self):
+        """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic` (built once): the maps between
+        the reduced and the tree's coordinates packed by :func:`~denoc_bridge.kernels.mimic.pack`,
+        and the number of links that hold every mimic and mimicked DOF."""
+        maps = self.__dict__.get("_maps")
+        if maps is None:
+            imap, fmap = _km.pack(self._q_keep, self._v_keep, self._s_q, self._m_q, self._s_v, self._m_v, self._circ,
+                                  self._col, self._mult, self._off, self._scale)
+            dofs = np.concatenate([self._s_v, self._m_v])
+            reach = int(self.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
+            maps = self._maps = (imap, fmap, reach)
+        return maps
+
     def _gravity_free(self) -> Model:
         if self._tree0 is None:
             self._tree0 = self.tree.replace(gravity=(0.0, 0.0, 0.0))
@@ -315,14 +328,10 @@ def _vectors(*xs) -> bool:
 
 def _entry(model: MimicModel, data):
     """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
-    maps = model.__dict__.get("_maps")
-    if maps is None:
-        from .mimic_simulation import kernel_maps
-
-        maps = kernel_maps(model)
+    imap, fmap, reach = model._kernel_maps()
     tree = model.tree                                            # its table changes with the gravity
     work = tree.thread_work() if data is None else data.check(tree).work
-    return tree._kt, work, maps[0], maps[1], tree.nq, maps[2]
+    return tree._kt, work, imap, fmap, tree.nq, reach
 
 
 def inverse_dynamics(model: MimicModel, q, v, a, f_ext=None, *, data=None) -> np.ndarray:

@@ -36,7 +36,7 @@ from .kernels import tables as T
 from .mimic import MimicModel, forward_dynamics
 from .simulation import _normalise_rows, _passive_arrays
 
-__all__ = ["MimicSystem", "initial_configuration", "kernel_maps", "run_batch"]
+__all__ = ["MimicSystem", "initial_configuration", "run_batch"]
 
 
 def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
@@ -49,28 +49,12 @@ def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray
     return np.ascontiguousarray(model.reduce_configuration(qf))
 
 
-def kernel_maps(model: MimicModel):
-    """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic`: the index and float maps between
-    the reduced and the tree's coordinates (:func:`~denoc_bridge.kernels.mimic.pack`), and the
-    number of links that hold every mimic and mimicked DOF."""
-    maps = model.__dict__.get("_maps")
-    if maps is not None:
-        return maps
-    m = model
-    im, fm = km.pack(m._q_keep, m._v_keep, m._s_q, m._m_q, m._s_v, m._m_v, m._circ, m._col, m._mult, m._off,
-                     m._scale)
-    dofs = np.concatenate([m._s_v, m._m_v])
-    reach = int(m.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
-    model._maps = (im, fm, reach)                                # built once per model
-    return model._maps
-
-
 def run_batch(model: MimicModel, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs, As,
               done, status, saved, method):
     """The cases of ``simulation.simulate_batch`` in one compiled parallel call."""
     from .data import run_parallel
 
-    im, fm, reach = kernel_maps(model)
+    im, fm, reach = model._kernel_maps()
     run_parallel(km.mimic_run_batch, model.tree._kt, Q, V, n_steps, dt, mode, table, np.zeros((0, 6)), K, D, q_rest,
                  use_passive, stride, Qs, Vs, As, done, status, saved, method == "rk4", im, fm, model.tree.nq, reach)
 
@@ -88,20 +72,20 @@ class MimicSystem:
         self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
         self.method = "dense" if forces.cholesky else "lagrange"
         self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
-        self._scratch = None
+        self._kernel_args = None
         self.evals = 0
 
     def _a(self, t, q, v, tau, out):
         if self.method == "lagrange":                            # one compiled call; a singular tree: below
             tree = self.tree
-            if self._scratch is None:                            # the maps as tuples, the scratch of the kernel
-                imap, fmap, reach = kernel_maps(self.model)
+            if self._kernel_args is None:                        # the maps as tuples, the kernel's scratch
+                imap, fmap, reach = self.model._kernel_maps()
                 nc = self.model.n_constraints
-                self._scratch = (*km.unpack_py(imap, fmap), tree.nq, reach,
-                                 np.empty((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1))), np.empty((nc, nc + 1)))
+                self._kernel_args = (*km.unpack_py(imap, fmap), tree.nq, reach,
+                                     np.empty((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1))), np.empty((nc, nc + 1)))
             status = km.mimic_accelerations(tree._kt.view(T.INT), tree._kt, tree.thread_work(), q, v,
                                             np.ascontiguousarray(tau, dtype=float), self.forces.fext_at(t, q, v),
-                                            self.K, self.D, self.q_rest, self.use_passive, *self._scratch, out)
+                                            self.K, self.D, self.q_rest, self.use_passive, *self._kernel_args, out)
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)
@@ -155,7 +139,7 @@ class MimicSystem:
         (:func:`denoc_bridge.kernels.mimic.mimic_run`, Lagrange form; constant tau or a table,
         constant external wrenches)."""
         f, tree, nc = self.forces, self.tree, self.model.n_constraints
-        im, fm, reach = kernel_maps(self.model)
+        im, fm, reach = self.model._kernel_maps()
         s = np.zeros((km.SCRATCH_ROWS, max(self.nq, self.nv, 1)))
         full = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
         S = np.zeros((nc, nc + 1))
