@@ -325,6 +325,8 @@ def _split(case: Mapping):
 
 def _state(model, base, state: Mapping):
     """(q0, v0, tau) of a case: ``base`` with the case's vectors and entries."""
+    from .mimic import MimicModel
+
     q0 = np.array(base[0], dtype=float)
     v0 = np.array(base[1], dtype=float)
     tau = None if base[2] is None else np.array(base[2], dtype=float)
@@ -352,7 +354,7 @@ def _state(model, base, state: Mapping):
                 raise InputError(f"{key}: '{model.name}' has no joint '{joint}'")
             k = list(model.joint_names).index(joint)
             n = model.nq_joint[k] if what == "q0" else model.nv_joint[k]
-            if n == 0 and joint in {r.joint for r in getattr(model, "mimic", ())} and hasattr(model, "expand"):
+            if n == 0 and isinstance(model, MimicModel):
                 raise InputError(f"{key}: joint '{joint}' is a mimic joint (it follows the joint it mimics); "
                                  "set that joint instead")
             if n != 1:

@@ -29,11 +29,10 @@ import numpy as np
 from numba import njit, prange
 
 from . import tables as T
-
 from .configuration import dexpinv, integrate
 from .entry import inverse_dynamics_state, mass_matrix_state
-from .loops import factorised_forward_dynamics, solve
 from .integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
+from .loops import factorised_forward_dynamics, solve
 
 #: rows of the reduced scratch ``s`` (width max(nq_r, nv_r))
 SCRATCH_ROWS = 14
