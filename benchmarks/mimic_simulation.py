@@ -9,9 +9,9 @@ On the same model and initial state, in one process (wall time of whole runs: th
   RK4 in Pinocchio's mimic layout; the stepping loop compiled, :mod:`denoc_bridge.kernels.mimic`:
   per stage one forward dynamics of the tree that keeps its articulated factors, one solve
   with them per mimic joint and one for the correction);
-* ours, Python stages: the same steps with one call of ``db.mimic.forward_dynamics`` per
-  stage (``simulation._run_python`` with a ``MimicSystem``; what ``simulate`` runs with a
-  callable ``tau``);
+* ours, Python stages: the same steps stage by stage from Python, each stage's
+  accelerations one compiled call (:func:`denoc_bridge.mimic_simulation.run_stages`; what
+  ``simulate`` runs with a callable ``tau``);
 * Pinocchio: a Python RK4 loop on ``pin.buildModelFromUrdf(path, mimic=True)`` with
   ``solve(crba, -rnea(q, v, 0))`` and ``pin.integrate`` (:func:`denoc_bridge.testing.pin_mimic_rk4`;
   Pinocchio 4.1's ``aba`` refuses mimic models).
@@ -59,16 +59,6 @@ def _models(path, floating):
     return mm, pm
 
 
-def _python_stages(mm, q0, v0, T, dt):
-    from denoc_bridge import mimic_simulation, simulation
-
-    n = int(round(T / dt))
-    forces = simulation._Forces(mm, None, None, n, "rk4")
-    forces.cholesky = False
-    system = mimic_simulation.MimicSystem(mm, forces, True)
-    return simulation._run_python(mm, q0.copy(), v0.copy(), dt, n, forces, "rk4", True, 1, False, system)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -78,6 +68,7 @@ def main(argv=None):
 
     import denoc_bridge as db
     from denoc_bridge.robots import resolve_robot
+    from denoc_bridge.mimic_simulation import run_stages
     from denoc_bridge.testing import pin_mimic_rk4
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +88,7 @@ def main(argv=None):
             ours = db.simulate(mm, q0, v0, T, dt)
             times["compiled"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            stages = _python_stages(mm, q0, v0, T, dt)
+            stages = run_stages(mm, q0, v0, T, dt)
             times["python"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             q_pin, _ = pin_mimic_rk4(pm, q0.copy(), v0.copy(), dt, n)

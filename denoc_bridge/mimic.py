@@ -318,6 +318,9 @@ def _check_relations(tree: Model, relations):
 
 
 # ----------------------------------------------------------------------------- dynamics
+_NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)             # the entries' "no wrenches, no springs"
+
+
 def _vectors(*xs) -> bool:
     """Whether every x is a 1-D C-contiguous float64 array (the compiled single-state entries)."""
     for x in xs:
@@ -385,7 +388,8 @@ def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = 
     if method == "lagrange" and f_ext is None and _vectors(q, v, tau):
         kt, work, im, fm, nqf, reach = _entry(model, data)
         out = np.empty(model.nv)
-        if _km.forward_dynamics_entry(kt, work, im, fm, nqf, reach, q, v, tau, out) == 0:
+        if _km.forward_dynamics_entry(kt, work, im, fm, nqf, reach, q, v, tau, _NO_WRENCH, _NONE, _NONE, _NONE,
+                                      False, out) == 0:
             return out
     from .algorithms.dynamics import forward_dynamics as _fd, nonlinear_effects
 

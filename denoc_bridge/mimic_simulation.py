@@ -36,7 +36,7 @@ from .kernels import tables as T
 from .mimic import MimicModel, forward_dynamics
 from .simulation import _normalise_rows, _passive_arrays
 
-__all__ = ["MimicSystem", "initial_configuration", "run_batch"]
+__all__ = ["MimicSystem", "initial_configuration", "run_batch", "run_stages"]
 
 
 def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
@@ -59,6 +59,19 @@ def run_batch(model: MimicModel, Q, V, n_steps, dt, mode, table, K, D, q_rest, u
                  use_passive, stride, Qs, Vs, As, done, status, saved, method == "rk4", im, fm, model.tree.nq, reach)
 
 
+def run_stages(model: MimicModel, q0, v0, t_final: float, dt: float, tau=None, f_ext=None, method: str = "rk4"):
+    """The fixed-step run of :func:`denoc_bridge.simulate` stage by stage from Python (the
+    reference of the compiled loop, for tests and benchmarks): the same steps, each stage's
+    accelerations one call."""
+    from .simulation import _Forces, _run_python
+
+    n = int(round(t_final / dt))
+    forces = _Forces(model, tau, f_ext, n, method)
+    system = MimicSystem(model, forces, True)
+    q0 = initial_configuration(model, q0)
+    return _run_python(model, q0, np.asarray(v0, dtype=float), dt, n, forces, method, True, 1, False, system)
+
+
 class MimicSystem:
     """The stages of a run of ``model`` for :func:`denoc_bridge.simulation._run_python` and
     ``_run_adaptive`` (the interface of ``simulation._TreeSystem``)."""
@@ -72,20 +85,15 @@ class MimicSystem:
         self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
         self.method = "dense" if forces.cholesky else "lagrange"
         self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
-        self._kernel_args = None
         self.evals = 0
 
     def _a(self, t, q, v, tau, out):
         if self.method == "lagrange":                            # one compiled call; a singular tree: below
             tree = self.tree
-            if self._kernel_args is None:                        # the maps as tuples, the kernel's scratch
-                imap, fmap, reach = self.model._kernel_maps()
-                nc = self.model.n_constraints
-                self._kernel_args = (*km.unpack_py(imap, fmap), tree.nq, reach,
-                                     np.empty((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1))), np.empty((nc, nc + 1)))
-            status = km.mimic_accelerations(tree._kt.view(T.INT), tree._kt, tree.thread_work(), q, v,
-                                            np.ascontiguousarray(tau, dtype=float), self.forces.fext_at(t, q, v),
-                                            self.K, self.D, self.q_rest, self.use_passive, *self._kernel_args, out)
+            imap, fmap, reach = self.model._kernel_maps()
+            status = km.forward_dynamics_entry(tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, q, v,
+                                               np.ascontiguousarray(tau, dtype=float), self.forces.fext_at(t, q, v),
+                                               self.K, self.D, self.q_rest, self.use_passive, out)
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)
@@ -121,18 +129,6 @@ class MimicSystem:
 
     #: a singular tree met by the compiled run: rerun from Python (dense form where needed)
     singular_fallback = True
-
-    def compilable(self, q0) -> bool:
-        """Whether the compiled run (Lagrange form) applies: the tree alone has a regular
-        articulated inertia at q0 (otherwise the stages from Python, with the dense form)."""
-        from .algorithms.dynamics import forward_dynamics as fd
-
-        z = np.zeros(self.tree.nv)
-        try:
-            fd(self.tree, self.model.expand(q0), z, z)
-        except SingularInertiaError:
-            return False
-        return True
 
     def compiled(self, method, dt, stride):
         """(run, stage) for ``simulation._run_compiled``: the stages above in one compiled loop

@@ -248,7 +248,7 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         system = mimic_simulation.MimicSystem(model, forces, passive)
     if method in FIXED_STEP_METHODS:
         stride = _stride(model, n_steps, save_every)
-        if forces.python_loop or forces.cholesky or (system is not None and not system.compilable(q0)):
+        if forces.python_loop or forces.cholesky:
             return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         try:
             return _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)

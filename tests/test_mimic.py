@@ -19,6 +19,7 @@ import denoc_bridge as db
 from conftest import assert_close, erd_robot_dir
 from denoc_bridge.cli import main
 from denoc_bridge.joints import JointType
+from denoc_bridge.mimic_simulation import run_stages
 from denoc_bridge.testing import pin_mimic_rk4
 from denoc_bridge.validation import relative_error
 
@@ -430,18 +431,6 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
     assert "MISMATCH" in capsys.readouterr().out
 
 
-def _python_stages(mm, q0, v0, t_final, dt, tau=None, f_ext=None, method="rk4"):
-    """The same run stage by stage from Python (MimicSystem: mimic.forward_dynamics per stage)."""
-    from denoc_bridge import mimic_simulation, simulation
-
-    n = int(round(t_final / dt))
-    forces = simulation._Forces(mm, tau, f_ext, n, method)
-    forces.cholesky = False
-    system = mimic_simulation.MimicSystem(mm, forces, True)
-    q0 = mimic_simulation.initial_configuration(mm, q0)
-    return simulation._run_python(mm, q0, np.asarray(v0, float), dt, n, forces, method, True, 1, False, system)
-
-
 def _compiled_only(monkeypatch):
     from denoc_bridge import simulation
 
@@ -468,7 +457,7 @@ def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypat
     fext = 0.1 * rng.standard_normal((mm.n_links, 6))
     cases = [dict(tau=table[0]), dict(tau=table), dict(f_ext=fext)]
     for case in cases:
-        ref = _python_stages(mm, q0, v0, 0.3, 1e-3, method=method, **case)
+        ref = run_stages(mm, q0, v0, 0.3, 1e-3, method=method, **case)
         with monkeypatch.context() as m:
             _compiled_only(m)
             traj = db.simulate(mm, q0, v0, 0.3, 1e-3, method=method, **case)

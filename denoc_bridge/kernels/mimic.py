@@ -142,14 +142,6 @@ def pack(q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col, mult, off, scale):
     return np.ascontiguousarray(imap), np.ascontiguousarray(np.concatenate([mult, off, scale]), dtype=np.float64)
 
 
-def unpack_py(imap, fmap):
-    """:func:`unpack` from Python (for :func:`mimic_accelerations`' tuple arguments)."""
-    nq, nv, nc, nvf = (int(x) for x in imap[:4])
-    cuts = np.cumsum([4, nq, nv, nc, nc, nc, nc, nc, nvf])
-    im = tuple(imap[a:b] for a, b in zip(cuts[:-1], cuts[1:]))
-    return im, (fmap[0:nc], fmap[nc:2 * nc], fmap[2 * nc:2 * nc + nvf])
-
-
 @njit(cache=True, inline="always")
 def unpack(imap, fmap):
     """The tuples ``im``, ``fm`` of the module docstring, as views of :func:`pack`'s arrays."""
@@ -289,12 +281,12 @@ def _valid(nq, nv, qr, x, y):
 
 
 @njit(cache=True)
-def reduce_forces(tf, v_keep, s_v, m_v, mult, out):
+def reduce_forces(tf, v_keep, s_v, col, mult, out):
     """out = G^T tf: a kept DOF's entry plus multiplier times each of its mimic DOFs'."""
     for i in range(v_keep.shape[0]):
         out[i] = tf[v_keep[i]]
-    for j in range(s_v.shape[0]):                                    # at the mimicked DOF's reduced index
-        out[np.searchsorted(v_keep, m_v[j])] += mult[j] * tf[s_v[j]]
+    for j in range(s_v.shape[0]):                                    # col: the mimicked DOF's reduced index
+        out[col[s_v[j]]] += mult[j] * tf[s_v[j]]
 
 
 @njit(cache=True)
@@ -315,7 +307,7 @@ def inverse_dynamics_entry(kt, work, imap, fmap, nqf, qr, vr, ar, out):
     status = inverse_dynamics_state(kt, work, qf, vf, af, work[0:0], tf)
     if status:
         return status
-    reduce_forces(tf, v_keep, s_v, m_v, mult, out)
+    reduce_forces(tf, v_keep, s_v, col, mult, out)
     return 0
 
 
@@ -345,9 +337,10 @@ def mass_matrix_entry(kt, work, imap, fmap, nqf, qr, out):
 
 
 @njit(cache=True)
-def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, out):
-    """a_r of one state without external wrenches (the Lagrange form of
-    :func:`mimic_accelerations`, no springs or dampers): 0, or the status of the checks / of
+def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, fext, K, D, q_rest, passive, out):
+    """a_r of one state under tau_r, the wrenches ``fext`` ((0, 6) for none) and, with
+    ``passive``, the tree's springs and dampers K, D, q_rest (the Lagrange form of
+    :func:`mimic_accelerations`): 0, or the status of the checks / of
     :func:`mimic_accelerations` (then the checked Python path names the problem or takes the
     dense form)."""
     im, fm = unpack(imap, fmap)
@@ -358,5 +351,5 @@ def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, out)
     ki = kt.view(T.INT)
     f = np.empty((TREE_ROWS + nc, max(nqf, nvf, 1)))
     S = np.empty((nc, nc + 1))
-    z = np.zeros(0)
-    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, work[0:0], z, z, z, False, im, fm, nqf, reach, f, S, out)
+    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S,
+                               out)
