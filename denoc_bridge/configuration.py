@@ -73,7 +73,11 @@ def _pair(model, a, b, na, nb, names):
                              f"got {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{name} holds a value that is not finite")
-    return np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float), batch
+    a = _inputs.normalise_configuration(model, np.array(a, dtype=float, order="C"), names[0])
+    b = np.array(b, dtype=float, order="C")
+    if nb == model.nq:                                        # q0, q1: both configurations
+        b = _inputs.normalise_configuration(model, b, names[1])
+    return a, b, batch
 
 
 def integrate(model, q, v) -> np.ndarray:

@@ -206,7 +206,10 @@ def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
 def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
     """Classical RK4 on a Pinocchio mimic model (``pin.buildModelFromUrdf(path, mimic=True)``):
     ``a = crba^-1 (tau_fn(t, q, v) - rnea(q, v, 0, fext) - damping v)`` (Pinocchio 4.1's
-    ``aba`` refuses mimic models), q stepped with ``pin.integrate``.  On revolute, prismatic and
+    ``aba`` refuses mimic models), q stepped with ``pin.integrate``.  Pinocchio 4.1's ``crba``
+    of a mimic model is wrong on some trees (:func:`denoc_bridge.validation.pin_mimic_mass_matrix`);
+    the gripper and pr2 this is used on are not among them (their ``crba`` equals the ``rnea``
+    columns, also on a reused ``Data``).  On revolute, prismatic and
     continuous joints this is ``simulate``'s Runge-Kutta-Munthe-Kaas step; on free flyers and
     spherical joints it lacks the dexp^-1 correction of the stage rates (equal only while they
     do not rotate).

@@ -60,3 +60,46 @@ def test_bad_arguments_are_named():
         db.integrate(model, q, np.zeros(4))
     with pytest.raises(db.InputError, match="v holds a value that is not finite"):
         db.integrate(model, q, np.array([0.0, np.nan, 0.0]))
+
+
+@pytest.mark.parametrize("scale", [3.0, 1e-9, 1e200])
+def test_off_manifold_inputs_follow_the_normalisation_rule(scale):
+    """integrate / difference / interpolate take scaled quaternions and (cos, sin) pairs as the
+    dynamics do (README normalisation rule): 1e200 x a unit quaternion gives the unit one's
+    numbers (its squared norm overflows), and so do a batch's rows."""
+    model = random_model(5, 8, floating_base=True, joint_types=ALL)
+    assert model.quaternion_index.size and model.circle_index.size
+    rng = np.random.default_rng(7)
+    q0, q1 = db.random_configuration(model, rng), db.random_configuration(model, rng)
+    v = rng.standard_normal(model.nv)
+    off0, off1 = q0.copy(), q1.copy()
+    for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
+        for i0 in starts:
+            off0[i0:i0 + size] *= scale
+            off1[i0:i0 + size] *= scale
+    for name, got, ref in [
+        ("integrate", db.integrate(model, off0, v), db.integrate(model, q0, v)),
+        ("difference", db.difference(model, off0, off1), db.difference(model, q0, q1)),
+        ("interpolate", db.interpolate(model, off0, off1, 0.3), db.interpolate(model, q0, q1, 0.3)),
+        ("integrate, batch", db.integrate(model, np.stack([q0, off0]), np.stack([v, v]))[1], db.integrate(model, q0, v)),
+    ]:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_zero_quaternion_and_pair_are_refused_by_name():
+    model = random_model(5, 8, floating_base=True, joint_types=ALL)
+    q = db.random_configuration(model, np.random.default_rng(0))
+    v = np.zeros(model.nv)
+    zq = q.copy()
+    zq[3:7] = 0.0
+    with pytest.raises(db.InputError, match=r"q\[3:7\] is a quaternion of zero norm for joint 'joint0' \(freeflyer\)"):
+        db.integrate(model, zq, v)
+    with pytest.raises(db.InputError, match=r"q1\[3:7\] is a quaternion of zero norm"):
+        db.difference(model, q, zq)
+    i0 = int(model.circle_index[0])
+    zc = q.copy()
+    zc[i0:i0 + 2] = 1e-13                                          # below the dynamics' 1e-12 cutoff
+    with pytest.raises(db.InputError, match=rf"q0\[1, {i0}:{i0 + 2}\] is a \(cos, sin\) pair of zero norm"):
+        db.interpolate(model, np.stack([q, zc]), np.stack([q, q]), 0.5)
+    with pytest.raises(db.InputError, match="zero norm"):
+        db.inverse_dynamics(model, zc, v, v)

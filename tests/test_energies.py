@@ -13,13 +13,27 @@ from denoc_bridge.testing import random_model
 @pytest.mark.parametrize("seed", range(6))
 def test_energies_match_pinocchio_and_the_gim(seed):
     model = random_model(seed, 9, floating_base=seed % 2 == 0)
+    rng = np.random.default_rng(seed)
+    if seed % 3 == 1:                                  # rotor inertias (armature) on every joint
+        model = model.replace(armature=rng.uniform(0.1, 0.5, model.nv))
     pm = db.to_pinocchio(model)
     pd = pm.createData()
-    rng = np.random.default_rng(seed)
     q, v = db.random_configuration(model, rng), rng.standard_normal(model.nv)
     T, V = db.energies(model, q, v)
     assert T == pytest.approx(0.5 * v @ db.mass_matrix(model, q) @ v, rel=1e-13)
-    assert T == pytest.approx(pin.computeKineticEnergy(pm, pd, q, v) + 0.5 * model.armature @ (v * v), rel=1e-13)
+    assert T == pytest.approx(0.5 * v @ pin.crba(pm, pm.createData(), q) @ v, rel=1e-13)
+    # Pinocchio 4.1's computeKineticEnergy gets the armature of a revolute joint about an
+    # arbitrary axis (JointModelRevoluteUnaligned) wrong, so it is compared without those
+    unaligned = [j for j in pm.joints[1:] if j.shortname() == "JointModelRevoluteUnaligned"]
+    arm = model.armature.copy()
+    for j in unaligned:
+        arm[j.idx_v] = 0.0
+    if seed % 3 == 1:
+        assert unaligned and np.count_nonzero(arm) > 0
+    model2 = model.replace(armature=arm)
+    pm2 = db.to_pinocchio(model2)
+    assert db.kinetic_energy(model2, q, v) == pytest.approx(pin.computeKineticEnergy(pm2, pm2.createData(), q, v),
+                                                            rel=1e-13)
     assert V == pytest.approx(pin.computePotentialEnergy(pm, pd, q), rel=1e-13, abs=1e-13)
 
 

@@ -85,6 +85,10 @@ def test_external_wrenches_by_array_or_name(model):
     assert np.array_equal(tau, db.inverse_dynamics(model, q, v, a, by_joint))
     with pytest.raises(db.InputError, match="f_ext names 'nope'"):
         db.inverse_dynamics(model, q, v, a, {"nope": w[0]})
+    both = {model.link_names[2]: w[2], model.joint_names[2]: 2 * w[2]}           # one body named twice
+    with pytest.raises(db.InputError, match=rf"f_ext gives link '{model.link_names[2]}' two wrenches, as "
+                                            rf"'{model.link_names[2]}' and as '{model.joint_names[2]}'"):
+        db.inverse_dynamics(model, q, v, a, both)
     with pytest.raises(db.InputError, match=rf"f_ext must have shape \({model.n_links}, 6\)"):
         db.inverse_dynamics(model, q, v, a, w[:-1])
     w[1, 4] = np.nan

@@ -202,6 +202,28 @@ def test_forward_dynamics_with_loops_is_constrained():
     np.testing.assert_array_equal(batch[1], a)
 
 
+def test_batches_with_loops_take_every_form_of_f_ext():
+    """A batch on a model with loops takes f_ext as the tree's batches do: shared (an (n_links, 6)
+    array or a mapping) or one (n_links, 6) array per state; each row equals its single call."""
+    model = fourbar()
+    rng = np.random.default_rng(5)
+    states = [_fourbar_state(rng) for _ in range(3)]
+    Q, V, TAU = (np.stack(x) for x in zip(*states))
+    F = rng.standard_normal((model.n_links, 6))
+    FB = rng.standard_normal((3, model.n_links, 6))
+    name = model.link_names[1]
+    for label, f_batch, f_row in [("shared array", F, lambda i: F), ("mapping", {name: F[1]}, lambda i: {name: F[1]}),
+                                  ("per state", FB, lambda i: FB[i])]:
+        acc = db.forward_dynamics(model, Q, V, TAU, f_batch)
+        tau = db.inverse_dynamics(model, Q, V, acc, f_batch)
+        for i in range(3):
+            np.testing.assert_array_equal(acc[i], db.forward_dynamics(model, Q[i], V[i], TAU[i], f_row(i)), label)
+            np.testing.assert_array_equal(tau[i], db.inverse_dynamics(model, Q[i], V[i], acc[i], f_row(i)), label)
+    assert np.abs(db.forward_dynamics(model, Q, V, TAU, F) - db.forward_dynamics(model, Q, V, TAU)).max() > 1e-3
+    with pytest.raises(InputError, match=rf"f_ext must have shape \({model.n_links}, 6\) or \(3, {model.n_links}, 6\)"):
+        db.forward_dynamics(model, Q, V, TAU, FB[:2])
+
+
 def test_cli_info_lists_the_loop(tmp_path):
     import subprocess
     import sys

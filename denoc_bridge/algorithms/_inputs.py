@@ -57,24 +57,31 @@ def vector(model, x, name: str, layout: str) -> np.ndarray:
 
 def configuration(model, q, name: str = "q") -> np.ndarray:
     """Checked configuration with quaternions and (cos, sin) pairs normalised."""
-    q = vector(model, q, name, "q")
+    return normalise_configuration(model, vector(model, q, name, "q"), name)
+
+
+def normalise_configuration(model, q: np.ndarray, name: str = "q") -> np.ndarray:
+    """Normalise, in place, the quaternions and (cos, sin) pairs of a finite float64 ``q`` of
+    shape (..., nq) (the normalisation rule of the module docstring); returns ``q``."""
     for starts, size, what in ((model.quaternion_index, 4, "quaternion"), (model.circle_index, 2, "(cos, sin) pair")):
         if starts.size == 0:
             continue
         idx = starts[:, None] + np.arange(size)
-        norms = np.linalg.norm(q[idx], axis=1)
-        small = np.flatnonzero(norms < _MIN_NORM)
+        block = q[..., idx]                                   # (..., n_joints, size)
+        with np.errstate(over="ignore"):
+            norms = np.linalg.norm(block, axis=-1)
+        small = np.argwhere(norms < _MIN_NORM)
         if small.size:
-            i0 = int(starts[small[0]])
-            raise InputError(
-                f"{name}[{i0}:{i0 + size}] is a {what} of zero norm for joint {model.joint_label(_owner(model, i0, 'q'))}"
-            )
-        huge = np.flatnonzero(~np.isfinite(norms))  # finite entries whose norm overflows
-        if huge.size:
-            scaled = q[idx[huge]] / np.max(np.abs(q[idx[huge]]), axis=1, keepdims=True)
-            q[idx[huge]] = scaled
-            norms[huge] = np.linalg.norm(scaled, axis=1)
-        q[idx] /= norms[:, None]
+            *row, j = (int(x) for x in small[0])
+            i0 = int(starts[j])
+            at = "".join(f"{r}, " for r in row)
+            raise InputError(f"{name}[{at}{i0}:{i0 + size}] is a {what} of zero norm for joint "
+                             f"{model.joint_label(_owner(model, i0, 'q'))}")
+        huge = ~np.isfinite(norms)                           # finite entries whose norm overflows
+        if huge.any():
+            block[huge] /= np.max(np.abs(block[huge]), axis=-1, keepdims=True)
+            norms[huge] = np.linalg.norm(block[huge], axis=-1)
+        q[..., idx] = block / norms[..., None]
     return q
 
 
@@ -90,6 +97,7 @@ def external_wrenches(model, f_ext) -> np.ndarray:
         return np.zeros((L, 6))
     if isinstance(f_ext, Mapping):
         out = np.zeros((L, 6))
+        named = {}                                            # link index -> the key that named it
         for key, w in f_ext.items():
             if key in model._link_index:
                 k = model._link_index[key]
@@ -97,6 +105,10 @@ def external_wrenches(model, f_ext) -> np.ndarray:
                 k = model._joint_index[key]
             else:
                 raise InputError(f"f_ext names '{key}', which is neither a link nor a joint of '{model.name}'")
+            if k in named:
+                raise InputError(f"f_ext gives link '{model.link_names[k]}' two wrenches, as '{named[k]}' and as "
+                                 f"'{key}' (a link and its joint name one body); give one")
+            named[k] = key
             wk = real_array(w, f"f_ext['{key}']")
             if wk.shape != (6,):
                 raise InputError(f"f_ext['{key}'] must have shape (6,), got {wk.shape}")
@@ -128,6 +140,21 @@ def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
         raise InputError(f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
                          f"of {B} states, got {arr.shape}")
     return np.ascontiguousarray(pin_to_internal(arr))
+
+
+def per_state_wrenches(model, f_ext, B: int) -> list:
+    """``f_ext`` of a batch of B states as one entry per state, for the paths that take states
+    one by one: None, a mapping or an (n_links, 6) array is shared by every state; a
+    (B, n_links, 6) array gives one row per state."""
+    if f_ext is None or isinstance(f_ext, Mapping):
+        return [f_ext] * B
+    arr = real_array(f_ext, "f_ext")
+    if arr.shape == (model.n_links, 6):
+        return [arr] * B
+    if arr.shape != (B, model.n_links, 6):
+        raise InputError(f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
+                         f"of {B} states, got {arr.shape}")
+    return list(arr)
 
 
 NO_FEXT = np.zeros((0, 6))

@@ -124,7 +124,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
         from ..loops import closed_chain_inverse_dynamics
 
         if np.ndim(q) == 2:
-            fe = [None] * len(q) if f_ext is None else f_ext
+            fe = _inputs.per_state_wrenches(model, f_ext, len(q))
             return np.array([closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
                              for i in range(len(q))])
         return closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
@@ -207,7 +207,7 @@ _NO_BAUMGARTE = (0.0, 0.0)
 def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
     constrained_forward_dynamics = _loops.constrained_forward_dynamics
     if np.ndim(q) == 2:                                         # a batch: state by state
-        fe = [None] * len(q) if f_ext is None else f_ext
+        fe = _inputs.per_state_wrenches(model, f_ext, len(q))
         return np.array([constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method)
                          for i in range(len(q))])
     return constrained_forward_dynamics(model, q, v, tau, f_ext, method=method)

@@ -72,7 +72,9 @@ def potential_energy(model, q, *, data: Data | None = None) -> float:
 def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
     """``T = 1/2 sum_k t_k^T M_k t_k + 1/2 v^T diag(armature) v`` = ``1/2 v^T I(q) v``.
 
-    Twists from the forward recursion of 000 Table 1 (O(n), compiled).  Pinocchio's
-    ``computeKineticEnergy`` leaves out the armature term.
+    Twists from the forward recursion of 000 Table 1 (O(n), compiled).  Equals ``1/2 v^T
+    pin.crba v`` and Pinocchio 4.1's ``computeKineticEnergy``, armature included, except on a
+    revolute joint about an arbitrary axis (``JointModelRevoluteUnaligned``), whose armature
+    term Pinocchio's kinetic energy gets wrong (``tests/test_energies.py``).
     """
     return energies(model, q, v, springs=False)[0]
