@@ -51,6 +51,7 @@ EXIT_USAGE = 2
 #: against Pinocchio refuse (validate) or skip (simulate) models above these estimates
 VALIDATE_MAX_BYTES = 2 * 2**30
 SIMULATE_CHECK_MAX_BYTES = 300 * 2**20
+MAX_FPS = 1000.0                  # frames per second of the animation (browsers draw at most 240)
 ROBOT_HELP = ("a URDF file, an example-robot-data name (panda, talos, solo12, ...) or a generator spec: "
               "rope, chain:N[:planar|spatial] (e.g. chain:1000:spatial), gripper, puma560, fourbar")
 
@@ -185,7 +186,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--inline", action="store_true", help="run in this process, without Dask")
     sw.add_argument("--batch-size", type=int, default=16, metavar="N", help="cases per task (default 16)")
     sw.add_argument("--no-trajectories", action="store_true", help="save the rows only, not the trajectories")
-    sw.add_argument("--restart", action="store_true", help="run every case again (default: resume)")
+    sw.add_argument("--restart", action="store_true",
+                    help="run every case again (default: resume; a DIR holding a different sweep is refused)")
     return parser
 
 
@@ -272,6 +274,39 @@ def _pinocchio_bytes(model) -> float:
     return 64.0 * model.n_links * _depth(model) ** 2
 
 
+class _NativeStderr:
+    """Capture what C++ code (urdfdom's parser errors) writes to file descriptor 2 while Pinocchio
+    builds a model, so that a refused file gives one line, not the parser's log; ``.text`` holds it."""
+
+    def __enter__(self):
+        import tempfile
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        try:
+            self._saved = os.dup(2)
+            os.dup2(self._file.fileno(), 2)
+        except OSError:                                 # no fd 2 (embedded interpreters): nothing to capture
+            self._saved = None
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            os.dup2(self._saved, 2)
+            os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read().decode(errors="replace").strip()
+        self._file.close()
+        return False
+
+
+def _first_line(text: str) -> str:
+    """The first line of a message, without urdfdom's "Error:" prefix and runs of spaces."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return " ".join(re.sub(r"^Error:\s*", "", line).split())
+
+
 def _pinocchio_mimic_model(src, model):
     """(Pinocchio's mimic model, where it comes from) for a MimicModel."""
     import pinocchio as pin
@@ -281,11 +316,11 @@ def _pinocchio_mimic_model(src, model):
     root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
     build = pin.buildModelFromUrdf if src.path is not None else pin.buildModelFromXML
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _NativeStderr() as native:
             warnings.simplefilter("ignore")
             return build(src.urdf, *root, mimic=True), "pin.buildModelFromUrdf(mimic=True)"
     except Exception as exc:
-        refused = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        refused = _first_line(str(exc)) or _first_line(native.text) or type(exc).__name__
     try:
         return to_pinocchio(model), f"to_pinocchio (Pinocchio's URDF parser refuses this file: {refused})"
     except Exception as exc:
@@ -305,15 +340,18 @@ def _pinocchio_model(src, model):
         return None, "to_pinocchio (a generated model)"
     root = pin.JointModelFreeFlyer() if model.floating_base else None
     try:
-        if src.path is None:
-            pm = pin.buildModelFromXML(src.urdf, root) if root else pin.buildModelFromXML(src.urdf)
-        else:
-            pm = pin.buildModelFromUrdf(src.urdf, root) if root else pin.buildModelFromUrdf(src.urdf)
+        with _NativeStderr() as native:
+            if src.path is None:
+                pm = pin.buildModelFromXML(src.urdf, root) if root else pin.buildModelFromXML(src.urdf)
+            else:
+                pm = pin.buildModelFromUrdf(src.urdf, root) if root else pin.buildModelFromUrdf(src.urdf)
         return pm, "pin.buildModelFromUrdf"
-    except Exception:
+    except Exception as exc:
         from .pinocchio_io import to_pinocchio
 
-        return to_pinocchio(model), "to_pinocchio (Pinocchio's URDF parser refuses this file)"
+        why = _first_line(native.text) or _first_line(str(exc))
+        return to_pinocchio(model), ("to_pinocchio (Pinocchio's URDF parser refuses this file"
+                                     + (f": {why}" if why else "") + ")")
 
 
 def _too_big_for_pinocchio(model, limit: float) -> str:
@@ -361,6 +399,7 @@ def _validate(args) -> int:
         raise DenocError(f"--samples must be at least 1, got {args.samples}")
     if not args.tol > 0:
         raise DenocError(f"--tol must be positive, got {args.tol}")
+    _seed(args.seed)
     src = resolve_robot(args.robot)
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     too_big = _too_big_for_pinocchio(model, VALIDATE_MAX_BYTES)
@@ -375,6 +414,35 @@ def _validate(args) -> int:
 
 
 # ------------------------------------------------------------------ simulate
+def _seed(seed: int) -> int:
+    if seed < 0:
+        raise DenocError(f"--seed must be a non-negative integer, got {seed}")
+    return seed
+
+
+_PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps", "ps")
+
+
+def _output_file(path: Path | None, option: str) -> Path | None:
+    """Check, before the run, that ``path`` can be written: its folder exists, it is not a
+    folder, and a file can be created there (probed and removed again)."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise DenocError(f"{option}: {path} is a folder; give a file name")
+    if path.parent != Path("") and not path.parent.is_dir():
+        raise DenocError(f"{option}: no such folder: {path.parent}")
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise DenocError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        path.unlink()
+    return path
+
+
 def _positive(value: float, option: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise DenocError(f"{option} must be a positive number of seconds, got {value:g}")
@@ -396,12 +464,10 @@ def _start(model, args):
             what = "the neutral configuration" + (" (horizontal)" if str(model.source or "").startswith(
                 "denoc_bridge.generators.chain") else "")
     else:
-        try:
-            q = np.array([float(x) for x in values])
-        except ValueError:
-            bad = next(x for x in values if not _is_float(x))
-            raise DenocError(f"--q0: '{bad}' is not a number (give {model.nq} numbers, or 'neutral' or 'random')") \
-                from None
+        bad = next((x for x in values if not _is_float(x)), None)
+        if bad is not None:
+            raise DenocError(f"--q0: '{bad}' is not a number (give {model.nq} numbers, or 'neutral' or 'random')")
+        q = np.array([float(x) for x in values])
         if q.shape != (model.nq,):
             raise DenocError(f"--q0 needs {model.nq} numbers for '{model.name}' (nq = {model.nq}), got {q.size}")
         what = "the given configuration"
@@ -413,11 +479,12 @@ def _start(model, args):
 
 
 def _is_float(text: str) -> bool:
+    """A number as written in a URDF or a CSV file (Python's float() also takes 1_0)."""
     try:
         float(text)
     except ValueError:
         return False
-    return True
+    return "_" not in text
 
 
 def _torque(model, spec: str):
@@ -448,6 +515,8 @@ def _torque(model, spec: str):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")      # "input contained no data": said below
                 table = np.loadtxt(path, delimiter=",", ndmin=2)
+        if np.asarray(table).dtype.kind not in "fiu":
+            raise ValueError(f"it holds {np.asarray(table).dtype} numbers, not real ones")
         table = np.asarray(table, dtype=float)
     except (OSError, ValueError, TypeError, EOFError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -511,8 +580,12 @@ def _simulate(args) -> int:
 
     _positive(args.duration, "--duration")
     _positive(args.dt, "--dt")
-    if not (math.isfinite(args.fps) and args.fps > 0):
-        raise DenocError(f"--fps must be positive, got {args.fps:g}")
+    _seed(args.seed)
+    if not (math.isfinite(args.fps) and 0 < args.fps <= MAX_FPS):
+        raise DenocError(f"--fps must be a frame rate between 0 and {MAX_FPS:g} per second, got {args.fps:g}")
+    for flag, no in (("html", "no_html"), ("plot", "no_plot")):
+        if getattr(args, flag) and getattr(args, no):
+            raise DenocError(f"--{flag} and --no-{flag} contradict each other; give one")
     from .simulation import FIXED_STEP_METHODS, _method_name
 
     method = _method_name(args.method)
@@ -524,9 +597,14 @@ def _simulate(args) -> int:
     name = _out_name(src.name)
     html = None if args.no_html else Path(args.html or f"{name}.html")
     png = None if args.no_plot else Path(args.plot or f"{name}.png")
-    for path, option in ((html, "--html"), (png, "--plot"), (Path(args.save) if args.save else None, "--save")):
-        if path is not None and path.parent != Path("") and not path.parent.is_dir():
-            raise DenocError(f"{option}: no such folder: {path.parent}")
+    save = Path(args.save) if args.save else None
+    if save is not None and save.suffix.lower() != ".npz" and not save.is_dir():
+        save = save.with_name(save.name + ".npz")             # what numpy writes
+    if png is not None and png.suffix.lower().lstrip(".") not in _PLOT_FORMATS:
+        raise DenocError(f"--plot: cannot write a plot as '{png.name}': give a file ending in "
+                         f"{', '.join('.' + f for f in _PLOT_FORMATS[:4])}, ...")
+    for path, option in ((html, "--html"), (png, "--plot"), (save, "--save")):
+        _output_file(path, option)
     export_html = None
     if html is not None:
         try:
@@ -593,9 +671,9 @@ def _simulate(args) -> int:
             if np.isfinite(traj.constraint_drift) else ""
         print(f"loop closure: max constraint error {np.max(traj.constraint_error):.3g} (m or rad){extra}")
     written = []
-    if args.save:
-        traj.to_npz(args.save)
-        written.append(("trajectory", Path(args.save)))
+    if save is not None:
+        traj.to_npz(save)
+        written.append(("trajectory", save))
     if png is not None:
         from .plots import plot_summary
 
@@ -621,6 +699,12 @@ def _bench(args) -> int:
         raise DenocError(f"--repeats must be at least 1, got {args.repeats}")
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise DenocError(f"--out: {args.out} is a file, not a folder")
+    if args.out:                                      # before the run, not after two minutes of it
+        try:
+            os.makedirs(args.out, exist_ok=True)
+            _output_file(Path(args.out) / "speed.json", "--out")
+        except OSError as exc:
+            raise DenocError(f"--out: cannot create {args.out}: {exc.strerror or exc}") from None
 
     def log(line):
         print(line, file=sys.stderr, flush=True)
@@ -687,34 +771,65 @@ def _sweep(args) -> int:
     import denoc_bridge as db
 
     from .robots import load_robot
-    from .sweeps import grid, read_cases
+    from .simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, _method_name
+    from .sweeps import DifferentSweepError, _scheduler_problem, grid, read_cases
 
     _positive(args.duration, "--duration")
     _positive(args.dt, "--dt")
+    try:
+        method = _method_name(args.method)
+    except DenocError:
+        raise DenocError(f"--method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got "
+                         f"{args.method!r}") from None
+    if args.save_every is not None and args.save_every < 1:
+        raise DenocError(f"--save-every must be at least 1, got {args.save_every}")
     if args.workers is not None and args.workers < 1:
         raise DenocError(f"--workers must be at least 1, got {args.workers}")
     if args.batch_size < 1:
         raise DenocError(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.scheduler and _scheduler_problem(args.scheduler):
+        raise DenocError(f"--scheduler {args.scheduler!r} is not a Dask scheduler address (tcp://HOST:PORT): "
+                         f"{_scheduler_problem(args.scheduler)}")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise DenocError(f"--out: {args.out} is a file, not a folder")
     if args.cases:
         cases = read_cases(args.cases)
-        what = f"{len(cases)} cases from {args.cases}"
+        what = f"{len(cases)} case{'s' if len(cases) != 1 else ''} from {args.cases}"
     else:
-        axes = dict(_grid_axis(g) for g in args.grid)
+        axes = {}
+        for text in args.grid:
+            name, values = _grid_axis(text)
+            if name in axes:
+                raise DenocError(f"--grid {name} is given twice (one --grid per case column)")
+            axes[name] = values
         cases = grid(axes)
-        what = f"{len(cases)} cases (grid " + " x ".join(f"{k}: {len(v)}" for k, v in axes.items()) + ")"
+        what = (f"{len(cases)} case{'s' if len(cases) != 1 else ''} (grid "
+                + " x ".join(f"{k}: {len(v)}" for k, v in axes.items()) + ")")
+    if any(not {"t_final", "dt", "method"} & set(c) for c in cases):   # cases run with these options
+        steps = args.duration / args.dt
+        if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+            raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
+                             f"({steps:.6g} steps)")
+        if args.save_every is not None and method not in FIXED_STEP_METHODS:
+            raise DenocError(f"--save-every is for --method rk4 or euler; {method} saves every --dt")
     model = load_robot(args.robot, floating_base=args.floating)
     where = ("this process" if args.inline else f"the Dask cluster at {args.scheduler}" if args.scheduler
              else f"a local Dask cluster of {args.workers or os.cpu_count()} worker processes")
     print(f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {args.method}, dt = {args.dt:g} s; "
           f"on {where}", flush=True)
     kwargs = {"t_final": args.duration, "dt": args.dt, "method": args.method}
-    if args.save_every:
+    if args.save_every is not None:
         kwargs["save_every"] = args.save_every
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    res = db.sweep(model, cases, kwargs, out=args.out, metrics=metrics, batch_size=args.batch_size,
-                   scheduler="inline" if args.inline else args.scheduler, workers=args.workers,
-                   resume=not args.restart, save_trajectories=not args.no_trajectories,
-                   progress=bool(sys.stderr.isatty()))
+    try:
+        res = db.sweep(model, cases, kwargs, out=args.out, metrics=metrics, batch_size=args.batch_size,
+                       scheduler="inline" if args.inline else args.scheduler, workers=args.workers,
+                       resume=not args.restart, save_trajectories=not args.no_trajectories,
+                       progress=bool(sys.stderr.isatty()))
+    except DifferentSweepError as exc:
+        raise DenocError(f"--out {args.out} holds a different sweep (its sweep.json records "
+                         f"{', '.join(exc.differs)}); use another --out folder, or --restart to run every case "
+                         "again") from None
     print(res.summary())
     _sweep_table(res, metrics)
     for row in res.failed[:10]:

@@ -37,6 +37,8 @@ def random_configuration(model, rng=None) -> np.ndarray:
     """
     if isinstance(model, MimicModel):
         return model.reduce_configuration(random_configuration(model.tree, rng))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
+        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng}")
     rng = np.random.default_rng(rng)
     q = np.zeros(model.nq)
     for k in range(model.n_links):
@@ -118,6 +120,11 @@ def difference(model, q0, q1) -> np.ndarray:
 def interpolate(model, q0, q1, u) -> np.ndarray:
     """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
     ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
+    from .algorithms import _inputs
+
     d = difference(model, q0, q1)
-    u = np.asarray(u, dtype=float)
+    u = _inputs.real_array(u, "u")
+    if not np.all(np.isfinite(u)) or u.shape not in ((), d.shape[:-1]):
+        raise InputError(f"u must be a finite number or one per state of the batch (shape {d.shape[:-1]}), got "
+                         f"{u if u.ndim == 0 else f'shape {u.shape}'}")
     return integrate(model, q0, d * (u[..., None] if u.ndim else u))

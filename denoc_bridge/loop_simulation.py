@@ -94,14 +94,14 @@ def initial_state(model, q0, v0, project, tol):
 
 def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, opts):
     """The fixed-step run of a model with loops; returns the Trajectory."""
-    from .simulation import _passive_arrays, _Run, _trajectory
+    from .simulation import _n_saves, _passive_arrays, _Run, _saved_steps, _trajectory
 
     alpha, beta, project, tol = opts
     q, v = initial_state(model, q0, v0, project, tol)
     cp = lp._compiled(model)
     K, D, q_rest, use_passive = _passive_arrays(model, passive)
     nq, nv = model.nq, model.nv
-    n_saves = n_steps // stride + 1
+    n_saves = _n_saves(n_steps, stride)
     Q, V, A, E = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv)), np.empty(n_saves)
     scratch = np.zeros((kl.LOOP_SCRATCH_ROWS, max(nq, nv, 1)))
     compiled = method == "rk4" and not forces.python_loop
@@ -120,16 +120,18 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
                 break
             chunk = max(1, min(4 * chunk, int(chunk * 0.2 / max(time.perf_counter() - t0, 1e-6))))
             run_.update(step)
-    if not status and not run_.interrupted and step % stride == 0:       # the final state
+    completed = not status and not run_.interrupted
+    if completed:                                                         # the final state
         tau = forces.tau_at(step * dt, q, v, step)
         total = _applied(model, q, v, tau, K, D, q_rest, use_passive)
         a, _, _ = lp._fast_lagrange(model, q, v, total, None, (alpha, beta), fext=forces.fext_at(step * dt, q, v))
         Q[saved], V[saved], A[saved], E[saved] = q, v, a, np.abs(lp.loop_residual(model, q)).max()
         saved += 1
-    t = np.arange(saved) * (stride * dt)
+    steps = _saved_steps(saved, stride, step if completed else None)
+    t = steps * dt
     from .simulation import _actuation_table
 
-    TAU = _actuation_table(model, forces, t, saved, stride)
+    TAU = _actuation_table(model, forces, steps)
     state = "interrupted" if run_.interrupted else ("failed" if status else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if run_.interrupted else ""
     traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, run_.wall, step,

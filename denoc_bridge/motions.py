@@ -50,8 +50,12 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
     from .algorithms.dynamics import inverse_dynamics
     from .configuration import difference
 
-    t = np.asarray(t, dtype=float)
-    q, v, a = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, v, a))
+    from .algorithms._inputs import real_array
+
+    t = np.atleast_1d(real_array(t, "t"))
+    if t.ndim != 1 or not np.all(np.isfinite(t)):
+        raise InputError(f"t must be a 1-D array of finite times, got {'shape ' + str(t.shape) if t.ndim != 1 else t}")
+    q, v, a = (np.atleast_2d(real_array(x, name)) for x, name in ((q, "q"), (v, "v"), (a, "a")))
     if not (q.shape[0] == v.shape[0] == a.shape[0] == t.shape[0]):
         raise InputError(f"t, q, v and a must have the same number of samples, got {t.shape[0]}, {q.shape[0]}, "
                          f"{v.shape[0]} and {a.shape[0]}")

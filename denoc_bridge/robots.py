@@ -176,6 +176,9 @@ def resolve_robot(spec: str) -> RobotSource:
     module docstring).  An unknown name or a malformed spec raises
     :class:`~denoc_bridge.errors.RobotNotFoundError` with a one-line explanation."""
     spec = str(spec)
+    if not spec.strip():
+        raise RobotNotFoundError("the robot is empty: give a URDF file, an example-robot-data name or a generator "
+                                 "spec (rope, chain:N, gripper, puma560, fourbar)")
     if os.path.isfile(spec):
         return RobotSource(Path(spec).stem, spec, False, "file", spec)
     if os.path.isdir(spec):

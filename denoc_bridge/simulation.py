@@ -50,7 +50,7 @@ import numpy as np
 
 from .algorithms import _inputs
 from .data import run_parallel
-from .errors import InputError, SimulationError
+from .errors import InputError, InputTypeError, SimulationError
 from .kernels import configuration as kc
 from .kernels import entry
 from .kernels import integrators as ki_
@@ -257,13 +257,14 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
                                mimic_simulation.MimicSystem(model, forces, passive))
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
+    rtol, atol, max_step = _tolerances(rtol, atol, max_step)
     return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
                          system)
 
 
 def _steps(t_final, dt, method):
     """(t_final, dt, number of steps), checked."""
-    t_final, dt = float(t_final), float(dt)
+    t_final, dt = _number(t_final, "t_final"), _number(dt, "dt")
     if not (math.isfinite(t_final) and t_final > 0):
         raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
     if not (math.isfinite(dt) and dt > 0):
@@ -272,6 +273,27 @@ def _steps(t_final, dt, method):
     if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
         raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
     return t_final, dt, n_steps
+
+
+def _number(x, name: str) -> float:
+    """A real scalar argument as a float, or an error naming it."""
+    if x is None:
+        raise InputTypeError(f"{name} is None; expected a number")
+    arr = _inputs.real_array(x, name)
+    if arr.shape != ():
+        raise InputError(f"{name} must be a number, got an array of shape {arr.shape}")
+    return float(arr)
+
+
+def _tolerances(rtol, atol, max_step):
+    """The adaptive methods' rtol, atol (positive) and max_step (positive, may be inf), checked."""
+    rtol, atol, max_step = _number(rtol, "rtol"), _number(atol, "atol"), _number(max_step, "max_step")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"{name} must be a positive number, got {value}")
+    if not max_step > 0:
+        raise InputError(f"max_step must be positive (inf: no limit), got {max_step}")
+    return rtol, atol, max_step
 
 
 def _stride(model, n_steps, save_every):
@@ -285,10 +307,30 @@ def _stride(model, n_steps, save_every):
                           f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
                           stacklevel=3)
         return stride
-    stride = int(save_every)
-    if stride < 1:
-        raise InputError(f"save_every must be a positive integer, got {save_every}")
-    return stride
+    return _save_every(save_every)
+
+
+def _save_every(save_every) -> int:
+    """``save_every`` (not None) as the stride, or an InputError."""
+    whole = (isinstance(save_every, (int, np.integer, float, np.floating)) and not isinstance(save_every, bool)
+             and math.isfinite(save_every) and save_every == int(save_every))
+    if not whole or save_every < 1:
+        raise InputError(f"save_every must be a positive integer, got {save_every!r}")
+    return int(save_every)
+
+
+def _n_saves(n_steps, stride):
+    """Rows to allocate: every stride-th step from 0, and the final step when stride does not divide n_steps."""
+    return n_steps // stride + 1 + (1 if n_steps % stride else 0)
+
+
+def _saved_steps(saved, stride, final_step):
+    """The step index of each of ``saved`` rows: every stride-th step, the last one ``final_step``
+    (the final state, saved whether or not stride divides it) or None (a run that stopped early)."""
+    steps = np.arange(saved) * stride
+    if final_step is not None and saved:
+        steps[-1] = final_step
+    return steps
 
 
 def _passive_arrays(model, passive):
@@ -321,7 +363,7 @@ def _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, p
     Ctrl-C); ``system`` (a tree's by default, or a MimicModel's) supplies the kernel."""
     system = system or _TreeSystem(model, forces, passive)
     nq, nv = model.nq, model.nv
-    n_saves = n_steps // stride + 1
+    n_saves = _n_saves(n_steps, stride)
     Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
     q, v = q0.copy(), v0.copy()
     stepper, stage = system.compiled(method, dt, stride)
@@ -356,15 +398,17 @@ class _SingularTree(Exception):
 
 def _finish(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system):
     """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
-    ``saved`` rows of Q, V, A filled: the final state is appended when the run completed on a
-    saved step."""
-    if not status and not interrupted and step % stride == 0:             # the final state
+    ``saved`` rows of Q, V, A filled: the final state is appended when the run completed (also
+    when stride does not divide the number of steps)."""
+    completed = not status and not interrupted
+    if completed:                                                         # the final state
         tau_end = forces.tau_at(step * dt, q, v, step)
         a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
         Q[saved], V[saved], A[saved] = q, v, a_end
         saved += 1
-    t = np.arange(saved) * (stride * dt)
-    TAU = _actuation_table(model, forces, t, saved, stride)
+    steps = _saved_steps(saved, stride, step if completed else None)
+    t = steps * dt
+    TAU = _actuation_table(model, forces, steps)
     state = "interrupted" if interrupted else ("failed" if status else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
     evals_per_step = 4 if method == "rk4" else 1
@@ -417,7 +461,7 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     taus = _batch_torques(model, tau, B, n_steps)
     forces = [_Forces(model, tb, None, n_steps, method) for tb in taus]
     stride = _stride(model, n_steps, save_every)
-    n_saves = n_steps // stride + 1
+    n_saves = _n_saves(n_steps, stride)
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     mode = forces[0].mode
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
@@ -470,13 +514,13 @@ def _batch_torques(model, tau, B, n_steps):
                      f"or a ({B}, {n_steps}, {nv}) array; got shape {arr.shape}")
 
 
-def _actuation_table(model, forces, t, saved, stride):
+def _actuation_table(model, forces, steps):
+    """The actuation at the saved steps (indices ``steps``) of a run with a constant or tabulated tau."""
     if forces.mode == ki_.TAU_CONSTANT:
-        return np.repeat(forces.table, saved, axis=0)
+        return np.repeat(forces.table, len(steps), axis=0)
     if forces.mode == ki_.TAU_TABLE:
-        rows = np.minimum(np.arange(saved) * stride, forces.table.shape[0] - 1)
-        return forces.table[rows].copy()
-    return np.zeros((saved, model.nv))
+        return forces.table[np.minimum(steps, forces.table.shape[0] - 1)].copy()
+    return np.zeros((len(steps), model.nv))
 
 
 def _acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
@@ -641,18 +685,20 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
         else:
             step = n_steps
     interrupted, wall = run.interrupted, run.wall
-    if not failed and not interrupted and n_steps % stride == 0:
+    final = None
+    if not failed and not interrupted:                                    # the final state
         t_end = n_steps * dt
         a_end = np.empty(nv)
         st, tau = f(t_end, n_steps, q, v, a_end)
         if not st:
             Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau))
+            final = n_steps
     n = len(Q)
 
     def stack(x, width):
         return np.array(x).reshape(n, width)
 
-    t = np.arange(n) * (stride * dt)
+    t = _saved_steps(n, stride, final) * dt
     state = "interrupted" if interrupted else ("failed" if failed else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
     traj = _trajectory(model, t, stack(Q, nq), stack(V, nv), stack(A, nv), stack(TAU, nv), forces, method, dt,
@@ -687,8 +733,8 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     solver_cls = getattr(si, method)
     y0 = np.concatenate([q0, v0])
     solver = None
-    n_saves = int(math.floor(t_final / dt + 1e-9)) + 1
-    t_save = np.minimum(np.arange(n_saves) * dt, t_final)
+    t_save = _save_times(t_final, dt)
+    n_saves = len(t_save)
     Y = [y0.copy()]
     failure = None
     with _Run(progress, t_final, f"{method} {model.name}") as run:
@@ -726,6 +772,16 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
 
 class _Failed(Exception):
     pass
+
+
+def _save_times(t_final, dt):
+    """The adaptive methods' saved times: 0, dt, 2 dt, ... and t_final itself (when dt does not
+    divide it, or exceeds it)."""
+    n = int(math.floor(t_final / dt + 1e-9)) + 1
+    t = np.minimum(np.arange(n) * dt, t_final)
+    if t_final - t[-1] > 1e-9 * max(1.0, t_final):
+        t = np.append(t, t_final)
+    return t
 
 
 def _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run):

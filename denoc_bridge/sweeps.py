@@ -39,23 +39,38 @@ runs the same tasks in this process, without Dask.
 
 Results and files
 -----------------
-``out/sweep.json`` records the sweep (case identifiers, options, metrics).  Each finished
-case leaves ``out/cases/<case>.npz`` (its trajectory, :meth:`Trajectory.load` reads it; with
-``save_trajectories=True``) and then ``out/cases/<case>.json`` (its row); both are written by
-this process, atomically, as each task returns, so a worker that dies loses only the cases it
-was running (Dask runs them again elsewhere) and a sweep started again with the same ``out``
-(``resume=True``) skips the cases whose row exists.  At the end ``out/summary.csv`` (and
-``out/summary.parquet`` when pyarrow is installed) hold the table in case order.  A case that
-fails is a row with ``status`` ``"failed"`` (the simulation stopped: :class:`SimulationError`,
-its partial trajectory saved) or ``"error"`` (any other exception, e.g. a bad input or a
-factory that raised), with the message in ``error``; the sweep goes on.  Cases lost to the
-infrastructure (a task that killed its workers ``allowed-failures`` times) are ``"lost"``
-rows, returned but not saved, so that resuming runs them again.
+``out/sweep.json`` records what identifies the sweep: the model (its name, source and a
+SHA-256 of its arrays; a factory by its qualified name), the base state, each case's values,
+the options and the metrics.  Each finished case leaves ``out/cases/<case>.npz`` (its
+trajectory, :meth:`Trajectory.load` reads it; with ``save_trajectories=True``) and then
+``out/cases/<case>.json`` (its row); both are written by this process, atomically, as each
+task returns, so a worker that dies loses only the cases it was running (Dask runs them again
+elsewhere) and a sweep started again with the same ``out`` (``resume=True``) skips the cases
+whose row exists; a folder whose ``sweep.json`` records a different sweep is refused
+(:class:`DifferentSweepError`) rather than mixed with this one.  At the end
+``out/summary.csv`` (and ``out/summary.parquet`` when pyarrow is installed) hold the table in
+case order.
+
+Bad input is refused before any case runs: :func:`sweep` raises
+:class:`~denoc_bridge.errors.InputError` naming the option, or the case and the column (an
+unknown column, a model parameter or state entry that :func:`~denoc_bridge.simulate` would
+refuse, two columns that give the same entry).  With a factory, the columns that depend on the
+model are checked when each case's model is built (such a case is an ``"error"`` row).  A case
+that fails while it runs is a row with ``status`` ``"failed"`` (the simulation stopped:
+:class:`SimulationError`, e.g. a singular articulated inertia or a divergence; its partial
+trajectory saved) or ``"error"`` (any other exception, e.g. a factory that raised), with the
+message in ``error``; the sweep goes on.  Cases lost to the infrastructure (a task that
+killed its workers ``allowed-failures`` times) are ``"lost"`` rows, returned but not saved, so
+that resuming runs them again.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
+import hashlib
+import inspect
 import io
 import itertools
 import json
@@ -71,9 +86,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .errors import DenocError, InputError, SimulationError
+from .errors import DenocError, InputError, InputTypeError, SimulationError
 
-__all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "METRICS"]
+__all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "DifferentSweepError", "METRICS"]
 
 _STATE_KEYS = ("q0", "v0", "tau")
 _OPTION_KEYS = ("t_final", "dt", "method", "save_every", "passive")
@@ -145,6 +160,11 @@ def read_cases(path) -> list[dict]:
         text = path.read_text()
     except OSError as exc:
         raise InputError(f"cases file {path}: {exc.strerror or exc}") from None
+    header = [k.strip() for k in next(csv.reader(io.StringIO(text)), [])]
+    for j, key in enumerate(header):
+        if key in header[:j]:
+            raise InputError(f"cases file {path}: column {key!r} appears twice in the header (columns "
+                             f"{header.index(key) + 1} and {j + 1})")
     rows = list(csv.DictReader(io.StringIO(text)))
     if not rows:
         raise InputError(f"cases file {path}: no rows (a header line and one row per case expected)")
@@ -175,19 +195,38 @@ def _plain(x):
     return x
 
 
+_CASES_EXPECTED = "a list of mappings (one per case), a mapping of columns, grid(...) output or a CSV file path"
+
+
 def _case_list(cases) -> list[dict]:
     if isinstance(cases, (str, os.PathLike)):
-        return read_cases(cases)
-    if isinstance(cases, Mapping):                              # columns: {key: [values per case]}
+        out = read_cases(cases)
+    elif isinstance(cases, Mapping):                            # columns: {key: [values per case]}
+        for k, v in cases.items():
+            if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__len__") or getattr(v, "ndim", 1) == 0:
+                raise InputError(f"cases: a mapping is read as columns (name -> one value per case), but column "
+                                 f"{k!r} is {type(v).__name__} {v!r}; for a single case pass a list: [{{{k!r}: "
+                                 f"{v!r}, ...}}]")
         lengths = {k: len(v) for k, v in cases.items()}
         if len(set(lengths.values())) > 1:
             raise InputError(f"cases given as columns must have equal lengths, got {lengths}")
         n = next(iter(lengths.values()), 0)
-        return [{k: _plain(v[i]) for k, v in cases.items()} for i in range(n)]
-    out = [dict(c) for c in cases]
+        out = [{k: _plain(v[i]) for k, v in cases.items()} for i in range(n)]
+    else:
+        try:
+            items = iter(cases)
+        except TypeError:
+            raise InputTypeError(f"cases must be {_CASES_EXPECTED}; got {type(cases).__name__}") from None
+        out = []
+        for i, c in enumerate(items):
+            if not isinstance(c, Mapping):
+                raise InputTypeError(f"cases[{i}] must be a mapping of column names to values, got "
+                                     f"{type(c).__name__}")
+            out.append(dict(c))
     for i, c in enumerate(out):
-        if not isinstance(c, dict):
-            raise InputError(f"case {i} is not a mapping of names to values")
+        for k in c:
+            if not isinstance(k, str):
+                raise InputTypeError(f"cases[{i}]: column names must be text, got {k!r}")
     return out
 
 
@@ -228,6 +267,12 @@ def vary(model, params: Mapping[str, Any]):
 
     if isinstance(model, MimicModel):                            # the tree varied, the relations kept
         return MimicModel(vary(model.tree, params))
+    return model.replace(**_varied_arrays(model, params))
+
+
+def _varied_arrays(model, params: Mapping[str, Any]) -> dict:
+    """The arrays of ``vary(model, params)`` (a Model, not a MimicModel), every parameter
+    checked; builds no model (the sweep checks its cases with it before running any)."""
     mass, com, inertia = model.mass.copy(), model.com.copy(), model.inertia.copy()
     translation = model.joint_translation.copy()
     damping, stiffness = model.damping.copy(), model.stiffness.copy()
@@ -269,8 +314,8 @@ def vary(model, params: Mapping[str, Any]):
         else:
             raise InputError(f"unknown model parameter {key!r}; known: {', '.join(_MODEL_SCALARS)}, "
                              f"{', '.join(p + '<name>' for p in _MODEL_PREFIXES)}")
-    return model.replace(mass=mass, com=com, inertia=inertia, joint_translation=translation, damping=damping,
-                         stiffness=stiffness, gravity=gravity)
+    return dict(mass=mass, com=com, inertia=inertia, joint_translation=translation, damping=damping,
+                stiffness=stiffness, gravity=gravity)
 
 
 def _number(key, raw) -> float:
@@ -325,14 +370,21 @@ def _split(case: Mapping):
 
 def _state(model, base, state: Mapping):
     """(q0, v0, tau) of a case: ``base`` with the case's vectors and entries."""
+    from .algorithms._inputs import real_array
     from .mimic import MimicModel
 
     q0 = np.array(base[0], dtype=float)
     v0 = np.array(base[1], dtype=float)
     tau = None if base[2] is None else np.array(base[2], dtype=float)
+    given: dict[tuple, str] = {}                                 # (vector, index) -> the column that sets it
+    for key in state:
+        m = _ENTRY.match(key)
+        if m and m.group(1) in state:
+            raise InputError(f"columns {m.group(1)!r} and {key!r} both give {key} (give the whole vector or "
+                             "its entries, not both)")
     for key in _STATE_KEYS:
         if key in state:
-            arr = np.array(state[key], dtype=float)
+            arr = real_array(state[key], key)
             if key == "q0":
                 q0 = arr
             elif key == "v0":
@@ -360,11 +412,135 @@ def _state(model, base, state: Mapping):
             if n != 1:
                 raise InputError(f"{key}: joint '{joint}' has {n} coordinates; give them by index ({what}[i])")
             i = int(model.idx_q[k] if what == "q0" else model.idx_v[k])
+        if (what, i) in given:
+            raise InputError(f"columns {given[what, i]!r} and {key!r} both give {what}[{i}]")
+        given[what, i] = key
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{key} = {value!r} is not a number") from None
         if what == "tau" and tau is None:
             tau = np.zeros(model.nv)
         target = q0 if what == "q0" else (v0 if what == "v0" else tau)
-        target[i] = float(value)
+        target[i] = value
     return q0, v0, tau
+
+
+# ---------------------------------------------------------------------------- checks before any case runs
+def _check_cases(model, base, kwargs, case_list, ids, base_given: bool):
+    """Refuse, before any case runs, what would make a case an ``"error"`` row whatever its
+    dynamics: bad options, unknown columns, bad model parameters or state entries, two columns
+    that give one entry (an InputError naming the case and the column, or ``simulate_kwargs``).
+    With a factory only the options are checked here: the columns depend on its models."""
+    from .mimic import MimicModel
+    from .model import Model
+
+    has_model = isinstance(model, (Model, MimicModel))
+    if has_model:
+        if base_given:
+            try:
+                _check_state(model, *base)
+            except InputError as exc:
+                raise InputError(f"base_state: {exc}") from None
+        base, run_kwargs = _case_base(base, kwargs)
+        controller = callable(run_kwargs.get("tau"))
+    seen_options, seen_params = set(), set()
+    for cid, case in zip(ids, case_list):
+        state, options, params = _split(case)
+        key = _key(options)
+        if key not in seen_options:
+            seen_options.add(key)
+            _check_options(model if has_model else None, {**kwargs, **options},
+                           f"case {cid!r}" if options else "simulate_kwargs")
+        if not has_model:
+            continue
+        try:
+            key = _key(params)
+            if key not in seen_params:
+                seen_params.add(key)
+                _varied_arrays(model.tree if isinstance(model, MimicModel) else model, params)
+            if controller:
+                column = next((k for k in state if k == "tau" or k.startswith(("tau[", "tau."))), None)
+                if column:
+                    raise InputError(f"column {column!r} would be ignored: simulate_kwargs['tau'] is a controller "
+                                     "(a callable) for every case")
+            _check_state(model, *_state(model, base, state))
+        except InputError as exc:
+            raise InputError(f"case {cid!r}: {exc}") from None
+
+
+def _check_state(model, q0, v0, tau):
+    """The checks of simulate on the initial state and a constant tau (InputError)."""
+    from .algorithms._inputs import configuration
+    from .mimic import MimicModel
+    from .simulation import _vector
+
+    if isinstance(model, MimicModel):
+        from .mimic_simulation import initial_configuration
+
+        initial_configuration(model, q0)
+    else:
+        configuration(model, q0, "q0")
+    _vector(model, v0, model.nv, "v0")
+    if tau is not None and np.ndim(tau) == 1:                   # a table is checked by simulate
+        _vector(model, tau, model.nv, "tau")
+
+
+def _check_options(model, options: Mapping, where: str):
+    """Refuse (an InputError naming ``where``) the options that :func:`~denoc_bridge.simulate`
+    refuses before it runs: the method, t_final and dt (a whole number of steps for rk4 and
+    euler), save_every, dynamics, and the options of a model with loop closures."""
+    from .simulation import FIXED_STEP_METHODS, _method_name, _save_every, _steps, simulate
+
+    defaults = {k: p.default for k, p in inspect.signature(simulate).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    opts = {**defaults, **options}
+    try:
+        method = _method_name(opts["method"])
+        if "t_final" in opts:
+            _steps(_option_number(opts, "t_final"), _option_number(opts, "dt"), method)
+        every = opts["save_every"]
+        if every is not None:
+            _save_every(every)
+            if method not in FIXED_STEP_METHODS:
+                raise InputError(f"save_every is for the fixed-step methods {FIXED_STEP_METHODS}; {method} saves "
+                                 "every dt")
+        if opts["dynamics"] not in ("recursive", "cholesky"):
+            raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {opts['dynamics']!r}")
+        if model is not None and model.loops:
+            from .loop_simulation import options as loop_options
+
+            loop_options(model, method, opts["dynamics"], opts["stabilization"], opts["baumgarte"],
+                         opts["constraint_tol"])
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _option_number(opts, key) -> float:
+    try:
+        return float(opts[key])
+    except (TypeError, ValueError):
+        raise InputError(f"{key} = {opts[key]!r} is not a number") from None
+
+
+def _key(mapping) -> str:
+    """A mapping of columns as text: equal for equal values (to group cases)."""
+    return json.dumps(sorted((k, _plain(v)) for k, v in mapping.items()), default=str)
+
+
+def _scheduler_problem(scheduler: str) -> str:
+    """Why ``scheduler`` is not a Dask scheduler address ("" if it is one, or if
+    dask.distributed, which reads them, is not installed)."""
+    try:
+        from distributed.comm.addressing import get_address_host_port, parse_address
+    except ImportError:
+        return ""
+    try:
+        if parse_address(scheduler)[0] != "inproc":
+            get_address_host_port(scheduler)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return ""
 
 
 # ---------------------------------------------------------------------------- the task (runs on a worker)
@@ -406,15 +582,9 @@ def _run_task(job: _Job, task: _Task) -> list:
     from .configuration import neutral_configuration
     from .simulation import FIXED_STEP_METHODS, simulate, simulate_batch
 
-    kwargs = {**job.simulate_kwargs, **task.options}
-    t_final = kwargs.pop("t_final")
     base = job.base if job.base is not None else (neutral_configuration(model), np.zeros(model.nv), None)
-    if "tau" in kwargs:                                         # the default of the cases' tau
-        tau_all = kwargs.pop("tau")
-        if callable(tau_all) or tau_all is None:
-            kwargs["tau"] = tau_all
-        else:
-            base = (base[0], base[1], np.asarray(tau_all, dtype=float))
+    base, kwargs = _case_base(base, {**job.simulate_kwargs, **task.options})
+    t_final = kwargs.pop("t_final")
     states, errors = [], {}
     for i, st in enumerate(task.states):
         try:
@@ -465,6 +635,19 @@ def _run_task(job: _Job, task: _Task) -> list:
             blob = buf.getvalue()
         rows.append((row, blob))
     return rows
+
+
+def _case_base(base, kwargs):
+    """(base state, simulate options) of the cases: a constant ``tau`` in the options is the
+    default of the cases' tau (a callable one stays an option: a controller for every case)."""
+    kwargs = dict(kwargs)
+    if "tau" in kwargs:
+        tau_all = kwargs.pop("tau")
+        if callable(tau_all) or tau_all is None:
+            kwargs["tau"] = tau_all
+        else:
+            base = (base[0], base[1], np.asarray(tau_all, dtype=float))
+    return base, kwargs
 
 
 def _model(job: _Job, params):
@@ -534,7 +717,7 @@ class SweepResult:
         return iter(self.rows)
 
     def __repr__(self) -> str:
-        return (f"SweepResult({len(self.rows)} cases, {len(self.rows) - len(self.failed)} completed, "
+        return (f"SweepResult({_count(len(self.rows), 'case')}, {len(self.rows) - len(self.failed)} completed, "
                 f"{len(self.failed)} not; out={str(self.out) if self.out else None})")
 
     def column(self, name: str) -> np.ndarray:
@@ -559,7 +742,12 @@ class SweepResult:
         return Trajectory.load(path, model)
 
     def to_pandas(self):
-        import pandas as pd
+        """The table as a pandas DataFrame (pandas is not a dependency of denoc_bridge)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("SweepResult.to_pandas needs pandas, which denoc_bridge does not install: "
+                              "pip install pandas") from None
 
         return pd.DataFrame(self.rows, columns=self.columns)
 
@@ -567,9 +755,13 @@ class SweepResult:
         by = {}
         for r in self.rows:
             by[r.get("status")] = by.get(r.get("status"), 0) + 1
-        text = f"{len(self.rows)} cases: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items()))
+        text = f"{_count(len(self.rows), 'case')}: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items()))
         text += f" ({self.n_run} run now, {self.n_resumed} from an earlier run) in {self.wall_time:.2f} s"
         return text
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 # ---------------------------------------------------------------------------- the sweep
@@ -594,7 +786,9 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
         address ``"tcp://HOST:PORT"``; or ``"inline"`` (this process, no Dask); by default a
         LocalCluster of ``workers`` processes (default: the number of cores).
     batch_size : cases per task (cases that share a model run as one batch).
-    resume : skip the cases already saved in ``out`` (False recomputes them).
+    resume : skip the cases already saved in ``out`` (False recomputes them); a folder that
+        holds another sweep (model, base state, cases, options or metrics) raises
+        :class:`DifferentSweepError`.
     save_trajectories, compress : save each trajectory (npz, uncompressed by default).
     """
     t_start = time.perf_counter()
@@ -615,7 +809,13 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
         raise InputError(f"model must be a denoc_bridge Model or a factory returning one, got {type(model).__name__}")
     base = _base_state(model, base_state)
     fns = _metric_functions(metrics)
-    out_dir = _prepare_out(out, ids, kwargs, list(fns), resume) if out is not None else None
+    why = _scheduler_problem(scheduler) if isinstance(scheduler, str) and scheduler != "inline" else ""
+    if why:
+        raise InputError(f"scheduler {scheduler!r} is not a Dask scheduler address (tcp://HOST:PORT): {why}")
+    _check_cases(model, base, kwargs, case_list, ids, base_given=base_state is not None)
+    out_dir = None
+    if out is not None:
+        out_dir = _prepare_out(out, _manifest(model, base_state, case_list, ids, kwargs, list(fns)), resume)
     done_rows = _finished_rows(out_dir, ids) if (out_dir is not None and resume) else {}
     tasks = _tasks(case_list, ids, done_rows, batch_size)
     job = _Job(model, base, kwargs, fns, save_trajectories and out_dir is not None, compress=compress)
@@ -644,7 +844,10 @@ _SIMULATE_KWARGS = {"t_final", "dt", "tau", "method", "f_ext", "passive", "dynam
 
 def _base_state(model, base_state):
     if base_state is not None:
-        q0, v0, tau = base_state
+        try:
+            q0, v0, tau = base_state
+        except (TypeError, ValueError):
+            raise InputError("base_state must be (q0, v0, tau) (tau may be None)") from None
         return (np.asarray(q0, dtype=float), np.asarray(v0, dtype=float),
                 None if tau is None else np.asarray(tau, dtype=float))
     from .mimic import MimicModel
@@ -659,14 +862,13 @@ def _base_state(model, base_state):
 
 def _tasks(case_list, ids, done, batch_size) -> list[_Task]:
     """The pending cases grouped by (model parameters, options), cut into batches."""
-    groups: dict[str, _Task] = {}
+    groups: dict[tuple, list] = {}
     order = []
     for cid, case in zip(ids, case_list):
         if cid in done:
             continue
         state, options, params = _split(case)
-        key = json.dumps([sorted((k, _plain(v)) for k, v in params.items()),
-                          sorted((k, _plain(v)) for k, v in options.items())], default=str)
+        key = (_key(params), _key(options))
         if key not in groups:
             groups[key] = []
             order.append(key)
@@ -708,7 +910,10 @@ def _execute(job, tasks, collect, client, scheduler, workers):
     try:
         if client is None:
             if scheduler:
-                client = own_client = Client(scheduler, timeout="20s")
+                try:
+                    client = own_client = Client(scheduler, timeout="20s")
+                except OSError as exc:
+                    raise OSError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
             else:
                 n = int(workers or os.cpu_count() or 1)
                 if n < 1:
@@ -747,20 +952,119 @@ def _identity(x):
 
 
 # ---------------------------------------------------------------------------- files
-def _prepare_out(out, ids, kwargs, metric_names, resume) -> Path:
+_FORMAT = "denoc_bridge sweep 2"
+
+
+class DifferentSweepError(InputError):
+    """``out`` holds the files of another sweep: its ``sweep.json`` records another model,
+    other cases, options or metrics (``differs``: what differs), so its rows are not this
+    sweep's."""
+
+    def __init__(self, out, differs):
+        self.out, self.differs = Path(out), list(differs)
+        super().__init__(f"{out} holds a different sweep (its sweep.json records {', '.join(self.differs)}); use "
+                         "another folder, or resume=False to run every case again")
+
+
+def _manifest(model, base_state, case_list, ids, kwargs, metric_names) -> dict:
+    """What identifies a sweep (``sweep.json``), as it reads back from JSON."""
+    cases = [{"case": cid, **{k: _describe(v) for k, v in c.items() if k != "case"}} for cid, c in zip(ids, case_list)]
+    manifest = {"format": _FORMAT, "model": _model_record(model),
+                "base_state": None if base_state is None else [_describe(x) for x in base_state],
+                "cases": cases, "simulate_kwargs": {k: _describe(v) for k, v in sorted(kwargs.items())},
+                "metrics": metric_names}
+    return json.loads(json.dumps(manifest))
+
+
+def _model_record(model) -> dict:
+    """A model by its name, source and a SHA-256 of its arrays (a factory by its name)."""
+    from .mimic import MimicModel
+    from .model import Model
+
+    if not isinstance(model, (Model, MimicModel)):
+        return {"factory": _describe(model)}
+    tree = model.tree if isinstance(model, MimicModel) else model
+    h = hashlib.sha256(type(model).__name__.encode())
+    for key in sorted(vars(tree)):
+        if not key.startswith("_") and key != "warnings":        # private: caches and derived kernel tables
+            _digest(h, key)
+            _digest(h, getattr(tree, key))
+    _digest(h, tree.gravity)
+    source = None if tree.source is None else str(tree.source)
+    return {"name": model.name, "type": type(model).__name__, "source": source, "sha256": h.hexdigest()}
+
+
+def _digest(h, value):
+    """Feed ``value`` (arrays, numbers, text, sequences, mappings, dataclasses) to the hash ``h``."""
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        h.update(f"array {value.dtype.str} {value.shape};".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        h.update(f"sequence {len(value)};".encode())
+        for x in value:
+            _digest(h, x)
+    elif isinstance(value, Mapping):
+        h.update(f"mapping {len(value)};".encode())
+        for k in sorted(value, key=str):
+            _digest(h, k)
+            _digest(h, value[k])
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        h.update(f"{type(value).__name__};".encode())
+        for f in dataclasses.fields(value):
+            _digest(h, getattr(value, f.name))
+    else:
+        h.update(f"{type(value).__name__} {value!r};".encode())
+
+
+def _differences(old, new) -> list[str]:
+    """What the recorded sweep ``old`` has that ``new`` has not (empty: the same sweep)."""
+    if not isinstance(old, dict) or old.get("format") != new["format"]:
+        return ["another format (another version of denoc_bridge wrote it, or it cannot be read)"]
+    out = []
+    for key, what in (("model", "another model"), ("base_state", "another base_state"), ("cases", "other cases"),
+                      ("simulate_kwargs", "other options"), ("metrics", "other metrics")):
+        before, now = old.get(key), new[key]
+        if _canonical(before) == _canonical(now):
+            continue
+        if key == "model" and isinstance(before, dict) and before.get("name") != now.get("name"):
+            what += f" ({before.get('name')!r}, not {now.get('name')!r})"
+        elif key == "cases" and isinstance(before, list) and len(before) != len(now):
+            what += f" ({len(before)}, not {len(now)})"
+        elif key == "cases" and isinstance(before, list):
+            first = next(b for b, n in zip(before, now) if _canonical(b) != _canonical(n))
+            what += f" (the first that differs: {first.get('case') if isinstance(first, dict) else first!r})"
+        out.append(what)
+    return out
+
+
+def _canonical(value) -> str:
+    """``value`` (read from JSON) as text, whole numbers as floats: 1 and 1.0 give the same sweep."""
+    def norm(v):
+        if isinstance(v, int) and not isinstance(v, bool):
+            return float(v)
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(norm(value), sort_keys=True)
+
+
+def _prepare_out(out, manifest, resume) -> Path:
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"out: {out} is a file, not a folder")
     (out / "cases").mkdir(parents=True, exist_ok=True)
-    manifest = {"format": "denoc_bridge sweep 1", "cases": ids,
-                "simulate_kwargs": {k: _describe(v) for k, v in sorted(kwargs.items())}, "metrics": metric_names}
     path = out / "sweep.json"
-    if path.exists() and resume:
+    if resume and (path.exists() or any((out / "cases").glob("*.json"))):
         try:
             old = json.loads(path.read_text())
         except (OSError, ValueError):
             old = None
-        if old != manifest:
-            raise InputError(f"{out} holds a different sweep (sweep.json differs: cases, options or metrics); "
-                             "use another folder, or resume=False to run every case again")
+        differs = _differences(old, manifest)
+        if differs:
+            raise DifferentSweepError(out, differs)
     _atomic_write(path, json.dumps(manifest, indent=1).encode())
     if not resume:
         for p in (out / "cases").glob("*.json"):
@@ -772,8 +1076,11 @@ def _describe(v):
     v = _plain(v)
     if isinstance(v, (int, float, str, bool)) or v is None:
         return v
-    if callable(v):
-        return f"callable {getattr(v, '__module__', '')}.{getattr(v, '__qualname__', repr(v))}"
+    if isinstance(v, functools.partial):
+        return f"{_describe(v.func)} (a functools.partial)"
+    if callable(v):                                             # by name: a repr may hold an address
+        named = v if hasattr(v, "__qualname__") else type(v)
+        return f"callable {getattr(named, '__module__', '')}.{named.__qualname__}"
     return np.asarray(v).tolist()
 
 

@@ -19,6 +19,12 @@ from .errors import InputError
 __all__ = ["Trajectory"]
 
 
+def _real(x, name: str) -> np.ndarray:
+    from .algorithms._inputs import real_array
+
+    return real_array(x, name)
+
+
 def _cumulative_integral(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     """int_0^t y: Simpson's rule (fourth order, so that the work of smooth forces does not
     hide an integrator's drift), the trapezoid rule for fewer than three samples."""
@@ -46,6 +52,8 @@ class Trajectory:
     before the projection removed it (NaN when the run did not project); see
     :func:`denoc_bridge.simulate`.
     """
+
+    MAX_FRAMES = 1_000_000                 # resample(): more frames than this is a mistake, not an animation
 
     model: object
     t: np.ndarray
@@ -162,9 +170,11 @@ class Trajectory:
         accelerations and actuation linearly."""
         from .configuration import interpolate
 
-        times = np.atleast_1d(np.asarray(times, dtype=float))
+        times = np.atleast_1d(_real(times, "times"))
         if len(self) == 0:
             raise InputError("the trajectory is empty")
+        if times.ndim != 1 or not np.all(np.isfinite(times)):
+            raise InputError("times must be a number or a 1-D array of finite numbers")
         if np.any(times < self.t[0] - 1e-12) or np.any(times > self.t[-1] + 1e-12):
             raise InputError(f"times must lie within [{self.t[0]}, {self.t[-1]}]")
         i = np.clip(np.searchsorted(self.t, times, side="right") - 1, 0, max(len(self) - 2, 0))
@@ -180,9 +190,15 @@ class Trajectory:
                           self.dt, self.wall_time, self.n_steps, self.n_evaluations, self.status, self.message)
 
     def resample(self, fps: float) -> "Trajectory":
-        """The trajectory at ``fps`` frames per second (for animation), from its first instant."""
-        if not fps > 0:
-            raise InputError(f"fps must be positive, got {fps}")
+        """The trajectory at ``fps`` frames per second (for animation), from its first instant;
+        at most ``MAX_FRAMES`` frames."""
+        fps = float(_real(fps, "fps"))
+        if not (np.isfinite(fps) and fps > 0):
+            raise InputError(f"fps must be a positive frame rate, got {fps}")
+        frames = (self.t[-1] - self.t[0]) * fps + 1
+        if frames > self.MAX_FRAMES:
+            raise InputError(f"fps = {fps:g} over {self.t[-1] - self.t[0]:g} s gives {frames:.3g} frames; at most "
+                             f"{self.MAX_FRAMES:,} (Trajectory.MAX_FRAMES)")
         n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
         return self.at(self.t[0] + np.arange(n) / fps)
 
@@ -205,7 +221,13 @@ class Trajectory:
     @classmethod
     def load(cls, path, model) -> "Trajectory":
         """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
-        with np.load(path, allow_pickle=False) as f:
+        try:
+            f = np.load(path, allow_pickle=False)
+        except (ValueError, EOFError):
+            raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz (not a .npz file)") from None
+        if not isinstance(f, np.lib.npyio.NpzFile) or not {"t", "q", "joint_names"} <= set(f.files):
+            raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz")
+        with f:
             names = tuple(str(s) for s in f["joint_names"])
             if names != tuple(model.joint_names):
                 raise InputError(f"{path}: saved for a model with joints {names[:3]}..., not for '{model.name}'")

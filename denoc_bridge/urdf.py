@@ -29,7 +29,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from .errors import ModelError, URDFError
+from .errors import InputTypeError, ModelError, URDFError
 from .joints import JointType
 from .model import Frame, Mimic, Model
 from .spatial import rpy_to_matrix
@@ -500,6 +500,9 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False, mimi
     decimal numbers as urdfdom reads them (no "1_0" or non-ASCII digits), finite, and, except
     joint limits, at most :data:`LARGEST_NUMBER` (1e50) in magnitude.
     """
+    for name, flag in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InputTypeError(f"{name} must be True or False, got {flag!r}")
     text, origin, path = _read_source(source)
     if not text.strip():
         raise URDFError(f"{origin}: the document is empty")

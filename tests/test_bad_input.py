@@ -403,6 +403,42 @@ def test_off_manifold_configurations_are_normalised_never_nan(model, func, kind)
     np.testing.assert_allclose(got, _call(func, model, q, v, x), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("func", ["inverse_dynamics", "forward_dynamics", "nonlinear_effects", "kinetic_energy",
+                                  "energies", "inverse_dynamics batch", "energies batch"])
+def test_finite_inputs_whose_result_overflows_raise_instead_of_returning_nan(model, func):
+    """v = 1e200 is finite, but its squares overflow: an InputError naming v, never a NaN."""
+    q = db.random_configuration(model, np.random.default_rng(0))
+    v, a = np.full(model.nv, 1e200), np.zeros(model.nv)
+    calls = {"inverse_dynamics": lambda: db.inverse_dynamics(model, q, v, a),
+             "forward_dynamics": lambda: db.forward_dynamics(model, q, v, a),
+             "nonlinear_effects": lambda: db.nonlinear_effects(model, q, v),
+             "kinetic_energy": lambda: db.kinetic_energy(model, q, v),
+             "energies": lambda: db.energies(model, q, v),
+             "inverse_dynamics batch": lambda: db.inverse_dynamics(model, np.stack([q, q]), np.stack([a, v]),
+                                                                   np.stack([a, a])),
+             "energies batch": lambda: db.energies(model, np.stack([q, q]), np.stack([a, v]))}
+    prefix = r"state 1 of the batch: " if "batch" in func else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                          # and no RuntimeWarning on the way
+        with pytest.raises(db.InputError, match=rf"^{prefix}the result is not finite although every input is "
+                                                rf"\(model '{model.name}': .*max \|v\| = 1e\+200.*\): v is too large"):
+            calls[func]()
+
+
+@pytest.mark.parametrize("func", ["kinetic_energy", "potential_energy", "energies"])
+def test_energies_refuse_non_finite_inputs_by_name(model, func):
+    q = db.random_configuration(model, np.random.default_rng(0))
+    v = np.random.default_rng(1).standard_normal(model.nv)
+    bad_v, bad_q = v.copy(), q.copy()
+    bad_v[2], bad_q[0] = np.nan, np.inf
+    if func != "potential_energy":
+        with pytest.raises(db.InputError, match=r"v\[2\] = nan is not finite \(joint "):
+            getattr(db, func)(model, q, bad_v)
+    args = (bad_q,) if func == "potential_energy" else (bad_q, v)
+    with pytest.raises(db.InputError, match=r"q\[0\] = inf is not finite \(joint "):
+        getattr(db, func)(model, *args)
+
+
 # ------------------------------------------------------------------ ill-conditioned but valid models
 def test_mass_ratio_of_1e6_along_a_chain_matches_the_dense_reference_and_pinocchio():
     """Masses and inertias falling by 1e6 along a 40-joint spatial chain (kappa(M) ~ 1.8e8): forward
@@ -443,3 +479,49 @@ def test_100000_dof_chain_gives_finite_backward_stable_dynamics():
     back = db.inverse_dynamics(model, q, v, got)
     assert np.abs(back - tau).max() <= 1e-12 * np.abs(tau).max()             # measured 1.4e-14
     assert np.abs(got - a).max() <= 1e-2 * np.abs(a).max()                   # forward error: kappa * eps, 2.9e-4
+
+
+# ------------------------------------------------------------------ other API arguments
+def _api_cases():
+    from denoc_bridge.generators import puma560
+
+    m = puma560()
+    q, v = db.neutral_configuration(m), np.zeros(m.nv)
+    tr = db.simulate(m, q, v, 0.01, 1e-3, progress=False)
+    Q = np.zeros((3, m.nv))
+    return [
+        ("t_final complex", lambda: db.simulate(m, q, v, 1 + 0j), db.InputTypeError, "t_final must hold real numbers"),
+        ("dt None", lambda: db.simulate(m, q, v, 0.01, None), db.InputTypeError, "dt is None; expected a number"),
+        ("t_final array", lambda: db.simulate(m, q, v, [1.0, 2.0]), db.InputError, "t_final must be a number"),
+        ("rtol nan", lambda: db.simulate(m, q, v, 0.01, method="RK45", rtol=np.nan), db.InputError,
+         "rtol must be a positive number, got nan"),
+        ("max_step 0", lambda: db.simulate(m, q, v, 0.01, method="RK45", max_step=0), db.InputError,
+         "max_step must be positive"),
+        ("resample huge", lambda: tr.resample(1e12), db.InputError, r"gives 1e\+10 frames; at most 1,000,000"),
+        ("resample inf", lambda: tr.resample(np.inf), db.InputError, "fps must be a positive frame rate"),
+        ("at nan", lambda: tr.at(np.nan), db.InputError, "times must be a number or a 1-D array of finite"),
+        ("load csv", lambda: db.Trajectory.load(__file__, m), db.InputError,
+         "is not a trajectory saved by Trajectory.to_npz"),
+        ("interpolate u nan", lambda: db.interpolate(m, q, q, np.nan), db.InputError, "u must be a finite number"),
+        ("trajectory_torques t nan", lambda: db.trajectory_torques(m, [0, np.nan, 1], Q, Q, Q), db.InputError,
+         "t must be a 1-D array of finite times"),
+        ("trajectory_torques t 2-D", lambda: db.trajectory_torques(m, np.zeros((3, 1)), Q, Q, Q), db.InputError,
+         r"t must be a 1-D array of finite times, got shape \(3, 1\)"),
+        ("trajectory_torques complex", lambda: db.trajectory_torques(m, [0, 1, 2], Q + 0j, Q, Q), db.InputTypeError,
+         "q must hold real numbers, got dtype complex"),
+        ("load_urdf floating_base", lambda: db.load_urdf("<robot/>", floating_base="no"), db.InputTypeError,
+         "floating_base must be True or False, got 'no'"),
+        ("random_configuration seed", lambda: db.random_configuration(m, -1), db.InputError,
+         "rng must be a numpy Generator or a non-negative integer seed, got -1"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(15))
+def test_other_api_arguments_are_named(case):
+    cases = _api_cases()
+    assert len(cases) == 15
+    name, call, exc, match = cases[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                          # no ComplexWarning or RuntimeWarning either
+        with pytest.raises(exc, match=match):
+            call()

@@ -85,15 +85,45 @@ def test_external_wrenches_by_array_or_name(model):
     assert np.array_equal(tau, db.inverse_dynamics(model, q, v, a, by_joint))
     with pytest.raises(db.InputError, match="f_ext names 'nope'"):
         db.inverse_dynamics(model, q, v, a, {"nope": w[0]})
-    both = {model.link_names[2]: w[2], model.joint_names[2]: 2 * w[2]}           # one body named twice
-    with pytest.raises(db.InputError, match=rf"f_ext gives link '{model.link_names[2]}' two wrenches, as "
-                                            rf"'{model.link_names[2]}' and as '{model.joint_names[2]}'"):
-        db.inverse_dynamics(model, q, v, a, both)
+    both = {model.link_names[2]: w[2], model.joint_names[2]: 2 * w[2]}           # one body named twice: they add
+    np.testing.assert_allclose(db.inverse_dynamics(model, q, v, a, both), db.inverse_dynamics(model, q, v, a, 3 * w),
+                               rtol=1e-13, atol=1e-13)
     with pytest.raises(db.InputError, match=rf"f_ext must have shape \({model.n_links}, 6\)"):
         db.inverse_dynamics(model, q, v, a, w[:-1])
     w[1, 4] = np.nan
     with pytest.raises(db.InputError, match=rf"f_ext\[1, 4\] = nan is not finite \(link '{model.link_names[1]}'\)"):
         db.forward_dynamics(model, q, v, a, w)
+
+
+def test_wrenches_on_frames_of_merged_links_match_pinocchio():
+    """A wrench named by a frame (a link merged by a fixed joint, e.g. panda_hand, or the fixed
+    joint) is given in that frame and moved to the link it rides on: as Pinocchio's fext of the
+    parent joint, ``frame placement . act(force)``."""
+    import pinocchio as pin
+
+    from denoc_bridge.robots import resolve_robot
+
+    path = resolve_robot("panda").path
+    model, pm = db.load_urdf(path), pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    rng = np.random.default_rng(3)
+    q, v, a = db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    checked = 0
+    for name in ("panda_hand", "panda_hand_joint", "panda_link8", "panda_leftfinger"):
+        w = rng.standard_normal(6)
+        fid = pm.getFrameId(name)
+        frame = pm.frames[fid]
+        forces = [pin.Force.Zero() for _ in range(pm.njoints)]
+        forces[frame.parentJoint] = frame.placement.act(pin.Force(w[:3], w[3:]))
+        ref = pin.rnea(pm, pd, q, v, a, forces)
+        got = db.inverse_dynamics(model, q, v, a, {name: w})
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
+        checked += name not in model.link_names
+    assert checked == 3                                  # hand, its joint, link8: merged frames
+    with pytest.raises(db.InputError, match="f_ext names 'panda_link0', a frame fixed to the base"):
+        db.inverse_dynamics(model, q, v, a, {"panda_link0": w})
+    with pytest.raises(db.InputError, match="neither a link, a joint nor a frame of 'panda'"):
+        db.inverse_dynamics(model, q, v, a, {"panda_hnad": w})
 
 
 def test_singular_articulated_inertia_names_the_joint():

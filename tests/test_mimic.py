@@ -575,13 +575,16 @@ def test_simulate_batch_of_a_mimic_model_equals_simulate_case_by_case():
 def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
     """db.sweep takes a MimicModel: model parameters vary its tree (relations kept), states by
     reduced index or by joint name, in batches through simulate_batch; a mimic joint's name as
-    a state entry is refused by name; each row equals simulate of that case alone."""
+    a state entry is refused by name before any case runs; each row equals simulate of that case alone."""
     mm = db.load_urdf(GRIPPER, mimic=True)
     cases = [{"case": "a"}, {"case": "b", "q0[1]": 0.4}, {"case": "c", "v0.b_finger_l": 1.0},
-             {"case": "d", "damping.c_finger_r": 0.02, "mass_scale": 2.0}, {"case": "e", "v0.c_finger_r": 1.0}]
+             {"case": "d", "damping.c_finger_r": 0.02, "mass_scale": 2.0}]
+    with pytest.raises(db.InputError, match="case 'e': v0.c_finger_r: joint 'c_finger_r' is a mimic joint"):
+        db.sweep(mm, cases + [{"case": "e", "v0.c_finger_r": 1.0}], {"t_final": 0.05, "dt": 1e-3},
+                 out=tmp_path / "refused", scheduler="inline")
+    assert not (tmp_path / "refused").exists()
     res = db.sweep(mm, cases, {"t_final": 0.05, "dt": 1e-3}, out=tmp_path, scheduler="inline", metrics=["q_end"])
-    assert [r["status"] for r in res] == ["completed"] * 4 + ["error"]
-    assert "joint 'c_finger_r' is a mimic joint" in res.rows[4]["error"]
+    assert [r["status"] for r in res] == ["completed"] * 4
     varied = db.sweeps.vary(mm, {"damping.c_finger_r": 0.02, "mass_scale": 2.0})
     assert isinstance(varied, db.MimicModel) and varied.n_constraints == mm.n_constraints
     assert varied.tree.damping[mm.tree.idx_v[mm.tree.joint_names.index("c_finger_r")]] == 0.02

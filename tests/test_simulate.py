@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,6 +110,19 @@ def test_adaptive_methods_agree_with_rk4(falling_gripper, method):
     tr = db.simulate(model, q0, v0, 0.5, 0.01, method=method, rtol=1e-10, atol=1e-12)
     assert len(tr) == 51 and tr.status == "completed" and tr.n_evaluations > 0
     assert np.abs(tr.q[-1] - ref.q[-1]).max() < 1e-6
+
+
+@pytest.mark.parametrize("t_final, dt, times", [(0.0105, 1e-3, [0.008, 0.009, 0.01, 0.0105]), (0.1, 1.0, [0.0, 0.1])])
+def test_adaptive_methods_end_at_t_final(falling_gripper, t_final, dt, times):
+    """The adaptive methods save every dt and at t_final itself, also when dt does not divide it
+    or exceeds it (the run used to stop at the last multiple of dt, or not step at all)."""
+    model, q0, v0 = falling_gripper
+    tr = db.simulate(model, q0, v0, t_final, dt, method="DOP853", rtol=1e-12, atol=1e-12)
+    assert tr.status == "completed" and tr.n_steps > 0
+    np.testing.assert_allclose(tr.t[-len(times):], times, rtol=0, atol=1e-15)
+    ref = db.simulate(model, q0, v0, 0.0105, 1e-4 / 2, progress=False) if t_final == 0.0105 else \
+        db.simulate(model, q0, v0, 0.1, 1e-4, progress=False)
+    assert np.abs(tr.q[-1] - ref.q[-1]).max() < 1e-10
 
 
 def test_adaptive_on_the_manifold_keeps_unit_quaternions():
@@ -219,6 +233,44 @@ def test_saving_every_kth_step_and_the_memory_guard(falling_gripper, monkeypatch
     with pytest.warns(UserWarning, match="saving every 2th step only"):
         guarded = db.simulate(model, q0, v0, 0.2, 1e-3)
     assert len(guarded) == 101
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python loop", "torque table", "batch", "loops", "mimic"])
+def test_the_final_state_is_saved_whatever_save_every(falling_gripper, stepper):
+    """save_every = k keeps steps 0, k, 2k, ... and the final state, also when k does not divide
+    the number of steps (a run of 100 steps with k = 30 or 300 ends at t_final)."""
+    from denoc_bridge import loops
+    from denoc_bridge.generators import fourbar
+
+    model, q0, v0 = falling_gripper
+    tau = None
+    if stepper == "python loop":
+        tau = lambda t, q, v: np.full(model.nv, 0.01)            # noqa: E731
+    elif stepper == "torque table":
+        tau = np.linspace(0.0, 0.1, 100 * model.nv).reshape(100, model.nv)
+    elif stepper == "loops":
+        model = fourbar()
+        q0, v0 = loops.project_configuration(model, [0.0, 0.5, -0.5, 0.5]), np.zeros(model.nv)
+    elif stepper == "mimic":
+        model = db.load_urdf(str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf"), mimic=True)
+        q0, v0 = db.neutral_configuration(model), np.zeros(model.nv)
+
+    def run(k):
+        if stepper == "batch":
+            return db.simulate_batch(model, np.stack([q0, q0]), np.stack([v0, v0]), 0.1, 1e-3, save_every=k)[1]
+        return db.simulate(model, q0, v0, 0.1, 1e-3, tau=tau, save_every=k, progress=False)
+
+    full = run(None)
+    for k in (30, 300):
+        sparse = run(k)
+        steps = [0, 30, 60, 90, 100] if k == 30 else [0, 100]
+        assert sparse.status == "completed"
+        np.testing.assert_allclose(sparse.t, np.array(steps) * 1e-3, rtol=0, atol=1e-15)
+        for name in ("q", "v", "a", "tau"):
+            np.testing.assert_array_equal(getattr(sparse, name), getattr(full, name)[steps], err_msg=f"{name}, k={k}")
+    for bad in (1.5, 0, -2, float("nan"), True, "3"):
+        with pytest.raises(db.InputError, match="save_every must be a positive integer"):
+            run(bad)
 
 
 def test_trajectory_files_and_resampling(falling_gripper, tmp_path):

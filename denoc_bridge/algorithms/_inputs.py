@@ -91,28 +91,27 @@ def external_wrenches(model, f_ext) -> np.ndarray:
     Accepted forms: None; an (n_links, 6) array; a mapping from link (or joint)
     name to a 6-vector.  Each wrench is Pinocchio's ``fext`` of that body:
     [force; moment] expressed in the link frame, moment about the link origin.
+    A mapping may also name a frame of ``model.frames`` (a URDF link merged by a
+    fixed joint, such as a tool flange, or the fixed joint itself): the wrench is
+    then [force; moment] in that frame's axes, moment about its origin, and acts on
+    the link the frame rides on.  Wrenches on one link add up.
     """
     L = model.n_links
     if f_ext is None:
         return np.zeros((L, 6))
     if isinstance(f_ext, Mapping):
         out = np.zeros((L, 6))
-        named = {}                                            # link index -> the key that named it
         for key, w in f_ext.items():
-            if key in model._link_index:
-                k = model._link_index[key]
-            elif key in model._joint_index:
-                k = model._joint_index[key]
-            else:
-                raise InputError(f"f_ext names '{key}', which is neither a link nor a joint of '{model.name}'")
-            if k in named:
-                raise InputError(f"f_ext gives link '{model.link_names[k]}' two wrenches, as '{named[k]}' and as "
-                                 f"'{key}' (a link and its joint name one body); give one")
-            named[k] = key
             wk = real_array(w, f"f_ext['{key}']")
             if wk.shape != (6,):
                 raise InputError(f"f_ext['{key}'] must have shape (6,), got {wk.shape}")
-            out[k] = wk
+            if key in model._link_index:
+                out[model._link_index[key]] += wk
+            elif key in model._joint_index:
+                out[model._joint_index[key]] += wk
+            else:
+                k, wk = _frame_wrench(model, key, wk)
+                out[k] += wk
         pin_order = out
     else:
         pin_order = real_array(f_ext, "f_ext")
@@ -125,6 +124,20 @@ def external_wrenches(model, f_ext) -> np.ndarray:
         k, j = (int(x) for x in bad[0])
         raise InputError(f"f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
     return pin_to_internal(pin_order)
+
+
+def _frame_wrench(model, key, w):
+    """(link, the wrench ``w`` = [force; moment] given in frame ``key`` moved to that link's
+    frame and origin)."""
+    frame = next((f for f in getattr(model, "frames", ()) if f.name == key), None)
+    if frame is None:
+        raise InputError(f"f_ext names '{key}', which is neither a link, a joint nor a frame of '{model.name}'")
+    if frame.link < 0:
+        raise InputError(f"f_ext names '{key}', a frame fixed to the base of '{model.name}': a wrench there does not "
+                         "act on any moving link")
+    R, p = np.asarray(frame.rotation, dtype=float), np.asarray(frame.translation, dtype=float)
+    force = R @ w[:3]
+    return frame.link, np.concatenate([force, R @ w[3:] + np.cross(p, force)])
 
 
 def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
@@ -181,12 +194,28 @@ def state(model, q, v, x, f_ext, xname: str):
     return q, v, x, fext, None
 
 
-def raise_state_error(model, q, v, x, xname: str, prefix: str = "") -> None:
-    """Raise the precise error for a state that a kernel found invalid."""
+def overflow_error(model, prefix: str = "", **inputs) -> InputError:
+    """The error for finite inputs whose result is not finite (float64 overflow), naming the
+    largest input."""
+    sizes = {name: float(np.max(np.abs(x))) if np.size(x) else 0.0 for name, x in inputs.items()}
+    name = max(sizes, key=sizes.get)
+    listed = ", ".join(f"max |{k}| = {val:.3g}" for k, val in sizes.items())
+    return InputError(f"{prefix}the result is not finite although every input is (model '{model.name}': {listed}): "
+                      f"{name} is too large for float64 arithmetic")
+
+
+def check_state(model, q, v, x, xname: str, prefix: str = "") -> None:
+    """Raise the precise error (prefixed) if q, v or x is invalid: a wrong shape, a value that
+    is not finite, a zero quaternion or (cos, sin) pair."""
     try:
         configuration(model, q)
         vector(model, v, "v", "v")
         vector(model, x, xname, "v")
     except InputError as exc:
         raise type(exc)(prefix + str(exc)) from None
+
+
+def raise_state_error(model, q, v, x, xname: str, prefix: str = "") -> None:
+    """Raise the precise error for a state that a kernel found invalid."""
+    check_state(model, q, v, x, xname, prefix)
     raise InputError(prefix + "f_ext holds a value that is not finite")

@@ -65,6 +65,8 @@ def _singular(model, k: int) -> SingularInertiaError:
 
 
 def _raise_status(model, status, q, v, x, xname, prefix=""):
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, prefix, q=q, v=v, **{xname: x})
     if status < 0:
         _inputs.raise_state_error(model, q, v, x, xname, prefix)
     err = _singular(model, int(status) - 1)
@@ -285,7 +287,10 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
     # list differed from the same call on the fast path
     q = _inputs.vector(model, q, "q", "q")
-    if entry.mass_matrix_state(model._kt, _work(model, data), q, out):
+    status = entry.mass_matrix_state(model._kt, _work(model, data), q, out)
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, "mass_matrix: ", q=q)
+    if status:
         _inputs.configuration(model, q)                         # names a zero quaternion or (cos, sin) pair
         raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
     return out

@@ -58,6 +58,12 @@ def energies(model, q, v, *, springs: bool = True):
     chunks = max(1, min(n, 4 * numba.get_num_threads())) if n > 64 else 1
     run_parallel(_ke.energies_batch, model._kt, Q, V, model.stiffness, model.rest_configuration, has_springs,
                  kinetic, potential, chunks)
+    bad = np.flatnonzero(~(np.isfinite(kinetic) & np.isfinite(potential)))
+    if bad.size:                                    # a non-finite or zero-norm input, or an overflow
+        b = int(bad[0])
+        prefix = "" if B is None else f"state {b} of the batch: "
+        _inputs.check_state(model, Q[b], V[b], V[b], "v", prefix)
+        raise _inputs.overflow_error(model, prefix, q=Q[b], v=V[b])
     if B is None:
         return float(kinetic[0]), float(potential[0])
     return kinetic, potential

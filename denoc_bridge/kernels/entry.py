@@ -4,7 +4,8 @@ Each entry checks its inputs (shapes, finite values, non-zero quaternions and
 (cos, sin) pairs; quaternions and pairs are normalised on the fly by the
 geometry), runs the recursion passes and returns a status: 0 = done,
 -1 = a value is invalid, -2 = a shape is wrong (the Python layer then names
-the culprit), k + 1 = the articulated inertia of link k is singular.
+the culprit), -3 = the inputs are finite but the result is not (they are too
+large for float64), k + 1 = the articulated inertia of link k is singular.
 
 The entries take the model as its table ``kt`` (:mod:`.tables`).  The
 single-state entries have explicit signatures: any other argument type
@@ -71,6 +72,29 @@ def valid_state(ki, q, v, x, fext, out, work, nv):
     return 0
 
 
+OVERFLOW = -3
+
+
+@njit(cache=True, inline="always")
+def finite_result(out):
+    """0 if every entry of the vector ``out`` is finite, else OVERFLOW."""
+    for i in range(out.shape[0]):
+        if not np.isfinite(out[i]):
+            return OVERFLOW
+    return 0
+
+
+@njit(cache=True, inline="always")
+def finite_matrix(out):
+    """finite_result for a square matrix (its diagonal bounds every entry of a GIM, but a NaN
+    may sit anywhere)."""
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            if not np.isfinite(out[i, j]):
+                return OVERFLOW
+    return 0
+
+
 @njit(cache=True, inline="always")
 def _nv(ki):
     L = ki.shape[0]
@@ -118,7 +142,8 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     status = valid_state(ki, q, v, tau, fext, out, work, _nv(ki))
     if status:
         return status
-    return forward_dynamics_unchecked(ki, kf, _work(ki, work, v.shape[0]), q, v, tau, fext, out)
+    status = forward_dynamics_unchecked(ki, kf, _work(ki, work, v.shape[0]), q, v, tau, fext, out)
+    return status if status else finite_result(out)
 
 
 @njit(FAST_SIGNATURE, cache=True)
@@ -137,7 +162,7 @@ def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     work = _work(ki, work, v.shape[0])
     twist_forward_recursion(ki, kf, q, v, a, fext, work, False)
     wrench_backward_recursion(ki, kf, a, work, out)
-    return 0
+    return finite_result(out)
 
 
 @njit(FAST_SIGNATURE, cache=True)
@@ -179,7 +204,7 @@ def mass_matrix_state(kt, work, q, out):
     out[:, :] = 0.0
     joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
     composite_backward_recursion(ki, kf, work, nv, out)
-    return 0
+    return finite_matrix(out)
 
 
 @njit(cache=True, parallel=True)
