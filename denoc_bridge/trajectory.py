@@ -226,6 +226,8 @@ class Trajectory:
         except (ValueError, EOFError):
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz (not a .npz file)") from None
         if not isinstance(f, np.lib.npyio.NpzFile) or not {"t", "q", "joint_names"} <= set(f.files):
+            if isinstance(f, np.lib.npyio.NpzFile):
+                f.close()
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz")
         with f:
             names = tuple(str(s) for s in f["joint_names"])
