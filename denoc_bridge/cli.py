@@ -443,6 +443,16 @@ def _output_file(path: Path | None, option: str) -> Path | None:
     return path
 
 
+def _whole_steps(args, method: str) -> None:
+    """Refuse a --duration that is not a whole number of --dt steps for a fixed-step method."""
+    from .simulation import FIXED_STEP_METHODS
+
+    steps = args.duration / args.dt
+    if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+        raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
+                         f"({steps:.6g} steps)")
+
+
 def _positive(value: float, option: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise DenocError(f"{option} must be a positive number of seconds, got {value:g}")
@@ -589,10 +599,7 @@ def _simulate(args) -> int:
     from .simulation import FIXED_STEP_METHODS, _method_name
 
     method = _method_name(args.method)
-    steps = args.duration / args.dt
-    if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
-        raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
-                         f"({steps:.6g} steps)")
+    _whole_steps(args, method)
     src = resolve_robot(args.robot)
     name = _out_name(src.name)
     html = None if args.no_html else Path(args.html or f"{name}.html")
@@ -737,7 +744,6 @@ def _bench(args) -> int:
 
         from .plots import plot_scaling
 
-        os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "speed.json"), "w") as f:
             json.dump(res, f, indent=1)
         with open(os.path.join(args.out, "speed.md"), "w") as f:
@@ -806,10 +812,7 @@ def _sweep(args) -> int:
         what = (f"{len(cases)} case{'s' if len(cases) != 1 else ''} (grid "
                 + " x ".join(f"{k}: {len(v)}" for k, v in axes.items()) + ")")
     if any(not {"t_final", "dt", "method"} & set(c) for c in cases):   # cases run with these options
-        steps = args.duration / args.dt
-        if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
-            raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
-                             f"({steps:.6g} steps)")
+        _whole_steps(args, method)
         if args.save_every is not None and method not in FIXED_STEP_METHODS:
             raise DenocError(f"--save-every is for --method rk4 or euler; {method} saves every --dt")
     model = load_robot(args.robot, floating_base=args.floating)
