@@ -88,7 +88,7 @@ import numpy as np
 
 from .errors import DenocError, InputError, InputTypeError, SimulationError
 
-__all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "DifferentSweepError", "METRICS"]
+__all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "DifferentSweepError", "ClusterStartError", "METRICS"]
 
 _STATE_KEYS = ("q0", "v0", "tau")
 _OPTION_KEYS = ("t_final", "dt", "method", "save_every", "passive")
@@ -784,7 +784,9 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
     base_state : (q0, v0, tau) that the cases modify; default (neutral, zero, None).
     client / scheduler / workers : where to run: a ``distributed.Client``; or a scheduler
         address ``"tcp://HOST:PORT"``; or ``"inline"`` (this process, no Dask); by default a
-        LocalCluster of ``workers`` processes (default: the number of cores).
+        LocalCluster of ``workers`` processes (default: the number of cores).  A script must
+        call :func:`sweep` under ``if __name__ == "__main__":`` for that cluster (its workers
+        start by importing the script again); without it :class:`ClusterStartError` says so.
     batch_size : cases per task (cases that share a model run as one batch).
     resume : skip the cases already saved in ``out`` (False recomputes them); a folder that
         holds another sweep (model, base state, cases, options or metrics) raises
@@ -792,6 +794,8 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
     save_trajectories, compress : save each trajectory (npz, uncompressed by default).
     """
     t_start = time.perf_counter()
+    if client is None and not scheduler:
+        _refuse_in_bootstrapping_worker()
     case_list = _case_list(cases)
     ids = _case_ids(case_list)
     kwargs = dict(simulate_kwargs or {})
@@ -918,8 +922,11 @@ def _execute(job, tasks, collect, client, scheduler, workers):
                 n = int(workers or os.cpu_count() or 1)
                 if n < 1:
                     raise InputError(f"workers must be at least 1, got {workers}")
-                own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=":0")
+                try:
+                    own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                               dashboard_address=":0")
+                except Exception as exc:                        # noqa: BLE001 - Dask's "Nanny failed to start"
+                    raise ClusterStartError(_start_problem(exc)) from exc
                 client = own_client = Client(own_cluster)
                 job.numba_threads = max(1, (os.cpu_count() or 1) // n)
         elif scheduler or workers:
@@ -930,6 +937,37 @@ def _execute(job, tasks, collect, client, scheduler, workers):
             own_client.close()
         if own_cluster is not None:
             own_cluster.close()
+
+
+class ClusterStartError(DenocError, RuntimeError):
+    """The worker processes of the sweep's own ``LocalCluster`` did not start."""
+
+
+_GUARD = ("Python starts Dask's worker processes by importing the main module again (the spawn "
+          "start method), so a script must call sweep() under `if __name__ == \"__main__\":`; "
+          "or pass scheduler=\"inline\" (no worker processes)")
+
+
+def _refuse_in_bootstrapping_worker():
+    """A worker process that is still importing the main script must not start a cluster of its
+    own (an unguarded script calls sweep() again while being imported there)."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise ClusterStartError(f"sweep() was called while a worker process imported the main script: {_GUARD}")
+
+
+def _start_problem(exc) -> str:
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    why = f"the LocalCluster's worker processes did not start ({type(exc).__name__}: {exc})"
+    if path is None:
+        return f"{why}; or pass scheduler=\"inline\" (no worker processes)"
+    if not os.path.isfile(path):
+        return (f"{why}: the main module {os.path.basename(path)!r} is not a file that the workers can "
+                f"import; run the code from a .py file, under `if __name__ == \"__main__\":`, or pass "
+                f"scheduler=\"inline\"")
+    return f"{why}. {_GUARD}"
 
 
 def _run_on_client(client, job, tasks, collect, as_completed):
