@@ -10,6 +10,7 @@ from .joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_joint_c
 from .kernels import configuration as _kc
 from .kernels import tables as _T
 from .mimic import MimicModel
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
 
@@ -17,6 +18,7 @@ __all__ = ["neutral_configuration", "random_configuration", "integrate", "differ
 def neutral_configuration(model) -> np.ndarray:
     """Zero angles and displacements, identity quaternions (``pin.neutral``; for a
     :class:`~denoc_bridge.mimic.MimicModel`, in reduced coordinates as ``pin.neutral`` of the mimic model)."""
+    _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_configuration(neutral_configuration(model.tree))
     q = np.zeros(model.nq)
@@ -35,6 +37,7 @@ def random_configuration(model, rng=None) -> np.ndarray:
     on the unit sphere; free translations from a unit normal distribution.  For a
     :class:`~denoc_bridge.mimic.MimicModel`, the independent joints' entries.
     """
+    _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_configuration(random_configuration(model.tree, rng))
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
@@ -89,6 +92,7 @@ def integrate(model, q, v) -> np.ndarray:
     spaces add).  Quaternions and (cos, sin) pairs of the result are unit.  A leading batch
     axis is allowed.  On a :class:`~denoc_bridge.mimic.MimicModel`, reduced q and v (the tree's
     integration of the expanded state, reduced)."""
+    _check_model(model)
     if isinstance(model, MimicModel):
         qf, vf = model.expand(q, v)
         return model.reduce_configuration(integrate(model.tree, qf, vf))
@@ -105,6 +109,7 @@ def integrate(model, q, v) -> np.ndarray:
 def difference(model, q0, q1) -> np.ndarray:
     """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
     (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
+    _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_velocity(difference(model.tree, model.expand(q0), model.expand(q1)))
     q0, q1, batch = _pair(model, q0, q1, model.nq, model.nq, ("q0", "q1"))
@@ -120,6 +125,7 @@ def difference(model, q0, q1) -> np.ndarray:
 def interpolate(model, q0, q1, u) -> np.ndarray:
     """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
     ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
+    _check_model(model)
     from .algorithms import _inputs
 
     d = difference(model, q0, q1)

@@ -46,6 +46,7 @@ import scipy.linalg
 from .errors import InputError, ModelError
 from .kernels import loops as _kl
 from .spatial import rpy_to_matrix, skew
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = [
     "LoopClosure",
@@ -105,6 +106,7 @@ class LoopClosure:
 
 def body_name(model, link: int) -> str:
     """The name of model link ``link``, or of the base for -1."""
+    _check_model(model)
     return model.base_name if link < 0 else model.link_names[link]
 
 
@@ -135,6 +137,7 @@ def _placement(model, where: str, xyz, rpy, rotation):
 def make_loop_closure(model, name: str, type: str, link1: str, link2: str, *, xyz1=None, rpy1=None,
                       xyz2=None, rpy2=None, rotation1=None, rotation2=None, axis=(0.0, 0.0, 1.0)) -> LoopClosure:
     """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
+    _check_model(model)
     if type not in LOOP_TYPES:
         raise ModelError(f"loop closure '{name}': unknown type {type!r} (one of {sorted(LOOP_TYPES)})")
     l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1)
@@ -292,22 +295,26 @@ def loop_kinematics(model, q, v):
     """``(phi, C, Cdot qdot)`` of all cut joints, stacked in declaration order (all rows,
     redundant ones included): position errors (m,), Jacobian ``C = D* N`` (m x nv; 004 eq.
     15) and the bias of the acceleration constraint ``C qddot + Cdot qdot = 0`` (004 eq. 13)."""
+    _check_model(model)
     return _all_rows(model, q, v, True)
 
 
 def loop_residual(model, q) -> np.ndarray:
     """The position errors of the cut joints (m,): metres for the point rows, radians for the
     rotation rows (see the module docstring for the rows of each type)."""
+    _check_model(model)
     return _all_rows(model, q)[0]
 
 
 def loop_jacobian(model, q) -> np.ndarray:
     """``C = D* N`` (004 eq. 15), all rows (m x nv)."""
+    _check_model(model)
     return _all_rows(model, q)[1]
 
 
 def loop_bias(model, q, v) -> np.ndarray:
     """``Cdot qdot`` (004 eq. 13), all rows (m,)."""
+    _check_model(model)
     return _all_rows(model, q, v, True)[2]
 
 
@@ -316,6 +323,7 @@ def cut_joint_jacobian(model, q) -> tuple:
     ``t = [omega_k; odot_k]`` of the links (000 eq. 9) and ``N`` is the DeNOC matrix
     (6L x nv, :func:`denoc_bridge.denoc_matrices`: ``N = N_l N_d``), so that
     ``D* N = C`` (:func:`loop_jacobian`).  Dense: for small systems."""
+    _check_model(model)
     from .algorithms.reference import _link_N
 
     kin = LoopKinematics(model, q)
@@ -363,6 +371,7 @@ def independent_rows(C, rtol: float = RANK_RTOL) -> np.ndarray:
 def constraint_report(model, q) -> list:
     """One dict per cut joint: name, type, the two links, rows, rank, redundant rows (their
     positions within the joint's rows) and the position error at q."""
+    _check_model(model)
     phi, C, _ = _all_rows(model, q)
     keep = set(independent_rows(C).tolist())
     out, r0 = [], 0
@@ -560,6 +569,7 @@ def reference_constrained(model, q, v, tau, f_ext=None, method="lagrange", baumg
     """The readable version of the constrained dynamics (dense C, NumPy/SciPy), which the
     compiled kernel is tested against: (qddot, lambda, C rows of lambda); with the
     partitioning method lambda is computed only when ``forces`` (else None)."""
+    _check_model(model)
     from .algorithms import _inputs, mass_matrix, nonlinear_effects
     from .algorithms.dynamics import tree_forward_dynamics
 
@@ -600,6 +610,7 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = 
     independent constraint rows (``C^T lambda`` are the generalized constraint forces;
     :func:`constraint_forces`).
     """
+    _check_model(model)
     if method == "lagrange" and not return_forces:
         return _fast_lagrange(model, q, v, tau, f_ext, baumgarte)[0]
     a, lam, _ = _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, return_forces)
@@ -610,6 +621,7 @@ def constraint_forces(model, q, v, tau, f_ext=None, *, baumgarte=(0.0, 0.0)):
     """``(lambda, C)``: the Lagrange multipliers of 004 eq. 14 for the independent constraint
     rows and those rows of C, so that ``C^T lambda`` is the generalized force the cut joints
     exert (``M qddot = tau - h + C^T lambda``)."""
+    _check_model(model)
     _, lam, Cr = _constrained(model, q, v, tau, f_ext, "lagrange", baumgarte, None, True)
     return lam, Cr
 
@@ -618,6 +630,7 @@ def velocity_transformation(model, q, independent=None):
     """``(E, dependent, independent)``: qdot = E qdot_i (004 eqs. 16, 23), C E = 0 (eq. 17).
     ``independent`` (indices into v) imposes the independent coordinates; by default they are
     chosen by a pivoted QR of C (see :func:`partition`)."""
+    _check_model(model)
     _, dep, ind, E, _ = _transformation(loop_jacobian(model, q), model.nv, independent)
     return E, dep, ind
 
@@ -627,6 +640,7 @@ def project_configuration(model, q, *, independent=None, tol: float = 1e-12, max
     (004 eq. 26), the independent ones kept.  Returns the corrected q; raises
     :class:`~denoc_bridge.errors.InputError` naming the cut joint when it does not converge
     (the loops cannot be closed near q)."""
+    _check_model(model)
     from .algorithms import _inputs
     from .configuration import integrate
 
@@ -654,6 +668,7 @@ def project_configuration(model, q, *, independent=None, tol: float = 1e-12, max
 
 def project_velocity(model, q, v, *, independent=None):
     """The velocity satisfying C v = 0 with the same independent components (004 eq. 16)."""
+    _check_model(model)
     from .algorithms import _inputs
 
     v = _inputs.vector(model, v, "v", "v")
@@ -720,6 +735,7 @@ def closed_chain_inverse_dynamics(model, q, v, a, f_ext=None, *, actuated=None, 
     actuators placed where they cannot move it).  Returns tau (nv,), with ``return_forces``
     ``(tau, lambda)`` (lambda for the independent rows of C, as :func:`constraint_forces`).
     """
+    _check_model(model)
     from .algorithms.dynamics import tree_inverse_dynamics
 
     inp = _inputs()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["cycloidal_motion", "trajectory_torques", "feedforward"]
 
@@ -47,6 +48,7 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
     model's joint springs and dampers are subtracted (they act by themselves in a simulation).
     On a model with loop closures, ``actuated`` names the actuated joints (default all; see
     :func:`denoc_bridge.loops.closed_chain_inverse_dynamics`)."""
+    _check_model(model)
     from .algorithms.dynamics import inverse_dynamics
     from .configuration import difference
 
@@ -74,6 +76,7 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
 def feedforward(model, motion, *, passive: bool = True):
     """The controller ``tau(t, q, v)`` that applies the torques of the desired motion at time t
     (open loop: the state is ignored).  ``motion(t)`` returns the desired (q, v, a)."""
+    _check_model(model)
     def tau(t, q, v):
         qd, vd, ad = motion(t)
         return trajectory_torques(model, [t], [qd], [vd], [ad], passive=passive)[0]

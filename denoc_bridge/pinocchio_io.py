@@ -13,6 +13,7 @@ from .errors import ModelError
 from .joints import JointType
 from .mimic import MimicModel
 from .model import Frame, Model
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["from_pinocchio", "to_pinocchio"]
 
@@ -191,6 +192,7 @@ def to_pinocchio(model: Model):
     ``pin.transformJointIntoMimic``), which Pinocchio builds only when each mimicked joint
     comes before its mimic joint and the mimic joints have no armature.
     """
+    _check_model(model)
     import pinocchio as pin
 
     if isinstance(model, MimicModel):

@@ -58,6 +58,7 @@ from .kernels import tables as T
 from .mimic import MimicModel
 from .spatial import internal_to_pin
 from .trajectory import Trajectory
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
@@ -224,6 +225,7 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
     -------
     Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
     """
+    _check_model(model)
     method = _method_name(method)
     if isinstance(model, MimicModel):
         from . import mimic_simulation
@@ -433,6 +435,7 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
     "return"``).
     """
+    _check_model(model)
     method = _method_name(method)
     if method not in FIXED_STEP_METHODS:
         raise InputError(f"simulate_batch runs the fixed-step methods {FIXED_STEP_METHODS}; got {method!r} "

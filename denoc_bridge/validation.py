@@ -56,6 +56,7 @@ from .algorithms import (
 from .configuration import random_configuration
 from .errors import SingularInertiaError
 from .mimic import MimicModel
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["compare_with_pinocchio", "ValidationReport", "Check", "relative_error", "exact_solve",
            "solve_agreement", "pin_mimic_mass_matrix"]
@@ -228,6 +229,7 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
     with loop closures is compared as its tree (the cut joints removed), which is what
     ``pin.buildModelFromUrdf`` builds.
     """
+    _check_model(model)
     import pinocchio as pin
 
     if getattr(model, "loops", ()):

@@ -52,6 +52,7 @@ import numpy as np
 
 from . import _viz_geometry as vg
 from .errors import InputError
+from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["export_html", "show", "play", "start_viewer", "scene_commands", "MAX_LINK_NODES", "MAX_SEGMENTS"]
 
@@ -182,6 +183,7 @@ def scene_commands(model, what=None, *, fps: float = 30.0, color_by: str = "modu
     ``model`` at a configuration or, for a :class:`Trajectory`, animate it (see the module
     docstring).  ``prefix`` is the scene path the robot goes under; ``camera`` adds the
     camera placement that frames the whole motion and the light background."""
+    _check_model(model)
     if not (np.isfinite(fps) and fps > 0):
         raise InputError(f"fps must be a positive number, got {fps}")
     tree, Q, animated = _configurations(model, what, fps)
@@ -392,6 +394,7 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     animating a :class:`~denoc_bridge.trajectory.Trajectory` (resampled at ``fps``; it plays on
     opening, with meshcat's controls).  The file holds meshcat's viewer and the scene: it
     opens in a browser with no server and no network.  Returns the path."""
+    _check_model(model)
     import umsgpack
 
     commands = scene_commands(model, what, fps=fps, color_by=color_by, loops=loops)
@@ -468,6 +471,7 @@ def show(model, q=None, *, color_by: str = "module", viewer=None):
     """Draw ``model`` at configuration ``q`` (default: neutral) in a live meshcat viewer:
     ``viewer`` (a ``meshcat.Visualizer``), or a new local one (:func:`start_viewer`; open
     ``viewer.url()`` in a browser, or ``viewer.jupyter_cell()`` in a notebook).  Returns it."""
+    _check_model(model)
     return _send(viewer, model, q, 30.0, color_by, True)
 
 
@@ -475,6 +479,7 @@ def play(model, trajectory, *, fps: float = 30.0, viewer=None):
     """Animate a :class:`~denoc_bridge.trajectory.Trajectory` at real time in a live meshcat
     viewer (resampled at ``fps``, meshcat's animation controls); see :func:`show`.  Returns
     the viewer."""
+    _check_model(model)
     from .trajectory import Trajectory
 
     if not isinstance(trajectory, Trajectory):

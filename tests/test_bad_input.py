@@ -525,3 +525,53 @@ def test_other_api_arguments_are_named(case):
         warnings.simplefilter("error")                          # no ComplexWarning or RuntimeWarning either
         with pytest.raises(exc, match=match):
             call()
+
+
+# ------------------------------------------------------------- something else than a model
+def _model_functions():
+    from denoc_bridge import loops, viz
+    from denoc_bridge.validation import compare_with_pinocchio
+
+    z = np.zeros(3)
+    calls = {name: (getattr(db, name), (z, z, z)[:n]) for name, n in [
+        ("inverse_dynamics", 3), ("forward_dynamics", 3), ("tree_inverse_dynamics", 3), ("tree_forward_dynamics", 3),
+        ("nonlinear_effects", 2), ("gravity_torques", 1), ("mass_matrix", 1), ("inverse_mass_matrix", 1),
+        ("udut", 1), ("inverse_udut", 1), ("denoc_matrices", 1), ("uncoupled_newton_euler", 1),
+        ("forward_kinematics", 1), ("center_of_mass", 1), ("energies", 2), ("kinetic_energy", 2),
+        ("potential_energy", 1), ("neutral_configuration", 0), ("random_configuration", 0), ("integrate", 2),
+        ("difference", 2), ("interpolate", 3), ("to_pinocchio", 0)]}
+    calls["trajectory_torques"] = (db.trajectory_torques, (z, z, z, z))
+    calls["simulate"] = (db.simulate, (z, z, 0.01))
+    calls["simulate_batch"] = (db.simulate_batch, (z[None], z[None], 0.01))
+    calls["feedforward"] = (db.feedforward, (lambda t: (z, z, z),))
+    for name in ("loop_kinematics", "loop_bias", "project_velocity"):
+        calls[f"loops.{name}"] = (getattr(loops, name), (z, z))
+    for name in ("loop_residual", "loop_jacobian", "constraint_report", "project_configuration"):
+        calls[f"loops.{name}"] = (getattr(loops, name), (z,))
+    calls["loops.constrained_forward_dynamics"] = (loops.constrained_forward_dynamics, (z, z, z))
+    calls["loops.closed_chain_inverse_dynamics"] = (loops.closed_chain_inverse_dynamics, (z, z, z))
+    calls["viz.export_html"] = (viz.export_html, (z, "x.html"))
+    calls["viz.scene_commands"] = (viz.scene_commands, (z,))
+    calls["compare_with_pinocchio"] = (compare_with_pinocchio, ())
+    return calls
+
+
+_NOT_MODELS = {
+    "pinocchio.Model": (lambda: __import__("pinocchio").buildSampleModelManipulator(),
+                        "got a pinocchio.Model: convert it once with db.from_pinocchio(pin_model)"),
+    "a robot name": (lambda: "panda", "got 'panda': load it once with db.load_robot('panda')"),
+    "None": (lambda: None, "got None"),
+}
+
+
+@pytest.mark.parametrize("what", list(_NOT_MODELS))
+@pytest.mark.parametrize("name", list(_model_functions()))
+def test_something_else_than_a_model_is_refused_with_how_to_get_one(name, what, tmp_path, monkeypatch):
+    """A Pinocchio model (it has nq and nv: shape errors used to follow, or an AttributeError), a
+    robot name or None, given as the model: an InputTypeError that says how to get a model."""
+    monkeypatch.chdir(tmp_path)
+    func, args = _model_functions()[name]
+    make, hint = _NOT_MODELS[what]
+    with pytest.raises(db.InputTypeError, match=r"^model must be a denoc_bridge Model \(") as info:
+        func(make(), *args)
+    assert hint in str(info.value)

@@ -10,14 +10,38 @@ to.  Configuration rules (documented in the README):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import InputError, InputTypeError
+from ..mimic import MimicModel
+from ..model import Model
 from ..spatial import pin_to_internal
 
 _MIN_NORM = 1e-12
+
+
+def check_model(model, name: str = "model") -> None:
+    """Refuse anything but a denoc_bridge model (a :class:`Model` or a :class:`MimicModel`)."""
+    if not isinstance(model, (Model, MimicModel)):
+        raise not_a_model(model, name)
+
+
+def not_a_model(model, name: str = "model") -> InputTypeError:
+    """The error for a ``model`` argument that is not a denoc_bridge model, with how to get one:
+    a Pinocchio model is converted by ``from_pinocchio``, a robot name or path is loaded."""
+    kind = type(model)
+    if kind.__module__.split(".")[0] == "pinocchio":
+        got = f"a pinocchio.{kind.__name__}: convert it once with db.from_pinocchio(pin_model)"
+    elif isinstance(model, (str, os.PathLike)):
+        got = (f"{os.fspath(model)!r}: load it once with db.load_robot({os.fspath(model)!r}) (a robot name, "
+               "generator or URDF path) or db.load_urdf(path)")
+    else:
+        got = kind.__name__ if model is not None else "None"
+    return InputTypeError(f"{name} must be a denoc_bridge Model (from db.load_urdf, db.load_robot, db.from_pinocchio "
+                          f"or denoc_bridge.generators), got {got}")
 
 
 def _owner(model, index: int, layout: str) -> int:

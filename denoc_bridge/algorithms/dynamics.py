@@ -27,7 +27,9 @@ from ..kernels import tables as T
 from ..kernels.forward_dynamics import SINGULAR_RTOL
 from .. import loops as _loops
 from ..mimic import MimicModel
+from ..model import Model
 from . import _inputs
+from ._inputs import check_model as _check_model
 
 __all__ = [
     "inverse_dynamics",
@@ -89,6 +91,7 @@ def _batch(inverse, model, q, v, x, fext, B, xname):
 
 def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     """The general path: convert and check the arguments, one state or a batch."""
+    _check_model(model)
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
     if B is not None:
         return _batch(inverse, model, q, v, x, fext, B, xname)
@@ -97,6 +100,11 @@ def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     if status:
         _raise_status(model, status, q, v, x, xname)
     return out
+
+
+def _no_loops(model) -> InputError:
+    return InputError(f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is "
+                      "actuated)")
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
@@ -122,7 +130,15 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
         (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
         consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
     """
-    if getattr(model, "loops", ()):
+    if type(model) is not Model:                                # a MimicModel, or not a model at all
+        if type(model) is MimicModel:
+            if actuated is not None:
+                raise _no_loops(model)
+            from .. import mimic
+
+            return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
+        _check_model(model)
+    if model.loops:
         from ..loops import closed_chain_inverse_dynamics
 
         if np.ndim(q) == 2:
@@ -131,12 +147,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
                              for i in range(len(q))])
         return closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
     if actuated is not None:
-        raise InputError(f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree "
-                         "is actuated)")
-    if type(model) is MimicModel:
-        from .. import mimic
-
-        return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
+        raise _no_loops(model)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
@@ -171,14 +182,16 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
     accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
     on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
     """
+    if type(model) is not Model:                                # a MimicModel, or not a model at all
+        if type(model) is MimicModel:
+            from .. import mimic
+
+            return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
+        _check_model(model)
     if model.loops:
         if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:   # fast path: the compiled kernel
             return _loops._fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
         return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
-    if type(model) is MimicModel:
-        from .. import mimic
-
-        return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
     if f_ext is None:                                           # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
@@ -218,6 +231,7 @@ def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
 def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
     """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
     of the tree on a model with loop closures (the h of 004 eq. 14)."""
+    _check_model(model)
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
     fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
     return fn(model, q, v, a, f_ext, data=data)
@@ -226,6 +240,7 @@ def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> n
 def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
     """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
     loop closures."""
+    _check_model(model)
     zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
     fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
     return fn(model, q, zero, zero.copy(), data=data)
@@ -252,6 +267,7 @@ class Geometry:
 def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = None) -> Geometry:
     """Run the full geometry pass (and the articulated factors); used by the GIM factors and
     inverse, forward kinematics and the kinetic energy."""
+    _check_model(model)
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
     work = _work(model, data)
@@ -272,10 +288,12 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     diagonal, as ``pin.crba`` does.  On a :class:`~denoc_bridge.mimic.MimicModel`, the reduced
     ``G^T I G`` (``pin.crba`` of Pinocchio's mimic model).
     """
-    if type(model) is MimicModel:
-        from .. import mimic
+    if type(model) is not Model:                                # a MimicModel, or not a model at all
+        if type(model) is MimicModel:
+            from .. import mimic
 
-        return mimic.mass_matrix(model, q, data=data)
+            return mimic.mass_matrix(model, q, data=data)
+        _check_model(model)
     nv = model.nv
     out = _empty((nv, nv))
     try:

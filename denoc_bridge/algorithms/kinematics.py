@@ -11,6 +11,7 @@ from . import _inputs
 from ..kernels import kinematics as kk
 from ..mimic import MimicModel
 from .dynamics import geometry
+from ._inputs import check_model as _check_model
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
@@ -21,6 +22,7 @@ def forward_kinematics(model, q, *, data: Data | None = None):
     Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.mimic.MimicModel`
     takes reduced q.
     """
+    _check_model(model)
     if isinstance(model, MimicModel):
         return forward_kinematics(model.tree, model.expand(q), data=data)
     geo = geometry(model, q, data=data)
@@ -32,6 +34,7 @@ def forward_kinematics(model, q, *, data: Data | None = None):
 
 def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
     """Centre of mass of the moving links in the base frame (``pin.centerOfMass``)."""
+    _check_model(model)
     if isinstance(model, MimicModel):
         return center_of_mass(model.tree, model.expand(q), data=data)
     R, p = forward_kinematics(model, q, data=data)
@@ -47,6 +50,7 @@ def energies(model, q, v, *, springs: bool = True):
     (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
     forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays.
     A :class:`~denoc_bridge.mimic.MimicModel` takes reduced q and v."""
+    _check_model(model)
     if isinstance(model, MimicModel):
         qf, vf = model.expand(q, v)
         return energies(model.tree, qf, vf, springs=springs)
@@ -72,6 +76,7 @@ def energies(model, q, v, *, springs: bool = True):
 def potential_energy(model, q, *, data: Data | None = None) -> float:
     """Potential energy: gravity ``V = -sum_k m_k g . c_k`` (``pin.computePotentialEnergy``)
     plus the joint springs ``1/2 K (q (-) q_rest)^2`` (none unless the model has stiffness)."""
+    _check_model(model)
     return energies(model, q, np.zeros(np.shape(q)[:-1] + (model.nv,)))[1]
 
 
@@ -83,4 +88,5 @@ def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
     revolute joint about an arbitrary axis (``JointModelRevoluteUnaligned``), whose armature
     term Pinocchio's kinetic energy gets wrong (``tests/test_energies.py``).
     """
+    _check_model(model)
     return energies(model, q, v, springs=False)[0]

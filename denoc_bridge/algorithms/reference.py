@@ -22,6 +22,7 @@ from ..joints import JointType
 from ..spatial import skew
 from . import _inputs
 from .dynamics import geometry
+from ._inputs import check_model as _check_model
 
 __all__ = [
     "denoc_matrices",
@@ -128,6 +129,7 @@ def denoc_matrices(model, q, *, max_links: int = MAX_LINKS):
     :func:`uncoupled_newton_euler`.  L is the number of links; models with more
     than ``max_links`` links are refused (dense 6L x 6L matrices).
     """
+    _check_model(model)
     _check_size(model, max_links)
     q = _inputs.configuration(model, q)
     kin = _world_kinematics(model, q)
@@ -179,6 +181,7 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
     ``N = N_l N_d`` and ``Ndot`` built element by element (``A_dot`` from the
     relative velocity of the link origins, ``P_dot = Omega P``).
     """
+    _check_model(model)
     _check_size(model, max_links)
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
@@ -217,6 +220,7 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
 
 def reference_mass_matrix(model, q) -> np.ndarray:
     """``I = N_d^T N_l^T M N_l N_d`` (000 eq. 13) plus the armature."""
+    _check_model(model)
     N_l, N_d = denoc_matrices(model, q)
     M = uncoupled_newton_euler(model, q).M
     return N_d.T @ N_l.T @ M @ N_l @ N_d + np.diag(model.armature)
@@ -224,6 +228,7 @@ def reference_mass_matrix(model, q) -> np.ndarray:
 
 def reference_inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
     """``tau = N_d^T N_l^T w`` (000 eqs. 11-13) plus the armature term."""
+    _check_model(model)
     N_l, N_d = denoc_matrices(model, q)
     ne = uncoupled_newton_euler(model, q, v, a, f_ext)
     return N_d.T @ N_l.T @ ne.w + np.asarray(model.armature) * _inputs.vector(model, a, "a", "v")
@@ -278,6 +283,7 @@ def module_factors(model, q):
     ``Ubar_{i,j} = N^{iT} (A^{j,i})^T Psi^j`` for ``M_j`` in ``gamma_i`` and
     ``Dbar_i = Ihat^i = N^{iT} Mhat^i N^i`` (000 eqs. 18-21; 002 eq. A.20).
     """
+    _check_model(model)
     blk = _module_blocks(model, q)
     mods = model.modules
     U = np.eye(model.nv)
@@ -297,6 +303,7 @@ def module_factors_inverse(model, q):
     ``M_j``; ``Ahat_{j,i} = A^{j,i}`` for a child module).  ``Dbar^-1`` inverts
     each (small) module block.
     """
+    _check_model(model)
     blk = _module_blocks(model, q)
     mods = model.modules
     Uinv = np.eye(model.nv)
@@ -318,12 +325,14 @@ def module_factors_inverse(model, q):
 
 def reference_inverse_mass_matrix(model, q) -> np.ndarray:
     """``I^-1 = Ubar^-T Dbar^-1 Ubar^-1`` from :func:`module_factors_inverse` (002 eq. A.22)."""
+    _check_model(model)
     Uinv, Dinv = module_factors_inverse(model, q)
     return Uinv.T @ Dinv @ Uinv
 
 
 def reference_forward_dynamics(model, q, v, tau, f_ext=None) -> np.ndarray:
     """Solve ``Ubar Dbar Ubar^T qdd = phi`` by the three block steps of 000 eq. (23)."""
+    _check_model(model)
     phi = _inputs.vector(model, tau, "tau", "v") - reference_inverse_dynamics(
         model, q, v, np.zeros(model.nv), f_ext
     )
