@@ -47,6 +47,9 @@ class Data:
     """
 
     def __init__(self, model):
+        from .algorithms._inputs import check_model
+
+        check_model(model)
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
         self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 

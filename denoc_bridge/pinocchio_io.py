@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import InputTypeError, ModelError
 from .joints import JointType
 from .mimic import MimicModel
 from .model import Frame, Model
@@ -76,6 +76,9 @@ def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
     """
     import pinocchio as pin
 
+    if not isinstance(pin_model, pin.Model):
+        hint = ": it is already a denoc_bridge model" if isinstance(pin_model, (Model, MimicModel)) else ""
+        raise InputTypeError(f"from_pinocchio expects a pinocchio.Model, got {type(pin_model).__name__}{hint}")
     nj = pin_model.njoints
     body_names = {}
     frames = []

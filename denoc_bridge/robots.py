@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError, RobotNotFoundError
+from .errors import InputError, InputTypeError, RobotNotFoundError
 from .joints import JointType
 from .model import Model
 from .urdf import load_urdf
@@ -175,7 +175,15 @@ def resolve_robot(spec: str) -> RobotSource:
     """Find a robot given as a path, an example-robot-data name or a generator spec (see the
     module docstring).  An unknown name or a malformed spec raises
     :class:`~denoc_bridge.errors.RobotNotFoundError` with a one-line explanation."""
-    spec = str(spec)
+    if not isinstance(spec, (str, os.PathLike)):
+        hint = ""
+        if type(spec).__module__.split(".")[0] == "pinocchio":
+            hint = ": convert a Pinocchio model with db.from_pinocchio(pin_model)"
+        elif type(spec).__name__ in ("Model", "MimicModel"):
+            hint = ": it is already a model"
+        raise InputTypeError(f"the robot must be a URDF path, an example-robot-data name or a generator spec, got "
+                             f"{type(spec).__name__}{hint}")
+    spec = os.fspath(spec)
     if not spec.strip():
         raise RobotNotFoundError("the robot is empty: give a URDF file, an example-robot-data name or a generator "
                                  "spec (rope, chain:N, gripper, puma560, fourbar)")

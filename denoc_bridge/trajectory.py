@@ -221,6 +221,9 @@ class Trajectory:
     @classmethod
     def load(cls, path, model) -> "Trajectory":
         """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
+        from .algorithms._inputs import check_model
+
+        check_model(model)
         try:
             f = np.load(path, allow_pickle=False)
         except (ValueError, EOFError):

@@ -575,3 +575,21 @@ def test_something_else_than_a_model_is_refused_with_how_to_get_one(name, what, 
     with pytest.raises(db.InputTypeError, match=r"^model must be a denoc_bridge Model \(") as info:
         func(make(), *args)
     assert hint in str(info.value)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda pm, m: db.Data(pm), "got a pinocchio.Model: convert it once with db.from_pinocchio"),
+    (lambda pm, m: db.Trajectory.load("t.npz", "panda"), "got 'panda': load it once with db.load_robot"),
+    (lambda pm, m: db.from_pinocchio(m), "from_pinocchio expects a pinocchio.Model, got Model: it is already a"),
+    (lambda pm, m: db.from_pinocchio("panda"), "from_pinocchio expects a pinocchio.Model, got str$"),
+    (lambda pm, m: db.load_robot(pm), "got Model: convert a Pinocchio model with db.from_pinocchio"),
+    (lambda pm, m: db.load_robot(m), "got Model: it is already a model"),
+    (lambda pm, m: db.load_robot(3), "generator spec, got int$"),
+])
+def test_models_and_robots_are_not_mistaken_for_each_other(call, match):
+    import pinocchio as pin
+
+    from denoc_bridge.generators import chain
+
+    with pytest.raises(db.InputTypeError, match=match):
+        call(pin.buildSampleModelManipulator(), chain(2))
