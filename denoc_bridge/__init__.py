@@ -52,7 +52,7 @@ from .motions import cycloidal_motion, feedforward, trajectory_torques
 from .simulation import simulate, simulate_batch
 from .sweeps import SweepResult, sweep
 from .trajectory import Trajectory
-from . import loops, mimic, sweeps
+from . import generators, loops, mimic, sweeps
 from .robots import load_robot
 from .urdf import load_urdf
 
@@ -107,6 +107,7 @@ __all__ = [
     "tree_inverse_dynamics",
     "udut",
     "uncoupled_newton_euler",
+    "generators",
     "loops",
     "mimic",
     "sweeps",
