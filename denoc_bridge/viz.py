@@ -67,6 +67,7 @@ _FOV = np.radians(75.0)                  # meshcat's default perspective camera
 # ----------------------------------------------------------------------------- inputs
 def _configurations(model, what, fps):
     """(tree model, configurations (N, nq) of the tree, is an animation)."""
+    from .algorithms._inputs import real_array
     from .configuration import neutral_configuration
     from .mimic import MimicModel
     from .trajectory import Trajectory
@@ -79,10 +80,13 @@ def _configurations(model, what, fps):
                              f"model '{model.name}' has nq = {model.nq}")
         Q, animated = what.resample(fps).q, True
     else:
-        Q = neutral_configuration(model) if what is None else np.asarray(what, dtype=float)
-        if Q.shape != (model.nq,) or not np.all(np.isfinite(Q)):
-            raise InputError(f"expected a configuration of {model.nq} finite numbers (nq of '{model.name}') "
+        Q = neutral_configuration(model) if what is None else real_array(what, "the configuration")
+        if Q.shape != (model.nq,):
+            raise InputError(f"expected a configuration of {model.nq} numbers (nq of '{model.name}') "
                              f"or a Trajectory, got an array of shape {Q.shape}")
+        if not np.all(np.isfinite(Q)):
+            i = int(np.flatnonzero(~np.isfinite(Q))[0])
+            raise InputError(f"the configuration holds {Q[i]} at q[{i}] (a value that is not finite)")
         Q, animated = Q[None], False
     if isinstance(model, MimicModel):
         return model.tree, np.array([model.expand(q) for q in Q]), animated

@@ -148,6 +148,10 @@ def test_bad_inputs(tmp_path, rope_trajectory):
         viz.export_html(model, np.zeros(3), tmp_path / "x.html")
     with pytest.raises(InputError, match="fps"):
         viz.export_html(model, np.zeros(4), tmp_path / "x.html", fps=0)
+    with pytest.raises(db.InputTypeError, match="the configuration must hold real numbers"):
+        viz.export_html(model, "abc", tmp_path / "x.html")
+    with pytest.raises(InputError, match=r"the configuration holds nan at q\[2\]"):
+        viz.export_html(model, [0, 0, np.nan, 0], tmp_path / "x.html")
     rope, traj = rope_trajectory
     with pytest.raises(InputError, match="nq = 4"):
         viz.export_html(model, traj, tmp_path / "x.html")
