@@ -242,18 +242,18 @@ def _info(args) -> int:
     notes = {}
     if args.mimic:
         tree = model.tree
-        print(f"  {len(model.mimic)} <mimic> joint(s) as constraints q_s = multiplier q_m + offset "
+        print(f"  {_count(len(model.mimic), '<mimic> joint')} as constraints q_s = multiplier q_m + offset "
               f"(as pin.buildModelFromUrdf(path, mimic=True)); the tree without them: nq = {tree.nq}, nv = {tree.nv}")
         for r in model.mimic:
             notes[r.joint] = f"mimic: {r.multiplier:g} * {r.mimicked} {'+' if r.offset >= 0 else '-'} {abs(r.offset):g}"
     elif model.mimic:
-        print(f"  {len(model.mimic)} <mimic> joint(s), treated as independent joints (as pin.buildModelFromUrdf; "
+        print(f"  {_count(len(model.mimic), '<mimic> joint')}, treated as independent joints (as pin.buildModelFromUrdf; "
               "--mimic makes them constraints)")
     for lc in model.loops:
         print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
               f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)")
     if model.warnings:
-        print(f"  {len(model.warnings)} loader note(s), e.g. {model.warnings[0]}")
+        print(f"  {_count(len(model.warnings), 'loader note')}, e.g. {model.warnings[0]}")
     print()
     if args.mimic:
         print("module tree of the links (v ranges of the tree, mimic joints included):")
@@ -369,7 +369,7 @@ def _report_table(report) -> None:
     from rich.table import Table
 
     console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 100)
-    table = Table(title=f"{report.model_name}: nv = {report.nv}, {report.samples} random state(s), "
+    table = Table(title=f"{report.model_name}: nv = {report.nv}, {_count(report.samples, 'random state')}, "
                         f"tolerance {report.tolerance:g}", box=box.SIMPLE_HEAVY, title_justify="left")
     table.add_column("quantity")
     table.add_column("Pinocchio")
@@ -635,9 +635,9 @@ def _simulate(args) -> int:
             png = None
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     base = "free-flyer base" if model.floating_base else "fixed base"
-    loops = f", {len(model.loops)} loop closure(s)" if model.loops else ""
+    loops = f", {_count(len(model.loops), 'loop closure')}" if model.loops else ""
     if args.mimic:
-        loops += f", {len(model.mimic)} <mimic> joint(s) as constraints"
+        loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
     if model.loops and method not in FIXED_STEP_METHODS:
         raise DenocError(f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
@@ -868,6 +868,10 @@ def _sweep_table(res, metrics) -> None:
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     text = " ".join(str(message).split())
     print(f"denoc-bridge: warning: {text}", file=sys.stderr)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def main(argv=None) -> int:

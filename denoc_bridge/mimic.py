@@ -163,7 +163,8 @@ class MimicModel:
                         "with model.expand(q, v, a) (mimic joints as independent joints)")
 
     def __repr__(self) -> str:
-        return (f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {self.n_constraints} mimic joint(s); "
+        joints = f"{self.n_constraints} mimic joint" + ("" if self.n_constraints == 1 else "s")
+        return (f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {joints}; "
                 f"tree nq={self.tree.nq}, nv={self.tree.nv})")
 
     # --------------------------------------------------------------- coordinates

@@ -150,7 +150,8 @@ class ValidationReport:
     def table(self) -> str:
         """A plain-text table of the checks."""
         head = f"{'quantity':<22} {'Pinocchio':<24} {'max rel. error':>15} {'vs exact':>10}  result"
-        lines = [f"{self.model_name}: nv = {self.nv}, {self.samples} random state(s), tolerance {self.tolerance:g}",
+        states = f"{self.samples} random state" + ("" if self.samples == 1 else "s")
+        lines = [f"{self.model_name}: nv = {self.nv}, {states}, tolerance {self.tolerance:g}",
                  head, "-" * len(head)]
         for c in self.checks:
             exact = "" if c.max_error_vs_exact is None else f"{c.max_error_vs_exact:.1e}"

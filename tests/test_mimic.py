@@ -352,7 +352,7 @@ def test_tree_only_functions_say_what_to_do_and_the_model_pickles():
 def test_cli_info_reports_mimic_constraints(capsys):
     assert main(["info", GRIPPER, "--mimic"]) == 0
     out = capsys.readouterr().out
-    assert "nq = 5, nv = 4" in out and "6 <mimic> joint(s) as constraints" in out
+    assert "nq = 5, nv = 4" in out and "6 <mimic> joints as constraints" in out
     assert "mimic: -1 * b_finger_l + 0.1" in out
     assert main(["info", GRIPPER]) == 0
     out = capsys.readouterr().out
@@ -450,7 +450,7 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
     assert main(["simulate", GRIPPER, "--mimic", "--duration", "0.2", "--no-html", "--plot", str(tmp_path / "g.png"),
                  "--save", str(npz)]) == 0
     out = capsys.readouterr().out
-    assert "4 DOF (fixed base, 6 <mimic> joint(s) as constraints)" in out
+    assert "4 DOF (fixed base, 6 <mimic> joints as constraints)" in out
     assert "checked against Pinocchio (pin.buildModelFromUrdf(mimic=True), 2 random states): all 5" in out
     assert "completed: 200 steps" in out and (tmp_path / "g.png").stat().st_size > 0
     mm = db.load_urdf(GRIPPER, mimic=True)
