@@ -49,10 +49,8 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
     On a model with loop closures, ``actuated`` names the actuated joints (default all; see
     :func:`denoc_bridge.loops.closed_chain_inverse_dynamics`)."""
     _check_model(model)
-    from .algorithms.dynamics import inverse_dynamics
-    from .configuration import difference
-
     from .algorithms._inputs import real_array
+    from .algorithms.dynamics import inverse_dynamics
 
     t = np.atleast_1d(real_array(t, "t"))
     if t.ndim != 1 or not np.all(np.isfinite(t)):
@@ -66,11 +64,31 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
         tau = inverse_dynamics(model, q[0], v[0], a[0], f_ext, **kw)[None]
     else:
         tau = inverse_dynamics(model, q, v, a, f_ext, **kw)
-    if passive and (np.any(model.damping) or np.any(model.stiffness)):
-        tau = tau + model.damping * v
-        if np.any(model.stiffness):
-            tau = tau + model.stiffness * difference(model, np.broadcast_to(model.rest_configuration, q.shape), q)
+    if passive:
+        tp = _passive_forces(model, q, v)
+        if tp is not None:
+            tau = tau - tp
     return tau
+
+
+def _passive_forces(model, q, v) -> np.ndarray:
+    """The joint springs' and dampers' forces ``-K (q (-) q_rest) - D v`` at the samples (N, nv);
+    on a :class:`~denoc_bridge.mimic.MimicModel` the tree's, at the expanded states, as forces
+    on the reduced coordinates (``G^T``), as they act in its simulation.  None without springs
+    and dampers."""
+    from .configuration import difference
+
+    tree = getattr(model, "tree", None)
+    if tree is None:
+        tree, qt, vt = model, q, v
+    else:
+        qt, vt = model.expand(q, v)
+    if not (np.any(tree.damping) or np.any(tree.stiffness)):
+        return None
+    out = -tree.damping * vt
+    if np.any(tree.stiffness):
+        out = out - tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, qt.shape), qt)
+    return out if tree is model else model.reduce_forces(out)
 
 
 def feedforward(model, motion, *, passive: bool = True):

@@ -638,3 +638,41 @@ def test_compiled_single_state_entries_equal_pinocchio_and_the_checked_path(floa
         db.forward_dynamics(mm, q, bad, tau)
     with pytest.raises(db.InputError, match=r"shape"):
         db.inverse_dynamics(mm, q, v[:-1], a)
+
+
+@pytest.mark.parametrize("springs", [False, True])
+def test_trajectory_torques_and_feedforward_on_a_mimic_model(springs):
+    """trajectory_torques on a MimicModel (used to raise TreeOnlyError for model.damping, even
+    without dampers): G^T of the tree's torques at the expanded states, the tree's springs and
+    dampers subtracted; feedforward with them makes simulate follow the motion."""
+    rng = np.random.default_rng(8)
+    tree = db.load_urdf(GRIPPER)
+    if springs:
+        circle = np.repeat(tree.joint_type == int(JointType.CONTINUOUS), tree.nv_joint)
+        tree = tree.replace(damping=rng.uniform(0.005, 0.02, tree.nv),
+                            stiffness=np.where(circle, 0.0, rng.uniform(0.01, 0.1, tree.nv)))
+    mm = db.MimicModel(tree)
+    qa, T = db.random_configuration(mm, rng), 0.3
+    d = db.difference(mm, qa, db.random_configuration(mm, rng))
+
+    def motion(t):                                       # 000 eq. (15) along d (a continuous joint: nq > nv)
+        s, sd, sdd = (x[..., 0] for x in db.cycloidal_motion(0.0, 1.0, T, t))
+        return db.integrate(mm, np.broadcast_to(qa, np.shape(s) + qa.shape), np.multiply.outer(s, d)), \
+            np.multiply.outer(sd, d), np.multiply.outer(sdd, d)
+
+    t = np.linspace(0.0, T, 7)
+    q, v, a = motion(t)
+    tau = db.trajectory_torques(mm, t, q, v, a)
+    qf, vf, af = mm.expand(q, v, a)
+    assert_close("G^T (tree torques)", tau, mm.reduce_forces(db.trajectory_torques(tree, t, qf, vf, af)), 1e-12)
+    unforced = db.trajectory_torques(mm, t, q, v, a, passive=False)
+    assert_close("without the passive forces", unforced, db.inverse_dynamics(mm, q, v, a), 1e-14)
+    assert np.abs(tau - unforced).max() > (1e-4 if springs else -1.0)
+    errors = []                                          # what is left is RK4's: 16x less per halving
+    for dt in (5e-4, 2.5e-4):
+        traj = db.simulate(mm, qa, np.zeros(mm.nv), T, dt, tau=db.feedforward(mm, motion), progress=False)
+        qd, vd, _ = motion(traj.t)
+        errors.append((np.abs(db.difference(mm, qd, traj.q)).max(), np.abs(traj.v - vd).max() / np.abs(vd).max()))
+    (q1, v1), (q2, v2) = errors
+    assert 12.0 < q1 / q2 < 20.0 and 12.0 < v1 / v2 < 20.0, errors
+    assert q2 < 1e-10 and v2 < 1e-8, errors
