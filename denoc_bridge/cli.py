@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._text import count as _count
 from .errors import DenocError
 from .joints import AXIAL, JointType
 
@@ -247,8 +248,8 @@ def _info(args) -> int:
         for r in model.mimic:
             notes[r.joint] = f"mimic: {r.multiplier:g} * {r.mimicked} {'+' if r.offset >= 0 else '-'} {abs(r.offset):g}"
     elif model.mimic:
-        print(f"  {_count(len(model.mimic), '<mimic> joint')}, treated as independent joints (as pin.buildModelFromUrdf; "
-              "--mimic makes them constraints)")
+        print(f"  {_count(len(model.mimic), '<mimic> joint')}, treated as independent joints "
+              "(as pin.buildModelFromUrdf; --mimic makes them constraints)")
     for lc in model.loops:
         print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
               f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)")
@@ -868,10 +869,6 @@ def _sweep_table(res, metrics) -> None:
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     text = " ".join(str(message).split())
     print(f"denoc-bridge: warning: {text}", file=sys.stderr)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def main(argv=None) -> int:

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._text import count
 from .errors import InputError, ModelError, SingularInertiaError
 from .joints import JointType
 from .kernels import mimic as _km
@@ -163,7 +164,7 @@ class MimicModel:
                         "with model.expand(q, v, a) (mimic joints as independent joints)")
 
     def __repr__(self) -> str:
-        joints = f"{self.n_constraints} mimic joint" + ("" if self.n_constraints == 1 else "s")
+        joints = count(self.n_constraints, "mimic joint")
         return (f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {joints}; "
                 f"tree nq={self.tree.nq}, nv={self.tree.nv})")
 

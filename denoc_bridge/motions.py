@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
+from .trajectory import joint_passive_forces
 from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["cycloidal_motion", "trajectory_torques", "feedforward"]
@@ -65,30 +66,10 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
     else:
         tau = inverse_dynamics(model, q, v, a, f_ext, **kw)
     if passive:
-        tp = _passive_forces(model, q, v)
+        tp = joint_passive_forces(model, q, v)
         if tp is not None:
             tau = tau - tp
     return tau
-
-
-def _passive_forces(model, q, v) -> np.ndarray:
-    """The joint springs' and dampers' forces ``-K (q (-) q_rest) - D v`` at the samples (N, nv);
-    on a :class:`~denoc_bridge.mimic.MimicModel` the tree's, at the expanded states, as forces
-    on the reduced coordinates (``G^T``), as they act in its simulation.  None without springs
-    and dampers."""
-    from .configuration import difference
-
-    tree = getattr(model, "tree", None)
-    if tree is None:
-        tree, qt, vt = model, q, v
-    else:
-        qt, vt = model.expand(q, v)
-    if not (np.any(tree.damping) or np.any(tree.stiffness)):
-        return None
-    out = -tree.damping * vt
-    if np.any(tree.stiffness):
-        out = out - tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, qt.shape), qt)
-    return out if tree is model else model.reduce_forces(out)
 
 
 def feedforward(model, motion, *, passive: bool = True):

@@ -86,6 +86,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from ._text import count as _count
 from .errors import DenocError, InputError, InputTypeError, SimulationError
 
 __all__ = ["sweep", "grid", "read_cases", "vary", "SweepResult", "DifferentSweepError", "ClusterStartError", "METRICS"]
@@ -758,10 +759,6 @@ class SweepResult:
         text = f"{_count(len(self.rows), 'case')}: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items()))
         text += f" ({self.n_run} run now, {self.n_resumed} from an earlier run) in {self.wall_time:.2f} s"
         return text
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 # ---------------------------------------------------------------------------- the sweep

@@ -38,6 +38,26 @@ def _cumulative_integral(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return out
 
 
+def joint_passive_forces(model, q, v):
+    """The joint springs' and dampers' forces ``-K (q (-) q_rest) - D v`` at the states (q, v)
+    (one or a batch); on a :class:`~denoc_bridge.mimic.MimicModel` the tree's, at the expanded
+    states, as forces on the reduced coordinates (``G^T``), as they act in its simulation.  None
+    when the model has neither springs nor dampers."""
+    from .configuration import difference
+
+    tree = getattr(model, "tree", None)
+    if tree is None:
+        tree, qt, vt = model, q, v
+    else:
+        qt, vt = model.expand(q, v)
+    if not (np.any(tree.damping) or np.any(tree.stiffness)):
+        return None
+    out = -tree.damping * vt
+    if np.any(tree.stiffness):
+        out = out - tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, qt.shape), qt)
+    return out if tree is model else model.reduce_forces(out)
+
+
 @dataclass(eq=False)
 class Trajectory:
     """States of a simulated motion (see the module docstring).
@@ -117,16 +137,10 @@ class Trajectory:
     def passive_forces(self) -> np.ndarray:
         """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant
         (on a MimicModel the tree's at the expanded states, as forces on the reduced coordinates)."""
-        from .configuration import difference
-
-        m = self.model
         if not len(self):
-            return np.zeros((0, m.nv))
-        tree, q, v, _ = self._tree_states()
-        out = -tree.damping * v
-        if np.any(tree.stiffness):
-            out -= tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, q.shape), q)
-        return out if tree is m else m.reduce_forces(out)
+            return np.zeros((0, self.model.nv))
+        out = joint_passive_forces(self.model, self.q, self.v)
+        return np.zeros_like(self.v) if out is None else out
 
     @property
     def power_in(self) -> np.ndarray:

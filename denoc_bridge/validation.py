@@ -54,6 +54,7 @@ from .algorithms import (
     nonlinear_effects,
 )
 from .configuration import random_configuration
+from ._text import count
 from .errors import SingularInertiaError
 from .mimic import MimicModel
 from .algorithms._inputs import check_model as _check_model
@@ -150,7 +151,7 @@ class ValidationReport:
     def table(self) -> str:
         """A plain-text table of the checks."""
         head = f"{'quantity':<22} {'Pinocchio':<24} {'max rel. error':>15} {'vs exact':>10}  result"
-        states = f"{self.samples} random state" + ("" if self.samples == 1 else "s")
+        states = count(self.samples, "random state")
         lines = [f"{self.model_name}: nv = {self.nv}, {states}, tolerance {self.tolerance:g}",
                  head, "-" * len(head)]
         for c in self.checks:
