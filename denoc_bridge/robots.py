@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from .algorithms._inputs import is_pinocchio_object
 from .errors import InputError, InputTypeError, RobotNotFoundError
 from .joints import JointType
 from .model import Model
@@ -177,7 +178,7 @@ def resolve_robot(spec: str) -> RobotSource:
     :class:`~denoc_bridge.errors.RobotNotFoundError` with a one-line explanation."""
     if not isinstance(spec, (str, os.PathLike)):
         hint = ""
-        if type(spec).__module__.split(".")[0] == "pinocchio":
+        if is_pinocchio_object(spec):
             hint = ": convert a Pinocchio model with db.from_pinocchio(pin_model)"
         elif type(spec).__name__ in ("Model", "MimicModel"):
             hint = ": it is already a model"

@@ -29,11 +29,16 @@ def check_model(model, name: str = "model") -> None:
         raise not_a_model(model, name)
 
 
+def is_pinocchio_object(x) -> bool:
+    """True for an instance of a Pinocchio class (a ``pinocchio.Model``, ``Data``, ...)."""
+    return type(x).__module__.split(".")[0] == "pinocchio"
+
+
 def not_a_model(model, name: str = "model") -> InputTypeError:
     """The error for a ``model`` argument that is not a denoc_bridge model, with how to get one:
     a Pinocchio model is converted by ``from_pinocchio``, a robot name or path is loaded."""
     kind = type(model)
-    if kind.__module__.split(".")[0] == "pinocchio":
+    if is_pinocchio_object(model):
         got = f"a pinocchio.{kind.__name__}: convert it once with db.from_pinocchio(pin_model)"
     elif isinstance(model, (str, os.PathLike)):
         got = (f"{os.fspath(model)!r}: load it once with db.load_robot({os.fspath(model)!r}) (a robot name, "

@@ -90,8 +90,8 @@ def _batch(inverse, model, q, v, x, fext, B, xname):
 
 
 def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
-    """The general path: convert and check the arguments, one state or a batch."""
-    _check_model(model)
+    """The general path: convert and check the arguments, one state or a batch (``model`` is
+    checked by the caller)."""
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
     if B is not None:
         return _batch(inverse, model, q, v, x, fext, B, xname)
@@ -207,12 +207,14 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
 def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
     """:func:`inverse_dynamics` of the tree, loop closures ignored (equals ``pin.rnea`` of the
     model without its loops)."""
+    _check_model(model)
     return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
 def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
     """:func:`forward_dynamics` of the tree, loop closures ignored (the open-tree accelerations
     that :mod:`denoc_bridge.loops` corrects)."""
+    _check_model(model)
     return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
