@@ -58,14 +58,13 @@ import denoc_bridge as db  # noqa: E402
 from denoc_bridge import loops  # noqa: E402
 from denoc_bridge.robots import load_robot, serial_chain  # noqa: E402
 
-try:                                                            # the helpers of the speed benchmark
-    from denoc_bridge.benchmarking import _fmt_us, _rel, machine  # noqa: E402
+try:  # the helpers of the speed benchmark
+    from denoc_bridge.benchmarking import _fmt_us, _rel, machine
 except ImportError:
-    from speed import _fmt_us, _rel, machine  # noqa: E402
+    from speed import _fmt_us, _rel, machine
 
-SETTINGS = (1e-14, 1e-10, 200)                                   # ProximalSettings(accuracy, mu, max_iter)
+SETTINGS = (1e-14, 1e-10, 200)  # ProximalSettings(accuracy, mu, max_iter)
 from denoc_bridge.testing import PIN_CONTACT as PIN_KIND  # noqa: E402
-
 
 # ------------------------------------------------------------------ timing
 
@@ -76,7 +75,7 @@ def interleaved(fns: dict, repeats: int, min_time: float, stat: str = "median") 
     their minimum (on a shared machine the other processes only ever add time)."""
     calls = {}
     for name, fn in fns.items():
-        fn()                                                    # warm up (compiles on a cold cache)
+        fn()  # warm up (compiles on a cold cache)
         t0 = time.perf_counter()
         fn()
         calls[name] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-9)))
@@ -103,9 +102,10 @@ def _close_at(model, q_ref, kind, link, xyz=(0.0, 0.0, 0.0)):
         frame = next(f for f in model.frames if f.name == link)
         k, R0, p0 = frame.link, np.asarray(frame.rotation, float), np.asarray(frame.translation, float)
     R, p = db.forward_kinematics(model, q_ref)
-    Rl, pl = R[k] @ R0, p[k] + R[k] @ p0                         # the link or frame in the world
-    model.add_loop_closure(f"{kind}_{link}", kind, link, "world", xyz1=xyz, xyz2=pl + Rl @ np.asarray(xyz, float),
-                           rotation2=Rl)
+    Rl, pl = R[k] @ R0, p[k] + R[k] @ p0  # the link or frame in the world
+    model.add_loop_closure(
+        f"{kind}_{link}", kind, link, "world", xyz1=xyz, xyz2=pl + Rl @ np.asarray(xyz, float), rotation2=Rl
+    )
 
 
 def fourbar_case():
@@ -144,12 +144,14 @@ def robot_case(name: str, kind: str, feet):
 
 def systems(quick: bool) -> list:
     """(label, model with its loop closures, configuration where the loops are closed)."""
-    return [fourbar_case(),
-            chain_case(7, "spherical", 1),
-            chain_case(8, "weld", 2),
-            chain_case(30 if quick else 100, "weld", 3),
-            robot_case("solo12", "spherical", ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")),
-            robot_case("talos", "weld", ("left_sole_link", "right_sole_link"))]
+    return [
+        fourbar_case(),
+        chain_case(7, "spherical", 1),
+        chain_case(8, "weld", 2),
+        chain_case(30 if quick else 100, "weld", 3),
+        robot_case("solo12", "spherical", ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")),
+        robot_case("talos", "weld", ("left_sole_link", "right_sole_link")),
+    ]
 
 
 def states(model, q_ref, n: int, seed: int) -> list:
@@ -197,23 +199,33 @@ def profile(model, q, v, tau, repeats: int, min_time: float, stat: str = "median
         cp = loops._compiled(model)
         fext, a = loops._NO_FEXT, np.empty(model.nv)
         args = (model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, 0.0, 0.0, loops.RANK_RTOL, a)
-        noop = njit(kl.ACCEL_SIGNATURE)(_noop)                   # the same arguments, no work
-        t = interleaved({
-            "api": lambda: db.forward_dynamics(model, q, v, tau),
-            "loops": lambda: loops.constrained_forward_dynamics(model, q, v, tau),
-            "entry": lambda: kl.constrained_accelerations(*args),
-            "noop": lambda: noop(*args),
-        }, repeats, min_time, stat)
-    except Exception as exc:                                     # private names changed: say so, go on
+        noop = njit(kl.ACCEL_SIGNATURE)(_noop)  # the same arguments, no work
+        t = interleaved(
+            {
+                "api": lambda: db.forward_dynamics(model, q, v, tau),
+                "loops": lambda: loops.constrained_forward_dynamics(model, q, v, tau),
+                "entry": lambda: kl.constrained_accelerations(*args),
+                "noop": lambda: noop(*args),
+            },
+            repeats,
+            min_time,
+            stat,
+        )
+    except Exception as exc:  # private names changed: say so, go on
         return dict(error=f"{type(exc).__name__}: {exc}")
-    return dict(api_us=t["api"] * 1e6, python_layers_us=(t["api"] - t["entry"]) * 1e6,
-                of_which_forward_dynamics_to_loops_us=(t["api"] - t["loops"]) * 1e6,
-                entry_from_python_us=t["entry"] * 1e6, dispatch_us=t["noop"] * 1e6,
-                compiled_us=(t["entry"] - t["noop"]) * 1e6)
+    return dict(
+        api_us=t["api"] * 1e6,
+        python_layers_us=(t["api"] - t["entry"]) * 1e6,
+        of_which_forward_dynamics_to_loops_us=(t["api"] - t["loops"]) * 1e6,
+        entry_from_python_us=t["entry"] * 1e6,
+        dispatch_us=t["noop"] * 1e6,
+        compiled_us=(t["entry"] - t["noop"]) * 1e6,
+    )
 
 
-def compare(label, model, q_ref, n_states: int, repeats: int, min_time: float, with_profile: bool = False,
-            stat: str = "median") -> dict:
+def compare(
+    label, model, q_ref, n_states: int, repeats: int, min_time: float, with_profile: bool = False, stat: str = "median"
+) -> dict:
     import pinocchio as pin
 
     pm = db.to_pinocchio(model)
@@ -233,73 +245,108 @@ def compare(label, model, q_ref, n_states: int, repeats: int, min_time: float, w
         phi, C, cdqd = loops.loop_kinematics(model, q, v)
         residual = max(residual, float(np.abs(C @ a + cdqd).max() / max(np.abs(C).max() * np.abs(a).max(), 1e-300)))
     q, v, tau = sts[0]
-    t = interleaved({
-        "ours": lambda: db.forward_dynamics(model, q, v, tau),
-        "pin": lambda: pin.constraintDynamics(pm, pd, q, v, tau, vms, vds, settings),
-        "pin_lists": lambda: pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, settings),
-        "tree": lambda: db.forward_dynamics(tree, q, v, tau),
-        "aba": lambda: pin.aba(pm, pd, q, v, tau),
-    }, repeats, min_time, stat)
+    t = interleaved(
+        {
+            "ours": lambda: db.forward_dynamics(model, q, v, tau),
+            "pin": lambda: pin.constraintDynamics(pm, pd, q, v, tau, vms, vds, settings),
+            "pin_lists": lambda: pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, settings),
+            "tree": lambda: db.forward_dynamics(tree, q, v, tau),
+            "aba": lambda: pin.aba(pm, pd, q, v, tau),
+        },
+        repeats,
+        min_time,
+        stat,
+    )
     C = loops.loop_jacobian(model, q)
-    row = dict(case=label, nv=model.nv, n_loops=len(model.loops),
-               cuts=", ".join(f"{lc.type} ({PIN_KIND[lc.type]})" for lc in model.loops),
-               rows=int(C.shape[0]), rank=int(loops.independent_rows(C).size),
-               denoc_us=t["ours"] * 1e6, pin_us=t["pin"] * 1e6, ratio=t["ours"] / t["pin"],
-               pin_lists_us=t["pin_lists"] * 1e6, ratio_lists=t["ours"] / t["pin_lists"],
-               max_rel_diff=rel, constraint_residual=residual, pin_iterations=iters,
-               tree_fd_us=t["tree"] * 1e6, aba_us=t["aba"] * 1e6)
-    print(f"  {label:<38} nv {row['nv']:>3}  rank {row['rank']:>2}/{row['rows']:<2}  "
-          f"ours {row['denoc_us']:7.2f} us   pin {row['pin_us']:7.2f} us ({row['pin_lists_us']:7.2f} with lists)"
-          f"   ratio {row['ratio']:.2f} ({row['ratio_lists']:.2f})   rel. diff {rel:.1e}   "
-          f"(open tree {row['tree_fd_us']:.2f} us, aba {row['aba_us']:.2f} us)", flush=True)
+    row = dict(
+        case=label,
+        nv=model.nv,
+        n_loops=len(model.loops),
+        cuts=", ".join(f"{lc.type} ({PIN_KIND[lc.type]})" for lc in model.loops),
+        rows=int(C.shape[0]),
+        rank=int(loops.independent_rows(C).size),
+        denoc_us=t["ours"] * 1e6,
+        pin_us=t["pin"] * 1e6,
+        ratio=t["ours"] / t["pin"],
+        pin_lists_us=t["pin_lists"] * 1e6,
+        ratio_lists=t["ours"] / t["pin_lists"],
+        max_rel_diff=rel,
+        constraint_residual=residual,
+        pin_iterations=iters,
+        tree_fd_us=t["tree"] * 1e6,
+        aba_us=t["aba"] * 1e6,
+    )
+    print(
+        f"  {label:<38} nv {row['nv']:>3}  rank {row['rank']:>2}/{row['rows']:<2}  "
+        f"ours {row['denoc_us']:7.2f} us   pin {row['pin_us']:7.2f} us ({row['pin_lists_us']:7.2f} with lists)"
+        f"   ratio {row['ratio']:.2f} ({row['ratio_lists']:.2f})   rel. diff {rel:.1e}   "
+        f"(open tree {row['tree_fd_us']:.2f} us, aba {row['aba_us']:.2f} us)",
+        flush=True,
+    )
     if with_profile:
         row["profile"] = p = profile(model, q, v, tau, repeats, min_time, stat)
         if "error" in p:
             print(f"    profile unavailable: {p['error']}", flush=True)
         else:
-            print(f"    profile: Python layers {p['python_layers_us']:.2f} us (forward_dynamics -> loops "
-                  f"{p['of_which_forward_dynamics_to_loops_us']:.2f}), dispatch {p['dispatch_us']:.2f} us, "
-                  f"compiled {p['compiled_us']:.2f} us", flush=True)
+            print(
+                f"    profile: Python layers {p['python_layers_us']:.2f} us (forward_dynamics -> loops "
+                f"{p['of_which_forward_dynamics_to_loops_us']:.2f}), dispatch {p['dispatch_us']:.2f} us, "
+                f"compiled {p['compiled_us']:.2f} us",
+                flush=True,
+            )
     return row
 
 
-def run(quick: bool, repeats: int, min_time: float, n_states: int = None, with_profile: bool = False,
-        stat: str = "median") -> list:
+def run(
+    quick: bool, repeats: int, min_time: float, n_states: int = None, with_profile: bool = False, stat: str = "median"
+) -> list:
     """The rows of every system (see the module docstring)."""
     n_states = n_states or (2 if quick else 5)
-    return [compare(label, model, q_ref, n_states, repeats, min_time, with_profile, stat)
-            for label, model, q_ref in systems(quick)]
+    return [
+        compare(label, model, q_ref, n_states, repeats, min_time, with_profile, stat)
+        for label, model, q_ref in systems(quick)
+    ]
 
 
 def table(rows: list) -> str:
     """The markdown table of the rows."""
-    lines = ["| system | DOF | constraint rows (rank) | `db.forward_dynamics` | `pin.constraintDynamics` | ratio "
-             "| with lists: pin / ratio | max. rel. diff. | open tree: ours / `pin.aba` |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | DOF | constraint rows (rank) | `db.forward_dynamics` | `pin.constraintDynamics` | ratio "
+        "| with lists: pin / ratio | max. rel. diff. | open tree: ours / `pin.aba` |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['case']} | {r['nv']} | {r['rows']} ({r['rank']}) | {_fmt_us(r['denoc_us'])} | "
-                     f"{_fmt_us(r['pin_us'])} | {r['ratio']:.2f} x | {_fmt_us(r['pin_lists_us'])} / "
-                     f"{r['ratio_lists']:.2f} x | {r['max_rel_diff']:.1e} | "
-                     f"{_fmt_us(r['tree_fd_us'])} / {_fmt_us(r['aba_us'])} |")
+        lines.append(
+            f"| {r['case']} | {r['nv']} | {r['rows']} ({r['rank']}) | {_fmt_us(r['denoc_us'])} | "
+            f"{_fmt_us(r['pin_us'])} | {r['ratio']:.2f} x | {_fmt_us(r['pin_lists_us'])} / "
+            f"{r['ratio_lists']:.2f} x | {r['max_rel_diff']:.1e} | "
+            f"{_fmt_us(r['tree_fd_us'])} / {_fmt_us(r['aba_us'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def profile_table(rows: list) -> str:
-    lines = ["| system | `db.forward_dynamics` | Python layers | dispatch (14 arguments) | compiled |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| system | `db.forward_dynamics` | Python layers | dispatch (14 arguments) | compiled |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         p = r.get("profile", {})
         if "api_us" in p:
-            lines.append(f"| {r['case']} | {_fmt_us(p['api_us'])} | {_fmt_us(p['python_layers_us'])} | "
-                         f"{_fmt_us(p['dispatch_us'])} | {_fmt_us(p['compiled_us'])} |")
+            lines.append(
+                f"| {r['case']} | {_fmt_us(p['api_us'])} | {_fmt_us(p['python_layers_us'])} | "
+                f"{_fmt_us(p['dispatch_us'])} | {_fmt_us(p['compiled_us'])} |"
+            )
     return "\n".join(lines) + "\n" if len(lines) > 2 else ""
 
 
 def markdown(res: dict) -> str:
     m = res["machine"]
-    md = (f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
-          f"{m['numba']}, Pinocchio {m['pinocchio']}; {m['date']}; {res.get('stat', 'median')} of "
-          f"{res.get('repeats')} interleaved repeats.\n\n" + table(res["rows"]))
+    md = (
+        f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
+        f"{m['numba']}, Pinocchio {m['pinocchio']}; {m['date']}; {res.get('stat', 'median')} of "
+        f"{res.get('repeats')} interleaved repeats.\n\n" + table(res["rows"])
+    )
     prof = profile_table(res["rows"])
     return md + ("\n" + prof if prof else "")
 
@@ -311,15 +358,24 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=os.path.join(HERE, "results"), help="output directory")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--states", type=int, default=None, help="random states compared per system")
-    parser.add_argument("--stat", choices=("median", "min"), default="median",
-                        help="of the repeats (min on a busy machine: other processes only add time)")
+    parser.add_argument(
+        "--stat",
+        choices=("median", "min"),
+        default="median",
+        help="of the repeats (min on a busy machine: other processes only add time)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     repeats = args.repeats or (3 if quick else 9)
     min_time = 0.005 if quick else 0.05
     os.makedirs(args.out, exist_ok=True)
-    res = dict(machine=machine(), quick=quick, stat=args.stat, repeats=repeats,
-               settings=dict(zip(("accuracy", "mu", "max_iter"), SETTINGS)))
+    res = dict(
+        machine=machine(),
+        quick=quick,
+        stat=args.stat,
+        repeats=repeats,
+        settings=dict(zip(("accuracy", "mu", "max_iter"), SETTINGS)),
+    )
     print("closed-loop forward dynamics: db.forward_dynamics vs pin.constraintDynamics", flush=True)
     res["rows"] = run(quick, repeats, min_time, args.states, args.profile, args.stat)
     with open(os.path.join(args.out, "loops.json"), "w") as f:

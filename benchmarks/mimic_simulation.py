@@ -67,13 +67,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import denoc_bridge as db
-    from denoc_bridge.robots import resolve_robot
     from denoc_bridge.mimic_simulation import run_stages
+    from denoc_bridge.robots import resolve_robot
     from denoc_bridge.testing import pin_mimic_rk4
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    robots = [("mimic_gripper", os.path.join(here, "urdf", "mimic_gripper.urdf"), False),
-              ("pr2", resolve_robot("pr2").path, True)]
+    robots = [
+        ("mimic_gripper", os.path.join(here, "urdf", "mimic_gripper.urdf"), False),
+        ("pr2", resolve_robot("pr2").path, True),
+    ]
     T, dt = (0.05, 1e-3) if args.quick else (0.5, 1e-3)
     repeats = 1 if args.quick else args.repeats
     n = int(round(T / dt))
@@ -81,7 +83,7 @@ def main(argv=None):
     for name, path, floating in robots:
         mm, pm = _models(path, floating)
         q0, v0 = db.neutral_configuration(mm), np.zeros(mm.nv)
-        db.simulate(mm, q0, v0, 2 * dt, dt)                        # compiled once (numba's cache)
+        db.simulate(mm, q0, v0, 2 * dt, dt)  # compiled once (numba's cache)
         times = {"compiled": [], "python": [], "pin": []}
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -94,20 +96,33 @@ def main(argv=None):
             q_pin, _ = pin_mimic_rk4(pm, q0.copy(), v0.copy(), dt, n)
             times["pin"].append(time.perf_counter() - t0)
         best = {k: min(v) for k, v in times.items()}
-        rows.append({
-            "robot": name, "nv": mm.nv, "tree_nv": mm.tree.nv, "mimic_joints": mm.n_constraints,
-            "steps": n, **{f"wall_{k}": v for k, v in best.items()},
-            "us_per_step_compiled": 1e6 * best["compiled"] / n,
-            "speedup_vs_pin": best["pin"] / best["compiled"],
-            "speedup_vs_python_stages": best["python"] / best["compiled"],
-            "q_gap_pin": float(np.abs(ours.q[-1] - q_pin).max()),
-            "q_gap_python_stages": float(np.abs(ours.q - stages.q).max()),
-            "energy_error": float(np.abs(ours.energy_drift(relative=True)).max()),
-        })
-    calls = _calls(robots[:1] + [("panda", resolve_robot("panda").path, False)] + robots[1:], repeats,
-                   200 if args.quick else 2000)
-    meta = {"t_final": T, "dt": dt, "repeats": repeats, "quick": args.quick,
-            "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+        rows.append(
+            {
+                "robot": name,
+                "nv": mm.nv,
+                "tree_nv": mm.tree.nv,
+                "mimic_joints": mm.n_constraints,
+                "steps": n,
+                **{f"wall_{k}": v for k, v in best.items()},
+                "us_per_step_compiled": 1e6 * best["compiled"] / n,
+                "speedup_vs_pin": best["pin"] / best["compiled"],
+                "speedup_vs_python_stages": best["python"] / best["compiled"],
+                "q_gap_pin": float(np.abs(ours.q[-1] - q_pin).max()),
+                "q_gap_python_stages": float(np.abs(ours.q - stages.q).max()),
+                "energy_error": float(np.abs(ours.energy_drift(relative=True)).max()),
+            }
+        )
+    calls = _calls(
+        robots[:1] + [("panda", resolve_robot("panda").path, False)] + robots[1:], repeats, 200 if args.quick else 2000
+    )
+    meta = {
+        "t_final": T,
+        "dt": dt,
+        "repeats": repeats,
+        "quick": args.quick,
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "mimic_simulation.json"), "w") as fh:
         json.dump({"meta": meta, "rows": rows, "calls": calls}, fh, indent=1)
@@ -147,35 +162,53 @@ def _calls(robots, repeats, n):
             return np.linalg.solve(np.triu(M) + np.triu(M, 1).T, tau - pin.nonLinearEffects(pm, pd, q, v))
 
         scale = max(np.abs(a).max(), 1.0)
-        out.append({
-            "robot": name, "nv": mm.nv,
-            "id_us": best(lambda: db.inverse_dynamics(mm, q, v, a)), "rnea_us": best(lambda: pin.rnea(pm, pd, q, v, a)),
-            "mass_us": best(lambda: db.mass_matrix(mm, q)), "crba_us": best(lambda: pin.crba(pm, pd, q)),
-            "fd_us": best(lambda: db.forward_dynamics(mm, q, v, tau)), "pin_fd_us": best(pin_fd),
-            "id_error": float(np.abs(tau - pin.rnea(pm, pd, q, v, a)).max() / np.abs(tau).max()),
-            "fd_error": float(np.abs(db.forward_dynamics(mm, q, v, tau) - pin_fd()).max() / scale),
-        })
+        out.append(
+            {
+                "robot": name,
+                "nv": mm.nv,
+                "id_us": best(lambda: db.inverse_dynamics(mm, q, v, a)),
+                "rnea_us": best(lambda: pin.rnea(pm, pd, q, v, a)),
+                "mass_us": best(lambda: db.mass_matrix(mm, q)),
+                "crba_us": best(lambda: pin.crba(pm, pd, q)),
+                "fd_us": best(lambda: db.forward_dynamics(mm, q, v, tau)),
+                "pin_fd_us": best(pin_fd),
+                "id_error": float(np.abs(tau - pin.rnea(pm, pd, q, v, a)).max() / np.abs(tau).max()),
+                "fd_error": float(np.abs(db.forward_dynamics(mm, q, v, tau) - pin_fd()).max() / scale),
+            }
+        )
     return out
 
 
 def _table(meta, rows, calls) -> str:
-    lines = [f"RK4, dt = {meta['dt'] * 1e3:g} ms, {meta['t_final']} s from the neutral configuration at rest "
-             f"(best of {meta['repeats']}):", "",
-             "| robot (DOF / tree DOF, mimic joints) | ours, compiled | ours, Python stages | Pinocchio crba RK4 loop "
-             "| ours vs Pinocchio | max \\|q - q_pin\\| | energy error |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"RK4, dt = {meta['dt'] * 1e3:g} ms, {meta['t_final']} s from the neutral configuration at rest "
+        f"(best of {meta['repeats']}):",
+        "",
+        "| robot (DOF / tree DOF, mimic joints) | ours, compiled | ours, Python stages | Pinocchio crba RK4 loop "
+        "| ours vs Pinocchio | max \\|q - q_pin\\| | energy error |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['robot']} ({r['nv']} / {r['tree_nv']}, {r['mimic_joints']}) | "
-                     f"{1e3 * r['wall_compiled']:.1f} ms ({r['us_per_step_compiled']:.0f} us/step) | "
-                     f"{1e3 * r['wall_python']:.0f} ms | {1e3 * r['wall_pin']:.0f} ms | "
-                     f"{r['speedup_vs_pin']:.1f}x faster | {r['q_gap_pin']:.1e} | {r['energy_error']:.1e} |")
-    lines += ["", "Single calls from Python, us (best of batches):", "",
-              "| robot (DOF) | inverse dynamics / `pin.rnea` | GIM / `pin.crba` | forward dynamics / "
-              "`solve(crba, tau - nle)` | rel. difference ID / FD |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['robot']} ({r['nv']} / {r['tree_nv']}, {r['mimic_joints']}) | "
+            f"{1e3 * r['wall_compiled']:.1f} ms ({r['us_per_step_compiled']:.0f} us/step) | "
+            f"{1e3 * r['wall_python']:.0f} ms | {1e3 * r['wall_pin']:.0f} ms | "
+            f"{r['speedup_vs_pin']:.1f}x faster | {r['q_gap_pin']:.1e} | {r['energy_error']:.1e} |"
+        )
+    lines += [
+        "",
+        "Single calls from Python, us (best of batches):",
+        "",
+        "| robot (DOF) | inverse dynamics / `pin.rnea` | GIM / `pin.crba` | forward dynamics / "
+        "`solve(crba, tau - nle)` | rel. difference ID / FD |",
+        "|---|---|---|---|---|",
+    ]
     for c in calls:
-        lines.append(f"| {c['robot']} ({c['nv']}) | {c['id_us']:.1f} / {c['rnea_us']:.1f} | {c['mass_us']:.1f} / "
-                     f"{c['crba_us']:.1f} | {c['fd_us']:.1f} / {c['pin_fd_us']:.1f} | {c['id_error']:.1e} / "
-                     f"{c['fd_error']:.1e} |")
+        lines.append(
+            f"| {c['robot']} ({c['nv']}) | {c['id_us']:.1f} / {c['rnea_us']:.1f} | {c['mass_us']:.1f} / "
+            f"{c['crba_us']:.1f} | {c['fd_us']:.1f} / {c['pin_fd_us']:.1f} | {c['id_error']:.1e} / "
+            f"{c['fd_error']:.1e} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -26,11 +26,11 @@ import os
 
 os.environ["NUMBA_DISABLE_JIT"] = "1"
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
+import argparse
+import json
+import math
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 COUNTS = {"mul": 0, "add": 0, "div": 0, "sqrt": 0, "trig": 0}
 
@@ -51,29 +51,74 @@ class Flop:
         COUNTS[kind] += 1
         return Flop(value)
 
-    def __add__(self, o): return self._op("add", self.v + _v(o))
-    def __radd__(self, o): return self._op("add", _v(o) + self.v)
-    def __sub__(self, o): return self._op("add", self.v - _v(o))
-    def __rsub__(self, o): return self._op("add", _v(o) - self.v)
-    def __mul__(self, o): return self._op("mul", self.v * _v(o))
-    def __rmul__(self, o): return self._op("mul", _v(o) * self.v)
-    def __truediv__(self, o): return self._op("div", self.v / _v(o))
-    def __rtruediv__(self, o): return self._op("div", _v(o) / self.v)
-    def __neg__(self): return Flop(-self.v)
-    def __pos__(self): return self
-    def __abs__(self): return Flop(abs(self.v))
-    def __float__(self): return self.v
-    def __lt__(self, o): return self.v < _v(o)
-    def __le__(self, o): return self.v <= _v(o)
-    def __gt__(self, o): return self.v > _v(o)
-    def __ge__(self, o): return self.v >= _v(o)
-    def __eq__(self, o): return self.v == _v(o)
-    def __ne__(self, o): return self.v != _v(o)
-    def __hash__(self): return hash(self.v)
-    def sqrt(self): return self._op("sqrt", math.sqrt(self.v))
-    def cos(self): return self._op("trig", math.cos(self.v))
-    def sin(self): return self._op("trig", math.sin(self.v))
-    def isfinite(self): return math.isfinite(self.v)
+    def __add__(self, o):
+        return self._op("add", self.v + _v(o))
+
+    def __radd__(self, o):
+        return self._op("add", _v(o) + self.v)
+
+    def __sub__(self, o):
+        return self._op("add", self.v - _v(o))
+
+    def __rsub__(self, o):
+        return self._op("add", _v(o) - self.v)
+
+    def __mul__(self, o):
+        return self._op("mul", self.v * _v(o))
+
+    def __rmul__(self, o):
+        return self._op("mul", _v(o) * self.v)
+
+    def __truediv__(self, o):
+        return self._op("div", self.v / _v(o))
+
+    def __rtruediv__(self, o):
+        return self._op("div", _v(o) / self.v)
+
+    def __neg__(self):
+        return Flop(-self.v)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Flop(abs(self.v))
+
+    def __float__(self):
+        return self.v
+
+    def __lt__(self, o):
+        return self.v < _v(o)
+
+    def __le__(self, o):
+        return self.v <= _v(o)
+
+    def __gt__(self, o):
+        return self.v > _v(o)
+
+    def __ge__(self, o):
+        return self.v >= _v(o)
+
+    def __eq__(self, o):
+        return self.v == _v(o)
+
+    def __ne__(self, o):
+        return self.v != _v(o)
+
+    def __hash__(self):
+        return hash(self.v)
+
+    def sqrt(self):
+        return self._op("sqrt", math.sqrt(self.v))
+
+    def cos(self):
+        return self._op("trig", math.cos(self.v))
+
+    def sin(self):
+        return self._op("trig", math.sin(self.v))
+
+    def isfinite(self):
+        return math.isfinite(self.v)
 
 
 def _flops(a):
@@ -97,7 +142,7 @@ def count(model, seed: int = 0) -> dict:
     from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
     from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 
-    kid.poly_ok = lambda q: False          # cos and sin as two trigonometric operations (T), as the papers count
+    kid.poly_ok = lambda q: False  # cos and sin as two trigonometric operations (T), as the papers count
     rng = np.random.default_rng(seed)
     q = db.random_configuration(model, rng)
     v, x = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
@@ -117,8 +162,10 @@ def count(model, seed: int = 0) -> dict:
     # forward dynamics: phi from the forward recursion with qdd = 0, then the two RGE passes
     work = _flops(np.zeros((rows, T.W)))
     qF, vF, tauF, out = _flops(q), _flops(v), _flops(x), _flops(np.zeros(nv))
-    run("fd.twist_forward_recursion", lambda: twist_forward_recursion(ki, kf, qF, vF, _flops(np.zeros(nv)), nofext,
-                                                                      work, False))
+    run(
+        "fd.twist_forward_recursion",
+        lambda: twist_forward_recursion(ki, kf, qF, vF, _flops(np.zeros(nv)), nofext, work, False),
+    )
     run("fd.articulated_backward_recursion", lambda: articulated_backward_recursion(ki, kf, tauF, work, False))
     run("fd.acceleration_forward_recursion", lambda: acceleration_forward_recursion(ki, kf, work, out))
     a_counted = np.array([float(o) for o in out])
@@ -167,7 +214,7 @@ def main():
 
     try:
         panda = count(load_robot("panda"))
-    except Exception as exc:                                    # example-robot-data missing
+    except Exception as exc:  # example-robot-data missing
         panda = {"error": str(exc)}
     print("operations per call on the benchmark chain (n links), kernels run on counting numbers")
     print(f"{'pass':<36} {'mul+div':>12} {'add':>12} {'sqrt':>8} {'trig':>8}")

@@ -39,22 +39,32 @@ def main():
             for floating in (False, True):
                 try:
                     with contextlib.redirect_stderr(io.StringIO()):
-                        pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
-                              else pin.buildModelFromUrdf(path))
+                        pm = (
+                            pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+                            if floating
+                            else pin.buildModelFromUrdf(path)
+                        )
                 except Exception:
                     continue
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", db.PhysicsWarning)
                     model = db.load_urdf(path, floating_base=floating)
                 rep = compare_with_pinocchio(model, pm, samples=args.samples)
-                row = dict(urdf=os.path.relpath(path, root), floating=floating, nv=model.nv, passed=rep.passed,
-                           **{c.quantity: c.max_error for c in rep.checks},
-                           exact={c.quantity: c.max_error_vs_exact for c in rep.checks if c.max_error_vs_exact},
-                           notes=sorted({n for c in rep.checks for n in c.notes}))
+                row = dict(
+                    urdf=os.path.relpath(path, root),
+                    floating=floating,
+                    nv=model.nv,
+                    passed=rep.passed,
+                    **{c.quantity: c.max_error for c in rep.checks},
+                    exact={c.quantity: c.max_error_vs_exact for c in rep.checks if c.max_error_vs_exact},
+                    notes=sorted({n for c in rep.checks for n in c.notes}),
+                )
                 rows.append(row)
     quantities = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix", "forward_kinematics"]
-    print(f"{len(rows)} models ({len({r['urdf'] for r in rows})} URDFs x fixed/floating), "
-          f"{sum(r['passed'] for r in rows)} passed")
+    print(
+        f"{len(rows)} models ({len({r['urdf'] for r in rows})} URDFs x fixed/floating), "
+        f"{sum(r['passed'] for r in rows)} passed"
+    )
     for qn in quantities:
         errs = [r[qn] for r in rows]
         print(f"  {qn:<22} median {np.median(errs):.1e}   max {max(errs):.1e}")

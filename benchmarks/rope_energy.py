@@ -40,11 +40,19 @@ import numpy as np
 SCHEMES = {
     "classical": ([[], [1 / 2], [0, 1 / 2], [0, 0, 1]], [1 / 6, 1 / 3, 1 / 3, 1 / 6]),
     "3/8 rule": ([[], [1 / 3], [-1 / 3, 1], [1, -1, 1]], [1 / 8, 3 / 8, 3 / 8, 1 / 8]),
-    "Ralston": ([[], [0.4], [0.29697760924775360, 0.15875964497103583],
-                 [0.21810038822592047, -3.0509651486929308, 3.8328647604670103]],
-                [0.17476028226269037, -0.55148066287873294, 1.2055355993965235, 0.17118478121951903]),
-    "Gill": ([[], [1 / 2], [(np.sqrt(2) - 1) / 2, (2 - np.sqrt(2)) / 2], [0, -np.sqrt(2) / 2, 1 + np.sqrt(2) / 2]],
-             [1 / 6, (2 - np.sqrt(2)) / 6, (2 + np.sqrt(2)) / 6, 1 / 6]),
+    "Ralston": (
+        [
+            [],
+            [0.4],
+            [0.29697760924775360, 0.15875964497103583],
+            [0.21810038822592047, -3.0509651486929308, 3.8328647604670103],
+        ],
+        [0.17476028226269037, -0.55148066287873294, 1.2055355993965235, 0.17118478121951903],
+    ),
+    "Gill": (
+        [[], [1 / 2], [(np.sqrt(2) - 1) / 2, (2 - np.sqrt(2)) / 2], [0, -np.sqrt(2) / 2, 1 + np.sqrt(2) / 2]],
+        [1 / 6, (2 - np.sqrt(2)) / 6, (2 + np.sqrt(2)) / 6, 1 / 6],
+    ),
 }
 
 
@@ -109,13 +117,22 @@ def main(argv=None):
         q_tab, _, e_tab = tableau_rk(pm, q0.copy(), q0.copy(), dt, n, SCHEMES["classical"])
         gap = float(np.abs(q_tab - q_ref).max())
         assert gap < 1e-11, f"the tableau loop's classical RK4 is {gap:.1e} rad from pin_rk4"
-        res["engines"].append({"dt": dt, "simulate": ours, "t_peak": t_ours,
-                               "pin_loop": float(np.abs(e_tab).max()), "pin_loop_wall": wall,
-                               "q_gap_tableau_vs_pin_rk4": gap})
+        res["engines"].append(
+            {
+                "dt": dt,
+                "simulate": ours,
+                "t_peak": t_ours,
+                "pin_loop": float(np.abs(e_tab).max()),
+                "pin_loop_wall": wall,
+                "q_gap_tableau_vs_pin_rk4": gap,
+            }
+        )
         if dt == steps[0]:
             k = int(np.argmax(d))
-            res["peak"] = {"t": [float(x) for x in (k - 1) * dt + np.arange(3) * dt],
-                           "error": [float(x) for x in d[k - 1:k + 2]]}
+            res["peak"] = {
+                "t": [float(x) for x in (k - 1) * dt + np.arange(3) * dt],
+                "error": [float(x) for x in d[k - 1 : k + 2]],
+            }
     for name, scheme in SCHEMES.items():
         if name == "classical":
             continue
@@ -149,8 +166,7 @@ def main(argv=None):
         res["crosses"][f"{dt:g}"] = _error(m, T, dt)[0]
         res["crosses"][f"pin_loop_{dt:g}"] = float(np.abs(e).max())
 
-    meta = {"t_final": T, "quick": args.quick, "python": platform.python_version(),
-            "date": time.strftime("%Y-%m-%d")}
+    meta = {"t_final": T, "quick": args.quick, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "rope_energy.json").write_text(json.dumps({"meta": meta, **res}, indent=1))
@@ -162,11 +178,16 @@ def main(argv=None):
 
 def _table(meta, res) -> str:
     T = meta["t_final"]
-    lines = [f"Rope of 000 §4, free fall for {T} s from the horizontal: max |E(t) - E(0)| / max T(t).", "",
-             "| run | dt = 1 ms | dt = 0.5 ms |", "|---|---|---|"]
+    lines = [
+        f"Rope of 000 §4, free fall for {T} s from the horizontal: max |E(t) - E(0)| / max T(t).",
+        "",
+        "| run | dt = 1 ms | dt = 0.5 ms |",
+        "|---|---|---|",
+    ]
     e1, e2 = res["engines"]
-    lines.append(f"| `db.simulate`, classical RK4 | {e1['simulate']:.3g} (t = {e1['t_peak']:.3f} s) | "
-                 f"{e2['simulate']:.3g} |")
+    lines.append(
+        f"| `db.simulate`, classical RK4 | {e1['simulate']:.3g} (t = {e1['t_peak']:.3f} s) | {e2['simulate']:.3g} |"
+    )
     lines.append(f"| Python classical RK4 loop around `pin.aba` | {e1['pin_loop']:.3g} | {e2['pin_loop']:.3g} |")
     for r in res["schemes"]:
         fine = f"{r['0.0005']:.3g}" if "0.0005" in r else ""
@@ -174,15 +195,25 @@ def _table(meta, res) -> str:
     for r in res["gravity"]:
         lines.append(f"| `db.simulate`, g = {r['g']:.2f} m/s^2 | {r['0.001']:.3g} | {r['0.0005']:.3g} |")
     for r in res["inertia"]:
-        lines.append(f"| `db.simulate`, rotational inertia x {r['scale']:g} (I / (m l^2) = {r['I_over_ml2']:.3f}) | "
-                     f"{r['0.001']:.3g} | {r['0.0005']:.3g} |")
+        lines.append(
+            f"| `db.simulate`, rotational inertia x {r['scale']:g} (I / (m l^2) = {r['I_over_ml2']:.3f}) | "
+            f"{r['0.001']:.3g} | {r['0.0005']:.3g} |"
+        )
     c = res["crosses"]
-    lines.append(f"| `db.simulate`, massless crosses carrying the cylinder's inertia | {c['0.001']:.3g} | {c['0.0005']:.3g} |")
-    lines.append(f"| Python classical RK4 loop around `pin.aba`, same crosses | {c['pin_loop_0.001']:.3g} | "
-                 f"{c['pin_loop_0.0005']:.3g} |")
+    lines.append(
+        f"| `db.simulate`, massless crosses carrying the cylinder's inertia | {c['0.001']:.3g} | {c['0.0005']:.3g} |"
+    )
+    lines.append(
+        f"| Python classical RK4 loop around `pin.aba`, same crosses | {c['pin_loop_0.001']:.3g} | "
+        f"{c['pin_loop_0.0005']:.3g} |"
+    )
     p = res["peak"]
-    lines += ["", "Around the peak at dt = 1 ms: " + ", ".join(f"{e:.2g} at t = {t:.3f} s"
-                                                           for t, e in zip(p["t"], p["error"])) + "."]
+    lines += [
+        "",
+        "Around the peak at dt = 1 ms: "
+        + ", ".join(f"{e:.2g} at t = {t:.3f} s" for t, e in zip(p["t"], p["error"]))
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -73,8 +73,9 @@ def _log(line: str) -> None:
 
 def operation_counts(out_dir: str) -> dict:
     path = os.path.join(out_dir, "op_counts.json")
-    subprocess.run([sys.executable, os.path.join(HERE, "op_counts.py"), "--json", path], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, os.path.join(HERE, "op_counts.py"), "--json", path], check=True, capture_output=True, text=True
+    )
     with open(path) as f:
         return json.load(f)
 
@@ -89,12 +90,18 @@ def main(argv=None) -> dict:
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
     parser.add_argument("--out", default=os.path.join(HERE, "results"), help="output directory")
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--pin-max", type=int, default=300,
-                        help="largest chain for pin.aba (createData needs ~64 n^3 bytes)")
-    parser.add_argument("--mujoco-budget", type=float, default=0.05,
-                        help="stop MuJoCo after the size where a call takes longer than this (s)")
-    parser.add_argument("--plot-only", action="store_true",
-                        help="redraw scaling.png and speed.md from the speed.json in --out")
+    parser.add_argument(
+        "--pin-max", type=int, default=300, help="largest chain for pin.aba (createData needs ~64 n^3 bytes)"
+    )
+    parser.add_argument(
+        "--mujoco-budget",
+        type=float,
+        default=0.05,
+        help="stop MuJoCo after the size where a call takes longer than this (s)",
+    )
+    parser.add_argument(
+        "--plot-only", action="store_true", help="redraw scaling.png and speed.md from the speed.json in --out"
+    )
     args = parser.parse_args(argv)
     if args.plot_only:
         with open(os.path.join(args.out, "speed.json")) as f:

@@ -45,9 +45,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n = 40 if args.quick else args.cases
 
+    from distributed import LocalCluster
+
     import denoc_bridge as db
     from denoc_bridge import generators
-    from distributed import LocalCluster
 
     rope = generators.rope()
     t_final, dt = 1.75, 1e-3
@@ -99,8 +100,10 @@ def main(argv=None):
         res = db.sweep(rope, cases, kw, workers=workers, metrics=metrics, save_trajectories=False)
         whole = time.perf_counter() - t
         results[f"local{workers}"] = {"wall": run, "workers": workers, "startup": startup, "whole": whole}
-        log(f"local {workers}: {run:.2f} s in a running cluster (start-up {startup:.2f} s); "
-            f"{whole:.2f} s with its own cluster")
+        log(
+            f"local {workers}: {run:.2f} s in a running cluster (start-up {startup:.2f} s); "
+            f"{whole:.2f} s with its own cluster"
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
@@ -114,9 +117,16 @@ def main(argv=None):
     for r in results.values():
         r["cases_per_s"] = n / r["wall"]
         r["overhead_ms"] = 1e3 * (r["wall"] * r["workers"] - loop) / n
-    meta = {"cases": n, "dof": rope.nv, "t_final": t_final, "dt": dt, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "quick": args.quick,
-            "max_energy_drift": max(drift)}
+    meta = {
+        "cases": n,
+        "dof": rope.nv,
+        "t_final": t_final,
+        "dt": dt,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "quick": args.quick,
+        "max_energy_drift": max(drift),
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
@@ -136,19 +146,29 @@ def _warm_up():
 
 
 def _table(meta, results) -> str:
-    names = {"loop": "plain loop of `simulate` (baseline)", "inline": "`sweep(..., scheduler=\"inline\")` (no Dask)",
-             "local1": "`sweep` on a LocalCluster, 1 worker", "local2": "`sweep` on a LocalCluster, 2 workers",
-             "local2_saved": "2 workers, own cluster, trajectories saved"}
-    lines = [f"{meta['cases']} rope simulations ({meta['dof']} DOF, {meta['t_final']} s, RK4 dt = {meta['dt']} s), "
-             f"{meta['cpus']} cores:", "",
-             "| run | wall (s) | cases/s | overhead per case (ms, worker time) |", "|---|---|---|---|"]
+    names = {
+        "loop": "plain loop of `simulate` (baseline)",
+        "inline": '`sweep(..., scheduler="inline")` (no Dask)',
+        "local1": "`sweep` on a LocalCluster, 1 worker",
+        "local2": "`sweep` on a LocalCluster, 2 workers",
+        "local2_saved": "2 workers, own cluster, trajectories saved",
+    }
+    lines = [
+        f"{meta['cases']} rope simulations ({meta['dof']} DOF, {meta['t_final']} s, RK4 dt = {meta['dt']} s), "
+        f"{meta['cpus']} cores:",
+        "",
+        "| run | wall (s) | cases/s | overhead per case (ms, worker time) |",
+        "|---|---|---|---|",
+    ]
     for key, r in results.items():
         lines.append(f"| {names[key]} | {r['wall']:.2f} | {r['cases_per_s']:.1f} | {r['overhead_ms']:+.2f} |")
     for w in (1, 2):
         r = results[f"local{w}"]
         lines.append("")
-        lines.append(f"LocalCluster of {w} worker(s): start-up {r['startup']:.2f} s; the whole sweep with its own "
-                     f"cluster (start, run, close) {r['whole']:.2f} s.")
+        lines.append(
+            f"LocalCluster of {w} worker(s): start-up {r['startup']:.2f} s; the whole sweep with its own "
+            f"cluster (start, run, close) {r['whole']:.2f} s."
+        )
     if "bytes" in results.get("local2_saved", {}):
         lines.append(f"Trajectories saved (every 25th step): {results['local2_saved']['bytes'] / 1e6:.1f} MB.")
     return "\n".join(lines) + "\n"

@@ -12,7 +12,8 @@ compare them with Pinocchio::
     U, D = db.udut(model, q)                       # module-level block factors (002)
 """
 
-from .algorithms.reference import denoc_matrices, uncoupled_newton_euler
+from . import generators, loops, mimic, sweeps
+from ._version import __version__
 from .algorithms import (
     center_of_mass,
     energies,
@@ -30,6 +31,7 @@ from .algorithms import (
     tree_inverse_dynamics,
     udut,
 )
+from .algorithms.reference import denoc_matrices, uncoupled_newton_euler
 from .configuration import difference, integrate, interpolate, neutral_configuration, random_configuration
 from .data import Data
 from .errors import (
@@ -47,18 +49,16 @@ from .joints import JointType
 from .mimic import MimicModel
 from .model import Model
 from .modules import Module
-from .pinocchio_io import from_pinocchio, to_pinocchio
 from .motions import cycloidal_motion, feedforward, trajectory_torques
+from .pinocchio_io import from_pinocchio, to_pinocchio
+from .robots import load_robot
 from .simulation import simulate, simulate_batch
 from .sweeps import SweepResult, sweep
 from .trajectory import Trajectory
-from . import generators, loops, mimic, sweeps
-from .robots import load_robot
 from .urdf import load_urdf
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "__version__",
     "load_robot",
     "Data",
     "DenocError",

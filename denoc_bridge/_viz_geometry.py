@@ -30,10 +30,21 @@ import numpy as np
 from .errors import InputError
 
 #: Module / link colours (matplotlib's tab10 without its red, kept for loop closures).
-PALETTE = np.array([
-    (0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x2C, 0xA0, 0x2C), (0x94, 0x67, 0xBD),
-    (0x8C, 0x56, 0x4B), (0xE3, 0x77, 0xC2), (0xBC, 0xBD, 0x22), (0x17, 0xBE, 0xCF),
-]) / 255.0
+PALETTE = (
+    np.array(
+        [
+            (0x1F, 0x77, 0xB4),
+            (0xFF, 0x7F, 0x0E),
+            (0x2C, 0xA0, 0x2C),
+            (0x94, 0x67, 0xBD),
+            (0x8C, 0x56, 0x4B),
+            (0xE3, 0x77, 0xC2),
+            (0xBC, 0xBD, 0x22),
+            (0x17, 0xBE, 0xCF),
+        ]
+    )
+    / 255.0
+)
 GREY = np.array([0.62, 0.63, 0.66])
 BASE_COLOR = np.array([0.33, 0.34, 0.37])
 LOOP_COLOR = np.array([0xD6, 0x27, 0x28]) / 255.0
@@ -47,7 +58,7 @@ class Mesh:
     vertices: np.ndarray
     faces: np.ndarray
 
-    def transformed(self, R, p) -> "Mesh":
+    def transformed(self, R, p) -> Mesh:
         return Mesh((self.vertices @ np.asarray(R, float).T + p).astype(np.float32), self.faces)
 
     @property
@@ -60,8 +71,10 @@ def merge(meshes) -> Mesh:
     if not meshes:
         return Mesh(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.uint32))
     offsets = np.cumsum([0] + [len(m.vertices) for m in meshes[:-1]])
-    return Mesh(np.concatenate([m.vertices for m in meshes]).astype(np.float32),
-                np.concatenate([m.faces + o for m, o in zip(meshes, offsets)]).astype(np.uint32))
+    return Mesh(
+        np.concatenate([m.vertices for m in meshes]).astype(np.float32),
+        np.concatenate([m.faces + o for m, o in zip(meshes, offsets)]).astype(np.uint32),
+    )
 
 
 def link_colors(model, color_by: str) -> np.ndarray:
@@ -113,8 +126,7 @@ def sphere(center, radius: float, n_lat: int = 10, n_lon: int = 16) -> Mesh:
     r, c = np.meshgrid(np.arange(n_lat), np.arange(n_lon), indexing="ij")
     p00, p01 = r * n_lon + c, r * n_lon + (c + 1) % n_lon
     p10, p11 = p00 + n_lon, p01 + n_lon
-    faces = np.concatenate([np.stack([p00, p10, p11], -1).reshape(-1, 3),
-                            np.stack([p00, p11, p01], -1).reshape(-1, 3)])
+    faces = np.concatenate([np.stack([p00, p10, p11], -1).reshape(-1, 3), np.stack([p00, p11, p01], -1).reshape(-1, 3)])
     return Mesh(verts, faces.astype(np.uint32))
 
 
@@ -166,7 +178,7 @@ def rod_placements(A, B):
     K = np.zeros((len(A), 3, 3))
     K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -k[:, 2], k[:, 1], -k[:, 0]
     K -= np.transpose(K, (0, 2, 1))
-    R = np.eye(3) + s[:, None, None] * K + (1 - c)[:, None, None] * (K @ K)     # Rodrigues
+    R = np.eye(3) + s[:, None, None] * K + (1 - c)[:, None, None] * (K @ K)  # Rodrigues
     scale = np.ones((len(A), 3))
     scale[:, 1] = np.maximum(length, 1e-9)
     return R, A, scale
@@ -230,8 +242,13 @@ def _load_visuals(path: str, mtime: float, floating_base: bool, joint_names: tup
         if mesh is None or not len(mesh.faces):
             continue
         M = g.placement
-        out.append((int(g.parentJoint) - 1, mesh.transformed(M.rotation, M.translation),
-                    np.asarray(g.meshColor, float)[:3].copy()))
+        out.append(
+            (
+                int(g.parentJoint) - 1,
+                mesh.transformed(M.rotation, M.translation),
+                np.asarray(g.meshColor, float)[:3].copy(),
+            )
+        )
     return out, tuple(notes)
 
 
@@ -244,9 +261,10 @@ def urdf_visuals(model):
     if not (isinstance(path, str) and path.lower().endswith(".urdf") and os.path.isfile(path)):
         return None
     try:
-        found, notes = _load_visuals(os.path.abspath(path), os.path.getmtime(path), bool(model.floating_base),
-                                     tuple(model.joint_names))
-    except Exception as exc:                       # missing meshes, unreadable files, ...
+        found, notes = _load_visuals(
+            os.path.abspath(path), os.path.getmtime(path), bool(model.floating_base), tuple(model.joint_names)
+        )
+    except Exception as exc:  # missing meshes, unreadable files, ...
         warnings.warn(f"{path}: visual meshes not loaded ({exc}); drawing the links as cylinders", stacklevel=3)
         return None
     for note in notes:
@@ -360,7 +378,7 @@ def tubes(model, R, p, link_ids, r, sides: int = 6) -> Mesh:
     e2 = np.cross(d, e1)
     ang = 2 * np.pi * np.arange(sides) / sides
     ring = r[la, None, None] * (np.cos(ang)[None, :, None] * e1[:, None] + np.sin(ang)[None, :, None] * e2[:, None])
-    verts = np.concatenate([A[:, None] + ring, B[:, None] + ring], axis=1)          # (S, 2 sides, 3)
+    verts = np.concatenate([A[:, None] + ring, B[:, None] + ring], axis=1)  # (S, 2 sides, 3)
     i = np.arange(sides)
     j = (i + 1) % sides
     local = np.concatenate([np.stack([i, j, sides + j], 1), np.stack([i, sides + j, sides + i], 1)])
@@ -377,7 +395,7 @@ def anchors_polylines(model, max_segments: int):
     stride = max(1, int(np.ceil(model.n_links / max_segments)))
     parent = np.asarray(model.parent)
     has_children = np.zeros(model.n_links + 1, dtype=bool)
-    has_children[parent] = True                                     # (index -1 lands on the extra entry)
+    has_children[parent] = True  # (index -1 lands on the extra entry)
     lines = []
     for i, (a, b) in enumerate(zip(model.module_start, model.module_end)):
         a, last = int(a), int(b) - 1

@@ -50,9 +50,27 @@ from .errors import DenocError
 from .robots import example_robot_names, load_robot, serial_chain
 from .validation import exact_solve
 
-__all__ = ["LENGTH", "MASS", "INERTIA", "run", "targets", "markdown", "notes", "interleaved", "machine", "pinocchio_chain", "mujoco_chain",
-           "mujoco_forward", "single_calls", "scaling", "memory", "batches", "startup", "dense_check",
-           "energy_check"]
+__all__ = [
+    "LENGTH",
+    "MASS",
+    "INERTIA",
+    "run",
+    "targets",
+    "markdown",
+    "notes",
+    "interleaved",
+    "machine",
+    "pinocchio_chain",
+    "mujoco_chain",
+    "mujoco_forward",
+    "single_calls",
+    "scaling",
+    "memory",
+    "batches",
+    "startup",
+    "dense_check",
+    "energy_check",
+]
 
 # ------------------------------------------------------------------ the chain in the three engines
 
@@ -69,8 +87,9 @@ def pinocchio_chain(n: int):
         jm = pin.JointModelRX() if k % 2 == 0 else pin.JointModelRY()
         placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, LENGTH if k else 0.0]))
         parent = pm.addJoint(parent, jm, placement, f"joint{k:0{len(str(n - 1))}d}")
-        pm.appendBodyToJoint(parent, pin.Inertia(MASS, np.array([0.0, 0.0, LENGTH / 2]), np.diag(INERTIA)),
-                             pin.SE3.Identity())
+        pm.appendBodyToJoint(
+            parent, pin.Inertia(MASS, np.array([0.0, 0.0, LENGTH / 2]), np.diag(INERTIA)), pin.SE3.Identity()
+        )
     return pm
 
 
@@ -88,8 +107,9 @@ def mujoco_chain(n: int):
         body.ipos = [0.0, 0.0, LENGTH / 2]
         body.inertia = list(INERTIA)
         body.explicitinertial = True
-        body.add_joint(name=f"joint{k}", type=mujoco.mjtJoint.mjJNT_HINGE,
-                       axis=[1.0, 0.0, 0.0] if k % 2 == 0 else [0.0, 1.0, 0.0])
+        body.add_joint(
+            name=f"joint{k}", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[1.0, 0.0, 0.0] if k % 2 == 0 else [0.0, 1.0, 0.0]
+        )
     model = spec.compile()
     return model, mujoco.MjData(model)
 
@@ -108,8 +128,6 @@ def mujoco_forward(model, data, q, v, tau) -> np.ndarray:
 # ------------------------------------------------------------------ timing
 
 
-
-
 def _per_call(fn, calls: int) -> float:
     t0 = time.perf_counter()
     for _ in range(calls):
@@ -122,7 +140,7 @@ def interleaved(fns: dict, repeats: int, min_time: float) -> dict:
     that drifts of the machine hit all of them alike."""
     calls = {}
     for name, fn in fns.items():
-        fn()                                                    # warm up (compiles on a cold cache)
+        fn()  # warm up (compiles on a cold cache)
         t = _per_call(fn, 1)
         calls[name] = max(1, int(min_time / max(t, 1e-9)))
     times = {name: [] for name in fns}
@@ -158,22 +176,35 @@ def single_calls(repeats: int, min_time: float) -> list:
         q, v, tau = _state(model)
         a_ours, a_pin = db.forward_dynamics(model, q, v, tau), pin.aba(pm, pd, q, v, tau)
         t_ours, t_pin = db.inverse_dynamics(model, q, v, tau), pin.rnea(pm, pd, q, v, tau)
-        t = interleaved({
-            "fd": lambda: db.forward_dynamics(model, q, v, tau),
-            "aba": lambda: pin.aba(pm, pd, q, v, tau),
-            "id": lambda: db.inverse_dynamics(model, q, v, tau),
-            "rnea": lambda: pin.rnea(pm, pd, q, v, tau),
-            "crba_ours": lambda: db.mass_matrix(model, q),
-            "crba": lambda: pin.crba(pm, pd, q),
-        }, repeats, min_time)
+        t = interleaved(
+            {
+                "fd": lambda: db.forward_dynamics(model, q, v, tau),
+                "aba": lambda: pin.aba(pm, pd, q, v, tau),
+                "id": lambda: db.inverse_dynamics(model, q, v, tau),
+                "rnea": lambda: pin.rnea(pm, pd, q, v, tau),
+                "crba_ours": lambda: db.mass_matrix(model, q),
+                "crba": lambda: pin.crba(pm, pd, q),
+            },
+            repeats,
+            min_time,
+        )
         for ours, theirs, name, pin_name, err in (
             ("fd", "aba", "forward_dynamics", "pin.aba", _rel(a_ours, a_pin)),
             ("id", "rnea", "inverse_dynamics", "pin.rnea", _rel(t_ours, t_pin)),
             ("crba_ours", "crba", "mass_matrix", "pin.crba", None),
         ):
-            rows.append(dict(case=label, nv=model.nv, algorithm=name, reference=pin_name,
-                             denoc_us=t[ours] * 1e6, reference_us=t[theirs] * 1e6,
-                             ratio=t[ours] / t[theirs], max_rel_diff=err))
+            rows.append(
+                dict(
+                    case=label,
+                    nv=model.nv,
+                    algorithm=name,
+                    reference=pin_name,
+                    denoc_us=t[ours] * 1e6,
+                    reference_us=t[theirs] * 1e6,
+                    ratio=t[ours] / t[theirs],
+                    max_rel_diff=err,
+                )
+            )
     return rows
 
 
@@ -189,8 +220,7 @@ def scaling(sizes, repeats: int, min_time: float, pin_max: int, mujoco_budget: f
         model = serial_chain(n)
         q, v, tau = _state(model, seed=n)
         a = db.forward_dynamics(model, q, v, tau)
-        fns = {"fd": lambda: db.forward_dynamics(model, q, v, tau),
-               "id": lambda: db.inverse_dynamics(model, q, v, tau)}
+        fns = {"fd": lambda: db.forward_dynamics(model, q, v, tau), "id": lambda: db.inverse_dynamics(model, q, v, tau)}
         row = dict(nv=n)
         if n <= pin_max:
             pm = db.to_pinocchio(model)
@@ -203,7 +233,7 @@ def scaling(sizes, repeats: int, min_time: float, pin_max: int, mujoco_budget: f
 
             try:
                 mm, md = mujoco_chain(n)
-            except ValueError as exc:                           # MuJoCo limits the depth of the body tree
+            except ValueError as exc:  # MuJoCo limits the depth of the body tree
                 row["mujoco_error"] = str(exc).splitlines()[0]
                 mujoco_on = False
             else:
@@ -216,12 +246,14 @@ def scaling(sizes, repeats: int, min_time: float, pin_max: int, mujoco_budget: f
         row["id_ns_per_dof"] = t["id"] / n * 1e9
         rows.append(row)
         if mujoco_on and t["mj_forward"] > mujoco_budget:
-            mujoco_on = False                                   # MuJoCo grows faster than n: stop here
-        log(f"  n = {n:>6}: fd {t['fd'] * 1e6:11.1f} us ({row['fd_ns_per_dof']:6.1f} ns/DOF)   "
-              f"id {t['id'] * 1e6:11.1f} us"
-              + (f"   pin.aba {t['aba'] * 1e6:9.1f} us" if "aba" in t else "")
-              + (f"   mj_forward {t['mj_forward'] * 1e6:11.1f} us" if "mj_forward" in t else "")
-              + (f"   MuJoCo: {row['mujoco_error']}" if "mujoco_error" in row else ""))
+            mujoco_on = False  # MuJoCo grows faster than n: stop here
+        log(
+            f"  n = {n:>6}: fd {t['fd'] * 1e6:11.1f} us ({row['fd_ns_per_dof']:6.1f} ns/DOF)   "
+            f"id {t['id'] * 1e6:11.1f} us"
+            + (f"   pin.aba {t['aba'] * 1e6:9.1f} us" if "aba" in t else "")
+            + (f"   mj_forward {t['mj_forward'] * 1e6:11.1f} us" if "mj_forward" in t else "")
+            + (f"   MuJoCo: {row['mujoco_error']}" if "mujoco_error" in row else "")
+        )
     return rows
 
 
@@ -245,9 +277,15 @@ def memory(n: int) -> dict:
     tracemalloc.stop()
     arrays = sum(a.nbytes for a in vars(model).values() if isinstance(a, np.ndarray))
     work = model.thread_work().nbytes
-    return dict(nv=n, kept_bytes_per_dof=kept / n, build_peak_bytes_per_dof=build_peak / n,
-                call_peak_bytes_per_dof=call_peak / n, model_arrays_bytes_per_dof=arrays / n,
-                work_bytes_per_dof=work / n, state_vectors_bytes_per_dof=4 * 8)
+    return dict(
+        nv=n,
+        kept_bytes_per_dof=kept / n,
+        build_peak_bytes_per_dof=build_peak / n,
+        call_peak_bytes_per_dof=call_peak / n,
+        model_arrays_bytes_per_dof=arrays / n,
+        work_bytes_per_dof=work / n,
+        state_vectors_bytes_per_dof=4 * 8,
+    )
 
 
 # ------------------------------------------------------------------ 4. batches
@@ -265,15 +303,28 @@ def batches(B: int, repeats: int, min_time: float) -> dict:
     V, TAU = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
     diff_fd = _rel(db.forward_dynamics(model, Q, V, TAU), pin.abaInParallel(2, pool, Q.T, V.T, TAU.T).T)
     diff_id = _rel(db.inverse_dynamics(model, Q, V, TAU), pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T).T)
-    t = interleaved({
-        "fd": lambda: db.forward_dynamics(model, Q, V, TAU),
-        "aba": lambda: pin.abaInParallel(2, pool, Q.T, V.T, TAU.T),
-        "id": lambda: db.inverse_dynamics(model, Q, V, TAU),
-        "rnea": lambda: pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T),
-    }, repeats, min_time)
-    return dict(B=B, threads=numba.get_num_threads(), fd_ms=t["fd"] * 1e3, aba_ms=t["aba"] * 1e3,
-                id_ms=t["id"] * 1e3, rnea_ms=t["rnea"] * 1e3, fd_ratio=t["fd"] / t["aba"],
-                id_ratio=t["id"] / t["rnea"], fd_rel_diff=diff_fd, id_rel_diff=diff_id)
+    t = interleaved(
+        {
+            "fd": lambda: db.forward_dynamics(model, Q, V, TAU),
+            "aba": lambda: pin.abaInParallel(2, pool, Q.T, V.T, TAU.T),
+            "id": lambda: db.inverse_dynamics(model, Q, V, TAU),
+            "rnea": lambda: pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T),
+        },
+        repeats,
+        min_time,
+    )
+    return dict(
+        B=B,
+        threads=numba.get_num_threads(),
+        fd_ms=t["fd"] * 1e3,
+        aba_ms=t["aba"] * 1e3,
+        id_ms=t["id"] * 1e3,
+        rnea_ms=t["rnea"] * 1e3,
+        fd_ratio=t["fd"] / t["aba"],
+        id_ratio=t["id"] / t["rnea"],
+        fd_rel_diff=diff_fd,
+        id_rel_diff=diff_id,
+    )
 
 
 # ------------------------------------------------------------------ 5. start-up
@@ -301,14 +352,21 @@ def startup() -> dict:
     runs = []
     for _ in range(2):
         spawned = time.time()
-        out = subprocess.run([sys.executable, "-c", _STARTUP, repr(spawned)], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _STARTUP, repr(spawned)], capture_output=True, text=True, check=True
+        )
         done = time.time()
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        runs.append(dict(process_s=done - spawned, import_s=r["imported"] - r["started"],
-                         load_panda_s=r["loaded"] - r["imported"], first_fd_call_s=r["first_fd"] - r["loaded"],
-                         first_id_call_s=r["first_id"] - r["first_fd"],
-                         spawn_to_first_result_s=r["first_fd"] - r["spawned"]))
+        runs.append(
+            dict(
+                process_s=done - spawned,
+                import_s=r["imported"] - r["started"],
+                load_panda_s=r["loaded"] - r["imported"],
+                first_fd_call_s=r["first_fd"] - r["loaded"],
+                first_id_call_s=r["first_id"] - r["first_fd"],
+                spawn_to_first_result_s=r["first_fd"] - r["spawned"],
+            )
+        )
     return dict(first_process=runs[0], second_process=runs[1])
 
 
@@ -324,10 +382,14 @@ def dense_check(n: int) -> dict:
     phi = tau - db.nonlinear_effects(model, q, v)
     a_dense = np.linalg.solve(I, phi)
     a_refined = exact_solve(I, phi)
-    return dict(nv=n, cond=float(np.linalg.cond(I)), rel_diff_dense=_rel(a, a_dense),
-                rel_diff_refined=_rel(a, a_refined),
-                residual_recursive=float(np.linalg.norm(I @ a - phi) / np.linalg.norm(phi)),
-                residual_dense=float(np.linalg.norm(I @ a_dense - phi) / np.linalg.norm(phi)))
+    return dict(
+        nv=n,
+        cond=float(np.linalg.cond(I)),
+        rel_diff_dense=_rel(a, a_dense),
+        rel_diff_refined=_rel(a, a_refined),
+        residual_recursive=float(np.linalg.norm(I @ a - phi) / np.linalg.norm(phi)),
+        residual_dense=float(np.linalg.norm(I @ a_dense - phi) / np.linalg.norm(phi)),
+    )
 
 
 def _energy(model, q, v) -> tuple:
@@ -367,12 +429,19 @@ def energy_check(n: int, t_final: float, steps: int, log=print) -> dict:
         kin, pot = _rk4(model, q0, v0, t_final / m, m, np.zeros(n))
         wall = time.perf_counter() - t
         drift = np.abs(kin + pot - (T0 + V0))
-        out["runs"].append(dict(steps=m, dt=t_final / m, wall_s=wall, fd_calls=4 * m,
-                                final_kinetic=float(kin[-1]), potential_drop=float(V0 - pot[-1]),
-                                max_abs_drift=float(drift.max()),
-                                max_drift_over_kinetic=float(drift.max() / kin.max())))
-        log(f"  RK4 {m} steps of {t_final / m:.1e} s: |dE| / T_max = {drift.max() / kin.max():.2e} "
-            f"({wall:.1f} s)")
+        out["runs"].append(
+            dict(
+                steps=m,
+                dt=t_final / m,
+                wall_s=wall,
+                fd_calls=4 * m,
+                final_kinetic=float(kin[-1]),
+                potential_drop=float(V0 - pot[-1]),
+                max_abs_drift=float(drift.max()),
+                max_drift_over_kinetic=float(drift.max() / kin.max()),
+            )
+        )
+        log(f"  RK4 {m} steps of {t_final / m:.1e} s: |dE| / T_max = {drift.max() / kin.max():.2e} ({wall:.1f} s)")
     d = [r["max_abs_drift"] for r in out["runs"]]
     out["drift_ratios"] = [d[0] / d[1], d[1] / d[2]]
     return out
@@ -393,6 +462,7 @@ def machine() -> dict:
 
     try:
         import mujoco
+
         mj = mujoco.__version__
     except ImportError:
         mj = None
@@ -402,10 +472,18 @@ def machine() -> dict:
             memory_gb = round(int(next(line.split()[1] for line in f if line.startswith("MemTotal"))) / 2**20)
     except (OSError, StopIteration, ValueError):
         pass
-    return dict(cpu=cpu, cores=os.cpu_count(), memory_gb=memory_gb, python=platform.python_version(),
-                numpy=np.__version__,
-                numba=numba.__version__, pinocchio=pin.__version__, mujoco=mj, denoc_bridge=db.__version__,
-                date=time.strftime("%Y-%m-%d"))
+    return dict(
+        cpu=cpu,
+        cores=os.cpu_count(),
+        memory_gb=memory_gb,
+        python=platform.python_version(),
+        numpy=np.__version__,
+        numba=numba.__version__,
+        pinocchio=pin.__version__,
+        mujoco=mj,
+        denoc_bridge=db.__version__,
+        date=time.strftime("%Y-%m-%d"),
+    )
 
 
 def _fmt_us(us: float) -> str:
@@ -420,55 +498,99 @@ def targets(res: dict) -> list:
     """(case, target, measured, met) rows of the issue's table."""
     rows = []
     single = {(r["case"], r["algorithm"]): r for r in res["single"]}
-    for case, alg, ref, limit in (("panda (9 DOF)", "forward_dynamics", "pin.aba", 1.0),
-                                  ("panda (9 DOF)", "inverse_dynamics", "pin.rnea", 1.0),
-                                  ("100-DOF chain", "forward_dynamics", "pin.aba", 0.5)):
+    for case, alg, ref, limit in (
+        ("panda (9 DOF)", "forward_dynamics", "pin.aba", 1.0),
+        ("panda (9 DOF)", "inverse_dynamics", "pin.rnea", 1.0),
+        ("100-DOF chain", "forward_dynamics", "pin.aba", 0.5),
+    ):
         r = single[(case, alg)]
-        rows.append((f"`{alg}` on {case}", f"<= {limit} x `{ref}`",
-                     f"{_fmt_us(r['denoc_us'])} vs {_fmt_us(r['reference_us'])} = {r['ratio']:.2f} x",
-                     r["ratio"] <= limit))
+        rows.append(
+            (
+                f"`{alg}` on {case}",
+                f"<= {limit} x `{ref}`",
+                f"{_fmt_us(r['denoc_us'])} vs {_fmt_us(r['reference_us'])} = {r['ratio']:.2f} x",
+                r["ratio"] <= limit,
+            )
+        )
     per = {r["nv"]: r for r in res["scaling"]}
     for n in (1000, 10000, 100000):
         if n in per:
             ns = per[n]["fd_ns_per_dof"]
-            rows.append((f"`forward_dynamics`, {n:,}-DOF chain", "<= 100 ns per DOF", f"{ns:.1f} ns per DOF",
-                         ns <= 100))
+            rows.append(
+                (f"`forward_dynamics`, {n:,}-DOF chain", "<= 100 ns per DOF", f"{ns:.1f} ns per DOF", ns <= 100)
+            )
     if 1000 in per and 100000 in per:
         ratio = per[100000]["fd_us"] / per[1000]["fd_us"]
         rows.append(("time(100k) / time(1k)", "80 - 120 (linear)", f"{ratio:.0f}", 80 <= ratio <= 120))
     if res.get("memory"):
         m = res["memory"]
-        rows.append((f"memory at {m['nv']:,} DOF (model + work arrays)", "<= 2 KB per DOF",
-                     f"{m['kept_bytes_per_dof']:.0f} B per DOF", m["kept_bytes_per_dof"] <= 2048))
+        rows.append(
+            (
+                f"memory at {m['nv']:,} DOF (model + work arrays)",
+                "<= 2 KB per DOF",
+                f"{m['kept_bytes_per_dof']:.0f} B per DOF",
+                m["kept_bytes_per_dof"] <= 2048,
+            )
+        )
     if res.get("batch"):
         b = res["batch"]
-        rows.append((f"batch of {b['B']} panda states, `forward_dynamics`", "throughput >= `pin.abaInParallel` (2 threads)",
-                     f"{b['fd_ms']:.2f} ms vs {b['aba_ms']:.2f} ms = {b['fd_ratio']:.2f} x", b["fd_ratio"] <= 1.0))
-        rows.append((f"batch of {b['B']} panda states, `inverse_dynamics`", "throughput >= `pin.rneaInParallel` (2 threads)",
-                     f"{b['id_ms']:.2f} ms vs {b['rnea_ms']:.2f} ms = {b['id_ratio']:.2f} x", b["id_ratio"] <= 1.0))
+        rows.append(
+            (
+                f"batch of {b['B']} panda states, `forward_dynamics`",
+                "throughput >= `pin.abaInParallel` (2 threads)",
+                f"{b['fd_ms']:.2f} ms vs {b['aba_ms']:.2f} ms = {b['fd_ratio']:.2f} x",
+                b["fd_ratio"] <= 1.0,
+            )
+        )
+        rows.append(
+            (
+                f"batch of {b['B']} panda states, `inverse_dynamics`",
+                "throughput >= `pin.rneaInParallel` (2 threads)",
+                f"{b['id_ms']:.2f} ms vs {b['rnea_ms']:.2f} ms = {b['id_ratio']:.2f} x",
+                b["id_ratio"] <= 1.0,
+            )
+        )
     if res.get("startup"):
         s = res["startup"]["second_process"]
-        rows.append(("start-up: second process, spawn to first result", "< 2 s",
-                     f"{s['spawn_to_first_result_s']:.2f} s (import {s['import_s']:.2f} s, first call "
-                     f"{s['first_fd_call_s'] * 1e3:.0f} ms)", s["spawn_to_first_result_s"] < 2.0))
+        rows.append(
+            (
+                "start-up: second process, spawn to first result",
+                "< 2 s",
+                f"{s['spawn_to_first_result_s']:.2f} s (import {s['import_s']:.2f} s, first call "
+                f"{s['first_fd_call_s'] * 1e3:.0f} ms)",
+                s["spawn_to_first_result_s"] < 2.0,
+            )
+        )
     return rows
 
 
 def markdown(res: dict) -> str:
     m = res["machine"]
-    lines = [f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB; Python {m['python']}, "
-             f"NumPy {m['numpy']}, numba "
-             f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}.", "",
-             "| case | target | measured | met |", "|---|---|---|---|"]
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB; Python {m['python']}, "
+        f"NumPy {m['numpy']}, numba "
+        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}.",
+        "",
+        "| case | target | measured | met |",
+        "|---|---|---|---|",
+    ]
     for case, target, measured, met in targets(res):
         lines.append(f"| {case} | {target} | {measured} | {'yes' if met else '**no**'} |")
-    lines += ["", "| DOF | denoc FD | denoc ID | FD ns/DOF | `pin.aba` | `pin.rnea` | MuJoCo `mj_forward` |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| DOF | denoc FD | denoc ID | FD ns/DOF | `pin.aba` | `pin.rnea` | MuJoCo `mj_forward` |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in res["scaling"]:
-        lines.append(f"| {r['nv']:,} | {_fmt_us(r['fd_us'])} | {_fmt_us(r['id_us'])} | {r['fd_ns_per_dof']:.1f} | "
-                     + (_fmt_us(r["aba_us"]) if "aba_us" in r else "--") + " | "
-                     + (_fmt_us(r["rnea_us"]) if "rnea_us" in r else "--") + " | "
-                     + (_fmt_us(r["mj_forward_us"]) if "mj_forward_us" in r else "--") + " |")
+        lines.append(
+            f"| {r['nv']:,} | {_fmt_us(r['fd_us'])} | {_fmt_us(r['id_us'])} | {r['fd_ns_per_dof']:.1f} | "
+            + (_fmt_us(r["aba_us"]) if "aba_us" in r else "--")
+            + " | "
+            + (_fmt_us(r["rnea_us"]) if "rnea_us" in r else "--")
+            + " | "
+            + (_fmt_us(r["mj_forward_us"]) if "mj_forward_us" in r else "--")
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -483,13 +605,16 @@ def _has_mujoco() -> bool:
     return True
 
 
-def run(quick: bool = False, *, repeats: int | None = None, pin_max: int = 300, mujoco_budget: float = 0.05,
-        log=print) -> dict:
+def run(
+    quick: bool = False, *, repeats: int | None = None, pin_max: int = 300, mujoco_budget: float = 0.05, log=print
+) -> dict:
     """Sections 1-6 of the module docstring; returns the results (JSON-serialisable).
     ``log`` receives one line per step (default ``print``)."""
     if "panda" not in example_robot_names():
-        raise DenocError("the benchmark times panda, which comes with example-robot-data: "
-                         "pip install 'denoc-bridge[bench]' (or '[robots]')")
+        raise DenocError(
+            "the benchmark times panda, which comes with example-robot-data: "
+            "pip install 'denoc-bridge[bench]' (or '[robots]')"
+        )
     repeats = repeats or (3 if quick else 9)
     if repeats < 1:
         raise DenocError(f"repeats must be at least 1, got {repeats}")
@@ -502,11 +627,12 @@ def run(quick: bool = False, *, repeats: int | None = None, pin_max: int = 300, 
     log("1. single calls")
     res["single"] = single_calls(repeats, min_time)
     for r in res["single"]:
-        log(f"  {r['case']:<14} {r['algorithm']:<17} {r['denoc_us']:9.2f} us   {r['reference']:<9}"
-            f" {r['reference_us']:9.2f} us   ratio {r['ratio']:.2f}")
+        log(
+            f"  {r['case']:<14} {r['algorithm']:<17} {r['denoc_us']:9.2f} us   {r['reference']:<9}"
+            f" {r['reference_us']:9.2f} us   ratio {r['ratio']:.2f}"
+        )
     log("2. scaling")
-    res["scaling"] = scaling(sizes, repeats, min_time, min(pin_max, 100) if quick else pin_max, mujoco_budget,
-                             log=log)
+    res["scaling"] = scaling(sizes, repeats, min_time, min(pin_max, 100) if quick else pin_max, mujoco_budget, log=log)
     log("3. memory")
     res["memory"] = memory(big)
     log("4. batches")
@@ -522,9 +648,11 @@ def run(quick: bool = False, *, repeats: int | None = None, pin_max: int = 300, 
 def notes(res: dict) -> list:
     """The lines printed after the tables: the dense check and the energy check."""
     d, e = res["dense"], res["energy"]
-    return [f"{d['nv']}-DOF forward_dynamics vs mass_matrix + dense solve: max rel diff {d['rel_diff_dense']:.1e} "
-            f"(cond(I) = {d['cond']:.1e}); residual |I a - phi| / |phi|: recursive {d['residual_recursive']:.1e}, "
-            f"dense {d['residual_dense']:.1e}",
-            f"{e['nv']}-DOF free fall for {e['t_final']} s, RK4: max |E - E0| / T_max = "
-            + ", ".join(f"{r['max_drift_over_kinetic']:.1e} (dt = {r['dt']:.0e} s)" for r in e["runs"])
-            + f"; ratios {e['drift_ratios'][0]:.1f}, {e['drift_ratios'][1]:.1f} (fourth order: 16)"]
+    return [
+        f"{d['nv']}-DOF forward_dynamics vs mass_matrix + dense solve: max rel diff {d['rel_diff_dense']:.1e} "
+        f"(cond(I) = {d['cond']:.1e}); residual |I a - phi| / |phi|: recursive {d['residual_recursive']:.1e}, "
+        f"dense {d['residual_dense']:.1e}",
+        f"{e['nv']}-DOF free fall for {e['t_final']} s, RK4: max |E - E0| / T_max = "
+        + ", ".join(f"{r['max_drift_over_kinetic']:.1e} (dt = {r['dt']:.0e} s)" for r in e["runs"])
+        + f"; ratios {e['drift_ratios'][0]:.1f}, {e['drift_ratios'][1]:.1f} (fourth order: 16)",
+    ]

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import textwrap
 import os
 import re
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -52,9 +52,11 @@ EXIT_USAGE = 2
 #: against Pinocchio refuse (validate) or skip (simulate) models above these estimates
 VALIDATE_MAX_BYTES = 2 * 2**30
 SIMULATE_CHECK_MAX_BYTES = 300 * 2**20
-MAX_FPS = 1000.0                  # frames per second of the animation (browsers draw at most 240)
-ROBOT_HELP = ("a URDF file, an example-robot-data name (panda, talos, solo12, ...) or a generator spec: "
-              "rope, chain:N[:planar|spatial] (e.g. chain:1000:spatial), gripper, puma560, fourbar")
+MAX_FPS = 1000.0  # frames per second of the animation (browsers draw at most 240)
+ROBOT_HELP = (
+    "a URDF file, an example-robot-data name (panda, talos, solo12, ...) or a generator spec: "
+    "rope, chain:N[:planar|spatial] (e.g. chain:1000:spatial), gripper, puma560, fourbar"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,25 +69,39 @@ class _Parser(argparse.ArgumentParser):
 def _robot_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("robot", metavar="ROBOT", help=ROBOT_HELP)
     base = p.add_mutually_exclusive_group()
-    base.add_argument("--floating", dest="floating", action="store_true", default=None,
-                      help="attach the root link with a free-flyer joint")
-    base.add_argument("--fixed", dest="floating", action="store_false",
-                      help="fixed base (default for files and generators; example-robot-data robots use their "
-                           "usual base)")
+    base.add_argument(
+        "--floating",
+        dest="floating",
+        action="store_true",
+        default=None,
+        help="attach the root link with a free-flyer joint",
+    )
+    base.add_argument(
+        "--fixed",
+        dest="floating",
+        action="store_false",
+        help="fixed base (default for files and generators; example-robot-data robots use their usual base)",
+    )
 
 
 def _examples(*commands) -> str:
-    lines = [line for line in __doc__.split("Examples::", 1)[1].split("ROBOT is", 1)[0].splitlines()
-             if any(line.strip().startswith(f"denoc-bridge {c}") for c in commands)]
+    lines = [
+        line
+        for line in __doc__.split("Examples::", 1)[1].split("ROBOT is", 1)[0].splitlines()
+        if any(line.strip().startswith(f"denoc-bridge {c}") for c in commands)
+    ]
     return "examples:\n" + "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="denoc-bridge",
-        description=textwrap.fill("DeNOC recursive dynamics on kinematic modules, checked against Pinocchio: "
-                                  "load a robot, validate it against Pinocchio, simulate it, write an HTML "
-                                  "animation and plots.", 90),
+        description=textwrap.fill(
+            "DeNOC recursive dynamics on kinematic modules, checked against Pinocchio: "
+            "load a robot, validate it against Pinocchio, simulate it, write an HTML "
+            "animation and plots.",
+            90,
+        ),
         epilog="examples:\n" + __doc__.split("Examples::", 1)[1].strip("\n").rstrip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -96,47 +112,83 @@ def _parser() -> argparse.ArgumentParser:
     def wrap(text):
         return textwrap.fill(text, 90)
 
-    info = sub.add_parser("info", help="print the DOF and the kinematic-module tree of a robot",
-                          description="Print the DOF and the kinematic-module tree of a robot.",
-                          epilog=_examples("info"), formatter_class=raw)
+    info = sub.add_parser(
+        "info",
+        help="print the DOF and the kinematic-module tree of a robot",
+        description="Print the DOF and the kinematic-module tree of a robot.",
+        epilog=_examples("info"),
+        formatter_class=raw,
+    )
     _robot_arguments(info)
-    info.add_argument("--mimic", action="store_true",
-                      help="<mimic> joints as constraints, as pin.buildModelFromUrdf(path, mimic=True)")
+    info.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints, as pin.buildModelFromUrdf(path, mimic=True)",
+    )
 
-    val = sub.add_parser("validate", help="compare inverse/forward dynamics, GIM and inverse GIM with Pinocchio",
-                         description=wrap("Compare denoc_bridge with Pinocchio on random states (inverse dynamics, "
-                                          "GIM, forward dynamics, inverse GIM, forward kinematics) and print a "
-                                          "table; exit 1 on a mismatch."),
-                         epilog=_examples("validate"), formatter_class=raw)
+    val = sub.add_parser(
+        "validate",
+        help="compare inverse/forward dynamics, GIM and inverse GIM with Pinocchio",
+        description=wrap(
+            "Compare denoc_bridge with Pinocchio on random states (inverse dynamics, "
+            "GIM, forward dynamics, inverse GIM, forward kinematics) and print a "
+            "table; exit 1 on a mismatch."
+        ),
+        epilog=_examples("validate"),
+        formatter_class=raw,
+    )
     _robot_arguments(val)
-    val.add_argument("--mimic", action="store_true",
-                     help="<mimic> joints as constraints, against pin.buildModelFromUrdf(path, mimic=True)")
+    val.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints, against pin.buildModelFromUrdf(path, mimic=True)",
+    )
     val.add_argument("--samples", type=int, default=3, help="number of random states (default 3)")
     val.add_argument("--tol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
     val.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
     sim = sub.add_parser(
-        "simulate", help="validate, simulate, and write an HTML animation and a plot",
-        description=wrap("Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
-                         "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
-                         "into the current folder unless told otherwise.  Start: the neutral configuration (the "
-                         "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."),
-        epilog=_examples("simulate"), formatter_class=raw)
+        "simulate",
+        help="validate, simulate, and write an HTML animation and a plot",
+        description=wrap(
+            "Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
+            "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
+            "into the current folder unless told otherwise.  Start: the neutral configuration (the "
+            "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."
+        ),
+        epilog=_examples("simulate"),
+        formatter_class=raw,
+    )
     _robot_arguments(sim)
-    sim.add_argument("--mimic", action="store_true",
-                     help="<mimic> joints as constraints (reduced coordinates, as pin.buildModelFromUrdf(path, "
-                          "mimic=True))")
+    sim.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints (reduced coordinates, as pin.buildModelFromUrdf(path, mimic=True))",
+    )
     sim.add_argument("--duration", type=float, default=2.0, metavar="S", help="simulated seconds (default 2)")
-    sim.add_argument("--dt", type=float, default=1e-3, metavar="DT",
-                     help="time step (fixed-step methods) or interval of the saved states (adaptive ones); "
-                          "default 0.001")
-    sim.add_argument("--method", default="rk4", metavar="METHOD",
-                     help="rk4 (default), euler, or scipy's RK45, DOP853, Radau, BDF, LSODA")
-    sim.add_argument("--q0", nargs="+", metavar="Q",
-                     help="start configuration: nq numbers, or 'neutral' (default) or 'random'")
-    sim.add_argument("--torque", default="zero", metavar="TAU",
-                     help="zero (default), gravity-compensation (tau = g(q)), or a .npy / .csv file with one row "
-                          "of nv torques (constant) or one row per step")
+    sim.add_argument(
+        "--dt",
+        type=float,
+        default=1e-3,
+        metavar="DT",
+        help="time step (fixed-step methods) or interval of the saved states (adaptive ones); default 0.001",
+    )
+    sim.add_argument(
+        "--method",
+        default="rk4",
+        metavar="METHOD",
+        help="rk4 (default), euler, or scipy's RK45, DOP853, Radau, BDF, LSODA",
+    )
+    sim.add_argument(
+        "--q0", nargs="+", metavar="Q", help="start configuration: nq numbers, or 'neutral' (default) or 'random'"
+    )
+    sim.add_argument(
+        "--torque",
+        default="zero",
+        metavar="TAU",
+        help="zero (default), gravity-compensation (tau = g(q)), or a .npy / .csv file with one row "
+        "of nv torques (constant) or one row per step",
+    )
     sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
     sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")
     sim.add_argument("--save", metavar="OUT.npz", help="also save the trajectory (Trajectory.to_npz)")
@@ -147,48 +199,72 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=0, help="random seed of --q0 random and of the check (default 0)")
 
     bench = sub.add_parser(
-        "bench", help="run the speed benchmark and print its table",
-        description=wrap("The speed benchmark of the README (denoc_bridge next to Pinocchio and MuJoCo): "
-                         "about 2 minutes, --quick about 10 seconds (a smoke run, not a measurement).  Progress "
-                         "goes to stderr, the tables to stdout."),
-        epilog=_examples("bench"), formatter_class=raw)
+        "bench",
+        help="run the speed benchmark and print its table",
+        description=wrap(
+            "The speed benchmark of the README (denoc_bridge next to Pinocchio and MuJoCo): "
+            "about 2 minutes, --quick about 10 seconds (a smoke run, not a measurement).  Progress "
+            "goes to stderr, the tables to stdout."
+        ),
+        epilog=_examples("bench"),
+        formatter_class=raw,
+    )
     bench.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
     bench.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 9, quick 3)")
     bench.add_argument("--out", metavar="DIR", help="also write speed.json, speed.md and scaling.png there")
 
     sw = sub.add_parser(
-        "sweep", help="run many simulations (a CSV of cases or a grid) on a Dask cluster",
-        description=wrap("One simulation per case, on a Dask LocalCluster of --workers processes (default) or on "
-                         "the cluster at --scheduler; each finished case is saved in DIR/cases (CASE.npz: the "
-                         "trajectory, CASE.json: its row), the table in DIR/summary.csv (and summary.parquet with "
-                         "pyarrow).  Run it again with the same DIR to finish a sweep that was interrupted.  Case "
-                         "columns: q0[i], v0[i], tau[i] (or q0.JOINT, ...), t_final, dt, method, and the model "
-                         "parameters mass_scale, mass.LINK, length_scale, length_scale.LINK, damping, "
-                         "damping.JOINT, stiffness, stiffness.JOINT, gravity_scale (see denoc_bridge.sweeps)."),
-        epilog=_examples("sweep"), formatter_class=raw)
+        "sweep",
+        help="run many simulations (a CSV of cases or a grid) on a Dask cluster",
+        description=wrap(
+            "One simulation per case, on a Dask LocalCluster of --workers processes (default) or on "
+            "the cluster at --scheduler; each finished case is saved in DIR/cases (CASE.npz: the "
+            "trajectory, CASE.json: its row), the table in DIR/summary.csv (and summary.parquet with "
+            "pyarrow).  Run it again with the same DIR to finish a sweep that was interrupted.  Case "
+            "columns: q0[i], v0[i], tau[i] (or q0.JOINT, ...), t_final, dt, method, and the model "
+            "parameters mass_scale, mass.LINK, length_scale, length_scale.LINK, damping, "
+            "damping.JOINT, stiffness, stiffness.JOINT, gravity_scale (see denoc_bridge.sweeps)."
+        ),
+        epilog=_examples("sweep"),
+        formatter_class=raw,
+    )
     _robot_arguments(sw)
     cases = sw.add_mutually_exclusive_group(required=True)
     cases.add_argument("--cases", metavar="CASES.csv", help="one case per row (header: the case columns)")
-    cases.add_argument("--grid", action="append", metavar="NAME=VALUES",
-                       help="a grid axis: NAME=v1,v2,... or NAME=start:stop:count (repeat for a full factorial "
-                            "design)")
+    cases.add_argument(
+        "--grid",
+        action="append",
+        metavar="NAME=VALUES",
+        help="a grid axis: NAME=v1,v2,... or NAME=start:stop:count (repeat for a full factorial design)",
+    )
     sw.add_argument("--out", metavar="DIR", required=True, help="output folder (created; reused to resume)")
     sw.add_argument("--duration", type=float, default=1.0, metavar="S", help="simulated seconds (default 1)")
     sw.add_argument("--dt", type=float, default=1e-3, metavar="DT", help="time step (default 0.001)")
     sw.add_argument("--method", default="rk4", metavar="METHOD", help="rk4 (default), euler, RK45, ...")
     sw.add_argument("--save-every", type=int, default=None, metavar="K", help="keep every K-th step")
-    sw.add_argument("--metrics", default=",".join(("t_end", "wall_time", "energy_drift", "total_energy_end")),
-                    help="summary columns, comma-separated (default %(default)s; also kinetic_energy_end, "
-                         "potential_energy_end, max_abs_v, n_steps, q_end, v_end)")
+    sw.add_argument(
+        "--metrics",
+        default=",".join(("t_end", "wall_time", "energy_drift", "total_energy_end")),
+        help="summary columns, comma-separated (default %(default)s; also kinetic_energy_end, "
+        "potential_energy_end, max_abs_v, n_steps, q_end, v_end)",
+    )
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDR", help="run on the Dask cluster at ADDR (tcp://HOST:PORT)")
-    where.add_argument("--workers", type=int, default=None, metavar="N",
-                       help="worker processes of the local cluster (default: the number of cores)")
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the local cluster (default: the number of cores)",
+    )
     where.add_argument("--inline", action="store_true", help="run in this process, without Dask")
     sw.add_argument("--batch-size", type=int, default=16, metavar="N", help="cases per task (default 16)")
     sw.add_argument("--no-trajectories", action="store_true", help="save the rows only, not the trajectories")
-    sw.add_argument("--restart", action="store_true",
-                    help="run every case again (default: resume; a DIR holding a different sweep is refused)")
+    sw.add_argument(
+        "--restart",
+        action="store_true",
+        help="run every case again (default: resume; a DIR holding a different sweep is refused)",
+    )
     return parser
 
 
@@ -210,15 +286,19 @@ def module_tree(model, notes=None) -> str:
     def emit(i: int, prefix: str, last: bool) -> None:
         mod = model.modules[i]
         branch = "└── " if last else "├── "
-        lines.append(f"{prefix}{branch}M{i + 1}: {mod.n_links} link{'s' if mod.n_links != 1 else ''}, "
-                     f"{mod.nv} DOF  (v[{mod.v_start}:{mod.v_start + mod.nv}])")
+        lines.append(
+            f"{prefix}{branch}M{i + 1}: {mod.n_links} link{'s' if mod.n_links != 1 else ''}, "
+            f"{mod.nv} DOF  (v[{mod.v_start}:{mod.v_start + mod.nv}])"
+        )
         inner = prefix + ("    " if last else "│   ")
         bar = "│   " if mod.children else "    "
         for k in mod.links:
             jt = JointType(model.joint_type[k])
             note = notes.get(model.joint_names[k], "")
-            lines.append(f"{inner}{bar}{model.joint_names[k]:<{width}}  {jt.label:<11} {_fmt_axis(model, k):<26}"
-                         f"-> {model.link_names[k]}" + (f"  ({note})" if note else ""))
+            lines.append(
+                f"{inner}{bar}{model.joint_names[k]:<{width}}  {jt.label:<11} {_fmt_axis(model, k):<26}"
+                f"-> {model.link_names[k]}" + (f"  ({note})" if note else "")
+            )
         for n, c in enumerate(mod.children):
             emit(c, inner, n == len(mod.children) - 1)
 
@@ -236,23 +316,33 @@ def _info(args) -> int:
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     print(f"{model.name}: {src.path} ({src.origin})" if src.path else f"{model.name}: {src.origin}")
     base = "free-flyer base" if model.floating_base else f"fixed base '{model.base_name}'"
-    print(f"  {base}; {model.n_links} moving links; nq = {model.nq}, nv = {model.nv}; "
-          f"total mass {model.total_mass:.4g} kg; gravity {tuple(float(g) for g in model.gravity)}")
-    print(f"  {model.n_modules} kinematic module{'s' if model.n_modules != 1 else ''} "
-          "(maximal serial chains of links; 000 §1)")
+    print(
+        f"  {base}; {model.n_links} moving links; nq = {model.nq}, nv = {model.nv}; "
+        f"total mass {model.total_mass:.4g} kg; gravity {tuple(float(g) for g in model.gravity)}"
+    )
+    print(
+        f"  {model.n_modules} kinematic module{'s' if model.n_modules != 1 else ''} "
+        "(maximal serial chains of links; 000 §1)"
+    )
     notes = {}
     if args.mimic:
         tree = model.tree
-        print(f"  {_count(len(model.mimic), '<mimic> joint')} as constraints q_s = multiplier q_m + offset "
-              f"(as pin.buildModelFromUrdf(path, mimic=True)); the tree without them: nq = {tree.nq}, nv = {tree.nv}")
+        print(
+            f"  {_count(len(model.mimic), '<mimic> joint')} as constraints q_s = multiplier q_m + offset "
+            f"(as pin.buildModelFromUrdf(path, mimic=True)); the tree without them: nq = {tree.nq}, nv = {tree.nv}"
+        )
         for r in model.mimic:
             notes[r.joint] = f"mimic: {r.multiplier:g} * {r.mimicked} {'+' if r.offset >= 0 else '-'} {abs(r.offset):g}"
     elif model.mimic:
-        print(f"  {_count(len(model.mimic), '<mimic> joint')}, treated as independent joints "
-              "(as pin.buildModelFromUrdf; --mimic makes them constraints)")
+        print(
+            f"  {_count(len(model.mimic), '<mimic> joint')}, treated as independent joints "
+            "(as pin.buildModelFromUrdf; --mimic makes them constraints)"
+        )
     for lc in model.loops:
-        print(f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
-              f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)")
+        print(
+            f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
+            f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)"
+        )
     if model.warnings:
         print(f"  {_count(len(model.warnings), 'loader note')}, e.g. {model.warnings[0]}")
     print()
@@ -287,7 +377,7 @@ class _NativeStderr:
         try:
             self._saved = os.dup(2)
             os.dup2(self._file.fileno(), 2)
-        except OSError:                                 # no fd 2 (embedded interpreters): nothing to capture
+        except OSError:  # no fd 2 (embedded interpreters): nothing to capture
             self._saved = None
         self.text = ""
         return self
@@ -325,8 +415,10 @@ def _pinocchio_mimic_model(src, model):
     try:
         return to_pinocchio(model), f"to_pinocchio (Pinocchio's URDF parser refuses this file: {refused})"
     except Exception as exc:
-        raise DenocError(f"Pinocchio cannot build the mimic model of '{model.name}' ({refused}; to_pinocchio: "
-                         f"{exc}); simulate --no-validate runs without the check") from None
+        raise DenocError(
+            f"Pinocchio cannot build the mimic model of '{model.name}' ({refused}; to_pinocchio: "
+            f"{exc}); simulate --no-validate runs without the check"
+        ) from None
 
 
 def _pinocchio_model(src, model):
@@ -351,16 +443,19 @@ def _pinocchio_model(src, model):
         from .pinocchio_io import to_pinocchio
 
         why = _first_line(native.text) or _first_line(str(exc))
-        return to_pinocchio(model), ("to_pinocchio (Pinocchio's URDF parser refuses this file"
-                                     + (f": {why}" if why else "") + ")")
+        return to_pinocchio(model), (
+            "to_pinocchio (Pinocchio's URDF parser refuses this file" + (f": {why}" if why else "") + ")"
+        )
 
 
 def _too_big_for_pinocchio(model, limit: float) -> str:
     need = _pinocchio_bytes(model)
     if need <= limit:
         return ""
-    return (f"Pinocchio's createData needs about 64 n^3 bytes on a chain n links deep: '{model.name}' "
-            f"({model.n_links} links, {_depth(model)} deep) would take ~{need / 2**30:.3g} GB")
+    return (
+        f"Pinocchio's createData needs about 64 n^3 bytes on a chain n links deep: '{model.name}' "
+        f"({model.n_links} links, {_depth(model)} deep) would take ~{need / 2**30:.3g} GB"
+    )
 
 
 def _report_table(report) -> None:
@@ -370,8 +465,12 @@ def _report_table(report) -> None:
     from rich.table import Table
 
     console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 100)
-    table = Table(title=f"{report.model_name}: nv = {report.nv}, {_count(report.samples, 'random state')}, "
-                        f"tolerance {report.tolerance:g}", box=box.SIMPLE_HEAVY, title_justify="left")
+    table = Table(
+        title=f"{report.model_name}: nv = {report.nv}, {_count(report.samples, 'random state')}, "
+        f"tolerance {report.tolerance:g}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
     table.add_column("quantity")
     table.add_column("Pinocchio")
     table.add_column("max rel. error", justify="right")
@@ -450,8 +549,9 @@ def _whole_steps(args, method: str) -> None:
 
     steps = args.duration / args.dt
     if method in FIXED_STEP_METHODS and abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
-        raise DenocError(f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} "
-                         f"({steps:.6g} steps)")
+        raise DenocError(
+            f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} ({steps:.6g} steps)"
+        )
 
 
 def _positive(value: float, option: str) -> float:
@@ -472,8 +572,9 @@ def _start(model, args):
             q, what = np.array([0.0, 0.5, -0.5, 0.5]), "theta_2 = 0.5 rad with the loop closed"
         else:
             q = db.neutral_configuration(model)
-            what = "the neutral configuration" + (" (horizontal)" if str(model.source or "").startswith(
-                "denoc_bridge.generators.chain") else "")
+            what = "the neutral configuration" + (
+                " (horizontal)" if str(model.source or "").startswith("denoc_bridge.generators.chain") else ""
+            )
     else:
         bad = next((x for x in values if not _is_float(x)), None)
         if bad is not None:
@@ -505,6 +606,7 @@ def _torque(model, spec: str):
     if spec in ("zero", "none", "0"):
         return None, "no torque"
     if spec in ("gravity-compensation", "gravity"):
+
         def tau(t, q, v):
             return db.gravity_torques(model, q)
 
@@ -524,7 +626,7 @@ def _torque(model, spec: str):
                 raise
         else:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")      # "input contained no data": said below
+                warnings.simplefilter("ignore")  # "input contained no data": said below
                 table = np.loadtxt(path, delimiter=",", ndmin=2)
         if np.asarray(table).dtype.kind not in "fiu":
             raise ValueError(f"it holds {np.asarray(table).dtype} numbers, not real ones")
@@ -542,8 +644,10 @@ def _torque(model, spec: str):
     elif table.ndim == 2 and table.shape[1] == nv:
         what = f"{table.shape[0]} rows of torques from {spec} (one per step)"
     else:
-        raise DenocError(f"--torque: {spec} holds an array of shape {table.shape}; '{model.name}' needs {nv} "
-                         f"torques per row (one row: constant; one row per step)")
+        raise DenocError(
+            f"--torque: {spec} holds an array of shape {table.shape}; '{model.name}' needs {nv} "
+            f"torques per row (one row: constant; one row per step)"
+        )
     if not np.all(np.isfinite(table)):
         raise DenocError(f"--torque: {spec} holds a value that is not finite")
     return table, what
@@ -575,8 +679,10 @@ def _check_against_pinocchio(src, model, seed: int) -> int:
     report = compare_with_pinocchio(model, pm, samples=2, seed=seed)
     worst = max(report.checks, key=lambda c: c.max_error)
     if report.passed:
-        print(f"checked against Pinocchio ({origin}, 2 random states): all {len(report.checks)} quantities agree "
-              f"to {report.tolerance:g} (largest relative difference {worst.max_error:.1e}, {worst.quantity})")
+        print(
+            f"checked against Pinocchio ({origin}, 2 random states): all {len(report.checks)} quantities agree "
+            f"to {report.tolerance:g} (largest relative difference {worst.max_error:.1e}, {worst.quantity})"
+        )
         return 0
     print(f"MISMATCH against Pinocchio ({origin}):")
     _report_table(report)
@@ -607,10 +713,12 @@ def _simulate(args) -> int:
     png = None if args.no_plot else Path(args.plot or f"{name}.png")
     save = Path(args.save) if args.save else None
     if save is not None and save.suffix.lower() != ".npz" and not save.is_dir():
-        save = save.with_name(save.name + ".npz")             # what numpy writes
+        save = save.with_name(save.name + ".npz")  # what numpy writes
     if png is not None and png.suffix.lower().lstrip(".") not in _PLOT_FORMATS:
-        raise DenocError(f"--plot: cannot write a plot as '{png.name}': give a file ending in "
-                         f"{', '.join('.' + f for f in _PLOT_FORMATS[:4])}, ...")
+        raise DenocError(
+            f"--plot: cannot write a plot as '{png.name}': give a file ending in "
+            f"{', '.join('.' + f for f in _PLOT_FORMATS[:4])}, ..."
+        )
     for path, option in ((html, "--html"), (png, "--plot"), (save, "--save")):
         _output_file(path, option)
     export_html = None
@@ -618,8 +726,11 @@ def _simulate(args) -> int:
         try:
             from .viz import export_html
         except ImportError as exc:
-            why = f"{exc.name} is not installed" if getattr(exc, "name", None) not in (None, "denoc_bridge.viz") \
+            why = (
+                f"{exc.name} is not installed"
+                if getattr(exc, "name", None) not in (None, "denoc_bridge.viz")
                 else "denoc_bridge.viz is not available"
+            )
             if args.html:
                 raise DenocError(f"--html: the animation needs denoc_bridge.viz and meshcat ({why})") from None
             print(f"denoc-bridge: note: no HTML animation ({why}; --no-html silences this)", file=sys.stderr)
@@ -628,7 +739,7 @@ def _simulate(args) -> int:
         from .plots import pyplot
 
         try:
-            pyplot()                              # a missing matplotlib shows here, before the simulation
+            pyplot()  # a missing matplotlib shows here, before the simulation
         except DenocError as exc:
             if args.plot:
                 raise DenocError(f"--plot: {exc}") from None
@@ -641,42 +752,56 @@ def _simulate(args) -> int:
         loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
     if model.loops and method not in FIXED_STEP_METHODS:
-        raise DenocError(f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
-                         f"projection onto the loops after each step does not fit the adaptive {method})")
+        raise DenocError(
+            f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
+            f"projection onto the loops after each step does not fit the adaptive {method})"
+        )
     tau, tau_what = _torque(model, args.torque)
     q0, q0_what = _start(model, args)
     if not args.no_validate:
         status = _check_against_pinocchio(src, model, args.seed)
         if status:
             return status
-    print(f"simulating {args.duration:g} s with {method}, dt = {args.dt:g} s; start: {q0_what}, at rest; "
-          f"{tau_what}", flush=True)
+    print(
+        f"simulating {args.duration:g} s with {method}, dt = {args.dt:g} s; start: {q0_what}, at rest; {tau_what}",
+        flush=True,
+    )
     # the progress bar (rich, on stderr) when stderr is a terminal; in a log file it would only be noise
     try:
-        traj = db.simulate(model, q0, np.zeros(model.nv), args.duration, args.dt, tau, method,
-                           progress=bool(sys.stderr.isatty()))
+        traj = db.simulate(
+            model, q0, np.zeros(model.nv), args.duration, args.dt, tau, method, progress=bool(sys.stderr.isatty())
+        )
     except db.SimulationError as exc:
-        text = str(exc).split("; the trajectory up to", 1)[0]      # drop the Python-API advice
+        text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
         hint = "" if "singular" in text else _stiffness_hint(model, method, args.dt)
         raise DenocError(f"{text}{hint}") from None
     rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
-    print(f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
-          f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time)" + (f"; {traj.message}" if traj.message else ""))
+    print(
+        f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
+        f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time)" + (f"; {traj.message}" if traj.message else "")
+    )
     if len(traj) > 1:
         drift = traj.energy_drift()
         peak = float(np.max(traj.kinetic_energy))
         if peak > 0:
             rel = np.max(np.abs(drift)) / peak
-            print(f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J = "
-                  f"{rel:.3g} of the peak kinetic energy ({peak:.4g} J)")
+            print(
+                f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J = "
+                f"{rel:.3g} of the peak kinetic energy ({peak:.4g} J)"
+            )
             if rel > 1e-2:
-                print(f"warning: the energy balance is off by {rel:.0%}: the step is too long for this model"
-                      f"{_stiffness_hint(model, method, args.dt)}")
+                print(
+                    f"warning: the energy balance is off by {rel:.0%}: the step is too long for this model"
+                    f"{_stiffness_hint(model, method, args.dt)}"
+                )
         else:
             print(f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J (the robot did not move)")
     if traj.constraint_error is not None and len(traj.constraint_error):
-        extra = f"; most one step left before the projection: {traj.constraint_drift:.2g}" \
-            if np.isfinite(traj.constraint_drift) else ""
+        extra = (
+            f"; most one step left before the projection: {traj.constraint_drift:.2g}"
+            if np.isfinite(traj.constraint_drift)
+            else ""
+        )
         print(f"loop closure: max constraint error {np.max(traj.constraint_error):.3g} (m or rad){extra}")
     written = []
     if save is not None:
@@ -707,7 +832,7 @@ def _bench(args) -> int:
         raise DenocError(f"--repeats must be at least 1, got {args.repeats}")
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise DenocError(f"--out: {args.out} is a file, not a folder")
-    if args.out:                                      # before the run, not after two minutes of it
+    if args.out:  # before the run, not after two minutes of it
         try:
             os.makedirs(args.out, exist_ok=True)
             _output_file(Path(args.out) / "speed.json", "--out")
@@ -720,23 +845,35 @@ def _bench(args) -> int:
     res = benchmarking.run(args.quick, repeats=args.repeats, log=log)
     console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 130)
     m = res["machine"]
-    table = Table(title=f"{'QUICK RUN (small sizes, not a measurement): ' if args.quick else ''}"
-                        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
-                        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
-                  box=box.SIMPLE_HEAVY, title_justify="left")
+    table = Table(
+        title=f"{'QUICK RUN (small sizes, not a measurement): ' if args.quick else ''}"
+        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
+        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
     for col in ("case", "target", "measured", "met"):
         table.add_column(col)
     for case, target, measured, met in benchmarking.targets(res):
-        table.add_row(case.replace("`", ""), target.replace("`", ""), measured,
-                      "[green]yes[/green]" if met else "[bold red]no[/bold red]")
+        table.add_row(
+            case.replace("`", ""),
+            target.replace("`", ""),
+            measured,
+            "[green]yes[/green]" if met else "[bold red]no[/bold red]",
+        )
     console.print(table)
     scale = Table(title="time per call on the benchmark chain", box=box.SIMPLE_HEAVY, title_justify="left")
     for col in ("DOF", "denoc FD", "denoc ID", "FD ns/DOF", "pin.aba", "pin.rnea", "MuJoCo mj_forward"):
         scale.add_column(col, justify="right")
     fmt = benchmarking._fmt_us
     for r in res["scaling"]:
-        scale.add_row(f"{r['nv']:,}", fmt(r["fd_us"]), fmt(r["id_us"]), f"{r['fd_ns_per_dof']:.1f}",
-                      *(fmt(r[k]) if k in r else "--" for k in ("aba_us", "rnea_us", "mj_forward_us")))
+        scale.add_row(
+            f"{r['nv']:,}",
+            fmt(r["fd_us"]),
+            fmt(r["id_us"]),
+            f"{r['fd_ns_per_dof']:.1f}",
+            *(fmt(r[k]) if k in r else "--" for k in ("aba_us", "rnea_us", "mj_forward_us")),
+        )
     console.print(scale)
     for line in benchmarking.notes(res):
         console.print(line, markup=False)
@@ -770,8 +907,9 @@ def _grid_axis(text: str):
             return name, np.linspace(float(start), float(stop), n)
         return name, [float(x) for x in values.split(",")]
     except ValueError:
-        raise DenocError(f"--grid {text!r}: the values must be numbers (v1,v2,...) or start:stop:count with a "
-                         "positive whole count") from None
+        raise DenocError(
+            f"--grid {text!r}: the values must be numbers (v1,v2,...) or start:stop:count with a positive whole count"
+        ) from None
 
 
 def _sweep(args) -> int:
@@ -786,8 +924,9 @@ def _sweep(args) -> int:
     try:
         method = _method_name(args.method)
     except DenocError:
-        raise DenocError(f"--method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got "
-                         f"{args.method!r}") from None
+        raise DenocError(
+            f"--method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got {args.method!r}"
+        ) from None
     if args.save_every is not None and args.save_every < 1:
         raise DenocError(f"--save-every must be at least 1, got {args.save_every}")
     if args.workers is not None and args.workers < 1:
@@ -795,8 +934,10 @@ def _sweep(args) -> int:
     if args.batch_size < 1:
         raise DenocError(f"--batch-size must be at least 1, got {args.batch_size}")
     if args.scheduler and _scheduler_problem(args.scheduler):
-        raise DenocError(f"--scheduler {args.scheduler!r} is not a Dask scheduler address (tcp://HOST:PORT): "
-                         f"{_scheduler_problem(args.scheduler)}")
+        raise DenocError(
+            f"--scheduler {args.scheduler!r} is not a Dask scheduler address (tcp://HOST:PORT): "
+            f"{_scheduler_problem(args.scheduler)}"
+        )
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise DenocError(f"--out: {args.out} is a file, not a folder")
     if args.cases:
@@ -810,30 +951,52 @@ def _sweep(args) -> int:
                 raise DenocError(f"--grid {name} is given twice (one --grid per case column)")
             axes[name] = values
         cases = grid(axes)
-        what = (f"{len(cases)} case{'s' if len(cases) != 1 else ''} (grid "
-                + " x ".join(f"{k}: {len(v)}" for k, v in axes.items()) + ")")
-    if any(not {"t_final", "dt", "method"} & set(c) for c in cases):   # cases run with these options
+        what = (
+            f"{len(cases)} case{'s' if len(cases) != 1 else ''} (grid "
+            + " x ".join(f"{k}: {len(v)}" for k, v in axes.items())
+            + ")"
+        )
+    if any(not {"t_final", "dt", "method"} & set(c) for c in cases):  # cases run with these options
         _whole_steps(args, method)
         if args.save_every is not None and method not in FIXED_STEP_METHODS:
             raise DenocError(f"--save-every is for --method rk4 or euler; {method} saves every --dt")
     model = load_robot(args.robot, floating_base=args.floating)
-    where = ("this process" if args.inline else f"the Dask cluster at {args.scheduler}" if args.scheduler
-             else f"a local Dask cluster of {args.workers or os.cpu_count()} worker processes")
-    print(f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {args.method}, dt = {args.dt:g} s; "
-          f"on {where}", flush=True)
+    where = (
+        "this process"
+        if args.inline
+        else f"the Dask cluster at {args.scheduler}"
+        if args.scheduler
+        else f"a local Dask cluster of {args.workers or os.cpu_count()} worker processes"
+    )
+    print(
+        f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {args.method}, dt = {args.dt:g} s; "
+        f"on {where}",
+        flush=True,
+    )
     kwargs = {"t_final": args.duration, "dt": args.dt, "method": args.method}
     if args.save_every is not None:
         kwargs["save_every"] = args.save_every
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:
-        res = db.sweep(model, cases, kwargs, out=args.out, metrics=metrics, batch_size=args.batch_size,
-                       scheduler="inline" if args.inline else args.scheduler, workers=args.workers,
-                       resume=not args.restart, save_trajectories=not args.no_trajectories,
-                       progress=bool(sys.stderr.isatty()))
+        res = db.sweep(
+            model,
+            cases,
+            kwargs,
+            out=args.out,
+            metrics=metrics,
+            batch_size=args.batch_size,
+            scheduler="inline" if args.inline else args.scheduler,
+            workers=args.workers,
+            resume=not args.restart,
+            save_trajectories=not args.no_trajectories,
+            progress=bool(sys.stderr.isatty()),
+        )
     except DifferentSweepError as exc:
-        raise DenocError(f"--out {args.out} holds a different sweep (its sweep.json records "
-                         f"{', '.join(exc.differs)}); use another --out folder, or --restart to run every case "
-                         "again") from None
+        raise DenocError(
+            f"--out {args.out} holds a different sweep (its sweep.json records "
+            f"{', '.join(exc.differs)}); use another --out folder, or --restart to run every case "
+            "again"
+        ) from None
     print(res.summary())
     _sweep_table(res, metrics)
     for row in res.failed[:10]:
@@ -841,8 +1004,10 @@ def _sweep(args) -> int:
     if len(res.failed) > 10:
         print(f"  ... and {len(res.failed) - 10} more (see the status and error columns)")
     out = Path(args.out)
-    print(f"wrote {(out / 'summary.csv').resolve()}" + (" (and summary.parquet)" if (out / "summary.parquet").exists()
-                                                        else ""))
+    print(
+        f"wrote {(out / 'summary.csv').resolve()}"
+        + (" (and summary.parquet)" if (out / "summary.parquet").exists() else "")
+    )
     return 1 if res.failed else 0
 
 
@@ -878,10 +1043,11 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     np.set_printoptions(precision=4, suppress=True)
-    command = {"info": _info, "validate": _validate, "simulate": _simulate, "bench": _bench,
-               "sweep": _sweep}[args.command]
+    command = {"info": _info, "validate": _validate, "simulate": _simulate, "bench": _bench, "sweep": _sweep}[
+        args.command
+    ]
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning       # one line per warning, no source line
+        warnings.showwarning = _show_warning  # one line per warning, no source line
         try:
             return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`

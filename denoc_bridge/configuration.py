@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .algorithms._inputs import check_model as _check_model
 from .errors import InputError
 from .joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_joint_configuration
 from .kernels import configuration as _kc
 from .kernels import tables as _T
 from .mimic import MimicModel
-from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
 
@@ -24,7 +24,7 @@ def neutral_configuration(model) -> np.ndarray:
     q = np.zeros(model.nq)
     for k in range(model.n_links):
         i0, n = int(model.idx_q[k]), int(model.nq_joint[k])
-        q[i0:i0 + n] = neutral_joint_configuration(model.joint_type[k])
+        q[i0 : i0 + n] = neutral_joint_configuration(model.joint_type[k])
     return q
 
 
@@ -47,8 +47,8 @@ def random_configuration(model, rng=None) -> np.ndarray:
     for k in range(model.n_links):
         jt = JointType(model.joint_type[k])
         i0, n = int(model.idx_q[k]), int(model.nq_joint[k])
-        qk = q[i0:i0 + n]
-        lo, hi = model.lower_limit[i0:i0 + n], model.upper_limit[i0:i0 + n]
+        qk = q[i0 : i0 + n]
+        lo, hi = model.lower_limit[i0 : i0 + n], model.upper_limit[i0 : i0 + n]
         if jt in (JointType.REVOLUTE, JointType.PRISMATIC):
             half = np.pi if jt == JointType.REVOLUTE else 1.0
             # Pinocchio marks "no limit" with +-max double: such ranges count as unbounded
@@ -60,10 +60,10 @@ def random_configuration(model, rng=None) -> np.ndarray:
             qk[: 3 if jt != JointType.PLANAR else 2] = rng.standard_normal(3 if jt != JointType.PLANAR else 2)
         if jt in QUATERNION_OFFSET:
             quat = rng.standard_normal(4)
-            qk[QUATERNION_OFFSET[jt]:QUATERNION_OFFSET[jt] + 4] = quat / np.linalg.norm(quat)
+            qk[QUATERNION_OFFSET[jt] : QUATERNION_OFFSET[jt] + 4] = quat / np.linalg.norm(quat)
         if jt in CIRCLE_OFFSET:
             angle = rng.uniform(-np.pi, np.pi)
-            qk[CIRCLE_OFFSET[jt]:CIRCLE_OFFSET[jt] + 2] = (np.cos(angle), np.sin(angle))
+            qk[CIRCLE_OFFSET[jt] : CIRCLE_OFFSET[jt] + 2] = (np.cos(angle), np.sin(angle))
     return q
 
 
@@ -74,13 +74,14 @@ def _pair(model, a, b, na, nb, names):
     batch = a.ndim == 2
     for arr, n, name in ((a, na, names[0]), (b, nb, names[1])):
         if arr.shape[-1:] != (n,) or arr.ndim != a.ndim or (batch and arr.shape[0] != a.shape[0]):
-            raise InputError(f"{name} must have shape ({n},) or (B, {n}) like {names[0]} (model '{model.name}'), "
-                             f"got {arr.shape}")
+            raise InputError(
+                f"{name} must have shape ({n},) or (B, {n}) like {names[0]} (model '{model.name}'), got {arr.shape}"
+            )
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{name} holds a value that is not finite")
     a = _inputs.normalise_configuration(model, np.array(a, dtype=float, order="C"), names[0])
     b = np.array(b, dtype=float, order="C")
-    if nb == model.nq:                                        # q0, q1: both configurations
+    if nb == model.nq:  # q0, q1: both configurations
         b = _inputs.normalise_configuration(model, b, names[1])
     return a, b, batch
 
@@ -131,6 +132,8 @@ def interpolate(model, q0, q1, u) -> np.ndarray:
     d = difference(model, q0, q1)
     u = _inputs.real_array(u, "u")
     if not np.all(np.isfinite(u)) or u.shape not in ((), d.shape[:-1]):
-        raise InputError(f"u must be a finite number or one per state of the batch (shape {d.shape[:-1]}), got "
-                         f"{u if u.ndim == 0 else f'shape {u.shape}'}")
+        raise InputError(
+            f"u must be a finite number or one per state of the batch (shape {d.shape[:-1]}), got "
+            f"{u if u.ndim == 0 else f'shape {u.shape}'}"
+        )
     return integrate(model, q0, d * (u[..., None] if u.ndim else u))

@@ -18,7 +18,7 @@ from .kernels import tables as T
 __all__ = ["Data"]
 
 _PARALLEL_LOCK = threading.Lock()
-_layer_is_threadsafe = None          # unknown until the first parallel kernel has run
+_layer_is_threadsafe = None  # unknown until the first parallel kernel has run
 
 
 def run_parallel(kernel, *args):
@@ -53,11 +53,10 @@ class Data:
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
         self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 
-    def check(self, model) -> "Data":
+    def check(self, model) -> Data:
         if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):
             raise InputError(
                 f"data was created for a model with {self.n_links} links and nv={self.nv}, "
                 f"not for '{model.name}' ({model.n_links} links, nv={model.nv})"
             )
         return self
-

@@ -26,7 +26,17 @@ from .errors import InputError, PhysicsWarning
 from .joints import JointType
 from .model import Model
 
-__all__ = ["chain", "chain_urdf", "rope", "rope_urdf", "puma560", "puma560_urdf", "PUMA560_DH", "fourbar", "fourbar_urdf"]
+__all__ = [
+    "chain",
+    "chain_urdf",
+    "rope",
+    "rope_urdf",
+    "puma560",
+    "puma560_urdf",
+    "PUMA560_DH",
+    "fourbar",
+    "fourbar_urdf",
+]
 
 
 def cylinder_inertia(mass: float, length: float, radius: float) -> np.ndarray:
@@ -62,8 +72,17 @@ def _chain_layout(n, kind):
     return rows
 
 
-def chain(n: int, kind: str = "planar", *, length: float = 0.05, mass: float = 0.004, radius: float = 0.005,
-          damping: float = 0.0, stiffness: float = 0.0, name: str | None = None) -> Model:
+def chain(
+    n: int,
+    kind: str = "planar",
+    *,
+    length: float = 0.05,
+    mass: float = 0.004,
+    radius: float = 0.005,
+    damping: float = 0.0,
+    stiffness: float = 0.0,
+    name: str | None = None,
+) -> Model:
     """A chain of ``n`` cylinders (see the module docstring), fixed at the base.
 
     At q = 0 the chain lies along +x (horizontal under the default gravity -z), joint 0
@@ -112,37 +131,61 @@ def _link_xml(name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, visual=""):
     if mass == 0.0 and inertia is None:
         return f'  <link name="{name}"/>\n'
     I = np.zeros((3, 3)) if inertia is None else np.asarray(inertia)
-    return (f'  <link name="{name}">\n'
-            f'    <inertial>\n'
-            f'      <origin xyz="{_f(com[0])} {_f(com[1])} {_f(com[2])}" rpy="0 0 0"/>\n'
-            f'      <mass value="{_f(mass)}"/>\n'
-            f'      <inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" iyy="{_f(I[1, 1])}" '
-            f'iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>\n'
-            f'    </inertial>\n{visual}'
-            f'  </link>\n')
+    return (
+        f'  <link name="{name}">\n'
+        f"    <inertial>\n"
+        f'      <origin xyz="{_f(com[0])} {_f(com[1])} {_f(com[2])}" rpy="0 0 0"/>\n'
+        f'      <mass value="{_f(mass)}"/>\n'
+        f'      <inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" iyy="{_f(I[1, 1])}" '
+        f'iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>\n'
+        f"    </inertial>\n{visual}"
+        f"  </link>\n"
+    )
 
 
-def _joint_xml(name, parent, child, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), damping=0.0,
-               lower=-np.pi, upper=np.pi):
+def _joint_xml(
+    name,
+    parent,
+    child,
+    xyz=(0.0, 0.0, 0.0),
+    rpy=(0.0, 0.0, 0.0),
+    axis=(0.0, 0.0, 1.0),
+    damping=0.0,
+    lower=-np.pi,
+    upper=np.pi,
+):
     dyn = f'    <dynamics damping="{_f(damping)}"/>\n' if damping else ""
-    return (f'  <joint name="{name}" type="revolute">\n'
-            f'    <parent link="{parent}"/>\n'
-            f'    <child link="{child}"/>\n'
-            f'    <origin xyz="{_f(xyz[0])} {_f(xyz[1])} {_f(xyz[2])}" rpy="{_f(rpy[0])} {_f(rpy[1])} {_f(rpy[2])}"/>\n'
-            f'    <axis xyz="{_f(axis[0])} {_f(axis[1])} {_f(axis[2])}"/>\n'
-            f'    <limit lower="{_f(lower)}" upper="{_f(upper)}" effort="100" velocity="100"/>\n{dyn}'
-            f'  </joint>\n')
+    return (
+        f'  <joint name="{name}" type="revolute">\n'
+        f'    <parent link="{parent}"/>\n'
+        f'    <child link="{child}"/>\n'
+        f'    <origin xyz="{_f(xyz[0])} {_f(xyz[1])} {_f(xyz[2])}" rpy="{_f(rpy[0])} {_f(rpy[1])} {_f(rpy[2])}"/>\n'
+        f'    <axis xyz="{_f(axis[0])} {_f(axis[1])} {_f(axis[2])}"/>\n'
+        f'    <limit lower="{_f(lower)}" upper="{_f(upper)}" effort="100" velocity="100"/>\n{dyn}'
+        f"  </joint>\n"
+    )
 
 
-def chain_urdf(n: int, kind: str = "planar", *, length: float = 0.05, mass: float = 0.004, radius: float = 0.005,
-               damping: float = 0.0, name: str | None = None, comment: str = "") -> str:
+def chain_urdf(
+    n: int,
+    kind: str = "planar",
+    *,
+    length: float = 0.05,
+    mass: float = 0.004,
+    radius: float = 0.005,
+    damping: float = 0.0,
+    name: str | None = None,
+    comment: str = "",
+) -> str:
     """URDF text of :func:`chain` (joint springs have no URDF element: use ``Model.replace``)."""
     n = _check_chain(n, kind, length, mass, radius)
     name = name or f"{kind}_chain{n}"
-    visual = (f'    <visual>\n'
-              f'      <origin xyz="{_f(length / 2)} 0 0" rpy="0 1.5707963267948966 0"/>\n'
-              f'      <geometry><cylinder radius="{_f(radius)}" length="{_f(length)}"/></geometry>\n'
-              f'    </visual>\n')
+    visual = (
+        f"    <visual>\n"
+        f'      <origin xyz="{_f(length / 2)} 0 0" rpy="0 1.5707963267948966 0"/>\n'
+        f'      <geometry><cylinder radius="{_f(radius)}" length="{_f(length)}"/></geometry>\n'
+        f"    </visual>\n"
+    )
     parts = ['<?xml version="1.0"?>\n']
     if comment:
         parts.append(f"<!-- {comment}\n     Generated by denoc_bridge.generators; do not edit by hand. -->\n")
@@ -153,8 +196,9 @@ def chain_urdf(n: int, kind: str = "planar", *, length: float = 0.05, mass: floa
             parts.append(_link_xml(link, mass, (length / 2, 0.0, 0.0), cylinder_inertia(mass, length, radius), visual))
         else:
             parts.append(_link_xml(link))
-        parts.append(_joint_xml(joint, parent, link, xyz=(length if moves else 0.0, 0.0, 0.0), axis=axis,
-                                damping=damping))
+        parts.append(
+            _joint_xml(joint, parent, link, xyz=(length if moves else 0.0, 0.0, 0.0), axis=axis, damping=damping)
+        )
         parent = link
     parts.append("</robot>\n")
     return "".join(parts)
@@ -174,9 +218,13 @@ def rope(**changes) -> Model:
 
 def rope_urdf() -> str:
     """URDF text of :func:`rope` (``urdf/rope.urdf``)."""
-    return chain_urdf(**_ROPE, name="rope", comment="The 100-DOF rope of Shah, Saha, Dutt (000 §4): 50 cylinders "
-                      "of 50 mm, radius 5 mm, 4 g,\n     joined by universal joints (revolute y, massless link, "
-                      "revolute z).")
+    return chain_urdf(
+        **_ROPE,
+        name="rope",
+        comment="The 100-DOF rope of Shah, Saha, Dutt (000 §4): 50 cylinders "
+        "of 50 mm, radius 5 mm, 4 g,\n     joined by universal joints (revolute y, massless link, "
+        "revolute z).",
+    )
 
 
 #: 003 Table 2: (a_i, b_i, alpha_i, m_i, I_zz of the hub) for i = 1..6 (theta_i variable)
@@ -234,28 +282,44 @@ def puma560(**changes) -> Model:
         trans.append(np.array([a, 0.0, b]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PhysicsWarning)
-        model = Model(name="puma560", link_names=[f"link{i + 1}" for i in range(6)], joint_names=names,
-                      parent=np.arange(6) - 1, joint_type=np.full(6, int(JointType.REVOLUTE)),
-                      joint_axis=np.tile([0.0, 0.0, 1.0], (6, 1)), joint_rotation=rot[:6], joint_translation=trans[:6],
-                      mass=mass, com=com, inertia=inertia, base_name="base", inertia_check="warn",
-                      lower_limit=np.full(6, -2 * np.pi), upper_limit=np.full(6, 2 * np.pi),
-                      source="denoc_bridge.generators.puma560 (003 Table 2)")
+        model = Model(
+            name="puma560",
+            link_names=[f"link{i + 1}" for i in range(6)],
+            joint_names=names,
+            parent=np.arange(6) - 1,
+            joint_type=np.full(6, int(JointType.REVOLUTE)),
+            joint_axis=np.tile([0.0, 0.0, 1.0], (6, 1)),
+            joint_rotation=rot[:6],
+            joint_translation=trans[:6],
+            mass=mass,
+            com=com,
+            inertia=inertia,
+            base_name="base",
+            inertia_check="warn",
+            lower_limit=np.full(6, -2 * np.pi),
+            upper_limit=np.full(6, 2 * np.pi),
+            source="denoc_bridge.generators.puma560 (003 Table 2)",
+        )
         return model.replace(**changes) if changes else model
 
 
 def puma560_urdf() -> str:
     """URDF text of :func:`puma560` (``urdf/puma560.urdf``)."""
-    parts = ['<?xml version="1.0"?>\n',
-             "<!-- 6R PUMA 560 of Mohan and Saha (003 Table 2): DH parameters, slender-rod links with mass per\n"
-             "     length m / (a + b), massless wrist links with hub inertias about their joint axes.\n"
-             "     Generated by denoc_bridge.generators.puma560_urdf(); do not edit by hand. -->\n",
-             '<robot name="puma560">\n', '  <link name="base"/>\n']
+    parts = [
+        '<?xml version="1.0"?>\n',
+        "<!-- 6R PUMA 560 of Mohan and Saha (003 Table 2): DH parameters, slender-rod links with mass per\n"
+        "     length m / (a + b), massless wrist links with hub inertias about their joint axes.\n"
+        "     Generated by denoc_bridge.generators.puma560_urdf(); do not edit by hand. -->\n",
+        '<robot name="puma560">\n',
+        '  <link name="base"/>\n',
+    ]
     parent, xyz, rpy = "base", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     for i, (a, b, alpha, m, hub) in enumerate(PUMA560_DH):
         mi, ci, Ii = _rod_link(a, b, m, hub)
         parts.append(_link_xml(f"link{i + 1}", mi, ci, Ii))
-        parts.append(_joint_xml(f"joint{i + 1}", parent, f"link{i + 1}", xyz=xyz, rpy=rpy, lower=-2 * np.pi,
-                                upper=2 * np.pi))
+        parts.append(
+            _joint_xml(f"joint{i + 1}", parent, f"link{i + 1}", xyz=xyz, rpy=rpy, lower=-2 * np.pi, upper=2 * np.pi)
+        )
         parent, xyz, rpy = f"link{i + 1}", (a, 0.0, b), (alpha, 0.0, 0.0)
     parts.append("</robot>\n")
     return "".join(parts)
@@ -272,8 +336,14 @@ def _rz(angle):
 FOURBAR_PLANE = np.array([[1.0, 0.0, 1.0], [1.0, 0.0, -1.0], [0.0, np.sqrt(2.0), 0.0]]) / np.sqrt(2.0)
 
 
-def fourbar(*, ground: float = np.sqrt(2.0), crank: float = 2.0, density: float = 1.0, radius: float = 0.02,
-            damping: float = 0.0) -> Model:
+def fourbar(
+    *,
+    ground: float = np.sqrt(2.0),
+    crank: float = 2.0,
+    density: float = 1.0,
+    radius: float = 0.02,
+    damping: float = 0.0,
+) -> Model:
     """The closed-loop example of 004 (Fig. 4): body 1 slides on the ground (prismatic joint
     T1 along e1), bodies 2, 3, 4 close a four-bar with body 1 through the parallel revolute
     joints R2, R3, R4 and the cut joint R5 (between bodies 4 and 1).
@@ -310,8 +380,9 @@ def fourbar(*, ground: float = np.sqrt(2.0), crank: float = 2.0, density: float 
         base_name="ground",
         source="denoc_bridge.generators.fourbar",
     )
-    model.add_loop_closure("R5", "revolute", "body4", "body1", xyz1=(b, 0.0, 0.0), xyz2=(a, 0.0, 0.0),
-                           rotation2=_rz(-np.pi / 2))
+    model.add_loop_closure(
+        "R5", "revolute", "body4", "body1", xyz1=(b, 0.0, 0.0), xyz2=(a, 0.0, 0.0), rotation2=_rz(-np.pi / 2)
+    )
     return model
 
 
@@ -326,32 +397,43 @@ def fourbar_urdf() -> str:
     """URDF text of :func:`fourbar` (``urdf/fourbar.urdf``), with its cut joint R5 as a
     ``<loop_joint>`` element."""
     model = fourbar()
-    parts = ['<?xml version="1.0"?>\n',
-             "<!-- The closed-loop example of Nikravesh et al. (004 Fig. 4): a prismatic base T1 and a\n"
-             "     parallelogram four-bar R2-R3-R4, cut at the revolute joint R5 (<loop_joint>, a\n"
-             "     denoc_bridge extension that other URDF readers ignore).\n"
-             "     Generated by denoc_bridge.generators; do not edit by hand. -->\n",
-             '<robot name="fourbar">\n', '  <link name="ground"/>\n']
+    parts = [
+        '<?xml version="1.0"?>\n',
+        "<!-- The closed-loop example of Nikravesh et al. (004 Fig. 4): a prismatic base T1 and a\n"
+        "     parallelogram four-bar R2-R3-R4, cut at the revolute joint R5 (<loop_joint>, a\n"
+        "     denoc_bridge extension that other URDF readers ignore).\n"
+        "     Generated by denoc_bridge.generators; do not edit by hand. -->\n",
+        '<robot name="fourbar">\n',
+        '  <link name="ground"/>\n',
+    ]
     for k in range(model.n_links):
         parts.append(_link_xml(model.link_names[k], model.mass[k], model.com[k], model.inertia[k]))
         parent = "ground" if model.parent[k] < 0 else model.link_names[model.parent[k]]
         kind = "prismatic" if model.joint_type[k] == int(JointType.PRISMATIC) else "revolute"
         t, r, a = model.joint_translation[k], _rpy(model.joint_rotation[k]), model.joint_axis[k]
-        parts.append(f'  <joint name="{model.joint_names[k]}" type="{kind}">\n'
-                     f'    <parent link="{parent}"/>\n    <child link="{model.link_names[k]}"/>\n'
-                     f'    <origin xyz="{_f(t[0])} {_f(t[1])} {_f(t[2])}" rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n'
-                     f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n'
-                     + '    <limit lower="-10" upper="10" effort="100" velocity="10"/>\n'
-                     + '  </joint>\n')
+        parts.append(
+            f'  <joint name="{model.joint_names[k]}" type="{kind}">\n'
+            f'    <parent link="{parent}"/>\n    <child link="{model.link_names[k]}"/>\n'
+            f'    <origin xyz="{_f(t[0])} {_f(t[1])} {_f(t[2])}" rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n'
+            f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n'
+            + '    <limit lower="-10" upper="10" effort="100" velocity="10"/>\n'
+            + "  </joint>\n"
+        )
     for lc in model.loops:
         sides = []
-        for i, (link, R, p) in enumerate(((lc.link1, lc.rotation1, lc.translation1),
-                                          (lc.link2, lc.rotation2, lc.translation2)), start=1):
+        for i, (link, R, p) in enumerate(
+            ((lc.link1, lc.rotation1, lc.translation1), (lc.link2, lc.rotation2, lc.translation2)), start=1
+        ):
             r = _rpy(R)
-            sides.append(f'    <link{i} link="{model.link_names[link]}" xyz="{_f(p[0])} {_f(p[1])} {_f(p[2])}" '
-                         f'rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n')
+            sides.append(
+                f'    <link{i} link="{model.link_names[link]}" xyz="{_f(p[0])} {_f(p[1])} {_f(p[2])}" '
+                f'rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n'
+            )
         a = lc.axis
-        parts.append(f'  <loop_joint name="{lc.name}" type="{lc.type}">\n' + "".join(sides)
-                     + f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n  </loop_joint>\n')
+        parts.append(
+            f'  <loop_joint name="{lc.name}" type="{lc.type}">\n'
+            + "".join(sides)
+            + f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n  </loop_joint>\n'
+        )
     parts.append("</robot>\n")
     return "".join(parts)

@@ -44,11 +44,15 @@ MAX_ITER = 20
 def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
     """(alpha, beta, project, tol) after checking the options for a model with loops."""
     if method not in ("rk4", "euler"):
-        raise InputError(f"'{model.name}' has loop closures: simulate it with method='rk4' or 'euler' (the "
-                         f"projection onto the loops after each step does not fit the adaptive {method})")
+        raise InputError(
+            f"'{model.name}' has loop closures: simulate it with method='rk4' or 'euler' (the "
+            f"projection onto the loops after each step does not fit the adaptive {method})"
+        )
     if dynamics != "recursive":
-        raise InputError(f"'{model.name}' has loop closures: only dynamics='recursive' (Lagrange multipliers on the "
-                         "O(n) forward dynamics) simulates them")
+        raise InputError(
+            f"'{model.name}' has loop closures: only dynamics='recursive' (Lagrange multipliers on the "
+            "O(n) forward dynamics) simulates them"
+        )
     if stabilization not in STABILIZATIONS:
         raise InputError(f"stabilization must be one of {', '.join(STABILIZATIONS)}, got {stabilization!r}")
     try:
@@ -68,13 +72,18 @@ def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
 def _project(model, cp, q, v, tol, t):
     """Project (q, v) in place; returns the error before."""
     qn = np.empty(model.nq)
-    status, err, err0 = kl.project(model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, lp.RANK_RTOL, tol,
-                                   MAX_ITER, qn)
+    status, err, err0 = kl.project(
+        model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, lp.RANK_RTOL, tol, MAX_ITER, qn
+    )
     if status:
         names = ", ".join(lc.name for lc in model.loops)
-        raise SimulationError(f"simulation stopped at t = {t:.6g} s: the loops ({names}) could not be closed by "
-                              f"projection (error {err:.3e} after {MAX_ITER} Gauss-Newton steps); a smaller dt may help",
-                              t, "", None)
+        raise SimulationError(
+            f"simulation stopped at t = {t:.6g} s: the loops ({names}) could not be closed by "
+            f"projection (error {err:.3e} after {MAX_ITER} Gauss-Newton steps); a smaller dt may help",
+            t,
+            "",
+            None,
+        )
     return err0
 
 
@@ -86,9 +95,11 @@ def initial_state(model, q0, v0, project, tol):
         try:
             _project(model, cp, q, v, tol, 0.0)
         except SimulationError:
-            raise InputError(f"q0 is too far from closing the loops of '{model.name}' "
-                             f"({', '.join(lc.name for lc in model.loops)}); start from a configuration that "
-                             "closes them (denoc_bridge.loops.project_configuration)") from None
+            raise InputError(
+                f"q0 is too far from closing the loops of '{model.name}' "
+                f"({', '.join(lc.name for lc in model.loops)}); start from a configuration that "
+                "closes them (denoc_bridge.loops.project_configuration)"
+            ) from None
     return q, v
 
 
@@ -112,8 +123,9 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
         while step < n_steps:
             n = min(chunk, n_steps - step)
             t0 = time.perf_counter()
-            done, status, s = stepper(model, cp, q, v, step, n, dt, forces, method, stride, saved, Q, V, A, E,
-                                      scratch, args)
+            done, status, s = stepper(
+                model, cp, q, v, step, n, dt, forces, method, stride, saved, Q, V, A, E, scratch, args
+            )
             step += done
             saved += s
             if status:
@@ -121,7 +133,7 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
             chunk = max(1, min(4 * chunk, int(chunk * 0.2 / max(time.perf_counter() - t0, 1e-6))))
             run_.update(step)
     completed = not status and not run_.interrupted
-    if completed:                                                         # the final state
+    if completed:  # the final state
         tau = forces.tau_at(step * dt, q, v, step)
         total = _applied(model, q, v, tau, K, D, q_rest, use_passive)
         a, _, _ = lp._fast_lagrange(model, q, v, total, None, (alpha, beta), fext=forces.fext_at(step * dt, q, v))
@@ -134,8 +146,22 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
     TAU = _actuation_table(model, forces, steps)
     state = "interrupted" if run_.interrupted else ("failed" if status else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if run_.interrupted else ""
-    traj = _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, run_.wall, step,
-                       (4 if method == "rk4" else 1) * step, state, message)
+    traj = _trajectory(
+        model,
+        t,
+        Q[:saved],
+        V[:saved],
+        A[:saved],
+        TAU,
+        forces,
+        method,
+        dt,
+        run_.wall,
+        step,
+        (4 if method == "rk4" else 1) * step,
+        state,
+        message,
+    )
     traj.constraint_error = E[:saved].copy()
     traj.constraint_drift = float(scratch[kl.DRIFT_ROW, 0]) if project else float("nan")
     if status:
@@ -149,21 +175,55 @@ def _failure(model, status, t, traj):
     from .simulation import _fail
 
     if status == -3:
-        return SimulationError(f"simulation stopped at t = {t:.6g} s: the loop constraints became singular "
-                               "(C M^-1 C^T is not positive definite): the mechanism reached a singular position",
-                               t, "", traj)
+        return SimulationError(
+            f"simulation stopped at t = {t:.6g} s: the loop constraints became singular "
+            "(C M^-1 C^T is not positive definite): the mechanism reached a singular position",
+            t,
+            "",
+            traj,
+        )
     if status == -4:
-        return SimulationError(f"simulation stopped at t = {t:.6g} s: the loops could not be closed by projection "
-                               f"in {MAX_ITER} Gauss-Newton steps; a smaller dt may help", t, "", traj)
+        return SimulationError(
+            f"simulation stopped at t = {t:.6g} s: the loops could not be closed by projection "
+            f"in {MAX_ITER} Gauss-Newton steps; a smaller dt may help",
+            t,
+            "",
+            traj,
+        )
     return _fail(model, status, t, [], traj)
 
 
 def _compiled_steps(model, cp, q, v, step, n, dt, forces, method, stride, saved, Q, V, A, E, scratch, args):
     alpha, beta, project, tol, K, D, q_rest, use_passive = args
     opts = np.array([alpha, beta, lp.RANK_RTOL, tol, 1.0 if project else 0.0, MAX_ITER])
-    return kl.rk4_loop_run(model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, step, n, dt, forces.mode,
-                           forces.table, forces.fext, K, D, q_rest, use_passive, stride, saved, Q, V, A, E, scratch,
-                           opts)
+    return kl.rk4_loop_run(
+        model._kt,
+        cp.kt0,
+        cp.work,
+        cp.pi,
+        cp.pf,
+        cp.sb,
+        q,
+        v,
+        step,
+        n,
+        dt,
+        forces.mode,
+        forces.table,
+        forces.fext,
+        K,
+        D,
+        q_rest,
+        use_passive,
+        stride,
+        saved,
+        Q,
+        V,
+        A,
+        E,
+        scratch,
+        opts,
+    )
 
 
 def _applied(model, q, v, tau, K, D, q_rest, use_passive):

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from .algorithms._inputs import check_model as _check_model
 from .errors import InputError, ModelError
 from .kernels import loops as _kl
 from .spatial import rpy_to_matrix, skew
-from .algorithms._inputs import check_model as _check_model
 
 __all__ = [
     "LoopClosure",
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 LOOP_TYPES = {"revolute": 5, "prismatic": 5, "spherical": 3, "weld": 6}
-RANK_RTOL = 1e-9                                                # relative to the largest singular value
+RANK_RTOL = 1e-9  # relative to the largest singular value
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,15 +127,29 @@ def _placement(model, where: str, xyz, rpy, rotation):
     else:
         R = rpy_to_matrix(np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float))
     if p.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(R))):
-        raise ModelError(f"loop closure: the frame on '{where}' needs 3 finite numbers for xyz and rpy "
-                         "(or a 3 x 3 rotation)")
+        raise ModelError(
+            f"loop closure: the frame on '{where}' needs 3 finite numbers for xyz and rpy (or a 3 x 3 rotation)"
+        )
     if not np.allclose(R @ R.T, np.eye(3), atol=1e-9):
         raise ModelError(f"loop closure: the rotation given on '{where}' is not a rotation matrix")
     return link, R0 @ R, p0 + R0 @ p
 
 
-def make_loop_closure(model, name: str, type: str, link1: str, link2: str, *, xyz1=None, rpy1=None,
-                      xyz2=None, rpy2=None, rotation1=None, rotation2=None, axis=(0.0, 0.0, 1.0)) -> LoopClosure:
+def make_loop_closure(
+    model,
+    name: str,
+    type: str,
+    link1: str,
+    link2: str,
+    *,
+    xyz1=None,
+    rpy1=None,
+    xyz2=None,
+    rpy2=None,
+    rotation1=None,
+    rotation2=None,
+    axis=(0.0, 0.0, 1.0),
+) -> LoopClosure:
     """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
     _check_model(model)
     if type not in LOOP_TYPES:
@@ -143,8 +157,10 @@ def make_loop_closure(model, name: str, type: str, link1: str, link2: str, *, xy
     l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1)
     l2, R2, p2 = _placement(model, link2, xyz2, rpy2, rotation2)
     if l1 == l2:
-        raise ModelError(f"loop closure '{name}': '{link1}' and '{link2}' are the same rigid body; a cut joint "
-                         "must join two different bodies")
+        raise ModelError(
+            f"loop closure '{name}': '{link1}' and '{link2}' are the same rigid body; a cut joint "
+            "must join two different bodies"
+        )
     a = np.asarray(axis, dtype=float)
     n = np.linalg.norm(a) if a.shape == (3,) and np.all(np.isfinite(a)) else 0.0
     if not n > 1e-12:
@@ -178,15 +194,17 @@ class LoopKinematics:
         for k in range(L):
             b = model.parent[k]
             v0, z = model.idx_v[k], model.nv_joint[k]
-            qd = v[v0:v0 + z]
-            wb, ob, odb, wdb, oddb = ((np.zeros(3),) * 5 if b < 0 else
-                                      (self.omega[b], self.o[b], self.odot[b], self.omegadot0[b], self.oddot0[b]))
+            qd = v[v0 : v0 + z]
+            wb, ob, odb, wdb, oddb = (
+                (np.zeros(3),) * 5
+                if b < 0
+                else (self.omega[b], self.o[b], self.odot[b], self.omegadot0[b], self.oddot0[b])
+            )
             d = self.o[k] - ob
             self.omega[k] = wb + self.P[k, :3, :z] @ qd
             self.odot[k] = odb + np.cross(wb, d) + self.P[k, 3:, :z] @ qd
             self.omegadot0[k] = wdb + self.Pdot[k, :3, :z] @ qd
-            self.oddot0[k] = (oddb + np.cross(wdb, d) + np.cross(wb, self.odot[k] - odb)
-                              + self.Pdot[k, 3:, :z] @ qd)
+            self.oddot0[k] = oddb + np.cross(wdb, d) + np.cross(wb, self.odot[k] - odb) + self.Pdot[k, 3:, :z] @ qd
 
     def frame(self, link, R, p):
         """World orientation and origin of a frame (R, p) on ``link``."""
@@ -203,8 +221,8 @@ class LoopKinematics:
         while k >= 0:
             v0, z = self.model.idx_v[k], self.model.nv_joint[k]
             Pw, Pv = self.P[k, :3, :z], self.P[k, 3:, :z]
-            Jw[:, v0:v0 + z] = Pw
-            Jx[:, v0:v0 + z] = Pv + skew(self.o[k] - x) @ Pw      # A_{x,k} P_k (000 eq. 7b)
+            Jw[:, v0 : v0 + z] = Pw
+            Jx[:, v0 : v0 + z] = Pv + skew(self.o[k] - x) @ Pw  # A_{x,k} P_k (000 eq. 7b)
             k = self.model.parent[k]
         return Jw, Jx
 
@@ -214,8 +232,12 @@ class LoopKinematics:
             return (np.zeros(3),) * 4
         s = x - self.o[link]
         w, wd = self.omega[link], self.omegadot0[link]
-        return (w, self.odot[link] + np.cross(w, s), wd,
-                self.oddot0[link] + np.cross(wd, s) + np.cross(w, np.cross(w, s)))
+        return (
+            w,
+            self.odot[link] + np.cross(w, s),
+            wd,
+            self.oddot0[link] + np.cross(wd, s) + np.cross(w, np.cross(w, s)),
+        )
 
 
 def _log3(R) -> np.ndarray:
@@ -240,7 +262,7 @@ def _loop_rows(lc: LoopClosure, kin: LoopKinematics, with_bias: bool):
     nv = kin.model.nv
     Jw1, Jx1 = kin.point_jacobian(lc.link1, x1) if lc.link1 >= 0 else (np.zeros((3, nv)),) * 2
     Jw2, Jx2 = kin.point_jacobian(lc.link2, x2) if lc.link2 >= 0 else (np.zeros((3, nv)),) * 2
-    rot = RF1 @ _log3(RF1.T @ RF2)                              # rotation of frame 2 from frame 1, world
+    rot = RF1 @ _log3(RF1.T @ RF2)  # rotation of frame 2 from frame 1, world
     d = x2 - x1
     Jd, Jw = Jx2 - Jx1, Jw2 - Jw1
     if with_bias:
@@ -248,30 +270,33 @@ def _loop_rows(lc: LoopClosure, kin: LoopKinematics, with_bias: bool):
         w2, xd2, wd2, xdd2 = kin.point_motion(lc.link2, x2)
         dd0, wrel, wdrel0, ddot = xdd2 - xdd1, w2 - w1, wd2 - wd1, xd2 - xd1
     phi, C, gamma = [], [], []
-    if lc.type in ("weld", "spherical", "revolute"):            # x_2 - x_1 = 0
+    if lc.type in ("weld", "spherical", "revolute"):  # x_2 - x_1 = 0
         phi.append(d)
         C.append(Jd)
         if with_bias:
             gamma.append(dd0)
-    if lc.type in ("weld", "prismatic"):                        # no relative rotation
+    if lc.type in ("weld", "prismatic"):  # no relative rotation
         phi.append(rot)
         C.append(Jw)
         if with_bias:
             gamma.append(wdrel0)
-    if lc.type in ("revolute", "prismatic"):                    # b_j . (...) with b_j on link 1
-        B = (RF1 @ lc.normals().T).T                            # (2, 3), world
+    if lc.type in ("revolute", "prismatic"):  # b_j . (...) with b_j on link 1
+        B = (RF1 @ lc.normals().T).T  # (2, 3), world
         if lc.type == "revolute":
             phi.append(lc.normals() @ _log3(RF1.T @ RF2))
             C.append(B @ Jw)
-            if with_bias:                                       # d/dt (b . wrel), bdot = w1 x b
+            if with_bias:  # d/dt (b . wrel), bdot = w1 x b
                 gamma.append(np.array([np.dot(np.cross(w1, b), wrel) + np.dot(b, wdrel0) for b in B]))
         else:
             phi.append(B @ d)
-            C.append(B @ Jd + np.array([np.cross(b, d) for b in B]) @ Jw1)   # + (w1 x b) . d
+            C.append(B @ Jd + np.array([np.cross(b, d) for b in B]) @ Jw1)  # + (w1 x b) . d
             if with_bias:
                 bdd = [np.cross(wd1, b) + np.cross(w1, np.cross(w1, b)) for b in B]
-                gamma.append(np.array([2.0 * np.dot(np.cross(w1, b), ddot) + np.dot(b, dd0) + np.dot(bb, d)
-                                       for b, bb in zip(B, bdd)]))
+                gamma.append(
+                    np.array(
+                        [2.0 * np.dot(np.cross(w1, b), ddot) + np.dot(b, dd0) + np.dot(bb, d) for b, bb in zip(B, bdd)]
+                    )
+                )
     return (np.concatenate(phi), np.vstack(C), np.concatenate(gamma) if with_bias else None)
 
 
@@ -338,7 +363,7 @@ def cut_joint_jacobian(model, q) -> tuple:
             if link < 0:
                 continue
             s = slice(6 * link, 6 * link + 6)
-            Tx = np.hstack([skew(kin.o[link] - x), np.eye(3)])   # xdot = odot + omega x (x - o)
+            Tx = np.hstack([skew(kin.o[link] - x), np.eye(3)])  # xdot = odot + omega x (x - o)
             Tw = np.hstack([np.eye(3), np.zeros((3, 3))])
             rows = []
             if lc.type in ("weld", "spherical", "revolute"):
@@ -377,11 +402,18 @@ def constraint_report(model, q) -> list:
     out, r0 = [], 0
     for lc in model.loops:
         rows = range(r0, r0 + lc.n_rows)
-        out.append(dict(name=lc.name, type=lc.type, link1=body_name(model, lc.link1),
-                        link2=body_name(model, lc.link2), rows=lc.n_rows,
-                        rank=int(independent_rows(C[rows.start:rows.stop]).size),
-                        redundant=[k - r0 for k in rows if k not in keep],
-                        error=float(np.abs(phi[rows.start:rows.stop]).max())))
+        out.append(
+            dict(
+                name=lc.name,
+                type=lc.type,
+                link1=body_name(model, lc.link1),
+                link2=body_name(model, lc.link2),
+                rows=lc.n_rows,
+                rank=int(independent_rows(C[rows.start : rows.stop]).size),
+                redundant=[k - r0 for k in rows if k not in keep],
+                error=float(np.abs(phi[rows.start : rows.stop]).max()),
+            )
+        )
         r0 += lc.n_rows
     return out
 
@@ -408,8 +440,9 @@ def _minv_columns(model, q, X) -> np.ndarray:
     if m == 0:
         return np.zeros((model.nv, 0))
     Q = np.broadcast_to(q, (m, model.nq))
-    return tree_forward_dynamics(_gravity_free(model), np.ascontiguousarray(Q), np.zeros((m, model.nv)),
-                                 np.ascontiguousarray(X.T)).T
+    return tree_forward_dynamics(
+        _gravity_free(model), np.ascontiguousarray(Q), np.zeros((m, model.nv)), np.ascontiguousarray(X.T)
+    ).T
 
 
 def partition(C, rtol: float = RANK_RTOL, independent=None):
@@ -424,15 +457,18 @@ def partition(C, rtol: float = RANK_RTOL, independent=None):
     if independent is not None:
         ind = np.sort(np.asarray(independent, dtype=np.int64))
         dep = np.setdiff1d(np.arange(nv), ind)
-        if dep.size != rows.size or (dep.size and abs(np.linalg.det(Cr[:, dep])) <= rtol *
-                                     np.abs(Cr).max() ** dep.size):
-            raise InputError(f"the coordinates {ind.tolist()} cannot be the independent ones: the constraint "
-                             f"Jacobian has rank {rows.size}, and the other {dep.size} columns must be invertible")
+        if dep.size != rows.size or (
+            dep.size and abs(np.linalg.det(Cr[:, dep])) <= rtol * np.abs(Cr).max() ** dep.size
+        ):
+            raise InputError(
+                f"the coordinates {ind.tolist()} cannot be the independent ones: the constraint "
+                f"Jacobian has rank {rows.size}, and the other {dep.size} columns must be invertible"
+            )
         return rows, dep, ind
     if rows.size == 0:
         return rows, np.zeros(0, dtype=np.int64), np.arange(nv)
     _, _, piv = scipy.linalg.qr(Cr[:, ::-1], mode="economic", pivoting=True)
-    dep = np.sort(nv - 1 - piv[:rows.size])
+    dep = np.sort(nv - 1 - piv[: rows.size])
     return rows, dep, np.setdiff1d(np.arange(nv), dep)
 
 
@@ -454,9 +490,9 @@ def _transformation(C, nv, independent=None, rhs=None):
         # right-hand sides takes ~8 ms on a 2 x 2 system with its multithreaded OpenBLAS (measured)
         b = Cr[:, ind] if rhs is None else np.column_stack([Cr[:, ind], rhs[rows]])
         x = np.linalg.solve(Cr[:, dep], b)
-        E[dep] = -x[:, :ind.size]                               # E = [1; -C_d^-1 C_i]    (23)
+        E[dep] = -x[:, : ind.size]  # E = [1; -C_d^-1 C_i]    (23)
         if rhs is not None:
-            Edqd[dep] = x[:, ind.size]                          # Edot qdot_i             (25)
+            Edqd[dep] = x[:, ind.size]  # Edot qdot_i             (25)
     return rows, dep, ind, E, Edqd
 
 
@@ -477,20 +513,23 @@ class _Compiled:
         pi = np.zeros((1 + L + nl, 6), dtype=np.int64)
         pf = np.zeros((1 + L + nl, 30))
         pi[0] = (L, nl, m, nv, model.nq, 0)
-        pi[1:L + 1] = np.column_stack([model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v,
-                                       model.nv_joint])
-        pf[1:L + 1, :18] = np.column_stack([model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9),
-                                            model.joint_translation])
+        pi[1 : L + 1] = np.column_stack(
+            [model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v, model.nv_joint]
+        )
+        pf[1 : L + 1, :18] = np.column_stack(
+            [model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9), model.joint_translation]
+        )
         r = 0
         for l, lc in enumerate(model.loops):
             pi[1 + L + l, :4] = (_TYPE_CODES[lc.type], lc.link1, lc.link2, r)
-            pf[1 + L + l] = np.concatenate([lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(),
-                                            lc.translation2, lc.normals().ravel()])
+            pf[1 + L + l] = np.concatenate(
+                [lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(), lc.translation2, lc.normals().ravel()]
+            )
             r += lc.n_rows
         self.pi, self.pf = pi, pf
         self.sb = np.zeros(kl.scratch_size(L, nv, m))
         self.C, self.lam = kl.result_views(self.sb, L, nv, m)
-        self.phi = self.sb[kl.ds_start(L, nv):kl.ds_start(L, nv) + m]    # the last evaluation's phi
+        self.phi = self.sb[kl.ds_start(L, nv) : kl.ds_start(L, nv) + m]  # the last evaluation's phi
         self.kt0 = _gravity_free(model)._kt
         self.work = model.thread_work()
 
@@ -510,8 +549,10 @@ def _loop_status(model, status, q):
     if status > 0:
         raise _singular(model, status - 1)
     if status == -3:
-        raise InputError("the loop constraints are singular at this configuration (C M^-1 C^T is not positive "
-                         "definite): the mechanism is at a singular position, or the loops are not closed")
+        raise InputError(
+            "the loop constraints are singular at this configuration (C M^-1 C^T is not positive "
+            "definite): the mechanism is at a singular position, or the loops are not closed"
+        )
     if status == -4:
         names = ", ".join(lc.name for lc in model.loops)
         raise InputError(f"cannot close the loops ({names}) near this configuration by Newton-Raphson")
@@ -530,8 +571,9 @@ def _fast_lagrange(model, q, v, tau, f_ext, baumgarte, checked=False, fext=None)
     if fext is None:
         fext = _NO_FEXT if f_ext is None else np.ascontiguousarray(_inputs().external_wrenches(model, f_ext))
     try:
-        status, r = _kl.constrained_accelerations(model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext,
-                                                  baumgarte[0], baumgarte[1], RANK_RTOL, a)
+        status, r = _kl.constrained_accelerations(
+            model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, baumgarte[0], baumgarte[1], RANK_RTOL, a
+        )
     except (TypeError, IndexError):
         status, r = -2, 0
     if status in (-1, -2) and not checked:
@@ -564,8 +606,9 @@ def _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces
     return reference_constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces)
 
 
-def reference_constrained(model, q, v, tau, f_ext=None, method="lagrange", baumgarte=(0.0, 0.0), independent=None,
-                          forces=True):
+def reference_constrained(
+    model, q, v, tau, f_ext=None, method="lagrange", baumgarte=(0.0, 0.0), independent=None, forces=True
+):
     """The readable version of the constrained dynamics (dense C, NumPy/SciPy), which the
     compiled kernel is tested against: (qddot, lambda, C rows of lambda); with the
     partitioning method lambda is computed only when ``forces`` (else None)."""
@@ -584,24 +627,34 @@ def reference_constrained(model, q, v, tau, f_ext=None, method="lagrange", baumg
         rows = independent_rows(C)
         Cr, rr = C[rows], rhs[rows]
         a0 = tree_forward_dynamics(model, q, v, tau, f_ext)
-        Y = _minv_columns(model, q, Cr.T)                       # M^-1 C^T, O(n) per row
+        Y = _minv_columns(model, q, Cr.T)  # M^-1 C^T, O(n) per row
         K = Cr @ Y
-        lam = np.linalg.solve(K, rr - Cr @ a0)                  # (C M^-1 C^T) lambda = ...   (13-14)
+        lam = np.linalg.solve(K, rr - Cr @ a0)  # (C M^-1 C^T) lambda = ...   (13-14)
         return a0 + Y @ lam, lam, Cr
     rows, dep, ind, E, Edqd = _transformation(C, model.nv, independent, rhs)
     M = mass_matrix(model, q)
     f = tau - nonlinear_effects(model, q, v, f_ext)
-    Mp = E.T @ M @ E                                            # M' = E^T M E            (20)
-    fp = E.T @ (f - M @ Edqd)                                   # f' = E^T (f - M Edot qdot_i) (21)
-    qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")          # M' qdd_i = f'           (19)
-    a = E @ qdd_i + Edqd                                        # (18), (24)
+    Mp = E.T @ M @ E  # M' = E^T M E            (20)
+    fp = E.T @ (f - M @ Edqd)  # f' = E^T (f - M Edot qdot_i) (21)
+    qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")  # M' qdd_i = f'           (19)
+    a = E @ qdd_i + Edqd  # (18), (24)
     Cr = C[rows]
-    lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0] if forces else None   # C^T lambda = M qdd - f (14)
+    lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0] if forces else None  # C^T lambda = M qdd - f (14)
     return a, lam, Cr
 
 
-def constrained_forward_dynamics(model, q, v, tau, f_ext=None, *, method: str = "lagrange",
-                                 baumgarte=(0.0, 0.0), independent=None, return_forces: bool = False):
+def constrained_forward_dynamics(
+    model,
+    q,
+    v,
+    tau,
+    f_ext=None,
+    *,
+    method: str = "lagrange",
+    baumgarte=(0.0, 0.0),
+    independent=None,
+    return_forces: bool = False,
+):
     """Accelerations of a model with loop closures (004 eqs. 13-14, or 19-25).
 
     ``baumgarte = (alpha, beta)`` stabilises drift (Baumgarte): the acceleration constraint
@@ -656,14 +709,16 @@ def project_configuration(model, q, *, independent=None, tol: float = 1e-12, max
     phi = _all_rows(model, q)[0]
     worst, r0 = None, 0
     for lc in model.loops:
-        e = np.abs(phi[r0:r0 + lc.n_rows]).max()
+        e = np.abs(phi[r0 : r0 + lc.n_rows]).max()
         if worst is None or e > worst[1]:
             worst = (lc.name, e)
         r0 += lc.n_rows
     if worst[1] <= 1e3 * tol:
         return q
-    raise InputError(f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
-                     f"{max_iter} Newton-Raphson steps (004 eq. 26)")
+    raise InputError(
+        f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
+        f"{max_iter} Newton-Raphson steps (004 eq. 26)"
+    )
 
 
 def project_velocity(model, q, v, *, independent=None):
@@ -703,21 +758,27 @@ def _actuated_dofs(model, actuated) -> np.ndarray:
 def _check_consistent(model, phi, C, gamma, v, a, tol):
     """Raise InputError naming the cut joint whose position, velocity or acceleration
     constraint (q, v, a) violates by more than tol (relative to the terms' scale)."""
-    levels = (("position", phi, 1.0), ("velocity", C @ v, 1.0 + np.abs(C).max() * np.abs(v).max()),
-              ("acceleration", C @ a + gamma, 1.0 + np.abs(C).max() * np.abs(a).max() + np.abs(gamma).max()))
+    levels = (
+        ("position", phi, 1.0),
+        ("velocity", C @ v, 1.0 + np.abs(C).max() * np.abs(v).max()),
+        ("acceleration", C @ a + gamma, 1.0 + np.abs(C).max() * np.abs(a).max() + np.abs(gamma).max()),
+    )
     for level, err, scale in levels:
         r0 = 0
         for lc in model.loops:
-            e = np.abs(err[r0:r0 + lc.n_rows]).max()
+            e = np.abs(err[r0 : r0 + lc.n_rows]).max()
             if e > tol * scale:
-                raise InputError(f"the motion does not satisfy loop '{lc.name}' at the {level} level (error {e:.2e}): "
-                                 "closed-chain inverse dynamics needs q, v, a consistent with the loops "
-                                 "(project_configuration, project_velocity, or accelerations from forward dynamics)")
+                raise InputError(
+                    f"the motion does not satisfy loop '{lc.name}' at the {level} level (error {e:.2e}): "
+                    "closed-chain inverse dynamics needs q, v, a consistent with the loops "
+                    "(project_configuration, project_velocity, or accelerations from forward dynamics)"
+                )
             r0 += lc.n_rows
 
 
-def closed_chain_inverse_dynamics(model, q, v, a, f_ext=None, *, actuated=None, return_forces: bool = False,
-                                  tol: float = 1e-8):
+def closed_chain_inverse_dynamics(
+    model, q, v, a, f_ext=None, *, actuated=None, return_forces: bool = False, tol: float = 1e-8
+):
     """Actuator torques of a closed chain that realise the motion (q, v, a), the other joints
     passive (zero torque).
 
@@ -747,17 +808,19 @@ def closed_chain_inverse_dynamics(model, q, v, a, f_ext=None, *, actuated=None, 
     _check_consistent(model, phi, C, gamma, v, a, tol)
     tau_tree = tree_inverse_dynamics(model, q, v, a, f_ext)
     rows, dep, ind, E, _ = _transformation(C, model.nv)
-    A, b = E.T[:, act], E.T @ tau_tree                          # E^T S tau_a = E^T tau_tree  (19-21)
+    A, b = E.T[:, act], E.T @ tau_tree  # E^T S tau_a = E^T tau_tree  (19-21)
     tau_a, _, rank, _ = np.linalg.lstsq(A, b, rcond=None)
     scale = np.abs(b).max() + np.abs(E.T).max() * np.abs(tau_tree).max() + 1e-300
     if rank < ind.size and np.abs(A @ tau_a - b).max() > 1e-9 * scale:
         names = sorted({model.joint_names[int(np.searchsorted(model.idx_v, i, side="right") - 1)] for i in act})
-        raise InputError(f"the actuated joints ({', '.join(names) or 'none'}) cannot produce this motion: the closed "
-                         f"chain has {ind.size} degree(s) of freedom and they act on {rank} of them")
+        raise InputError(
+            f"the actuated joints ({', '.join(names) or 'none'}) cannot produce this motion: the closed "
+            f"chain has {ind.size} degree(s) of freedom and they act on {rank} of them"
+        )
     tau = np.zeros(model.nv)
     tau[act] = tau_a
     if not return_forces:
         return tau
     Cr = C[rows]
-    lam = np.linalg.lstsq(Cr.T, tau_tree - tau, rcond=None)[0]   # C^T lambda = tau_tree - S tau_a  (14)
+    lam = np.linalg.lstsq(Cr.T, tau_tree - tau, rcond=None)[0]  # C^T lambda = tau_tree - S tau_a  (14)
     return tau, lam

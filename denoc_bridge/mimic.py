@@ -65,11 +65,34 @@ __all__ = ["MimicModel", "inverse_dynamics", "mass_matrix", "forward_dynamics", 
 
 _ONE_DOF = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS)
 # tree attributes with the same meaning on a MimicModel (links, names, inertias, modules)
-_SHARED = frozenset((
-    "name", "source", "base_name", "floating_base", "link_names", "joint_names", "n_links", "frames", "warnings",
-    "modules", "n_modules", "mass", "com", "inertia", "total_mass", "link_index", "joint_index", "joint_label",
-    "parent", "joint_type", "module_start", "module_end", "module_parent", "link_module",
-))
+_SHARED = frozenset(
+    (
+        "name",
+        "source",
+        "base_name",
+        "floating_base",
+        "link_names",
+        "joint_names",
+        "n_links",
+        "frames",
+        "warnings",
+        "modules",
+        "n_modules",
+        "mass",
+        "com",
+        "inertia",
+        "total_mass",
+        "link_index",
+        "joint_index",
+        "joint_label",
+        "parent",
+        "joint_type",
+        "module_start",
+        "module_end",
+        "module_parent",
+        "link_module",
+    )
+)
 
 
 class TreeOnlyError(AttributeError, ModelError):
@@ -103,16 +126,20 @@ class MimicModel:
         jt, iq, iv = tree.joint_type, tree.idx_q, tree.idx_v
         is_slave = np.zeros(tree.n_links, dtype=bool)
         is_slave[slaves] = True
-        self._q_keep = np.concatenate([np.arange(iq[k], iq[k] + tree.nq_joint[k]) for k in range(tree.n_links)
-                                       if not is_slave[k]] + [np.zeros(0, np.int64)]).astype(np.int64)
-        self._v_keep = np.concatenate([np.arange(iv[k], iv[k] + tree.nv_joint[k]) for k in range(tree.n_links)
-                                       if not is_slave[k]] + [np.zeros(0, np.int64)]).astype(np.int64)
+        self._q_keep = np.concatenate(
+            [np.arange(iq[k], iq[k] + tree.nq_joint[k]) for k in range(tree.n_links) if not is_slave[k]]
+            + [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        self._v_keep = np.concatenate(
+            [np.arange(iv[k], iv[k] + tree.nv_joint[k]) for k in range(tree.n_links) if not is_slave[k]]
+            + [np.zeros(0, np.int64)]
+        ).astype(np.int64)
         self.nq, self.nv = int(self._q_keep.size), int(self._v_keep.size)
-        col = np.full(tree.nv, -1, dtype=np.int64)               # reduced DOF that each tree DOF follows
+        col = np.full(tree.nv, -1, dtype=np.int64)  # reduced DOF that each tree DOF follows
         col[self._v_keep] = np.arange(self.nv)
         qcol = np.full(tree.nq, -1, dtype=np.int64)
         qcol[self._q_keep] = np.arange(self.nq)
-        self._s_v, self._m_v = iv[slaves], iv[masters]           # v index of each mimic / mimicked DOF
+        self._s_v, self._m_v = iv[slaves], iv[masters]  # v index of each mimic / mimicked DOF
         self._s_q, self._m_q = iq[slaves], iq[masters]
         self._mult = np.array([r.multiplier for r in self.mimic], dtype=float)
         self._off = np.array([r.offset for r in self.mimic], dtype=float)
@@ -121,21 +148,26 @@ class MimicModel:
         self._q_maps = tuple((self._s_q[w], self._m_q[w], self._mult[w], self._off[w]) for w in (~circ, circ))
         col[self._s_v] = col[self._m_v]
         self._col = col
-        self._Gs = np.zeros((self.nv, len(self.mimic)))         # G^T restricted to the mimic rows
+        self._Gs = np.zeros((self.nv, len(self.mimic)))  # G^T restricted to the mimic rows
         self._Gs[col[self._s_v], np.arange(len(self.mimic))] = self._mult
         self._scale = np.ones(tree.nv)
         self._scale[self._s_v] = self._mult
-        idx_q, idx_v = qcol[iq].copy(), col[iv].copy()           # a mimic joint points at its mimicked joint
+        idx_q, idx_v = qcol[iq].copy(), col[iv].copy()  # a mimic joint points at its mimicked joint
         idx_q[slaves] = qcol[iq[masters]]
         nqj, nvj = tree.nq_joint.copy(), tree.nv_joint.copy()
         nqj[slaves] = nvj[slaves] = 0
-        for name, value in (("idx_q", idx_q), ("idx_v", idx_v), ("nq_joint", nqj), ("nv_joint", nvj),
-                            ("lower_limit", tree.lower_limit[self._q_keep]),
-                            ("upper_limit", tree.upper_limit[self._q_keep])):
+        for name, value in (
+            ("idx_q", idx_q),
+            ("idx_v", idx_v),
+            ("nq_joint", nqj),
+            ("nv_joint", nvj),
+            ("lower_limit", tree.lower_limit[self._q_keep]),
+            ("upper_limit", tree.upper_limit[self._q_keep]),
+        ):
             value = np.array(value)
             value.setflags(write=False)
             setattr(self, name, value)
-        self._tree0 = None                                       # gravity-free twin, for M^-1 columns
+        self._tree0 = None  # gravity-free twin, for M^-1 columns
 
     loops = ()
 
@@ -153,20 +185,24 @@ class MimicModel:
         """Number of mimic relations (constraint rows)."""
         return len(self.mimic)
 
-    def __getattr__(self, name):                                 # only for attributes not found otherwise
+    def __getattr__(self, name):  # only for attributes not found otherwise
         d = self.__dict__
-        if name.startswith("__") or "nv" not in d:               # dunder lookups, unpickling
+        if name.startswith("__") or "nv" not in d:  # dunder lookups, unpickling
             raise AttributeError(name)
         if name in _SHARED:
             return getattr(d["tree"], name)
-        raise TreeOnlyError(f"'{name}' of model '{d['tree'].name}': this MimicModel works in reduced coordinates "
-                        f"(nq={d['nq']}, nv={d['nv']}); functions that need the tree layout take model.tree "
-                        "with model.expand(q, v, a) (mimic joints as independent joints)")
+        raise TreeOnlyError(
+            f"'{name}' of model '{d['tree'].name}': this MimicModel works in reduced coordinates "
+            f"(nq={d['nq']}, nv={d['nv']}); functions that need the tree layout take model.tree "
+            "with model.expand(q, v, a) (mimic joints as independent joints)"
+        )
 
     def __repr__(self) -> str:
         joints = count(self.n_constraints, "mimic joint")
-        return (f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {joints}; "
-                f"tree nq={self.tree.nq}, nv={self.tree.nv})")
+        return (
+            f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {joints}; "
+            f"tree nq={self.tree.nq}, nv={self.tree.nv})"
+        )
 
     # --------------------------------------------------------------- coordinates
     def coupling_matrix(self) -> np.ndarray:
@@ -190,8 +226,10 @@ class MimicModel:
 
             x = real_array(x, name)
         if x.ndim not in (1, 2) or x.shape[-1] != n:
-            raise InputError(f"{name} must have shape ({n},) or (B, {n}) (model '{self.tree.name}' with mimic "
-                             f"joints as constraints has n{what}={n}), got shape {x.shape}")
+            raise InputError(
+                f"{name} must have shape ({n},) or (B, {n}) (model '{self.tree.name}' with mimic "
+                f"joints as constraints has n{what}={n}), got shape {x.shape}"
+            )
         if not np.isfinite(x).all():
             i = tuple(int(j) for j in np.argwhere(~np.isfinite(x))[0])
             raise InputError(f"{name}[{', '.join(map(str, i))}] = {x[i]} is not finite")
@@ -206,7 +244,7 @@ class MimicModel:
         qf[..., self._q_keep] = q
         (ls, lm, lk, lo), (cs, cm, ck, co) = self._q_maps
         qf[..., ls] = lk * qf[..., lm] + lo
-        if cs.size:                                              # continuous: angle = atan2(sin, cos)
+        if cs.size:  # continuous: angle = atan2(sin, cos)
             angle = ck * np.arctan2(qf[..., cm + 1], qf[..., cm]) + co
             qf[..., cs], qf[..., cs + 1] = np.cos(angle), np.sin(angle)
         out = [qf]
@@ -257,8 +295,19 @@ class MimicModel:
         and the number of links that hold every mimic and mimicked DOF."""
         maps = self.__dict__.get("_maps")
         if maps is None:
-            imap, fmap = _km.pack(self._q_keep, self._v_keep, self._s_q, self._m_q, self._s_v, self._m_v, self._circ,
-                                  self._col, self._mult, self._off, self._scale)
+            imap, fmap = _km.pack(
+                self._q_keep,
+                self._v_keep,
+                self._s_q,
+                self._m_q,
+                self._s_v,
+                self._m_v,
+                self._circ,
+                self._col,
+                self._mult,
+                self._off,
+                self._scale,
+            )
             dofs = np.concatenate([self._s_v, self._m_v])
             reach = int(self.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
             maps = self._maps = (imap, fmap, reach)
@@ -304,15 +353,20 @@ def _check_relations(tree: Model, relations):
             raise ModelError(
                 f"{where}: the mimicked joint '{r.mimicked}' is itself a mimic joint (of '{up.mimicked}'); "
                 f"chains are not supported (Pinocchio refuses them too): mimic '{up.mimicked}' directly with "
-                f"multiplier {r.multiplier * up.multiplier!r} and offset {r.multiplier * up.offset + r.offset!r}")
+                f"multiplier {r.multiplier * up.multiplier!r} and offset {r.multiplier * up.offset + r.offset!r}"
+            )
         s, m = index[r.joint], index[r.mimicked]
         for k, role in ((s, "mimic"), (m, "mimicked")):
             if JointType(tree.joint_type[k]) not in _ONE_DOF:
-                raise ModelError(f"{where}: the {role} joint {tree.joint_label(k)} is not revolute, continuous or "
-                                 "prismatic (mimic relations are between one-DOF joints)")
+                raise ModelError(
+                    f"{where}: the {role} joint {tree.joint_label(k)} is not revolute, continuous or "
+                    "prismatic (mimic relations are between one-DOF joints)"
+                )
         if (tree.joint_type[s] == JointType.CONTINUOUS) != (tree.joint_type[m] == JointType.CONTINUOUS):
-            raise ModelError(f"{where}: {tree.joint_label(s)} and the mimicked {tree.joint_label(m)} must both be "
-                             "continuous or both bounded (Pinocchio refuses the mix: different configuration sizes)")
+            raise ModelError(
+                f"{where}: {tree.joint_label(s)} and the mimicked {tree.joint_label(m)} must both be "
+                "continuous or both bounded (Pinocchio refuses the mix: different configuration sizes)"
+            )
         seen[r.joint] = True
         slaves.append(s)
         masters.append(m)
@@ -320,7 +374,7 @@ def _check_relations(tree: Model, relations):
 
 
 # ----------------------------------------------------------------------------- dynamics
-_NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)             # the entries' "no wrenches, no springs"
+_NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)  # the entries' "no wrenches, no springs"
 
 
 def _vectors(*xs) -> bool:
@@ -334,7 +388,7 @@ def _vectors(*xs) -> bool:
 def _entry(model: MimicModel, data):
     """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
     imap, fmap, reach = model._kernel_maps()
-    tree = model.tree                                            # its table changes with the gravity
+    tree = model.tree  # its table changes with the gravity
     work = tree.thread_work() if data is None else data.check(tree).work
     return tree._kt, work, imap, fmap, tree.nq, reach
 
@@ -390,10 +444,15 @@ def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = 
     if method == "lagrange" and f_ext is None and _vectors(q, v, tau):
         kt, work, im, fm, nqf, reach = _entry(model, data)
         out = np.empty(model.nv)
-        if _km.forward_dynamics_entry(kt, work, im, fm, nqf, reach, q, v, tau, _NO_WRENCH, _NONE, _NONE, _NONE,
-                                      False, out) == 0:
+        if (
+            _km.forward_dynamics_entry(
+                kt, work, im, fm, nqf, reach, q, v, tau, _NO_WRENCH, _NONE, _NONE, _NONE, False, out
+            )
+            == 0
+        ):
             return out
-    from .algorithms.dynamics import forward_dynamics as _fd, nonlinear_effects
+    from .algorithms.dynamics import forward_dynamics as _fd
+    from .algorithms.dynamics import nonlinear_effects
 
     if method not in ("lagrange", "dense"):
         raise InputError(f"method must be 'lagrange' or 'dense', got {method!r}")
@@ -403,15 +462,15 @@ def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = 
         raise InputError(f"tau has shape {np.shape(tau)}, q has shape {np.shape(q)}: one state or the same batch")
     if method == "lagrange":
         try:
-            a0 = _fd(model.tree, qf, vf, tf, f_ext, data=data)       # the tree has no loops
+            a0 = _fd(model.tree, qf, vf, tf, f_ext, data=data)  # the tree has no loops
             if model.n_constraints == 0:
                 return a0[..., model._v_keep]
-            W = model._minv_kt(qf)                               # (..., nc, nv_full) = (M^-1 K^T)^T
+            W = model._minv_kt(qf)  # (..., nc, nv_full) = (M^-1 K^T)^T
         except SingularInertiaError:
             method = "dense"
         else:
             K = model.constraint_matrix()
-            S = W @ K.T                                          # K M^-1 K^T (symmetric positive definite)
+            S = W @ K.T  # K M^-1 K^T (symmetric positive definite)
             lam = np.linalg.solve(S, -(a0 @ K.T)[..., None])[..., 0]
             return (a0 + np.einsum("...c,...cn->...n", lam, W))[..., model._v_keep]
     h = model.reduce_forces(nonlinear_effects(model.tree, qf, vf, f_ext, data=data))
@@ -430,8 +489,10 @@ def _solve_spd(model, M, rhs):
         raise SingularInertiaError(
             f"model '{tree.name}' with mimic joints as constraints: the reduced GIM G^T M G is singular, e.g. "
             f"joint {tree.joint_label(k)} and the mimic joints that follow it move no inertia (massless links); "
-            "forward dynamics and the inverse GIM are undefined", joint=tree.joint_names[k],
-            link=tree.link_names[k]) from None
+            "forward dynamics and the inverse GIM are undefined",
+            joint=tree.joint_names[k],
+            link=tree.link_names[k],
+        ) from None
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
@@ -452,6 +513,6 @@ def inverse_mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
     if model.n_constraints == 0:
         return Minv[np.ix_(i, i)]
     K = model.constraint_matrix()
-    W = Minv @ K.T                                               # (nv_full, nc)
+    W = Minv @ K.T  # (nv_full, nc)
     P = Minv[np.ix_(i, i)] - W[i] @ np.linalg.solve(K @ W, W[i].T)
     return 0.5 * (P + P.T)

@@ -43,20 +43,66 @@ def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray
     """``q0`` checked (shape, finite) with its quaternions and (cos, sin) pairs normalised."""
     q0 = model._reduced(q0, name, model.nq, "q")
     if q0.shape != (model.nq,):
-        raise InputError(f"{name} must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
-                         f"constraints), got {q0.shape}")
+        raise InputError(
+            f"{name} must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
+            f"constraints), got {q0.shape}"
+        )
     qf = _inputs.configuration(model.tree, model.expand(q0), f"{name} (expanded to the tree)")
     return np.ascontiguousarray(model.reduce_configuration(qf))
 
 
-def run_batch(model: MimicModel, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs, As,
-              done, status, saved, method):
+def run_batch(
+    model: MimicModel,
+    Q,
+    V,
+    n_steps,
+    dt,
+    mode,
+    table,
+    K,
+    D,
+    q_rest,
+    use_passive,
+    stride,
+    Qs,
+    Vs,
+    As,
+    done,
+    status,
+    saved,
+    method,
+):
     """The cases of ``simulation.simulate_batch`` in one compiled parallel call."""
     from .data import run_parallel
 
     im, fm, reach = model._kernel_maps()
-    run_parallel(km.mimic_run_batch, model.tree._kt, Q, V, n_steps, dt, mode, table, np.zeros((0, 6)), K, D, q_rest,
-                 use_passive, stride, Qs, Vs, As, done, status, saved, method == "rk4", im, fm, model.tree.nq, reach)
+    run_parallel(
+        km.mimic_run_batch,
+        model.tree._kt,
+        Q,
+        V,
+        n_steps,
+        dt,
+        mode,
+        table,
+        np.zeros((0, 6)),
+        K,
+        D,
+        q_rest,
+        use_passive,
+        stride,
+        Qs,
+        Vs,
+        As,
+        done,
+        status,
+        saved,
+        method == "rk4",
+        im,
+        fm,
+        model.tree.nq,
+        reach,
+    )
 
 
 def run_stages(model: MimicModel, q0, v0, t_final: float, dt: float, tau=None, f_ext=None, method: str = "rk4"):
@@ -88,19 +134,39 @@ class MimicSystem:
         self.evals = 0
 
     def _a(self, t, q, v, tau, out):
-        if self.method == "lagrange":                            # one compiled call; a singular tree: below
+        if self.method == "lagrange":  # one compiled call; a singular tree: below
             tree = self.tree
             imap, fmap, reach = self.model._kernel_maps()
-            status = km.forward_dynamics_entry(tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, q, v,
-                                               np.ascontiguousarray(tau, dtype=float), self.forces.fext_at(t, q, v),
-                                               self.K, self.D, self.q_rest, self.use_passive, out)
+            status = km.forward_dynamics_entry(
+                tree._kt,
+                tree.thread_work(),
+                imap,
+                fmap,
+                tree.nq,
+                reach,
+                q,
+                v,
+                np.ascontiguousarray(tau, dtype=float),
+                self.forces.fext_at(t, q, v),
+                self.K,
+                self.D,
+                self.q_rest,
+                self.use_passive,
+                out,
+            )
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)
         ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
         try:
-            out[:] = forward_dynamics(self.model, q, v, tau + self.model.reduce_forces(self.total),
-                                      self.forces.fext_pin_at(t, q, v), method=self.method)
+            out[:] = forward_dynamics(
+                self.model,
+                q,
+                v,
+                tau + self.model.reduce_forces(self.total),
+                self.forces.fext_pin_at(t, q, v),
+                method=self.method,
+            )
         except SingularInertiaError as exc:
             return 1 + self.tree.joint_names.index(exc.joint)
         return 0 if np.all(np.isfinite(out)) else -1
@@ -145,12 +211,44 @@ class MimicSystem:
         rk4 = method == "rk4"
 
         def run(q, v, step, n, saved, Q, V, A):
-            return km.mimic_run(ki, kt, work, rk4, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use,
-                                stride, saved, Q, V, A, im, fm, tree.nq, reach, s, full, S)
+            return km.mimic_run(
+                ki,
+                kt,
+                work,
+                rk4,
+                q,
+                v,
+                step,
+                n,
+                dt,
+                f.mode,
+                f.table,
+                f.fext,
+                K,
+                D,
+                q_rest,
+                use,
+                stride,
+                saved,
+                Q,
+                V,
+                A,
+                im,
+                fm,
+                tree.nq,
+                reach,
+                s,
+                full,
+                S,
+            )
 
         def stage(q, v):
-            return [("q", s[0, :self.nq], "q"), ("v", s[2, :self.nv], "v"), ("tau", s[3, :self.nv], "v"),
-                    ("a", s[13, :self.nv], "v")]
+            return [
+                ("q", s[0, : self.nq], "q"),
+                ("v", s[2, : self.nv], "v"),
+                ("tau", s[3, : self.nv], "v"),
+                ("a", s[13, : self.nv], "v"),
+            ]
 
         return run, stage
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -248,8 +248,10 @@ class Model:
             if np.any(a < 0):
                 k = int(np.argmax(a < 0))
                 link = int(np.searchsorted(self.idx_v, k, side="right") - 1)
-                raise ModelError(f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative "
-                                 f"({a[k]}): it would feed energy into the system")
+                raise ModelError(
+                    f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative "
+                    f"({a[k]}): it would feed energy into the system"
+                )
         lo = np.full(self.nq, -np.inf) if lower_limit is None else np.array(lower_limit, dtype=float)
         hi = np.full(self.nq, np.inf) if upper_limit is None else np.array(upper_limit, dtype=float)
         if lo.shape != (self.nq,) or hi.shape != (self.nq,):
@@ -276,7 +278,7 @@ class Model:
         # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
         self.quaternion_index = _readonly(_offsets_in_q(jt, self.idx_q, QUATERNION_OFFSET), np.int64)
         self.circle_index = _readonly(_offsets_in_q(jt, self.idx_q, CIRCLE_OFFSET), np.int64)
-        self._link_mass_matrix = None                     # on first use: 288 bytes per link
+        self._link_mass_matrix = None  # on first use: 288 bytes per link
         self._modules = None
         from .kernels.tables import build_tables
 
@@ -295,9 +297,11 @@ class Model:
             return _readonly(neutral_configuration(self), float)
         r = np.array(rest, dtype=float)
         if r.shape != (self.nq,) or not np.all(np.isfinite(r)):
-            raise ModelError(f"rest_configuration must be {self.nq} finite numbers (nq of '{self.name}'), "
-                             f"got shape {r.shape}")
+            raise ModelError(
+                f"rest_configuration must be {self.nq} finite numbers (nq of '{self.name}'), got shape {r.shape}"
+            )
         return _readonly(r, float)
+
     @staticmethod
     def _check_gravity(g) -> np.ndarray:
         g = np.array(g, dtype=float)
@@ -368,7 +372,7 @@ class Model:
         if notes and inertia_check == "raise":
             raise ModelError(notes[0])
         if notes:
-            self.warnings = self.warnings + tuple(n for n in notes if n not in self.warnings)   # replace() keeps them
+            self.warnings = self.warnings + tuple(n for n in notes if n not in self.warnings)  # replace() keeps them
         if notes and warn:
             warnings.warn(
                 f"model '{self.name}': {len(notes)} non-physical inertia(s), first: {notes[0]} "
@@ -384,8 +388,21 @@ class Model:
         view.setflags(write=False)
         return view
 
-    def add_loop_closure(self, name: str, type: str, link1: str, link2: str, *, xyz1=None, rpy1=None, xyz2=None,
-                         rpy2=None, rotation1=None, rotation2=None, axis=(0.0, 0.0, 1.0)):
+    def add_loop_closure(
+        self,
+        name: str,
+        type: str,
+        link1: str,
+        link2: str,
+        *,
+        xyz1=None,
+        rpy1=None,
+        xyz2=None,
+        rpy2=None,
+        rotation1=None,
+        rotation2=None,
+        axis=(0.0, 0.0, 1.0),
+    ):
         """Close a kinematic loop with a cut joint between two links (004 §2.3).
 
         ``type``: ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"weld"``.  ``link1`` and
@@ -398,23 +415,55 @@ class Model:
         """
         from .loops import make_loop_closure
 
-        lc = make_loop_closure(self, name, type, link1, link2, xyz1=xyz1, rpy1=rpy1, xyz2=xyz2, rpy2=rpy2,
-                               rotation1=rotation1, rotation2=rotation2, axis=axis)
+        lc = make_loop_closure(
+            self,
+            name,
+            type,
+            link1,
+            link2,
+            xyz1=xyz1,
+            rpy1=rpy1,
+            xyz2=xyz2,
+            rpy2=rpy2,
+            rotation1=rotation1,
+            rotation2=rotation2,
+            axis=axis,
+        )
         self.loops = self.loops + (lc,)
         return lc
 
-    def replace(self, **changes) -> "Model":
+    def replace(self, **changes) -> Model:
         """A copy of the model with some constructor arguments changed, e.g.
         ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
         args = dict(
-            name=self.name, link_names=self.link_names, joint_names=self.joint_names, parent=self.parent,
-            joint_type=self.joint_type, joint_axis=self.joint_axis, joint_rotation=self.joint_rotation,
-            joint_translation=self.joint_translation, mass=self.mass, com=self.com, inertia=self.inertia,
-            joint_axis2=self.joint_axis2, armature=self.armature, damping=self.damping, friction=self.friction,
-            stiffness=self.stiffness, rest_configuration=self.rest_configuration, lower_limit=self.lower_limit,
-            upper_limit=self.upper_limit, gravity=self.gravity, base_name=self.base_name,
-            floating_base=self.floating_base, source=self.source, frames=self.frames, mimic=self.mimic,
-            loops=self.loops, warnings=self.warnings, inertia_check="warn",
+            name=self.name,
+            link_names=self.link_names,
+            joint_names=self.joint_names,
+            parent=self.parent,
+            joint_type=self.joint_type,
+            joint_axis=self.joint_axis,
+            joint_rotation=self.joint_rotation,
+            joint_translation=self.joint_translation,
+            mass=self.mass,
+            com=self.com,
+            inertia=self.inertia,
+            joint_axis2=self.joint_axis2,
+            armature=self.armature,
+            damping=self.damping,
+            friction=self.friction,
+            stiffness=self.stiffness,
+            rest_configuration=self.rest_configuration,
+            lower_limit=self.lower_limit,
+            upper_limit=self.upper_limit,
+            gravity=self.gravity,
+            base_name=self.base_name,
+            floating_base=self.floating_base,
+            source=self.source,
+            frames=self.frames,
+            mimic=self.mimic,
+            loops=self.loops,
+            warnings=self.warnings,
+            inertia_check="warn",
         )
         unknown = set(changes) - set(args)
         if unknown:
@@ -528,6 +577,5 @@ class Model:
     def __repr__(self) -> str:
         base = "free-flyer base" if self.floating_base else "fixed base"
         return (
-            f"Model('{self.name}', nq={self.nq}, nv={self.nv}, links={self.n_links}, "
-            f"modules={self.n_modules}, {base})"
+            f"Model('{self.name}', nq={self.nq}, nv={self.nv}, links={self.n_links}, modules={self.n_modules}, {base})"
         )

@@ -86,9 +86,7 @@ def decompose_into_modules(parent: np.ndarray):
     link_module = np.empty(n, dtype=np.int64)
     for i, (a, b) in enumerate(zip(module_start, module_end)):
         link_module[a:b] = i
-    module_parent = np.array(
-        [link_module[parent[a]] if parent[a] >= 0 else -1 for a in module_start], dtype=np.int64
-    )
+    module_parent = np.array([link_module[parent[a]] if parent[a] >= 0 else -1 for a in module_start], dtype=np.int64)
     # every module is a serial chain: link k + 1 of a module is the child of link k
     for a, b in zip(module_start, module_end):
         for k in range(a + 1, b):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .algorithms._inputs import check_model as _check_model
 from .errors import InputError
 from .trajectory import joint_passive_forces
-from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["cycloidal_motion", "trajectory_torques", "feedforward"]
 
@@ -58,10 +58,12 @@ def trajectory_torques(model, t, q, v, a, f_ext=None, *, passive: bool = True, a
         raise InputError(f"t must be a 1-D array of finite times, got {'shape ' + str(t.shape) if t.ndim != 1 else t}")
     q, v, a = (np.atleast_2d(real_array(x, name)) for x, name in ((q, "q"), (v, "v"), (a, "a")))
     if not (q.shape[0] == v.shape[0] == a.shape[0] == t.shape[0]):
-        raise InputError(f"t, q, v and a must have the same number of samples, got {t.shape[0]}, {q.shape[0]}, "
-                         f"{v.shape[0]} and {a.shape[0]}")
+        raise InputError(
+            f"t, q, v and a must have the same number of samples, got {t.shape[0]}, {q.shape[0]}, "
+            f"{v.shape[0]} and {a.shape[0]}"
+        )
     kw = {"actuated": actuated} if getattr(model, "loops", ()) else {}
-    if q.shape[0] == 1:                                         # one sample: no batch machinery
+    if q.shape[0] == 1:  # one sample: no batch machinery
         tau = inverse_dynamics(model, q[0], v[0], a[0], f_ext, **kw)[None]
     else:
         tau = inverse_dynamics(model, q, v, a, f_ext, **kw)
@@ -76,6 +78,7 @@ def feedforward(model, motion, *, passive: bool = True):
     """The controller ``tau(t, q, v)`` that applies the torques of the desired motion at time t
     (open loop: the state is ignored).  ``motion(t)`` returns the desired (q, v, a)."""
     _check_model(model)
+
     def tau(t, q, v):
         qd, vd, ad = motion(t)
         return trajectory_torques(model, [t], [qd], [vd], [ad], passive=passive)[0]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .algorithms._inputs import check_model as _check_model
 from .errors import InputTypeError, ModelError
 from .joints import JointType
 from .mimic import MimicModel
 from .model import Frame, Model
-from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["from_pinocchio", "to_pinocchio"]
 
@@ -29,9 +29,12 @@ def _joint_from_pin(jmodel, name: str):
     """(JointType, axis, axis2) of a Pinocchio joint model."""
     sn = jmodel.shortname()
     zero = (0.0, 0.0, 0.0)
-    for prefix, jt in (("JointModelRUB", JointType.CONTINUOUS), ("JointModelR", JointType.REVOLUTE),
-                       ("JointModelP", JointType.PRISMATIC)):
-        suffix = sn[len(prefix):]
+    for prefix, jt in (
+        ("JointModelRUB", JointType.CONTINUOUS),
+        ("JointModelR", JointType.REVOLUTE),
+        ("JointModelP", JointType.PRISMATIC),
+    ):
+        suffix = sn[len(prefix) :]
         if sn.startswith(prefix) and suffix in _AXES:
             return jt, _AXES[suffix], zero
     unaligned = {
@@ -61,8 +64,10 @@ def _joint_from_pin(jmodel, name: str):
     if sn in simple:
         return simple[sn], zero, zero
     if sn == "JointModelMimic":
-        raise ModelError(f"joint '{name}' is a mimic joint (JointModelMimic): convert the model built without "
-                         "mimic=True, then MimicModel(model), or load the URDF with load_urdf(path, mimic=True)")
+        raise ModelError(
+            f"joint '{name}' is a mimic joint (JointModelMimic): convert the model built without "
+            "mimic=True, then MimicModel(model), or load the URDF with load_urdf(path, mimic=True)"
+        )
     raise ModelError(f"joint '{name}' is a {sn}, which denoc_bridge does not support (supported: {_SUPPORTED})")
 
 
@@ -85,10 +90,14 @@ def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
     for f in pin_model.frames:
         if f.type == pin.FrameType.BODY and f.parentJoint not in body_names:
             body_names[f.parentJoint] = f.name
-        kind = {pin.FrameType.BODY: "link", pin.FrameType.JOINT: "joint",
-                pin.FrameType.FIXED_JOINT: "fixed_joint"}.get(f.type, "frame")
-        frames.append(Frame(f.name, kind, int(f.parentJoint) - 1, np.array(f.placement.rotation),
-                            np.array(f.placement.translation)))
+        kind = {pin.FrameType.BODY: "link", pin.FrameType.JOINT: "joint", pin.FrameType.FIXED_JOINT: "fixed_joint"}.get(
+            f.type, "frame"
+        )
+        frames.append(
+            Frame(
+                f.name, kind, int(f.parentJoint) - 1, np.array(f.placement.rotation), np.array(f.placement.translation)
+            )
+        )
     link_names, joint_names, parent, jtypes, axes, axes2 = [], [], [], [], [], []
     R0, r0, mass, com, inertia = [], [], [], [], []
     for i in range(1, nj):
@@ -203,8 +212,10 @@ def to_pinocchio(model: Model):
         for r in model.mimic:
             master, slave = pm.getJointId(r.mimicked), pm.getJointId(r.joint)
             if master > slave:
-                raise ModelError(f"mimic joint '{r.joint}' comes before its mimicked joint '{r.mimicked}' in the "
-                                 "joint order: Pinocchio cannot build this mimic model")
+                raise ModelError(
+                    f"mimic joint '{r.joint}' comes before its mimicked joint '{r.mimicked}' in the "
+                    "joint order: Pinocchio cannot build this mimic model"
+                )
             if np.any(model.tree.armature[pm.joints[slave].idx_v]):
                 raise ModelError(f"mimic joint '{r.joint}' has an armature, which Pinocchio's mimic joints drop")
             pm = pin.transformJointIntoMimic(pm, master, slave, float(r.multiplier), float(r.offset))

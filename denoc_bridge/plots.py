@@ -31,13 +31,32 @@ import numpy as np
 from .errors import DenocError, InputError
 from .joints import JointType
 
-__all__ = ["plot_joints", "plot_energy", "plot_constraint_error", "plot_summary", "plot_scaling",
-           "draw_joints", "draw_energy", "draw_power", "draw_energy_drift", "draw_constraint_error", "draw_scaling",
-           "joint_positions", "dof_labels", "pyplot", "save_figure", "QUANTITIES"]
+__all__ = [
+    "plot_joints",
+    "plot_energy",
+    "plot_constraint_error",
+    "plot_summary",
+    "plot_scaling",
+    "draw_joints",
+    "draw_energy",
+    "draw_power",
+    "draw_energy_drift",
+    "draw_constraint_error",
+    "draw_scaling",
+    "joint_positions",
+    "dof_labels",
+    "pyplot",
+    "save_figure",
+    "QUANTITIES",
+]
 
 #: quantity -> (what, unit) of :func:`plot_joints`
-QUANTITIES = {"q": ("position", "rad or m"), "v": ("velocity", "rad/s or m/s"),
-              "a": ("acceleration", "rad/s² or m/s²"), "tau": ("actuation torque / force", "N m or N")}
+QUANTITIES = {
+    "q": ("position", "rad or m"),
+    "v": ("velocity", "rad/s or m/s"),
+    "a": ("acceleration", "rad/s² or m/s²"),
+    "tau": ("actuation torque / force", "N m or N"),
+}
 #: above this many DOF, ``joints=None`` plots this many, evenly spread
 MAX_LINES = 12
 #: above this many instants, the lines are drawn through every k-th one (the figure cannot show more)
@@ -52,8 +71,10 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise DenocError("plots need matplotlib, which is not installed (pip install matplotlib, "
-                         "or pip install 'denoc-bridge[examples]')") from None
+        raise DenocError(
+            "plots need matplotlib, which is not installed (pip install matplotlib, "
+            "or pip install 'denoc-bridge[examples]')"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -68,7 +89,7 @@ def save_figure(fig, path, *, dpi: float = _DPI, close: bool = True) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fig.tight_layout()
-    except Exception:  # noqa: BLE001 - layout is cosmetic; never lose the figure over it
+    except Exception:
         pass
     fig.savefig(path, dpi=dpi, format=None if path.suffix else "png")
     if close:
@@ -96,8 +117,12 @@ def _stride(traj) -> slice:
 def dof_labels(model) -> list:
     """One label per velocity coordinate: the joint name, with a suffix for multi-DOF joints."""
     labels = []
-    suffixes = {JointType.FREEFLYER: ("x", "y", "z", "rx", "ry", "rz"), JointType.PLANAR: ("x", "y", "angle"),
-                JointType.SPHERICAL: ("rx", "ry", "rz"), JointType.TRANSLATION: ("x", "y", "z")}
+    suffixes = {
+        JointType.FREEFLYER: ("x", "y", "z", "rx", "ry", "rz"),
+        JointType.PLANAR: ("x", "y", "angle"),
+        JointType.SPHERICAL: ("rx", "ry", "rz"),
+        JointType.TRANSLATION: ("x", "y", "z"),
+    }
     for k, name in enumerate(model.joint_names):
         n = int(model.nv_joint[k])
         if n == 1:
@@ -123,20 +148,20 @@ def joint_positions(model, q, dofs=None) -> np.ndarray:
     for k in links:
         jt = JointType(model.joint_type[k])
         i, n, j, m = int(model.idx_q[k]), int(model.nq_joint[k]), int(model.idx_v[k]), int(model.nv_joint[k])
-        x = q[:, i:i + n]
+        x = q[:, i : i + n]
         if jt == JointType.CONTINUOUS:
             out[:, j] = np.unwrap(np.arctan2(x[:, 1], x[:, 0]))
         elif jt == JointType.PLANAR:
-            out[:, j:j + 2] = x[:, :2]
+            out[:, j : j + 2] = x[:, :2]
             out[:, j + 2] = np.unwrap(np.arctan2(x[:, 3], x[:, 2]))
         elif jt in (JointType.FREEFLYER, JointType.SPHERICAL):
             quat = x[:, -4:]
             rv = Rotation.from_quat(quat / np.linalg.norm(quat, axis=1, keepdims=True)).as_rotvec()
             if jt == JointType.FREEFLYER:
-                out[:, j:j + 3] = x[:, :3]
-            out[:, j + m - 3:j + m] = rv
+                out[:, j : j + 3] = x[:, :3]
+            out[:, j + m - 3 : j + m] = rv
         else:
-            out[:, j:j + m] = x
+            out[:, j : j + m] = x
     return out
 
 
@@ -235,8 +260,7 @@ def draw_energy_drift(ax, traj) -> None:
     ax.plot(traj.t[s], drift[s], color="C4")
     peak = float(np.max(traj.kinetic_energy))
     rel = float(np.max(np.abs(drift))) / peak if peak > 0 else float("nan")
-    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the peak kinetic energy",
-                 fontsize=8)
+    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the peak kinetic energy", fontsize=8)
     ax.set_ylabel("E - E(0) - W_in [J]", fontsize=8)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
@@ -247,8 +271,10 @@ def draw_constraint_error(ax, traj) -> None:
     _check_trajectory(traj)
     err = getattr(traj, "constraint_error", None)
     if err is None or len(err) == 0:
-        raise InputError(f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
-                         "closures (only simulations of models with loops record one)")
+        raise InputError(
+            f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
+            "closures (only simulations of models with loops record one)"
+        )
     s = _stride(traj)
     ax.semilogy(traj.t[s], np.maximum(np.asarray(err)[s], 1e-18), color="C2", label="after each step")
     drift = getattr(traj, "constraint_drift", float("nan"))
@@ -302,8 +328,10 @@ def plot_constraint_error(traj, path, *, size=(8.0, 4.0), dpi: float = _DPI) -> 
     _check_trajectory(traj)
     err = getattr(traj, "constraint_error", None)
     if err is None or len(err) == 0:
-        raise InputError(f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
-                         "closures (only simulations of models with loops record one)")
+        raise InputError(
+            f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
+            "closures (only simulations of models with loops record one)"
+        )
     fig, ax = _figure(size)
     draw_constraint_error(ax[0, 0], traj)
     fig.suptitle(_title(traj), fontsize=9)
@@ -323,12 +351,21 @@ def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
     draw_joints(ax[1, 0], traj, "v", legend=False)
     draw_joints(ax[2, 0], traj, "tau", legend=False)
     if not np.any(traj.tau):
-        ax[2, 0].text(0.5, 0.5, "no actuation (passive motion)", transform=ax[2, 0].transAxes, ha="center",
-                      va="center", fontsize=9, color="0.4")
+        ax[2, 0].text(
+            0.5,
+            0.5,
+            "no actuation (passive motion)",
+            transform=ax[2, 0].transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="0.4",
+        )
     draw_energy(ax[3, 0], traj)
     drift = traj.energy_drift(relative=True)
-    ax[3, 0].set_title(f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak "
-                       "kinetic energy", fontsize=8)
+    ax[3, 0].set_title(
+        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak kinetic energy", fontsize=8
+    )
     if loops:
         draw_constraint_error(ax[4, 0], traj)
     for a in ax[:-1, 0]:
@@ -338,10 +375,12 @@ def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
 
 
 # ------------------------------------------------------------------ benchmark
-_SCALING_SERIES = (("fd_us", "denoc_bridge forward_dynamics", "o-"),
-                   ("id_us", "denoc_bridge inverse_dynamics", "s-"),
-                   ("aba_us", "Pinocchio aba (createData needs ~64 n^3 bytes)", "^--"),
-                   ("mj_forward_us", "MuJoCo mj_forward (MjSpec chain, at most ~1,000 bodies deep)", "v:"))
+_SCALING_SERIES = (
+    ("fd_us", "denoc_bridge forward_dynamics", "o-"),
+    ("id_us", "denoc_bridge inverse_dynamics", "s-"),
+    ("aba_us", "Pinocchio aba (createData needs ~64 n^3 bytes)", "^--"),
+    ("mj_forward_us", "MuJoCo mj_forward (MjSpec chain, at most ~1,000 bodies deep)", "v:"),
+)
 
 
 def _results(results) -> dict:
@@ -354,8 +393,9 @@ def _results(results) -> dict:
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read benchmark results {results}: {exc}") from None
     if not isinstance(results, dict) or not results.get("scaling"):
-        raise InputError("benchmark results must be the dict (or speed.json) of benchmarks/speed.py with a "
-                         "non-empty 'scaling' list")
+        raise InputError(
+            "benchmark results must be the dict (or speed.json) of benchmarks/speed.py with a non-empty 'scaling' list"
+        )
     return results
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -32,8 +32,17 @@ from .joints import JointType
 from .model import Model
 from .urdf import load_urdf
 
-__all__ = ["RobotSource", "resolve_robot", "load_robot", "example_robot_names", "gripper4_urdf", "gripper4",
-           "serial_chain", "GENERATOR_SPECS", "parse_chain_spec"]
+__all__ = [
+    "RobotSource",
+    "resolve_robot",
+    "load_robot",
+    "example_robot_names",
+    "gripper4_urdf",
+    "gripper4",
+    "serial_chain",
+    "GENERATOR_SPECS",
+    "parse_chain_spec",
+]
 
 #: the generator specs that ROBOT accepts besides files and example-robot-data names
 GENERATOR_SPECS = ("rope", "chain:N[:planar|spatial]", "gripper", "puma560", "fourbar")
@@ -50,8 +59,9 @@ class RobotSource:
 
     __slots__ = ("name", "_urdf", "floating_base", "origin", "path", "build")
 
-    def __init__(self, name: str, urdf, floating_base: bool, origin: str, path: str | None,
-                 build: Callable | None = None):
+    def __init__(
+        self, name: str, urdf, floating_base: bool, origin: str, path: str | None, build: Callable | None = None
+    ):
         self.name, self._urdf, self.floating_base = name, urdf, bool(floating_base)
         self.origin, self.path, self.build = origin, path, build
 
@@ -63,12 +73,18 @@ class RobotSource:
         return self._urdf
 
     def __repr__(self) -> str:
-        return (f"RobotSource(name={self.name!r}, origin={self.origin!r}, path={self.path!r}, "
-                f"floating_base={self.floating_base})")
+        return (
+            f"RobotSource(name={self.name!r}, origin={self.origin!r}, path={self.path!r}, "
+            f"floating_base={self.floating_base})"
+        )
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, RobotSource) and (self.name, self.origin, self.path, self.floating_base)
-                == (other.name, other.origin, other.path, other.floating_base) and self.urdf == other.urdf)
+        return (
+            isinstance(other, RobotSource)
+            and (self.name, self.origin, self.path, self.floating_base)
+            == (other.name, other.origin, other.path, other.floating_base)
+            and self.urdf == other.urdf
+        )
 
     __hash__ = None
 
@@ -90,8 +106,11 @@ def _erd_search_dirs():
     except ImportError:
         pass
     for p in [sys.prefix, *sys.path]:
-        for rel in ("cmeel.prefix/share/example-robot-data/robots", "../../../share/example-robot-data/robots",
-                    "share/example-robot-data/robots"):
+        for rel in (
+            "cmeel.prefix/share/example-robot-data/robots",
+            "../../../share/example-robot-data/robots",
+            "share/example-robot-data/robots",
+        ):
             dirs.append(os.path.join(p, rel))
     return [d for d in dict.fromkeys(os.path.normpath(d) for d in dirs) if os.path.isdir(d)]
 
@@ -113,8 +132,9 @@ def _from_example_robot_data(name: str):
     for d in _erd_search_dirs():
         candidate = os.path.join(d, rel)
         if os.path.isfile(candidate):
-            return RobotSource(name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data",
-                               candidate)
+            return RobotSource(
+                name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data", candidate
+            )
     raise RobotNotFoundError(f"example-robot-data robot '{name}': file {rel} not found")
 
 
@@ -129,12 +149,14 @@ def parse_chain_spec(spec: str) -> tuple:
         raise RobotNotFoundError(f"bad chain spec '{spec}': expected {_CHAIN_USAGE}")
     n_text = parts[1].replace("_", "").replace(",", "")
     if not n_text.isdigit() or int(n_text) < 1:
-        raise RobotNotFoundError(f"bad chain spec '{spec}': N = '{parts[1]}' is not a whole number >= 1 "
-                                 f"(expected {_CHAIN_USAGE})")
+        raise RobotNotFoundError(
+            f"bad chain spec '{spec}': N = '{parts[1]}' is not a whole number >= 1 (expected {_CHAIN_USAGE})"
+        )
     kind = parts[2] if len(parts) == 3 else "planar"
     if kind not in ("planar", "spatial"):
-        raise RobotNotFoundError(f"bad chain spec '{spec}': kind '{kind}' is neither 'planar' nor 'spatial' "
-                                 f"(expected {_CHAIN_USAGE})")
+        raise RobotNotFoundError(
+            f"bad chain spec '{spec}': kind '{kind}' is neither 'planar' nor 'spatial' (expected {_CHAIN_USAGE})"
+        )
     return int(n_text), kind
 
 
@@ -145,26 +167,47 @@ def _generated(spec: str) -> RobotSource | None:
     if spec in ("gripper", "gripper4"):
         return RobotSource("gripper4", gripper4_urdf, False, "the gripper of 000 §3.1, built in", None)
     if spec == "rope":
-        return RobotSource("rope", g.rope_urdf, False, "the rope of 000 §4 (generators.rope), built in", None,
-                           g.rope)
+        return RobotSource("rope", g.rope_urdf, False, "the rope of 000 §4 (generators.rope), built in", None, g.rope)
     if spec in ("puma560", "puma"):
-        return RobotSource("puma560", g.puma560_urdf, False, "the PUMA 560 of 003 Table 2 (generators.puma560), "
-                           "built in", None, g.puma560)
+        return RobotSource(
+            "puma560",
+            g.puma560_urdf,
+            False,
+            "the PUMA 560 of 003 Table 2 (generators.puma560), built in",
+            None,
+            g.puma560,
+        )
     if spec == "fourbar":
-        return RobotSource("fourbar", g.fourbar_urdf, False, "the four-bar of 004 Fig. 4 (generators.fourbar), "
-                           "built in", None, g.fourbar)
+        return RobotSource(
+            "fourbar",
+            g.fourbar_urdf,
+            False,
+            "the four-bar of 004 Fig. 4 (generators.fourbar), built in",
+            None,
+            g.fourbar,
+        )
     if spec == "chain" or spec.startswith("chain:"):
         n, kind = parse_chain_spec(spec)
-        return RobotSource(f"{kind}_chain{n}", lambda: g.chain_urdf(n, kind), False,
-                           f"a {kind} chain of {n} cylinders (generators.chain({n}, '{kind}')), built in", None,
-                           lambda: g.chain(n, kind))
+        return RobotSource(
+            f"{kind}_chain{n}",
+            lambda: g.chain_urdf(n, kind),
+            False,
+            f"a {kind} chain of {n} cylinders (generators.chain({n}, '{kind}')), built in",
+            None,
+            lambda: g.chain(n, kind),
+        )
     if spec.startswith("chain") and spec[5:].isdigit():
         n = int(spec[5:])
         if n < 1:
             raise RobotNotFoundError(f"bad chain spec '{spec}': the benchmark chain chainN needs N >= 1")
-        return RobotSource(f"chain{n}", lambda: _serial_chain_urdf(n), False,
-                           f"the benchmark chain of {n} revolute joints (robots.serial_chain({n})), built in", None,
-                           lambda: serial_chain(n))
+        return RobotSource(
+            f"chain{n}",
+            lambda: _serial_chain_urdf(n),
+            False,
+            f"the benchmark chain of {n} revolute joints (robots.serial_chain({n})), built in",
+            None,
+            lambda: serial_chain(n),
+        )
     return None
 
 
@@ -182,12 +225,16 @@ def resolve_robot(spec: str) -> RobotSource:
             hint = ": convert a Pinocchio model with db.from_pinocchio(pin_model)"
         elif type(spec).__name__ in ("Model", "MimicModel"):
             hint = ": it is already a model"
-        raise InputTypeError(f"the robot must be a URDF path, an example-robot-data name or a generator spec, got "
-                             f"{type(spec).__name__}{hint}")
+        raise InputTypeError(
+            f"the robot must be a URDF path, an example-robot-data name or a generator spec, got "
+            f"{type(spec).__name__}{hint}"
+        )
     spec = os.fspath(spec)
     if not spec.strip():
-        raise RobotNotFoundError("the robot is empty: give a URDF file, an example-robot-data name or a generator "
-                                 "spec (rope, chain:N, gripper, puma560, fourbar)")
+        raise RobotNotFoundError(
+            "the robot is empty: give a URDF file, an example-robot-data name or a generator "
+            "spec (rope, chain:N, gripper, puma560, fourbar)"
+        )
     if os.path.isfile(spec):
         return RobotSource(Path(spec).stem, spec, False, "file", spec)
     if os.path.isdir(spec):
@@ -237,16 +284,16 @@ def _rod(name: str, length: float, mass: float) -> str:
     i = mass * length**2 / 12.0
     return (
         f'  <link name="{name}">\n'
-        f'    <inertial>\n'
+        f"    <inertial>\n"
         f'      <origin xyz="{length / 2!r} 0 0" rpy="0 0 0"/>\n'
         f'      <mass value="{mass!r}"/>\n'
         f'      <inertia ixx="0" ixy="0" ixz="0" iyy="{i!r}" iyz="0" izz="{i!r}"/>\n'
-        f'    </inertial>\n'
-        f'    <visual>\n'
+        f"    </inertial>\n"
+        f"    <visual>\n"
         f'      <origin xyz="{length / 2!r} 0 0" rpy="0 1.5707963267948966 0"/>\n'
         f'      <geometry><cylinder radius="0.004" length="{length!r}"/></geometry>\n'
-        f'    </visual>\n'
-        f'  </link>\n'
+        f"    </visual>\n"
+        f"  </link>\n"
     )
 
 
@@ -258,7 +305,7 @@ def _revolute(name: str, parent: str, child: str, x: float) -> str:
         f'    <origin xyz="{x!r} 0 0" rpy="0 0 0"/>\n'
         f'    <axis xyz="0 0 1"/>\n'
         f'    <limit lower="-3.14159" upper="3.14159" effort="10" velocity="10"/>\n'
-        f'  </joint>\n'
+        f"  </joint>\n"
     )
 
 
@@ -296,8 +343,9 @@ def gripper4() -> Model:
 
 
 # ------------------------------------------------------------------ the benchmark chain
-def serial_chain(n: int, *, length: float = 0.1, mass: float = 1.0,
-                 inertia=(1e-3, 1e-3, 5e-4), axes: str = "xy") -> Model:
+def serial_chain(
+    n: int, *, length: float = 0.1, mass: float = 1.0, inertia=(1e-3, 1e-3, 5e-4), axes: str = "xy"
+) -> Model:
     """A spatial serial chain of ``n`` revolute joints (fixed base), built from arrays.
 
     Joint k turns about the x axis for even k and the y axis for odd k
@@ -346,8 +394,15 @@ def _serial_chain_urdf(n: int) -> str:
     parent = "base"
     for k in range(n):
         parts.append(_link_xml(model.link_names[k], float(model.mass[k]), model.com[k], model.inertia[k]))
-        parts.append(_joint_xml(model.joint_names[k], parent, model.link_names[k], xyz=model.joint_translation[k],
-                                axis=model.joint_axis[k]))
+        parts.append(
+            _joint_xml(
+                model.joint_names[k],
+                parent,
+                model.link_names[k],
+                xyz=model.joint_translation[k],
+                axis=model.joint_axis[k],
+            )
+        )
         parent = model.link_names[k]
     parts.append("</robot>\n")
     return "".join(parts)

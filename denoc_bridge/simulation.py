@@ -49,6 +49,7 @@ from functools import partial
 import numpy as np
 
 from .algorithms import _inputs
+from .algorithms._inputs import check_model as _check_model
 from .data import run_parallel
 from .errors import InputError, InputTypeError, SimulationError
 from .kernels import configuration as kc
@@ -58,7 +59,6 @@ from .kernels import tables as T
 from .mimic import MimicModel
 from .spatial import internal_to_pin
 from .trajectory import Trajectory
-from .algorithms._inputs import check_model as _check_model
 
 __all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
@@ -94,7 +94,7 @@ class _Forces:
     def __init__(self, model, tau, f_ext, n_steps, method):
         nv = model.nv
         self.model = model
-        self._links = getattr(model, "tree", model)             # a MimicModel's wrenches act on its tree's links
+        self._links = getattr(model, "tree", model)  # a MimicModel's wrenches act on its tree's links
         self.tau_fn = tau if callable(tau) else None
         self.fext_fn = f_ext if callable(f_ext) else None
         if tau is None or self.tau_fn is not None:
@@ -105,22 +105,27 @@ class _Forces:
                 self.mode, self.table = ki_.TAU_CONSTANT, np.ascontiguousarray(arr[None], dtype=float)
             elif arr.ndim == 2 and arr.shape[1] == nv:
                 if arr.shape[0] < n_steps:
-                    raise InputError(f"tau has {arr.shape[0]} rows, but the simulation takes {n_steps} steps "
-                                     f"(one row per step)")
+                    raise InputError(
+                        f"tau has {arr.shape[0]} rows, but the simulation takes {n_steps} steps (one row per step)"
+                    )
                 self.mode, self.table = ki_.TAU_TABLE, np.ascontiguousarray(arr, dtype=float)
             else:
-                raise InputError(f"tau must be None, a ({nv},) array, an (n_steps, {nv}) array or a callable "
-                                 f"tau(t, q, v); got shape {arr.shape}")
+                raise InputError(
+                    f"tau must be None, a ({nv},) array, an (n_steps, {nv}) array or a callable "
+                    f"tau(t, q, v); got shape {arr.shape}"
+                )
             bad = np.argwhere(~np.isfinite(self.table))
             if bad.size:
                 r, i = (int(x) for x in bad[0])
                 where = f"tau[{i}]" if self.mode == ki_.TAU_CONSTANT else f"tau[{r}, {i}] (step {r})"
-                raise InputError(f"{where} = {self.table[r, i]} is not finite "
-                                 f"(joint {model.joint_label(_inputs._owner(model, i, 'v'))})")
+                raise InputError(
+                    f"{where} = {self.table[r, i]} is not finite "
+                    f"(joint {model.joint_label(_inputs._owner(model, i, 'v'))})"
+                )
         if f_ext is None or self.fext_fn is not None:
             self.fext_pin, self.fext = None, _inputs.NO_FEXT
         else:
-            self.fext = np.ascontiguousarray(_inputs.external_wrenches(self._links, f_ext))   # internal order
+            self.fext = np.ascontiguousarray(_inputs.external_wrenches(self._links, f_ext))  # internal order
             self.fext_pin = internal_to_pin(self.fext)
         self.python_loop = self.tau_fn is not None or self.fext_fn is not None
         self.cholesky = False
@@ -136,8 +141,9 @@ class _Forces:
         if self.tau_fn is not None:
             out = np.asarray(self.tau_fn(t, q.copy(), v.copy()), dtype=float)
             if out.shape != (self.model.nv,) or not np.all(np.isfinite(out)):
-                raise InputError(f"tau(t, q, v) must return {self.model.nv} finite numbers; at t = {t:g} it "
-                                 f"returned {out!r}")
+                raise InputError(
+                    f"tau(t, q, v) must return {self.model.nv} finite numbers; at t = {t:g} it returned {out!r}"
+                )
             return out
         if self.mode == ki_.TAU_CONSTANT:
             return self.table[0]
@@ -163,9 +169,15 @@ class _Run:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                                TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(), TimeRemainingColumn(),
-                                transient=True, console=Console(stderr=True))   # stdout stays the results'
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>5.1f}%"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+                console=Console(stderr=True),
+            )  # stdout stays the results'
             self.bar.start()
             self.bar.add_task(label, total=total)
         self.interrupted = False
@@ -201,11 +213,27 @@ def _bad_entry(model, arrays) -> str:
     return "", ""
 
 
-def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
-             f_ext=None, passive: bool = True, dynamics: str = "recursive", save_every: int | None = None,
-             rtol: float = 1e-8, atol: float = 1e-10, max_step: float = np.inf,
-             progress: bool | None = None, stabilization: str = "projection", baumgarte=(10.0, 10.0),
-             constraint_tol: float = 1e-12) -> Trajectory:
+def simulate(
+    model,
+    q0,
+    v0,
+    t_final: float,
+    dt: float = 1e-3,
+    tau=None,
+    method: str = "rk4",
+    *,
+    f_ext=None,
+    passive: bool = True,
+    dynamics: str = "recursive",
+    save_every: int | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    max_step: float = np.inf,
+    progress: bool | None = None,
+    stabilization: str = "projection",
+    baumgarte=(10.0, 10.0),
+    constraint_tol: float = 1e-12,
+) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
     Parameters
@@ -232,7 +260,7 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
 
         q0 = mimic_simulation.initial_configuration(model, q0)
     else:
-        q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)   # normalised, named errors
+        q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)  # normalised, named errors
     v0 = _vector(model, v0, model.nv, "v0")
     t_final, dt, n_steps = _steps(t_final, dt, method)
     if dynamics not in ("recursive", "cholesky"):
@@ -243,8 +271,9 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
         from . import loop_simulation
 
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
-        return loop_simulation.run(model, q0, v0, dt, n_steps, forces, method, passive,
-                                   _stride(model, n_steps, save_every), progress, opts)
+        return loop_simulation.run(
+            model, q0, v0, dt, n_steps, forces, method, passive, _stride(model, n_steps, save_every), progress, opts
+        )
     system = None
     if isinstance(model, MimicModel):
         system = mimic_simulation.MimicSystem(model, forces, passive)
@@ -254,14 +283,24 @@ def simulate(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: 
             return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         try:
             return _run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
-        except _SingularTree:        # a mimic model's tree alone became singular: its dense form, from the start
-            return _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress,
-                               mimic_simulation.MimicSystem(model, forces, passive))
+        except _SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
+            return _run_python(
+                model,
+                q0,
+                v0,
+                dt,
+                n_steps,
+                forces,
+                method,
+                passive,
+                stride,
+                progress,
+                mimic_simulation.MimicSystem(model, forces, passive),
+            )
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     rtol, atol, max_step = _tolerances(rtol, atol, max_step)
-    return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
-                         system)
+    return _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system)
 
 
 def _steps(t_final, dt, method):
@@ -305,17 +344,23 @@ def _stride(model, n_steps, save_every):
         while (n_steps // stride + 1) * per_state > MAX_STORED:
             stride += 1
         if stride > 1:
-            warnings.warn(f"saving every {stride}th step only: storing all {n_steps + 1} states of "
-                          f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
-                          stacklevel=3)
+            warnings.warn(
+                f"saving every {stride}th step only: storing all {n_steps + 1} states of "
+                f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
+                stacklevel=3,
+            )
         return stride
     return _save_every(save_every)
 
 
 def _save_every(save_every) -> int:
     """``save_every`` (not None) as the stride, or an InputError."""
-    whole = (isinstance(save_every, (int, np.integer, float, np.floating)) and not isinstance(save_every, bool)
-             and math.isfinite(save_every) and save_every == int(save_every))
+    whole = (
+        isinstance(save_every, (int, np.integer, float, np.floating))
+        and not isinstance(save_every, bool)
+        and math.isfinite(save_every)
+        and save_every == int(save_every)
+    )
     if not whole or save_every < 1:
         raise InputError(f"save_every must be a positive integer, got {save_every!r}")
     return int(save_every)
@@ -337,8 +382,12 @@ def _saved_steps(saved, stride, final_step):
 
 def _passive_arrays(model, passive):
     use = bool(passive and (np.any(model.damping) or np.any(model.stiffness)))
-    return (np.ascontiguousarray(model.stiffness), np.ascontiguousarray(model.damping),
-            np.ascontiguousarray(model.rest_configuration), use)
+    return (
+        np.ascontiguousarray(model.stiffness),
+        np.ascontiguousarray(model.damping),
+        np.ascontiguousarray(model.rest_configuration),
+        use,
+    )
 
 
 def _trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):
@@ -349,14 +398,19 @@ def _fail(model, status, t, stage_arrays, traj):
     if status > 0:
         k = int(status) - 1
         when = "is singular at the initial state" if t == 0 else "became singular"
-        msg = (f"simulation stopped at t = {t:.6g} s: the articulated inertia of joint "
-               f"'{model.joint_names[k]}' {when} (the links it moves offer no inertia to its motion, e.g. a "
-               "massless leaf link)")
+        msg = (
+            f"simulation stopped at t = {t:.6g} s: the articulated inertia of joint "
+            f"'{model.joint_names[k]}' {when} (the links it moves offer no inertia to its motion, e.g. a "
+            "massless leaf link)"
+        )
         return SimulationError(msg, t, model.joint_names[k], traj)
     where, joint = _bad_entry(model, stage_arrays)
-    msg = (f"simulation stopped at t = {t:.6g} s: the state is no longer finite"
-           + (f" ({where})" if where else "") + "; the trajectory up to the last valid state is attached "
-           "(e.error.trajectory); a smaller dt or a more stable method may help")
+    msg = (
+        f"simulation stopped at t = {t:.6g} s: the state is no longer finite"
+        + (f" ({where})" if where else "")
+        + "; the trajectory up to the last valid state is attached "
+        "(e.error.trajectory); a smaller dt or a more stable method may help"
+    )
     return SimulationError(msg, t, joint, traj)
 
 
@@ -403,7 +457,7 @@ def _finish(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, statu
     ``saved`` rows of Q, V, A filled: the final state is appended when the run completed (also
     when stride does not divide the number of steps)."""
     completed = not status and not interrupted
-    if completed:                                                         # the final state
+    if completed:  # the final state
         tau_end = forces.tau_at(step * dt, q, v, step)
         a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
         Q[saved], V[saved], A[saved] = q, v, a_end
@@ -414,12 +468,37 @@ def _finish(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, statu
     state = "interrupted" if interrupted else ("failed" if status else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
     evals_per_step = 4 if method == "rk4" else 1
-    return _trajectory(model, t, Q[:saved], V[:saved], A[:saved], TAU, forces, method, dt, wall, step,
-                       evals_per_step * step + (1 if state == "completed" else 0), state, message)
+    return _trajectory(
+        model,
+        t,
+        Q[:saved],
+        V[:saved],
+        A[:saved],
+        TAU,
+        forces,
+        method,
+        dt,
+        wall,
+        step,
+        evals_per_step * step + (1 if state == "completed" else 0),
+        state,
+        message,
+    )
 
 
-def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, method: str = "rk4", *,
-                   passive: bool = True, save_every: int | None = None, errors: str = "raise") -> list:
+def simulate_batch(
+    model,
+    q0,
+    v0,
+    t_final: float,
+    dt: float = 1e-3,
+    tau=None,
+    method: str = "rk4",
+    *,
+    passive: bool = True,
+    save_every: int | None = None,
+    errors: str = "raise",
+) -> list:
     """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
     whole fixed-step run, cases in parallel on numba's threads.
 
@@ -438,8 +517,10 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     _check_model(model)
     method = _method_name(method)
     if method not in FIXED_STEP_METHODS:
-        raise InputError(f"simulate_batch runs the fixed-step methods {FIXED_STEP_METHODS}; got {method!r} "
-                         "(use simulate for the adaptive ones)")
+        raise InputError(
+            f"simulate_batch runs the fixed-step methods {FIXED_STEP_METHODS}; got {method!r} "
+            "(use simulate for the adaptive ones)"
+        )
     if errors not in ("raise", "return"):
         raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
     if model.loops:
@@ -449,16 +530,22 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
         from . import mimic_simulation
     Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
     T0 = None if tau is None else _inputs.real_array(tau, "tau")
-    leading = [a.shape[0] for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
-               if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)]
+    leading = [
+        a.shape[0]
+        for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
+        if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)
+    ]
     B = max(leading, default=1)
     check = partial(mimic_simulation.initial_configuration, model) if mimic else partial(_inputs.configuration, model)
-    Q0 = np.array([check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(
-        Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)])
+    Q0 = np.array(
+        [check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)]
+    )
     V0 = np.broadcast_to(V0, (B, model.nv)) if V0.ndim == 1 else V0
     if Q0.shape != (B, model.nq) or V0.shape != (B, model.nv):
-        raise InputError(f"q0 and v0 must have shapes ({B}, {model.nq}) and ({B}, {model.nv}) (or one state for "
-                         f"all cases), got {np.shape(q0)} and {np.shape(v0)}")
+        raise InputError(
+            f"q0 and v0 must have shapes ({B}, {model.nq}) and ({B}, {model.nv}) (or one state for "
+            f"all cases), got {np.shape(q0)} and {np.shape(v0)}"
+        )
     V0 = np.ascontiguousarray([_vector(model, row, model.nv, f"v0[{b}]") for b, row in enumerate(V0)])
     t_final, dt, n_steps = _steps(t_final, dt, method)
     taus = _batch_torques(model, tau, B, n_steps)
@@ -473,25 +560,95 @@ def simulate_batch(model, q0, v0, t_final: float, dt: float = 1e-3, tau=None, me
     Q, V = Q0.copy(), V0.copy()
     t0 = time.perf_counter()
     if mimic:
-        mimic_simulation.run_batch(model, Q, V, n_steps, dt, mode, table, K, D, q_rest, use_passive, stride, Qs, Vs,
-                                   As, done, status, saved, method)
+        mimic_simulation.run_batch(
+            model,
+            Q,
+            V,
+            n_steps,
+            dt,
+            mode,
+            table,
+            K,
+            D,
+            q_rest,
+            use_passive,
+            stride,
+            Qs,
+            Vs,
+            As,
+            done,
+            status,
+            saved,
+            method,
+        )
     else:
-        run_parallel(ki_.run_batch, model._kt, Q, V, n_steps, dt, mode, table, _inputs.NO_FEXT, K, D, q_rest,
-                     use_passive, stride, Qs, Vs, As, done, status, saved, method == "euler")
+        run_parallel(
+            ki_.run_batch,
+            model._kt,
+            Q,
+            V,
+            n_steps,
+            dt,
+            mode,
+            table,
+            _inputs.NO_FEXT,
+            K,
+            D,
+            q_rest,
+            use_passive,
+            stride,
+            Qs,
+            Vs,
+            As,
+            done,
+            status,
+            saved,
+            method == "euler",
+        )
     wall = (time.perf_counter() - t0) / B
     out = []
     for b in range(B):
-        if status[b]:            # the same numbers again, alone, for the error that names time and joint
+        if status[b]:  # the same numbers again, alone, for the error that names time and joint
             try:
-                out.append(simulate(model, Q0[b], V0[b], t_final, dt, taus[b], method, passive=passive,
-                                    save_every=stride, progress=False))
+                out.append(
+                    simulate(
+                        model,
+                        Q0[b],
+                        V0[b],
+                        t_final,
+                        dt,
+                        taus[b],
+                        method,
+                        passive=passive,
+                        save_every=stride,
+                        progress=False,
+                    )
+                )
             except SimulationError as exc:
                 if errors == "raise":
                     raise
                 out.append(exc)
             continue
-        out.append(_finish(model, forces[b], method, dt, stride, int(done[b]), Q[b], V[b], Qs[b], Vs[b], As[b],
-                           int(saved[b]), 0, False, wall, _system(model, forces[b], passive)))
+        out.append(
+            _finish(
+                model,
+                forces[b],
+                method,
+                dt,
+                stride,
+                int(done[b]),
+                Q[b],
+                V[b],
+                Qs[b],
+                Vs[b],
+                As[b],
+                int(saved[b]),
+                0,
+                False,
+                wall,
+                _system(model, forces[b], passive),
+            )
+        )
     return out
 
 
@@ -513,8 +670,10 @@ def _batch_torques(model, tau, B, n_steps):
         return [arr] * B
     if arr.shape == (B, nv) or (arr.ndim == 3 and arr.shape[0] == B and arr.shape[2] == nv):
         return list(arr)
-    raise InputError(f"tau must be None, an ({nv},) vector, a ({B}, {nv}) array (one constant vector per case) "
-                     f"or a ({B}, {n_steps}, {nv}) array; got shape {arr.shape}")
+    raise InputError(
+        f"tau must be None, an ({nv},) vector, a ({B}, {nv}) array (one constant vector per case) "
+        f"or a ({B}, {n_steps}, {nv}) array; got shape {arr.shape}"
+    )
 
 
 def _actuation_table(model, forces, steps):
@@ -581,13 +740,13 @@ class _TreeSystem:
         """(status, tau): ``out`` = a(t, q, v); status 0, k + 1 (joint k's articulated inertia is
         singular) or -1 (the state or the result is not finite)."""
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-            return -1, np.zeros(self.nv)                         # the state left the finite numbers
+            return -1, np.zeros(self.nv)  # the state left the finite numbers
         tau = self._total(t, n, q, v)
         f = self.forces
         if f.cholesky:
             return _cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), out), tau
         st = entry.forward_dynamics_state(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), out)
-        if st == 0 and not np.all(np.isfinite(out)):            # overflowed: as the compiled steppers
+        if st == 0 and not np.all(np.isfinite(out)):  # overflowed: as the compiled steppers
             st = -1
         return st, tau
 
@@ -602,9 +761,22 @@ class _TreeSystem:
 
     def saved_accelerations(self, t, Q, V, TAU):
         """The accelerations at saved states (not counted as evaluations)."""
-        return np.array([_acceleration(self.model, Q[i], V[i], TAU[i], self.forces.fext_at(t[i], Q[i], V[i]),
-                                       self.K, self.D, self.q_rest, self.use_passive)
-                         for i in range(len(t))]).reshape(len(t), self.nv)
+        return np.array(
+            [
+                _acceleration(
+                    self.model,
+                    Q[i],
+                    V[i],
+                    TAU[i],
+                    self.forces.fext_at(t[i], Q[i], V[i]),
+                    self.K,
+                    self.D,
+                    self.q_rest,
+                    self.use_passive,
+                )
+                for i in range(len(t))
+            ]
+        ).reshape(len(t), self.nv)
 
     def compiled(self, method, dt, stride):
         """(run, stage) for :func:`_run_compiled`: ``run(q, v, step, n, saved, Q, V, A)`` makes n
@@ -616,14 +788,16 @@ class _TreeSystem:
         kt, work, K, D, q_rest, use = self.model._kt, self.work, self.K, self.D, self.q_rest, self.use_passive
 
         def run(q, v, step, n, saved, Q, V, A):
-            return stepper(kt, work, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use, stride, saved,
-                           Q, V, A, scratch)
+            return stepper(
+                kt, work, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use, stride, saved, Q, V, A, scratch
+            )
 
         def stage(q, v):
             if method == "euler":
                 return [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
-            return ([("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")]
-                    + [("a", scratch[9 + i, :nv], "v") for i in range(4)])
+            return [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")] + [
+                ("a", scratch[9 + i, :nv], "v") for i in range(4)
+            ]
 
         return run, stage
 
@@ -675,8 +849,7 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
                     system.dexpinv(xi, vs, kx[i + 1])
                     st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
                     if st:
-                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"),
-                                                   ("a", kv[i + 1], "v")])
+                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"), ("a", kv[i + 1], "v")])
                         break
                 if failed:
                     break
@@ -689,7 +862,7 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
             step = n_steps
     interrupted, wall = run.interrupted, run.wall
     final = None
-    if not failed and not interrupted:                                    # the final state
+    if not failed and not interrupted:  # the final state
         t_end = n_steps * dt
         a_end = np.empty(nv)
         st, tau = f(t_end, n_steps, q, v, a_end)
@@ -704,8 +877,22 @@ def _run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, pro
     t = _saved_steps(n, stride, final) * dt
     state = "interrupted" if interrupted else ("failed" if failed else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
-    traj = _trajectory(model, t, stack(Q, nq), stack(V, nv), stack(A, nv), stack(TAU, nv), forces, method, dt,
-                       wall, step, system.evals, state, message)
+    traj = _trajectory(
+        model,
+        t,
+        stack(Q, nq),
+        stack(V, nv),
+        stack(A, nv),
+        stack(TAU, nv),
+        forces,
+        method,
+        dt,
+        wall,
+        step,
+        system.evals,
+        state,
+        message,
+    )
     if failed:
         raise _fail(model, failed[0], failed[1], failed[2], traj)
     if interrupted:
@@ -717,8 +904,7 @@ class _Bad(Exception):
     """A forward dynamics evaluation of an adaptive solver refused its state."""
 
 
-def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress,
-                  system=None):
+def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system=None):
     import scipy.integrate as si
 
     system = system or _TreeSystem(model, forces, passive)
@@ -742,7 +928,7 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     failure = None
     with _Run(progress, t_final, f"{method} {model.name}") as run:
         run.steps = 0
-        try:                                                    # the solver evaluates a(t = 0) already
+        try:  # the solver evaluates a(t = 0) already
             solver = solver_cls(fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step)
             _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run)
         except _Bad as exc:
@@ -754,9 +940,9 @@ def _run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, ato
     Y = np.array(Y)
     Q = np.ascontiguousarray(Y[:, :nq])
     V = np.ascontiguousarray(Y[:, nq:])
-    if Q.shape[0]:                                              # unit quaternions and (cos, sin) pairs
+    if Q.shape[0]:  # unit quaternions and (cos, sin) pairs
         Q = system.normalise(Q)
-    t = t_save[:Q.shape[0]]
+    t = t_save[: Q.shape[0]]
     TAU = np.array([forces.tau_at(t[i], Q[i], V[i], int(t[i] / dt)) for i in range(len(t))]).reshape(len(t), nv)
     A = system.saved_accelerations(t, Q, V, TAU)
     state = "interrupted" if interrupted else ("failed" if failure else "completed")
@@ -808,6 +994,6 @@ def _normalise_rows(model, Q):
     Q = Q.copy()
     for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
         for i0 in np.asarray(starts, dtype=int):
-            block = Q[:, i0:i0 + size]
-            Q[:, i0:i0 + size] = block / np.linalg.norm(block, axis=1, keepdims=True)
+            block = Q[:, i0 : i0 + size]
+            Q[:, i0 : i0 + size] = block / np.linalg.norm(block, axis=1, keepdims=True)
     return Q

@@ -138,7 +138,8 @@ def link_mass_matrices(mass, com, inertia_com) -> np.ndarray:
     M = np.zeros((L, 6, 6))
     dd = np.einsum("ki,ki->k", d, d)
     M[:, :3, :3] = np.asarray(inertia_com, dtype=float).reshape(L, 3, 3) + m[:, None, None] * (
-        dd[:, None, None] * np.eye(3) - np.einsum("ki,kj->kij", d, d))
+        dd[:, None, None] * np.eye(3) - np.einsum("ki,kj->kij", d, d)
+    )
     M[:, :3, 3:] = m[:, None, None] * dx
     M[:, 3:, :3] = -m[:, None, None] * dx
     M[:, 3:, 3:] = m[:, None, None] * np.eye(3)

@@ -80,9 +80,10 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -148,8 +149,9 @@ def grid(axes: Mapping[str, Iterable]) -> list[dict]:
     (``{"mass_scale": [0.5, 1, 2], "v0[0]": np.linspace(0, 1, 5)}`` gives 15 cases), the last
     axis varying fastest."""
     names = list(axes)
-    values = [list(np.asarray(axes[n]).reshape(-1)) if not isinstance(axes[n], (str, bytes)) else [axes[n]]
-              for n in names]
+    values = [
+        list(np.asarray(axes[n]).reshape(-1)) if not isinstance(axes[n], (str, bytes)) else [axes[n]] for n in names
+    ]
     return [{n: _plain(x) for n, x in zip(names, combo)} for combo in itertools.product(*values)]
 
 
@@ -164,8 +166,10 @@ def read_cases(path) -> list[dict]:
     header = [k.strip() for k in next(csv.reader(io.StringIO(text)), [])]
     for j, key in enumerate(header):
         if key in header[:j]:
-            raise InputError(f"cases file {path}: column {key!r} appears twice in the header (columns "
-                             f"{header.index(key) + 1} and {j + 1})")
+            raise InputError(
+                f"cases file {path}: column {key!r} appears twice in the header (columns "
+                f"{header.index(key) + 1} and {j + 1})"
+            )
     rows = list(csv.DictReader(io.StringIO(text)))
     if not rows:
         raise InputError(f"cases file {path}: no rows (a header line and one row per case expected)")
@@ -202,12 +206,14 @@ _CASES_EXPECTED = "a list of mappings (one per case), a mapping of columns, grid
 def _case_list(cases) -> list[dict]:
     if isinstance(cases, (str, os.PathLike)):
         out = read_cases(cases)
-    elif isinstance(cases, Mapping):                            # columns: {key: [values per case]}
+    elif isinstance(cases, Mapping):  # columns: {key: [values per case]}
         for k, v in cases.items():
             if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__len__") or getattr(v, "ndim", 1) == 0:
-                raise InputError(f"cases: a mapping is read as columns (name -> one value per case), but column "
-                                 f"{k!r} is {type(v).__name__} {v!r}; for a single case pass a list: [{{{k!r}: "
-                                 f"{v!r}, ...}}]")
+                raise InputError(
+                    f"cases: a mapping is read as columns (name -> one value per case), but column "
+                    f"{k!r} is {type(v).__name__} {v!r}; for a single case pass a list: [{{{k!r}: "
+                    f"{v!r}, ...}}]"
+                )
         lengths = {k: len(v) for k, v in cases.items()}
         if len(set(lengths.values())) > 1:
             raise InputError(f"cases given as columns must have equal lengths, got {lengths}")
@@ -221,8 +227,7 @@ def _case_list(cases) -> list[dict]:
         out = []
         for i, c in enumerate(items):
             if not isinstance(c, Mapping):
-                raise InputTypeError(f"cases[{i}] must be a mapping of column names to values, got "
-                                     f"{type(c).__name__}")
+                raise InputTypeError(f"cases[{i}] must be a mapping of column names to values, got {type(c).__name__}")
             out.append(dict(c))
     for i, c in enumerate(out):
         for k in c:
@@ -266,7 +271,7 @@ def vary(model, params: Mapping[str, Any]):
         return model
     from .mimic import MimicModel
 
-    if isinstance(model, MimicModel):                            # the tree varied, the relations kept
+    if isinstance(model, MimicModel):  # the tree varied, the relations kept
         return MimicModel(vary(model.tree, params))
     return model.replace(**_varied_arrays(model, params))
 
@@ -288,7 +293,7 @@ def _varied_arrays(model, params: Mapping[str, Any]) -> dict:
             _positive(key, value)
             com *= value
             inertia *= value * value
-            translation[model.parent >= 0] *= value             # a root's placement belongs to the base
+            translation[model.parent >= 0] *= value  # a root's placement belongs to the base
         elif key == "gravity_scale":
             gravity = gravity * value
         elif key in ("damping", "stiffness"):
@@ -311,12 +316,21 @@ def _varied_arrays(model, params: Mapping[str, Any]) -> dict:
             what, k = key.split(".", 1)[0], _joint(model, key)
             _non_negative(key, value)
             i0, n = model.idx_v[k], model.nv_joint[k]
-            (damping if what == "damping" else stiffness)[i0:i0 + n] = value
+            (damping if what == "damping" else stiffness)[i0 : i0 + n] = value
         else:
-            raise InputError(f"unknown model parameter {key!r}; known: {', '.join(_MODEL_SCALARS)}, "
-                             f"{', '.join(p + '<name>' for p in _MODEL_PREFIXES)}")
-    return dict(mass=mass, com=com, inertia=inertia, joint_translation=translation, damping=damping,
-                stiffness=stiffness, gravity=gravity)
+            raise InputError(
+                f"unknown model parameter {key!r}; known: {', '.join(_MODEL_SCALARS)}, "
+                f"{', '.join(p + '<name>' for p in _MODEL_PREFIXES)}"
+            )
+    return dict(
+        mass=mass,
+        com=com,
+        inertia=inertia,
+        joint_translation=translation,
+        damping=damping,
+        stiffness=stiffness,
+        gravity=gravity,
+    )
 
 
 def _number(key, raw) -> float:
@@ -377,12 +391,13 @@ def _state(model, base, state: Mapping):
     q0 = np.array(base[0], dtype=float)
     v0 = np.array(base[1], dtype=float)
     tau = None if base[2] is None else np.array(base[2], dtype=float)
-    given: dict[tuple, str] = {}                                 # (vector, index) -> the column that sets it
+    given: dict[tuple, str] = {}  # (vector, index) -> the column that sets it
     for key in state:
         m = _ENTRY.match(key)
         if m and m.group(1) in state:
-            raise InputError(f"columns {m.group(1)!r} and {key!r} both give {key} (give the whole vector or "
-                             "its entries, not both)")
+            raise InputError(
+                f"columns {m.group(1)!r} and {key!r} both give {key} (give the whole vector or its entries, not both)"
+            )
     for key in _STATE_KEYS:
         if key in state:
             arr = real_array(state[key], key)
@@ -408,8 +423,9 @@ def _state(model, base, state: Mapping):
             k = list(model.joint_names).index(joint)
             n = model.nq_joint[k] if what == "q0" else model.nv_joint[k]
             if n == 0 and isinstance(model, MimicModel):
-                raise InputError(f"{key}: joint '{joint}' is a mimic joint (it follows the joint it mimics); "
-                                 "set that joint instead")
+                raise InputError(
+                    f"{key}: joint '{joint}' is a mimic joint (it follows the joint it mimics); set that joint instead"
+                )
             if n != 1:
                 raise InputError(f"{key}: joint '{joint}' has {n} coordinates; give them by index ({what}[i])")
             i = int(model.idx_q[k] if what == "q0" else model.idx_v[k])
@@ -451,8 +467,9 @@ def _check_cases(model, base, kwargs, case_list, ids, base_given: bool):
         key = _key(options)
         if key not in seen_options:
             seen_options.add(key)
-            _check_options(model if has_model else None, {**kwargs, **options},
-                           f"case {cid!r}" if options else "simulate_kwargs")
+            _check_options(
+                model if has_model else None, {**kwargs, **options}, f"case {cid!r}" if options else "simulate_kwargs"
+            )
         if not has_model:
             continue
         try:
@@ -463,8 +480,10 @@ def _check_cases(model, base, kwargs, case_list, ids, base_given: bool):
             if controller:
                 column = next((k for k in state if k == "tau" or k.startswith(("tau[", "tau."))), None)
                 if column:
-                    raise InputError(f"column {column!r} would be ignored: simulate_kwargs['tau'] is a controller "
-                                     "(a callable) for every case")
+                    raise InputError(
+                        f"column {column!r} would be ignored: simulate_kwargs['tau'] is a controller "
+                        "(a callable) for every case"
+                    )
             _check_state(model, *_state(model, base, state))
         except InputError as exc:
             raise InputError(f"case {cid!r}: {exc}") from None
@@ -483,7 +502,7 @@ def _check_state(model, q0, v0, tau):
     else:
         configuration(model, q0, "q0")
     _vector(model, v0, model.nv, "v0")
-    if tau is not None and np.ndim(tau) == 1:                   # a table is checked by simulate
+    if tau is not None and np.ndim(tau) == 1:  # a table is checked by simulate
         _vector(model, tau, model.nv, "tau")
 
 
@@ -493,8 +512,11 @@ def _check_options(model, options: Mapping, where: str):
     euler), save_every, dynamics, and the options of a model with loop closures."""
     from .simulation import FIXED_STEP_METHODS, _method_name, _save_every, _steps, simulate
 
-    defaults = {k: p.default for k, p in inspect.signature(simulate).parameters.items()
-                if p.default is not inspect.Parameter.empty}
+    defaults = {
+        k: p.default
+        for k, p in inspect.signature(simulate).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
     opts = {**defaults, **options}
     try:
         method = _method_name(opts["method"])
@@ -504,15 +526,17 @@ def _check_options(model, options: Mapping, where: str):
         if every is not None:
             _save_every(every)
             if method not in FIXED_STEP_METHODS:
-                raise InputError(f"save_every is for the fixed-step methods {FIXED_STEP_METHODS}; {method} saves "
-                                 "every dt")
+                raise InputError(
+                    f"save_every is for the fixed-step methods {FIXED_STEP_METHODS}; {method} saves every dt"
+                )
         if opts["dynamics"] not in ("recursive", "cholesky"):
             raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {opts['dynamics']!r}")
         if model is not None and model.loops:
             from .loop_simulation import options as loop_options
 
-            loop_options(model, method, opts["dynamics"], opts["stabilization"], opts["baumgarte"],
-                         opts["constraint_tol"])
+            loop_options(
+                model, method, opts["dynamics"], opts["stabilization"], opts["baumgarte"], opts["constraint_tol"]
+            )
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
 
@@ -552,8 +576,8 @@ class _Task:
     params: dict
     options: dict
     ids: list
-    states: list                                 # per case: the state entries
-    inputs: list                                 # per case: the row's input columns
+    states: list  # per case: the state entries
+    inputs: list  # per case: the row's input columns
 
 
 @dataclass
@@ -578,7 +602,7 @@ def _run_task(job: _Job, task: _Task) -> list:
         numba.set_num_threads(max(1, min(job.numba_threads, numba.config.NUMBA_NUM_THREADS)))
     try:
         model = _model(job, task.params)
-    except Exception as exc:                                    # noqa: BLE001 - recorded in the rows
+    except Exception as exc:
         return [(_error_row(cid, inp, "error", exc), None) for cid, inp in zip(task.ids, task.inputs)]
     from .configuration import neutral_configuration
     from .simulation import FIXED_STEP_METHODS, simulate, simulate_batch
@@ -590,34 +614,45 @@ def _run_task(job: _Job, task: _Task) -> list:
     for i, st in enumerate(task.states):
         try:
             states.append(_state(model, base, st))
-        except Exception as exc:                                # noqa: BLE001
+        except Exception as exc:
             errors[i] = exc
             states.append(None)
     good = [i for i in range(len(states)) if states[i] is not None]
     results: dict[int, Any] = {}
-    batchable = (len(good) > 1 and not model.loops and kwargs.get("method", "rk4") in FIXED_STEP_METHODS
-                 and set(kwargs) <= {"dt", "method", "passive", "save_every"}
-                 and len({None if states[i][2] is None else "tau" for i in good}) == 1)
+    batchable = (
+        len(good) > 1
+        and not model.loops
+        and kwargs.get("method", "rk4") in FIXED_STEP_METHODS
+        and set(kwargs) <= {"dt", "method", "passive", "save_every"}
+        and len({None if states[i][2] is None else "tau" for i in good}) == 1
+    )
     if batchable:
         tau = None if states[good[0]][2] is None else np.array([states[i][2] for i in good])
         try:
-            out = simulate_batch(model, np.array([states[i][0] for i in good]), np.array([states[i][1] for i in good]),
-                                 t_final, tau=tau, errors="return", **kwargs)
+            out = simulate_batch(
+                model,
+                np.array([states[i][0] for i in good]),
+                np.array([states[i][1] for i in good]),
+                t_final,
+                tau=tau,
+                errors="return",
+                **kwargs,
+            )
             results.update(zip(good, out))
-        except DenocError:                                      # a bad input of one case: one by one, below
+        except DenocError:  # a bad input of one case: one by one, below
             pass
     for i in good:
         if i in results:
             continue
         q0, v0, tau = states[i]
         try:
-            if "tau" in kwargs:                                 # a controller for every case
+            if "tau" in kwargs:  # a controller for every case
                 results[i] = simulate(model, q0, v0, t_final, progress=False, **kwargs)
             else:
                 results[i] = simulate(model, q0, v0, t_final, tau=tau, progress=False, **kwargs)
         except SimulationError as exc:
             results[i] = exc
-        except Exception as exc:                                # noqa: BLE001
+        except Exception as exc:
             errors[i] = exc
     rows = []
     for i, (cid, inp) in enumerate(zip(task.ids, task.inputs)):
@@ -626,8 +661,12 @@ def _run_task(job: _Job, task: _Task) -> list:
             continue
         res = results[i]
         traj = res.trajectory if isinstance(res, SimulationError) else res
-        row = {"case": cid, **inp, "status": "failed" if isinstance(res, SimulationError) else traj.status,
-               "error": str(res) if isinstance(res, SimulationError) else ""}
+        row = {
+            "case": cid,
+            **inp,
+            "status": "failed" if isinstance(res, SimulationError) else traj.status,
+            "error": str(res) if isinstance(res, SimulationError) else "",
+        }
         row.update(_metrics(job.metrics, traj, row))
         blob = None
         if job.save and traj is not None:
@@ -668,7 +707,7 @@ def _metrics(metrics, traj, row) -> dict:
     for name, fn in metrics.items():
         try:
             value = fn(traj) if traj is not None and len(traj) else float("nan")
-        except Exception as exc:                                # noqa: BLE001
+        except Exception as exc:
             row["error"] = (row["error"] + "; " if row["error"] else "") + f"metric {name}: {exc}"
             value = float("nan")
         arr = np.asarray(value)
@@ -681,7 +720,7 @@ def _metrics(metrics, traj, row) -> dict:
 
 def _error_row(cid, inputs, status, exc) -> dict:
     message = f"{type(exc).__name__}: {exc}"
-    if not isinstance(exc, DenocError):                         # unexpected: keep where it came from
+    if not isinstance(exc, DenocError):  # unexpected: keep where it came from
         tb = traceback.extract_tb(exc.__traceback__)
         if tb:
             message += f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})"
@@ -718,8 +757,10 @@ class SweepResult:
         return iter(self.rows)
 
     def __repr__(self) -> str:
-        return (f"SweepResult({_count(len(self.rows), 'case')}, {len(self.rows) - len(self.failed)} completed, "
-                f"{len(self.failed)} not; out={str(self.out) if self.out else None})")
+        return (
+            f"SweepResult({_count(len(self.rows), 'case')}, {len(self.rows) - len(self.failed)} completed, "
+            f"{len(self.failed)} not; out={str(self.out) if self.out else None})"
+        )
 
     def column(self, name: str) -> np.ndarray:
         if name not in self.columns:
@@ -747,8 +788,9 @@ class SweepResult:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("SweepResult.to_pandas needs pandas, which denoc_bridge does not install: "
-                              "pip install pandas") from None
+            raise ImportError(
+                "SweepResult.to_pandas needs pandas, which denoc_bridge does not install: pip install pandas"
+            ) from None
 
         return pd.DataFrame(self.rows, columns=self.columns)
 
@@ -762,10 +804,23 @@ class SweepResult:
 
 
 # ---------------------------------------------------------------------------- the sweep
-def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, metrics=DEFAULT_METRICS,
-          base_state=None, client=None, scheduler: str | None = None, workers: int | None = None,
-          batch_size: int = 16, resume: bool = True, save_trajectories: bool = True, compress: bool = False,
-          progress: bool | None = None) -> SweepResult:
+def sweep(
+    model,
+    cases,
+    simulate_kwargs: Mapping | None = None,
+    *,
+    out=None,
+    metrics=DEFAULT_METRICS,
+    base_state=None,
+    client=None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    batch_size: int = 16,
+    resume: bool = True,
+    save_trajectories: bool = True,
+    compress: bool = False,
+    progress: bool | None = None,
+) -> SweepResult:
     """Run one simulation per case (see the module docstring for the cases, the files and the
     execution).
 
@@ -824,6 +879,7 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
     rows = dict(done_rows)
     if tasks:
         with _Progress(progress, len(ids), len(done_rows)) as bar:
+
             def collect(result_rows):
                 for row, blob in result_rows:
                     if out_dir is not None and row["status"] != "lost":
@@ -839,8 +895,22 @@ def sweep(model, cases, simulate_kwargs: Mapping | None = None, *, out=None, met
     return result
 
 
-_SIMULATE_KWARGS = {"t_final", "dt", "tau", "method", "f_ext", "passive", "dynamics", "save_every", "rtol", "atol",
-                    "max_step", "stabilization", "baumgarte", "constraint_tol"}
+_SIMULATE_KWARGS = {
+    "t_final",
+    "dt",
+    "tau",
+    "method",
+    "f_ext",
+    "passive",
+    "dynamics",
+    "save_every",
+    "rtol",
+    "atol",
+    "max_step",
+    "stabilization",
+    "baumgarte",
+    "constraint_tol",
+}
 
 
 def _base_state(model, base_state):
@@ -849,8 +919,11 @@ def _base_state(model, base_state):
             q0, v0, tau = base_state
         except (TypeError, ValueError):
             raise InputError("base_state must be (q0, v0, tau) (tau may be None)") from None
-        return (np.asarray(q0, dtype=float), np.asarray(v0, dtype=float),
-                None if tau is None else np.asarray(tau, dtype=float))
+        return (
+            np.asarray(q0, dtype=float),
+            np.asarray(v0, dtype=float),
+            None if tau is None else np.asarray(tau, dtype=float),
+        )
     from .mimic import MimicModel
     from .model import Model
 
@@ -878,9 +951,16 @@ def _tasks(case_list, ids, done, batch_size) -> list[_Task]:
     for key in order:
         members = groups[key]
         for i in range(0, len(members), batch_size):
-            chunk = members[i:i + batch_size]
-            tasks.append(_Task(params=chunk[0][3], options=chunk[0][2], ids=[m[0] for m in chunk],
-                               states=[m[1] for m in chunk], inputs=[m[4] for m in chunk]))
+            chunk = members[i : i + batch_size]
+            tasks.append(
+                _Task(
+                    params=chunk[0][3],
+                    options=chunk[0][2],
+                    ids=[m[0] for m in chunk],
+                    states=[m[1] for m in chunk],
+                    inputs=[m[4] for m in chunk],
+                )
+            )
     return tasks
 
 
@@ -905,8 +985,9 @@ def _execute(job, tasks, collect, client, scheduler, workers):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise InputError("sweeps on Dask need dask.distributed: pip install 'denoc-bridge[sweep]' "
-                         "(or pass scheduler='inline')") from None
+        raise InputError(
+            "sweeps on Dask need dask.distributed: pip install 'denoc-bridge[sweep]' (or pass scheduler='inline')"
+        ) from None
     own_cluster = own_client = None
     try:
         if client is None:
@@ -920,9 +1001,10 @@ def _execute(job, tasks, collect, client, scheduler, workers):
                 if n < 1:
                     raise InputError(f"workers must be at least 1, got {workers}")
                 try:
-                    own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                               dashboard_address=":0")
-                except Exception as exc:                        # noqa: BLE001 - Dask's "Nanny failed to start"
+                    own_cluster = LocalCluster(
+                        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+                    )
+                except Exception as exc:
                     raise ClusterStartError(_start_problem(exc)) from exc
                 client = own_client = Client(own_cluster)
                 job.numba_threads = max(1, (os.cpu_count() or 1) // n)
@@ -940,9 +1022,11 @@ class ClusterStartError(DenocError, RuntimeError):
     """The worker processes of the sweep's own ``LocalCluster`` did not start."""
 
 
-_GUARD = ("Python starts Dask's worker processes by importing the main module again (the spawn "
-          "start method), so a script must call sweep() under `if __name__ == \"__main__\":`; "
-          "or pass scheduler=\"inline\" (no worker processes)")
+_GUARD = (
+    "Python starts Dask's worker processes by importing the main module again (the spawn "
+    'start method), so a script must call sweep() under `if __name__ == "__main__":`; '
+    'or pass scheduler="inline" (no worker processes)'
+)
 
 
 def _refuse_in_bootstrapping_worker():
@@ -959,11 +1043,13 @@ def _start_problem(exc) -> str:
     path = getattr(main, "__file__", None)
     why = f"the LocalCluster's worker processes did not start ({type(exc).__name__}: {exc})"
     if path is None:
-        return f"{why}; or pass scheduler=\"inline\" (no worker processes)"
+        return f'{why}; or pass scheduler="inline" (no worker processes)'
     if not os.path.isfile(path):
-        return (f"{why}: the main module {os.path.basename(path)!r} is not a file that the workers can "
-                f"import; run the code from a .py file, under `if __name__ == \"__main__\":`, or pass "
-                f"scheduler=\"inline\"")
+        return (
+            f"{why}: the main module {os.path.basename(path)!r} is not a file that the workers can "
+            f'import; run the code from a .py file, under `if __name__ == "__main__":`, or pass '
+            f'scheduler="inline"'
+        )
     return f"{why}. {_GUARD}"
 
 
@@ -978,7 +1064,7 @@ def _run_on_client(client, job, tasks, collect, as_completed):
         task = futures[fut]
         try:
             collect(fut.result())
-        except Exception as exc:                                # noqa: BLE001 - e.g. KilledWorker
+        except Exception as exc:
             collect([(_error_row(cid, inp, "lost", exc), None) for cid, inp in zip(task.ids, task.inputs)])
 
 
@@ -997,17 +1083,23 @@ class DifferentSweepError(InputError):
 
     def __init__(self, out, differs):
         self.out, self.differs = Path(out), list(differs)
-        super().__init__(f"{out} holds a different sweep (its sweep.json records {', '.join(self.differs)}); use "
-                         "another folder, or resume=False to run every case again")
+        super().__init__(
+            f"{out} holds a different sweep (its sweep.json records {', '.join(self.differs)}); use "
+            "another folder, or resume=False to run every case again"
+        )
 
 
 def _manifest(model, base_state, case_list, ids, kwargs, metric_names) -> dict:
     """What identifies a sweep (``sweep.json``), as it reads back from JSON."""
     cases = [{"case": cid, **{k: _describe(v) for k, v in c.items() if k != "case"}} for cid, c in zip(ids, case_list)]
-    manifest = {"format": _FORMAT, "model": _model_record(model),
-                "base_state": None if base_state is None else [_describe(x) for x in base_state],
-                "cases": cases, "simulate_kwargs": {k: _describe(v) for k, v in sorted(kwargs.items())},
-                "metrics": metric_names}
+    manifest = {
+        "format": _FORMAT,
+        "model": _model_record(model),
+        "base_state": None if base_state is None else [_describe(x) for x in base_state],
+        "cases": cases,
+        "simulate_kwargs": {k: _describe(v) for k, v in sorted(kwargs.items())},
+        "metrics": metric_names,
+    }
     return json.loads(json.dumps(manifest))
 
 
@@ -1021,7 +1113,7 @@ def _model_record(model) -> dict:
     tree = model.tree if isinstance(model, MimicModel) else model
     h = hashlib.sha256(type(model).__name__.encode())
     for key in sorted(vars(tree)):
-        if not key.startswith("_") and key != "warnings":        # private: caches and derived kernel tables
+        if not key.startswith("_") and key != "warnings":  # private: caches and derived kernel tables
             _digest(h, key)
             _digest(h, getattr(tree, key))
     _digest(h, tree.gravity)
@@ -1056,8 +1148,13 @@ def _differences(old, new) -> list[str]:
     if not isinstance(old, dict) or old.get("format") != new["format"]:
         return ["another format (another version of denoc_bridge wrote it, or it cannot be read)"]
     out = []
-    for key, what in (("model", "another model"), ("base_state", "another base_state"), ("cases", "other cases"),
-                      ("simulate_kwargs", "other options"), ("metrics", "other metrics")):
+    for key, what in (
+        ("model", "another model"),
+        ("base_state", "another base_state"),
+        ("cases", "other cases"),
+        ("simulate_kwargs", "other options"),
+        ("metrics", "other metrics"),
+    ):
         before, now = old.get(key), new[key]
         if _canonical(before) == _canonical(now):
             continue
@@ -1074,6 +1171,7 @@ def _differences(old, new) -> list[str]:
 
 def _canonical(value) -> str:
     """``value`` (read from JSON) as text, whole numbers as floats: 1 and 1.0 give the same sweep."""
+
     def norm(v):
         if isinstance(v, int) and not isinstance(v, bool):
             return float(v)
@@ -1113,7 +1211,7 @@ def _describe(v):
         return v
     if isinstance(v, functools.partial):
         return f"{_describe(v.func)} (a functools.partial)"
-    if callable(v):                                             # by name: a repr may hold an address
+    if callable(v):  # by name: a repr may hold an address
         named = v if hasattr(v, "__qualname__") else type(v)
         return f"callable {getattr(named, '__module__', '')}.{named.__qualname__}"
     return np.asarray(v).tolist()
@@ -1126,7 +1224,7 @@ def _finished_rows(out_dir, ids) -> dict:
         if p.exists():
             try:
                 rows[cid] = json.loads(p.read_text())
-            except ValueError:                   # a torn file cannot exist (atomic writes); run it again
+            except ValueError:  # a torn file cannot exist (atomic writes); run it again
                 continue
     return rows
 
@@ -1163,8 +1261,10 @@ def _write_summary(out_dir, result):
         if all(isinstance(v, str) or v is None for v in values):
             columns[c] = pa.array(values, type=pa.string())
         else:
-            columns[c] = pa.array([float(v) if v is not None and not isinstance(v, str) else float("nan")
-                                   for v in values], type=pa.float64())
+            columns[c] = pa.array(
+                [float(v) if v is not None and not isinstance(v, str) else float("nan") for v in values],
+                type=pa.float64(),
+            )
     tmp = out_dir / f"summary.parquet.tmp{os.getpid()}"
     pq.write_table(pa.table(columns), tmp)
     os.replace(tmp, out_dir / "summary.parquet")
@@ -1182,8 +1282,14 @@ class _Progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-            self._p = Progress("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False,
-                               console=Console(stderr=True))
+            self._p = Progress(
+                "sweep",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                transient=False,
+                console=Console(stderr=True),
+            )
             self._p.start()
             self._task = self._p.add_task("sweep", total=self.total, completed=self.done)
         return self

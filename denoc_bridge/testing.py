@@ -13,8 +13,14 @@ from .joints import JointType
 from .model import Model
 from .spatial import quaternion_to_matrix
 
-__all__ = ["random_model", "random_rotation", "random_inertia", "pin_rk4", "pin_constraint_models",
-           "pin_constraint_dynamics"]
+__all__ = [
+    "random_model",
+    "random_rotation",
+    "random_inertia",
+    "pin_rk4",
+    "pin_constraint_models",
+    "pin_constraint_dynamics",
+]
 
 ALL_JOINT_TYPES = tuple(JointType)
 
@@ -57,9 +63,17 @@ def _depth_first(parent: list) -> list:
     return order
 
 
-def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_roots: int = 1,
-                 joint_types=ALL_JOINT_TYPES, floating_base: bool = False, massless: float = 0.0,
-                 name: str = "random") -> Model:
+def random_model(
+    seed=None,
+    n_links: int = 8,
+    *,
+    branching: float = 0.35,
+    n_roots: int = 1,
+    joint_types=ALL_JOINT_TYPES,
+    floating_base: bool = False,
+    massless: float = 0.0,
+    name: str = "random",
+) -> Model:
     """A random tree of ``n_links`` links, numbered depth first.
 
     Parameters
@@ -90,12 +104,19 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
         if p >= 0:
             has_child[p] = True
     jtypes = [int(JointType(t)) for t in joint_types]
-    types = [int(JointType.FREEFLYER) if (floating_base and k == 0) else jtypes[rng.integers(len(jtypes))]
-             for k in range(n_links)]
+    types = [
+        int(JointType.FREEFLYER) if (floating_base and k == 0) else jtypes[rng.integers(len(jtypes))]
+        for k in range(n_links)
+    ]
     # a massless link keeps the GIM regular when each child has mass and its joint leaves the
     # parent's motion some inertia: 1-DOF, universal or spherical child joints, no massless child
-    keeps_inertia = (int(JointType.REVOLUTE), int(JointType.CONTINUOUS), int(JointType.PRISMATIC),
-                     int(JointType.UNIVERSAL), int(JointType.SPHERICAL))
+    keeps_inertia = (
+        int(JointType.REVOLUTE),
+        int(JointType.CONTINUOUS),
+        int(JointType.PRISMATIC),
+        int(JointType.UNIVERSAL),
+        int(JointType.SPHERICAL),
+    )
     children = [[c for c in range(n_links) if parent[c] == k] for k in range(n_links)]
     massless_link = [False] * n_links
     for k in range(n_links):
@@ -137,8 +158,9 @@ def random_model(seed=None, n_links: int = 8, *, branching: float = 0.35, n_root
     )
 
 
-def random_urdf(seed=None, n_links: int = 8, *, fixed: float = 0.25, no_inertial: float = 0.15,
-                branching: float = 0.35) -> str:
+def random_urdf(
+    seed=None, n_links: int = 8, *, fixed: float = 0.25, no_inertial: float = 0.15, branching: float = 0.35
+) -> str:
     """A random URDF document: random names (so that the order of siblings by joint name
     matters), links and joints declared in random order, revolute/continuous/prismatic/fixed
     joints with arbitrary (non-normalised) axes and rpy origins, inertial frames with rpy,
@@ -196,8 +218,10 @@ def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
         k2v = pin.aba(pm, pd, q + dt / 2 * v, v + dt / 2 * k1v, tau)
         k3v = pin.aba(pm, pd, q + dt / 2 * (v + dt / 2 * k1v), v + dt / 2 * k2v, tau)
         k4v = pin.aba(pm, pd, q + dt * (v + dt / 2 * k2v), v + dt * k3v, tau)
-        q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
-                v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+        q, v = (
+            q + dt / 6 * (v + 2 * (v + dt / 2 * k1v) + 2 * (v + dt / 2 * k2v) + (v + dt * k3v)),
+            v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v),
+        )
         if each_step is not None:
             each_step(pd, q, v)
     return q, v
@@ -219,8 +243,9 @@ def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
 
     pd = pm.createData()
     zero = np.zeros(pm.nv)
-    forces = [pin.Force.Zero()] + [pin.Force(f[:3], f[3:]) for f in (fext if fext is not None else
-                                                                     np.zeros((pm.njoints - 1, 6)))]
+    forces = [pin.Force.Zero()] + [
+        pin.Force(f[:3], f[3:]) for f in (fext if fext is not None else np.zeros((pm.njoints - 1, 6)))
+    ]
     damping = np.zeros((pm.nv, pm.nv)) if damping is None else damping
 
     def acc(t, q, v):
@@ -258,9 +283,17 @@ def pin_constraint_models(model, pm):
     for lc in model.loops:
         if lc.type not in PIN_CONTACT:
             raise ValueError(f"cut joint '{lc.name}' ({lc.type}) has no Pinocchio counterpart")
-        cms.append(pin.RigidConstraintModel(getattr(pin.ContactType, PIN_CONTACT[lc.type]), pm, lc.link1 + 1,
-                                            pin.SE3(lc.rotation1, lc.translation1), lc.link2 + 1,
-                                            pin.SE3(lc.rotation2, lc.translation2), pin.ReferenceFrame.LOCAL))
+        cms.append(
+            pin.RigidConstraintModel(
+                getattr(pin.ContactType, PIN_CONTACT[lc.type]),
+                pm,
+                lc.link1 + 1,
+                pin.SE3(lc.rotation1, lc.translation1),
+                lc.link2 + 1,
+                pin.SE3(lc.rotation2, lc.translation2),
+                pin.ReferenceFrame.LOCAL,
+            )
+        )
     return cms, [cm.createData() for cm in cms]
 
 

@@ -73,7 +73,7 @@ class Trajectory:
     :func:`denoc_bridge.simulate`.
     """
 
-    MAX_FRAMES = 1_000_000                 # resample(): more frames than this is a mistake, not an animation
+    MAX_FRAMES = 1_000_000  # resample(): more frames than this is a mistake, not an animation
 
     model: object
     t: np.ndarray
@@ -98,8 +98,10 @@ class Trajectory:
 
     def __repr__(self) -> str:
         span = f"t = {self.t[0]:g} .. {self.t[-1]:g} s" if len(self) else "empty"
-        return (f"Trajectory({self.model.name!r}, {len(self)} states, {span}, method={self.method!r}, "
-                f"status={self.status!r})")
+        return (
+            f"Trajectory({self.model.name!r}, {len(self)} states, {span}, method={self.method!r}, "
+            f"status={self.status!r})"
+        )
 
     # ------------------------------------------------------------------ energies and power
     def _energies(self):
@@ -154,7 +156,7 @@ class Trajectory:
             tree, q, v, a = self._tree_states()
             if tree is self.model:
                 p = np.einsum("ij,ij->i", self.tau - tree.damping * v, v)
-            else:                                                # the dampers act on the tree's joints
+            else:  # the dampers act on the tree's joints
                 p = np.einsum("ij,ij->i", self.tau, self.v) - np.einsum("ij,ij->i", tree.damping * v, v)
             if self.f_ext is not None:
                 from .algorithms.dynamics import tree_inverse_dynamics as tid
@@ -178,7 +180,7 @@ class Trajectory:
         return drift
 
     # ------------------------------------------------------------------ resampling and files
-    def at(self, times) -> "Trajectory":
+    def at(self, times) -> Trajectory:
         """The trajectory at other instants (within its time span): configurations along the
         geodesics between saved states (:func:`denoc_bridge.interpolate`), velocities,
         accelerations and actuation linearly."""
@@ -200,10 +202,24 @@ class Trajectory:
             return x[i] + u[:, None] * (x[j] - x[i])
 
         q = interpolate(self.model, self.q[i], self.q[j], u)
-        return Trajectory(self.model, times, q, lin(self.v), lin(self.a), lin(self.tau), self.f_ext, self.method,
-                          self.dt, self.wall_time, self.n_steps, self.n_evaluations, self.status, self.message)
+        return Trajectory(
+            self.model,
+            times,
+            q,
+            lin(self.v),
+            lin(self.a),
+            lin(self.tau),
+            self.f_ext,
+            self.method,
+            self.dt,
+            self.wall_time,
+            self.n_steps,
+            self.n_evaluations,
+            self.status,
+            self.message,
+        )
 
-    def resample(self, fps: float) -> "Trajectory":
+    def resample(self, fps: float) -> Trajectory:
         """The trajectory at ``fps`` frames per second (for animation), from its first instant;
         at most ``MAX_FRAMES`` frames."""
         fps = float(_real(fps, "fps"))
@@ -211,8 +227,10 @@ class Trajectory:
             raise InputError(f"fps must be a positive frame rate, got {fps}")
         frames = (self.t[-1] - self.t[0]) * fps + 1
         if frames > self.MAX_FRAMES:
-            raise InputError(f"fps = {fps:g} over {self.t[-1] - self.t[0]:g} s gives {frames:.3g} frames; at most "
-                             f"{self.MAX_FRAMES:,} (Trajectory.MAX_FRAMES)")
+            raise InputError(
+                f"fps = {fps:g} over {self.t[-1] - self.t[0]:g} s gives {frames:.3g} frames; at most "
+                f"{self.MAX_FRAMES:,} (Trajectory.MAX_FRAMES)"
+            )
         n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
         return self.at(self.t[0] + np.arange(n) / fps)
 
@@ -222,18 +240,32 @@ class Trajectory:
         :meth:`load` reads it back with the model."""
         m = self.model
         (np.savez_compressed if compress else np.savez)(
-            path, t=self.t, q=self.q, v=self.v, a=self.a, tau=self.tau,
+            path,
+            t=self.t,
+            q=self.q,
+            v=self.v,
+            a=self.a,
+            tau=self.tau,
             f_ext=self.f_ext if self.f_ext is not None else np.zeros((0, 6)),
-            kinetic_energy=self.kinetic_energy, potential_energy=self.potential_energy,
-            model_name=m.name, joint_names=np.array(m.joint_names), nq=m.nq, nv=m.nv, method=self.method,
-            dt=self.dt, wall_time=self.wall_time, n_steps=self.n_steps, n_evaluations=self.n_evaluations,
-            status=self.status, message=self.message,
+            kinetic_energy=self.kinetic_energy,
+            potential_energy=self.potential_energy,
+            model_name=m.name,
+            joint_names=np.array(m.joint_names),
+            nq=m.nq,
+            nv=m.nv,
+            method=self.method,
+            dt=self.dt,
+            wall_time=self.wall_time,
+            n_steps=self.n_steps,
+            n_evaluations=self.n_evaluations,
+            status=self.status,
+            message=self.message,
             constraint_error=self.constraint_error if self.constraint_error is not None else np.zeros(0),
             constraint_drift=self.constraint_drift,
         )
 
     @classmethod
-    def load(cls, path, model) -> "Trajectory":
+    def load(cls, path, model) -> Trajectory:
         """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
         from .algorithms._inputs import check_model
 
@@ -253,6 +285,21 @@ class Trajectory:
             f_ext = f["f_ext"] if f["f_ext"].shape[0] else None
             err = f["constraint_error"] if "constraint_error" in f.files and f["constraint_error"].size else None
             drift = float(f["constraint_drift"]) if "constraint_drift" in f.files else float("nan")
-            return cls(model, f["t"], f["q"], f["v"], f["a"], f["tau"], f_ext, str(f["method"]), float(f["dt"]),
-                       float(f["wall_time"]), int(f["n_steps"]), int(f["n_evaluations"]), str(f["status"]),
-                       str(f["message"]), err, drift)
+            return cls(
+                model,
+                f["t"],
+                f["q"],
+                f["v"],
+                f["a"],
+                f["tau"],
+                f_ext,
+                str(f["method"]),
+                float(f["dt"]),
+                float(f["wall_time"]),
+                int(f["n_steps"]),
+                int(f["n_evaluations"]),
+                str(f["status"]),
+                str(f["message"]),
+                err,
+                drift,
+            )

@@ -118,15 +118,17 @@ def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = T
         return np.array(default, dtype=float)
     parts = [p for p in re.split(r"[ \t\r\n]+", raw) if p]  # XML whitespace only, as urdfdom
     if not all(_NUMBER.fullmatch(p) for p in parts):
-        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is not {n} number(s)")
+        raise URDFError(f'{where}: attribute {attr}="{raw}" is not {n} number(s)')
     values = np.array([float(p) for p in parts], dtype=float)
     if values.shape != (n,):
-        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" must hold {n} number(s)")
+        raise URDFError(f'{where}: attribute {attr}="{raw}" must hold {n} number(s)')
     if not np.all(np.isfinite(values)):
-        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is not finite")
+        raise URDFError(f'{where}: attribute {attr}="{raw}" is not finite')
     if bounded and np.abs(values).max() > LARGEST_NUMBER:
-        raise URDFError(f"{where}: attribute {attr}=\"{raw}\" is out of range (magnitude above "
-                        f"{LARGEST_NUMBER:g}: the dynamics would overflow)")
+        raise URDFError(
+            f'{where}: attribute {attr}="{raw}" is out of range (magnitude above '
+            f"{LARGEST_NUMBER:g}: the dynamics would overflow)"
+        )
     return values
 
 
@@ -170,7 +172,7 @@ def _check_dynamics_elements(robot: ET.Element) -> None:
         for tag in ("parent", "child"):
             e = joint.find(tag)
             if e is None or not e.get("link"):
-                raise URDFError(f"{where}: missing <{tag} link=\"...\"/>")
+                raise URDFError(f'{where}: missing <{tag} link="..."/>')
         origin = joint.find("origin")
         if origin is not None:
             _floats(origin, "xyz", 3, f"{where} <origin>", (0, 0, 0))
@@ -179,9 +181,12 @@ def _check_dynamics_elements(robot: ET.Element) -> None:
         if axis is not None:  # xyz is required (urdf-parser-py fails on it, urdfdom takes a zero axis)
             a = _floats(axis, "xyz", 3, f"{where} <axis>")
             if jtype in ("revolute", "continuous", "prismatic") and not np.linalg.norm(a) > 1e-12:
-                raise URDFError(f"{where}: <axis xyz=\"{axis.get('xyz')}\"> has zero length")
-        for tag, attrs in (("limit", ("lower", "upper")), ("dynamics", ("damping", "friction")),
-                           ("mimic", ("multiplier", "offset"))):
+                raise URDFError(f'{where}: <axis xyz="{axis.get("xyz")}"> has zero length')
+        for tag, attrs in (
+            ("limit", ("lower", "upper")),
+            ("dynamics", ("damping", "friction")),
+            ("mimic", ("multiplier", "offset")),
+        ):
             e = joint.find(tag)
             if e is not None:
                 for attr in attrs:
@@ -229,7 +234,7 @@ def _repair(robot: ET.Element, path, notes: list) -> None:
         robot.set("name", Path(path).stem if path else "robot")
         notes.append(f"<robot> has no name; using '{robot.get('name')}'")
     if robot.get("version") not in (None, "1.0"):
-        notes.append(f"<robot version=\"{robot.get('version')}\"> treated as version 1.0")
+        notes.append(f'<robot version="{robot.get("version")}"> treated as version 1.0')
         del robot.attrib["version"]
     for mat in robot.findall("material"):
         if not _repair_material(mat, core, urdf, f"material '{mat.get('name')}'", notes):
@@ -270,8 +275,22 @@ def _captured_parser_messages(messages: list):
 
 # ------------------------------------------------------------------- tree building
 class _Body:
-    __slots__ = ("name", "joint", "parent", "jtype", "axis", "R0", "r0", "mass", "first_moment",
-                 "inertia_origin", "lower", "upper", "damping", "friction")
+    __slots__ = (
+        "name",
+        "joint",
+        "parent",
+        "jtype",
+        "axis",
+        "R0",
+        "r0",
+        "mass",
+        "first_moment",
+        "inertia_origin",
+        "lower",
+        "upper",
+        "damping",
+        "friction",
+    )
 
     def __init__(self, name, joint, parent, jtype, axis, R0, r0):
         self.name, self.joint, self.parent, self.jtype = name, joint, parent, jtype
@@ -340,8 +359,10 @@ def _tree(robot):
         raise URDFError(f"the URDF has {len(roots)} root links ({', '.join(roots[:5])}); it must have exactly one")
     if not roots:
         cycle = sorted(link_names)
-        raise URDFError(f"the URDF has no root link: every link ({', '.join(repr(c) for c in cycle[:6])}"
-                        f"{', ...' if len(cycle) > 6 else ''}) has a parent joint, so its joints form a cycle")
+        raise URDFError(
+            f"the URDF has no root link: every link ({', '.join(repr(c) for c in cycle[:6])}"
+            f"{', ...' if len(cycle) > 6 else ''}) has a parent joint, so its joints form a cycle"
+        )
     for joints in children.values():
         joints.sort(key=lambda j: j.name)
     return roots[0], children
@@ -385,8 +406,10 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
         )
     if no_inertial:
         more = f" and {len(no_inertial) - 5} more" if len(no_inertial) > 5 else ""
-        notes.append(f"{len(no_inertial)} moving link(s) without <inertial> ({', '.join(repr(n) for n in no_inertial[:5])}"
-                     f"{more}): zero mass and inertia, as in Pinocchio")
+        notes.append(
+            f"{len(no_inertial)} moving link(s) without <inertial> ({', '.join(repr(n) for n in no_inertial[:5])}"
+            f"{more}): zero mass and inertia, as in Pinocchio"
+        )
     return _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base, source, inertia_check)
 
 
@@ -399,8 +422,10 @@ def _visit_joint(joint, parent_body, Rj, pj, bodies, frames, mimic, notes):
     axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
     if jtype == JointType.PLANAR:
         if not np.allclose(axis / max(np.linalg.norm(axis), 1e-300), (0, 0, 1)):
-            notes.append(f"joint '{joint.name}' (planar): axis {axis.tolist()} ignored, the joint moves in the "
-                         "xy-plane of its frame (as in Pinocchio)")
+            notes.append(
+                f"joint '{joint.name}' (planar): axis {axis.tolist()} ignored, the joint moves in the "
+                "xy-plane of its frame (as in Pinocchio)"
+            )
         axis = np.zeros(3)
     elif jtype != JointType.FREEFLYER:
         axis = axis / np.linalg.norm(axis)
@@ -414,9 +439,12 @@ def _visit_joint(joint, parent_body, Rj, pj, bodies, frames, mimic, notes):
         body.damping = float(joint.dynamics.damping or 0.0)
         body.friction = float(joint.dynamics.friction or 0.0)
     if joint.mimic is not None:
-        mult, off = joint.mimic.multiplier, joint.mimic.offset    # urdfdom's defaults: 1 and 0 (0 stays 0)
-        mimic.append(Mimic(joint.name, joint.mimic.joint, 1.0 if mult is None else float(mult),
-                           0.0 if off is None else float(off)))
+        mult, off = joint.mimic.multiplier, joint.mimic.offset  # urdfdom's defaults: 1 and 0 (0 stays 0)
+        mimic.append(
+            Mimic(
+                joint.name, joint.mimic.joint, 1.0 if mult is None else float(mult), 0.0 if off is None else float(off)
+            )
+        )
     bodies.append(body)
     frames.append(Frame(joint.name, "joint", len(bodies) - 1, np.eye(3), np.zeros(3)))
     return ("link", joint.child, len(bodies) - 1, np.eye(3), np.zeros(3))
@@ -528,7 +556,7 @@ def load_urdf(source, floating_base: bool = False, *, strict: bool = False, mimi
         try:
             model.add_loop_closure(**spec)
         except ModelError as exc:
-            raise URDFError(f"{origin}: <loop_joint name=\"{spec['name']}\">: {exc}") from None
+            raise URDFError(f'{origin}: <loop_joint name="{spec["name"]}">: {exc}') from None
     if mimic:
         from .mimic import MimicModel
 
@@ -548,7 +576,7 @@ def _numbers(elem, attr, default, where):
     except ValueError:
         values = []
     if len(values) != 3 or not all(np.isfinite(values)):
-        raise URDFError(f"{where}: {attr}=\"{text}\" must be 3 finite numbers")
+        raise URDFError(f'{where}: {attr}="{text}" must be 3 finite numbers')
     return values
 
 
@@ -565,14 +593,14 @@ def _take_loop_joints(robot_elem, origin) -> list:
     specs = []
     for elem in list(robot_elem.findall("loop_joint")):
         name = elem.get("name")
-        where = f"{origin}: <loop_joint name=\"{name}\">"
+        where = f'{origin}: <loop_joint name="{name}">'
         if not name:
             raise URDFError(f"{origin}: a <loop_joint> has no name")
         spec = dict(name=name, type=elem.get("type") or "")
         for side in ("link1", "link2"):
             e = elem.find(side)
             if e is None or not e.get("link"):
-                raise URDFError(f"{where}: needs <{side} link=\"...\"/>")
+                raise URDFError(f'{where}: needs <{side} link="..."/>')
             spec[side] = e.get("link")
             spec["xyz" + side[-1]] = _numbers(e, "xyz", None, f"{where} <{side}>")
             spec["rpy" + side[-1]] = _numbers(e, "rpy", None, f"{where} <{side}>")

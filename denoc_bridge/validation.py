@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._text import count
 from .algorithms import (
     forward_dynamics,
     forward_kinematics,
@@ -53,14 +54,20 @@ from .algorithms import (
     mass_matrix,
     nonlinear_effects,
 )
+from .algorithms._inputs import check_model as _check_model
 from .configuration import random_configuration
-from ._text import count
 from .errors import SingularInertiaError
 from .mimic import MimicModel
-from .algorithms._inputs import check_model as _check_model
 
-__all__ = ["compare_with_pinocchio", "ValidationReport", "Check", "relative_error", "exact_solve",
-           "solve_agreement", "pin_mimic_mass_matrix"]
+__all__ = [
+    "compare_with_pinocchio",
+    "ValidationReport",
+    "Check",
+    "relative_error",
+    "exact_solve",
+    "solve_agreement",
+    "pin_mimic_mass_matrix",
+]
 
 
 def pin_mimic_mass_matrix(pm, q) -> np.ndarray:
@@ -97,7 +104,7 @@ def relative_error(x, ref) -> float:
         return 0.0
     finite = np.isfinite(x) & np.isfinite(ref)
     if not finite.all():
-        if not np.array_equal(x[~finite], ref[~finite]):        # NaN != NaN; +inf == +inf
+        if not np.array_equal(x[~finite], ref[~finite]):  # NaN != NaN; +inf == +inf
             return float("inf")
         x, ref = x[finite], ref[finite]
         if ref.size == 0:
@@ -152,12 +159,13 @@ class ValidationReport:
         """A plain-text table of the checks."""
         head = f"{'quantity':<22} {'Pinocchio':<24} {'max rel. error':>15} {'vs exact':>10}  result"
         states = count(self.samples, "random state")
-        lines = [f"{self.model_name}: nv = {self.nv}, {states}, tolerance {self.tolerance:g}",
-                 head, "-" * len(head)]
+        lines = [f"{self.model_name}: nv = {self.nv}, {states}, tolerance {self.tolerance:g}", head, "-" * len(head)]
         for c in self.checks:
             exact = "" if c.max_error_vs_exact is None else f"{c.max_error_vs_exact:.1e}"
-            lines.append(f"{c.quantity:<22} {c.reference:<24} {c.max_error:>15.1e} {exact:>10}  "
-                         f"{'ok' if c.passed else 'MISMATCH'}")
+            lines.append(
+                f"{c.quantity:<22} {c.reference:<24} {c.max_error:>15.1e} {exact:>10}  "
+                f"{'ok' if c.passed else 'MISMATCH'}"
+            )
             lines.extend(f"    {n}" for n in dict.fromkeys(c.notes))
         return "\n".join(lines)
 
@@ -184,16 +192,17 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     info.update(error_M=e_M, error_rhs=e_rhs)
     problems = (M_ours, rhs_ours, M_pin, rhs_pin)
     if not (np.isfinite(info["error"]) and all(np.all(np.isfinite(x)) for x in problems)):
-        info.update(allowed=tol, reason="non-finite values")    # agree with nothing
+        info.update(allowed=tol, reason="non-finite values")  # agree with nothing
         return False, info
     kappa = float(np.linalg.cond(M_pin))
     try:
         exact_ours, exact_pin = exact_solve(M_ours, rhs_ours), exact_solve(M_pin, rhs_pin)
-    except np.linalg.LinAlgError:                               # singular to working precision
+    except np.linalg.LinAlgError:  # singular to working precision
         info.update(kappa=np.inf, allowed=tol, reason="I is singular to working precision")
         return False, info
-    info.update(kappa=kappa, ours_vs_exact=relative_error(ours, exact_ours),
-                pin_vs_exact=relative_error(pin_value, exact_pin))
+    info.update(
+        kappa=kappa, ours_vs_exact=relative_error(ours, exact_ours), pin_vs_exact=relative_error(pin_value, exact_pin)
+    )
     allowed = tol + 10 * np.sqrt(n) * kappa * (e_M + e_rhs + np.finfo(float).eps) + info["pin_vs_exact"]
     info["allowed"] = allowed
     accurate = info["ours_vs_exact"] <= max(tol, info["pin_vs_exact"])
@@ -222,8 +231,9 @@ def _solve_check(check: Check, ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin
         check.passed = False
 
 
-def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int = 0,
-                           tol: float = 1e-9) -> ValidationReport:
+def compare_with_pinocchio(
+    model, pin_model=None, *, samples: int = 3, seed: int = 0, tol: float = 1e-9
+) -> ValidationReport:
     """Evaluate denoc_bridge and Pinocchio on ``samples`` random states (see the module docstring).
 
     ``pin_model`` defaults to :func:`denoc_bridge.to_pinocchio` of ``model``;
@@ -241,8 +251,8 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
     pm = to_pinocchio(model) if pin_model is None else pin_model
     pd = pm.createData()
     rng = np.random.default_rng(seed)
-    mimic = isinstance(model, MimicModel)                     # Pinocchio's aba and computeMinverse
-    checks = {                                                # refuse mimic models
+    mimic = isinstance(model, MimicModel)  # Pinocchio's aba and computeMinverse
+    checks = {  # refuse mimic models
         "tau": Check("inverse_dynamics", "pin.rnea"),
         "M": Check("mass_matrix", "pin.rnea columns" if mimic else "pin.crba"),
         "a": Check("forward_dynamics", "solve(M_pin, tau - pin.nonLinearEffects)" if mimic else "pin.aba"),
@@ -256,8 +266,9 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
         if e > tol:
             checks[key].passed = False
         if e == np.inf:
-            checks[key].notes.append(f"non-finite values: denoc_bridge {_finite_word(ours)}, "
-                                     f"Pinocchio {_finite_word(ref)}")
+            checks[key].notes.append(
+                f"non-finite values: denoc_bridge {_finite_word(ours)}, Pinocchio {_finite_word(ref)}"
+            )
 
     for _ in range(samples):
         q = random_configuration(model, rng)
@@ -270,8 +281,11 @@ def compare_with_pinocchio(model, pin_model=None, *, samples: int = 3, seed: int
         pin.forwardKinematics(pm, pd, q)
         R, p = forward_kinematics(model, q)
         for k in range(model.n_links):
-            plain("fk", np.concatenate([R[k].ravel(), p[k]]),
-                  np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]))
+            plain(
+                "fk",
+                np.concatenate([R[k].ravel(), p[k]]),
+                np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]),
+            )
         if mimic:
             nle = pin.nonLinearEffects(pm, pd, q, v).copy()
             a_pin, Minv_pin = np.linalg.solve(M_pin, tau_pin - nle), np.linalg.inv(M_pin)

@@ -51,8 +51,8 @@ from pathlib import Path as _FilePath
 import numpy as np
 
 from . import _viz_geometry as vg
-from .errors import InputError
 from .algorithms._inputs import check_model as _check_model
+from .errors import InputError
 
 __all__ = ["export_html", "show", "play", "start_viewer", "scene_commands", "MAX_LINK_NODES", "MAX_SEGMENTS"]
 
@@ -61,7 +61,7 @@ MAX_LINK_NODES = 500
 #: Largest number of rods of an animated model with more than MAX_LINK_NODES links.
 MAX_SEGMENTS = 300
 _CAMERA = "/Cameras/default"
-_FOV = np.radians(75.0)                  # meshcat's default perspective camera
+_FOV = np.radians(75.0)  # meshcat's default perspective camera
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -76,14 +76,18 @@ def _configurations(model, what, fps):
         if len(what) == 0:
             raise InputError("the trajectory is empty")
         if what.q.shape[1] != model.nq:
-            raise InputError(f"the trajectory has {what.q.shape[1]} configuration variables, "
-                             f"model '{model.name}' has nq = {model.nq}")
+            raise InputError(
+                f"the trajectory has {what.q.shape[1]} configuration variables, "
+                f"model '{model.name}' has nq = {model.nq}"
+            )
         Q, animated = what.resample(fps).q, True
     else:
         Q = neutral_configuration(model) if what is None else real_array(what, "the configuration")
         if Q.shape != (model.nq,):
-            raise InputError(f"expected a configuration of {model.nq} numbers (nq of '{model.name}') "
-                             f"or a Trajectory, got an array of shape {Q.shape}")
+            raise InputError(
+                f"expected a configuration of {model.nq} numbers (nq of '{model.name}') "
+                f"or a Trajectory, got an array of shape {Q.shape}"
+            )
         if not np.all(np.isfinite(Q)):
             i = int(np.flatnonzero(~np.isfinite(Q))[0])
             raise InputError(f"the configuration holds {Q[i]} at q[{i}] (a value that is not finite)")
@@ -125,8 +129,9 @@ class _Scene:
 
         color = int(np.dot(np.clip(np.round(np.asarray(rgb) * 255), 0, 255).astype(int), [65536, 256, 1]))
         material = mg.MeshPhongMaterial(color=color, shininess=40, opacity=opacity)
-        self.commands.append(SetObject(mg.TriangularMeshGeometry(mesh.vertices, mesh.faces), material,
-                                       _path(path)).lower())
+        self.commands.append(
+            SetObject(mg.TriangularMeshGeometry(mesh.vertices, mesh.faces), material, _path(path)).lower()
+        )
 
     def move(self, path: str, R, p, scale=None):
         """Node ``path`` at placements (R (N, 3, 3), p (N, 3)) and optional scale (N, 3)."""
@@ -157,13 +162,21 @@ class _Scene:
         times = f32(np.arange(self.n_frames))
         animations = []
         for path, p, quat, scale in self.tracks:
-            tracks = [{"name": ".position", "type": "vector3", "times": times, "values": f32(p)},
-                      {"name": ".quaternion", "type": "quaternion", "times": times, "values": f32(quat)}]
+            tracks = [
+                {"name": ".position", "type": "vector3", "times": times, "values": f32(p)},
+                {"name": ".quaternion", "type": "quaternion", "times": times, "values": f32(quat)},
+            ]
             if scale is not None:
                 tracks.append({"name": ".scale", "type": "vector3", "times": times, "values": f32(scale)})
             animations.append({"path": path, "clip": {"fps": float(self.fps), "name": "default", "tracks": tracks}})
-        return self.commands + [{"type": "set_animation", "path": "", "animations": animations,
-                                 "options": {"play": True, "repetitions": float("inf")}}]
+        return self.commands + [
+            {
+                "type": "set_animation",
+                "path": "",
+                "animations": animations,
+                "options": {"play": True, "repetitions": float("inf")},
+            }
+        ]
 
 
 def _path(path: str):
@@ -181,8 +194,16 @@ def _node_name(name: str, used: set) -> str:
 
 
 # ----------------------------------------------------------------------------- the scene
-def scene_commands(model, what=None, *, fps: float = 30.0, color_by: str = "module", loops: bool = True,
-                   prefix: str = "/meshcat", camera: bool = True) -> list:
+def scene_commands(
+    model,
+    what=None,
+    *,
+    fps: float = 30.0,
+    color_by: str = "module",
+    loops: bool = True,
+    prefix: str = "/meshcat",
+    camera: bool = True,
+) -> list:
     """The meshcat commands (lowered dicts, as ``meshcat.commands.*.lower()`` gives) that draw
     ``model`` at a configuration or, for a :class:`Trajectory`, animate it (see the module
     docstring).  ``prefix`` is the scene path the robot goes under; ``camera`` adds the
@@ -237,7 +258,7 @@ def _draw_meshes(scene, root, model, R, p, visuals, colors, color_by):
     for link, by_color in sorted(groups.items()):
         name = _node_name(model.base_name if link < 0 else model.link_names[link], used)
         merged = [vg.merge(meshes) for meshes in by_color.values()]
-        for j, (c, mesh) in enumerate(zip(by_color, merged)):      # one object: at the node itself
+        for j, (c, mesh) in enumerate(zip(by_color, merged)):  # one object: at the node itself
             scene.add_object(f"{root}/{name}" + (f"/visual{j}" if len(merged) > 1 else ""), mesh, c)
         v = np.vstack([m.vertices for m in merged])
         lo, hi = v.min(axis=0), v.max(axis=0)
@@ -330,14 +351,14 @@ def _camera(scene, root, points):
     shift = np.eye(4)
     shift[:3, 3] = -center
     scene.commands.append(SetTransform(shift, _path(root)).lower())
-    floor = np.eye(4)                                 # meshcat's grid, 20 m wide, under the lowest point
+    floor = np.eye(4)  # meshcat's grid, 20 m wide, under the lowest point
     floor[:3, :3] *= 1.2 * max(np.abs(points[:, :2]).max(), 0.25 * np.ptp(points[:, 2]), 1e-3) / 10.0
     floor[:3, 3] = -center
     floor[2, 3] = min(points[:, 2].min(), 0.0) - center[2]
     scene.commands.append(SetTransform(floor, _path("/Grid")).lower())
     cam = _CAMERA + "/rotated/<object>"
     d = view * dist
-    scene.property(cam, "position", [float(d[0]), float(d[2]), float(-d[1])])   # meshcat's y-up camera frame
+    scene.property(cam, "position", [float(d[0]), float(d[2]), float(-d[1])])  # meshcat's y-up camera frame
     scene.property(cam, "near", float(dist / 200))
     scene.property(cam, "far", float(dist * 20))
     scene.property("/Background", "top_color", [0.98, 0.98, 0.99])
@@ -405,11 +426,16 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     packed = [base64.b64encode(umsgpack.packb(c)).decode("ascii") for c in commands]
     tree = getattr(model, "tree", model)
     kind = "animation" if any(c["type"] == "set_animation" for c in commands) else "configuration"
-    colors = {"module": f"colours: {tree.n_modules} kinematic module(s)", "link": "colours: links",
-              "none": ""}[color_by]
+    colors = {"module": f"colours: {tree.n_modules} kinematic module(s)", "link": "colours: links", "none": ""}[
+        color_by
+    ]
     caption = f"{tree.name}: {model.nv} DOF, {tree.n_links} links, {kind}" + (f"; {colors}" if colors else "")
-    page = _PAGE.format(title=html.escape(f"{tree.name} - denoc_bridge"), caption=html.escape(caption),
-                        js=_meshcat_js(), commands="[\n" + ",\n".join(json.dumps(c) for c in packed) + "\n]")
+    page = _PAGE.format(
+        title=html.escape(f"{tree.name} - denoc_bridge"),
+        caption=html.escape(caption),
+        js=_meshcat_js(),
+        commands="[\n" + ",\n".join(json.dumps(c) for c in packed) + "\n]",
+    )
     out = _FilePath(path)
     out.write_text(page, encoding="utf-8")
     return out
@@ -433,8 +459,9 @@ def start_viewer():
     ``viewer.window.server_proc`` and is stopped when Python exits."""
     import meshcat
 
-    proc = subprocess.Popen([sys.executable, "-u", "-c", _SERVER], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-c", _SERVER], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     atexit.register(lambda: proc.poll() is None and (proc.kill(), proc.wait()))
     urls = {}
     while len(urls) < 2:
@@ -463,8 +490,9 @@ def _send(viewer, model, what, fps, color_by, loops):
     """Draw into ``viewer``, or into a new local viewer, framed by the camera (the camera of a
     given viewer is left alone)."""
     prefix = viewer.path.lower() if viewer is not None and hasattr(viewer, "path") else "/meshcat"
-    commands = scene_commands(model, what, fps=fps, color_by=color_by, loops=loops, prefix=prefix,
-                              camera=viewer is None)
+    commands = scene_commands(
+        model, what, fps=fps, color_by=color_by, loops=loops, prefix=prefix, camera=viewer is None
+    )
     viewer = viewer if viewer is not None else start_viewer()
     for command in commands:
         viewer.window.send(_Raw(command))

@@ -1,6 +1,6 @@
 """Check every number against Pinocchio, in a few lines.
 
-    python examples/02_compare_with_pinocchio.py [ROBOT] [--floating]
+python examples/02_compare_with_pinocchio.py [ROBOT] [--floating]
 """
 
 import sys
@@ -26,8 +26,10 @@ v = np.ones(model.nv)
 a = np.linspace(-1, 1, model.nv)
 tau = db.inverse_dynamics(model, q, v, a)
 print("inverse dynamics vs pin.rnea:  max |diff| =", np.abs(tau - pin.rnea(pin_model, pin_data, q, v, a)).max())
-print("forward dynamics vs pin.aba:   max |diff| =",
-      np.abs(db.forward_dynamics(model, q, v, tau) - pin.aba(pin_model, pin_data, q, v, tau)).max())
+print(
+    "forward dynamics vs pin.aba:   max |diff| =",
+    np.abs(db.forward_dynamics(model, q, v, tau) - pin.aba(pin_model, pin_data, q, v, tau)).max(),
+)
 
 # the full comparison (rnea, crba, aba, computeMinverse, oMi) over random states
 report = compare_with_pinocchio(model, pin_model, samples=3)

@@ -1,6 +1,6 @@
 """The 4-DOF gripper of 000 §3.1: GIM, block UDU^T factors and analytic inverse (002 eqs. A.19-A.22).
 
-    python examples/03_gripper_block_factors.py
+python examples/03_gripper_block_factors.py
 """
 
 import numpy as np

@@ -12,17 +12,16 @@ ReDySim (MATLAB, Intel T2300 1.66 GHz) and 1.95 s for ADAMS.
 
 import numpy as np
 import pinocchio as pin
+from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge.robots import gripper4
-
-from _common import arguments, best_of, pyplot, save
 
 args = arguments(__doc__)
 model = gripper4().replace(gravity=(0.0, -9.81, 0.0))
 T = 1.0
 t = np.linspace(0.0, T, 101 if args.quick else 1001)
-theta0, thetaT = np.radians([0, 0, 0, 90]), np.radians([60, 80, 80, 120])   # q = (11, 12, 22, 13)
+theta0, thetaT = np.radians([0, 0, 0, 90]), np.radians([60, 80, 80, 120])  # q = (11, 12, 22, 13)
 q, v, a = db.cycloidal_motion(theta0, thetaT, T, t)
 
 tau, wall = best_of(lambda: db.trajectory_torques(model, t, q, v, a))
@@ -31,8 +30,10 @@ pd = pm.createData()
 ref = np.array([pin.rnea(pm, pd, q[i], v[i], a[i]) for i in range(len(t))])
 diff = np.abs(tau - ref).max() / np.abs(ref).max()
 
-print(f"{len(t)} samples over T = {T} s: inverse dynamics in {wall * 1e3:.2f} ms "
-      f"(paper: ReDySim 25 ms, ADAMS 1950 ms); max |tau - pin.rnea| / max |tau| = {diff:.1e}")
+print(
+    f"{len(t)} samples over T = {T} s: inverse dynamics in {wall * 1e3:.2f} ms "
+    f"(paper: ReDySim 25 ms, ADAMS 1950 ms); max |tau - pin.rnea| / max |tau| = {diff:.1e}"
+)
 for j, name in enumerate(("theta_11", "theta_12", "theta_22", "theta_13")):
     k = int(np.argmax(np.abs(tau[:, j])))
     print(f"  {name}: peak torque {tau[k, j]: .5f} N m at t = {t[k]:.2f} s")

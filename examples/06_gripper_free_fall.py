@@ -12,12 +12,11 @@ ReDySim (MATLAB, Intel T2300 1.66 GHz) and 31 s for ADAMS.
 import time
 
 import numpy as np
+from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge.robots import gripper4
 from denoc_bridge.testing import pin_rk4
-
-from _common import arguments, best_of, pyplot, save
 
 args = arguments(__doc__)
 model = gripper4().replace(gravity=(0.0, -9.81, 0.0))
@@ -33,8 +32,10 @@ q, v = pin_rk4(pm, q0.copy(), v0.copy(), dt, int(round(T / dt)))
 pin_wall = time.perf_counter() - t0
 diff = np.abs(traj.q[-1] - q).max()
 
-print(f"RK4, dt = 1 ms, {T} s: {wall * 1e3:.2f} ms (paper: ReDySim 290 ms, ADAMS 31 s); Python RK4 loop "
-      f"around pin.aba: {pin_wall * 1e3:.1f} ms; final angles agree to {diff:.1e} rad")
+print(
+    f"RK4, dt = 1 ms, {T} s: {wall * 1e3:.2f} ms (paper: ReDySim 290 ms, ADAMS 31 s); Python RK4 loop "
+    f"around pin.aba: {pin_wall * 1e3:.1f} ms; final angles agree to {diff:.1e} rad"
+)
 print(f"max |E(t) - E(0)| / T_max = {drift:.1e}; final angles [deg]: {np.degrees(traj.q[-1]).round(2)}")
 if not (diff < 1e-10 and drift < 1e-6):
     raise SystemExit("the simulation disagrees with Pinocchio or does not conserve energy")

@@ -14,12 +14,11 @@ import time
 
 import numpy as np
 import pinocchio as pin
+from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge.generators import rope
 from denoc_bridge.testing import pin_rk4
-
-from _common import arguments, best_of, pyplot, save
 
 args = arguments(__doc__)
 model = rope()
@@ -47,11 +46,15 @@ pin_wall = time.perf_counter() - t0
 pin_drift = np.abs(np.array(total) - E0).max() / max(kinetic)
 
 peak = int(np.argmax(drift))
-print(f"rope, 100 DOF, {T} s, RK4 dt = 1 ms: {wall * 1e3:.1f} ms wall (paper: ReDySim 3.44 s, Featherstone "
-      f"4.54 s; Python RK4 loop around pin.aba here: {pin_wall:.2f} s)")
-print(f"max |E - E0| / T_max: {drift.max():.2e} at dt = 1 ms (reached at t = {traj.t[peak]:.3f} s, when the free "
-      f"end whips at {np.abs(traj.v[peak]).max():.0f} rad/s), {fine_drift:.2e} at dt = 0.5 ms; "
-      f"pin.aba loop, same model: {pin_drift:.2e}")
+print(
+    f"rope, 100 DOF, {T} s, RK4 dt = 1 ms: {wall * 1e3:.1f} ms wall (paper: ReDySim 3.44 s, Featherstone "
+    f"4.54 s; Python RK4 loop around pin.aba here: {pin_wall:.2f} s)"
+)
+print(
+    f"max |E - E0| / T_max: {drift.max():.2e} at dt = 1 ms (reached at t = {traj.t[peak]:.3f} s, when the free "
+    f"end whips at {np.abs(traj.v[peak]).max():.0f} rad/s), {fine_drift:.2e} at dt = 0.5 ms; "
+    f"pin.aba loop, same model: {pin_drift:.2e}"
+)
 print(f"final |q - pin loop| = {np.abs(traj.q[-1] - q).max():.1e} rad")
 
 plt = pyplot()
@@ -60,7 +63,7 @@ times = np.linspace(0.0, T, 8)
 frames = traj.at(times)
 for k, tk in enumerate(times):
     R, p = db.forward_kinematics(model, frames.q[k])
-    ends = p + R[:, :, 0] * 0.05                               # each cylinder runs along its x axis
+    ends = p + R[:, :, 0] * 0.05  # each cylinder runs along its x axis
     xs = np.concatenate([[0.0], ends[1::2, 0]])
     zs = np.concatenate([[0.0], ends[1::2, 2]])
     ax.plot(xs, zs, "-", lw=1.5, label=f"t = {tk:.2f} s")

@@ -15,11 +15,10 @@ error first exceeds 1e-3 rad, the power balance (Fig. 8) and the wall times (Fig
 """
 
 import numpy as np
+from _common import arguments, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge.generators import puma560
-
-from _common import arguments, pyplot, save
 
 args = arguments(__doc__)
 model = puma560()
@@ -60,11 +59,15 @@ tau_d = db.trajectory_torques(model, rk.t, qd, vd, ad)
 power_desired = np.einsum("ij,ij->i", tau_d, vd)
 power_simulated = np.einsum("ij,ij->i", tau_d, rk.v)
 early = rk.t <= min(5.0, T_sim)
-print(f"power balance (Fig. 8): max |pi_sim - pi_desired| up to 5 s = "
-      f"{np.abs(power_simulated - power_desired)[early].max():.1e} W (peak input power "
-      f"{np.abs(power_desired).max():.1f} W)")
-print(f"recursive vs non-recursive, same RK4 steps: max angle difference up to 5 s = "
-      f"{np.abs(rk.q - rc.q)[early].max():.1e} rad")
+print(
+    f"power balance (Fig. 8): max |pi_sim - pi_desired| up to 5 s = "
+    f"{np.abs(power_simulated - power_desired)[early].max():.1e} W (peak input power "
+    f"{np.abs(power_desired).max():.1f} W)"
+)
+print(
+    f"recursive vs non-recursive, same RK4 steps: max angle difference up to 5 s = "
+    f"{np.abs(rk.q - rc.q)[early].max():.1e} rad"
+)
 
 plt = pyplot()
 fig, ax = plt.subplots(figsize=(6, 4))

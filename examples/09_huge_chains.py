@@ -19,12 +19,11 @@ import time
 
 import numpy as np
 import scipy.linalg as sl
+from _common import arguments, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge.generators import chain
 from denoc_bridge.validation import exact_solve
-
-from _common import arguments, pyplot, save
 
 args = arguments(__doc__)
 sizes = [1000] if args.quick else [1000, 10000, 100000]
@@ -36,15 +35,17 @@ for dof in sizes:
     for kind in ("planar", "spatial"):
         model = chain(dof if kind == "planar" else dof // 2, kind)
         q0, v0 = np.zeros(model.nq), np.zeros(model.nv)
-        db.simulate(model, q0, v0, 0.002, 1e-3)                 # warm: kernels loaded, work allocated
+        db.simulate(model, q0, v0, 0.002, 1e-3)  # warm: kernels loaded, work allocated
         t0 = time.perf_counter()
         tr = db.simulate(model, q0, v0, duration, 1e-3, save_every=5)
         wall = time.perf_counter() - t0
         drift = np.abs(tr.energy_drift(relative=True)).max()
         fall.append((dof, kind, wall, drift))
-        print(f"  {kind:7s} {dof:>7,} DOF: {duration} s simulated in {wall:6.2f} s "
-              f"({wall / (4 * tr.n_steps) / dof * 1e9:5.1f} ns per DOF per forward dynamics), "
-              f"max |E - E0| / T_max = {drift:.1e}")
+        print(
+            f"  {kind:7s} {dof:>7,} DOF: {duration} s simulated in {wall:6.2f} s "
+            f"({wall / (4 * tr.n_steps) / dof * 1e9:5.1f} ns per DOF per forward dynamics), "
+            f"max |E - E0| / T_max = {drift:.1e}"
+        )
         if not drift < 1e-6:
             raise SystemExit("energy is not conserved")
 
@@ -64,8 +65,10 @@ for n in ns:
     chol = np.abs(sl.cho_solve(sl.cho_factor(I), phi) - exact).max() / scale
     kappa = np.linalg.cond(I)
     rows.append((n, kappa, rge, ge, chol))
-    print(f"  n = {n:5d}: cond(I) = {kappa:8.2e}; error against the exact solution: RGE (recursive) {rge:.1e}, "
-          f"GE (LU, pivoting) {ge:.1e}, Cholesky {chol:.1e}")
+    print(
+        f"  n = {n:5d}: cond(I) = {kappa:8.2e}; error against the exact solution: RGE (recursive) {rge:.1e}, "
+        f"GE (LU, pivoting) {ge:.1e}, Cholesky {chol:.1e}"
+    )
 
 model = chain(3, "planar")
 q0 = np.zeros(3)
@@ -73,8 +76,10 @@ I0 = db.mass_matrix(model, q0)
 P, L, U = sl.lu(I0)
 Uu, D = db.udut(model, q0, level="link")
 Lp = D @ Uu.T
-print(f"  001 Table 13 analogue, 3-link chain at theta = 0: GE cond(L) = {np.linalg.cond(L):.2f}, "
-      f"cond(U) = {np.linalg.cond(U):.2f}; RGE cond(U') = {np.linalg.cond(Uu):.2f}, cond(L') = {np.linalg.cond(Lp):.2f}")
+print(
+    f"  001 Table 13 analogue, 3-link chain at theta = 0: GE cond(L) = {np.linalg.cond(L):.2f}, "
+    f"cond(U) = {np.linalg.cond(U):.2f}; RGE cond(U') = {np.linalg.cond(Uu):.2f}, cond(L') = {np.linalg.cond(Lp):.2f}"
+)
 
 plt = pyplot()
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))

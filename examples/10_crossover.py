@@ -17,14 +17,13 @@ import time
 
 import numpy as np
 import scipy.linalg as sl
+from _common import arguments, pyplot, save
 from numba import njit
 
 import denoc_bridge as db
 from denoc_bridge.generators import chain
 from denoc_bridge.kernels import entry
 from denoc_bridge.testing import random_model
-
-from _common import arguments, pyplot, save
 
 args = arguments(__doc__)
 sizes = [1, 2, 4, 8, 16] if args.quick else list(range(1, 41))
@@ -47,13 +46,13 @@ def cholesky_loop(kt, work, q, v, tau, out, n):
     for _ in range(n):
         entry.mass_matrix_state(kt, work, q, M)
         entry.inverse_dynamics_state(kt, work, q, v, zero, fe, h)
-        Lc = np.linalg.cholesky(M)                              # M = L L^T (LAPACK)
+        Lc = np.linalg.cholesky(M)  # M = L L^T (LAPACK)
         y = tau - h
-        for i in range(nv):                                     # L y = phi
+        for i in range(nv):  # L y = phi
             for j in range(i):
                 y[i] -= Lc[i, j] * y[j]
             y[i] /= Lc[i, i]
-        for i in range(nv - 1, -1, -1):                         # L^T a = y
+        for i in range(nv - 1, -1, -1):  # L^T a = y
             x = y[i]
             for j in range(i + 1, nv):
                 x -= Lc[j, i] * out[j]
@@ -89,30 +88,43 @@ results = {}
 for system in ("serial", "branched"):
     rows = []
     for n in sizes:
-        model = chain(n, "planar") if system == "serial" else random_model(
-            n, n, branching=0.5, joint_types=(db.JointType.REVOLUTE,))
+        model = (
+            chain(n, "planar")
+            if system == "serial"
+            else random_model(n, n, branching=0.5, joint_types=(db.JointType.REVOLUTE,))
+        )
         rng = np.random.default_rng(n)
         q, v, tau = db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
 
         def nonrecursive():
             M = db.mass_matrix(model, q)
-            return sl.cho_solve(sl.cho_factor(M, check_finite=False), tau - db.nonlinear_effects(model, q, v),
-                                check_finite=False)
+            return sl.cho_solve(
+                sl.cho_factor(M, check_finite=False), tau - db.nonlinear_effects(model, q, v), check_finite=False
+            )
 
         a = db.forward_dynamics(model, q, v, tau)
         assert np.abs(nonrecursive() - a).max() <= 1e-8 * max(1.0, np.abs(a).max())
-        rows.append((n, per_call(lambda: db.forward_dynamics(model, q, v, tau)), per_call(nonrecursive),
-                     compiled(recursive_loop, model, q, v, tau), compiled(cholesky_loop, model, q, v, tau)))
+        rows.append(
+            (
+                n,
+                per_call(lambda: db.forward_dynamics(model, q, v, tau)),
+                per_call(nonrecursive),
+                compiled(recursive_loop, model, q, v, tau),
+                compiled(cholesky_loop, model, q, v, tau),
+            )
+        )
     results[system] = np.array(rows)
     r = results[system]
     for col, label in ((1, "from Python"), (3, "compiled   ")):
         faster = r[r[:, col] < r[:, col + 1], 0]
         slower = r[r[:, col] >= r[:, col + 1], 0]
         cross = int(slower.max()) + 1 if slower.size else 1
-        print(f"{system:8s} {label}: recursive faster for every n >= {cross} "
-              f"(n = {int(r[0, 0])}: {r[0, col] * 1e6:.2f} vs {r[0, col + 1] * 1e6:.2f} us; "
-              f"n = {int(r[-1, 0])}: {r[-1, col] * 1e6:.2f} vs {r[-1, col + 1] * 1e6:.2f} us)"
-              + ("" if faster.size else " -- never faster"))
+        print(
+            f"{system:8s} {label}: recursive faster for every n >= {cross} "
+            f"(n = {int(r[0, 0])}: {r[0, col] * 1e6:.2f} vs {r[0, col + 1] * 1e6:.2f} us; "
+            f"n = {int(r[-1, 0])}: {r[-1, col] * 1e6:.2f} vs {r[-1, col + 1] * 1e6:.2f} us)"
+            + ("" if faster.size else " -- never faster")
+        )
 
 plt = pyplot()
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)

@@ -21,14 +21,12 @@
 import time
 
 import numpy as np
-import pinocchio as pin
+from _common import arguments, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.generators import fourbar
 from denoc_bridge.testing import pin_constraint_dynamics
-
-from _common import arguments, pyplot, save
 
 args = arguments(__doc__)
 model = fourbar()
@@ -36,26 +34,32 @@ np.set_printoptions(precision=4, suppress=True, linewidth=120)
 
 print("1. the cut joint R5 at q = 0 (004 §3)")
 for row in loops.constraint_report(model, np.zeros(4)):
-    print(f"  constraint report: '{row['name']}' ({row['type']}, between {row['link1']} and {row['link2']}): "
-          f"{row['rows']} rows, rank {row['rank']}, redundant rows {row['redundant']} (0-based), "
-          f"error {row['error']:.1e}")
+    print(
+        f"  constraint report: '{row['name']}' ({row['type']}, between {row['link1']} and {row['link2']}): "
+        f"{row['rows']} rows, rank {row['rank']}, redundant rows {row['redundant']} (0-based), "
+        f"error {row['error']:.1e}"
+    )
 D, N = loops.cut_joint_jacobian(model, np.zeros(4))
 DB = D @ N
 S2 = np.sqrt(2.0)
 eq_a = np.array([[0, 0, -S2, -S2], [0, 0, -S2, -S2], [0, -S2, -S2, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
 print(f"  D*B (5 x 4; rows: x_4 - x_1 = 0 (3), axes parallel (2)):\n{DB}")
-print(f"  004 eq. (a): the same 3 point rows, the 2 rotation rows zero (parallel axes): "
-      f"max |D*B - eq. (a)| = {np.abs(DB - eq_a).max():.1e}; rank {np.linalg.matrix_rank(DB)}; "
-      f"max |D*B - loop_jacobian| = {np.abs(DB - loops.loop_jacobian(model, np.zeros(4))).max():.1e}")
+print(
+    f"  004 eq. (a): the same 3 point rows, the 2 rotation rows zero (parallel axes): "
+    f"max |D*B - eq. (a)| = {np.abs(DB - eq_a).max():.1e}; rank {np.linalg.matrix_rank(DB)}; "
+    f"max |D*B - loop_jacobian| = {np.abs(DB - loops.loop_jacobian(model, np.zeros(4))).max():.1e}"
+)
 E, dep, ind = loops.velocity_transformation(model, np.zeros(4), independent=[0, 1])
 E_paper = np.array([[1, 0], [0, 1], [0, -1], [0, 1]])
-print(f"  E with theta_1, theta_2 independent (004 eq. 23): {(E.round(12) + 0.0).tolist()}; 004: {E_paper.tolist()}; "
-      f"max difference {np.abs(E - E_paper).max():.1e}")
+print(
+    f"  E with theta_1, theta_2 independent (004 eq. 23): {(E.round(12) + 0.0).tolist()}; 004: {E_paper.tolist()}; "
+    f"max difference {np.abs(E - E_paper).max():.1e}"
+)
 if not (np.abs(DB - eq_a).max() < 1e-12 and np.abs(E - E_paper).max() < 1e-12):
     raise SystemExit("D*B or E differ from 004")
 
 print("2. constrained accelerations against pin.constraintDynamics (CONTACT_3D between body4 and body1)")
-pin_fd = pin_constraint_dynamics(model)                       # pin.constraintDynamics, ProximalSettings(1e-14, ...)
+pin_fd = pin_constraint_dynamics(model)  # pin.constraintDynamics, ProximalSettings(1e-14, ...)
 rng = np.random.default_rng(11)
 worst = {"lagrange": 0.0, "partitioning": 0.0}
 between = 0.0
@@ -71,15 +75,17 @@ for _ in range(n_states):
     for m in worst:
         worst[m] = max(worst[m], np.abs(a[m] - a_pin).max() / scale)
     between = max(between, np.abs(a["lagrange"] - a["partitioning"]).max() / scale)
-print(f"  {n_states} random closed states: max |a - a_pin| / max |a_pin|: lagrange {worst['lagrange']:.1e}, "
-      f"partitioning {worst['partitioning']:.1e}; lagrange vs partitioning {between:.1e}")
+print(
+    f"  {n_states} random closed states: max |a - a_pin| / max |a_pin|: lagrange {worst['lagrange']:.1e}, "
+    f"partitioning {worst['partitioning']:.1e}; lagrange vs partitioning {between:.1e}"
+)
 if not max(*worst.values(), between) < 1e-9:
     raise SystemExit("the constrained accelerations disagree with Pinocchio")
 
 T = 2.0 if args.quick else 10.0
 print(f"3. {T:g} s passive from q = [0, 0.5, -0.5, 0.5], RK4 dt = 1 ms, projection onto the loop after each step")
 q0 = np.array([0.0, 0.5, -0.5, 0.5])
-db.simulate(model, q0, np.zeros(4), 0.01, 1e-3)                      # warm-up: kernels loaded
+db.simulate(model, q0, np.zeros(4), 0.01, 1e-3)  # warm-up: kernels loaded
 t0 = time.perf_counter()
 tr = db.simulate(model, q0, np.zeros(4), T, 1e-3)
 wall = time.perf_counter() - t0
@@ -87,21 +93,29 @@ closure = max(tr.constraint_error.max(), max(np.abs(loops.loop_residual(model, q
 Et = tr.total_energy
 energy_error = np.abs(Et - Et[0]).max() / tr.kinetic_energy.max()
 crank = tr.q[:, 1]
-flat = int(np.sum(np.diff(np.floor((crank - np.pi / 2) / np.pi)) != 0))   # crank through +-90 deg: flat
+flat = int(np.sum(np.diff(np.floor((crank - np.pi / 2) / np.pi)) != 0))  # crank through +-90 deg: flat
 shape = max(np.abs(tr.q[:, 2] + crank).max(), np.abs(tr.q[:, 3] - crank).max())
-print(f"  wall time {wall * 1e3:.0f} ms for {tr.n_steps} steps ({wall / tr.n_steps * 1e6:.1f} us per step; "
-      f"004: 75 s CPU for 10 s, 1990 workstation)")
-print(f"  max loop-closure error {closure:.1e} m; largest error one step leaves before projection "
-      f"(per-step drift) {tr.constraint_drift:.1e} m")
+print(
+    f"  wall time {wall * 1e3:.0f} ms for {tr.n_steps} steps ({wall / tr.n_steps * 1e6:.1f} us per step; "
+    f"004: 75 s CPU for 10 s, 1990 workstation)"
+)
+print(
+    f"  max loop-closure error {closure:.1e} m; largest error one step leaves before projection "
+    f"(per-step drift) {tr.constraint_drift:.1e} m"
+)
 print(f"  max |E - E0| / max T = {energy_error:.1e} (E0 = {Et[0]:.4f} J, max T = {tr.kinetic_energy.max():.3f} J)")
 jump = int(np.argmax(np.abs(np.diff(Et))))
 step_error = abs(Et[jump + 1] - Et[jump]) / tr.kinetic_energy.max()
-print(f"  the largest energy change in one step: {step_error:.1e} of max T, at t = {tr.t[jump]:.3f} s with the "
-      f"crank at {np.degrees(crank[jump]):.4f} deg (flat at 90 and 270): the error is made where the loop's "
-      f"constraint rows lose rank")
-print(f"  the crank swings between {np.degrees(crank.min()):.0f} and {np.degrees(crank.max()):.0f} deg, through the "
-      f"flat positions (+-90 deg) {flat} times; it stays a parallelogram: max |theta_3 + theta_2|, "
-      f"|theta_4 - theta_2| = {shape:.1e} rad")
+print(
+    f"  the largest energy change in one step: {step_error:.1e} of max T, at t = {tr.t[jump]:.3f} s with the "
+    f"crank at {np.degrees(crank[jump]):.4f} deg (flat at 90 and 270): the error is made where the loop's "
+    f"constraint rows lose rank"
+)
+print(
+    f"  the crank swings between {np.degrees(crank.min()):.0f} and {np.degrees(crank.max()):.0f} deg, through the "
+    f"flat positions (+-90 deg) {flat} times; it stays a parallelogram: max |theta_3 + theta_2|, "
+    f"|theta_4 - theta_2| = {shape:.1e} rad"
+)
 if not (closure < 1e-10 and energy_error < 1e-6 and tr.status == "completed"):
     raise SystemExit("the loop does not stay closed or energy is not conserved")
 
@@ -115,12 +129,16 @@ for _ in range(free.n_steps):
     k2 = f_pin(q + 0.5e-3 * v, v + 0.5e-3 * k1)
     k3 = f_pin(q + 0.5e-3 * (v + 0.5e-3 * k1), v + 0.5e-3 * k2)
     k4 = f_pin(q + 1e-3 * (v + 0.5e-3 * k2), v + 1e-3 * k3)
-    q, v = (q + 1e-3 / 6 * (v + 2 * (v + 0.5e-3 * k1) + 2 * (v + 0.5e-3 * k2) + v + 1e-3 * k3),
-            v + 1e-3 / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    q, v = (
+        q + 1e-3 / 6 * (v + 2 * (v + 0.5e-3 * k1) + 2 * (v + 0.5e-3 * k2) + v + 1e-3 * k3),
+        v + 1e-3 / 6 * (k1 + 2 * k2 + 2 * k3 + k4),
+    )
 pin_wall = time.perf_counter() - t0
-print(f"  {T1:g} s without stabilisation: final q equal to a Python RK4 loop around pin.constraintDynamics to "
-      f"{np.abs(free.q[-1] - q).max():.1e} rad ({free.wall_time * 1e3:.1f} ms vs {pin_wall * 1e3:.0f} ms); "
-      f"closure error without projection grows to {free.constraint_error.max():.1e} m")
+print(
+    f"  {T1:g} s without stabilisation: final q equal to a Python RK4 loop around pin.constraintDynamics to "
+    f"{np.abs(free.q[-1] - q).max():.1e} rad ({free.wall_time * 1e3:.1f} ms vs {pin_wall * 1e3:.0f} ms); "
+    f"closure error without projection grows to {free.constraint_error.max():.1e} m"
+)
 
 plt = pyplot()
 fig, axes = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 import pinocchio as pin
+from _common import arguments, pyplot, save
 from scipy import optimize
 from scipy.spatial.transform import Rotation
 
@@ -33,25 +34,34 @@ from denoc_bridge.generators import cylinder_inertia
 from denoc_bridge.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics
 
-from _common import arguments, pyplot, save
-
 args = arguments(__doc__)
 CRANK, COUPLER, ROCKER = 0.1, 0.43, 0.25
-G = np.array([0.3, 0.2, 0.0])                                   # the rocker's pivot
-R_ROCKER = np.array([[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0]])   # its joint axis z -> world x
+G = np.array([0.3, 0.2, 0.0])  # the rocker's pivot
+R_ROCKER = np.array([[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0]])  # its joint axis z -> world x
 lengths = [CRANK, COUPLER, ROCKER]
 mass = [2.0 * length for length in lengths]
 model = db.Model(
-    name="rssr", link_names=["crank", "coupler", "rocker"], joint_names=["R1", "S2", "R3"], parent=[-1, 0, -1],
+    name="rssr",
+    link_names=["crank", "coupler", "rocker"],
+    joint_names=["R1", "S2", "R3"],
+    parent=[-1, 0, -1],
     joint_type=[int(JointType.REVOLUTE), int(JointType.SPHERICAL), int(JointType.REVOLUTE)],
-    joint_axis=[[0.0, 0.0, 1.0]] * 3, joint_rotation=[np.eye(3), np.eye(3), R_ROCKER],
-    joint_translation=[np.zeros(3), [CRANK, 0.0, 0.0], G], mass=mass,
+    joint_axis=[[0.0, 0.0, 1.0]] * 3,
+    joint_rotation=[np.eye(3), np.eye(3), R_ROCKER],
+    joint_translation=[np.zeros(3), [CRANK, 0.0, 0.0], G],
+    mass=mass,
     com=[[length / 2, 0.0, 0.0] for length in lengths],
-    inertia=[cylinder_inertia(m, length, 0.01) for m, length in zip(mass, lengths)], base_name="ground")
+    inertia=[cylinder_inertia(m, length, 0.01) for m, length in zip(mass, lengths)],
+    base_name="ground",
+)
 model.add_loop_closure("S4", "spherical", "coupler", "rocker", xyz1=(COUPLER, 0.0, 0.0), xyz2=(ROCKER, 0.0, 0.0))
-print(f"RSSR: nq = {model.nq}, nv = {model.nv} (R1, S2 quaternion, R3); cut joint "
-      + "; ".join(f"'{r['name']}' {r['type']} between {r['link1']} and {r['link2']}: {r['rows']} rows"
-                  for r in loops.constraint_report(model, np.r_[0.0, 0, 0, 0, 1, 0])))
+print(
+    f"RSSR: nq = {model.nq}, nv = {model.nv} (R1, S2 quaternion, R3); cut joint "
+    + "; ".join(
+        f"'{r['name']}' {r['type']} between {r['link1']} and {r['link2']}: {r['rows']} rows"
+        for r in loops.constraint_report(model, np.r_[0.0, 0, 0, 0, 1, 0])
+    )
+)
 
 # a closed configuration with the crank at 0, by geometry: the rocker's tip B(theta) at COUPLER
 # from the crank's tip A, the coupler along B - A (quaternion x y z w of S2, in the crank frame)
@@ -65,18 +75,20 @@ for phi in np.linspace(0.0, np.radians(315.0), 22)[1:]:
     q[0] = phi
     q = loops.project_configuration(model, q, independent=[0, 1])
 q0 = q
-print(f"initial state: crank 315 deg, rocker {np.degrees(q0[-1]):.2f} deg, at rest; loop-closure error "
-      f"{np.abs(loops.loop_residual(model, q0)).max():.1e} m")
+print(
+    f"initial state: crank 315 deg, rocker {np.degrees(q0[-1]):.2f} deg, at rest; loop-closure error "
+    f"{np.abs(loops.loop_residual(model, q0)).max():.1e} m"
+)
 
 T = 2.0 if args.quick else 10.0
-db.simulate(model, q0, np.zeros(model.nv), 0.01, 1e-3)             # warm-up: kernels loaded
+db.simulate(model, q0, np.zeros(model.nv), 0.01, 1e-3)  # warm-up: kernels loaded
 t0 = time.perf_counter()
 tr = db.simulate(model, q0, np.zeros(model.nv), T, 1e-3)
 wall = time.perf_counter() - t0
 
 print("1. constrained accelerations against pin.constraintDynamics (CONTACT_3D between coupler and rocker)")
 pm = db.to_pinocchio(model)
-pin_fd = pin_constraint_dynamics(model, pm)                   # pin.constraintDynamics, ProximalSettings(1e-14, ...)
+pin_fd = pin_constraint_dynamics(model, pm)  # pin.constraintDynamics, ProximalSettings(1e-14, ...)
 rng = np.random.default_rng(12)
 worst = {"lagrange": 0.0, "partitioning": 0.0}
 between, rows_C = 0.0, 0.0
@@ -93,20 +105,24 @@ for q in states:
     between = max(between, np.abs(a["lagrange"] - a["partitioning"]).max() / scale)
     phi, C, bias = loops.loop_kinematics(model, q, v)
     rows_C = max(rows_C, np.abs(C @ a["lagrange"] + bias).max() / max(1.0, np.abs(bias).max()))
-    M = pin.crba(pm, pm.createData(), q)                        # the dense KKT system, solved by LU
+    M = pin.crba(pm, pm.createData(), q)  # the dense KKT system, solved by LU
     M = np.triu(M) + np.triu(M, 1).T
     kkt = np.block([[M, C.T], [C, np.zeros((3, 3))]])
     h = pin.rnea(pm, pm.createData(), q, v, np.zeros(model.nv))
-    a_kkt = np.linalg.solve(kkt, np.r_[tau - h, -bias])[:model.nv]
+    a_kkt = np.linalg.solve(kkt, np.r_[tau - h, -bias])[: model.nv]
     scale = np.abs(a_kkt).max()
     kkt_err["ours"] = max(kkt_err["ours"], *(np.abs(a[m] - a_kkt).max() / scale for m in worst))
     kkt_err["pin"] = max(kkt_err["pin"], np.abs(a_pin - a_kkt).max() / scale)
     kkt_err["cond"] = max(kkt_err["cond"], np.linalg.cond(kkt))
-print(f"  {len(states)} closed states along the motion: max |a - a_pin| / max |a_pin|: lagrange "
-      f"{worst['lagrange']:.1e}, partitioning {worst['partitioning']:.1e}; lagrange vs partitioning {between:.1e}; "
-      f"acceleration constraint |C a + Cdot v| {rows_C:.1e}")
-print(f"  against the dense KKT system [[M, C^T], [C, 0]] (pin.crba, LU; cond {kkt_err['cond']:.1e}): both methods "
-      f"within {kkt_err['ours']:.1e}, pin.constraintDynamics within {kkt_err['pin']:.1e}")
+print(
+    f"  {len(states)} closed states along the motion: max |a - a_pin| / max |a_pin|: lagrange "
+    f"{worst['lagrange']:.1e}, partitioning {worst['partitioning']:.1e}; lagrange vs partitioning {between:.1e}; "
+    f"acceleration constraint |C a + Cdot v| {rows_C:.1e}"
+)
+print(
+    f"  against the dense KKT system [[M, C^T], [C, 0]] (pin.crba, LU; cond {kkt_err['cond']:.1e}): both methods "
+    f"within {kkt_err['ours']:.1e}, pin.constraintDynamics within {kkt_err['pin']:.1e}"
+)
 if not max(*worst.values(), between) < 1e-9:
     raise SystemExit("the constrained accelerations disagree with Pinocchio")
 
@@ -121,14 +137,20 @@ R, p = (np.array(x) for x in zip(*(db.forward_kinematics(model, q) for q in tr.q
 axis = np.einsum("tij,j->ti", R[:, 1], [1.0, 0.0, 0.0])
 spin = np.einsum("ti,ti->t", axis, np.einsum("tij,tj->ti", R[:, 1], tr.v[:, 1:4]) + tr.v[:, [0]] * [0, 0, 1.0])
 print(f"  wall time {wall * 1e3:.0f} ms for {tr.n_steps} steps ({wall / tr.n_steps * 1e6:.1f} us per step)")
-print(f"  max loop-closure error {closure:.1e} m; per-step drift before projection {tr.constraint_drift:.1e} m; "
-      f"max | |quaternion| - 1 | = {quat_norm:.1e}")
-print(f"  max |E - E0| / max T = {energy_error:.1e} at dt = 1 ms, {fine_error:.1e} at dt = 0.5 ms "
-      f"(ratio {energy_error / fine_error:.0f}; E0 = {Et[0]:.4f} J, max T = {tr.kinetic_energy.max():.3f} J)")
-print(f"  the crank swings between {np.degrees(tr.q[:, 0].min()):.1f} and {np.degrees(tr.q[:, 0].max()):.1f} deg, "
-      f"the rocker between {np.degrees(tr.q[:, -1].min()):.1f} and {np.degrees(tr.q[:, -1].max()):.1f} deg; "
-      f"the coupler's idle spin about its axis (no torque about it: conserved, 0) stays below "
-      f"{np.abs(spin).max():.1e} rad/s")
+print(
+    f"  max loop-closure error {closure:.1e} m; per-step drift before projection {tr.constraint_drift:.1e} m; "
+    f"max | |quaternion| - 1 | = {quat_norm:.1e}"
+)
+print(
+    f"  max |E - E0| / max T = {energy_error:.1e} at dt = 1 ms, {fine_error:.1e} at dt = 0.5 ms "
+    f"(ratio {energy_error / fine_error:.0f}; E0 = {Et[0]:.4f} J, max T = {tr.kinetic_energy.max():.3f} J)"
+)
+print(
+    f"  the crank swings between {np.degrees(tr.q[:, 0].min()):.1f} and {np.degrees(tr.q[:, 0].max()):.1f} deg, "
+    f"the rocker between {np.degrees(tr.q[:, -1].min()):.1f} and {np.degrees(tr.q[:, -1].max()):.1f} deg; "
+    f"the coupler's idle spin about its axis (no torque about it: conserved, 0) stays below "
+    f"{np.abs(spin).max():.1e} rad/s"
+)
 if not (closure < 1e-10 and energy_error < 1e-6 and tr.status == "completed"):
     raise SystemExit("the loop does not stay closed or energy is not conserved")
 
@@ -139,8 +161,8 @@ tips_a = p[:, 1]
 tips_b = p[:, 2] + np.einsum("tij,j->ti", R[:, 2], [ROCKER, 0.0, 0.0])
 ax.plot(*tips_a.T, lw=0.6, label="crank tip (S2)")
 ax.plot(*tips_b.T, lw=0.6, label="rocker tip (S4)")
-first = int(np.argmin(tr.q[: int(1.5 / 1e-3), 0]))                # the first swing, crank 315 deg -> its minimum
-for k in [int(np.argmin(np.abs(tr.q[:first + 1, 0] - c))) for c in np.linspace(tr.q[first, 0], q0[0], 6)]:
+first = int(np.argmin(tr.q[: int(1.5 / 1e-3), 0]))  # the first swing, crank 315 deg -> its minimum
+for k in [int(np.argmin(np.abs(tr.q[: first + 1, 0] - c))) for c in np.linspace(tr.q[first, 0], q0[0], 6)]:
     pts = np.array([[0, 0, 0], tips_a[k], tips_b[k], G])
     ax.plot(*pts.T, "k-o", ms=2, lw=0.8, alpha=0.6)
 ax.set_xlabel("x")

@@ -34,17 +34,16 @@ forces C^T lambda (004 eq. 14).
 import time
 
 import numpy as np
+from _common import arguments, pyplot, save
 from scipy import optimize
 
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.generators import chain
 
-from _common import arguments, pyplot, save
-
 args = arguments(__doc__)
 LENGTH, MASS, RADIUS, ARMATURE = 1.0, 1.0, 0.005, 1e-4
-END = np.array([0.6, 0.2])                                      # (x, z) of the held end
+END = np.array([0.6, 0.2])  # (x, z) of the held end
 DT, KE_REST = 1e-3, 1e-14
 sizes = [10, 20] if args.quick else [10, 20, 40, 80]
 
@@ -63,8 +62,12 @@ def distance_to_catenary(points):
     z = lambda x: c * np.cosh((x - x0) / c) + z0  # noqa: E731
     out = []
     for px, pz in points:
-        r = optimize.minimize_scalar(lambda x: (x - px) ** 2 + (z(x) - pz) ** 2, bounds=(px - 0.05, px + 0.05),
-                                     method="bounded", options=dict(xatol=1e-13))
+        r = optimize.minimize_scalar(
+            lambda x: (x - px) ** 2 + (z(x) - pz) ** 2,
+            bounds=(px - 0.05, px + 0.05),
+            method="bounded",
+            options=dict(xatol=1e-13),
+        )
         out.append(np.sqrt(r.fun))
     return np.array(out)
 
@@ -80,9 +83,9 @@ def rods_equilibrium(n):
         return [l * np.cos(psi).sum() - END[0], l * np.sin(psi).sum() - END[1]]
 
     p = optimize.fsolve(ends, [c, -c * np.sinh(x0 / c)], xtol=1e-13)
-    psi = np.arctan((s - p[1]) / p[0])                          # rod directions, up from the x axis
+    psi = np.arctan((s - p[1]) / p[0])  # rod directions, up from the x axis
     points = np.vstack([[0.0, 0.0], np.cumsum(l * np.column_stack([np.cos(psi), np.sin(psi)]), axis=0)])
-    return points, -np.diff(np.r_[0.0, psi])                    # and the joint angles (about y: down is +)
+    return points, -np.diff(np.r_[0.0, psi])  # and the joint angles (about y: down is +)
 
 
 def joints_xz(model, q):
@@ -97,16 +100,25 @@ def hanging_chain(n):
     inertia = m * (3.0 * RADIUS**2 + l**2) / 12.0
     model = chain(n, "planar", length=l, mass=m, radius=RADIUS)
     model = model.replace(armature=np.full(n, ARMATURE), damping=np.full(n, 0.35 * (inertia + ARMATURE) / DT))
-    model.add_loop_closure("hold", "revolute", model.link_names[-1], "world", xyz1=(l, 0.0, 0.0),
-                           xyz2=(END[0], 0.0, END[1]), axis=(0.0, 1.0, 0.0))
-    alpha = np.arccos(np.linalg.norm(END) / LENGTH)             # a V: down, then up (joint angles about y)
+    model.add_loop_closure(
+        "hold",
+        "revolute",
+        model.link_names[-1],
+        "world",
+        xyz1=(l, 0.0, 0.0),
+        xyz2=(END[0], 0.0, END[1]),
+        axis=(0.0, 1.0, 0.0),
+    )
+    alpha = np.arccos(np.linalg.norm(END) / LENGTH)  # a V: down, then up (joint angles about y)
     q = np.zeros(n)
     q[0], q[n // 2] = alpha - np.arctan2(END[1], END[0]), -2.0 * alpha
     return model, loops.project_configuration(model, q)
 
 
-print(f"chain of {LENGTH:g} m, {MASS:g} kg between (0, 0) and ({END[0]:g}, {END[1]:g}) (x, z), released from a V; "
-      f"joint damping until T < {KE_REST:g} J; RK4 dt = 1 ms")
+print(
+    f"chain of {LENGTH:g} m, {MASS:g} kg between (0, 0) and ({END[0]:g}, {END[1]:g}) (x, z), released from a V; "
+    f"joint damping until T < {KE_REST:g} J; RK4 dt = 1 ms"
+)
 c, x0, z0 = catenary()
 print(f"catenary: c = {c:.6f} m, lowest point ({x0:.6f}, {z0 + c:.6f})")
 results = []
@@ -135,20 +147,28 @@ for n in sizes:
     lam, C = loops.constraint_forces(model, q, np.zeros(n), np.zeros(n))
     g = db.gravity_torques(model, q)
     balance = np.abs(g - C.T @ lam).max() / np.abs(g).max()
-    results.append(dict(n=n, model=model, q=q, history=history, d_cat=d_cat, d_rods=d_rods,
-                        d_joints=distance_to_catenary(P)))
-    print(f"  n = {n:2d}: cut joint '{report['name']}' {report['rows']} rows, rank {report['rank']}; damping "
-          f"{model.damping[0]:.2e} N m s/rad; at rest after {t_sim:.0f} s simulated ({wall:.1f} s wall, "
-          f"T = {tr.kinetic_energy.max():.1e} J); max loop-closure error {closure:.1e} m")
-    print(f"          joints from the continuous catenary: max {d_cat:.3e} m; from the exact equilibrium of "
-          f"{n} rods: {d_rods:.1e} m; at rest: max |a| = {np.abs(a_rest).max():.1e} rad/s^2 (free tree "
-          f"{np.abs(a_free).max():.1e}), |g - C^T lambda| / |g| = {balance:.1e}; at the rods' equilibrium from the "
-          f"statics: max |a| = {a_eq:.1e}")
+    results.append(
+        dict(n=n, model=model, q=q, history=history, d_cat=d_cat, d_rods=d_rods, d_joints=distance_to_catenary(P))
+    )
+    print(
+        f"  n = {n:2d}: cut joint '{report['name']}' {report['rows']} rows, rank {report['rank']}; damping "
+        f"{model.damping[0]:.2e} N m s/rad; at rest after {t_sim:.0f} s simulated ({wall:.1f} s wall, "
+        f"T = {tr.kinetic_energy.max():.1e} J); max loop-closure error {closure:.1e} m"
+    )
+    print(
+        f"          joints from the continuous catenary: max {d_cat:.3e} m; from the exact equilibrium of "
+        f"{n} rods: {d_rods:.1e} m; at rest: max |a| = {np.abs(a_rest).max():.1e} rad/s^2 (free tree "
+        f"{np.abs(a_free).max():.1e}), |g - C^T lambda| / |g| = {balance:.1e}; at the rods' equilibrium from the "
+        f"statics: max |a| = {a_eq:.1e}"
+    )
     if not (closure < 1e-10 and d_rods < 1e-6 and balance < 1e-6 and a_eq < 1e-9):
         raise SystemExit("the chain is not at rest in the equilibrium of its rods")
 ratios = [a["d_cat"] / b["d_cat"] for a, b in zip(results, results[1:])]
-print("distance from the continuous catenary, n -> 2n: divided by "
-      + ", ".join(f"{r:.2f}" for r in ratios) + " (O(1/n^2): 4)")
+print(
+    "distance from the continuous catenary, n -> 2n: divided by "
+    + ", ".join(f"{r:.2f}" for r in ratios)
+    + " (O(1/n^2): 4)"
+)
 
 plt = pyplot()
 fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))

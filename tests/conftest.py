@@ -6,7 +6,7 @@ import contextlib
 import io
 import os
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -41,8 +41,12 @@ def random_trees(max_links: int, max_roots: int = 3):
 def random_state(model, seed):
     """(q, v, a, f_ext) drawn with a fixed seed."""
     rng = np.random.default_rng(seed)
-    return (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
-            rng.standard_normal((model.n_links, 6)))
+    return (
+        db.random_configuration(model, rng),
+        rng.standard_normal(model.nv),
+        rng.standard_normal(model.nv),
+        rng.standard_normal((model.n_links, 6)),
+    )
 
 
 def assert_close(name: str, ours, ref, tol: float = TOL) -> None:
@@ -63,7 +67,7 @@ def assert_solution_close(name: str, ours, pin_value, M, rhs, M_pin, rhs_pin, to
     assert passed, f"{name}: {info}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def erd_robot_dir() -> str:
     from denoc_bridge.robots import _erd_search_dirs
 
@@ -86,7 +90,7 @@ def _pin_loadable(path: str, floating: bool) -> bool:
         return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def erd_urdfs() -> tuple:
     """Every URDF of example-robot-data, relative to its robots folder."""
     root = erd_robot_dir()
@@ -96,7 +100,7 @@ def erd_urdfs() -> tuple:
     return tuple(sorted(out))
 
 
-@lru_cache(maxsize=None)
+@cache
 def pin_loadable_urdfs() -> tuple:
     """(relative path, floating) for every URDF of example-robot-data that Pinocchio loads."""
     root = erd_robot_dir()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+from conftest import assert_close, assert_solution_close, random_state, random_trees
 from hypothesis import given
 from hypothesis import strategies as st
 
 import denoc_bridge as db
-from conftest import random_state, random_trees, assert_close, assert_solution_close
 from denoc_bridge.testing import random_model
 
 trees = random_trees(12, 3)
@@ -35,11 +35,25 @@ def test_random_trees_match_pinocchio(model, seed):
     bias = db.nonlinear_effects(model, q, v, fext)  # C v + g - J^T f_ext
     bias_pin = pin.rnea(pm, pd, q, v, np.zeros(model.nv), fext_pin).copy()
     assert_close("bias", bias, bias_pin)
-    assert_solution_close("forward_dynamics", db.forward_dynamics(model, q, v, tau, fext),
-                          pin.aba(pm, pd, q, v, tau, fext_pin).copy(), M, tau - bias, M_pin, tau - bias_pin)
+    assert_solution_close(
+        "forward_dynamics",
+        db.forward_dynamics(model, q, v, tau, fext),
+        pin.aba(pm, pd, q, v, tau, fext_pin).copy(),
+        M,
+        tau - bias,
+        M_pin,
+        tau - bias_pin,
+    )
     eye = np.eye(model.nv)
-    assert_solution_close("inverse_mass_matrix", db.inverse_mass_matrix(model, q),
-                          pin.computeMinverse(pm, pd, q).copy(), M, eye, M_pin, eye)
+    assert_solution_close(
+        "inverse_mass_matrix",
+        db.inverse_mass_matrix(model, q),
+        pin.computeMinverse(pm, pd, q).copy(),
+        M,
+        eye,
+        M_pin,
+        eye,
+    )
 
 
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
@@ -84,16 +98,23 @@ def test_mass_matrix_columns_are_inverse_dynamics(model, seed):
     cols = np.array([db.inverse_dynamics(model, q, v, e) - base for e in np.eye(model.nv)]).T.reshape(M.shape)
     assert np.abs(cols - M).max() <= 1e-9 * max(1.0, np.abs(M).max(), np.abs(base).max())
     assert_close("nonlinear_effects", db.nonlinear_effects(model, q, v), base)
-    assert_close("gravity_torques", db.gravity_torques(model, q),
-                 db.inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv)))
+    assert_close(
+        "gravity_torques",
+        db.gravity_torques(model, q),
+        db.inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv)),
+    )
 
 
 @given(model=one_dof_trees, seed=st.integers(0, 2**32 - 1))
 def test_gravity_is_the_gradient_of_the_potential_energy(model, seed):
     q = random_state(model, seed)[0]
     h = 1e-6
-    grad = np.array([(db.potential_energy(model, q + h * e) - db.potential_energy(model, q - h * e)) / (2 * h)
-                     for e in np.eye(model.nq)])
+    grad = np.array(
+        [
+            (db.potential_energy(model, q + h * e) - db.potential_energy(model, q - h * e)) / (2 * h)
+            for e in np.eye(model.nq)
+        ]
+    )
     g = db.gravity_torques(model, q)
     assert np.abs(grad - g).max() <= 1e-6 * max(1.0, np.abs(g).max())  # central differences: O(h^2)
 
@@ -109,7 +130,8 @@ def test_mdot_minus_2c_is_skew_and_energy_rate(model, seed):
     assert abs(lhs - rhs) <= 1e-6 * max(1.0, abs(rhs), np.abs(Mdot).max() * (v @ v))
     # and the kinetic energy is 1/2 v^T M v
     assert abs(db.kinetic_energy(model, q, v) - 0.5 * v @ db.mass_matrix(model, q) @ v) <= 1e-12 * max(
-        1.0, abs(db.kinetic_energy(model, q, v)))
+        1.0, abs(db.kinetic_energy(model, q, v))
+    )
 
 
 @given(model=trees, seed=st.integers(0, 2**32 - 1))
@@ -124,7 +146,8 @@ def test_kinematics_and_energies_match_pinocchio(model, seed):
         assert np.abs(p[k] - pd.oMi[k + 1].translation).max() <= 1e-12 * max(1.0, np.abs(p[k]).max())
     assert_close("kinetic energy", db.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, q, v))
     assert abs(db.potential_energy(model, q) - pin.computePotentialEnergy(pm, pd, q)) <= 1e-12 * max(
-        1.0, abs(pin.computePotentialEnergy(pm, pd, q)))
+        1.0, abs(pin.computePotentialEnergy(pm, pd, q))
+    )
     if model.mass.sum() > 0:
         assert_close("centre of mass", db.center_of_mass(model, q), pin.centerOfMass(pm, pd, q), 1e-12)
 
@@ -154,7 +177,18 @@ def test_gravity_is_settable():
 
 
 def _fields(model):
-    return dict(name=model.name, link_names=model.link_names, joint_names=model.joint_names, parent=model.parent,
-                joint_type=model.joint_type, joint_axis=model.joint_axis, joint_axis2=model.joint_axis2,
-                joint_rotation=model.joint_rotation, joint_translation=model.joint_translation, mass=model.mass,
-                com=model.com, inertia=model.inertia, floating_base=model.floating_base)
+    return dict(
+        name=model.name,
+        link_names=model.link_names,
+        joint_names=model.joint_names,
+        parent=model.parent,
+        joint_type=model.joint_type,
+        joint_axis=model.joint_axis,
+        joint_axis2=model.joint_axis2,
+        joint_rotation=model.joint_rotation,
+        joint_translation=model.joint_translation,
+        mass=model.mass,
+        com=model.com,
+        inertia=model.inertia,
+        floating_base=model.floating_base,
+    )

@@ -34,13 +34,17 @@ from denoc_bridge.testing import random_model
 
 def _link(name, mass="1", inertia=("0.02", "0.03", "0.04"), ixy="0", origin=""):
     ixx, iyy, izz = inertia
-    return (f'<link name="{name}"><inertial>{origin}<mass value="{mass}"/>'
-            f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial></link>')
+    return (
+        f'<link name="{name}"><inertial>{origin}<mass value="{mass}"/>'
+        f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial></link>'
+    )
 
 
 def _joint(name, parent, child, jtype="revolute", axis="0 0 1", origin="", limit='lower="-1" upper="1"'):
-    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>{origin}'
-            f'<axis xyz="{axis}"/><limit {limit} effort="1" velocity="1"/></joint>')
+    return (
+        f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>{origin}'
+        f'<axis xyz="{axis}"/><limit {limit} effort="1" velocity="1"/></joint>'
+    )
 
 
 def _robot(body):
@@ -53,42 +57,78 @@ def _arm(link_a=None, joint_j=None):
 
 
 BROKEN_URDF = [
-    pytest.param(_robot('<link name="w"/>' + _link("a") + _joint("j", "nope", "a")),
-                 r"joint 'j': parent link 'nope' does not exist", id="parent-link-missing"),
-    pytest.param(_robot(_link("a") + _link("b") + _joint("j1", "a", "b") + _joint("j2", "b", "a")),
-                 r"no root link.*'a', 'b'.*cycle", id="cycle-without-root"),
-    pytest.param(_robot('<link name="w"/>' + _link("a") + '<joint name="j"><parent link="w"/><child link="a"/>'
-                        '</joint>'), r"joint 'j': unknown joint type 'None'", id="joint-type-missing"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", "prismatic", axis="0 0 0")), r"joint 'j'.*zero length",
-                 id="prismatic-axis-zero"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", axis="0 0 inf")), r"joint 'j' <axis>.*not finite",
-                 id="axis-inf"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", axis="0 0 z")), r"joint 'j' <axis>.*not 3 number",
-                 id="axis-text"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", axis="0 1")), r"joint 'j' <axis>.*must hold 3 number",
-                 id="axis-two-numbers"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", origin='<origin rpy="0 -inf 0"/>')),
-                 r"joint 'j' <origin>.*rpy.*not finite", id="joint-rpy-inf"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", limit='lower="nan" upper="1"')),
-                 r"joint 'j' <limit>.*lower.*not finite", id="limit-nan"),
-    pytest.param(_arm(joint_j=_joint("j", "w", "a", limit='lower="-1" upper="high"')),
-                 r"joint 'j' <limit>.*upper.*not 1 number", id="limit-text"),
+    pytest.param(
+        _robot('<link name="w"/>' + _link("a") + _joint("j", "nope", "a")),
+        r"joint 'j': parent link 'nope' does not exist",
+        id="parent-link-missing",
+    ),
+    pytest.param(
+        _robot(_link("a") + _link("b") + _joint("j1", "a", "b") + _joint("j2", "b", "a")),
+        r"no root link.*'a', 'b'.*cycle",
+        id="cycle-without-root",
+    ),
+    pytest.param(
+        _robot('<link name="w"/>' + _link("a") + '<joint name="j"><parent link="w"/><child link="a"/></joint>'),
+        r"joint 'j': unknown joint type 'None'",
+        id="joint-type-missing",
+    ),
+    pytest.param(
+        _arm(joint_j=_joint("j", "w", "a", "prismatic", axis="0 0 0")),
+        r"joint 'j'.*zero length",
+        id="prismatic-axis-zero",
+    ),
+    pytest.param(_arm(joint_j=_joint("j", "w", "a", axis="0 0 inf")), r"joint 'j' <axis>.*not finite", id="axis-inf"),
+    pytest.param(_arm(joint_j=_joint("j", "w", "a", axis="0 0 z")), r"joint 'j' <axis>.*not 3 number", id="axis-text"),
+    pytest.param(
+        _arm(joint_j=_joint("j", "w", "a", axis="0 1")), r"joint 'j' <axis>.*must hold 3 number", id="axis-two-numbers"
+    ),
+    pytest.param(
+        _arm(joint_j=_joint("j", "w", "a", origin='<origin rpy="0 -inf 0"/>')),
+        r"joint 'j' <origin>.*rpy.*not finite",
+        id="joint-rpy-inf",
+    ),
+    pytest.param(
+        _arm(joint_j=_joint("j", "w", "a", limit='lower="nan" upper="1"')),
+        r"joint 'j' <limit>.*lower.*not finite",
+        id="limit-nan",
+    ),
+    pytest.param(
+        _arm(joint_j=_joint("j", "w", "a", limit='lower="-1" upper="high"')),
+        r"joint 'j' <limit>.*upper.*not 1 number",
+        id="limit-text",
+    ),
     pytest.param(_arm(_link("a", mass="nan")), r"link 'a' <inertial> <mass>.*not finite", id="mass-nan"),
     pytest.param(_arm(_link("a", mass="inf")), r"link 'a' <inertial> <mass>.*not finite", id="mass-inf"),
     pytest.param(_arm(_link("a", mass="heavy")), r"link 'a' <inertial> <mass>.*not 1 number", id="mass-text"),
     pytest.param(_arm(_link("a", mass="-0.5")), r"link 'a' <inertial>: negative mass", id="mass-negative"),
-    pytest.param(_arm('<link name="a"><inertial><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
-                      '</inertial></link>'), r"link 'a' <inertial>: missing <mass>", id="mass-missing"),
-    pytest.param(_arm(_link("a", inertia=("nan", "1", "1"))), r"link 'a' <inertial> <inertia>.*ixx.*not finite",
-                 id="inertia-nan"),
-    pytest.param(_arm(_link("a", inertia=("1", "-inf", "1"))), r"link 'a' <inertial> <inertia>.*iyy.*not finite",
-                 id="inertia-inf"),
-    pytest.param(_arm(_link("a", inertia=("1", "1", "lots"))), r"link 'a' <inertial> <inertia>.*izz.*not 1 number",
-                 id="inertia-text"),
-    pytest.param(_arm(_link("a", origin='<origin xyz="0 nan 0"/>')), r"link 'a' <inertial> <origin>.*not finite",
-                 id="inertial-origin-nan"),
-    pytest.param(_arm('<link name="a"><inertial><mass value="1"/></inertial></link>'),
-                 r"link 'a' <inertial>: missing <inertia>", id="inertia-missing"),
+    pytest.param(
+        _arm('<link name="a"><inertial><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'),
+        r"link 'a' <inertial>: missing <mass>",
+        id="mass-missing",
+    ),
+    pytest.param(
+        _arm(_link("a", inertia=("nan", "1", "1"))), r"link 'a' <inertial> <inertia>.*ixx.*not finite", id="inertia-nan"
+    ),
+    pytest.param(
+        _arm(_link("a", inertia=("1", "-inf", "1"))),
+        r"link 'a' <inertial> <inertia>.*iyy.*not finite",
+        id="inertia-inf",
+    ),
+    pytest.param(
+        _arm(_link("a", inertia=("1", "1", "lots"))),
+        r"link 'a' <inertial> <inertia>.*izz.*not 1 number",
+        id="inertia-text",
+    ),
+    pytest.param(
+        _arm(_link("a", origin='<origin xyz="0 nan 0"/>')),
+        r"link 'a' <inertial> <origin>.*not finite",
+        id="inertial-origin-nan",
+    ),
+    pytest.param(
+        _arm('<link name="a"><inertial><mass value="1"/></inertial></link>'),
+        r"link 'a' <inertial>: missing <inertia>",
+        id="inertia-missing",
+    ),
 ]
 
 
@@ -118,13 +158,15 @@ def test_non_physical_inertia_warns_like_pinocchio_loads_and_strict_refuses(iner
 def test_missing_inertial_is_zero_inertia_like_pinocchio_and_is_said_in_warnings():
     import pinocchio as pin
 
-    xml = _robot('<link name="w"/><link name="bare"/>' + _link("b")
-                 + _joint("j1", "w", "bare") + _joint("j2", "bare", "b"))
+    xml = _robot(
+        '<link name="w"/><link name="bare"/>' + _link("b") + _joint("j1", "w", "bare") + _joint("j2", "bare", "b")
+    )
     model = db.load_urdf(xml)
     assert model.mass[model.link_index("bare")] == 0.0
     assert np.all(model.inertia[model.link_index("bare")] == 0.0)
-    assert any(re.search(r"without <inertial> \('bare'\).*zero mass and inertia, as in Pinocchio", w)
-               for w in model.warnings)
+    assert any(
+        re.search(r"without <inertial> \('bare'\).*zero mass and inertia, as in Pinocchio", w) for w in model.warnings
+    )
     pm = pin.buildModelFromXML(xml)
     assert pm.inertias[1].mass == 0.0
     q = np.array([0.3, -0.2])
@@ -133,22 +175,50 @@ def test_missing_inertial_is_zero_inertia_like_pinocchio_and_is_said_in_warnings
     assert not any("'w'" in w for w in model.warnings)
 
 
-_MASSLESS_TIP = _robot('<link name="w"/>' + _link("arm") + _link("tip", "0", ("0", "0", "0"))
-                       + _joint("shoulder", "w", "arm") + _joint("wrist", "arm", "tip", "prismatic", "1 0 0"))
+_MASSLESS_TIP = _robot(
+    '<link name="w"/>'
+    + _link("arm")
+    + _link("tip", "0", ("0", "0", "0"))
+    + _joint("shoulder", "w", "arm")
+    + _joint("wrist", "arm", "tip", "prismatic", "1 0 0")
+)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    pytest.param(lambda m, z: db.forward_dynamics(m, z, z, z), db.SingularInertiaError,
-                 r"joint 'wrist' \(prismatic\) is singular.*link 'tip'", id="forward_dynamics"),
-    pytest.param(lambda m, z: db.forward_dynamics(m, np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((3, 2))),
-                 db.SingularInertiaError, r"state 0 of the batch: .*joint 'wrist'", id="forward_dynamics-batch"),
-    pytest.param(lambda m, z: db.inverse_mass_matrix(m, z), db.SingularInertiaError, r"joint 'wrist'",
-                 id="inverse_mass_matrix"),
-    pytest.param(lambda m, z: db.simulate(m, z, z, 0.01, 1e-3), db.SimulationError,
-                 r"t = 0 s: .*joint 'wrist' is singular at the initial state", id="simulate-rk4"),
-    pytest.param(lambda m, z: db.simulate(m, z, z, 0.01, 1e-3, method="RK45"), db.SimulationError,
-                 r"joint 'wrist'", id="simulate-RK45"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        pytest.param(
+            lambda m, z: db.forward_dynamics(m, z, z, z),
+            db.SingularInertiaError,
+            r"joint 'wrist' \(prismatic\) is singular.*link 'tip'",
+            id="forward_dynamics",
+        ),
+        pytest.param(
+            lambda m, z: db.forward_dynamics(m, np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((3, 2))),
+            db.SingularInertiaError,
+            r"state 0 of the batch: .*joint 'wrist'",
+            id="forward_dynamics-batch",
+        ),
+        pytest.param(
+            lambda m, z: db.inverse_mass_matrix(m, z),
+            db.SingularInertiaError,
+            r"joint 'wrist'",
+            id="inverse_mass_matrix",
+        ),
+        pytest.param(
+            lambda m, z: db.simulate(m, z, z, 0.01, 1e-3),
+            db.SimulationError,
+            r"t = 0 s: .*joint 'wrist' is singular at the initial state",
+            id="simulate-rk4",
+        ),
+        pytest.param(
+            lambda m, z: db.simulate(m, z, z, 0.01, 1e-3, method="RK45"),
+            db.SimulationError,
+            r"joint 'wrist'",
+            id="simulate-RK45",
+        ),
+    ],
+)
 def test_moving_body_with_zero_mass_and_inertia_is_singular_at_dynamics_time(call, exc, match):
     model = db.load_urdf(_MASSLESS_TIP)  # loads: singular only at dynamics time
     z = np.zeros(2)
@@ -161,11 +231,14 @@ def test_moving_body_with_zero_mass_and_inertia_is_singular_at_dynamics_time(cal
 # ------------------------------------------------------------------ XML attacks
 
 
-@pytest.mark.parametrize("doc", [
-    pytest.param('<!DOCTYPE robot [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>', id="parameter-entity"),
-    pytest.param('<!DOCTYPE robot [<!ENTITY x SYSTEM "http://127.0.0.1:9/x">]>', id="external-http-entity"),
-    pytest.param('<!DOCTYPE robot [<!ENTITY x PUBLIC "-//x//EN" "file:///etc/passwd">]>', id="public-entity"),
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param('<!DOCTYPE robot [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>', id="parameter-entity"),
+        pytest.param('<!DOCTYPE robot [<!ENTITY x SYSTEM "http://127.0.0.1:9/x">]>', id="external-http-entity"),
+        pytest.param('<!DOCTYPE robot [<!ENTITY x PUBLIC "-//x//EN" "file:///etc/passwd">]>', id="public-entity"),
+    ],
+)
 def test_entity_declarations_of_every_kind_are_refused(doc):
     xml = f'<?xml version="1.0"?>{doc}<robot name="r"><link name="a"/></robot>'
     with pytest.raises(db.URDFError, match=r"entity '(p|x)'"):
@@ -184,9 +257,13 @@ def test_undefined_entity_is_malformed_xml():
 
 
 def test_entity_bomb_fails_fast_with_bounded_memory():
-    bomb = ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "' + "a" * 100 + '">'
-            + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 100}">' for p, c in zip("abcdefgh", "bcdefghi"))
-            + ']><robot name="r"><link name="&i;"/></robot>')   # 1e18 characters if expanded
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "'
+        + "a" * 100
+        + '">'
+        + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 100}">' for p, c in zip("abcdefgh", "bcdefghi"))
+        + ']><robot name="r"><link name="&i;"/></robot>'
+    )  # 1e18 characters if expanded
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -208,7 +285,8 @@ def _chain_urdf(n):
             f'<link name="l{i}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" '
             f'izz="0.1"/></inertial></link><joint name="j{i}" type="revolute"><parent link="l{i - 1}"/>'
             f'<child link="l{i}"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>'
-            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        )
     parts.append("</robot>")
     return "".join(parts)
 
@@ -243,11 +321,13 @@ def test_large_urdf_loads_in_linear_time_and_memory():
     t_large, _ = _load_measured(20_000, traced=False)
     _, m_small = _load_measured(500, traced=True)
     _, m_large = _load_measured(5_000, traced=True)
-    print(f"load time 2k: {t_small:.2f} s, 20k: {t_large:.2f} s; peak memory 500: {m_small / 1e6:.1f} MB, "
-          f"5k: {m_large / 1e6:.1f} MB")
-    assert t_large < 25 * t_small + 1.0, (t_small, t_large)   # linear is 10x; quadratic would be 100x
+    print(
+        f"load time 2k: {t_small:.2f} s, 20k: {t_large:.2f} s; peak memory 500: {m_small / 1e6:.1f} MB, "
+        f"5k: {m_large / 1e6:.1f} MB"
+    )
+    assert t_large < 25 * t_small + 1.0, (t_small, t_large)  # linear is 10x; quadratic would be 100x
     assert m_large < 20 * m_small, (m_small, m_large)
-    assert m_large / 5_000 < 50e3, m_large                   # bytes per link
+    assert m_large / 5_000 < 50e3, m_large  # bytes per link
 
 
 # ------------------------------------------------------------------ bad numbers at the API
@@ -255,8 +335,9 @@ def test_large_urdf_loads_in_linear_time_and_memory():
 
 @pytest.fixture(scope="module")
 def model():
-    return random_model(5, 6, floating_base=True, joint_types=(db.JointType.CONTINUOUS, db.JointType.SPHERICAL,
-                                                               db.JointType.REVOLUTE))
+    return random_model(
+        5, 6, floating_base=True, joint_types=(db.JointType.CONTINUOUS, db.JointType.SPHERICAL, db.JointType.REVOLUTE)
+    )
 
 
 FUNCS = ("inverse_dynamics", "forward_dynamics", "mass_matrix", "simulate")
@@ -287,7 +368,7 @@ def _cases():
             out.append((func, f"{which}-wrong-length", which, "short"))
             out.append((func, f"{which}-string-dtype", which, "str"))
             out.append((func, f"{which}-complex-dtype", which, "complex"))
-            if not (func == "simulate" and which == "x"):      # tau=None: no actuation
+            if not (func == "simulate" and which == "x"):  # tau=None: no actuation
                 out.append((func, f"{which}-none", which, "none"))
             out.append((func, f"{which}-nan", which, "nan"))
             out.append((func, f"{which}-inf", which, "inf"))
@@ -306,7 +387,7 @@ def _bad(model, which, kind):
     """Arguments (q, v, x, f_ext) with one bad entry, and (exception, regex)."""
     q = db.neutral_configuration(model)
     v, x, f = np.zeros(model.nv), np.zeros(model.nv), None
-    k = model.n_links - 1                    # the last joint (continuous, nv 1)
+    k = model.n_links - 1  # the last joint (continuous, nv 1)
     if which == "f":
         w = np.zeros((model.n_links, 6))
         if kind == "nan":
@@ -323,9 +404,13 @@ def _bad(model, which, kind):
     if kind == "zero-circle":
         kc = next(j for j in range(model.n_links) if model.joint_type[j] == db.JointType.CONTINUOUS)
         i = model.idx_q[kc]
-        q[i:i + 2] = 0.0
-        return (q, v, x, f), db.InputError, rf"\[{i}:{i + 2}\] is a \(cos, sin\) pair of zero norm for joint " \
-                                            rf"'{model.joint_names[kc]}'"
+        q[i : i + 2] = 0.0
+        return (
+            (q, v, x, f),
+            db.InputError,
+            rf"\[{i}:{i + 2}\] is a \(cos, sin\) pair of zero norm for joint "
+            rf"'{model.joint_names[kc]}'",
+        )
     if kind == "2d":
         return (np.zeros((2, model.nq + 1)), v, x, f), db.InputError, r"q0? must have shape"
     arrays = {"q": q, "v": v, "x": x}
@@ -380,8 +465,9 @@ def test_bad_numbers_raise_a_named_error(model, func, case, which, kind):
 
 
 @pytest.mark.parametrize("func", FUNCS)
-@pytest.mark.parametrize("kind", ["quaternion-scaled", "quaternion-tiny", "quaternion-huge", "circle-off",
-                                  "circle-huge"])
+@pytest.mark.parametrize(
+    "kind", ["quaternion-scaled", "quaternion-tiny", "quaternion-huge", "circle-off", "circle-huge"]
+)
 def test_off_manifold_configurations_are_normalised_never_nan(model, func, kind):
     """Documented rule (README, _inputs): quaternions and (cos, sin) pairs are normalised."""
     q = db.random_configuration(model, np.random.default_rng(0))
@@ -390,12 +476,17 @@ def test_off_manifold_configurations_are_normalised_never_nan(model, func, kind)
     off = q.copy()
     kc = max(j for j in range(model.n_links) if model.joint_type[j] == db.JointType.CONTINUOUS)
     ic = model.idx_q[kc]
-    scale = {"quaternion-scaled": 3.0, "quaternion-tiny": 1e-9, "quaternion-huge": 1e200,
-             "circle-off": 0.2, "circle-huge": 1e200}[kind]
+    scale = {
+        "quaternion-scaled": 3.0,
+        "quaternion-tiny": 1e-9,
+        "quaternion-huge": 1e200,
+        "circle-off": 0.2,
+        "circle-huge": 1e200,
+    }[kind]
     if kind.startswith("quaternion"):
         off[3:7] *= scale
     else:
-        off[ic:ic + 2] *= scale
+        off[ic : ic + 2] *= scale
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         got = _call(func, model, off, v, x)
@@ -403,25 +494,41 @@ def test_off_manifold_configurations_are_normalised_never_nan(model, func, kind)
     np.testing.assert_allclose(got, _call(func, model, q, v, x), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("func", ["inverse_dynamics", "forward_dynamics", "nonlinear_effects", "kinetic_energy",
-                                  "energies", "inverse_dynamics batch", "energies batch"])
+@pytest.mark.parametrize(
+    "func",
+    [
+        "inverse_dynamics",
+        "forward_dynamics",
+        "nonlinear_effects",
+        "kinetic_energy",
+        "energies",
+        "inverse_dynamics batch",
+        "energies batch",
+    ],
+)
 def test_finite_inputs_whose_result_overflows_raise_instead_of_returning_nan(model, func):
     """v = 1e200 is finite, but its squares overflow: an InputError naming v, never a NaN."""
     q = db.random_configuration(model, np.random.default_rng(0))
     v, a = np.full(model.nv, 1e200), np.zeros(model.nv)
-    calls = {"inverse_dynamics": lambda: db.inverse_dynamics(model, q, v, a),
-             "forward_dynamics": lambda: db.forward_dynamics(model, q, v, a),
-             "nonlinear_effects": lambda: db.nonlinear_effects(model, q, v),
-             "kinetic_energy": lambda: db.kinetic_energy(model, q, v),
-             "energies": lambda: db.energies(model, q, v),
-             "inverse_dynamics batch": lambda: db.inverse_dynamics(model, np.stack([q, q]), np.stack([a, v]),
-                                                                   np.stack([a, a])),
-             "energies batch": lambda: db.energies(model, np.stack([q, q]), np.stack([a, v]))}
+    calls = {
+        "inverse_dynamics": lambda: db.inverse_dynamics(model, q, v, a),
+        "forward_dynamics": lambda: db.forward_dynamics(model, q, v, a),
+        "nonlinear_effects": lambda: db.nonlinear_effects(model, q, v),
+        "kinetic_energy": lambda: db.kinetic_energy(model, q, v),
+        "energies": lambda: db.energies(model, q, v),
+        "inverse_dynamics batch": lambda: db.inverse_dynamics(
+            model, np.stack([q, q]), np.stack([a, v]), np.stack([a, a])
+        ),
+        "energies batch": lambda: db.energies(model, np.stack([q, q]), np.stack([a, v])),
+    }
     prefix = r"state 1 of the batch: " if "batch" in func else ""
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                          # and no RuntimeWarning on the way
-        with pytest.raises(db.InputError, match=rf"^{prefix}the result is not finite although every input is "
-                                                rf"\(model '{model.name}': .*max \|v\| = 1e\+200.*\): v is too large"):
+        warnings.simplefilter("error")  # and no RuntimeWarning on the way
+        with pytest.raises(
+            db.InputError,
+            match=rf"^{prefix}the result is not finite although every input is "
+            rf"\(model '{model.name}': .*max \|v\| = 1e\+200.*\): v is too large",
+        ):
             calls[func]()
 
 
@@ -457,12 +564,12 @@ def test_mass_ratio_of_1e6_along_a_chain_matches_the_dense_reference_and_pinocch
     assert np.linalg.cond(M) > 1e8
     dense = np.linalg.solve(M, tau - db.nonlinear_effects(model, q, v))
     assert np.all(np.isfinite(a))
-    assert np.abs(a - dense).max() <= 1e-12 * np.abs(dense).max()            # measured 1.6e-14
+    assert np.abs(a - dense).max() <= 1e-12 * np.abs(dense).max()  # measured 1.6e-14
     pm = db.to_pinocchio(model)
     a_pin = pin.aba(pm, pm.createData(), q, v, tau)
-    assert np.abs(a - a_pin).max() <= 1e-12 * np.abs(a_pin).max()            # measured 7.8e-16
+    assert np.abs(a - a_pin).max() <= 1e-12 * np.abs(a_pin).max()  # measured 7.8e-16
     residual = np.abs(db.inverse_dynamics(model, q, v, a) - tau).max()
-    assert residual <= 1e-11 * np.abs(tau).max()                             # measured 2.7e-13 (pin 2.3e-13)
+    assert residual <= 1e-11 * np.abs(tau).max()  # measured 2.7e-13 (pin 2.3e-13)
 
 
 def test_100000_dof_chain_gives_finite_backward_stable_dynamics():
@@ -477,8 +584,8 @@ def test_100000_dof_chain_gives_finite_backward_stable_dynamics():
     got = db.forward_dynamics(model, q, v, tau)
     assert np.all(np.isfinite(tau)) and np.all(np.isfinite(got))
     back = db.inverse_dynamics(model, q, v, got)
-    assert np.abs(back - tau).max() <= 1e-12 * np.abs(tau).max()             # measured 1.4e-14
-    assert np.abs(got - a).max() <= 1e-2 * np.abs(a).max()                   # forward error: kappa * eps, 2.9e-4
+    assert np.abs(back - tau).max() <= 1e-12 * np.abs(tau).max()  # measured 1.4e-14
+    assert np.abs(got - a).max() <= 1e-2 * np.abs(a).max()  # forward error: kappa * eps, 2.9e-4
 
 
 # ------------------------------------------------------------------ other API arguments
@@ -493,26 +600,58 @@ def _api_cases():
         ("t_final complex", lambda: db.simulate(m, q, v, 1 + 0j), db.InputTypeError, "t_final must hold real numbers"),
         ("dt None", lambda: db.simulate(m, q, v, 0.01, None), db.InputTypeError, "dt is None; expected a number"),
         ("t_final array", lambda: db.simulate(m, q, v, [1.0, 2.0]), db.InputError, "t_final must be a number"),
-        ("rtol nan", lambda: db.simulate(m, q, v, 0.01, method="RK45", rtol=np.nan), db.InputError,
-         "rtol must be a positive number, got nan"),
-        ("max_step 0", lambda: db.simulate(m, q, v, 0.01, method="RK45", max_step=0), db.InputError,
-         "max_step must be positive"),
+        (
+            "rtol nan",
+            lambda: db.simulate(m, q, v, 0.01, method="RK45", rtol=np.nan),
+            db.InputError,
+            "rtol must be a positive number, got nan",
+        ),
+        (
+            "max_step 0",
+            lambda: db.simulate(m, q, v, 0.01, method="RK45", max_step=0),
+            db.InputError,
+            "max_step must be positive",
+        ),
         ("resample huge", lambda: tr.resample(1e12), db.InputError, r"gives 1e\+10 frames; at most 1,000,000"),
         ("resample inf", lambda: tr.resample(np.inf), db.InputError, "fps must be a positive frame rate"),
         ("at nan", lambda: tr.at(np.nan), db.InputError, "times must be a number or a 1-D array of finite"),
-        ("load csv", lambda: db.Trajectory.load(__file__, m), db.InputError,
-         "is not a trajectory saved by Trajectory.to_npz"),
+        (
+            "load csv",
+            lambda: db.Trajectory.load(__file__, m),
+            db.InputError,
+            "is not a trajectory saved by Trajectory.to_npz",
+        ),
         ("interpolate u nan", lambda: db.interpolate(m, q, q, np.nan), db.InputError, "u must be a finite number"),
-        ("trajectory_torques t nan", lambda: db.trajectory_torques(m, [0, np.nan, 1], Q, Q, Q), db.InputError,
-         "t must be a 1-D array of finite times"),
-        ("trajectory_torques t 2-D", lambda: db.trajectory_torques(m, np.zeros((3, 1)), Q, Q, Q), db.InputError,
-         r"t must be a 1-D array of finite times, got shape \(3, 1\)"),
-        ("trajectory_torques complex", lambda: db.trajectory_torques(m, [0, 1, 2], Q + 0j, Q, Q), db.InputTypeError,
-         "q must hold real numbers, got dtype complex"),
-        ("load_urdf floating_base", lambda: db.load_urdf("<robot/>", floating_base="no"), db.InputTypeError,
-         "floating_base must be True or False, got 'no'"),
-        ("random_configuration seed", lambda: db.random_configuration(m, -1), db.InputError,
-         "rng must be a numpy Generator or a non-negative integer seed, got -1"),
+        (
+            "trajectory_torques t nan",
+            lambda: db.trajectory_torques(m, [0, np.nan, 1], Q, Q, Q),
+            db.InputError,
+            "t must be a 1-D array of finite times",
+        ),
+        (
+            "trajectory_torques t 2-D",
+            lambda: db.trajectory_torques(m, np.zeros((3, 1)), Q, Q, Q),
+            db.InputError,
+            r"t must be a 1-D array of finite times, got shape \(3, 1\)",
+        ),
+        (
+            "trajectory_torques complex",
+            lambda: db.trajectory_torques(m, [0, 1, 2], Q + 0j, Q, Q),
+            db.InputTypeError,
+            "q must hold real numbers, got dtype complex",
+        ),
+        (
+            "load_urdf floating_base",
+            lambda: db.load_urdf("<robot/>", floating_base="no"),
+            db.InputTypeError,
+            "floating_base must be True or False, got 'no'",
+        ),
+        (
+            "random_configuration seed",
+            lambda: db.random_configuration(m, -1),
+            db.InputError,
+            "rng must be a numpy Generator or a non-negative integer seed, got -1",
+        ),
     ]
 
 
@@ -522,7 +661,7 @@ def test_other_api_arguments_are_named(case):
     assert len(cases) == 15
     name, call, exc, match = cases[case]
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                          # no ComplexWarning or RuntimeWarning either
+        warnings.simplefilter("error")  # no ComplexWarning or RuntimeWarning either
         with pytest.raises(exc, match=match):
             call()
 
@@ -533,13 +672,34 @@ def _model_functions():
     from denoc_bridge.validation import compare_with_pinocchio
 
     z = np.zeros(3)
-    calls = {name: (getattr(db, name), (z, z, z)[:n]) for name, n in [
-        ("inverse_dynamics", 3), ("forward_dynamics", 3), ("tree_inverse_dynamics", 3), ("tree_forward_dynamics", 3),
-        ("nonlinear_effects", 2), ("gravity_torques", 1), ("mass_matrix", 1), ("inverse_mass_matrix", 1),
-        ("udut", 1), ("inverse_udut", 1), ("denoc_matrices", 1), ("uncoupled_newton_euler", 1),
-        ("forward_kinematics", 1), ("center_of_mass", 1), ("energies", 2), ("kinetic_energy", 2),
-        ("potential_energy", 1), ("neutral_configuration", 0), ("random_configuration", 0), ("integrate", 2),
-        ("difference", 2), ("interpolate", 3), ("to_pinocchio", 0)]}
+    calls = {
+        name: (getattr(db, name), (z, z, z)[:n])
+        for name, n in [
+            ("inverse_dynamics", 3),
+            ("forward_dynamics", 3),
+            ("tree_inverse_dynamics", 3),
+            ("tree_forward_dynamics", 3),
+            ("nonlinear_effects", 2),
+            ("gravity_torques", 1),
+            ("mass_matrix", 1),
+            ("inverse_mass_matrix", 1),
+            ("udut", 1),
+            ("inverse_udut", 1),
+            ("denoc_matrices", 1),
+            ("uncoupled_newton_euler", 1),
+            ("forward_kinematics", 1),
+            ("center_of_mass", 1),
+            ("energies", 2),
+            ("kinetic_energy", 2),
+            ("potential_energy", 1),
+            ("neutral_configuration", 0),
+            ("random_configuration", 0),
+            ("integrate", 2),
+            ("difference", 2),
+            ("interpolate", 3),
+            ("to_pinocchio", 0),
+        ]
+    }
     calls["trajectory_torques"] = (db.trajectory_torques, (z, z, z, z))
     calls["simulate"] = (db.simulate, (z, z, 0.01))
     calls["simulate_batch"] = (db.simulate_batch, (z[None], z[None], 0.01))
@@ -557,8 +717,10 @@ def _model_functions():
 
 
 _NOT_MODELS = {
-    "pinocchio.Model": (lambda: __import__("pinocchio").buildSampleModelManipulator(),
-                        "got a pinocchio.Model: convert it once with db.from_pinocchio(pin_model)"),
+    "pinocchio.Model": (
+        lambda: __import__("pinocchio").buildSampleModelManipulator(),
+        "got a pinocchio.Model: convert it once with db.from_pinocchio(pin_model)",
+    ),
     "a robot name": (lambda: "panda", "got 'panda': load it once with db.load_robot('panda')"),
     "None": (lambda: None, "got None"),
 }
@@ -577,15 +739,18 @@ def test_something_else_than_a_model_is_refused_with_how_to_get_one(name, what, 
     assert hint in str(info.value)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda pm, m: db.Data(pm), "got a pinocchio.Model: convert it once with db.from_pinocchio"),
-    (lambda pm, m: db.Trajectory.load("t.npz", "panda"), "got 'panda': load it once with db.load_robot"),
-    (lambda pm, m: db.from_pinocchio(m), "from_pinocchio expects a pinocchio.Model, got Model: it is already a"),
-    (lambda pm, m: db.from_pinocchio("panda"), "from_pinocchio expects a pinocchio.Model, got str$"),
-    (lambda pm, m: db.load_robot(pm), "got Model: convert a Pinocchio model with db.from_pinocchio"),
-    (lambda pm, m: db.load_robot(m), "got Model: it is already a model"),
-    (lambda pm, m: db.load_robot(3), "generator spec, got int$"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda pm, m: db.Data(pm), "got a pinocchio.Model: convert it once with db.from_pinocchio"),
+        (lambda pm, m: db.Trajectory.load("t.npz", "panda"), "got 'panda': load it once with db.load_robot"),
+        (lambda pm, m: db.from_pinocchio(m), "from_pinocchio expects a pinocchio.Model, got Model: it is already a"),
+        (lambda pm, m: db.from_pinocchio("panda"), "from_pinocchio expects a pinocchio.Model, got str$"),
+        (lambda pm, m: db.load_robot(pm), "got Model: convert a Pinocchio model with db.from_pinocchio"),
+        (lambda pm, m: db.load_robot(m), "got Model: it is already a model"),
+        (lambda pm, m: db.load_robot(3), "generator spec, got int$"),
+    ],
+)
 def test_models_and_robots_are_not_mistaken_for_each_other(call, match):
     import pinocchio as pin
 

@@ -40,7 +40,7 @@ def test_batch_with_external_wrenches(model):
     batch = db.inverse_dynamics(model, Q, V, X, W)
     for b in range(5):
         assert np.array_equal(batch[b], db.inverse_dynamics(model, Q[b], V[b], X[b], W[b]))
-    shared = db.forward_dynamics(model, Q, V, X, W[0])          # one wrench set for every state
+    shared = db.forward_dynamics(model, Q, V, X, W[0])  # one wrench set for every state
     for b in range(5):
         assert np.array_equal(shared[b], db.forward_dynamics(model, Q[b], V[b], X[b], W[0]))
     by_name = db.forward_dynamics(model, Q, V, X, {model.link_names[2]: W[0, 2]})
@@ -61,8 +61,11 @@ def test_batch_of_nonlinear_effects_and_gravity(model):
 def test_batch_errors_name_the_state(model):
     Q, V, X = _states(model, 6, seed=4)
     V[3, model.idx_v[2]] = np.nan
-    with pytest.raises(db.InputError, match=rf"state 3 of the batch: v\[{model.idx_v[2]}\] = nan is not finite "
-                                            rf"\(joint '{model.joint_names[2]}'"):
+    with pytest.raises(
+        db.InputError,
+        match=rf"state 3 of the batch: v\[{model.idx_v[2]}\] = nan is not finite "
+        rf"\(joint '{model.joint_names[2]}'",
+    ):
         db.forward_dynamics(model, Q, V, X)
     with pytest.raises(db.InputError, match=rf"v must have shape \(6, {model.nv}\) for a batch of 6 states"):
         db.inverse_dynamics(model, Q, V[:5], X)
@@ -81,8 +84,11 @@ def test_batch_singular_inertia_names_state_and_joint():
         <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
     </robot>"""
     m = db.load_urdf(xml)
-    with pytest.raises(db.SingularInertiaError, match=r"state 0 of the batch: the articulated inertia of joint "
-                                                      r"'spin'") as info:
+    with pytest.raises(
+        db.SingularInertiaError,
+        match=r"state 0 of the batch: the articulated inertia of joint "
+        r"'spin'",
+    ) as info:
         db.forward_dynamics(m, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)))
     assert info.value.joint == "spin"
 
@@ -110,8 +116,10 @@ def test_other_array_types_give_the_same_result(model, kind):
             for a in (q, v, x):
                 a.flags.writeable = False
     assert np.array_equal(db.forward_dynamics(model, q, v, x), expected)
-    assert np.array_equal(db.inverse_dynamics(model, q, v, x),
-                          db.inverse_dynamics(model, *(np.asarray(a, dtype=float) for a in (q, v, x))))
+    assert np.array_equal(
+        db.inverse_dynamics(model, q, v, x),
+        db.inverse_dynamics(model, *(np.asarray(a, dtype=float) for a in (q, v, x))),
+    )
 
 
 def test_threads_share_a_model_safely(model):

@@ -45,7 +45,7 @@ def test_the_three_engines_compute_the_same_chain(quick):
     for row in res["scaling"]:
         if "aba_rel_diff" in row:
             assert row["aba_rel_diff"] < 1e-11, row
-        if "mujoco_rel_diff" in row:                             # cond(I) reaches 2e8 at 1,000 DOF
+        if "mujoco_rel_diff" in row:  # cond(I) reaches 2e8 at 1,000 DOF
             assert row["mujoco_rel_diff"] < (1e-10 if row["nv"] <= 100 else 1e-8), row
     assert any("mujoco_rel_diff" in row for row in res["scaling"])
     for row in res["single"]:
@@ -99,11 +99,10 @@ def test_quick_closed_loop_benchmark_writes_its_table(quick_loops):
             assert r[key] > 0, (r["case"], key)
         assert 0 < r["rank"] <= r["rows"] and r["pin_iterations"] >= 1
         p = r["profile"]
-        assert "error" not in p, p                               # the profile still finds the private entry
+        assert "error" not in p, p  # the profile still finds the private entry
         assert p["dispatch_us"] > 0 and p["python_layers_us"] + p["dispatch_us"] + p["compiled_us"] > 0
     md = (out / "loops.md").read_text()
-    assert ("| system | DOF | constraint rows (rank) | `db.forward_dynamics` | `pin.constraintDynamics` | ratio |"
-            in md)
+    assert "| system | DOF | constraint rows (rank) | `db.forward_dynamics` | `pin.constraintDynamics` | ratio |" in md
     assert "| four-bar of 004 (revolute cut) | 4 | 5 (2) |" in md and "| talos (2 soles welded) | 38 | 12 (12) |" in md
     assert "| system | `db.forward_dynamics` | Python layers | dispatch (14 arguments) | compiled |" in md
 
@@ -113,7 +112,7 @@ def test_closed_loops_agree_with_pinocchio(quick_loops):
     and ours satisfy C a + Cdot v = 0."""
     res, _ = quick_loops
     for r in res["rows"]:
-        assert r["max_rel_diff"] < 1e-10, r                      # 30-link weld: cond ~1e8, 9e-13
+        assert r["max_rel_diff"] < 1e-10, r  # 30-link weld: cond ~1e8, 9e-13
         assert r["constraint_residual"] < 1e-12, r
 
 

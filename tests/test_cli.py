@@ -33,11 +33,14 @@ def test_validate_passes_on_solo12(capsys):
     assert "all checks passed" in out and "pin.computeMinverse" in out
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["info", "no_such_robot"], "unknown robot 'no_such_robot'"),
-    (["info", "missing/robot.urdf"], "no such URDF file"),
-    (["validate", "gripper", "--samples", "0"], "--samples must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["info", "no_such_robot"], "unknown robot 'no_such_robot'"),
+        (["info", "missing/robot.urdf"], "no such URDF file"),
+        (["validate", "gripper", "--samples", "0"], "--samples must be at least 1"),
+    ],
+)
 def test_user_mistakes_are_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -46,15 +49,18 @@ def test_user_mistakes_are_one_line_and_exit_2(capsys, argv, message):
 
 def test_broken_file_is_one_line(tmp_path, capsys):
     f = tmp_path / "bad.urdf"
-    f.write_text("<robot name='x'><link name='a'/><joint name='j' type='hinge'><parent link='a'/>"
-                 "<child link='a'/></joint></robot>")
+    f.write_text(
+        "<robot name='x'><link name='a'/><joint name='j' type='hinge'><parent link='a'/>"
+        "<child link='a'/></joint></robot>"
+    )
     assert main(["info", str(f)]) == 2
     assert "unknown joint type 'hinge'" in capsys.readouterr().err
 
 
 def test_console_script_runs_in_a_subprocess():
-    result = subprocess.run([sys.executable, "-m", "denoc_bridge.cli", "info", "gripper"], capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "denoc_bridge.cli", "info", "gripper"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0 and "gripper4" in result.stdout
     result = subprocess.run([sys.executable, "-m", "denoc_bridge.cli"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "info" in result.stdout
@@ -102,13 +108,34 @@ def assert_animation(folder, name, result):
 def test_help_shows_the_commands_and_examples(tmp_path):
     r = denoc_bridge_cmd("--help", cwd=tmp_path)
     assert r.returncode == 0
-    for text in ("info", "validate", "simulate", "bench", "examples:", "denoc-bridge simulate panda --duration 2",
-                 "chain:1000:spatial", "fourbar", "exits with status 2"):
+    for text in (
+        "info",
+        "validate",
+        "simulate",
+        "bench",
+        "examples:",
+        "denoc-bridge simulate panda --duration 2",
+        "chain:1000:spatial",
+        "fourbar",
+        "exits with status 2",
+    ):
         assert text in r.stdout, text
     r = denoc_bridge_cmd("simulate", "--help", cwd=tmp_path)
     assert r.returncode == 0
-    for text in ("--duration", "--dt", "--method", "--q0", "--torque", "gravity-compensation", "--html", "--plot",
-                 "--save", "--no-validate", "examples:", "chain:N[:planar|spatial]"):
+    for text in (
+        "--duration",
+        "--dt",
+        "--method",
+        "--q0",
+        "--torque",
+        "gravity-compensation",
+        "--html",
+        "--plot",
+        "--save",
+        "--no-validate",
+        "examples:",
+        "chain:N[:planar|spatial]",
+    ):
         assert text in r.stdout, text
     for command in ("validate", "bench", "info"):
         r = denoc_bridge_cmd(command, "--help", cwd=tmp_path)
@@ -125,7 +152,7 @@ def test_simulate_fourbar_writes_plot_and_animation(tmp_path):
     err = float(out.split("max constraint error ")[1].split()[0])
     assert err < 1e-10
     png = tmp_path / "fourbar.png"
-    assert png_size(png) == (900, 1210)                    # plot_summary with the closure-error panel
+    assert png_size(png) == (900, 1210)  # plot_summary with the closure-error panel
     assert f"wrote plots      {png.resolve()}" in out
     assert_animation(tmp_path, "fourbar", r)
 
@@ -149,13 +176,27 @@ def test_simulate_panda_writes_the_three_files(tmp_path):
     traj = db.Trajectory.load(tmp_path / "panda.npz", load_robot("panda"))
     assert len(traj) == 101 and abs(traj.t[-1] - 0.1) < 1e-12
     assert np.abs(traj.q[0] - db.neutral_configuration(traj.model)).max() == 0
-    assert "Traceback" not in r.stderr and "━" not in r.stderr   # no progress bar noise when not on a terminal
+    assert "Traceback" not in r.stderr and "━" not in r.stderr  # no progress bar noise when not on a terminal
 
 
 def test_gravity_compensation_holds_the_robot_still(tmp_path):
     q0 = [0, -0.5, 0, -2, 0, 1.5, 0.7, 0.01, 0.01]
-    r = denoc_bridge_cmd("simulate", "panda", "--duration", "0.1", "--torque", "gravity-compensation", "--q0", *q0,
-                         "--no-html", "--no-plot", "--no-validate", "--save", "g.npz", cwd=tmp_path)
+    r = denoc_bridge_cmd(
+        "simulate",
+        "panda",
+        "--duration",
+        "0.1",
+        "--torque",
+        "gravity-compensation",
+        "--q0",
+        *q0,
+        "--no-html",
+        "--no-plot",
+        "--no-validate",
+        "--save",
+        "g.npz",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "gravity compensation" in r.stdout and not list(tmp_path.glob("*.png"))
     with np.load(tmp_path / "g.npz") as f:
@@ -164,44 +205,64 @@ def test_gravity_compensation_holds_the_robot_still(tmp_path):
 
 def test_torque_from_a_csv_file(tmp_path):
     (tmp_path / "tau.csv").write_text("0.01, 0, 0, -0.002\n")
-    r = denoc_bridge_cmd("simulate", "gripper", "--duration", "0.05", "--torque", "tau.csv", "--no-html",
-                         "--no-plot", "--save", "t.npz", cwd=tmp_path)
+    r = denoc_bridge_cmd(
+        "simulate",
+        "gripper",
+        "--duration",
+        "0.05",
+        "--torque",
+        "tau.csv",
+        "--no-html",
+        "--no-plot",
+        "--save",
+        "t.npz",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "the constant torque of tau.csv" in r.stdout
     with np.load(tmp_path / "t.npz") as f:
         assert np.all(f["tau"] == [0.01, 0, 0, -0.002])
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["simulate", "no_such_robot"], "unknown robot 'no_such_robot'"),
-    (["simulate", "gripper", "--bogus"], "unrecognized arguments: --bogus"),
-    (["simulate", "gripper", "--torque", "garbage.npy"], "--torque: cannot read garbage.npy: not a NumPy .npy"),
-    (["simulate", "gripper", "--torque", "garbage.csv"], "--torque: cannot read garbage.csv"),
-    (["simulate", "gripper", "--torque", "missing.csv"], "--torque: no such file: missing.csv"),
-    (["simulate", "gripper", "--torque", "sideways"], "--torque must be zero, gravity-compensation or a .npy"),
-    (["simulate", "chain:abc"], "bad chain spec 'chain:abc'"),
-    (["simulate", "chain:0"], "bad chain spec 'chain:0'"),
-    (["info", "chain:10:curly"], "kind 'curly' is neither 'planar' nor 'spatial'"),
-    (["simulate", "gripper", "--duration", "-1"], "--duration must be a positive number of seconds, got -1"),
-    (["simulate", "gripper", "--duration", "0.0015"], "is not a whole number of steps"),
-    (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
-    (["simulate", "gripper", "--method", "leapfrog"], "method must be one of rk4, euler"),
-    (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
-    (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
-    (["validate", "chain:1000"], "would take ~59.6 GB"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
-    (["simulate", "xarm7", "--duration", "0.05"], "try --dt 0.0001 or the implicit --method Radau"),   # stiff dampers
-    (["simulate", "gripper", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
-    (["validate", "gripper", "--seed", "-5"], "--seed must be a non-negative integer, got -5"),
-    (["simulate", "gripper", "--plot", "x.txt"], "--plot: cannot write a plot as 'x.txt': give a file ending in .png"),
-    (["simulate", "gripper", "--html", "/proc/x.html"], "--html: cannot write /proc/x.html"),
-    (["simulate", "gripper", "--save", "."], "--save: . is a folder; give a file name"),
-    (["simulate", "gripper", "--fps", "1e9"], "--fps must be a frame rate between 0 and 1000 per second"),
-    (["simulate", "gripper", "--html", "x.html", "--no-html"], "--html and --no-html contradict each other"),
-    (["simulate", "gripper", "--q0", "1_0", "0", "0", "0"], "--q0: '1_0' is not a number"),
-    (["simulate", "gripper", "--torque", "complex.npy"], "--torque: cannot read complex.npy: it holds complex128"),
-    (["bench", "--out", "/proc/benchx"], "--out: cannot create /proc/benchx"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["simulate", "no_such_robot"], "unknown robot 'no_such_robot'"),
+        (["simulate", "gripper", "--bogus"], "unrecognized arguments: --bogus"),
+        (["simulate", "gripper", "--torque", "garbage.npy"], "--torque: cannot read garbage.npy: not a NumPy .npy"),
+        (["simulate", "gripper", "--torque", "garbage.csv"], "--torque: cannot read garbage.csv"),
+        (["simulate", "gripper", "--torque", "missing.csv"], "--torque: no such file: missing.csv"),
+        (["simulate", "gripper", "--torque", "sideways"], "--torque must be zero, gravity-compensation or a .npy"),
+        (["simulate", "chain:abc"], "bad chain spec 'chain:abc'"),
+        (["simulate", "chain:0"], "bad chain spec 'chain:0'"),
+        (["info", "chain:10:curly"], "kind 'curly' is neither 'planar' nor 'spatial'"),
+        (["simulate", "gripper", "--duration", "-1"], "--duration must be a positive number of seconds, got -1"),
+        (["simulate", "gripper", "--duration", "0.0015"], "is not a whole number of steps"),
+        (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
+        (["simulate", "gripper", "--method", "leapfrog"], "method must be one of rk4, euler"),
+        (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
+        (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
+        (["validate", "chain:1000"], "would take ~59.6 GB"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (
+            ["simulate", "xarm7", "--duration", "0.05"],
+            "try --dt 0.0001 or the implicit --method Radau",
+        ),  # stiff dampers
+        (["simulate", "gripper", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        (["validate", "gripper", "--seed", "-5"], "--seed must be a non-negative integer, got -5"),
+        (
+            ["simulate", "gripper", "--plot", "x.txt"],
+            "--plot: cannot write a plot as 'x.txt': give a file ending in .png",
+        ),
+        (["simulate", "gripper", "--html", "/proc/x.html"], "--html: cannot write /proc/x.html"),
+        (["simulate", "gripper", "--save", "."], "--save: . is a folder; give a file name"),
+        (["simulate", "gripper", "--fps", "1e9"], "--fps must be a frame rate between 0 and 1000 per second"),
+        (["simulate", "gripper", "--html", "x.html", "--no-html"], "--html and --no-html contradict each other"),
+        (["simulate", "gripper", "--q0", "1_0", "0", "0", "0"], "--q0: '1_0' is not a number"),
+        (["simulate", "gripper", "--torque", "complex.npy"], "--torque: cannot read complex.npy: it holds complex128"),
+        (["bench", "--out", "/proc/benchx"], "--out: cannot create /proc/benchx"),
+    ],
+)
 def test_mistakes_are_one_line_on_stderr_and_exit_2(tmp_path, argv, message):
     (tmp_path / "garbage.npy").write_text("not an array")
     (tmp_path / "garbage.csv").write_text("1, 2, x, 4\n")
@@ -216,8 +277,18 @@ def test_mistakes_are_one_line_on_stderr_and_exit_2(tmp_path, argv, message):
 def test_save_names_the_file_it_writes(tmp_path):
     """--save without .npz writes NAME.npz (as numpy does) and says so; nothing is left behind by
     the up-front checks of the output files."""
-    r = denoc_bridge_cmd("simulate", "gripper", "--duration", "0.01", "--no-html", "--no-plot", "--save", "run",
-                         "--no-validate", cwd=tmp_path)
+    r = denoc_bridge_cmd(
+        "simulate",
+        "gripper",
+        "--duration",
+        "0.01",
+        "--no-html",
+        "--no-plot",
+        "--save",
+        "run",
+        "--no-validate",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert f"wrote trajectory {(tmp_path / 'run.npz').resolve()}" in r.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
@@ -229,11 +300,14 @@ def test_pinocchio_parser_messages_do_not_leak(tmp_path):
     (tmp_path / "nolimit.urdf").write_text(
         '<robot name="r"><link name="b"/><link name="l"><inertial><mass value="1"/><inertia ixx="1" iyy="1" '
         'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="revolute"><parent link="b"/>'
-        '<child link="l"/><axis xyz="0 0 1"/></joint></robot>')
+        '<child link="l"/><axis xyz="0 0 1"/></joint></robot>'
+    )
     r = denoc_bridge_cmd("validate", "nolimit.urdf", "--samples", "1", cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    assert ("to_pinocchio (Pinocchio's URDF parser refuses this file: Joint [j1] is of type REVOLUTE but it does "
-            "not specify limits)") in r.stdout
+    assert (
+        "to_pinocchio (Pinocchio's URDF parser refuses this file: Joint [j1] is of type REVOLUTE but it does "
+        "not specify limits)"
+    ) in r.stdout
 
 
 def test_validate_mismatch_exits_1_with_a_table(tmp_path):
@@ -250,14 +324,17 @@ def test_warnings_are_one_line(tmp_path):
 
 
 # ------------------------------------------------------------------ in-process: generator specs, viz, bench
-@pytest.mark.parametrize("spec,text", [
-    ("rope", "nq = 100, nv = 100"),
-    ("chain:3:spatial", "spatial_chain3"),
-    ("chain:7", "planar_chain7"),
-    ("puma560", "nq = 6, nv = 6"),
-    ("fourbar", "loop closure 'R5'"),
-    ("chain12", "chain12"),
-])
+@pytest.mark.parametrize(
+    "spec,text",
+    [
+        ("rope", "nq = 100, nv = 100"),
+        ("chain:3:spatial", "spatial_chain3"),
+        ("chain:7", "planar_chain7"),
+        ("puma560", "nq = 6, nv = 6"),
+        ("fourbar", "loop closure 'R5'"),
+        ("chain12", "chain12"),
+    ],
+)
 def test_generator_specs(capsys, spec, text):
     assert main(["info", spec]) == 0
     assert text in capsys.readouterr().out
@@ -302,22 +379,23 @@ def test_simulate_hands_the_trajectory_to_viz_export_html(tmp_path, monkeypatch,
     monkeypatch.setitem(sys.modules, "denoc_bridge.viz", types.SimpleNamespace(export_html=export_html))
     monkeypatch.chdir(tmp_path)
     assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot"]) == 0
-    (model, traj, path, fps, color_by), = calls
+    ((model, traj, path, fps, color_by),) = calls
     assert model.name == "gripper4" and isinstance(traj, db.Trajectory) and len(traj) == 51
     assert Path(path) == Path("gripper4.html") and fps == 30.0 and color_by == "module"
     assert f"wrote animation  {(tmp_path / 'gripper4.html').resolve()}" in capsys.readouterr().out
     assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html"]) == 2
     assert "--html: no such folder: out" in capsys.readouterr().err
     (tmp_path / "out").mkdir()
-    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html",
-                 "--fps", "10"]) == 0
+    assert (
+        main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html", "--fps", "10"]) == 0
+    )
     assert calls[-1][2] == Path("out/anim.html") and calls[-1][3] == 10.0
 
 
 def test_simulate_without_viz(tmp_path, monkeypatch, capsys):
     """Without denoc_bridge.viz (or meshcat) the default run still writes the plot and says why there
     is no animation; asking for one with --html is a mistake (exit 2)."""
-    monkeypatch.setitem(sys.modules, "denoc_bridge.viz", None)       # import raises ImportError
+    monkeypatch.setitem(sys.modules, "denoc_bridge.viz", None)  # import raises ImportError
     monkeypatch.chdir(tmp_path)
     assert main(["simulate", "gripper", "--duration", "0.05"]) == 0
     captured = capsys.readouterr()
@@ -328,16 +406,31 @@ def test_simulate_without_viz(tmp_path, monkeypatch, capsys):
 
 
 def _canned_bench() -> dict:
-    single = [dict(case=c, nv=n, algorithm=a, reference=r, denoc_us=d, reference_us=p, ratio=d / p, max_rel_diff=1e-15)
-              for c, n, a, r, d, p in (("panda (9 DOF)", 9, "forward_dynamics", "pin.aba", 2.3, 3.2),
-                                       ("panda (9 DOF)", 9, "inverse_dynamics", "pin.rnea", 1.6, 1.6),
-                                       ("100-DOF chain", 100, "forward_dynamics", "pin.aba", 8.4, 31.0))]
+    single = [
+        dict(case=c, nv=n, algorithm=a, reference=r, denoc_us=d, reference_us=p, ratio=d / p, max_rel_diff=1e-15)
+        for c, n, a, r, d, p in (
+            ("panda (9 DOF)", 9, "forward_dynamics", "pin.aba", 2.3, 3.2),
+            ("panda (9 DOF)", 9, "inverse_dynamics", "pin.rnea", 1.6, 1.6),
+            ("100-DOF chain", 100, "forward_dynamics", "pin.aba", 8.4, 31.0),
+        )
+    ]
     scaling = [dict(nv=n, fd_us=0.07 * n, id_us=0.05 * n, fd_ns_per_dof=70.0, id_ns_per_dof=50.0) for n in (10, 1000)]
-    dense = dict(nv=100, cond=1e5, rel_diff_dense=1e-12, rel_diff_refined=1e-14, residual_recursive=1e-15,
-                 residual_dense=1e-15)
+    dense = dict(
+        nv=100, cond=1e5, rel_diff_dense=1e-12, rel_diff_refined=1e-14, residual_recursive=1e-15, residual_dense=1e-15
+    )
     energy = dict(nv=1000, t_final=0.2, runs=[dict(max_drift_over_kinetic=1e-4, dt=8e-3)], drift_ratios=[16.0, 16.0])
-    machine = dict(cpu="test CPU", cores=2, memory_gb=1, python="3", numpy="2", numba="0", pinocchio="4", mujoco=None,
-                   denoc_bridge="0", date="today")
+    machine = dict(
+        cpu="test CPU",
+        cores=2,
+        memory_gb=1,
+        python="3",
+        numpy="2",
+        numba="0",
+        pinocchio="4",
+        mujoco=None,
+        denoc_bridge="0",
+        date="today",
+    )
     return dict(machine=machine, quick=True, single=single, scaling=scaling, dense=dense, energy=energy)
 
 

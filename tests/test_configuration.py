@@ -16,8 +16,8 @@ def _same_rotation_blocks(model, a, b):
     """a and b equal, quaternions up to their sign (q and -q are one rotation)."""
     a, b = a.copy(), b.copy()
     for i0 in model.quaternion_index:
-        if np.dot(a[i0:i0 + 4], b[i0:i0 + 4]) < 0:
-            b[i0:i0 + 4] *= -1
+        if np.dot(a[i0 : i0 + 4], b[i0 : i0 + 4]) < 0:
+            b[i0 : i0 + 4] *= -1
     return np.abs(a - b).max()
 
 
@@ -26,7 +26,7 @@ def test_integrate_difference_interpolate_match_pinocchio(seed):
     model = random_model(seed, 8, floating_base=seed % 2 == 0, joint_types=ALL)
     pm = db.to_pinocchio(model)
     rng = np.random.default_rng(seed)
-    for scale in (1e-7, 0.3, 3.0):                              # small-angle series and large rotations
+    for scale in (1e-7, 0.3, 3.0):  # small-angle series and large rotations
         q0, q1 = db.random_configuration(model, rng), db.random_configuration(model, rng)
         v = rng.standard_normal(model.nv) * scale
         assert np.abs(db.integrate(model, q0, v) - pin.integrate(pm, q0, v)).max() < 1e-13
@@ -46,7 +46,7 @@ def test_batches_and_unit_results():
         assert np.array_equal(out[b], db.integrate(model, Q[b], V[b]))
     for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
         for i0 in starts:
-            assert np.allclose(np.linalg.norm(out[:, i0:i0 + size], axis=1), 1.0, atol=1e-15)
+            assert np.allclose(np.linalg.norm(out[:, i0 : i0 + size], axis=1), 1.0, atol=1e-15)
     D = db.difference(model, Q[:-1], Q[1:])
     assert D.shape == (4, model.nv)
     mid = db.interpolate(model, Q[:-1], Q[1:], np.full(4, 0.5))
@@ -75,13 +75,17 @@ def test_off_manifold_inputs_follow_the_normalisation_rule(scale):
     off0, off1 = q0.copy(), q1.copy()
     for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
         for i0 in starts:
-            off0[i0:i0 + size] *= scale
-            off1[i0:i0 + size] *= scale
+            off0[i0 : i0 + size] *= scale
+            off1[i0 : i0 + size] *= scale
     for name, got, ref in [
         ("integrate", db.integrate(model, off0, v), db.integrate(model, q0, v)),
         ("difference", db.difference(model, off0, off1), db.difference(model, q0, q1)),
         ("interpolate", db.interpolate(model, off0, off1, 0.3), db.interpolate(model, q0, q1, 0.3)),
-        ("integrate, batch", db.integrate(model, np.stack([q0, off0]), np.stack([v, v]))[1], db.integrate(model, q0, v)),
+        (
+            "integrate, batch",
+            db.integrate(model, np.stack([q0, off0]), np.stack([v, v]))[1],
+            db.integrate(model, q0, v),
+        ),
     ]:
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
 
@@ -98,7 +102,7 @@ def test_zero_quaternion_and_pair_are_refused_by_name():
         db.difference(model, q, zq)
     i0 = int(model.circle_index[0])
     zc = q.copy()
-    zc[i0:i0 + 2] = 1e-13                                          # below the dynamics' 1e-12 cutoff
+    zc[i0 : i0 + 2] = 1e-13  # below the dynamics' 1e-12 cutoff
     with pytest.raises(db.InputError, match=rf"q0\[1, {i0}:{i0 + 2}\] is a \(cos, sin\) pair of zero norm"):
         db.interpolate(model, np.stack([q, zc]), np.stack([q, q]), 0.5)
     with pytest.raises(db.InputError, match="zero norm"):

@@ -14,7 +14,7 @@ from denoc_bridge.testing import random_model
 def test_energies_match_pinocchio_and_the_gim(seed):
     model = random_model(seed, 9, floating_base=seed % 2 == 0)
     rng = np.random.default_rng(seed)
-    if seed % 3 == 1:                                  # rotor inertias (armature) on every joint
+    if seed % 3 == 1:  # rotor inertias (armature) on every joint
         model = model.replace(armature=rng.uniform(0.1, 0.5, model.nv))
     pm = db.to_pinocchio(model)
     pd = pm.createData()
@@ -32,14 +32,14 @@ def test_energies_match_pinocchio_and_the_gim(seed):
         assert unaligned and np.count_nonzero(arm) > 0
     model2 = model.replace(armature=arm)
     pm2 = db.to_pinocchio(model2)
-    assert db.kinetic_energy(model2, q, v) == pytest.approx(pin.computeKineticEnergy(pm2, pm2.createData(), q, v),
-                                                            rel=1e-13)
+    assert db.kinetic_energy(model2, q, v) == pytest.approx(
+        pin.computeKineticEnergy(pm2, pm2.createData(), q, v), rel=1e-13
+    )
     assert V == pytest.approx(pin.computePotentialEnergy(pm, pd, q), rel=1e-13, abs=1e-13)
 
 
 def test_springs_and_batches():
-    model = random_model(3, 5, joint_types=(db.JointType.REVOLUTE, db.JointType.CONTINUOUS,
-                                            db.JointType.SPHERICAL))
+    model = random_model(3, 5, joint_types=(db.JointType.REVOLUTE, db.JointType.CONTINUOUS, db.JointType.SPHERICAL))
     rng = np.random.default_rng(0)
     rest = db.random_configuration(model, rng)
     K = rng.uniform(0.5, 2.0, model.nv)

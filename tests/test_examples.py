@@ -11,23 +11,27 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-@pytest.mark.parametrize("script,args,expect", [
-    ("01_load_and_modules.py", ["panda"], "M1: 7 links, 7 DOF"),
-    ("02_compare_with_pinocchio.py", ["solo12", "--floating"], "pin.computeMinverse"),
-    ("03_gripper_block_factors.py", [], "24.0476"),
-    ("04_large_chains_and_batches.py", ["20000"], "batch of 4096 panda states"),
-    ("05_gripper_inverse_dynamics.py", ["--quick"], "max |tau - pin.rnea| / max |tau|"),
-    ("06_gripper_free_fall.py", ["--quick"], "final angles agree to"),
-    ("07_rope.py", ["--quick"], "pin.aba loop, same model"),
-    ("08_puma560_forced_simulation.py", ["--quick"], "paper, recursive"),
-    ("09_huge_chains.py", ["--quick"], "001 Table 13 analogue"),
-    ("10_crossover.py", ["--quick"], "branched compiled"),
-])
+@pytest.mark.parametrize(
+    "script,args,expect",
+    [
+        ("01_load_and_modules.py", ["panda"], "M1: 7 links, 7 DOF"),
+        ("02_compare_with_pinocchio.py", ["solo12", "--floating"], "pin.computeMinverse"),
+        ("03_gripper_block_factors.py", [], "24.0476"),
+        ("04_large_chains_and_batches.py", ["20000"], "batch of 4096 panda states"),
+        ("05_gripper_inverse_dynamics.py", ["--quick"], "max |tau - pin.rnea| / max |tau|"),
+        ("06_gripper_free_fall.py", ["--quick"], "final angles agree to"),
+        ("07_rope.py", ["--quick"], "pin.aba loop, same model"),
+        ("08_puma560_forced_simulation.py", ["--quick"], "paper, recursive"),
+        ("09_huge_chains.py", ["--quick"], "001 Table 13 analogue"),
+        ("10_crossover.py", ["--quick"], "branched compiled"),
+    ],
+)
 def test_example_runs(script, args, expect, tmp_path):
     if "--quick" in args:
         args = [*args, "--out", str(tmp_path)]
-    result = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr
     assert expect in result.stdout
     assert "Traceback" not in result.stderr
@@ -41,8 +45,12 @@ NUMBER = r"([-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?)"
 
 
 def _run_quick(script, tmp_path):
-    result = subprocess.run([sys.executable, str(EXAMPLES / script), "--quick", "--out", str(tmp_path)],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     assert list(tmp_path.glob("*.png")), "the example saves its figures"
@@ -64,13 +72,13 @@ def test_fourbar_example_reproduces_004(tmp_path):
     assert _number(out, "max |D*B - loop_jacobian| =") < 1e-14
     assert "E with theta_1, theta_2 independent (004 eq. 23): [[1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [0.0, 1.0]]" in out
     for method in ("lagrange", "partitioning", "lagrange vs partitioning"):
-        assert _number(out, f"{method}") < 1e-12, method                  # against pin.constraintDynamics
+        assert _number(out, f"{method}") < 1e-12, method  # against pin.constraintDynamics
     assert _number(out, "max loop-closure error") < 1e-10
     assert 1e-12 < _number(out, "(per-step drift)") < 1e-7
     assert _number(out, "max |E - E0| / max T =") < 1e-6
     assert _number(out, "through the flat positions (+-90 deg)") >= 2
     assert _number(out, "|theta_4 - theta_2| =") < 1e-8
-    assert _number(out, "pin.constraintDynamics to") < 1e-12             # RK4 around Pinocchio, 0.2 s
+    assert _number(out, "pin.constraintDynamics to") < 1e-12  # RK4 around Pinocchio, 0.2 s
 
 
 def test_spatial_loop_example_matches_pinocchio(tmp_path):
@@ -80,27 +88,38 @@ def test_spatial_loop_example_matches_pinocchio(tmp_path):
     assert _number(out, ", partitioning") < 1e-11
     assert _number(out, "lagrange vs partitioning") < 1e-13
     assert _number(out, "|C a + Cdot v|") < 1e-11
-    assert _number(out, "both methods within") < 1e-13                  # against the dense KKT solve
+    assert _number(out, "both methods within") < 1e-13  # against the dense KKT solve
     assert _number(out, "max loop-closure error") < 1e-10
     assert _number(out, "| |quaternion| - 1 | =") < 1e-14
     energy, fine = _number(out, "max |E - E0| / max T ="), _number(out, "at dt = 1 ms,")
-    assert energy < 1e-6 and 10 < energy / fine < 25                    # RK4's fourth order
-    assert _number(out, "stays below") < 1e-6                           # the coupler's spin is conserved
+    assert energy < 1e-6 and 10 < energy / fine < 25  # RK4's fourth order
+    assert _number(out, "stays below") < 1e-6  # the coupler's spin is conserved
 
 
 def test_hanging_chain_example_is_a_catenary(tmp_path):
     out = _run_quick("13_hanging_chain.py", tmp_path)
     import re
 
-    rows = re.findall(r"n = (\d+): cut joint 'hold' 5 rows, rank 2;.*?max loop-closure error " + NUMBER
-                      + r" m\s+joints from the continuous catenary: max " + NUMBER + r" m; from the exact "
-                      r"equilibrium of \d+ rods: " + NUMBER + r" m; .*?\|g - C\^T lambda\| / \|g\| = " + NUMBER
-                      + r"; at the rods' equilibrium from the statics: max \|a\| = " + NUMBER, out, re.S)
+    rows = re.findall(
+        r"n = (\d+): cut joint 'hold' 5 rows, rank 2;.*?max loop-closure error "
+        + NUMBER
+        + r" m\s+joints from the continuous catenary: max "
+        + NUMBER
+        + r" m; from the exact "
+        r"equilibrium of \d+ rods: "
+        + NUMBER
+        + r" m; .*?\|g - C\^T lambda\| / \|g\| = "
+        + NUMBER
+        + r"; at the rods' equilibrium from the statics: max \|a\| = "
+        + NUMBER,
+        out,
+        re.S,
+    )
     assert [int(r[0]) for r in rows] == [10, 20], out
     for n, closure, catenary, rods, balance, a_eq in ((int(r[0]), *map(float, r[1:])) for r in rows):
         assert closure < 1e-10
-        assert rods < 1e-6                        # at rest in the rods' exact equilibrium
-        assert 1e-1 / n**2 < catenary < 0.5 / n**2   # O(1/n^2) from the continuous catenary
-        assert balance < 1e-6                     # g(q) = C^T lambda at rest
-        assert a_eq < 1e-10                       # the statics' equilibrium is one of the constrained dynamics
+        assert rods < 1e-6  # at rest in the rods' exact equilibrium
+        assert 1e-1 / n**2 < catenary < 0.5 / n**2  # O(1/n^2) from the continuous catenary
+        assert balance < 1e-6  # g(q) = C^T lambda at rest
+        assert a_eq < 1e-10  # the statics' equilibrium is one of the constrained dynamics
     assert 3.8 < _number(out, "n -> 2n: divided by") < 4.3

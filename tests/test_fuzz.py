@@ -66,23 +66,23 @@ import io
 import os
 import re
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import assert_close, erd_robot_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as _event
 from hypothesis import note as _note
-from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 import denoc_bridge as db
-from conftest import assert_close, erd_robot_dir
-from denoc_bridge.testing import random_urdf
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
+from denoc_bridge.testing import random_urdf
 from denoc_bridge.validation import solve_agreement
 
 # ---------------------------------------------------------------------------- settings
@@ -121,7 +121,7 @@ ERD_FILES = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def seed_documents() -> tuple:
     """(name, text) of the real URDF files that are mutated."""
     own = Path(__file__).resolve().parents[1] / "urdf"
@@ -132,18 +132,86 @@ def seed_documents() -> tuple:
 
 # ------------------------------------------------------------------------ the mutations
 NUMERIC = {  # numeric attributes and how many numbers each holds
-    "xyz": 3, "rpy": 3, "value": 1, "ixx": 1, "ixy": 1, "ixz": 1, "iyy": 1, "iyz": 1, "izz": 1,
-    "lower": 1, "upper": 1, "effort": 1, "velocity": 1, "damping": 1, "friction": 1,
-    "multiplier": 1, "offset": 1, "radius": 1, "length": 1, "size": 3, "scale": 3, "rgba": 4,
+    "xyz": 3,
+    "rpy": 3,
+    "value": 1,
+    "ixx": 1,
+    "ixy": 1,
+    "ixz": 1,
+    "iyy": 1,
+    "iyz": 1,
+    "izz": 1,
+    "lower": 1,
+    "upper": 1,
+    "effort": 1,
+    "velocity": 1,
+    "damping": 1,
+    "friction": 1,
+    "multiplier": 1,
+    "offset": 1,
+    "radius": 1,
+    "length": 1,
+    "size": 3,
+    "scale": 3,
+    "rgba": 4,
 }
-DYNAMIC_TAGS = ("link", "joint", "inertial", "origin", "axis", "limit", "mass", "inertia", "parent", "child",
-                "mimic", "dynamics", "loop_joint", "link1", "link2")
+DYNAMIC_TAGS = (
+    "link",
+    "joint",
+    "inertial",
+    "origin",
+    "axis",
+    "limit",
+    "mass",
+    "inertia",
+    "parent",
+    "child",
+    "mimic",
+    "dynamics",
+    "loop_joint",
+    "link1",
+    "link2",
+)
 REFERENCES = {"parent": "link", "child": "link", "mimic": "joint", "link1": "link", "link2": "link"}
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
-JUNK_WORDS = ("", " ", "nan", "NaN", "-nan", "inf", "-inf", "+inf", "Infinity", "1e400", "-1e400", "1e308",
-              "-1e308", "1e-320", "0", "-0", "-1", "-1e3", "1e30", "abc", "1,2,3", "1 2", "1 2 3 4", "0 0 0",
-              "1e", ".", "--1", "0x10", "1_0", "1.5.5", "1 nan 2", "\t1\n2\t3 ", "true", "\u0661", "1e5x")
+JUNK_WORDS = (
+    "",
+    " ",
+    "nan",
+    "NaN",
+    "-nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "Infinity",
+    "1e400",
+    "-1e400",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "0",
+    "-0",
+    "-1",
+    "-1e3",
+    "1e30",
+    "abc",
+    "1,2,3",
+    "1 2",
+    "1 2 3 4",
+    "0 0 0",
+    "1e",
+    ".",
+    "--1",
+    "0x10",
+    "1_0",
+    "1.5.5",
+    "1 nan 2",
+    "\t1\n2\t3 ",
+    "true",
+    "\u0661",
+    "1e5x",
+)
 _small_floats = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 _any_float = st.floats(allow_nan=True, allow_infinity=True)
 junk_values = st.one_of(
@@ -160,8 +228,10 @@ def valid_numbers(n: int):
     return st.lists(one, min_size=n, max_size=n).map(lambda xs: " ".join(map(repr, xs)))
 
 
-new_names = st.one_of(st.sampled_from(["nope", "", " ", "world", "universe", "root_joint", "base_link"]),
-                      st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=6))
+new_names = st.one_of(
+    st.sampled_from(["nope", "", " ", "world", "universe", "root_joint", "base_link"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=6),
+)
 
 
 def _elements(root, tags=None):
@@ -213,8 +283,7 @@ def m_other_number(draw, root):
 
 
 def m_shuffle(draw, root):
-    parent = draw(st.sampled_from([root] + [e for e in _elements(root) if len(e) > 1])) if draw(
-        st.booleans()) else root
+    parent = draw(st.sampled_from([root] + [e for e in _elements(root) if len(e) > 1])) if draw(st.booleans()) else root
     kids = list(parent)
     if len(kids) <= 12:
         order = draw(st.permutations(range(len(kids))))
@@ -231,8 +300,9 @@ def m_shuffle(draw, root):
 
 
 def _reference_sites(root):
-    return [e for e in root.iter() if e.tag in REFERENCES and e.get("joint" if e.tag == "mimic" else "link")
-            is not None]
+    return [
+        e for e in root.iter() if e.tag in REFERENCES and e.get("joint" if e.tag == "mimic" else "link") is not None
+    ]
 
 
 def m_reference(draw, root):
@@ -264,8 +334,9 @@ def m_duplicate(draw, root):
 def m_move(draw, root):
     e = _pick(draw, _elements(root, set(DYNAMIC_TAGS) - {"link", "joint"}), "element")
     parents = _parents(root)
-    targets = [x for x in root.iter() if x is not e and x not in e.iter() and x.tag in ("robot", "link", "joint",
-                                                                                       "inertial")]
+    targets = [
+        x for x in root.iter() if x is not e and x not in e.iter() and x.tag in ("robot", "link", "joint", "inertial")
+    ]
     target = _pick(draw, targets, "target")
     parents[e].remove(e)
     target.append(e)
@@ -275,8 +346,16 @@ def m_move(draw, root):
 def m_joint_type(draw, root):
     e = _pick(draw, [e for e in root if e.tag in ("joint", "loop_joint")], "joint")
     kind = draw(st.integers(0, 3), label="valid type?")
-    e.set("type", draw(st.sampled_from(JOINT_TYPES) if kind < 2 else st.sampled_from(
-        ("spherical", "weld", "", "Revolute", " fixed", "revolute ")) if kind == 2 else st.text(max_size=5)))
+    e.set(
+        "type",
+        draw(
+            st.sampled_from(JOINT_TYPES)
+            if kind < 2
+            else st.sampled_from(("spherical", "weld", "", "Revolute", " fixed", "revolute "))
+            if kind == 2
+            else st.text(max_size=5)
+        ),
+    )
     return f"{_label(e)} type={e.get('type')!r}"
 
 
@@ -325,23 +404,23 @@ def mutated(draw, text: str, max_mutations: int = 4, min_mutations: int = 1):
 #: reason: the file is broken and urdfdom only prints an error (e.g. "mass [1_0] is not a float")
 #: and drops the whole <inertial> (mass 0), or keeps a value that makes no sense.
 LAX_IN_PINOCCHIO = (
-    r"is not \d number",          # junk: urdfdom drops the <inertial> it is in, or reads a prefix
-    r"must hold \d number",       # too few or too many numbers: same
-    r"is not finite",             # NaN, inf, 1e400: urdfdom drops the <inertial> or keeps NaN
-    r"is out of range",           # |x| > 1e50: the dynamics overflow to NaN, in Pinocchio too
-    r"negative mass",             # urdfdom keeps it
-    r"has zero length",           # zero axis: urdfdom keeps it (NaN dynamics)
+    r"is not \d number",  # junk: urdfdom drops the <inertial> it is in, or reads a prefix
+    r"must hold \d number",  # too few or too many numbers: same
+    r"is not finite",  # NaN, inf, 1e400: urdfdom drops the <inertial> or keeps NaN
+    r"is out of range",  # |x| > 1e50: the dynamics overflow to NaN, in Pinocchio too
+    r"negative mass",  # urdfdom keeps it
+    r"has zero length",  # zero axis: urdfdom keeps it (NaN dynamics)
     r"<inertial>: missing <(mass|inertia)>|missing attribute",  # urdfdom drops the element or uses 0
-    r"has no name",               # urdfdom accepts name="" (the URDF spec requires a name)
+    r"has no name",  # urdfdom accepts name="" (the URDF spec requires a name)
     r"is negative \(.*\): it would feed energy",  # negative damping: Pinocchio keeps it
     # urdfdom keeps only the links reachable from the root: a cycle elsewhere is dropped unseen
     r"not reachable from the root link .*their joints form a cycle",
     # the floating base is the joint 'root_joint', as in Pinocchio, which then has two joints
     # of that name
     r"duplicate joint name 'root_joint'",
-    r"<loop_joint",               # denoc_bridge's extension, which urdfdom ignores
-    r"malformed XML",             # e.g. a control character, which TinyXML lets through
-    r"has two parents",           # Pinocchio then builds a model with one joint twice
+    r"<loop_joint",  # denoc_bridge's extension, which urdfdom ignores
+    r"malformed XML",  # e.g. a control character, which TinyXML lets through
+    r"has two parents",  # Pinocchio then builds a model with one joint twice
 )
 
 
@@ -380,8 +459,12 @@ def _pin_from_xml(text: str, floating: bool, mimic: bool):
 
 
 def _tab_separated_numbers(text: str) -> bool:
-    return any(re.search(r"[\t\n\r]", value.strip()) for e in ET.fromstring(text).iter()
-               for attr, value in e.attrib.items() if attr in NUMERIC)
+    return any(
+        re.search(r"[\t\n\r]", value.strip())
+        for e in ET.fromstring(text).iter()
+        for attr, value in e.attrib.items()
+        if attr in NUMERIC
+    )
 
 
 def _reserved_names(text: str, floating: bool) -> bool:
@@ -420,8 +503,9 @@ def term_scale(model, v=None, a=None) -> float:
     scale is that of the results, and the check stays at TOL; a wrong term would show there.
     """
     length = 1.0 + np.abs(model.joint_translation).sum() + np.abs(model.com).max(initial=0.0)
-    inertia = model.mass.sum() + np.abs(model.inertia).max(axis=(1, 2), initial=0.0).sum() + np.abs(
-        model.armature).sum()
+    inertia = (
+        model.mass.sum() + np.abs(model.inertia).max(axis=(1, 2), initial=0.0).sum() + np.abs(model.armature).sum()
+    )
     scale = inertia * length**2
     if v is not None:
         scale *= np.linalg.norm(model.gravity) + np.abs(a).max(initial=0.0) + np.abs(v).max(initial=0.0) ** 2
@@ -466,13 +550,21 @@ def check_tree_dynamics(model, pm, q, v, a, who: str) -> None:
         # every LDL^T pivot bounds the GIM's smallest eigenvalue from above, that eigenvalue is
         # then at most SINGULAR_RTOL times the largest link inertia or GIM entry.
         eig = np.linalg.eigvalsh(M_pin) if np.all(np.isfinite(M_pin)) else np.array([np.nan])
-        inertia = max(np.abs(np.diagonal(M_pin)).max(initial=0.0), model.mass.max(initial=0.0),
-                      np.abs(model.inertia).max(initial=0.0), np.abs(model.armature).max(initial=0.0),
-                      (model.mass * (model.com ** 2).sum(axis=1)).max(initial=0.0))
-        assert (not np.all(np.isfinite(a_pin)) or not eig.min() > 1e-9 * np.abs(eig).max()
-                or not eig.min() > 10 * SINGULAR_RTOL * inertia), (
+        inertia = max(
+            np.abs(np.diagonal(M_pin)).max(initial=0.0),
+            model.mass.max(initial=0.0),
+            np.abs(model.inertia).max(initial=0.0),
+            np.abs(model.armature).max(initial=0.0),
+            (model.mass * (model.com**2).sum(axis=1)).max(initial=0.0),
+        )
+        assert (
+            not np.all(np.isfinite(a_pin))
+            or not eig.min() > 1e-9 * np.abs(eig).max()
+            or not eig.min() > 10 * SINGULAR_RTOL * inertia
+        ), (
             f"SingularInertiaError at joint '{exc.joint}' but Pinocchio's aba is finite and the GIM is positive "
-            f"definite (eigenvalues {eig.min():.3g} .. {eig.max():.3g}; largest inertia {inertia:.3g}) ({who})")
+            f"definite (eigenvalues {eig.min():.3g} .. {eig.max():.3g}; largest inertia {inertia:.3g}) ({who})"
+        )
         event("forward dynamics: SingularInertiaError")
         return
     _finite("forward_dynamics", acc)
@@ -501,7 +593,8 @@ def check_tree_dynamics(model, pm, q, v, a, who: str) -> None:
     res, res_pin = np.abs(M @ acc - rhs).max(), np.abs(M_pin @ a_pin - rhs_pin).max()
     scale = max(np.abs(M).max() * np.abs(acc).max(), np.abs(rhs).max())
     assert res <= max(TOL * scale, 10 * res_pin), (
-        f"forward_dynamics ({who}): residual of M a = tau - h {res:.3g}, Pinocchio's {res_pin:.3g} (scale {scale:.3g})")
+        f"forward_dynamics ({who}): residual of M a = tau - h {res:.3g}, Pinocchio's {res_pin:.3g} (scale {scale:.3g})"
+    )
 
 
 def check_mimic_dynamics(mm, q, v, a, pm_xml=None) -> None:
@@ -529,8 +622,9 @@ def check_mimic_dynamics(mm, q, v, a, pm_xml=None) -> None:
         refs.append(("pin.buildModelFromXML", pm_xml))
     for who, pm in refs:
         pd = pm.createData()
-        assert_close_scaled(f"inverse_dynamics vs pin.rnea (mimic, {who})", tau, pin.rnea(pm, pd, q, v, a),
-                            tau_scale, n)
+        assert_close_scaled(
+            f"inverse_dynamics vs pin.rnea (mimic, {who})", tau, pin.rnea(pm, pd, q, v, a), tau_scale, n
+        )
         assert_close_scaled(f"mass_matrix vs pin.crba (mimic, {who})", M, pin.crba(pm, pd, q), M_scale, n)
     try:
         acc = db.forward_dynamics(mm, q, v, tau)
@@ -546,14 +640,16 @@ def check_mimic_dynamics(mm, q, v, a, pm_xml=None) -> None:
     kappa = np.linalg.cond(M) if M.size else 1.0
     err = np.abs(acc - a).max(initial=0.0)
     allowed = (TOL if kappa <= 1e6 else max(TOL, 1e3 * n * kappa * np.finfo(float).eps)) * max(
-        1.0, np.abs(a).max(initial=0.0))
+        1.0, np.abs(a).max(initial=0.0)
+    )
     assert err <= allowed, f"forward_dynamics (mimic) does not undo inverse_dynamics: error {err:.3g} > {allowed:.3g}"
 
 
 def check_document(text: str, floating: bool = False, mimic: bool = False, as_bytes: bool = False):
     """The fuzzing contract for one document; returns the model (or None) for the callers' tallies."""
-    note(f"load_urdf(doc, floating_base={floating}, mimic={mimic}) with doc ({'bytes' if as_bytes else 'str'}) =\n"
-         f"{text}")
+    note(
+        f"load_urdf(doc, floating_base={floating}, mimic={mimic}) with doc ({'bytes' if as_bytes else 'str'}) =\n{text}"
+    )
     model, error = load(text.encode() if as_bytes else text, floating_base=floating, mimic=mimic)
     pm_xml = _pin_from_xml(text, floating, False)
     pm_mimic_xml = _pin_from_xml(text, floating, True) if mimic else None
@@ -562,7 +658,8 @@ def check_document(text: str, floating: bool = False, mimic: bool = False, as_by
         note(f"load_urdf raised {type(error).__name__}: {error}")
         if (pm_mimic_xml if mimic else pm_xml) is not None:
             assert any(re.search(p, str(error)) for p in LAX_IN_PINOCCHIO + (LAX_MIMIC if mimic else ())), (
-                f"Pinocchio loads this document but load_urdf raised {type(error).__name__}: {error}")
+                f"Pinocchio loads this document but load_urdf raised {type(error).__name__}: {error}"
+            )
         return None
     event("loaded")
     with warnings.catch_warnings(record=True) as caught:
@@ -584,8 +681,7 @@ def check_model(model, text: str, floating: bool, pm_xml, pm_mimic_xml) -> None:
     q = db.random_configuration(tree, rng)
     v, a = rng.standard_normal(tree.nv), rng.standard_normal(tree.nv)
     _finite("random_configuration", q)
-    check_tree_dynamics(tree, db.to_pinocchio(tree.replace(loops=()) if tree.loops else tree), q, v, a,
-                        "to_pinocchio")
+    check_tree_dynamics(tree, db.to_pinocchio(tree.replace(loops=()) if tree.loops else tree), q, v, a, "to_pinocchio")
     tabbed = _tab_separated_numbers(text)
     reserved = _reserved_names(text, floating)
     if pm_xml is not None and tabbed:
@@ -601,20 +697,27 @@ def check_model(model, text: str, floating: bool, pm_xml, pm_mimic_xml) -> None:
     elif pm_xml is not None:
         event("loaded by both: compared with pin.buildModelFromXML")
         assert tree.joint_names == tuple(pm_xml.names[1:]), (
-            f"joint order {tree.joint_names} differs from Pinocchio's {tuple(pm_xml.names[1:])}")
+            f"joint order {tree.joint_names} differs from Pinocchio's {tuple(pm_xml.names[1:])}"
+        )
         assert (tree.nq, tree.nv) == (pm_xml.nq, pm_xml.nv)
         check_tree_dynamics(tree, pm_xml, q, v, a, "pin.buildModelFromXML")
     elif pm_xml is None:
         event("loaded here, refused by Pinocchio")
     if isinstance(model, db.MimicModel):
         rng = np.random.default_rng(STATE_SEED)
-        check_mimic_dynamics(model, db.random_configuration(model, rng), rng.standard_normal(model.nv),
-                             rng.standard_normal(model.nv), None if tabbed or reserved else pm_mimic_xml)
+        check_mimic_dynamics(
+            model,
+            db.random_configuration(model, rng),
+            rng.standard_normal(model.nv),
+            rng.standard_normal(model.nv),
+            None if tabbed or reserved else pm_mimic_xml,
+        )
     if tree.loops:
         # the constrained accelerations: finite, or a documented refusal (singular constraints)
         try:
-            _finite("forward_dynamics with loops", db.forward_dynamics(tree, q, v, db.tree_inverse_dynamics(
-                tree, q, v, a)))
+            _finite(
+                "forward_dynamics with loops", db.forward_dynamics(tree, q, v, db.tree_inverse_dynamics(tree, q, v, a))
+            )
         except db.DenocError as exc:
             assert str(exc)
             event(f"loops: {type(exc).__name__}")
@@ -667,7 +770,7 @@ def test_a_needle_is_refused_as_documented_and_a_false_refusal_is_caught(monkeyp
         db.forward_dynamics(model, db.random_configuration(model, 0), np.zeros(1), np.ones(1))
     check_document(needle)
     thicker = _one_joint(inertia='ixx="1" iyy="1" izz="1e-9"')
-    check_document(thicker)                                     # solved: 1e-9 is a pivot
+    check_document(thicker)  # solved: 1e-9 is a pivot
 
     def refuse(model, *args, **kwargs):
         raise db.SingularInertiaError("refused at joint 'j'", joint=model.joint_names[0], link=model.link_names[0])
@@ -678,27 +781,41 @@ def test_a_needle_is_refused_as_documented_and_a_false_refusal_is_caught(monkeyp
 
 
 def _one_joint(inertia='ixx="1" iyy="1" izz="1"', mass="1", origin="", axis='<axis xyz="0 0 1"/>'):
-    return ('<robot name="r"><link name="w"/><link name="a"><inertial>' + origin + f'<mass value="{mass}"/>'
-            f'<inertia {inertia} ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j" type="continuous">'
-            f'<parent link="w"/><child link="a"/>{axis}</joint></robot>')
+    return (
+        '<robot name="r"><link name="w"/><link name="a"><inertial>' + origin + f'<mass value="{mass}"/>'
+        f'<inertia {inertia} ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j" type="continuous">'
+        f'<parent link="w"/><child link="a"/>{axis}</joint></robot>'
+    )
 
 
-@pytest.mark.parametrize("xml,match", [
-    # urdf-parser-py failed with "'NoneType' object has no attribute 'split'" (urdfdom: zero axis)
-    pytest.param(_one_joint(axis="<axis/>"), r"joint 'j' <axis>: missing attribute 'xyz'", id="axis-without-xyz"),
-    # Python's float() reads these; urdfdom drops the <inertial> ("is not a float"): the two
-    # libraries built different models from one file
-    pytest.param(_one_joint(mass="1_0"), r"link 'a' <inertial> <mass>.*not 1 number", id="underscore"),
-    pytest.param(_one_joint(mass="\u0661"), r"link 'a' <inertial> <mass>.*not 1 number", id="arabic-digit"),
-    pytest.param(_one_joint(origin='<origin xyz="0\u20030 1"/>'), r"link 'a' <inertial> <origin>.*not 3 number",
-                 id="unicode-space"),
-    # finite but huge: the dynamics overflowed to NaN without an error, or the loader's lumping
-    # emitted numpy overflow warnings
-    pytest.param(_one_joint(inertia='ixx="1" iyy="1" izz="1e308"'), r"link 'a' <inertial> <inertia>.*out of range",
-                 id="inertia-1e308"),
-    pytest.param(_one_joint(origin='<origin xyz="3e253 0 0"/>'), r"link 'a' <inertial> <origin>.*out of range",
-                 id="com-3e253"),
-])
+@pytest.mark.parametrize(
+    "xml,match",
+    [
+        # urdf-parser-py failed with "'NoneType' object has no attribute 'split'" (urdfdom: zero axis)
+        pytest.param(_one_joint(axis="<axis/>"), r"joint 'j' <axis>: missing attribute 'xyz'", id="axis-without-xyz"),
+        # Python's float() reads these; urdfdom drops the <inertial> ("is not a float"): the two
+        # libraries built different models from one file
+        pytest.param(_one_joint(mass="1_0"), r"link 'a' <inertial> <mass>.*not 1 number", id="underscore"),
+        pytest.param(_one_joint(mass="\u0661"), r"link 'a' <inertial> <mass>.*not 1 number", id="arabic-digit"),
+        pytest.param(
+            _one_joint(origin='<origin xyz="0\u20030 1"/>'),
+            r"link 'a' <inertial> <origin>.*not 3 number",
+            id="unicode-space",
+        ),
+        # finite but huge: the dynamics overflowed to NaN without an error, or the loader's lumping
+        # emitted numpy overflow warnings
+        pytest.param(
+            _one_joint(inertia='ixx="1" iyy="1" izz="1e308"'),
+            r"link 'a' <inertial> <inertia>.*out of range",
+            id="inertia-1e308",
+        ),
+        pytest.param(
+            _one_joint(origin='<origin xyz="3e253 0 0"/>'),
+            r"link 'a' <inertial> <origin>.*out of range",
+            id="com-3e253",
+        ),
+    ],
+)
 def test_documents_the_fuzzer_found_are_refused_by_name(xml, match):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -708,8 +825,11 @@ def test_documents_the_fuzzer_found_are_refused_by_name(xml, match):
 
 def test_limits_may_stay_huge():
     """Position limits do not enter the dynamics; +-max double means "no limit" (Pinocchio)."""
-    xml = _one_joint().replace('type="continuous"', 'type="revolute"').replace(
-        "</joint>", '<limit lower="-1.7976931348623157e308" upper="1e300" effort="1" velocity="1"/></joint>')
+    xml = (
+        _one_joint()
+        .replace('type="continuous"', 'type="revolute"')
+        .replace("</joint>", '<limit lower="-1.7976931348623157e308" upper="1e300" effort="1" velocity="1"/></joint>')
+    )
     model = db.load_urdf(xml)
     assert model.lower_limit[0] == -np.finfo(float).max and model.upper_limit[0] == 1e300
 
@@ -724,9 +844,13 @@ def test_mutated_real_urdfs_load_or_raise_documented_errors(doc, floating, mimic
 
 @st.composite
 def random_documents(draw):
-    return random_urdf(draw(st.integers(0, 2**32 - 1), label="seed"), draw(st.integers(1, 10), label="links"),
-                       fixed=draw(st.sampled_from([0.0, 0.3, 0.6])), no_inertial=draw(st.sampled_from([0.0, 0.3])),
-                       branching=draw(st.floats(0.0, 0.8)))
+    return random_urdf(
+        draw(st.integers(0, 2**32 - 1), label="seed"),
+        draw(st.integers(1, 10), label="links"),
+        fixed=draw(st.sampled_from([0.0, 0.3, 0.6])),
+        no_inertial=draw(st.sampled_from([0.0, 0.3])),
+        branching=draw(st.floats(0.0, 0.8)),
+    )
 
 
 @FUZZ

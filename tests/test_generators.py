@@ -20,8 +20,14 @@ def test_urdf_files_are_the_generators_output(name, text):
     assert (URDF / name).read_text() == text(), f"urdf/{name} is stale: regenerate it from the generator"
 
 
-@pytest.mark.parametrize("make, text", [(rope, rope_urdf), (puma560, puma560_urdf),
-                                        (lambda: chain(7, "planar", damping=0.1), lambda: chain_urdf(7, damping=0.1))])
+@pytest.mark.parametrize(
+    "make, text",
+    [
+        (rope, rope_urdf),
+        (puma560, puma560_urdf),
+        (lambda: chain(7, "planar", damping=0.1), lambda: chain_urdf(7, damping=0.1)),
+    ],
+)
 def test_urdf_twins_have_the_same_dynamics(make, text):
     model = make()
     with warnings.catch_warnings():
@@ -42,7 +48,7 @@ def test_the_rope_of_000():
     assert (m.nv, m.n_links, m.n_modules) == (100, 100, 1)
     assert np.isclose(np.sum(m.mass), 50 * 0.004) and np.count_nonzero(m.mass) == 50
     R, p = db.forward_kinematics(m, np.zeros(m.nq))
-    assert np.allclose(p[-1], [2.45, 0.0, 0.0]) and np.allclose(R[-1], np.eye(3))   # 2.5 m with the last rod
+    assert np.allclose(p[-1], [2.45, 0.0, 0.0]) and np.allclose(R[-1], np.eye(3))  # 2.5 m with the last rod
     assert [m.joint_axis[k].tolist() for k in (0, 1)] == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     pm = db.to_pinocchio(m)
     q = np.random.default_rng(1).uniform(-0.5, 0.5, 100)
@@ -53,10 +59,13 @@ def test_the_rope_of_000():
 def test_chains():
     planar, spatial = chain(10, "planar"), chain(10, "spatial", length=0.1, mass=1.0, radius=0.01)
     assert (planar.nv, spatial.nv) == (10, 20)
-    I = spatial.inertia[1]                                      # the first cylinder
+    I = spatial.inertia[1]  # the first cylinder
     assert np.allclose(np.diag(I), [0.5e-4, (3e-4 + 1e-2) / 12, (3e-4 + 1e-2) / 12])
-    for bad, match in (({"n": 0}, "n must be at least 1"), ({"kind": "helical"}, "kind must be 'planar'"),
-                       ({"mass": -1.0}, "mass must be a positive number")):
+    for bad, match in (
+        ({"n": 0}, "n must be at least 1"),
+        ({"kind": "helical"}, "kind must be 'planar'"),
+        ({"mass": -1.0}, "mass must be a positive number"),
+    ):
         args = {"n": 3, "kind": "planar", **bad}
         with pytest.raises(db.InputError, match=match):
             chain(args.pop("n"), args.pop("kind"), **args)
@@ -67,16 +76,16 @@ def test_chains():
 def test_puma560_is_the_dh_table():
     """Link frames from the DH rows of 003 Table 2: joint i + 1 at (a_i, 0, b_i), turned by alpha_i."""
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                          # the intended hub inertias do not warn
+        warnings.simplefilter("error")  # the intended hub inertias do not warn
         m = puma560()
     assert any("violate the triangle inequality" in w for w in m.warnings)
     rng = np.random.default_rng(2)
     q = rng.uniform(-2, 2, 6)
     T = np.eye(4)
     frames = []
-    for i, (a, b, alpha, mass, hub) in enumerate(PUMA560_DH):
+    for i, (a, b, alpha, _mass, _hub) in enumerate(PUMA560_DH):
         c, s = np.cos(q[i]), np.sin(q[i])
-        T = T @ np.array([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])      # link i frame
+        T = T @ np.array([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])  # link i frame
         frames.append(T.copy())
         ca, sa = np.cos(alpha), np.sin(alpha)
         T = T @ np.array([[1, 0, 0, a], [0, ca, -sa, 0], [0, sa, ca, b], [0, 0, 0, 1.0]])  # to joint i + 1

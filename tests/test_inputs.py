@@ -11,8 +11,9 @@ from denoc_bridge.testing import random_model
 
 @pytest.fixture(scope="module")
 def model():
-    return random_model(5, 6, floating_base=True, joint_types=(db.JointType.CONTINUOUS, db.JointType.SPHERICAL,
-                                                               db.JointType.REVOLUTE))
+    return random_model(
+        5, 6, floating_base=True, joint_types=(db.JointType.CONTINUOUS, db.JointType.SPHERICAL, db.JointType.REVOLUTE)
+    )
 
 
 def _ok(model):
@@ -69,7 +70,7 @@ def test_quaternions_and_circle_pairs_are_normalised_and_zero_is_refused(model):
     k = next(k for k in range(model.n_links) if model.joint_type[k] == db.JointType.CONTINUOUS)
     i = model.idx_q[k]
     zero = q.copy()
-    zero[i:i + 2] = 0.0
+    zero[i : i + 2] = 0.0
     with pytest.raises(db.InputError, match=rf"\(cos, sin\) pair of zero norm for joint '{model.joint_names[k]}'"):
         db.mass_matrix(model, zero)
 
@@ -85,9 +86,10 @@ def test_external_wrenches_by_array_or_name(model):
     assert np.array_equal(tau, db.inverse_dynamics(model, q, v, a, by_joint))
     with pytest.raises(db.InputError, match="f_ext names 'nope'"):
         db.inverse_dynamics(model, q, v, a, {"nope": w[0]})
-    both = {model.link_names[2]: w[2], model.joint_names[2]: 2 * w[2]}           # one body named twice: they add
-    np.testing.assert_allclose(db.inverse_dynamics(model, q, v, a, both), db.inverse_dynamics(model, q, v, a, 3 * w),
-                               rtol=1e-13, atol=1e-13)
+    both = {model.link_names[2]: w[2], model.joint_names[2]: 2 * w[2]}  # one body named twice: they add
+    np.testing.assert_allclose(
+        db.inverse_dynamics(model, q, v, a, both), db.inverse_dynamics(model, q, v, a, 3 * w), rtol=1e-13, atol=1e-13
+    )
     with pytest.raises(db.InputError, match=rf"f_ext must have shape \({model.n_links}, 6\)"):
         db.inverse_dynamics(model, q, v, a, w[:-1])
     w[1, 4] = np.nan
@@ -119,7 +121,7 @@ def test_wrenches_on_frames_of_merged_links_match_pinocchio():
         got = db.inverse_dynamics(model, q, v, a, {name: w})
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=name)
         checked += name not in model.link_names
-    assert checked == 3                                  # hand, its joint, link8: merged frames
+    assert checked == 3  # hand, its joint, link8: merged frames
     with pytest.raises(db.InputError, match="f_ext names 'panda_link0', a frame fixed to the base"):
         db.inverse_dynamics(model, q, v, a, {"panda_link0": w})
     with pytest.raises(db.InputError, match="neither a link, a joint nor a frame of 'panda'"):
@@ -138,8 +140,11 @@ def test_singular_articulated_inertia_names_the_joint():
     q, v, a = _ok(model)
     db.inverse_dynamics(model, q, v, a)  # defined: a massless link needs no torque
     db.mass_matrix(model, q)
-    for call in (lambda: db.forward_dynamics(model, q, v, a), lambda: db.inverse_mass_matrix(model, q),
-                 lambda: db.udut(model, q)):
+    for call in (
+        lambda: db.forward_dynamics(model, q, v, a),
+        lambda: db.inverse_mass_matrix(model, q),
+        lambda: db.udut(model, q),
+    ):
         with pytest.raises(db.SingularInertiaError, match="joint 'spin' \\(continuous\\) is singular") as info:
             call()
         assert info.value.joint == "spin" and info.value.link == "sensor"

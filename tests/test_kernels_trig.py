@@ -5,9 +5,9 @@ import pytest
 from numba import njit
 
 import denoc_bridge as db
-from denoc_bridge.robots import serial_chain
 from denoc_bridge.algorithms.reference import reference_inverse_dynamics
 from denoc_bridge.kernels.trig import TRIG_LIMIT, cos_sin, poly_ok
+from denoc_bridge.robots import serial_chain
 
 
 @njit(cache=True)
@@ -22,14 +22,19 @@ def _ulps(ours, ref):
     return np.abs(ours - ref) / np.spacing(np.maximum(np.abs(ref), np.finfo(float).tiny))
 
 
-@pytest.mark.parametrize("name, x", [
-    ("joint range", np.random.default_rng(0).uniform(-4.0, 4.0, 200_000)),
-    ("up to the limit", np.random.default_rng(1).uniform(-TRIG_LIMIT, TRIG_LIMIT, 200_000)),
-    ("multiples of pi/2", np.arange(-60_000, 60_001) * (np.pi / 2)),
-    ("tiny", np.concatenate([np.geomspace(1e-300, 1e-3, 2000), -np.geomspace(1e-300, 1e-3, 2000), [0.0, -0.0]])),
-    ("quadrant boundaries", np.array([np.nextafter(k * np.pi / 4, sgn) for k in range(-64, 65)
-                                      for sgn in (-np.inf, np.inf)])),
-])
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("joint range", np.random.default_rng(0).uniform(-4.0, 4.0, 200_000)),
+        ("up to the limit", np.random.default_rng(1).uniform(-TRIG_LIMIT, TRIG_LIMIT, 200_000)),
+        ("multiples of pi/2", np.arange(-60_000, 60_001) * (np.pi / 2)),
+        ("tiny", np.concatenate([np.geomspace(1e-300, 1e-3, 2000), -np.geomspace(1e-300, 1e-3, 2000), [0.0, -0.0]])),
+        (
+            "quadrant boundaries",
+            np.array([np.nextafter(k * np.pi / 4, sgn) for k in range(-64, 65) for sgn in (-np.inf, np.inf)]),
+        ),
+    ],
+)
 def test_cos_sin_within_one_ulp_of_the_c_library(name, x):
     c, s = np.empty_like(x), np.empty_like(x)
     _cos_sin_array(x, c, s)
@@ -54,7 +59,7 @@ def test_angles_beyond_the_polynomial_range_use_the_c_library():
     poly = np.array([cos_sin(x) for x in q])
     assert np.abs(poly[:, 0] - np.cos(q)).max() > 1e-13, "the test needs angles where the polynomial path fails"
     E = db.algorithms.dynamics.geometry(model, q).E
-    for k in range(model.n_links):                              # x/y axes alternate: E = R^T
+    for k in range(model.n_links):  # x/y axes alternate: E = R^T
         c, s = (E[k, 1, 1], E[k, 1, 2]) if k % 2 == 0 else (E[k, 0, 0], -E[k, 0, 2])
         assert (c, s) == (np.cos(q[k]), np.sin(q[k])), f"link {k}: E_k is not built from the C library's cos/sin"
     v, a = rng.standard_normal(model.nv), rng.standard_normal(model.nv)

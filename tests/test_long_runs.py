@@ -144,20 +144,31 @@ def _measured(run, probes) -> tuple:
     rss1 = _rss()
     peak = max(_peak_rss(), rss1) if peak_ok else rss1
     s1 = nrt_stats()
-    rss_in_run = probes.rss[:probes.n]
-    m = dict(wall=wall, rss_growth=rss1 - rss0, rss_peak=peak - rss0, py_kept=py1 - py0, py_peak=py_peak - py0,
-             updates=probes.n, rss_in_run=rss_in_run.max() - rss_in_run[0] if probes.n else 0,
-             nrt_allocs=s1.alloc - s0.alloc, nrt_live=(s1.alloc - s1.free) - (s0.alloc - s0.free),
-             nrt_live_meminfos=(s1.mi_alloc - s1.mi_free) - (s0.mi_alloc - s0.mi_free), peak_rss_measured=peak_ok)
+    rss_in_run = probes.rss[: probes.n]
+    m = dict(
+        wall=wall,
+        rss_growth=rss1 - rss0,
+        rss_peak=peak - rss0,
+        py_kept=py1 - py0,
+        py_peak=py_peak - py0,
+        updates=probes.n,
+        rss_in_run=rss_in_run.max() - rss_in_run[0] if probes.n else 0,
+        nrt_allocs=s1.alloc - s0.alloc,
+        nrt_live=(s1.alloc - s1.free) - (s0.alloc - s0.free),
+        nrt_live_meminfos=(s1.mi_alloc - s1.mi_free) - (s0.mi_alloc - s0.mi_free),
+        peak_rss_measured=peak_ok,
+    )
     return traj, m
 
 
 def _report(label, steps, m):
-    print(f"\n{label}: {steps} steps in {m['wall']:.2f} s; RSS +{m['rss_growth'] / MiB:.2f} MiB after, peak "
-          f"+{m['rss_peak'] / MiB:.2f} MiB ({'VmHWM' if m['peak_rss_measured'] else 'after the run'}); "
-          f"RSS from the first to the highest of {m['updates']} progress updates +{m['rss_in_run'] / MiB:.3f} MiB; "
-          f"tracemalloc kept {m['py_kept'] / MiB:.4f} MiB, peak {m['py_peak'] / MiB:.4f} MiB; NRT {m['nrt_allocs']} "
-          f"allocations, {m['nrt_live']} live blocks, {m['nrt_live_meminfos']} live meminfos")
+    print(
+        f"\n{label}: {steps} steps in {m['wall']:.2f} s; RSS +{m['rss_growth'] / MiB:.2f} MiB after, peak "
+        f"+{m['rss_peak'] / MiB:.2f} MiB ({'VmHWM' if m['peak_rss_measured'] else 'after the run'}); "
+        f"RSS from the first to the highest of {m['updates']} progress updates +{m['rss_in_run'] / MiB:.3f} MiB; "
+        f"tracemalloc kept {m['py_kept'] / MiB:.4f} MiB, peak {m['py_peak'] / MiB:.4f} MiB; NRT {m['nrt_allocs']} "
+        f"allocations, {m['nrt_live']} live blocks, {m['nrt_live_meminfos']} live meminfos"
+    )
 
 
 def _assert_flat(short, long, rss_tol, py_tol, min_updates):
@@ -166,21 +177,27 @@ def _assert_flat(short, long, rss_tol, py_tol, min_updates):
     for name, m in (("short", short), ("long", long)):
         assert m["nrt_live"] == 0 and m["nrt_live_meminfos"] == 0, (
             f"{name} run: the compiled code left {m['nrt_live']} NRT blocks / {m['nrt_live_meminfos']} meminfos "
-            "allocated")
+            "allocated"
+        )
     assert long["py_kept"] <= short["py_kept"] + py_tol, (
-        f"tracemalloc: the long run keeps {long['py_kept'] - short['py_kept']} bytes more than the short one")
+        f"tracemalloc: the long run keeps {long['py_kept'] - short['py_kept']} bytes more than the short one"
+    )
     assert long["py_peak"] <= short["py_peak"] + py_tol, (
-        f"tracemalloc: the long run peaks {long['py_peak'] - short['py_peak']} bytes above the short one")
+        f"tracemalloc: the long run peaks {long['py_peak'] - short['py_peak']} bytes above the short one"
+    )
     if HAS_PROC:
         assert long["updates"] >= min_updates, f"only {long['updates']} progress updates in the long run"
         assert long["rss_in_run"] <= IN_RUN_TOL, (
-            f"RSS grew {long['rss_in_run'] / MiB:.2f} MiB during the long run ({long['updates']} updates)")
+            f"RSS grew {long['rss_in_run'] / MiB:.2f} MiB during the long run ({long['updates']} updates)"
+        )
         assert long["rss_growth"] <= short["rss_growth"] + rss_tol, (
             f"RSS grew {long['rss_growth'] / MiB:.2f} MiB in the long run, {short['rss_growth'] / MiB:.2f} MiB in "
-            "the short one")
+            "the short one"
+        )
         assert long["rss_peak"] <= short["rss_peak"] + rss_tol, (
             f"RSS peaked {long['rss_peak'] / MiB:.2f} MiB above its start in the long run, "
-            f"{short['rss_peak'] / MiB:.2f} MiB in the short one")
+            f"{short['rss_peak'] / MiB:.2f} MiB in the short one"
+        )
 
 
 def _assert_sane(traj, n_steps, dt, evals_per_step, q0, drift_tol):
@@ -227,8 +244,8 @@ def test_100k_dof_rk4_run_keeps_flat_memory(chain100k, memory_probes):
     def run(n):
         return db.simulate(model, q0, v0, n * dt, dt=dt, method="rk4", save_every=n, progress=False)
 
-    for _ in range(2):                               # compiles; the model's work array; the energies'
-        run(n1).energy_drift()                       # first imports; the allocator's free lists
+    for _ in range(2):  # compiles; the model's work array; the energies'
+        run(n1).energy_drift()  # first imports; the allocator's free lists
     short, m1 = _measured(lambda: run(n1), memory_probes)
     _assert_sane(short, n1, dt, 4, q0, 1e-6)
     del short
@@ -236,8 +253,8 @@ def test_100k_dof_rk4_run_keeps_flat_memory(chain100k, memory_probes):
     _report("100k-DOF rk4, short", n1, m1)
     _report("100k-DOF rk4, long", n2, m2)
     _assert_sane(long, n2, dt, 4, q0, 1e-6)
-    assert long.kinetic_energy[-1] > 1.0                              # 20 ms of falling: ~7 J
-    _assert_flat(m1, m2, RSS_TOL, py_tol=256 * 1024, min_updates=3)   # a third of one 0.8 MB vector
+    assert long.kinetic_energy[-1] > 1.0  # 20 ms of falling: ~7 J
+    _assert_flat(m1, m2, RSS_TOL, py_tol=256 * 1024, min_updates=3)  # a third of one 0.8 MB vector
 
 
 def test_python_stepping_loop_keeps_flat_memory(memory_probes):
@@ -249,7 +266,7 @@ def test_python_stepping_loop_keeps_flat_memory(memory_probes):
     dt, n1, n2 = 1e-4, 40, 320
     calls = {"n": 0}
 
-    def weak_spring(t, q, v):                       # a controller: a fresh array per call
+    def weak_spring(t, q, v):  # a controller: a fresh array per call
         calls["n"] += 1
         return -1e-4 * q
 
@@ -267,7 +284,7 @@ def test_python_stepping_loop_keeps_flat_memory(memory_probes):
     _report("10k-DOF Python loop, long", n2, m2)
     assert calls["n"] == 4 * n2 + 1, "the controller was not called at every stage"
     _assert_sane(long, n2, dt, 4, q0, 1e-6)
-    _assert_flat(m1, m2, RSS_TOL, py_tol=64 * 1024, min_updates=4)   # one 10k vector is 80 kB
+    _assert_flat(m1, m2, RSS_TOL, py_tol=64 * 1024, min_updates=4)  # one 10k vector is 80 kB
 
 
 def test_adaptive_path_keeps_flat_memory(memory_probes):
@@ -278,8 +295,7 @@ def test_adaptive_path_keeps_flat_memory(memory_probes):
     q0, v0 = 0.02 * rng.standard_normal(model.nq), np.zeros(model.nv)
 
     def run(rtol):
-        return db.simulate(model, q0, v0, 0.02, dt=0.02, method="RK45", rtol=rtol, atol=1e-9 * rtol,
-                           progress=False)
+        return db.simulate(model, q0, v0, 0.02, dt=0.02, method="RK45", rtol=rtol, atol=1e-9 * rtol, progress=False)
 
     for _ in range(2):
         run(1e-4).energy_drift()
@@ -332,7 +348,7 @@ def _states(model, q_ref, seed, B=12):
     """B states of the model (on its loops: closed, with consistent accelerations)."""
     rng = np.random.default_rng(seed)
     if model.loops:
-        if q_ref is None:                                            # the four-bar: t2, -t2, t2 close it
+        if q_ref is None:  # the four-bar: t2, -t2, t2 close it
             t2, w2 = rng.uniform(-1.2, 1.2, B), rng.normal(size=B)
             Q = np.column_stack([rng.normal(size=B), t2, -t2, t2])
             V = np.column_stack([rng.normal(size=B), w2, -w2, w2])
@@ -343,8 +359,13 @@ def _states(model, q_ref, seed, B=12):
         T = rng.normal(size=(B, model.nv))
         return Q, V, T, db.forward_dynamics(model, Q, V, T), rng.normal(size=(B, model.n_links, 6))
     Q = np.array([db.random_configuration(model, rng) for _ in range(B)])
-    return (Q, rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv)),
-            rng.normal(size=(B, model.n_links, 6)))
+    return (
+        Q,
+        rng.normal(size=(B, model.nv)),
+        rng.normal(size=(B, model.nv)),
+        rng.normal(size=(B, model.nv)),
+        rng.normal(size=(B, model.n_links, 6)),
+    )
 
 
 def _operations(model, states, data):
@@ -355,31 +376,45 @@ def _operations(model, states, data):
     would see another thread's numbers if the buffers were shared.  Closed-chain inverse
     dynamics (a dense solve per state) on two states only."""
     Q, V, T, A, F = states
-    ops = [(("fd batch",), lambda: db.forward_dynamics(model, Q, V, T)),
-           (("energies batch",), lambda: np.stack(db.energies(model, Q, V)))]
+    ops = [
+        (("fd batch",), lambda: db.forward_dynamics(model, Q, V, T)),
+        (("energies batch",), lambda: np.stack(db.energies(model, Q, V))),
+    ]
     n_id = 2 if model.loops else len(Q)
     ops.append((("id batch",), lambda: db.inverse_dynamics(model, Q[:n_id], V[:n_id], A[:n_id])))
     for b in range(len(Q)):
         q, v, tau, a, f = Q[b], V[b], T[b], A[b], F[b]
-        ops += [(("fd", b), lambda q=q, v=v, tau=tau: db.forward_dynamics(model, q, v, tau, data=data)),
-                (("mass matrix", b), lambda q=q: db.mass_matrix(model, q, data=data)),
-                (("fd f_ext", b), lambda q=q, v=v, tau=tau, f=f: db.forward_dynamics(model, q, v, tau, f, data=data)),
-                (("placements", b), lambda q=q: np.concatenate([x.ravel() for x in db.forward_kinematics(model, q,
-                                                                                                         data=data)])),
-                (("inverse mass matrix", b), lambda q=q: db.inverse_mass_matrix(model, q, data=data))]
+        ops += [
+            (("fd", b), lambda q=q, v=v, tau=tau: db.forward_dynamics(model, q, v, tau, data=data)),
+            (("mass matrix", b), lambda q=q: db.mass_matrix(model, q, data=data)),
+            (("fd f_ext", b), lambda q=q, v=v, tau=tau, f=f: db.forward_dynamics(model, q, v, tau, f, data=data)),
+            (
+                ("placements", b),
+                lambda q=q: np.concatenate([x.ravel() for x in db.forward_kinematics(model, q, data=data)]),
+            ),
+            (("inverse mass matrix", b), lambda q=q: db.inverse_mass_matrix(model, q, data=data)),
+        ]
         if model.loops:
-            ops.append((("fd and multipliers", b), lambda q=q, v=v, tau=tau: np.concatenate(
-                loops.constrained_forward_dynamics(model, q, v, tau, return_forces=True))))
+            ops.append(
+                (
+                    ("fd and multipliers", b),
+                    lambda q=q, v=v, tau=tau: np.concatenate(
+                        loops.constrained_forward_dynamics(model, q, v, tau, return_forces=True)
+                    ),
+                )
+            )
         if b < n_id:
             ops.append((("id", b), lambda q=q, v=v, a=a: db.inverse_dynamics(model, q, v, a, data=data)))
             if not model.loops:
-                ops.append((("id f_ext", b), lambda q=q, v=v, a=a, f=f: db.inverse_dynamics(model, q, v, a, f,
-                                                                                            data=data)))
+                ops.append(
+                    (("id f_ext", b), lambda q=q, v=v, a=a, f=f: db.inverse_dynamics(model, q, v, a, f, data=data))
+                )
     return ops
 
 
-@pytest.mark.parametrize("name", ["every joint type", "panda", "talos", "fourbar (loop)", "spherical cut (loop)",
-                                  "mimic gripper"])
+@pytest.mark.parametrize(
+    "name", ["every joint type", "panda", "talos", "fourbar (loop)", "spherical cut (loop)", "mimic gripper"]
+)
 def test_threads_give_the_serial_results_bit_for_bit(name):
     """8 threads, each its own states (seeded), many repetitions in a shuffled order, every other
     repetition with the thread's own Data; half the threads with numba's thread count set to 1
@@ -389,18 +424,18 @@ def test_threads_give_the_serial_results_bit_for_bit(name):
     tree = model.tree if isinstance(model, db.MimicModel) else model
     states = [_states(model, q_ref, 100 + i) for i in range(THREADS)]
     expected = []
-    for i in range(THREADS):                                         # serial, in the main thread
+    for i in range(THREADS):  # serial, in the main thread
         expected.append({key: np.array(op()) for key, op in _operations(model, states[i], None)})
     reps = 3 if model.loops else 12
     start = threading.Barrier(THREADS)
 
     def worker(i):
         if i % 2:
-            numba.set_num_threads(1)                                 # thread-local in numba
+            numba.set_num_threads(1)  # thread-local in numba
         rng = np.random.default_rng(1000 + i)
         data = db.Data(tree)
         mismatches, calls = [], 0
-        start.wait(timeout=120)                                      # first calls at the same time
+        start.wait(timeout=120)  # first calls at the same time
         for rep in range(reps):
             ops = _operations(model, states[i], data if rep % 2 else None)
             for j in rng.permutation(len(ops)):
@@ -425,14 +460,17 @@ def test_the_first_call_of_a_thread_gives_the_same_bits():
     this tree): the threads above saw it whenever their first call was a mass matrix."""
     model = random_model(11, 40, branching=0.4, n_roots=2, floating_base=True, massless=0.3)
     rng = np.random.default_rng(104)
-    states = [(db.random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv))
-              for _ in range(12)]
-    calls = {"mass matrix": lambda q, v, x: db.mass_matrix(model, q),
-             "forward dynamics": lambda q, v, x: db.forward_dynamics(model, q, v, x),
-             "inverse dynamics": lambda q, v, x: db.inverse_dynamics(model, q, v, x)}
+    states = [
+        (db.random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)) for _ in range(12)
+    ]
+    calls = {
+        "mass matrix": lambda q, v, x: db.mass_matrix(model, q),
+        "forward dynamics": lambda q, v, x: db.forward_dynamics(model, q, v, x),
+        "inverse dynamics": lambda q, v, x: db.inverse_dynamics(model, q, v, x),
+    }
     warm = {(name, b): f(*s) for name, f in calls.items() for b, s in enumerate(states)}
     for (name, b), expected in warm.items():
-        with ThreadPoolExecutor(1) as pool:                          # a new thread: its first call
+        with ThreadPoolExecutor(1) as pool:  # a new thread: its first call
             first = pool.submit(calls[name], *states[b]).result()
         assert np.array_equal(first, expected), f"{name}, state {b}: the first call of a thread differs"
         q, v, x = states[b]
@@ -447,7 +485,7 @@ def test_concurrent_first_calls_leave_the_warning_filters_alone():
     before = list(warnings.filters)
     q, v, tau = np.array([0.1, 0.3, -0.3, 0.3]), np.array([0.2, 0.5, -0.5, 0.5]), np.ones(4)
     switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)                                      # switch threads often: the race shows
+    sys.setswitchinterval(1e-5)  # switch threads often: the race shows
     try:
         _first_calls_in_threads(before, q, v, tau)
     finally:
@@ -498,10 +536,12 @@ def test_batches_from_threads_under_the_workqueue_threading_layer():
     batch entries serialise their launches there.  In a subprocess: before the fix it died of
     SIGABRT."""
     env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
-    proc = subprocess.run([sys.executable, "-c", _WORKQUEUE_SCRIPT], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WORKQUEUE_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", (
-        f"exit code {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        f"exit code {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
 
 
 # ----------------------------------------------------------------------------- 3. blow-ups
@@ -511,10 +551,20 @@ def _two_dampers(d_stable, d_unstable):
     """Two independent wheels on vertical axes (inertia 0.01 kg m^2 each, centre of mass on the
     axis: no gravity torque), each with a joint damper: I a = -d v exactly, a linear system."""
     eye = np.eye(3)
-    return db.Model(name="two_dampers", link_names=["wheel_a", "wheel_b"], joint_names=["axle_a", "axle_b"],
-                    parent=[-1, -1], joint_type=[JointType.REVOLUTE] * 2, joint_axis=[[0, 0, 1]] * 2,
-                    joint_rotation=[eye, eye], joint_translation=[[0, 0, 0], [1, 0, 0]], mass=[1.0, 1.0],
-                    com=[[0, 0, 0]] * 2, inertia=[0.01 * eye] * 2, damping=[d_stable, d_unstable])
+    return db.Model(
+        name="two_dampers",
+        link_names=["wheel_a", "wheel_b"],
+        joint_names=["axle_a", "axle_b"],
+        parent=[-1, -1],
+        joint_type=[JointType.REVOLUTE] * 2,
+        joint_axis=[[0, 0, 1]] * 2,
+        joint_rotation=[eye, eye],
+        joint_translation=[[0, 0, 0], [1, 0, 0]],
+        mass=[1.0, 1.0],
+        com=[[0, 0, 0]] * 2,
+        inertia=[0.01 * eye] * 2,
+        damping=[d_stable, d_unstable],
+    )
 
 
 def _rk4_factor(z):
@@ -530,13 +580,13 @@ def test_an_instability_deep_in_a_long_run_stops_with_the_partial_trajectory(ste
     and axle_b (axle_a, lambda dt = -1, decays); the partial trajectory follows the linear theory
     step for step, is finite, and is what a run stopped at its last saved time computes."""
     dt, stride, t_final = 1e-3, 100, 10.0
-    model = _two_dampers(10.0, 29.0)                         # lambda dt = -1 and -2.9
+    model = _two_dampers(10.0, 29.0)  # lambda dt = -1 and -2.9
     q0, v0 = np.zeros(2), np.ones(2)
     tau = None if stepper == "compiled" else (lambda t, q, v: np.zeros(2))
     with pytest.raises(db.SimulationError) as info:
         db.simulate(model, q0, v0, t_final, dt, tau=tau, save_every=stride, progress=False)
     err, traj = info.value, info.value.trajectory
-    n = traj.n_steps                                         # steps done before the failing one
+    n = traj.n_steps  # steps done before the failing one
     assert err.joint == "axle_b" and "joint 'axle_b'" in str(err)
     assert f"t = {n * dt:.6g} s" in str(err) and err.time == pytest.approx(n * dt, abs=1e-12)
     # overflow: |a| = lambda |v| beyond 1.8e308 within the failing step, v_n = R^n
@@ -546,10 +596,11 @@ def test_an_instability_deep_in_a_long_run_stops_with_the_partial_trajectory(ste
     assert traj.status == "failed" and len(traj) == n // stride + 1
     np.testing.assert_allclose(traj.t, np.arange(len(traj)) * stride * dt, rtol=0, atol=1e-12)
     assert np.all(np.isfinite(traj.q)) and np.all(np.isfinite(traj.v)) and np.all(np.isfinite(traj.a)), (
-        "the partial trajectory must hold valid states only")
+        "the partial trajectory must hold valid states only"
+    )
     k = np.arange(len(traj)) * stride
-    np.testing.assert_allclose(traj.v[:, 1], R ** k, rtol=1e-9)               # the linear theory, exactly
-    np.testing.assert_allclose(traj.v[:, 0], _rk4_factor(-1.0) ** k, rtol=1e-9, atol=1e-300)   # to underflow
+    np.testing.assert_allclose(traj.v[:, 1], R**k, rtol=1e-9)  # the linear theory, exactly
+    np.testing.assert_allclose(traj.v[:, 0], _rk4_factor(-1.0) ** k, rtol=1e-9, atol=1e-300)  # to underflow
     assert traj.v[-1, 1] > 1e290
     again = db.simulate(model, q0, v0, traj.t[-1], dt, tau=tau, save_every=stride, progress=False)
     assert again.status == "completed" and len(again) == len(traj)

@@ -23,14 +23,22 @@ def _closed(model, q_ref, kind, link1, link2, tip, rpy, axis):
         xyz2, rot2, name2 = x, Rf, "world"
     else:
         xyz2, rot2, name2 = R[link2].T @ (x - p[link2]), R[link2].T @ Rf, model.link_names[link2]
-    model.add_loop_closure(f"cut_{kind}_{link1}", kind, model.link_names[link1], name2, xyz1=tip, rotation1=R1,
-                           xyz2=xyz2, rotation2=rot2, axis=axis)
+    model.add_loop_closure(
+        f"cut_{kind}_{link1}",
+        kind,
+        model.link_names[link1],
+        name2,
+        xyz1=tip,
+        rotation1=R1,
+        xyz2=xyz2,
+        rotation2=rot2,
+        axis=axis,
+    )
 
 
 def _looped_tree(seed, floating):
     """A branched tree of every joint type with a weld/spherical/revolute/prismatic cut."""
-    types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.UNIVERSAL,
-             JointType.CONTINUOUS]
+    types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CONTINUOUS]
     model = random_model(seed, 12, branching=0.3, joint_types=types, floating_base=floating)
     rng = np.random.default_rng(seed)
     q_ref = db.random_configuration(model, rng) if hasattr(db, "random_configuration") else None
@@ -41,10 +49,10 @@ def _looped_tree(seed, floating):
 @pytest.mark.parametrize("floating", [False, True])
 def test_compiled_constrained_dynamics_equals_the_reference(kind, floating):
     model, q_ref, rng = _looped_tree(3 if floating else 8, floating)
-    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2),
-            (0.3, 0.8, -0.2))
-    _closed(model, q_ref, "spherical", model.n_links - 3, -1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0),
-            (0.0, 0.0, 1.0))
+    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2), (0.3, 0.8, -0.2))
+    _closed(
+        model, q_ref, "spherical", model.n_links - 3, -1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)
+    )
     for _ in range(3):
         q = loops.project_configuration(model, db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)))
         v = loops.project_velocity(model, q, rng.normal(size=model.nv))
@@ -56,7 +64,7 @@ def test_compiled_constrained_dynamics_equals_the_reference(kind, floating):
             assert np.abs(a - a_ref).max() <= 1e-11 * scale, f"{kind}: compiled vs reference accelerations"
             lam_c, C = loops.constraint_forces(model, q, v, tau, baumgarte=baumgarte)
             np.testing.assert_array_equal(lam_c, lam)
-            f_ref, f = C_ref.T @ lam_ref, C.T @ lam                 # generalized constraint forces (unique)
+            f_ref, f = C_ref.T @ lam_ref, C.T @ lam  # generalized constraint forces (unique)
             assert np.abs(f - f_ref).max() <= 1e-10 * np.abs(f_ref).max(), f"{kind}: C^T lambda"
 
 
@@ -80,7 +88,7 @@ def test_cuts_on_early_links_and_the_links_after_them(floating):
             a = loops.constrained_forward_dynamics(model, q, v, tau, baumgarte=baumgarte)
             assert np.abs(a - a_ref).max() <= 1e-11 * np.abs(a_ref).max()
     q0 = db.integrate(model, q, 1e-3 * rng.normal(size=model.nv))
-    tr = db.simulate(model, q0, rng.normal(size=model.nv), 0.01, 1e-3)   # q0, v0 projected first
+    tr = db.simulate(model, q0, rng.normal(size=model.nv), 0.01, 1e-3)  # q0, v0 projected first
     assert tr.status == "completed" and tr.constraint_error.max() < 1e-10
     _, C, _ = loops.loop_kinematics(model, tr.q[-1], tr.v[-1])
     assert np.abs(C @ tr.v[-1]).max() < 1e-10
@@ -106,15 +114,16 @@ def test_compiled_path_checks_its_inputs():
     q, v, tau = np.array([0.1, 0.3, -0.3, 0.3]), np.zeros(4), np.ones(4)
     a = loops.constrained_forward_dynamics(model, q, v, tau)
     np.testing.assert_array_equal(loops.constrained_forward_dynamics(model, list(q), [0, 0, 0, 0], tau.tolist()), a)
-    np.testing.assert_array_equal(loops.constrained_forward_dynamics(model, np.repeat(q, 2)[::2], v,
-                                                                     np.arange(4) * 0 + 1), a)
+    np.testing.assert_array_equal(
+        loops.constrained_forward_dynamics(model, np.repeat(q, 2)[::2], v, np.arange(4) * 0 + 1), a
+    )
     with pytest.raises(InputError, match=r"v\[2\] = nan is not finite \(joint .*R3"):
         loops.constrained_forward_dynamics(model, q, np.array([0, 0, np.nan, 0]), tau)
     with pytest.raises(InputError, match="tau must have shape \\(4,\\)"):
         loops.constrained_forward_dynamics(model, q, v, np.ones(3))
     model.add_loop_closure("extra", "spherical", "body4", "world", xyz2=(0.0, 0.0, 0.0))  # added after a call
     assert loops._compiled(model).m == 8
-    a2 = loops.constrained_forward_dynamics(model, q, v, tau)   # the mechanism is now locked: at rest, a = 0
+    a2 = loops.constrained_forward_dynamics(model, q, v, tau)  # the mechanism is now locked: at rest, a = 0
     assert np.abs(a).max() > 1.0 and np.abs(a2).max() < 1e-12
 
 
@@ -136,10 +145,10 @@ def test_fourbar_ten_seconds_passive_keeps_closure_and_energy():
     assert residual.max() < 1e-11 and tr.constraint_error.max() < 1e-11
     # the kernel's phi and loop_residual's differ by the rounding of x_2 - x_1 (positions ~1 m):
     np.testing.assert_allclose(tr.constraint_error[::50], residual, rtol=0, atol=1e-14)
-    assert 1e-10 < tr.constraint_drift < 1e-7                    # what one RK4 step leaves near the flat positions
+    assert 1e-10 < tr.constraint_drift < 1e-7  # what one RK4 step leaves near the flat positions
     E = tr.total_energy
     assert np.abs(E - E[0]).max() < 1e-6 * tr.kinetic_energy.max()
-    assert tr.q[:, 1].max() - tr.q[:, 1].min() > 5.0             # it swings through the singular positions
+    assert tr.q[:, 1].max() - tr.q[:, 1].min() > 5.0  # it swings through the singular positions
 
 
 def test_fourbar_baumgarte_and_none():
@@ -148,7 +157,7 @@ def test_fourbar_baumgarte_and_none():
     E = tr.total_energy
     assert np.abs(E - E[0]).max() < 1e-8 * tr.kinetic_energy.max()
     _, free = _fourbar_run(stabilization="none", t_final=10.0)
-    assert free.constraint_error.max() > 1e3 * tr.constraint_error.max()   # the drift it corrects
+    assert free.constraint_error.max() > 1e3 * tr.constraint_error.max()  # the drift it corrects
 
 
 def test_loop_simulation_python_stepper_equals_the_compiled_one():
@@ -200,7 +209,7 @@ def test_loop_simulation_errors_and_projection_of_q0():
         db.simulate(model, q0, np.zeros(4), 0.1, stabilization="magic")
     with pytest.raises(InputError, match="baumgarte"):
         db.simulate(model, q0, np.zeros(4), 0.1, stabilization="baumgarte", baumgarte=(1.0, -1.0))
-    tr = db.simulate(model, q0 + np.array([0.0, 0.0, 1e-3, 0.0]), np.ones(4), 0.01)   # projected first
+    tr = db.simulate(model, q0 + np.array([0.0, 0.0, 1e-3, 0.0]), np.ones(4), 0.01)  # projected first
     assert tr.constraint_error[0] < 1e-12
     phi, C, _ = loops.loop_kinematics(model, tr.q[0], tr.v[0])
     assert np.abs(C @ tr.v[0]).max() < 1e-12
@@ -229,7 +238,7 @@ def _fourbar_motion(seed):
 def test_closed_chain_inverse_dynamics_undoes_forward_dynamics():
     for seed in range(4):
         model, q, v, rng = _fourbar_motion(seed)
-        tau = np.array([rng.normal(), rng.normal(), 0.0, 0.0])      # the base slider and the crank drive it
+        tau = np.array([rng.normal(), rng.normal(), 0.0, 0.0])  # the base slider and the crank drive it
         a = db.forward_dynamics(model, q, v, tau)
         tau_id, lam = loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["T1", "R2"], return_forces=True)
         np.testing.assert_allclose(tau_id, tau, rtol=0, atol=1e-11 * max(1.0, np.abs(tau).max()))
@@ -265,5 +274,6 @@ def test_closed_chain_inverse_dynamics_refuses_what_it_cannot_do():
         loops.closed_chain_inverse_dynamics(model, q, v, a, actuated=["R9"])
     with pytest.raises(InputError, match="actuated is for models with loop closures"):
         db.inverse_dynamics(model.replace(loops=()), q, v, a, actuated=["T1"])
-    np.testing.assert_allclose(db.tree_inverse_dynamics(model, q, v, a),
-                               db.inverse_dynamics(model.replace(loops=()), q, v, a), rtol=0, atol=0)
+    np.testing.assert_allclose(
+        db.tree_inverse_dynamics(model, q, v, a), db.inverse_dynamics(model.replace(loops=()), q, v, a), rtol=0, atol=0
+    )

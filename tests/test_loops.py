@@ -40,8 +40,8 @@ def test_fourbar_structure_holds_at_other_configurations():
     model = fourbar()
     q = np.array([0.3, 0.7, -0.7, 0.7])
     C = loops.loop_jacobian(model, q)
-    assert np.abs(C[:, 0]).max() == 0.0                          # theta_1 moves the loop rigidly
-    assert np.abs(C[3:]).max() < 1e-15                           # parallel axes: no rotation rows
+    assert np.abs(C[:, 0]).max() == 0.0  # theta_1 moves the loop rigidly
+    assert np.abs(C[3:]).max() < 1e-15  # parallel axes: no rotation rows
     assert np.linalg.matrix_rank(C) == 2
     E, _, _ = loops.velocity_transformation(model, q, independent=[0, 1])
     np.testing.assert_allclose(E, [[1, 0], [0, 1], [0, -1], [0, 1]], rtol=0, atol=1e-13)
@@ -50,7 +50,7 @@ def test_fourbar_structure_holds_at_other_configurations():
 
 def test_fourbar_matches_pinocchio_constraint_dynamics():
     model = fourbar()
-    pin_fd = pin_constraint_dynamics(model)                     # CONTACT_3D: the planar loop's motion
+    pin_fd = pin_constraint_dynamics(model)  # CONTACT_3D: the planar loop's motion
     rng = np.random.default_rng(7)
     for _ in range(5):
         q, v, tau = _fourbar_state(rng)
@@ -59,7 +59,7 @@ def test_fourbar_matches_pinocchio_constraint_dynamics():
         for method in ("lagrange", "partitioning"):
             a = loops.constrained_forward_dynamics(model, q, v, tau, method=method)
             assert np.abs(a - a_pin).max() <= 1e-9 * scale, f"{method}: {a} vs pin {a_pin}"
-        assert abs(a[2] + a[1]) <= 1e-12 * scale and abs(a[3] - a[1]) <= 1e-12 * scale   # parallelogram
+        assert abs(a[2] + a[1]) <= 1e-12 * scale and abs(a[3] - a[1]) <= 1e-12 * scale  # parallelogram
 
 
 @pytest.mark.parametrize("kind,n_links", [("spherical", 6), ("weld", 8)])
@@ -69,9 +69,10 @@ def test_spatial_loop_matches_pinocchio(kind, n_links):
     q_ref = rng.uniform(-1, 1, model.nq)
     R, p = db.forward_kinematics(model, q_ref)
     tip = np.array([0.1, 0.05, 0.2])
-    model.add_loop_closure("cut", kind, model.link_names[-1], "world", xyz1=tip, xyz2=p[-1] + R[-1] @ tip,
-                           rotation2=R[-1])
-    pin_fd = pin_constraint_dynamics(model)                     # CONTACT_3D (ball) or CONTACT_6D (weld)
+    model.add_loop_closure(
+        "cut", kind, model.link_names[-1], "world", xyz1=tip, xyz2=p[-1] + R[-1] @ tip, rotation2=R[-1]
+    )
+    pin_fd = pin_constraint_dynamics(model)  # CONTACT_3D (ball) or CONTACT_6D (weld)
     for _ in range(4):
         q = loops.project_configuration(model, q_ref + 0.1 * rng.normal(size=model.nq))
         assert np.abs(loops.loop_residual(model, q)).max() <= 1e-12
@@ -91,9 +92,17 @@ def test_constraint_kinematics_against_finite_differences(kind):
     rng = np.random.default_rng(2)
     q0 = rng.uniform(-1, 1, model.nq)
     R, p = db.forward_kinematics(model, q0)
-    model.add_loop_closure("cut", kind, model.link_names[-1], model.link_names[1], xyz1=(0.1, 0.2, 0.0),
-                           rpy1=(0.3, -0.2, 0.5), rotation2=R[1].T @ R[-1] @ db.spatial.rpy_to_matrix((0.3, -0.2, 0.5)),
-                           xyz2=R[1].T @ (p[-1] + R[-1] @ np.array([0.1, 0.2, 0.0]) - p[1]), axis=(0.2, 0.9, -0.3))
+    model.add_loop_closure(
+        "cut",
+        kind,
+        model.link_names[-1],
+        model.link_names[1],
+        xyz1=(0.1, 0.2, 0.0),
+        rpy1=(0.3, -0.2, 0.5),
+        rotation2=R[1].T @ R[-1] @ db.spatial.rpy_to_matrix((0.3, -0.2, 0.5)),
+        xyz2=R[1].T @ (p[-1] + R[-1] @ np.array([0.1, 0.2, 0.0]) - p[1]),
+        axis=(0.2, 0.9, -0.3),
+    )
     assert np.abs(loops.loop_residual(model, q0)).max() <= 1e-14
     v = rng.normal(size=model.nv)
     h = 1e-5
@@ -103,8 +112,13 @@ def test_constraint_kinematics_against_finite_differences(kind):
     np.testing.assert_allclose(C @ v, dphi, rtol=0, atol=1e-8, err_msg=f"{kind}: C v against d phi / dt")
     Cv = lambda t: loops.loop_jacobian(model, integrate(model, q0, t * v)) @ v  # noqa: E731
     bias_fd = (Cv(h) - Cv(-h)) / (2 * h)
-    np.testing.assert_allclose(loops.loop_bias(model, q0, v), bias_fd, rtol=0, atol=1e-6 * max(1, np.abs(bias_fd).max()),
-                               err_msg=f"{kind}: Cdot qdot against finite differences")
+    np.testing.assert_allclose(
+        loops.loop_bias(model, q0, v),
+        bias_fd,
+        rtol=0,
+        atol=1e-6 * max(1, np.abs(bias_fd).max()),
+        err_msg=f"{kind}: Cdot qdot against finite differences",
+    )
 
 
 @pytest.mark.parametrize("kind", ["revolute", "prismatic"])
@@ -113,8 +127,9 @@ def test_methods_agree_and_satisfy_the_constraint(kind):
     rng = np.random.default_rng(9)
     q0 = rng.uniform(-1, 1, model.nq)
     R, p = db.forward_kinematics(model, q0)
-    model.add_loop_closure("cut", kind, model.link_names[-1], "world", xyz2=p[-1], rotation2=R[-1],
-                           axis=(0.0, 1.0, 0.0))
+    model.add_loop_closure(
+        "cut", kind, model.link_names[-1], "world", xyz2=p[-1], rotation2=R[-1], axis=(0.0, 1.0, 0.0)
+    )
     for _ in range(3):
         q = loops.project_configuration(model, q0 + 0.05 * rng.normal(size=model.nq))
         v = loops.project_velocity(model, q, rng.normal(size=model.nv))
@@ -168,18 +183,24 @@ def test_urdf_loop_joint_file_is_the_generator():
     assert [lc.name for lc in model.loops] == ["R5"] and not model.warnings
     rng = np.random.default_rng(3)
     q, v, tau = _fourbar_state(rng)
-    np.testing.assert_allclose(db.forward_dynamics(model, q, v, tau), db.forward_dynamics(fourbar(), q, v, tau),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        db.forward_dynamics(model, q, v, tau), db.forward_dynamics(fourbar(), q, v, tau), rtol=1e-12, atol=1e-12
+    )
 
 
-@pytest.mark.parametrize("loop_xml,match", [
-    ('<loop_joint type="weld"><link1 link="body4"/><link2 link="body1"/></loop_joint>', "has no name"),
-    ('<loop_joint name="L" type="weld"><link2 link="body1"/></loop_joint>', "needs <link1"),
-    ('<loop_joint name="L" type="weld"><link1 link="body4" xyz="1 nan 0"/><link2 link="body1"/></loop_joint>',
-     "3 finite numbers"),
-    ('<loop_joint name="L" type="gear"><link1 link="body4"/><link2 link="body1"/></loop_joint>', "unknown type"),
-    ('<loop_joint name="L" type="weld"><link1 link="ghost"/><link2 link="body1"/></loop_joint>', "'ghost'"),
-])
+@pytest.mark.parametrize(
+    "loop_xml,match",
+    [
+        ('<loop_joint type="weld"><link1 link="body4"/><link2 link="body1"/></loop_joint>', "has no name"),
+        ('<loop_joint name="L" type="weld"><link2 link="body1"/></loop_joint>', "needs <link1"),
+        (
+            '<loop_joint name="L" type="weld"><link1 link="body4" xyz="1 nan 0"/><link2 link="body1"/></loop_joint>',
+            "3 finite numbers",
+        ),
+        ('<loop_joint name="L" type="gear"><link1 link="body4"/><link2 link="body1"/></loop_joint>', "unknown type"),
+        ('<loop_joint name="L" type="weld"><link1 link="ghost"/><link2 link="body1"/></loop_joint>', "'ghost'"),
+    ],
+)
 def test_bad_loop_joint_elements(loop_xml, match):
     from denoc_bridge.errors import URDFError
     from denoc_bridge.generators import fourbar_urdf
@@ -195,8 +216,9 @@ def test_forward_dynamics_with_loops_is_constrained():
     q, v, tau = _fourbar_state(rng)
     a = db.forward_dynamics(model, q, v, tau)
     np.testing.assert_allclose(a, loops.constrained_forward_dynamics(model, q, v, tau), rtol=0, atol=0)
-    np.testing.assert_allclose(db.forward_dynamics(model, q, v, tau, loop_method="partitioning"), a, rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        db.forward_dynamics(model, q, v, tau, loop_method="partitioning"), a, rtol=1e-12, atol=1e-12
+    )
     assert np.abs(a - db.forward_dynamics(model.replace(loops=()), q, v, tau)).max() > 1e-3
     batch = db.forward_dynamics(model, np.stack([q, q]), np.stack([v, v]), np.stack([tau, tau]))
     np.testing.assert_array_equal(batch[1], a)
@@ -212,8 +234,11 @@ def test_batches_with_loops_take_every_form_of_f_ext():
     F = rng.standard_normal((model.n_links, 6))
     FB = rng.standard_normal((3, model.n_links, 6))
     name = model.link_names[1]
-    for label, f_batch, f_row in [("shared array", F, lambda i: F), ("mapping", {name: F[1]}, lambda i: {name: F[1]}),
-                                  ("per state", FB, lambda i: FB[i])]:
+    for label, f_batch, f_row in [
+        ("shared array", F, lambda i: F),
+        ("mapping", {name: F[1]}, lambda i: {name: F[1]}),
+        ("per state", FB, lambda i: FB[i]),
+    ]:
         acc = db.forward_dynamics(model, Q, V, TAU, f_batch)
         tau = db.inverse_dynamics(model, Q, V, acc, f_batch)
         for i in range(3):
@@ -230,6 +255,7 @@ def test_cli_info_lists_the_loop(tmp_path):
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "urdf" / "fourbar.urdf"
-    out = subprocess.run([sys.executable, "-m", "denoc_bridge.cli", "info", str(path)], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "denoc_bridge.cli", "info", str(path)], capture_output=True, text=True, check=True
+    ).stdout
     assert "loop closure 'R5': revolute cut joint between 'body4' and 'body1' (5 constraint rows" in out

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import assert_close, erd_robot_dir
 
 import denoc_bridge as db
-from conftest import assert_close, erd_robot_dir
 from denoc_bridge.cli import main
 from denoc_bridge.joints import JointType
 from denoc_bridge.mimic_simulation import run_stages
@@ -47,21 +47,29 @@ def pin_forces(model, f_ext):
 def states(model, seed, n=4):
     rng = np.random.default_rng(seed)
     for _ in range(n):
-        yield (db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv),
-               rng.standard_normal((model.n_links, 6)))
+        yield (
+            db.random_configuration(model, rng),
+            rng.standard_normal(model.nv),
+            rng.standard_normal(model.nv),
+            rng.standard_normal((model.n_links, 6)),
+        )
 
 
 def L(name, mass=0.3):
-    return (f'<link name="{name}"><inertial><origin xyz="0.05 0.01 0.02" rpy="0.1 0 0"/><mass value="{mass}"/>'
-            f'<inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/></inertial></link>')
+    return (
+        f'<link name="{name}"><inertial><origin xyz="0.05 0.01 0.02" rpy="0.1 0 0"/><mass value="{mass}"/>'
+        f'<inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/></inertial></link>'
+    )
 
 
 def J(name, parent, child, jtype="revolute", mimic=None, axis="0 0 1"):
     lim = '<limit lower="-2" upper="2" effort="1" velocity="1"/>' if jtype in ("revolute", "prismatic") else ""
     ax = f'<axis xyz="{axis}"/>' if jtype in ("revolute", "prismatic", "continuous") else ""
     mim = f'<mimic joint="{mimic[0]}" multiplier="{mimic[1]}" offset="{mimic[2]}"/>' if mimic else ""
-    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="0.1 0 0.05" rpy="0 0.2 0.1"/>{ax}{lim}{mim}</joint>')
+    return (
+        f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="0.1 0 0.05" rpy="0 0.2 0.1"/>{ax}{lim}{mim}</joint>'
+    )
 
 
 def R(*parts):
@@ -95,7 +103,7 @@ def test_expand_satisfies_the_relations_and_the_coupling_matrix():
     angle = {}
     for k in range(tree.n_links):
         i = tree.idx_q[k]
-        angle[tree.joint_names[k]] = (np.arctan2(qf[i + 1], qf[i]) if tree.nq_joint[k] == 2 else qf[i])
+        angle[tree.joint_names[k]] = np.arctan2(qf[i + 1], qf[i]) if tree.nq_joint[k] == 2 else qf[i]
     for r in mm.mimic:
         expected = r.multiplier * angle[r.mimicked] + r.offset
         assert abs(np.angle(np.exp(1j * (angle[r.joint] - expected)))) < 1e-14, r
@@ -120,8 +128,9 @@ def test_rnea_and_crba_match_pinocchio_mimic_model(floating):
     pd = pm.createData()
     for q, v, a, f in states(mm, 2):
         assert_close("rnea", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
-        assert_close("rnea fext", db.inverse_dynamics(mm, q, v, a, f), pin.rnea(pm, pd, q, v, a, pin_forces(mm, f)),
-                     TIGHT)
+        assert_close(
+            "rnea fext", db.inverse_dynamics(mm, q, v, a, f), pin.rnea(pm, pd, q, v, a, pin_forces(mm, f)), TIGHT
+        )
         assert_close("crba", db.mass_matrix(mm, q), pin.crba(pm, pd, q), TIGHT)
         assert_close("nle", db.nonlinear_effects(mm, q, v), pin.nonLinearEffects(pm, pd, q, v), TIGHT)
         assert_close("gravity", db.gravity_torques(mm, q), pin.computeGeneralizedGravity(pm, pd, q), TIGHT)
@@ -140,11 +149,10 @@ def test_forward_dynamics_solves_the_reduced_equations(floating):
         M, h = pin.crba(pm, pd, q), pin.rnea(pm, pd, q, v, np.zeros(mm.nv), pin_forces(mm, f))
         for method in ("lagrange", "dense"):
             acc = db.mimic.forward_dynamics(mm, q, v, tau, f, method=method)
-            assert relative_error(M @ acc + h, tau) <= TIGHT, method        # Pinocchio's M_r a + h_r = tau
+            assert relative_error(M @ acc + h, tau) <= TIGHT, method  # Pinocchio's M_r a + h_r = tau
             assert_close(f"{method}: FD(ID(a))", acc, a, 1e-10)
             assert_close(f"{method}: solve(crba, tau - h)", acc, np.linalg.solve(M, tau - h), 1e-10)
-        assert_close("ID(FD(tau))", db.inverse_dynamics(mm, q, v, db.forward_dynamics(mm, q, v, tau, f), f), tau,
-                     TIGHT)
+        assert_close("ID(FD(tau))", db.inverse_dynamics(mm, q, v, db.forward_dynamics(mm, q, v, tau, f), f), tau, TIGHT)
         Minv = db.inverse_mass_matrix(mm, q)
         assert_close("inverse GIM", Minv, np.linalg.inv(M), 1e-10)
         assert relative_error(Minv @ M, np.eye(mm.nv)) <= 1e-12
@@ -175,8 +183,10 @@ def test_energies_and_kinematics_use_the_expanded_state():
 
 def test_massless_mimic_leaf_falls_back_to_the_dense_solve():
     xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
-    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
-                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    xml = xml.replace(
+        '<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+        '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>',
+    )
     mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
     pd = pm.createData()
     q, v = np.array([0.3]), np.array([-0.7])
@@ -187,12 +197,15 @@ def test_massless_mimic_leaf_falls_back_to_the_dense_solve():
 
 
 # ------------------------------------------------------------------ example-robot-data
-@pytest.mark.parametrize("rel, floating", [
-    ("panda_description/urdf/panda.urdf", False),
-    ("baxter_description/urdf/baxter.urdf", False),
-    ("pr2_description/urdf/pr2.urdf", True),
-    ("tiago_pro_description/robots/tiago_pro.urdf", True),
-])
+@pytest.mark.parametrize(
+    "rel, floating",
+    [
+        ("panda_description/urdf/panda.urdf", False),
+        ("baxter_description/urdf/baxter.urdf", False),
+        ("pr2_description/urdf/pr2.urdf", True),
+        ("tiago_pro_description/robots/tiago_pro.urdf", True),
+    ],
+)
 def test_example_robot_data_robots_match_pinocchio(rel, floating):
     path = os.path.join(erd_robot_dir(), rel)
     mm, pm = quiet(db.load_urdf, path, floating_base=floating, mimic=True), pin_mimic(path, floating)
@@ -223,7 +236,7 @@ def test_robots_pinocchio_refuses_for_joint_order_load_here():
             assert_close("G^T rnea", db.inverse_dynamics(mm, q, v, a), G.T @ pin.rnea(pf, pd, qf, vf, af), TIGHT)
             M = G.T @ pin.crba(pf, pd, qf) @ G
             assert_close("G^T crba G", db.mass_matrix(mm, q), M, TIGHT)
-            if "romeo" in rel:      # its hands are massless: the reduced GIM is singular
+            if "romeo" in rel:  # its hands are massless: the reduced GIM is singular
                 with pytest.raises(db.SingularInertiaError, match="LHand"):
                     db.forward_dynamics(mm, q, v, a)
                 continue
@@ -232,24 +245,35 @@ def test_robots_pinocchio_refuses_for_joint_order_load_here():
             assert relative_error(M @ acc + G.T @ pin.nonLinearEffects(pf, pd, qf, vf), tau) <= TIGHT
 
 
-
-@pytest.mark.parametrize("case, joints", [
-    # a mimic joint whose link has two child joints: Pinocchio 4.1's crba leaves out the
-    # coupling of the mimicked joint j1 with one of them (0.44 here, on a fresh Data)
-    ("two children below a mimic joint", lambda: [J("j1", "w", "a"), J("j2", "w", "b", mimic=("j1", -1.5, 0.1)),
-                                                  J("j3", "b", "c"), J("j4", "b", "d")]),
-    # a joint below a mimic joint that is a child of its mimicked joint: a second crba with
-    # the same Data adds onto the off-diagonal (the first call is right)
-    ("a joint below a mimic child of its master", lambda: [J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", -1.0, 0.0)),
-                                                           J("j3", "b", "c")]),
-])
+@pytest.mark.parametrize(
+    "case, joints",
+    [
+        # a mimic joint whose link has two child joints: Pinocchio 4.1's crba leaves out the
+        # coupling of the mimicked joint j1 with one of them (0.44 here, on a fresh Data)
+        (
+            "two children below a mimic joint",
+            lambda: [
+                J("j1", "w", "a"),
+                J("j2", "w", "b", mimic=("j1", -1.5, 0.1)),
+                J("j3", "b", "c"),
+                J("j4", "b", "d"),
+            ],
+        ),
+        # a joint below a mimic joint that is a child of its mimicked joint: a second crba with
+        # the same Data adds onto the off-diagonal (the first call is right)
+        (
+            "a joint below a mimic child of its master",
+            lambda: [J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", -1.0, 0.0)), J("j3", "b", "c")],
+        ),
+    ],
+)
 def test_validate_takes_the_mimic_gim_from_pinocchios_rnea(case, joints, tmp_path, capsys):
     """``validate --mimic`` compares the GIM with the columns of Pinocchio's rnea (and forward
     dynamics and the inverse GIM with it), not with its crba: on these trees Pinocchio 4.1's
     crba of the mimic model is wrong, and ours equals ``G^T crba_tree G`` and the rnea columns."""
     from denoc_bridge.validation import compare_with_pinocchio, pin_mimic_mass_matrix
 
-    text = R(*(L(n) for n in "abcd"[:len(joints())]), *joints())
+    text = R(*(L(n) for n in "abcd"[: len(joints())]), *joints())
     mm, pm = db.load_urdf(text, mimic=True), pin_mimic(text, xml=True)
     pt = quiet(pin.buildModelFromXML, text)
     G = mm.coupling_matrix()
@@ -263,6 +287,7 @@ def test_validate_takes_the_mimic_gim_from_pinocchios_rnea(case, joints, tmp_pat
     path.write_text(text)
     assert main(["validate", str(path), "--mimic", "--samples", "3"]) == 0, capsys.readouterr().out
     assert "all checks passed" in capsys.readouterr().out
+
 
 def test_to_pinocchio_builds_the_mimic_model():
     mm, ref = db.load_urdf(GRIPPER, floating_base=True, mimic=True), pin_mimic(GRIPPER, True)
@@ -291,8 +316,14 @@ def test_default_is_unchanged_mimic_joints_independent():
 
 
 def test_multiplier_zero_stays_zero_and_defaults_are_one_and_zero():
-    xml = R(L("a"), L("b"), L("c"), J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 0.0, 0.5)),
-            J("j3", "a", "c").replace("</joint>", '<mimic joint="j1"/></joint>'))
+    xml = R(
+        L("a"),
+        L("b"),
+        L("c"),
+        J("j1", "w", "a"),
+        J("j2", "a", "b", mimic=("j1", 0.0, 0.5)),
+        J("j3", "a", "c").replace("</joint>", '<mimic joint="j1"/></joint>'),
+    )
     mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
     assert [(r.multiplier, r.offset) for r in mm.mimic] == [(0.0, 0.5), (1.0, 0.0)]
     assert [(pm.joints[i].extract().scaling, pm.joints[i].extract().offset) for i in (2, 3)] == [(0.0, 0.5), (1.0, 0.0)]
@@ -300,21 +331,33 @@ def test_multiplier_zero_stays_zero_and_defaults_are_one_and_zero():
     assert_close("rnea", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
 
 
-@pytest.mark.parametrize("parts, joint, message, pin_refuses", [
-    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("nope", 2, 0))), "j2", "'nope' is not a joint", True),
-    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j2", 2, 0))), "j2", "mimics itself", True),
-    ((J("j1", "w", "a", "fixed"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "'j1' is a fixed joint", True),
-    ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 2, 0)), J("j3", "b", "c", mimic=("j2", 3, 0.1))),
-     "j3", "chains are not supported.*multiplier 6.0 and offset 0.1", True),
-    ((J("j1", "w", "a", "continuous"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "both be continuous", True),
-    ((J("j1", "w", "a", "floating"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", True),
-    ((J("j1", "w", "a"), J("j2", "a", "b", "planar", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", False),
-])
+@pytest.mark.parametrize(
+    "parts, joint, message, pin_refuses",
+    [
+        ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("nope", 2, 0))), "j2", "'nope' is not a joint", True),
+        ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j2", 2, 0))), "j2", "mimics itself", True),
+        ((J("j1", "w", "a", "fixed"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "'j1' is a fixed joint", True),
+        (
+            (J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 2, 0)), J("j3", "b", "c", mimic=("j2", 3, 0.1))),
+            "j3",
+            "chains are not supported.*multiplier 6.0 and offset 0.1",
+            True,
+        ),
+        ((J("j1", "w", "a", "continuous"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "both be continuous", True),
+        (
+            (J("j1", "w", "a", "floating"), J("j2", "a", "b", mimic=("j1", 2, 0))),
+            "j2",
+            "not revolute, continuous",
+            True,
+        ),
+        ((J("j1", "w", "a"), J("j2", "a", "b", "planar", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", False),
+    ],
+)
 def test_bad_mimic_declarations_name_the_joint(parts, joint, message, pin_refuses):
     xml = R(*[L(n) for n in "abc" if f'child link="{n}"' in "".join(parts)], *parts)
     with pytest.raises(db.URDFError, match=f"mimic joint '{joint}'.*{message}"):
         quiet(db.load_urdf, xml, mimic=True)
-    quiet(db.load_urdf, xml)                                     # without mimic=True: independent joints
+    quiet(db.load_urdf, xml)  # without mimic=True: independent joints
     if pin_refuses:
         with pytest.raises(ValueError):
             pin_mimic(xml, xml=True)
@@ -345,8 +388,12 @@ def test_tree_only_functions_say_what_to_do_and_the_model_pickles():
     mm.gravity = (0.0, 0.0, -1.62)
     assert np.array_equal(mm.tree.gravity, [0.0, 0.0, -1.62])
     again = pickle.loads(pickle.dumps(mm))
-    assert_close("pickled", db.inverse_dynamics(again, q, np.ones(4), np.ones(4)),
-                 db.inverse_dynamics(mm, q, np.ones(4), np.ones(4)), 0.0)
+    assert_close(
+        "pickled",
+        db.inverse_dynamics(again, q, np.ones(4), np.ones(4)),
+        db.inverse_dynamics(mm, q, np.ones(4), np.ones(4)),
+        0.0,
+    )
 
 
 def test_cli_info_reports_mimic_constraints(capsys):
@@ -377,7 +424,7 @@ def test_simulate_a_mimic_model_is_rk4_on_pinocchios_mimic_model(dynamics):
     q0 = db.random_configuration(mm, rng)
     v0 = rng.standard_normal(mm.nv)
     fext = 0.1 * rng.standard_normal((mm.n_links, 6))
-    gains = rng.uniform(1e-4, 1e-3, mm.nv)                # explicit RK4: gains / inertia * dt < 2.8
+    gains = rng.uniform(1e-4, 1e-3, mm.nv)  # explicit RK4: gains / inertia * dt < 2.8
 
     def tau(t, q, v):
         return -gains * v + 0.05 * np.sin(3 * t)
@@ -406,8 +453,9 @@ def test_simulate_a_floating_mimic_model_conserves_energy_at_fourth_order():
     tree = db.load_urdf(GRIPPER, floating_base=True)
     # no springs on the free flyer nor on the continuous rollers (a spring on a wrapping angle
     # has a kink in its potential at +-pi, which RK4 does not integrate at fourth order)
-    free = np.repeat((tree.joint_type == int(JointType.CONTINUOUS)) | (tree.joint_type == int(JointType.FREEFLYER)),
-                     tree.nv_joint)
+    free = np.repeat(
+        (tree.joint_type == int(JointType.CONTINUOUS)) | (tree.joint_type == int(JointType.FREEFLYER)), tree.nv_joint
+    )
     tree = tree.replace(stiffness=np.where(free, 0.0, rng.uniform(0.05, 0.2, tree.nv)))
     mm = db.MimicModel(tree)
     q0, v0 = db.random_configuration(mm, rng), 0.5 * rng.standard_normal(mm.nv)
@@ -447,8 +495,23 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
     assert "pin.buildModelFromUrdf(mimic=True)" in out and "nv = 4" in out and "all checks passed" in out
     assert "pin.rnea columns" in out and "inv(M_pin)" in out and "solve(M_pin, tau -" in out
     npz = tmp_path / "g.npz"
-    assert main(["simulate", GRIPPER, "--mimic", "--duration", "0.2", "--no-html", "--plot", str(tmp_path / "g.png"),
-                 "--save", str(npz)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                GRIPPER,
+                "--mimic",
+                "--duration",
+                "0.2",
+                "--no-html",
+                "--plot",
+                str(tmp_path / "g.png"),
+                "--save",
+                str(npz),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "4 DOF (fixed base, 6 <mimic> joints as constraints)" in out
     assert "checked against Pinocchio (pin.buildModelFromUrdf(mimic=True), 2 random states): all 5" in out
@@ -481,8 +544,9 @@ def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypat
     rng = np.random.default_rng(23)
     tree = db.load_urdf(GRIPPER, floating_base=floating)
     circle = np.repeat(tree.joint_type == int(JointType.CONTINUOUS), tree.nv_joint)
-    tree = tree.replace(damping=rng.uniform(0.0, 0.02, tree.nv),
-                        stiffness=np.where(circle, 0.0, rng.uniform(0.0, 0.1, tree.nv)))
+    tree = tree.replace(
+        damping=rng.uniform(0.0, 0.02, tree.nv), stiffness=np.where(circle, 0.0, rng.uniform(0.0, 0.1, tree.nv))
+    )
     mm = db.MimicModel(tree)
     q0, v0 = db.random_configuration(mm, rng), rng.standard_normal(mm.nv)
     table = 0.01 * rng.standard_normal((300, mm.nv))
@@ -501,8 +565,16 @@ def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypat
     quat = traj.q[:, 3:7] if floating else np.ones((1, 4)) / 2
     assert np.all(np.abs(np.linalg.norm(quat, axis=1) - 1) < 1e-14)
     rollers = traj.q[:, [i for i in range(mm.nq) if i not in mm.idx_q[mm.nq_joint == 1]]]
-    assert rollers.size and np.all(np.abs(np.linalg.norm(mm.expand(traj.q)[:, mm.tree.idx_q[
-        mm.tree.joint_type == int(JointType.CONTINUOUS)][:, None] + [0, 1]], axis=2) - 1) < 1e-14)
+    assert rollers.size and np.all(
+        np.abs(
+            np.linalg.norm(
+                mm.expand(traj.q)[:, mm.tree.idx_q[mm.tree.joint_type == int(JointType.CONTINUOUS)][:, None] + [0, 1]],
+                axis=2,
+            )
+            - 1
+        )
+        < 1e-14
+    )
 
 
 def test_compiled_mimic_run_keeps_the_dense_fallback_and_names_failures():
@@ -510,16 +582,26 @@ def test_compiled_mimic_run_keeps_the_dense_fallback_and_names_failures():
     alone: simulate takes the Python stages with the dense solve, as forward_dynamics does.  A
     compiled run whose state overflows stops with the time, the joint and the partial run."""
     xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
-    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
-                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    xml = xml.replace(
+        '<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+        '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>',
+    )
     mm, pm = db.load_urdf(xml, mimic=True), pin_mimic(xml, xml=True)
     traj = db.simulate(mm, np.array([0.3]), np.array([-0.7]), 0.05, 1e-3, tau=np.array([0.2]))
-    ref = _pin_mimic_rk4(pm, np.array([0.3]), np.array([-0.7]), 1e-3, 50, lambda t, q, v: np.array([0.2]),
-                         np.zeros((pm.njoints - 1, 6)), np.zeros((1, 1)))
+    ref = _pin_mimic_rk4(
+        pm,
+        np.array([0.3]),
+        np.array([-0.7]),
+        1e-3,
+        50,
+        lambda t, q, v: np.array([0.2]),
+        np.zeros((pm.njoints - 1, 6)),
+        np.zeros((1, 1)),
+    )
     assert_close("q(0.05 s), massless mimic leaf", traj.q[-1], ref[0], 1e-12)
     gripper = db.load_urdf(GRIPPER, mimic=True)
     table = np.zeros((100, 4))
-    table[10:] = 1e300                                   # from step 10 on
+    table[10:] = 1e300  # from step 10 on
     with pytest.raises(db.SimulationError, match=r"t = 0\.01 s: the state is no longer finite \(a\[") as err:
         db.simulate(gripper, db.neutral_configuration(gripper), np.zeros(4), 0.1, tau=table)
     partial = err.value.trajectory
@@ -559,13 +641,15 @@ def test_simulate_batch_of_a_mimic_model_equals_simulate_case_by_case():
             for field in ("q", "v", "a", "tau"):
                 assert np.array_equal(getattr(batch[b], field), getattr(alone, field)), (method, b, field)
             assert batch[b].status == "completed" and batch[b].model is mm
-    taus[2, 30:] = 1e300                                  # case 2 overflows at step 30
+    taus[2, 30:] = 1e300  # case 2 overflows at step 30
     out = db.simulate_batch(mm, Q0, V0, 0.1, 1e-3, tau=taus, errors="return")
     assert isinstance(out[2], db.SimulationError) and out[2].time == 0.03, out[2]
     assert all(isinstance(out[b], db.Trajectory) for b in (0, 1, 3))
     xml = R(L("a"), L("b", 0.0), J("j1", "w", "a", "revolute"), J("j2", "a", "b", mimic=("j1", 2.0, 0.1)))
-    xml = xml.replace('<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
-                      '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    xml = xml.replace(
+        '<mass value="0.0"/><inertia ixx="2e-3" ixy="1e-4" ixz="0" iyy="3e-3" iyz="0" izz="4e-3"/>',
+        '<mass value="0.0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>',
+    )
     leaf = db.load_urdf(xml, mimic=True)
     batch = db.simulate_batch(leaf, np.array([[0.3], [-0.2]]), np.zeros(1), 0.05, 1e-3)
     for b, q0 in enumerate((0.3, -0.2)):
@@ -577,11 +661,20 @@ def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
     reduced index or by joint name, in batches through simulate_batch; a mimic joint's name as
     a state entry is refused by name before any case runs; each row equals simulate of that case alone."""
     mm = db.load_urdf(GRIPPER, mimic=True)
-    cases = [{"case": "a"}, {"case": "b", "q0[1]": 0.4}, {"case": "c", "v0.b_finger_l": 1.0},
-             {"case": "d", "damping.c_finger_r": 0.02, "mass_scale": 2.0}]
+    cases = [
+        {"case": "a"},
+        {"case": "b", "q0[1]": 0.4},
+        {"case": "c", "v0.b_finger_l": 1.0},
+        {"case": "d", "damping.c_finger_r": 0.02, "mass_scale": 2.0},
+    ]
     with pytest.raises(db.InputError, match="case 'e': v0.c_finger_r: joint 'c_finger_r' is a mimic joint"):
-        db.sweep(mm, cases + [{"case": "e", "v0.c_finger_r": 1.0}], {"t_final": 0.05, "dt": 1e-3},
-                 out=tmp_path / "refused", scheduler="inline")
+        db.sweep(
+            mm,
+            cases + [{"case": "e", "v0.c_finger_r": 1.0}],
+            {"t_final": 0.05, "dt": 1e-3},
+            out=tmp_path / "refused",
+            scheduler="inline",
+        )
     assert not (tmp_path / "refused").exists()
     res = db.sweep(mm, cases, {"t_final": 0.05, "dt": 1e-3}, out=tmp_path, scheduler="inline", metrics=["q_end"])
     assert [r["status"] for r in res] == ["completed"] * 4
@@ -593,8 +686,9 @@ def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
     qb[1] = 0.4
     vc = np.zeros(mm.nv)
     vc[mm.idx_v[mm.joint_names.index("b_finger_l")]] = 1.0
-    for row, (model, q, v) in zip(res.rows, [(mm, q0, np.zeros(4)), (mm, qb, np.zeros(4)), (mm, q0, vc),
-                                            (varied, q0, np.zeros(4))]):
+    for row, (model, q, v) in zip(
+        res.rows, [(mm, q0, np.zeros(4)), (mm, qb, np.zeros(4)), (mm, q0, vc), (varied, q0, np.zeros(4))]
+    ):
         ref = db.simulate(model, q, v, 0.05, 1e-3)
         assert [row[f"q_end[{i}]"] for i in range(mm.nq)] == ref.q[-1].tolist(), row["case"]
         assert np.array_equal(res.trajectory(row["case"], model).q, ref.q), row["case"]
@@ -614,24 +708,32 @@ def test_compiled_single_state_entries_equal_pinocchio_and_the_checked_path(floa
         assert_close("entry: rnea", tau, pin.rnea(pm, pd, q, v, a), TIGHT)
         assert_close("entry: crba", M, pin.crba(pm, pd, q), TIGHT)
         assert_close("entry: FD(ID(a))", acc, a, 1e-10)
-        assert_close("entry: FD vs solve(crba, tau - nle)", acc,
-                     np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)), 1e-10)
+        assert_close(
+            "entry: FD vs solve(crba, tau - nle)",
+            acc,
+            np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)),
+            1e-10,
+        )
         assert_close("entry vs checked path: ID", tau, db.inverse_dynamics(mm, list(q), list(v), list(a)), TIGHT)
         assert_close("entry vs checked path: M", M, db.mass_matrix(mm, list(q)), TIGHT)
         assert_close("entry vs checked path: FD", acc, db.forward_dynamics(mm, list(q), list(v), list(tau)), 1e-12)
         scaled = q.copy()
-        scaled[mm.nq - 2:] *= 3.0                                   # the roller's (cos, sin) pair
+        scaled[mm.nq - 2 :] *= 3.0  # the roller's (cos, sin) pair
         if floating:
-            scaled[3:7] *= 0.5                                      # the base quaternion
+            scaled[3:7] *= 0.5  # the base quaternion
         assert_close("entry: unnormalised q", db.forward_dynamics(mm, scaled, v, tau), acc, 1e-12)
         assert_close("entry: unnormalised q, M", db.mass_matrix(mm, scaled), M, TIGHT)
     data = db.Data(mm.tree)
     assert_close("entry with a Data of the tree", db.inverse_dynamics(mm, q, v, a, data=data), tau, 0.0)
-    mm.gravity = (0.0, 1.0, -3.0)                                   # a new table for the tree
+    mm.gravity = (0.0, 1.0, -3.0)  # a new table for the tree
     pm.gravity = pin.Motion(np.array([0.0, 1.0, -3.0]), np.zeros(3))
     assert_close("entry after a change of gravity", db.inverse_dynamics(mm, q, v, a), pin.rnea(pm, pd, q, v, a), TIGHT)
-    assert_close("entry after a change of gravity: FD", db.forward_dynamics(mm, q, v, tau),
-                 np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)), 1e-10)
+    assert_close(
+        "entry after a change of gravity: FD",
+        db.forward_dynamics(mm, q, v, tau),
+        np.linalg.solve(pin.crba(pm, pd, q), tau - pin.nonLinearEffects(pm, pd, q, v)),
+        1e-10,
+    )
     bad = v.copy()
     bad[1] = np.nan
     with pytest.raises(db.InputError, match=r"v\[1\] = nan is not finite"):
@@ -649,16 +751,20 @@ def test_trajectory_torques_and_feedforward_on_a_mimic_model(springs):
     tree = db.load_urdf(GRIPPER)
     if springs:
         circle = np.repeat(tree.joint_type == int(JointType.CONTINUOUS), tree.nv_joint)
-        tree = tree.replace(damping=rng.uniform(0.005, 0.02, tree.nv),
-                            stiffness=np.where(circle, 0.0, rng.uniform(0.01, 0.1, tree.nv)))
+        tree = tree.replace(
+            damping=rng.uniform(0.005, 0.02, tree.nv), stiffness=np.where(circle, 0.0, rng.uniform(0.01, 0.1, tree.nv))
+        )
     mm = db.MimicModel(tree)
     qa, T = db.random_configuration(mm, rng), 0.3
     d = db.difference(mm, qa, db.random_configuration(mm, rng))
 
-    def motion(t):                                       # 000 eq. (15) along d (a continuous joint: nq > nv)
+    def motion(t):  # 000 eq. (15) along d (a continuous joint: nq > nv)
         s, sd, sdd = (x[..., 0] for x in db.cycloidal_motion(0.0, 1.0, T, t))
-        return db.integrate(mm, np.broadcast_to(qa, np.shape(s) + qa.shape), np.multiply.outer(s, d)), \
-            np.multiply.outer(sd, d), np.multiply.outer(sdd, d)
+        return (
+            db.integrate(mm, np.broadcast_to(qa, np.shape(s) + qa.shape), np.multiply.outer(s, d)),
+            np.multiply.outer(sd, d),
+            np.multiply.outer(sdd, d),
+        )
 
     t = np.linspace(0.0, T, 7)
     q, v, a = motion(t)
@@ -668,7 +774,7 @@ def test_trajectory_torques_and_feedforward_on_a_mimic_model(springs):
     unforced = db.trajectory_torques(mm, t, q, v, a, passive=False)
     assert_close("without the passive forces", unforced, db.inverse_dynamics(mm, q, v, a), 1e-14)
     assert np.abs(tau - unforced).max() > (1e-4 if springs else -1.0)
-    errors = []                                          # what is left is RK4's: 16x less per halving
+    errors = []  # what is left is RK4's: 16x less per halving
     for dt in (5e-4, 2.5e-4):
         traj = db.simulate(mm, qa, np.zeros(mm.nv), T, dt, tau=db.feedforward(mm, motion), progress=False)
         qd, vd, _ = motion(traj.t)

@@ -10,10 +10,20 @@ from denoc_bridge.testing import random_model
 
 
 def fields(model, **changes):
-    f = dict(name=model.name, link_names=model.link_names, joint_names=model.joint_names, parent=model.parent,
-             joint_type=model.joint_type, joint_axis=model.joint_axis, joint_axis2=model.joint_axis2,
-             joint_rotation=model.joint_rotation, joint_translation=model.joint_translation, mass=model.mass,
-             com=model.com, inertia=model.inertia)
+    f = dict(
+        name=model.name,
+        link_names=model.link_names,
+        joint_names=model.joint_names,
+        parent=model.parent,
+        joint_type=model.joint_type,
+        joint_axis=model.joint_axis,
+        joint_axis2=model.joint_axis2,
+        joint_rotation=model.joint_rotation,
+        joint_translation=model.joint_translation,
+        mass=model.mass,
+        com=model.com,
+        inertia=model.inertia,
+    )
     f.update(changes)
     return f
 
@@ -46,20 +56,28 @@ def test_gravity_setter_validates(chain):
         model.gravity[0] = 1.0
 
 
-@pytest.mark.parametrize("change,match", [
-    (dict(parent=[-1, 0, 2, 1]), "link 'link2': parent index 2 must be -1"),
-    (dict(link_names=["a", "a", "b", "c"]), "duplicate link name 'a'"),
-    (dict(joint_names=["a", "b", "c"]), "4 link names but 3 joint names"),
-    (dict(joint_type=[0, 0, 99, 0]), "joint 'joint2': unknown joint type code 99"),
-    (dict(joint_axis=[[0, 0, 2.0]] * 4), r"joint 'joint0' \(revolute\): axis \[0.0, 0.0, 2.0\] is not a unit vector"),
-    (dict(mass=[1, -1, 1, 1]), "link 'link1': negative mass"),
-    (dict(mass=[1, np.nan, 1, 1]), "link 'link1': mass, centre of mass and inertia must be finite"),
-    (dict(inertia=[np.diag([1, 1, 1])] * 3 + [np.array([[1, 2, 0], [0, 1, 0], [0, 0, 1.0]])]),
-     "link 'link3': inertia tensor is not symmetric"),
-    (dict(inertia=[np.diag([1.0, 1.0, -1.0])] * 4), "link 'link0': inertia tensor is not positive semi-definite"),
-    (dict(joint_rotation=[np.diag([1.0, 1.0, -1.0])] * 4), "joint 'joint0': placement rotation is not a rotation"),
-    (dict(mass=[1.0, 1.0]), r"mass must have shape \(4,\)"),
-])
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (dict(parent=[-1, 0, 2, 1]), "link 'link2': parent index 2 must be -1"),
+        (dict(link_names=["a", "a", "b", "c"]), "duplicate link name 'a'"),
+        (dict(joint_names=["a", "b", "c"]), "4 link names but 3 joint names"),
+        (dict(joint_type=[0, 0, 99, 0]), "joint 'joint2': unknown joint type code 99"),
+        (
+            dict(joint_axis=[[0, 0, 2.0]] * 4),
+            r"joint 'joint0' \(revolute\): axis \[0.0, 0.0, 2.0\] is not a unit vector",
+        ),
+        (dict(mass=[1, -1, 1, 1]), "link 'link1': negative mass"),
+        (dict(mass=[1, np.nan, 1, 1]), "link 'link1': mass, centre of mass and inertia must be finite"),
+        (
+            dict(inertia=[np.diag([1, 1, 1])] * 3 + [np.array([[1, 2, 0], [0, 1, 0], [0, 0, 1.0]])]),
+            "link 'link3': inertia tensor is not symmetric",
+        ),
+        (dict(inertia=[np.diag([1.0, 1.0, -1.0])] * 4), "link 'link0': inertia tensor is not positive semi-definite"),
+        (dict(joint_rotation=[np.diag([1.0, 1.0, -1.0])] * 4), "joint 'joint0': placement rotation is not a rotation"),
+        (dict(mass=[1.0, 1.0]), r"mass must have shape \(4,\)"),
+    ],
+)
 def test_invalid_models_are_refused(chain, change, match):
     with pytest.raises(db.ModelError, match=match):
         db.Model(**fields(chain, **change))

@@ -9,13 +9,16 @@ from denoc_bridge.modules import decompose_into_modules
 from denoc_bridge.testing import random_model
 
 
-@pytest.mark.parametrize("parent,modules,module_parent", [
-    ([-1, 0, 1, 2], [[0, 1, 2, 3]], [-1]),                      # serial chain: one module
-    ([-1, 0, 1, 0], [[0], [1, 2], [3]], [-1, 0, 0]),           # the gripper of 000 Fig. 4
-    ([-1, -1, 1], [[0], [1, 2]], [-1, -1]),                    # two chains on the base
-    ([-1, 0, 1, 1, 3, 0], [[0], [1], [2], [3, 4], [5]], [-1, 0, 1, 1, 0]),
-    ([], [], []),
-])
+@pytest.mark.parametrize(
+    "parent,modules,module_parent",
+    [
+        ([-1, 0, 1, 2], [[0, 1, 2, 3]], [-1]),  # serial chain: one module
+        ([-1, 0, 1, 0], [[0], [1, 2], [3]], [-1, 0, 0]),  # the gripper of 000 Fig. 4
+        ([-1, -1, 1], [[0], [1, 2]], [-1, -1]),  # two chains on the base
+        ([-1, 0, 1, 1, 3, 0], [[0], [1], [2], [3, 4], [5]], [-1, 0, 1, 1, 0]),
+        ([], [], []),
+    ],
+)
 def test_known_trees(parent, modules, module_parent):
     start, end, mparent, link_module = decompose_into_modules(np.array(parent, dtype=np.int64))
     assert [list(range(a, b)) for a, b in zip(start, end)] == modules
@@ -39,5 +42,5 @@ def test_module_views_of_a_random_tree():
         if m.parent >= 0:
             assert model.modules[m.parent].links[-1] == first_parent, "a module emerges from the last link"
         assert m.v_slice == slice(model.idx_v[m.links[0]], model.idx_v[m.links[0]] + m.nv)
-        assert m.joint_names == model.joint_names[m.links.start:m.links.stop]
+        assert m.joint_names == model.joint_names[m.links.start : m.links.stop]
     assert seen == list(range(model.n_links))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import assert_close
 
 import denoc_bridge as db
-from conftest import assert_close
 from denoc_bridge.generators import chain
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.stages import sweepable
@@ -35,7 +35,7 @@ def test_stage_sweep_on_axes_pointing_backwards(name):
     assert sweepable(model._kt.view(T.INT)) and np.any(np.array(model.joint_axis) < 0)
     rng = np.random.default_rng(3)
     q0, v0 = 0.4 * rng.standard_normal(model.nq), rng.standard_normal(model.nv)
-    tau = (1e-5 if name == "spatial_chain" else 0.01) * rng.standard_normal(model.nv)   # the chain weighs 24 g
+    tau = (1e-5 if name == "spatial_chain" else 0.01) * rng.standard_normal(model.nv)  # the chain weighs 24 g
     tr = db.simulate(model, q0, v0, 0.1, 1e-3, tau=tau, progress=False)
     q, v = pin_rk4(db.to_pinocchio(model), q0, v0, 1e-3, 100, tau=tau)
     assert_close("q after 100 RK4 steps", tr.q[-1], q, 1e-11)
@@ -43,7 +43,7 @@ def test_stage_sweep_on_axes_pointing_backwards(name):
 
 
 # ----------------------------------------------------------------------------- small-angle series
-SMALL = (9.0e-5, 3.0e-5, 1.0e-6)        # rotation angles below the 1e-4 switch to the Taylor series
+SMALL = (9.0e-5, 3.0e-5, 1.0e-6)  # rotation angles below the 1e-4 switch to the Taylor series
 
 
 def _one_joint(jtype):
@@ -64,9 +64,9 @@ def test_integrate_small_rotations_against_the_closed_form(jtype):
         w = rng.standard_normal(3)
         w *= t / np.linalg.norm(w)
         v = np.zeros(model.nv)
-        v[o:o + 3] = w
+        v[o : o + 3] = w
         q1 = db.integrate(model, q0, v)
-        assert_close(f"vector part of exp(w), |w| = {t:g}", q1[o:o + 3], np.sin(t / 2) / t * w, 1e-13)
+        assert_close(f"vector part of exp(w), |w| = {t:g}", q1[o : o + 3], np.sin(t / 2) / t * w, 1e-13)
         assert abs(q1[o + 3] - np.cos(t / 2)) <= 1e-16
 
 
@@ -78,13 +78,13 @@ def test_planar_integrate_and_difference_small_rotations_against_the_closed_form
     (no cancellation), 1e-13 relative per component: the component along cw is 4.5e-5 of the
     other, so a relative error of w^2/12 in cw shows."""
     model = _one_joint(J.PLANAR)
-    q0 = db.neutral_configuration(model)                       # [0, 0, 1, 0]
+    q0 = db.neutral_configuration(model)  # [0, 0, 1, 0]
     for w in SMALL:
         sw, cw = np.sin(w) / w, 2.0 * np.sin(w / 2) ** 2 / w
-        q1 = db.integrate(model, q0, np.array([0.0, 1.0, w]))   # translation V(w) (0, 1) = (-cw, sw)
+        q1 = db.integrate(model, q0, np.array([0.0, 1.0, w]))  # translation V(w) (0, 1) = (-cw, sw)
         assert_close(f"x of exp, w = {w:g}", q1[0], -cw, 1e-13)
         assert_close(f"y of exp, w = {w:g}", q1[1], sw, 1e-13)
-        d = db.difference(model, q0, np.array([0.0, 1.0, np.cos(w), np.sin(w)]))   # V(w)^-1 (0, 1)
+        d = db.difference(model, q0, np.array([0.0, 1.0, np.cos(w), np.sin(w)]))  # V(w)^-1 (0, 1)
         det = sw * sw + cw * cw
         assert_close(f"vx of log, w = {w:g}", d[0], cw / det, 1e-13)
         assert_close(f"vy of log, w = {w:g}", d[1], sw / det, 1e-13)
@@ -100,19 +100,30 @@ def _massless_hub(children, seed):
     rng = np.random.default_rng(seed)
     n = 1 + len(children)
     turns = rng.uniform(0.0, 2 * np.pi, len(children))
-    R0 = [np.eye(3)] + [np.array([[np.cos(t), -np.sin(t), 0.0], [np.sin(t), np.cos(t), 0.0], [0.0, 0.0, 1.0]])
-                        for t in turns]
+    R0 = [np.eye(3)] + [
+        np.array([[np.cos(t), -np.sin(t), 0.0], [np.sin(t), np.cos(t), 0.0], [0.0, 0.0, 1.0]]) for t in turns
+    ]
     mass = [0.0] + [float(rng.uniform(0.5, 2.0)) for _ in children]
-    return db.Model(name="hub", link_names=[f"l{k}" for k in range(n)], joint_names=[f"j{k}" for k in range(n)],
-                    parent=[-1] + [0] * len(children), joint_type=[J.REVOLUTE, *children],
-                    joint_axis=[np.array([0.0, 0.0, 1.0])] * n, joint_rotation=R0,
-                    joint_translation=[np.zeros(3)] + [np.array([0.0, 0.0, rng.uniform(0.1, 0.5)]) for _ in children],
-                    mass=mass, com=[np.zeros(3)] + [0.1 * rng.standard_normal(3) for _ in children],
-                    inertia=[np.zeros((3, 3))] + [random_inertia(rng, m) for m in mass[1:]])
+    return db.Model(
+        name="hub",
+        link_names=[f"l{k}" for k in range(n)],
+        joint_names=[f"j{k}" for k in range(n)],
+        parent=[-1] + [0] * len(children),
+        joint_type=[J.REVOLUTE, *children],
+        joint_axis=[np.array([0.0, 0.0, 1.0])] * n,
+        joint_rotation=R0,
+        joint_translation=[np.zeros(3)] + [np.array([0.0, 0.0, rng.uniform(0.1, 0.5)]) for _ in children],
+        mass=mass,
+        com=[np.zeros(3)] + [0.1 * rng.standard_normal(3) for _ in children],
+        inertia=[np.zeros((3, 3))] + [random_inertia(rng, m) for m in mass[1:]],
+    )
 
 
-@pytest.mark.parametrize("children", [(J.REVOLUTE,), (J.SPHERICAL, J.SPHERICAL), (J.REVOLUTE, J.SPHERICAL)],
-                         ids=["coaxial revolute", "two balls", "revolute and ball"])
+@pytest.mark.parametrize(
+    "children",
+    [(J.REVOLUTE,), (J.SPHERICAL, J.SPHERICAL), (J.REVOLUTE, J.SPHERICAL)],
+    ids=["coaxial revolute", "two balls", "revolute and ball"],
+)
 def test_a_massless_link_above_free_bodies_is_singular(children):
     """Mutants: kernels/forward_dynamics.py, the scales of the singular-pivot test: the
     cancellation that a child's projection leaves in its parent's pivot (``scale = x*x*inv`` in
@@ -136,8 +147,10 @@ def _rk4_held(model, q, v, dt, taus):
         k2 = db.forward_dynamics(model, q + dt / 2 * v, v + dt / 2 * k1, tau)
         k3 = db.forward_dynamics(model, q + dt / 2 * (v + dt / 2 * k1), v + dt / 2 * k2, tau)
         k4 = db.forward_dynamics(model, q + dt * (v + dt / 2 * k2), v + dt * k3, tau)
-        q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * k1) + 2 * (v + dt / 2 * k2) + (v + dt * k3)),
-                v + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+        q, v = (
+            q + dt / 6 * (v + 2 * (v + dt / 2 * k1) + 2 * (v + dt / 2 * k2) + (v + dt * k3)),
+            v + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4),
+        )
     return q, v
 
 
@@ -164,10 +177,12 @@ def test_cycloidal_motion_values():
     t = 0, T/4, T/2, T: q, v and a in closed form."""
     q0, q1, T = np.array([0.2, -1.0]), np.array([1.4, 0.5]), 0.8
     d = q1 - q0
-    expected = {0.0: (q0, 0 * d, 0 * d),
-                T / 4: (q0 + d * (0.25 - 1 / (2 * np.pi)), d / T, 2 * np.pi * d / T**2),
-                T / 2: (q0 + d / 2, 2 * d / T, 0 * d),
-                T: (q1, 0 * d, 0 * d)}
+    expected = {
+        0.0: (q0, 0 * d, 0 * d),
+        T / 4: (q0 + d * (0.25 - 1 / (2 * np.pi)), d / T, 2 * np.pi * d / T**2),
+        T / 2: (q0 + d / 2, 2 * d / T, 0 * d),
+        T: (q1, 0 * d, 0 * d),
+    }
     q, v, a = db.cycloidal_motion(q0, q1, T, list(expected))
     for n, (t, (qe, ve, ae)) in enumerate(expected.items()):
         np.testing.assert_allclose(q[n], qe, rtol=1e-14, atol=1e-14, err_msg=f"q at t = {t}")
@@ -182,8 +197,11 @@ def test_feedforward_torques_make_a_sprung_damped_model_follow_the_motion():
     damper, to RK4's error."""
     model = random_model(4, 4, joint_types=(J.REVOLUTE, J.PRISMATIC))
     rng = np.random.default_rng(4)
-    model = model.replace(damping=rng.uniform(0.5, 2.0, 4), stiffness=rng.uniform(1.0, 5.0, 4),
-                          rest_configuration=rng.uniform(-0.5, 0.5, 4))
+    model = model.replace(
+        damping=rng.uniform(0.5, 2.0, 4),
+        stiffness=rng.uniform(1.0, 5.0, 4),
+        rest_configuration=rng.uniform(-0.5, 0.5, 4),
+    )
     qa, qb, T = rng.uniform(-0.5, 0.5, 4), rng.uniform(-0.5, 0.5, 4), 0.25
 
     def motion(t):
@@ -200,8 +218,9 @@ def test_trajectory_at_interpolates_v_a_and_tau_from_the_earlier_state():
     state (x[j] + u (x[i] - x[j])): equal at the midpoint, the only instant the suite asks
     for between saved states (and then for q only)."""
     model = gripper4()
-    tr = db.simulate(model, np.array([0.3, -0.2, 0.1, 0.0]), np.zeros(4), 0.01, 1e-3, tau=np.full(4, 0.01),
-                     progress=False)
+    tr = db.simulate(
+        model, np.array([0.3, -0.2, 0.1, 0.0]), np.zeros(4), 0.01, 1e-3, tau=np.full(4, 0.01), progress=False
+    )
     u = 0.3
     mid = tr.at([tr.t[4] + u * (tr.t[5] - tr.t[4])])
     for name in ("v", "a", "tau"):
@@ -215,13 +234,20 @@ def test_energy_balance_over_two_saved_states():
     of the trapezoid rule (energy_drift's rule for fewer than three samples).  One saved step
     under a constant torque: the drift is E(dt) - E(0) - (P(0) + P(dt)) dt / 2."""
     model = gripper4()
-    tr = db.simulate(model, np.array([0.3, -0.2, 0.1, 0.0]), np.array([1.0, 0.5, -0.5, 0.2]), 1e-3, 1e-3,
-                     tau=np.array([0.05, -0.02, 0.03, 0.01]), progress=False)
+    tr = db.simulate(
+        model,
+        np.array([0.3, -0.2, 0.1, 0.0]),
+        np.array([1.0, 0.5, -0.5, 0.2]),
+        1e-3,
+        1e-3,
+        tau=np.array([0.05, -0.02, 0.03, 0.01]),
+        progress=False,
+    )
     assert len(tr) == 2
     E, P = tr.total_energy, tr.power_in
     work = 0.5 * (P[0] + P[1]) * (tr.t[1] - tr.t[0])
     assert abs(tr.energy_drift()[1] - (E[1] - E[0] - work)) <= 1e-12 * abs(work)
-    assert abs(tr.energy_drift()[1]) <= 1e-3 * abs(work)    # and that is the quadrature's error, (w dt)^2
+    assert abs(tr.energy_drift()[1]) <= 1e-3 * abs(work)  # and that is the quadrature's error, (w dt)^2
 
 
 @pytest.mark.parametrize("jtype", [J.PLANAR, J.FREEFLYER, J.SPHERICAL, J.CONTINUOUS], ids=lambda j: j.label)
@@ -250,8 +276,10 @@ def test_rkmk_keeps_fourth_order_on_planar_and_spherical_joints(jtype, seed):
     rng = np.random.default_rng(0)
     q0, v0 = db.random_configuration(model, rng), rng.standard_normal(model.nv) * 2
     ref = db.simulate(model, q0, v0, 1.0, 0.01, method="DOP853", rtol=1e-13, atol=1e-13, progress=False)
-    errors = [np.abs(db.difference(model, ref.q[-1], db.simulate(model, q0, v0, 1.0, dt, progress=False).q[-1])).max()
-              for dt in (0.01, 0.005)]
+    errors = [
+        np.abs(db.difference(model, ref.q[-1], db.simulate(model, q0, v0, 1.0, dt, progress=False).q[-1])).max()
+        for dt in (0.01, 0.005)
+    ]
     assert 12.0 < errors[0] / errors[1] < 20.0, errors
 
 
@@ -269,8 +297,7 @@ def test_compiled_constrained_dynamics_at_velocities_that_violate_the_loops(kind
     from denoc_bridge import loops
 
     model, q_ref, rng = _looped_tree(3 if floating else 8, floating)
-    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2),
-            (0.3, 0.8, -0.2))
+    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2), (0.3, 0.8, -0.2))
     for _ in range(3):
         q = loops.project_configuration(model, db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)))
         v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)

@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import assert_close, assert_solution_close, erd_robot_dir, load_quietly, pin_loadable_urdfs
 
 import denoc_bridge as db
-from conftest import assert_close, assert_solution_close, erd_robot_dir, load_quietly, pin_loadable_urdfs
 
 CASES = pin_loadable_urdfs()
 IDS = [f"{rel.split('/')[-1][:-5]}-{'floating' if fb else 'fixed'}" for rel, fb in CASES]
@@ -28,9 +28,14 @@ def _models(rel: str, floating: bool):
 def test_the_parity_suite_covers_every_robot():
     urdfs = {rel for rel, _ in CASES}
     assert len(urdfs) >= 70, f"only {len(urdfs)} example-robot-data URDFs found"
-    for rel in ("panda_description/urdf/panda.urdf", "talos_data/robots/talos_reduced.urdf",
-                "solo_description/robots/solo12.urdf", "icub_description/robots/icub.urdf",
-                "pr2_description/urdf/pr2.urdf", "romeo_description/urdf/romeo_laas_small.urdf"):
+    for rel in (
+        "panda_description/urdf/panda.urdf",
+        "talos_data/robots/talos_reduced.urdf",
+        "solo_description/robots/solo12.urdf",
+        "icub_description/robots/icub.urdf",
+        "pr2_description/urdf/pr2.urdf",
+        "romeo_description/urdf/romeo_laas_small.urdf",
+    ):
         assert (rel, False) in CASES and (rel, True) in CASES, rel
 
 
@@ -43,14 +48,19 @@ def test_loader_reproduces_pinocchio_model(rel, floating):
         j, name = pm.joints[k + 1], model.joint_names[k]
         assert model.parent[k] == pm.parents[k + 1] - 1, f"joint '{name}': parent"
         assert (model.idx_q[k], model.idx_v[k], model.nq_joint[k], model.nv_joint[k]) == (
-            j.idx_q, j.idx_v, j.nq, j.nv), f"joint '{name}': q/v layout"
+            j.idx_q,
+            j.idx_v,
+            j.nq,
+            j.nv,
+        ), f"joint '{name}': q/v layout"
         X, Y = pm.jointPlacements[k + 1], pm.inertias[k + 1]
         assert_close(f"joint '{name}' placement rotation", model.joint_rotation[k], X.rotation, 1e-12)
         assert np.abs(model.joint_translation[k] - X.translation).max() <= 1e-12, f"joint '{name}' placement"
         assert abs(model.mass[k] - Y.mass) <= 1e-12 * max(1.0, Y.mass), f"link of '{name}': mass"
         assert np.abs(model.com[k] - Y.lever).max() <= 1e-12, f"link of '{name}': centre of mass"
         assert np.abs(model.inertia[k] - Y.inertia).max() <= 1e-12 * max(1.0, np.abs(Y.inertia).max()), (
-            f"link of '{name}': inertia")
+            f"link of '{name}': inertia"
+        )
     assert np.array_equal(model.gravity, pm.gravity.linear)
     assert np.array_equal(model.damping, pm.damping), "damping"
 
@@ -67,8 +77,11 @@ def test_dynamics_match_pinocchio(rel, floating):
         tau_pin = pin.rnea(pm, pd, q, v, a).copy()
         assert_close("inverse_dynamics vs pin.rnea", db.inverse_dynamics(model, q, v, a), tau_pin)
         fext_pin = [pin.Force.Zero()] + [pin.Force(f) for f in fext]
-        assert_close("inverse_dynamics with f_ext vs pin.rnea", db.inverse_dynamics(model, q, v, a, fext),
-                     pin.rnea(pm, pd, q, v, a, fext_pin))
+        assert_close(
+            "inverse_dynamics with f_ext vs pin.rnea",
+            db.inverse_dynamics(model, q, v, a, fext),
+            pin.rnea(pm, pd, q, v, a, fext_pin),
+        )
         M_pin = pin.crba(pm, pd, q).copy()
         M = db.mass_matrix(model, q)
         assert_close("mass_matrix vs pin.crba", M, M_pin)
@@ -85,9 +98,9 @@ def test_dynamics_match_pinocchio(rel, floating):
         nle = db.nonlinear_effects(model, q, v)
         nle_pin = pin.nonLinearEffects(pm, pd, q, v).copy()
         assert_close("nonlinear_effects vs pin.nonLinearEffects", nle, nle_pin)
-        assert_solution_close("forward_dynamics vs pin.aba", a_ours, a_pin, M, tau_pin - nle, M_pin,
-                              tau_pin - nle_pin)
+        assert_solution_close("forward_dynamics vs pin.aba", a_ours, a_pin, M, tau_pin - nle, M_pin, tau_pin - nle_pin)
         eye = np.eye(model.nv)
-        assert_solution_close("inverse_mass_matrix vs pin.computeMinverse", db.inverse_mass_matrix(model, q),
-                              Minv_pin, M, eye, M_pin, eye)
+        assert_solution_close(
+            "inverse_mass_matrix vs pin.computeMinverse", db.inverse_mass_matrix(model, q), Minv_pin, M, eye, M_pin, eye
+        )
         assert np.all(np.isfinite(a_pin))

@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import assert_close, erd_robot_dir
 
 import denoc_bridge as db
-from conftest import assert_close, erd_robot_dir
 from denoc_bridge.testing import random_model
 
 
@@ -29,17 +29,24 @@ def test_from_pinocchio_equals_load_urdf(panda):
     model = db.from_pinocchio(pm)
     assert model.link_names == panda.link_names and model.base_name == "panda_link0"
     assert [(m.index, m.parent, tuple(m.links)) for m in model.modules] == [
-        (m.index, m.parent, tuple(m.links)) for m in panda.modules]
+        (m.index, m.parent, tuple(m.links)) for m in panda.modules
+    ]
     q = db.random_configuration(model, 0)
     assert_close("GIM", db.mass_matrix(model, q), db.mass_matrix(panda, q))
 
 
 def test_every_supported_pinocchio_joint_converts():
-    joints = [pin.JointModelRX(), pin.JointModelPY(), pin.JointModelRUBZ(), pin.JointModelSpherical(),
-              pin.JointModelTranslation(), pin.JointModelPlanar(),
-              pin.JointModelUniversal(np.array([1.0, 0, 0]), np.array([0, 0, 1.0])),
-              pin.JointModelRevoluteUnaligned(np.array([0.6, 0.8, 0])),
-              pin.JointModelPrismaticUnaligned(np.array([0, 0.6, 0.8]))]
+    joints = [
+        pin.JointModelRX(),
+        pin.JointModelPY(),
+        pin.JointModelRUBZ(),
+        pin.JointModelSpherical(),
+        pin.JointModelTranslation(),
+        pin.JointModelPlanar(),
+        pin.JointModelUniversal(np.array([1.0, 0, 0]), np.array([0, 0, 1.0])),
+        pin.JointModelRevoluteUnaligned(np.array([0.6, 0.8, 0])),
+        pin.JointModelPrismaticUnaligned(np.array([0, 0.6, 0.8])),
+    ]
     pm = pin.Model()
     parent = 0
     rng = np.random.default_rng(0)

@@ -112,10 +112,14 @@ def test_many_dof_are_thinned_and_positions_are_one_per_dof(tmp_path):
     assert_png(plots.plot_summary(ft, tmp_path / "free.png"), (9.0, 2.3 * 4 + 0.6))
 
 
-SCALING = {"machine": {"cpu": "test CPU", "date": "2026-01-01"},
-           "scaling": [{"nv": 10, "fd_us": 1.0, "id_us": 0.8, "aba_us": 1.5},
-                       {"nv": 100, "fd_us": 8.0, "id_us": 5.0, "aba_us": 30.0, "mj_forward_us": 50.0},
-                       {"nv": 1000, "fd_us": 70.0, "id_us": 60.0}]}
+SCALING = {
+    "machine": {"cpu": "test CPU", "date": "2026-01-01"},
+    "scaling": [
+        {"nv": 10, "fd_us": 1.0, "id_us": 0.8, "aba_us": 1.5},
+        {"nv": 100, "fd_us": 8.0, "id_us": 5.0, "aba_us": 30.0, "mj_forward_us": 50.0},
+        {"nv": 1000, "fd_us": 70.0, "id_us": 60.0},
+    ],
+}
 
 
 def test_plot_scaling_from_a_dict_or_the_json_file(tmp_path):

@@ -3,6 +3,7 @@
 The first three run in this process (in a temporary folder: they write files); the sweep
 block, which starts Dask worker processes, runs as a script of its own, as a user runs it.
 """
+
 import os
 import re
 import subprocess
@@ -72,17 +73,18 @@ def test_closed_loops_block(tmp_path, monkeypatch):
 
 def _sweep_script(guarded: bool) -> str:
     code = _block("from denoc_bridge import generators, sweeps")
-    if not guarded:                                   # what a user gets who drops the guard
+    if not guarded:  # what a user gets who drops the guard
         head, _, body = code.partition('if __name__ == "__main__":')
         code = head + textwrap.dedent(body.split("\n", 1)[1])
     return code
 
 
 def _python(script: Path, cwd: Path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(README.parent), os.environ.get("PYTHONPATH"))
-                                                        if p)}
-    return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(README.parent), os.environ.get("PYTHONPATH")) if p),
+    }
+    return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_sweep_block_runs_as_a_script(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import assert_close, random_state, random_trees
 from hypothesis import given
 from hypothesis import strategies as st
 
 import denoc_bridge as db
-from conftest import random_state, random_trees, assert_close
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.testing import random_model
 
@@ -65,11 +65,17 @@ def test_module_block_factors_match_the_recursions(model, seed):
     Uik, Dik = db.inverse_udut(model, q)
     assert_close("Ubar^-1 (002 eqs. A.13-A.18)", Uik, Uinv)
     assert_close("Dbar^-1", Dik, Dinv)
-    assert_close("I^-1 = Ubar^-T Dbar^-1 Ubar^-1 (002 eq. A.22)", db.inverse_mass_matrix(model, q),
-                 ref.reference_inverse_mass_matrix(model, q))
+    assert_close(
+        "I^-1 = Ubar^-T Dbar^-1 Ubar^-1 (002 eq. A.22)",
+        db.inverse_mass_matrix(model, q),
+        ref.reference_inverse_mass_matrix(model, q),
+    )
     tau = db.inverse_dynamics(model, q, v, a, fext)
-    assert_close("forward dynamics by the three block solves (000 eq. 23)",
-                 ref.reference_forward_dynamics(model, q, v, tau, fext), db.forward_dynamics(model, q, v, tau, fext))
+    assert_close(
+        "forward dynamics by the three block solves (000 eq. 23)",
+        ref.reference_forward_dynamics(model, q, v, tau, fext),
+        db.forward_dynamics(model, q, v, tau, fext),
+    )
     assert_close("reference inverse dynamics", ref.reference_inverse_dynamics(model, q, v, a, fext), tau)
     assert_close("reference GIM", ref.reference_mass_matrix(model, q), db.mass_matrix(model, q))
 

@@ -14,8 +14,13 @@ from denoc_bridge.generators import chain
 from denoc_bridge.robots import gripper4
 from denoc_bridge.testing import pin_rk4, random_model
 
-LIE = (db.JointType.FREEFLYER, db.JointType.SPHERICAL, db.JointType.PLANAR, db.JointType.CONTINUOUS,
-       db.JointType.REVOLUTE)
+LIE = (
+    db.JointType.FREEFLYER,
+    db.JointType.SPHERICAL,
+    db.JointType.PLANAR,
+    db.JointType.CONTINUOUS,
+    db.JointType.REVOLUTE,
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +46,9 @@ def test_fourth_order_on_the_lie_groups():
     rng = np.random.default_rng(0)
     q0, v0 = db.random_configuration(model, rng), rng.standard_normal(model.nv) * 2
     ref = db.simulate(model, q0, v0, 1.0, 0.01, method="DOP853", rtol=1e-13, atol=1e-13)
-    errors = [np.abs(db.difference(model, ref.q[-1], db.simulate(model, q0, v0, 1.0, dt).q[-1])).max()
-              for dt in (0.01, 0.005)]
+    errors = [
+        np.abs(db.difference(model, ref.q[-1], db.simulate(model, q0, v0, 1.0, dt).q[-1])).max() for dt in (0.01, 0.005)
+    ]
     assert 12.0 < errors[0] / errors[1] < 20.0, errors
 
 
@@ -55,12 +61,12 @@ def test_energy_is_conserved_with_springs_and_balanced_with_damping():
     drift = np.abs(tr.energy_drift(relative=True)).max()
     assert drift < 1e-8
     coarse = np.abs(db.simulate(springy, q0, v0, 1.0, 2e-3).energy_drift(relative=True)).max()
-    assert 10 < coarse / drift < 22                              # fourth order
+    assert 10 < coarse / drift < 22  # fourth order
     damped = springy.replace(damping=np.full(model.nv, 0.5))
     tr = db.simulate(damped, q0, v0, 1.0, 1e-3)
     E = tr.total_energy
-    assert E[-1] < E[0] - 0.01 * abs(E[0] - E[-1]) and np.all(tr.power_in <= 1e-12)   # it dissipates
-    assert np.abs(tr.energy_drift()).max() < 1e-6 * abs(E[-1] - E[0])   # and the balance closes
+    assert E[-1] < E[0] - 0.01 * abs(E[0] - E[-1]) and np.all(tr.power_in <= 1e-12)  # it dissipates
+    assert np.abs(tr.energy_drift()).max() < 1e-6 * abs(E[-1] - E[0])  # and the balance closes
     undamped = db.simulate(damped, q0, v0, 1.0, 1e-3, passive=False)
     assert np.abs(undamped.q[-1] - db.simulate(model, q0, v0, 1.0, 1e-3).q[-1]).max() == 0.0
 
@@ -83,14 +89,14 @@ def test_a_controller_and_external_wrenches(falling_gripper):
     model, q0, v0 = falling_gripper
     target = np.array([0.2, -0.1, 0.3, 0.0])
 
-    def controller(t, q, v):                                    # critically damped at 10 rad/s
+    def controller(t, q, v):  # critically damped at 10 rad/s
         return db.mass_matrix(model, q) @ (100.0 * (target - q) - 20.0 * v) + db.nonlinear_effects(model, q, v)
 
     held = db.simulate(model, q0, v0, 2.0, 1e-3, tau=controller)
-    error = (1.0 + 10.0 * 2.0) * np.exp(-10.0 * 2.0) * np.abs(target - q0)   # (1 + w t) e^(-w t) e0
+    error = (1.0 + 10.0 * 2.0) * np.exp(-10.0 * 2.0) * np.abs(target - q0)  # (1 + w t) e^(-w t) e0
     assert np.abs(held.q[-1] - target - (error * np.sign(q0 - target))).max() < 1e-8
     f = np.zeros((model.n_links, 6))
-    f[1] = [0.0, 0.3, 0.0, 0.0, 0.0, 0.01]                     # force and moment on link 1^2
+    f[1] = [0.0, 0.3, 0.0, 0.0, 0.0, 0.01]  # force and moment on link 1^2
 
     def jtf(t, q, v):
         a0 = np.zeros(4)
@@ -119,9 +125,12 @@ def test_adaptive_methods_end_at_t_final(falling_gripper, t_final, dt, times):
     model, q0, v0 = falling_gripper
     tr = db.simulate(model, q0, v0, t_final, dt, method="DOP853", rtol=1e-12, atol=1e-12)
     assert tr.status == "completed" and tr.n_steps > 0
-    np.testing.assert_allclose(tr.t[-len(times):], times, rtol=0, atol=1e-15)
-    ref = db.simulate(model, q0, v0, 0.0105, 1e-4 / 2, progress=False) if t_final == 0.0105 else \
-        db.simulate(model, q0, v0, 0.1, 1e-4, progress=False)
+    np.testing.assert_allclose(tr.t[-len(times) :], times, rtol=0, atol=1e-15)
+    ref = (
+        db.simulate(model, q0, v0, 0.0105, 1e-4 / 2, progress=False)
+        if t_final == 0.0105
+        else db.simulate(model, q0, v0, 0.1, 1e-4, progress=False)
+    )
     assert np.abs(tr.q[-1] - ref.q[-1]).max() < 1e-10
 
 
@@ -131,7 +140,7 @@ def test_adaptive_on_the_manifold_keeps_unit_quaternions():
     q0, v0 = db.random_configuration(model, rng), rng.standard_normal(model.nv)
     tr = db.simulate(model, q0, v0, 0.5, 0.05, method="RK45", rtol=1e-11, atol=1e-12)
     for i0 in model.quaternion_index:
-        assert np.allclose(np.linalg.norm(tr.q[:, i0:i0 + 4], axis=1), 1.0, atol=1e-14)
+        assert np.allclose(np.linalg.norm(tr.q[:, i0 : i0 + 4], axis=1), 1.0, atol=1e-14)
     rk = db.simulate(model, q0, v0, 0.5, 1e-3)
     assert np.abs(db.difference(model, rk.q[-1], tr.q[-1])).max() < 1e-7
 
@@ -150,10 +159,11 @@ def test_semi_implicit_euler():
     model = chain(3, "planar")
     q0 = np.array([0.3, -0.2, 0.1])
     ref = db.simulate(model, q0, np.zeros(3), 0.1, 1e-5).q[-1]
-    e1, e2 = (np.abs(db.simulate(model, q0, np.zeros(3), 0.1, dt, method="euler").q[-1] - ref).max()
-              for dt in (2e-4, 1e-4))
+    e1, e2 = (
+        np.abs(db.simulate(model, q0, np.zeros(3), 0.1, dt, method="euler").q[-1] - ref).max() for dt in (2e-4, 1e-4)
+    )
     assert 1.7 < e1 / e2 < 2.3
-    spring = chain(1, "planar", stiffness=0.01).replace(gravity=(0.0, 0.0, 0.0))   # w ~ 100 rad/s
+    spring = chain(1, "planar", stiffness=0.01).replace(gravity=(0.0, 0.0, 0.0))  # w ~ 100 rad/s
     tr = db.simulate(spring, np.array([0.3]), np.zeros(1), 5.0, 2e-4, method="euler")
     E = tr.total_energy
     error = np.abs(E - E[0]) / E[0]
@@ -205,7 +215,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3)
     assert tr.status == "interrupted" and 2 <= len(tr) < 1001
-    assert np.array_equal(tr.q, db.simulate(model, q0, v0, 1.0, 1e-3).q[:len(tr)])
+    assert np.array_equal(tr.q, db.simulate(model, q0, v0, 1.0, 1e-3).q[: len(tr)])
 
 
 def test_arguments_are_checked(falling_gripper):
@@ -245,7 +255,7 @@ def test_the_final_state_is_saved_whatever_save_every(falling_gripper, stepper):
     model, q0, v0 = falling_gripper
     tau = None
     if stepper == "python loop":
-        tau = lambda t, q, v: np.full(model.nv, 0.01)            # noqa: E731
+        tau = lambda t, q, v: np.full(model.nv, 0.01)  # noqa: E731
     elif stepper == "torque table":
         tau = np.linspace(0.0, 0.1, 100 * model.nv).reshape(100, model.nv)
     elif stepper == "loops":
@@ -326,5 +336,5 @@ def test_the_stage_sweep_is_the_textbook_rk4(name):
     scale = np.abs(plain.v).max()
     np.testing.assert_allclose(fast.q, plain.q, rtol=0, atol=1e-12, err_msg="q")
     np.testing.assert_allclose(fast.v, plain.v, rtol=0, atol=1e-12 * scale, err_msg="v")
-    one = db.simulate_batch(model, q0, v0, 0.2, 1e-3)[0]                  # one compiled call
-    assert np.array_equal(one.q, fast.q) and np.array_equal(one.v, fast.v)   # fast: chunks of 8, 32, ...
+    one = db.simulate_batch(model, q0, v0, 0.2, 1e-3)[0]  # one compiled call
+    assert np.array_equal(one.q, fast.q) and np.array_equal(one.v, fast.v)  # fast: chunks of 8, 32, ...

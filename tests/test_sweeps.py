@@ -37,8 +37,9 @@ def _same_rows(a, b):
         for k in ra:
             if k in sweeps.TIMING_COLUMNS:
                 continue
-            assert ra[k] == rb[k] or (ra[k] != ra[k] and rb[k] != rb[k]), f"case {ra['case']}, column {k}: " \
-                                                                           f"{ra[k]!r} != {rb[k]!r}"
+            assert ra[k] == rb[k] or (ra[k] != ra[k] and rb[k] != rb[k]), (
+                f"case {ra['case']}, column {k}: {ra[k]!r} != {rb[k]!r}"
+            )
 
 
 # ------------------------------------------------------------------ simulate_batch
@@ -72,7 +73,7 @@ def test_simulate_batch_tables_and_shared_state(rope):
 
 def test_simulate_batch_failing_case_is_that_of_simulate(rope):
     v0 = np.zeros((3, rope.nv))
-    v0[1, 4] = 1e155                                             # case 1 blows up at once
+    v0[1, 4] = 1e155  # case 1 blows up at once
     q0 = db.neutral_configuration(rope)
     out = db.simulate_batch(rope, q0, v0, 0.02, 1e-3, errors="return")
     assert isinstance(out[1], db.SimulationError) and isinstance(out[0], db.Trajectory)
@@ -83,11 +84,14 @@ def test_simulate_batch_failing_case_is_that_of_simulate(rope):
         db.simulate_batch(rope, q0, v0, 0.02, 1e-3)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"method": "RK45"}, "fixed-step"),
-    ({"tau": np.zeros((2, 3))}, r"tau must be None"),
-    ({"errors": "ignore"}, "errors must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"method": "RK45"}, "fixed-step"),
+        ({"tau": np.zeros((2, 3))}, r"tau must be None"),
+        ({"errors": "ignore"}, "errors must be"),
+    ],
+)
 def test_simulate_batch_bad_arguments(rope, kwargs, match):
     with pytest.raises(db.InputError, match=match):
         db.simulate_batch(rope, db.neutral_configuration(rope), np.zeros((2, rope.nv)), 0.01, 1e-3, **kwargs)
@@ -103,13 +107,20 @@ def test_simulate_batch_names_the_bad_row(rope):
 # ------------------------------------------------------------------ cases and parameters
 def test_grid_and_csv(tmp_path):
     g = sweeps.grid({"mass_scale": [0.5, 2.0], "v0[0]": np.linspace(0, 1, 3)})
-    assert g == [{"mass_scale": 0.5, "v0[0]": 0.0}, {"mass_scale": 0.5, "v0[0]": 0.5},
-                 {"mass_scale": 0.5, "v0[0]": 1.0}, {"mass_scale": 2.0, "v0[0]": 0.0},
-                 {"mass_scale": 2.0, "v0[0]": 0.5}, {"mass_scale": 2.0, "v0[0]": 1.0}]
+    assert g == [
+        {"mass_scale": 0.5, "v0[0]": 0.0},
+        {"mass_scale": 0.5, "v0[0]": 0.5},
+        {"mass_scale": 0.5, "v0[0]": 1.0},
+        {"mass_scale": 2.0, "v0[0]": 0.0},
+        {"mass_scale": 2.0, "v0[0]": 0.5},
+        {"mass_scale": 2.0, "v0[0]": 1.0},
+    ]
     p = tmp_path / "cases.csv"
     p.write_text("case,mass_scale,q0[1],method\na,1.5,0.25,rk4\nb,,-0.5,euler\n")
-    assert sweeps.read_cases(p) == [{"case": "a", "mass_scale": 1.5, "q0[1]": 0.25, "method": "rk4"},
-                                    {"case": "b", "q0[1]": -0.5, "method": "euler"}]
+    assert sweeps.read_cases(p) == [
+        {"case": "a", "mass_scale": 1.5, "q0[1]": 0.25, "method": "rk4"},
+        {"case": "b", "q0[1]": -0.5, "method": "euler"},
+    ]
     p.write_text("case,mass_scale\na,heavy\n")
     with pytest.raises(db.InputError, match=r"line 2, column 'mass_scale': 'heavy' is not a number"):
         sweeps.read_cases(p)
@@ -117,13 +128,14 @@ def test_grid_and_csv(tmp_path):
 
 def test_vary_matches_a_model_built_with_the_parameters():
     base = generators.chain(6, kind="planar", length=0.5, mass=2.0, radius=0.02)
-    ref = generators.chain(6, kind="planar", length=0.75, mass=3.0, radius=0.03)   # every length x 1.5
+    ref = generators.chain(6, kind="planar", length=0.75, mass=3.0, radius=0.03)  # every length x 1.5
     got = sweeps.vary(base, {"mass_scale": 1.5, "length_scale": 1.5})
     rng = np.random.default_rng(0)
     q, v, a = db.random_configuration(base, rng), rng.standard_normal(6), rng.standard_normal(6)
     np.testing.assert_allclose(db.inverse_dynamics(got, q, v, a), db.inverse_dynamics(ref, q, v, a), rtol=1e-12)
-    one = sweeps.vary(base, {f"mass.{base.link_names[2]}": 5.0, f"damping.{base.joint_names[1]}": 0.3,
-                             "gravity_scale": 0.5})
+    one = sweeps.vary(
+        base, {f"mass.{base.link_names[2]}": 5.0, f"damping.{base.joint_names[1]}": 0.3, "gravity_scale": 0.5}
+    )
     assert one.mass[2] == 5.0 and np.allclose(one.inertia[2], base.inertia[2] * 2.5)
     assert one.damping.tolist() == [0, 0.3, 0, 0, 0, 0] and np.allclose(one.gravity, 0.5 * base.gravity)
     short = sweeps.vary(base, {f"length_scale.{base.link_names[2]}": 0.5})
@@ -131,13 +143,16 @@ def test_vary_matches_a_model_built_with_the_parameters():
     assert np.allclose(short.joint_translation[2], base.joint_translation[2])
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"mass.nope": 1.0}, "has no link 'nope'"),
-    ({"damping.nope": 1.0}, "has no joint 'nope'"),
-    ({"mass_scale": -1.0}, "must be positive"),
-    ({"length_scale": "long"}, "is not a number"),
-    ({"colour": 1.0}, "unknown model parameter 'colour'"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"mass.nope": 1.0}, "has no link 'nope'"),
+        ({"damping.nope": 1.0}, "has no joint 'nope'"),
+        ({"mass_scale": -1.0}, "must be positive"),
+        ({"length_scale": "long"}, "is not a number"),
+        ({"colour": 1.0}, "unknown model parameter 'colour'"),
+    ],
+)
 def test_vary_refuses_bad_parameters(params, match):
     with pytest.raises(db.InputError, match=match):
         sweeps.vary(generators.chain(3), params)
@@ -146,8 +161,12 @@ def test_vary_refuses_bad_parameters(params, match):
 # ------------------------------------------------------------------ the sweep, inline
 def test_inline_sweep_rows_files_and_resume(rope, tmp_path):
     names = rope.joint_names
-    cases = [{"case": "a"}, {"case": "b", "q0[0]": 0.4}, {"case": "c", f"v0.{names[3]}": 1.0, "mass_scale": 2.0},
-             {"case": "d", "q0[0]": 0.4, "tau[0]": 0.01}]
+    cases = [
+        {"case": "a"},
+        {"case": "b", "q0[0]": 0.4},
+        {"case": "c", f"v0.{names[3]}": 1.0, "mass_scale": 2.0},
+        {"case": "d", "q0[0]": 0.4, "tau[0]": 0.01},
+    ]
     res = db.sweep(rope, cases, KW, out=tmp_path, scheduler="inline", metrics=["energy_drift", "q_end"])
     assert [r["status"] for r in res] == ["completed"] * 4
     q0 = db.neutral_configuration(rope)
@@ -157,8 +176,12 @@ def test_inline_sweep_rows_files_and_resume(rope, tmp_path):
     q4[0] = 0.4
     tau = np.zeros(rope.nv)
     tau[0] = 0.01
-    refs = [_serial(rope, q0, np.zeros(rope.nv)), _serial(rope, q4, np.zeros(rope.nv)),
-            _serial(sweeps.vary(rope, {"mass_scale": 2.0}), q0, v), _serial(rope, q4, np.zeros(rope.nv), tau=tau)]
+    refs = [
+        _serial(rope, q0, np.zeros(rope.nv)),
+        _serial(rope, q4, np.zeros(rope.nv)),
+        _serial(sweeps.vary(rope, {"mass_scale": 2.0}), q0, v),
+        _serial(rope, q4, np.zeros(rope.nv), tau=tau),
+    ]
     for row, ref in zip(res.rows, refs):
         assert [row[f"q_end[{i}]"] for i in range(rope.nq)] == ref.q[-1].tolist(), row["case"]
         assert row["energy_drift"] == float(np.max(np.abs(ref.energy_drift(relative=True))))
@@ -199,25 +222,31 @@ def test_factory_sweep():
     assert bad.rows[0]["status"] == "error" and "mass" in bad.rows[0]["error"]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"simulate_kwargs": {"dt": 1e-3}}, "t_final is required"),
-    ({"simulate_kwargs": {"t_final": 0.1, "colour": 1}}, "unknown option"),
-    ({"cases": [{"case": "a"}, {"case": "a"}]}, "appears twice"),
-    ({"cases": [{"case": "a/b"}]}, "identifier 'a/b'"),
-    ({"metrics": ["speed"]}, "unknown metric 'speed'"),
-    ({"batch_size": 0}, "batch_size must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"simulate_kwargs": {"dt": 1e-3}}, "t_final is required"),
+        ({"simulate_kwargs": {"t_final": 0.1, "colour": 1}}, "unknown option"),
+        ({"cases": [{"case": "a"}, {"case": "a"}]}, "appears twice"),
+        ({"cases": [{"case": "a/b"}]}, "identifier 'a/b'"),
+        ({"metrics": ["speed"]}, "unknown metric 'speed'"),
+        ({"batch_size": 0}, "batch_size must be"),
+    ],
+)
 def test_sweep_bad_arguments(rope, kwargs, match):
     args = {"cases": [{}], "simulate_kwargs": KW, "scheduler": "inline", **kwargs}
     with pytest.raises(db.InputError, match=match):
         db.sweep(rope, **args)
 
 
-@pytest.mark.parametrize("cases, match", [
-    (None, r"cases must be a list of mappings .* got NoneType"),
-    ({"mass_scale": 1}, r"cases: a mapping is read as columns .* column 'mass_scale' is int 1"),
-    ([{"mass_scale": 1}, 2], r"cases\[1\] must be a mapping of column names to values, got int"),
-])
+@pytest.mark.parametrize(
+    "cases, match",
+    [
+        (None, r"cases must be a list of mappings .* got NoneType"),
+        ({"mass_scale": 1}, r"cases: a mapping is read as columns .* column 'mass_scale' is int 1"),
+        ([{"mass_scale": 1}, 2], r"cases\[1\] must be a mapping of column names to values, got int"),
+    ],
+)
 def test_sweep_cases_of_a_wrong_kind(cases, match):
     with pytest.raises(db.InputError, match=match):
         db.sweep(generators.chain(3), cases, KW, scheduler="inline")
@@ -227,24 +256,39 @@ def _chain_sweep(tmp_path, cases, kw=KW, model=None, **kwargs):
     return db.sweep(model or generators.chain(3), cases, kw, out=tmp_path / "out", scheduler="inline", **kwargs)
 
 
-@pytest.mark.parametrize("cases, kw, match", [
-    ([{}], {**KW, "method": "foo"}, r"^simulate_kwargs: method must be one of rk4, .*, got 'foo'$"),
-    ([{}], {**KW, "save_every": 0}, r"^simulate_kwargs: save_every must be a positive integer, got 0$"),
-    ([{}], {**KW, "save_every": -1}, r"^simulate_kwargs: save_every must be a positive integer, got -1$"),
-    ([{}], {**KW, "method": "RK45", "save_every": 2}, r"^simulate_kwargs: save_every is for the fixed-step"),
-    ([{}], {"t_final": 0.0105, "dt": 1e-3}, r"^simulate_kwargs: t_final = 0.0105 is not a whole number of steps"),
-    ([{}, {"case": "x", "dt": 3e-3}], KW, r"^case 'x': t_final = 0.1 is not a whole number of steps dt = 0.003$"),
-    ([{"case": "x", "method": "euler", "save_every": 2.5}], KW, r"^case 'x': save_every must be a positive integer"),
-    ([{"foo": 1.0}], KW, r"^case 'case00000': unknown model parameter 'foo'"),
-    ([{"mass_scale": 1.0}, {"mass_scale": -1.0}], KW, r"^case 'case00001': model parameter mass_scale = -1.0 must "
-                                                      r"be positive$"),
-    ([{"q0": [np.nan, 0, 0]}], KW, r"^case 'case00000': q0\[0\] = nan is not finite"),
-    ([{"q0": [0.0, 0.0]}], KW, r"^case 'case00000': q0 must have shape \(3,\)"),
-    ([{"v0[3]": 1.0}], KW, r"^case 'case00000': v0\[3\]: index 3 is out of range"),
-    ([{"tau.nope": 1.0}], KW, r"^case 'case00000': tau.nope: 'planar_chain3' has no joint 'nope'"),
-    ([{"tau[0]": 1.0}], {**KW, "tau": lambda t, q, v: np.zeros(3)}, r"^case 'case00000': column 'tau\[0\]' would "
-                                                                     r"be ignored: simulate_kwargs\['tau'\] is a"),
-])
+@pytest.mark.parametrize(
+    "cases, kw, match",
+    [
+        ([{}], {**KW, "method": "foo"}, r"^simulate_kwargs: method must be one of rk4, .*, got 'foo'$"),
+        ([{}], {**KW, "save_every": 0}, r"^simulate_kwargs: save_every must be a positive integer, got 0$"),
+        ([{}], {**KW, "save_every": -1}, r"^simulate_kwargs: save_every must be a positive integer, got -1$"),
+        ([{}], {**KW, "method": "RK45", "save_every": 2}, r"^simulate_kwargs: save_every is for the fixed-step"),
+        ([{}], {"t_final": 0.0105, "dt": 1e-3}, r"^simulate_kwargs: t_final = 0.0105 is not a whole number of steps"),
+        ([{}, {"case": "x", "dt": 3e-3}], KW, r"^case 'x': t_final = 0.1 is not a whole number of steps dt = 0.003$"),
+        (
+            [{"case": "x", "method": "euler", "save_every": 2.5}],
+            KW,
+            r"^case 'x': save_every must be a positive integer",
+        ),
+        ([{"foo": 1.0}], KW, r"^case 'case00000': unknown model parameter 'foo'"),
+        (
+            [{"mass_scale": 1.0}, {"mass_scale": -1.0}],
+            KW,
+            r"^case 'case00001': model parameter mass_scale = -1.0 must "
+            r"be positive$",
+        ),
+        ([{"q0": [np.nan, 0, 0]}], KW, r"^case 'case00000': q0\[0\] = nan is not finite"),
+        ([{"q0": [0.0, 0.0]}], KW, r"^case 'case00000': q0 must have shape \(3,\)"),
+        ([{"v0[3]": 1.0}], KW, r"^case 'case00000': v0\[3\]: index 3 is out of range"),
+        ([{"tau.nope": 1.0}], KW, r"^case 'case00000': tau.nope: 'planar_chain3' has no joint 'nope'"),
+        (
+            [{"tau[0]": 1.0}],
+            {**KW, "tau": lambda t, q, v: np.zeros(3)},
+            r"^case 'case00000': column 'tau\[0\]' would "
+            r"be ignored: simulate_kwargs\['tau'\] is a",
+        ),
+    ],
+)
 def test_sweep_refuses_bad_input_before_running(tmp_path, cases, kw, match):
     """A user mistake in the options or a case column raises before any case runs (no folder
     written), not as "error" rows."""
@@ -253,11 +297,14 @@ def test_sweep_refuses_bad_input_before_running(tmp_path, cases, kw, match):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("case, columns", [
-    ({"q0": [0.1, 0.0, 0.0], "q0[0]": 0.5}, "columns 'q0' and 'q0[0]' both give q0[0]"),
-    ({"q0.joint1": 0.1, "q0[1]": 0.2}, "columns 'q0.joint1' and 'q0[1]' both give q0[1]"),
-    ({"v0[2]": 0.1, "v0[02]": 0.2}, "columns 'v0[2]' and 'v0[02]' both give v0[2]"),
-])
+@pytest.mark.parametrize(
+    "case, columns",
+    [
+        ({"q0": [0.1, 0.0, 0.0], "q0[0]": 0.5}, "columns 'q0' and 'q0[0]' both give q0[0]"),
+        ({"q0.joint1": 0.1, "q0[1]": 0.2}, "columns 'q0.joint1' and 'q0[1]' both give q0[1]"),
+        ({"v0[2]": 0.1, "v0[02]": 0.2}, "columns 'v0[2]' and 'v0[02]' both give v0[2]"),
+    ],
+)
 def test_two_columns_for_one_entry_are_refused(tmp_path, case, columns):
     with pytest.raises(db.InputError, match=re.escape(f"case 'case00001': {columns}")):
         _chain_sweep(tmp_path, [{}, case])
@@ -292,10 +339,18 @@ def test_resume_refuses_another_sweep_in_the_same_folder(tmp_path):
         (sweeps.grid({"mass_scale": [5, 10]}), chain3, {}, "other cases (the first that differs: 'case00000')"),
         (sweeps.grid({"mass_scale": [1, 2, 3]}), chain3, {}, "other cases (2, not 3)"),
         (sweeps.grid({"mass_scale": [1, 2]}), generators.chain(3, mass=2.0), {}, "another model"),
-        (sweeps.grid({"mass_scale": [1, 2]}), generators.chain(4), {},
-         "another model ('planar_chain3', not 'planar_chain4')"),
-        (sweeps.grid({"mass_scale": [1, 2]}), chain3, {"base_state": ([0.1, 0, 0], np.zeros(3), None)},
-         "another base_state"),
+        (
+            sweeps.grid({"mass_scale": [1, 2]}),
+            generators.chain(4),
+            {},
+            "another model ('planar_chain3', not 'planar_chain4')",
+        ),
+        (
+            sweeps.grid({"mass_scale": [1, 2]}),
+            chain3,
+            {"base_state": ([0.1, 0, 0], np.zeros(3), None)},
+            "another base_state",
+        ),
     ]:
         with pytest.raises(sweeps.DifferentSweepError) as exc:
             _chain_sweep(tmp_path, cases, model=model, **kwargs)
@@ -311,8 +366,11 @@ def test_out_that_is_a_file_and_bad_scheduler_address(tmp_path):
     (tmp_path / "c1.csv").write_text("x\n")
     with pytest.raises(db.InputError, match=r"^out: .*c1.csv is a file, not a folder$"):
         db.sweep(generators.chain(3), [{}], KW, out=tmp_path / "c1.csv", scheduler="inline")
-    with pytest.raises(db.InputError, match=r"^scheduler 'bogus' is not a Dask scheduler address \(tcp://HOST:PORT\): "
-                                            r"missing port number"):
+    with pytest.raises(
+        db.InputError,
+        match=r"^scheduler 'bogus' is not a Dask scheduler address \(tcp://HOST:PORT\): "
+        r"missing port number",
+    ):
         db.sweep(generators.chain(3), [{}], KW, scheduler="bogus")
 
 
@@ -320,7 +378,7 @@ def test_summary_counts_and_to_pandas_without_pandas(monkeypatch):
     res = db.sweep(generators.chain(3), [{}], KW, scheduler="inline")
     assert res.summary().startswith("1 case: 1 completed (1 run now, 0 from an earlier run) in ")
     assert repr(res).startswith("SweepResult(1 case, 1 completed, 0 not;")
-    monkeypatch.setitem(sys.modules, "pandas", None)                    # as if pandas were not installed
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
     with pytest.raises(ImportError, match=r"^SweepResult.to_pandas needs pandas, .*: pip install pandas$"):
         res.to_pandas()
 
@@ -370,14 +428,24 @@ def test_killed_worker_loses_no_result(rope, cluster, tmp_path):
     kw = {"t_final": 0.2, "dt": 1e-3}
     with Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
-        res = db.sweep(rope, cases, kw, client=client, batch_size=2, out=tmp_path / "out",
-                       metrics={"energy_drift": sweeps.METRICS["energy_drift"], "q_end": sweeps.METRICS["q_end"],
-                                "kill": KillWorkerOnce(marks, after=5)})
+        res = db.sweep(
+            rope,
+            cases,
+            kw,
+            client=client,
+            batch_size=2,
+            out=tmp_path / "out",
+            metrics={
+                "energy_drift": sweeps.METRICS["energy_drift"],
+                "q_end": sweeps.METRICS["q_end"],
+                "kill": KillWorkerOnce(marks, after=5),
+            },
+        )
         client.wait_for_workers(2, timeout=60)
         after = set(client.run(os.getpid).values())
     assert len(pids - after) == 1, "exactly one worker process should have died and been replaced"
     assert [r["status"] for r in res] == ["completed"] * 16
-    assert len(list(marks.iterdir())) >= 17                    # 16 cases + the one killed mid-case
+    assert len(list(marks.iterdir())) >= 17  # 16 cases + the one killed mid-case
     q0 = db.neutral_configuration(rope)
     for row, case in zip(res.rows, cases):
         q, v = q0.copy(), np.zeros(rope.nv)
@@ -394,8 +462,22 @@ def test_killed_worker_loses_no_result(rope, cluster, tmp_path):
 def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
     from test_cli import denoc_bridge_cmd
 
-    args = ["sweep", "chain:8", "--grid", "mass_scale=0.5,2", "--grid", "q0[0]=-0.5:0.5:3", "--duration", "0.05",
-            "--out", tmp_path / "out", "--workers", "2", "--metrics", "energy_drift,q_end"]
+    args = [
+        "sweep",
+        "chain:8",
+        "--grid",
+        "mass_scale=0.5,2",
+        "--grid",
+        "q0[0]=-0.5:0.5:3",
+        "--duration",
+        "0.05",
+        "--out",
+        tmp_path / "out",
+        "--workers",
+        "2",
+        "--metrics",
+        "energy_drift,q_end",
+    ]
     r = denoc_bridge_cmd(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "6 cases (grid mass_scale: 2 x q0[0]: 3)" in r.stdout and "6 cases: 6 completed (6 run now" in r.stdout
@@ -403,30 +485,43 @@ def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
     lines = (tmp_path / "out" / "summary.csv").read_text().splitlines()
     assert len(lines) == 7 and lines[0].startswith("case,mass_scale,q0[0],status,error,energy_drift,q_end[0]")
     model = generators.chain(8)
-    row = lines[5].split(",")                                  # mass_scale 2, q0[0] = 0
+    row = lines[5].split(",")  # mass_scale 2, q0[0] = 0
     q0 = db.neutral_configuration(model)
     ref = db.simulate(sweeps.vary(model, {"mass_scale": 2.0}), q0, np.zeros(8), 0.05, progress=False)
     assert [float(x) for x in row[6:14]] == ref.q[-1].tolist()
     again = denoc_bridge_cmd(*args, cwd=tmp_path)
     assert again.returncode == 0 and "(0 run now, 6 from an earlier run)" in again.stdout
     (tmp_path / "cases.csv").write_text("case,v0[1],method\nslow,0.1,rk4\nfast,2.0,euler\n")
-    r = denoc_bridge_cmd("sweep", "chain:8", "--cases", "cases.csv", "--duration", "0.05", "--out", "out2",
-                         "--inline", cwd=tmp_path)
+    r = denoc_bridge_cmd(
+        "sweep", "chain:8", "--cases", "cases.csv", "--duration", "0.05", "--out", "out2", "--inline", cwd=tmp_path
+    )
     assert r.returncode == 0 and "2 cases: 2 completed" in r.stdout, r.stdout + r.stderr
-    assert sorted(p.name for p in (tmp_path / "out2" / "cases").iterdir()) == \
-        ["fast.json", "fast.npz", "slow.json", "slow.npz"]
+    assert sorted(p.name for p in (tmp_path / "out2" / "cases").iterdir()) == [
+        "fast.json",
+        "fast.npz",
+        "slow.json",
+        "slow.npz",
+    ]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["sweep", "chain:4", "--out", "o"], "one of the arguments --cases --grid is required"),
-    (["sweep", "chain:4", "--grid", "mass_scale", "--out", "o"], "expected NAME=v1,v2"),
-    (["sweep", "chain:4", "--grid", "mass_scale=a,b", "--out", "o"], "the values must be numbers"),
-    (["sweep", "chain:4", "--grid", "mass_scale=1", "--out", "o", "--metrics", "speed", "--inline"],
-     "unknown metric 'speed'"),
-    (["sweep", "chain:4", "--cases", "missing.csv", "--out", "o"], "cases file missing.csv"),
-    (["sweep", "chain:4", "--grid", "colour=1", "--out", "o", "--inline"], "unknown model parameter 'colour'"),
-    (["sweep", "chain:4", "--grid", "mass_scale=1", "--out", "o", "--workers", "0"], "--workers must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "chain:4", "--out", "o"], "one of the arguments --cases --grid is required"),
+        (["sweep", "chain:4", "--grid", "mass_scale", "--out", "o"], "expected NAME=v1,v2"),
+        (["sweep", "chain:4", "--grid", "mass_scale=a,b", "--out", "o"], "the values must be numbers"),
+        (
+            ["sweep", "chain:4", "--grid", "mass_scale=1", "--out", "o", "--metrics", "speed", "--inline"],
+            "unknown metric 'speed'",
+        ),
+        (["sweep", "chain:4", "--cases", "missing.csv", "--out", "o"], "cases file missing.csv"),
+        (["sweep", "chain:4", "--grid", "colour=1", "--out", "o", "--inline"], "unknown model parameter 'colour'"),
+        (
+            ["sweep", "chain:4", "--grid", "mass_scale=1", "--out", "o", "--workers", "0"],
+            "--workers must be at least 1",
+        ),
+    ],
+)
 def test_cli_sweep_mistakes(tmp_path, argv, message):
     from test_cli import denoc_bridge_cmd
 
@@ -438,20 +533,28 @@ def test_cli_sweep_mistakes(tmp_path, argv, message):
 _CLI = ["sweep", "chain:3", "--out", "o", "--duration", "0.01", "--inline"]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--grid", "q0[0]=0.1", "--method", "foo"], "--method must be one of rk4, euler, RK45, DOP853, Radau, BDF, "
-                                                 "LSODA, got 'foo'"),
-    (["--grid", "q0[0]=0.1", "--save-every", "-1"], "--save-every must be at least 1, got -1"),
-    (["--grid", "q0[0]=0.1", "--save-every", "0"], "--save-every must be at least 1, got 0"),
-    (["--grid", "q0[0]=0.1", "--method", "RK45", "--save-every", "2"], "--save-every is for --method rk4 or euler"),
-    (["--grid", "q0[0]=0.1", "--duration", "0.0105"], "--duration 0.0105 is not a whole number of steps --dt 0.001"),
-    (["--grid", "foo=1,2"], "case 'case00000': unknown model parameter 'foo'"),
-    (["--grid", "mass_scale=-1,1"], "case 'case00000': model parameter mass_scale = -1.0 must be positive"),
-    (["--grid", "q0.joint1=0.1", "--grid", "q0.joint1=0.2"], "--grid q0.joint1 is given twice"),
-    (["--grid", "q0.joint1=0.1", "--grid", "q0[1]=0.2"], "columns 'q0.joint1' and 'q0[1]' both give q0[1]"),
-    (["--cases", "dup.csv"], "cases file dup.csv: column 'q0[0]' appears twice in the header (columns 1 and 2)"),
-    (["--grid", "q0[0]=0.1", "--out", "c1.csv"], "--out: c1.csv is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            ["--grid", "q0[0]=0.1", "--method", "foo"],
+            "--method must be one of rk4, euler, RK45, DOP853, Radau, BDF, LSODA, got 'foo'",
+        ),
+        (["--grid", "q0[0]=0.1", "--save-every", "-1"], "--save-every must be at least 1, got -1"),
+        (["--grid", "q0[0]=0.1", "--save-every", "0"], "--save-every must be at least 1, got 0"),
+        (["--grid", "q0[0]=0.1", "--method", "RK45", "--save-every", "2"], "--save-every is for --method rk4 or euler"),
+        (
+            ["--grid", "q0[0]=0.1", "--duration", "0.0105"],
+            "--duration 0.0105 is not a whole number of steps --dt 0.001",
+        ),
+        (["--grid", "foo=1,2"], "case 'case00000': unknown model parameter 'foo'"),
+        (["--grid", "mass_scale=-1,1"], "case 'case00000': model parameter mass_scale = -1.0 must be positive"),
+        (["--grid", "q0.joint1=0.1", "--grid", "q0.joint1=0.2"], "--grid q0.joint1 is given twice"),
+        (["--grid", "q0.joint1=0.1", "--grid", "q0[1]=0.2"], "columns 'q0.joint1' and 'q0[1]' both give q0[1]"),
+        (["--cases", "dup.csv"], "cases file dup.csv: column 'q0[0]' appears twice in the header (columns 1 and 2)"),
+        (["--grid", "q0[0]=0.1", "--out", "c1.csv"], "--out: c1.csv is a file, not a folder"),
+    ],
+)
 def test_cli_sweep_mistakes_exit_2_before_running(tmp_path, monkeypatch, capsys, extra, message):
     from denoc_bridge.cli import main
 
@@ -470,8 +573,10 @@ def test_cli_sweep_scheduler_address(tmp_path, capsys):
     argv = ["sweep", "chain:3", "--grid", "q0[0]=0.1", "--out", str(tmp_path / "o"), "--scheduler", "bogus"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err == ("denoc-bridge: error: --scheduler 'bogus' is not a Dask scheduler address (tcp://HOST:PORT): "
-                   "missing port number in address 'bogus'\n")
+    assert err == (
+        "denoc-bridge: error: --scheduler 'bogus' is not a Dask scheduler address (tcp://HOST:PORT): "
+        "missing port number in address 'bogus'\n"
+    )
 
 
 def test_cli_sweep_refuses_another_sweep_and_names_restart(tmp_path, monkeypatch, capsys):
@@ -482,12 +587,15 @@ def test_cli_sweep_refuses_another_sweep_and_names_restart(tmp_path, monkeypatch
     assert "2 cases: 2 completed (2 run now, 0 from an earlier run)" in capsys.readouterr().out
     assert main(_CLI + ["--grid", "mass_scale=0.5,1"]) == 0
     assert "(0 run now, 2 from an earlier run)" in capsys.readouterr().out
-    for robot, grid, differs in (("chain:3", "mass_scale=0.7,1", "other cases (the first that differs: 'case00000')"),
-                                 ("chain:4", "mass_scale=0.5,1", "another model ('planar_chain3', not "
-                                                                 "'planar_chain4')")):
+    for robot, grid, differs in (
+        ("chain:3", "mass_scale=0.7,1", "other cases (the first that differs: 'case00000')"),
+        ("chain:4", "mass_scale=0.5,1", "another model ('planar_chain3', not 'planar_chain4')"),
+    ):
         assert main(["sweep", robot] + _CLI[2:] + ["--grid", grid]) == 2
         err = capsys.readouterr().err
-        assert err == (f"denoc-bridge: error: --out o holds a different sweep (its sweep.json records {differs}); "
-                       "use another --out folder, or --restart to run every case again\n")
+        assert err == (
+            f"denoc-bridge: error: --out o holds a different sweep (its sweep.json records {differs}); "
+            "use another --out folder, or --restart to run every case again\n"
+        )
     assert main(_CLI + ["--grid", "mass_scale=0.7", "--restart"]) == 0
     assert "1 case: 1 completed (1 run now, 0 from an earlier run)" in capsys.readouterr().out

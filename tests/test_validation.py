@@ -14,8 +14,7 @@ def test_agreement_passes_and_a_wrong_model_fails():
     report = compare_with_pinocchio(model, samples=2)
     assert report.passed, report.table()
     pm = db.to_pinocchio(model)
-    pm.inertias[3] = pm.inertias[3].__class__(pm.inertias[3].mass * 1.001, pm.inertias[3].lever,
-                                              pm.inertias[3].inertia)
+    pm.inertias[3] = pm.inertias[3].__class__(pm.inertias[3].mass * 1.001, pm.inertias[3].lever, pm.inertias[3].inertia)
     bad = compare_with_pinocchio(model, pm, samples=2)
     assert not bad.passed
     failed = {c.quantity for c in bad.checks if not c.passed}
@@ -38,29 +37,29 @@ def test_solve_agreement_on_an_ill_conditioned_system_accepts_no_worse_than_pino
 
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
-    M = Q @ np.diag(np.logspace(0, -9, 6)) @ Q.T                # kappa = 1e9
+    M = Q @ np.diag(np.logspace(0, -9, 6)) @ Q.T  # kappa = 1e9
     rhs = rng.standard_normal(6)
     exact = exact_solve(M, rhs)
-    d = Q[:, -1] / np.abs(Q[:, -1]).max()                       # the badly conditioned direction
+    d = Q[:, -1] / np.abs(Q[:, -1]).max()  # the badly conditioned direction
     scale = np.abs(exact).max()
-    pin_value = exact + 1e-8 * scale * d                        # Pinocchio 1e-8 from the exact solution
+    pin_value = exact + 1e-8 * scale * d  # Pinocchio 1e-8 from the exact solution
     ok, info = solve_agreement(exact + 2e-9 * scale * d, pin_value, M, rhs, M, rhs, 1e-9)
-    assert info["error"] > 1e-9 and info["ours_vs_exact"] > 1e-9 and ok, info      # ours closer than Pinocchio
+    assert info["error"] > 1e-9 and info["ours_vs_exact"] > 1e-9 and ok, info  # ours closer than Pinocchio
     ok, info = solve_agreement(exact + 3e-8 * scale * d, pin_value, M, rhs, M, rhs, 1e-9)
-    assert info["ours_vs_exact"] > info["pin_vs_exact"] and not ok, info            # ours further: mismatch
+    assert info["ours_vs_exact"] > info["pin_vs_exact"] and not ok, info  # ours further: mismatch
 
 
 def test_relative_error_sees_non_finite_values():
     from denoc_bridge.validation import relative_error
 
-    assert relative_error([1.0, np.nan], [1.0, 2.0]) == np.inf          # ours NaN
-    assert relative_error([1.0, 2.0], [np.nan, 2.0]) == np.inf          # the reference NaN
-    assert relative_error([np.nan], [np.nan]) == np.inf                 # NaN agrees with nothing
+    assert relative_error([1.0, np.nan], [1.0, 2.0]) == np.inf  # ours NaN
+    assert relative_error([1.0, 2.0], [np.nan, 2.0]) == np.inf  # the reference NaN
+    assert relative_error([np.nan], [np.nan]) == np.inf  # NaN agrees with nothing
     assert relative_error([1.0, np.inf], [1.0, 2.0]) == np.inf
     assert relative_error([1.0, -np.inf], [1.0, np.inf]) == np.inf
-    assert relative_error([1.5, np.inf], [1.0, np.inf]) == 0.5          # a shared inf: the rest decides
+    assert relative_error([1.5, np.inf], [1.0, np.inf]) == 0.5  # a shared inf: the rest decides
     assert relative_error([np.inf], [np.inf]) == 0.0
-    assert max(0.0, relative_error([np.nan], [0.0])) == np.inf          # max() keeps it (max(0, nan) == 0)
+    assert max(0.0, relative_error([np.nan], [0.0])) == np.inf  # max() keeps it (max(0, nan) == 0)
 
 
 def test_solve_agreement_fails_on_non_finite_and_singular_problems_without_raising():
@@ -72,7 +71,7 @@ def test_solve_agreement_fails_on_non_finite_and_singular_problems_without_raisi
     bad = np.diag([2.0, np.nan])
     ok, info = solve_agreement(np.array([0.5, 1.0]), np.array([0.5, 2.0]), bad, rhs, M, rhs, 1e-9)
     assert not ok and info["reason"] == "non-finite values", info
-    S = np.array([[1.0, 1.0], [1.0, 1.0]])                              # singular: no exact solution
+    S = np.array([[1.0, 1.0], [1.0, 1.0]])  # singular: no exact solution
     ok, info = solve_agreement(np.array([0.5, 0.5]), np.array([1.0, 0.0]), S, rhs, S, rhs, 1e-9)
     assert not ok and info["kappa"] == np.inf and "singular" in info["reason"], info
 
@@ -102,4 +101,4 @@ def test_a_nan_from_pinocchio_is_a_mismatch_not_a_pass(monkeypatch):
     monkeypatch.setattr(pin, "crba", nan_crba)
     report = compare_with_pinocchio(model, samples=1)
     failed = {c.quantity: c.max_error for c in report.checks if not c.passed}
-    assert failed == {"mass_matrix": np.inf}, report.table()      # aba and computeMinverse agree still
+    assert failed == {"mass_matrix": np.inf}, report.table()  # aba and computeMinverse agree still

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge import generators, viz
 from denoc_bridge import _viz_geometry as vg
+from denoc_bridge import generators, viz
 from denoc_bridge.errors import InputError
 from denoc_bridge.robots import gripper4, load_robot
 
@@ -111,7 +111,7 @@ def test_export_is_self_contained(tmp_path, fourbar_trajectory):
     R, p = db.forward_kinematics(model, q_last)
     positions = np.frombuffer(tracks[".position"]["values"].data, np.float32).reshape(-1, 3)
     np.testing.assert_allclose(positions[-1], p[2], atol=1e-5)
-    assert 0.8e6 < out.stat().st_size < 1.5e6                     # meshcat's viewer is ~0.85 MB of it
+    assert 0.8e6 < out.stat().st_size < 1.5e6  # meshcat's viewer is ~0.85 MB of it
 
 
 def test_configuration_export_has_no_animation(tmp_path):
@@ -128,7 +128,7 @@ def test_configuration_export_has_no_animation(tmp_path):
 
 
 def test_colours_by_module_link_or_none():
-    model = gripper4()                                               # 3 modules: 1 + 2 + 1 links
+    model = gripper4()  # 3 modules: 1 + 2 + 1 links
     by = {}
     for color_by in ("module", "link", "none"):
         paths = objects(viz.scene_commands(model, None, color_by=color_by))
@@ -167,7 +167,7 @@ def test_loops_off_and_skeleton_covers_the_bars():
     # body1 (the ground bar) has its child at its joint: it is drawn to twice its centre of mass
     assert any(np.allclose(b, 2 * model.com[0]) for _, b in segs[0])
     meshes, radius = vg.skeleton(model, extent=3.0)
-    np.testing.assert_allclose(radius, 0.02, rtol=1e-9)            # the bars' radius, from their inertia
+    np.testing.assert_allclose(radius, 0.02, rtol=1e-9)  # the bars' radius, from their inertia
     assert all(len(m.faces) for m in meshes)
 
 
@@ -176,11 +176,12 @@ def test_urdf_meshes_tinted_by_module(panda):
     paths = objects(viz.scene_commands(model, q))
     root = "/meshcat/panda"
     assert set(paths) == {f"{root}/panda_link0"} | {f"{root}/{name}" for name in model.link_names}
-    n_vertices = sum(len(o["geometries"][0]["data"]["attributes"]["position"]["array"].data) // 12
-                     for o in paths.values())
-    assert n_vertices > 50000                                        # the visual meshes, not cylinders
+    n_vertices = sum(
+        len(o["geometries"][0]["data"]["attributes"]["position"]["array"].data) // 12 for o in paths.values()
+    )
+    assert n_vertices > 50000  # the visual meshes, not cylinders
     colors = {name: object_color(paths[f"{root}/{name}"]) for name in model.link_names}
-    assert len({colors[f"panda_link{k}"] for k in range(1, 8)}) == 1   # module 1: the arm (hand merged in link 7)
+    assert len({colors[f"panda_link{k}"] for k in range(1, 8)}) == 1  # module 1: the arm (hand merged in link 7)
     assert len({colors["panda_link1"], colors["panda_leftfinger"], colors["panda_rightfinger"]}) == 3
     assert object_color(paths[f"{root}/panda_link0"]) == hex_color(vg.BASE_COLOR)
 
@@ -193,10 +194,10 @@ def test_ten_thousand_links_export_in_reasonable_time_and_size(tmp_path):
     seconds = time.perf_counter() - start
     size = out.stat().st_size
     paths = objects(decode_commands(out))
-    assert len(paths) == 1                                            # one module, one colour: one merged mesh
+    assert len(paths) == 1  # one module, one colour: one merged mesh
     (obj,) = paths.values()
     n_faces = len(obj["geometries"][0]["data"]["index"]["array"].data) // 12
-    assert n_faces == 12 * 10000                                      # every link drawn
+    assert n_faces == 12 * 10000  # every link drawn
     print(f"\n10,000-link chain, configuration: {seconds:.2f} s, {size / 1e6:.2f} MB")
     assert seconds < 20 and size < 8e6
     traj = db.simulate(model, q, np.zeros(model.nv), 0.2, 1e-3, save_every=10)
@@ -207,16 +208,18 @@ def test_ten_thousand_links_export_in_reasonable_time_and_size(tmp_path):
     commands = decode_commands(out)
     rods = [p for p in objects(commands) if "/rods/" in p]
     assert 2 <= len(rods) <= viz.MAX_SEGMENTS + 1
-    print(f"10,000-link chain, {len(traj.resample(30.0))}-frame animation: {seconds:.2f} s, {size / 1e6:.2f} MB, "
-          f"{len(rods)} rods")
+    print(
+        f"10,000-link chain, {len(traj.resample(30.0))}-frame animation: {seconds:.2f} s, {size / 1e6:.2f} MB, "
+        f"{len(rods)} rods"
+    )
     assert seconds < 20 and size < 8e6
 
 
 def test_rods_join_their_end_points():
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((50, 3)), rng.standard_normal((50, 3))
-    B[0], B[1] = A[0] + [0, -2, 0], A[1] + [0, 3, 0]                  # along -y and +y
-    B[2] = A[2]                                                       # zero length
+    B[0], B[1] = A[0] + [0, -2, 0], A[1] + [0, 3, 0]  # along -y and +y
+    B[2] = A[2]  # zero length
     R, p, scale = vg.rod_placements(A, B)
     np.testing.assert_allclose(np.einsum("nij,nj->ni", R, scale * [0, 1, 0]) + p, B, atol=1e-12)
     np.testing.assert_allclose(np.einsum("nji,njk->nik", R, R), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
@@ -241,7 +244,7 @@ def test_show_and_play_send_to_a_given_viewer(fourbar_trajectory):
     viewer = RecordingViewer()
     assert viz.show(model, viewer=viewer) is viewer
     assert "/meshcat/here/fourbar/body1" in objects(viewer.sent)
-    assert not [c for c in viewer.sent if c["path"].startswith("/Cameras")]    # the user's camera is left alone
+    assert not [c for c in viewer.sent if c["path"].startswith("/Cameras")]  # the user's camera is left alone
     viewer.sent.clear()
     viz.play(model, traj, viewer=viewer, fps=10.0)
     (anim,) = [c for c in viewer.sent if c["type"] == "set_animation"]
@@ -260,7 +263,7 @@ def test_live_viewer_listens_on_localhost_only(fourbar_trajectory):
             mine = [line for line in listening.splitlines() if f"pid={proc.pid}," in line]
             assert mine and all("127.0.0.1:" in line.split()[3] for line in mine)
         assert viz.play(model, traj, viewer=viewer) is viewer
-        assert "set_animation" not in viewer.static_html()[:100]       # the server answers
+        assert "set_animation" not in viewer.static_html()[:100]  # the server answers
     finally:
         proc.kill()
         proc.wait()
@@ -279,21 +282,38 @@ def chromium() -> str:
     return path
 
 
-def screenshot(chromium: str, html: Path, png: Path, virtual_ms: int, size=(800, 600),
-               fragment: str = "") -> np.ndarray:
+def screenshot(
+    chromium: str, html: Path, png: Path, virtual_ms: int, size=(800, 600), fragment: str = ""
+) -> np.ndarray:
     """Open ``html`` (``#fragment``) in headless Chromium, with the network disabled, let
     ``virtual_ms`` of virtual time pass (the page's clock: the animation runs), screenshot;
     returns RGB (H, W, 3) floats in [0, 1].  Fails on a JavaScript error."""
     from PIL import Image
 
     profile = png.parent / f".chromium-{png.stem}"
-    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
-           "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-           "--disable-background-networking", "--disable-component-update",
-           "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",     # no network
-           f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
-           f"--virtual-time-budget={virtual_ms}", f"--screenshot={png}", "--hide-scrollbars",
-           "--enable-logging=stderr", "--v=0", html.resolve().as_uri() + (f"#{fragment}" if fragment else "")]
+    cmd = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-unsafe-swiftshader",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-extensions",
+        "--disable-sync",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--proxy-server=127.0.0.1:9",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # no network
+        f"--user-data-dir={profile}",
+        f"--window-size={size[0]},{size[1]}",
+        f"--virtual-time-budget={virtual_ms}",
+        f"--screenshot={png}",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        html.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
+    ]
     if png.exists():
         png.unlink()
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -328,7 +348,7 @@ def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
     fingers = [color_mask(img, vg.PALETTE[i]) for i in (1, 2)]
     assert arm.mean() > 0.03, "the arm (module 1) is not drawn"
     assert all(f.sum() > 20 for f in fingers), "the fingers (modules 2 and 3) are not drawn in their colours"
-    ys, xs = np.nonzero(arm)                                       # framed: the robot is in the picture
+    ys, xs = np.nonzero(arm)  # framed: the robot is in the picture
     assert 0.05 * img.shape[1] < xs.min() and xs.max() < 0.95 * img.shape[1] and ys.max() < 0.95 * img.shape[0]
     FIGURES.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_modules.png")

@@ -5,7 +5,6 @@
   formulation that the recursive algorithms are tested against.
 """
 
-from .kinematics import center_of_mass, energies, forward_kinematics, kinetic_energy, potential_energy
 from .dynamics import (
     forward_dynamics,
     gravity_torques,
@@ -18,6 +17,7 @@ from .dynamics import (
     tree_inverse_dynamics,
     udut,
 )
+from .kinematics import center_of_mass, energies, forward_kinematics, kinetic_energy, potential_energy
 
 __all__ = [
     "center_of_mass",

@@ -41,12 +41,16 @@ def not_a_model(model, name: str = "model") -> InputTypeError:
     if is_pinocchio_object(model):
         got = f"a pinocchio.{kind.__name__}: convert it once with db.from_pinocchio(pin_model)"
     elif isinstance(model, (str, os.PathLike)):
-        got = (f"{os.fspath(model)!r}: load it once with db.load_robot({os.fspath(model)!r}) (a robot name, "
-               "generator or URDF path) or db.load_urdf(path)")
+        got = (
+            f"{os.fspath(model)!r}: load it once with db.load_robot({os.fspath(model)!r}) (a robot name, "
+            "generator or URDF path) or db.load_urdf(path)"
+        )
     else:
         got = kind.__name__ if model is not None else "None"
-    return InputTypeError(f"{name} must be a denoc_bridge Model (from db.load_urdf, db.load_robot, db.from_pinocchio "
-                          f"or denoc_bridge.generators), got {got}")
+    return InputTypeError(
+        f"{name} must be a denoc_bridge Model (from db.load_urdf, db.load_robot, db.from_pinocchio "
+        f"or denoc_bridge.generators), got {got}"
+    )
 
 
 def _owner(model, index: int, layout: str) -> int:
@@ -73,9 +77,7 @@ def vector(model, x, name: str, layout: str) -> np.ndarray:
     n = model.nq if layout == "q" else model.nv
     a = real_array(x, name)
     if a.shape != (n,):
-        raise InputError(
-            f"{name} must have shape ({n},) (model '{model.name}' has n{layout}={n}), got shape {a.shape}"
-        )
+        raise InputError(f"{name} must have shape ({n},) (model '{model.name}' has n{layout}={n}), got shape {a.shape}")
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
         i = int(bad[0])
@@ -96,7 +98,7 @@ def normalise_configuration(model, q: np.ndarray, name: str = "q") -> np.ndarray
         if starts.size == 0:
             continue
         idx = starts[:, None] + np.arange(size)
-        block = q[..., idx]                                   # (..., n_joints, size)
+        block = q[..., idx]  # (..., n_joints, size)
         with np.errstate(over="ignore"):
             norms = np.linalg.norm(block, axis=-1)
         small = np.argwhere(norms < _MIN_NORM)
@@ -104,9 +106,11 @@ def normalise_configuration(model, q: np.ndarray, name: str = "q") -> np.ndarray
             *row, j = (int(x) for x in small[0])
             i0 = int(starts[j])
             at = "".join(f"{r}, " for r in row)
-            raise InputError(f"{name}[{at}{i0}:{i0 + size}] is a {what} of zero norm for joint "
-                             f"{model.joint_label(_owner(model, i0, 'q'))}")
-        huge = ~np.isfinite(norms)                           # finite entries whose norm overflows
+            raise InputError(
+                f"{name}[{at}{i0}:{i0 + size}] is a {what} of zero norm for joint "
+                f"{model.joint_label(_owner(model, i0, 'q'))}"
+            )
+        huge = ~np.isfinite(norms)  # finite entries whose norm overflows
         if huge.any():
             block[huge] /= np.max(np.abs(block[huge]), axis=-1, keepdims=True)
             norms[huge] = np.linalg.norm(block[huge], axis=-1)
@@ -162,8 +166,10 @@ def _frame_wrench(model, key, w):
     if frame is None:
         raise InputError(f"f_ext names '{key}', which is neither a link, a joint nor a frame of '{model.name}'")
     if frame.link < 0:
-        raise InputError(f"f_ext names '{key}', a frame fixed to the base of '{model.name}': a wrench there does not "
-                         "act on any moving link")
+        raise InputError(
+            f"f_ext names '{key}', a frame fixed to the base of '{model.name}': a wrench there does not "
+            "act on any moving link"
+        )
     R, p = np.asarray(frame.rotation, dtype=float), np.asarray(frame.translation, dtype=float)
     force = R @ w[:3]
     return frame.link, np.concatenate([force, R @ w[3:] + np.cross(p, force)])
@@ -179,8 +185,10 @@ def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
     if arr.shape == (model.n_links, 6):
         return np.ascontiguousarray(np.broadcast_to(external_wrenches(model, arr), (B, model.n_links, 6)))
     if arr.shape != (B, model.n_links, 6):
-        raise InputError(f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
-                         f"of {B} states, got {arr.shape}")
+        raise InputError(
+            f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
+            f"of {B} states, got {arr.shape}"
+        )
     return np.ascontiguousarray(pin_to_internal(arr))
 
 
@@ -194,8 +202,10 @@ def per_state_wrenches(model, f_ext, B: int) -> list:
     if arr.shape == (model.n_links, 6):
         return [arr] * B
     if arr.shape != (B, model.n_links, 6):
-        raise InputError(f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
-                         f"of {B} states, got {arr.shape}")
+        raise InputError(
+            f"f_ext must have shape ({model.n_links}, 6) or ({B}, {model.n_links}, 6) for a batch "
+            f"of {B} states, got {arr.shape}"
+        )
     return list(arr)
 
 
@@ -211,14 +221,18 @@ def state(model, q, v, x, f_ext, xname: str):
         B = q.shape[0]
         for arr, name, n in ((q, "q", model.nq), (v, "v", model.nv), (x, xname, model.nv)):
             if arr.shape != (B, n):
-                raise InputError(f"{name} must have shape ({B}, {n}) for a batch of {B} states "
-                                 f"(q has shape {q.shape}), got {arr.shape}")
+                raise InputError(
+                    f"{name} must have shape ({B}, {n}) for a batch of {B} states "
+                    f"(q has shape {q.shape}), got {arr.shape}"
+                )
         fext = _external_wrenches_batch(model, f_ext, B)
         return np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(x), fext, B
     for arr, name, n in ((q, "q", model.nq), (v, "v", model.nv), (x, xname, model.nv)):
         if arr.shape != (n,):
-            raise InputError(f"{name} must have shape ({n},) (model '{model.name}' has "
-                             f"n{'q' if name == 'q' else 'v'}={n}), or ({'B'}, {n}) for a batch; got shape {arr.shape}")
+            raise InputError(
+                f"{name} must have shape ({n},) (model '{model.name}' has "
+                f"n{'q' if name == 'q' else 'v'}={n}), or ({'B'}, {n}) for a batch; got shape {arr.shape}"
+            )
     fext = NO_FEXT if f_ext is None else external_wrenches(model, f_ext)
     return q, v, x, fext, None
 
@@ -229,8 +243,10 @@ def overflow_error(model, prefix: str = "", **inputs) -> InputError:
     sizes = {name: float(np.max(np.abs(x))) if np.size(x) else 0.0 for name, x in inputs.items()}
     name = max(sizes, key=sizes.get)
     listed = ", ".join(f"max |{k}| = {val:.3g}" for k, val in sizes.items())
-    return InputError(f"{prefix}the result is not finite although every input is (model '{model.name}': {listed}): "
-                      f"{name} is too large for float64 arithmetic")
+    return InputError(
+        f"{prefix}the result is not finite although every input is (model '{model.name}': {listed}): "
+        f"{name} is too large for float64 arithmetic"
+    )
 
 
 def check_state(model, q, v, x, xname: str, prefix: str = "") -> None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import loops as _loops
 from ..data import Data, run_parallel
 from ..errors import InputError, SingularInertiaError
 from ..kernels import entry
 from ..kernels import inverse_mass as kim
 from ..kernels import tables as T
 from ..kernels.forward_dynamics import SINGULAR_RTOL
-from .. import loops as _loops
 from ..mimic import MimicModel
 from ..model import Model
 from . import _inputs
@@ -103,8 +103,9 @@ def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
 
 
 def _no_loops(model) -> InputError:
-    return InputError(f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is "
-                      "actuated)")
+    return InputError(
+        f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is actuated)"
+    )
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
@@ -130,7 +131,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
         (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
         consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
     """
-    if type(model) is not Model:                                # a MimicModel, or not a model at all
+    if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
             if actuated is not None:
                 raise _no_loops(model)
@@ -143,23 +144,28 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
 
         if np.ndim(q) == 2:
             fe = _inputs.per_state_wrenches(model, f_ext, len(q))
-            return np.array([closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
-                             for i in range(len(q))])
+            return np.array(
+                [
+                    closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
+                    for i in range(len(q))
+                ]
+            )
         return closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
     if actuated is not None:
         raise _no_loops(model)
-    if f_ext is None:                                           # fast path: float64 C vectors
+    if f_ext is None:  # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
             if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, no work yet
+        except (TypeError, AttributeError):  # another type, no work yet
             pass
     return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
-def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
-                     loop_method: str = "lagrange") -> np.ndarray:
+def forward_dynamics(
+    model, q, v, tau, f_ext=None, *, data: Data | None = None, loop_method: str = "lagrange"
+) -> np.ndarray:
     """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
 
     ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of
@@ -182,26 +188,24 @@ def forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None,
     accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
     on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
     """
-    if type(model) is not Model:                                # a MimicModel, or not a model at all
+    if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
             from .. import mimic
 
             return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
         _check_model(model)
     if model.loops:
-        if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:   # fast path: the compiled kernel
+        if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:  # fast path: the compiled kernel
             return _loops._fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
         return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
-    if f_ext is None:                                           # fast path: float64 C vectors
+    if f_ext is None:  # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
-            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau,
-                                      out) == 0:
+            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau, out) == 0:
                 return out
-        except (TypeError, AttributeError):                     # another type, no work yet
+        except (TypeError, AttributeError):  # another type, no work yet
             pass
-    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data,
-                      "tau")
+    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
 def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
@@ -223,10 +227,11 @@ _NO_BAUMGARTE = (0.0, 0.0)
 
 def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
     constrained_forward_dynamics = _loops.constrained_forward_dynamics
-    if np.ndim(q) == 2:                                         # a batch: state by state
+    if np.ndim(q) == 2:  # a batch: state by state
         fe = _inputs.per_state_wrenches(model, f_ext, len(q))
-        return np.array([constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method)
-                         for i in range(len(q))])
+        return np.array(
+            [constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method) for i in range(len(q))]
+        )
     return constrained_forward_dynamics(model, q, v, tau, f_ext, method=method)
 
 
@@ -256,13 +261,13 @@ class Geometry:
     def __init__(self, model, work, energy):
         L, nv = model.n_links, model.nv
         _, g_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, model.n_modules)
-        pairs = work[g_row:g_row + 2 * L].reshape(L, 2 * T.W)            # per link: E_k (9), r_k (3)
+        pairs = work[g_row : g_row + 2 * L].reshape(L, 2 * T.W)  # per link: E_k (9), r_k (3)
         self.E = pairs[:, 0:9].reshape(L, 3, 3).copy()
-        self.r = pairs[:, T.W + T.G_R:T.W + T.G_R + 3].copy()
-        self.P = work[p_row:p_row + nv, 0:6].copy()
-        self.Psi = work[dof_row:dof_row + nv, T.H_PSI:T.H_PSI + 6].copy()
-        self.Ihat = work[ihat_row:ihat_row + nv, 0:6].copy()
-        self.IhatInv = work[ihatinv_row:ihatinv_row + nv, 0:6].copy()
+        self.r = pairs[:, T.W + T.G_R : T.W + T.G_R + 3].copy()
+        self.P = work[p_row : p_row + nv, 0:6].copy()
+        self.Psi = work[dof_row : dof_row + nv, T.H_PSI : T.H_PSI + 6].copy()
+        self.Ihat = work[ihat_row : ihat_row + nv, 0:6].copy()
+        self.IhatInv = work[ihatinv_row : ihatinv_row + nv, 0:6].copy()
         self.energy = energy
 
 
@@ -290,7 +295,7 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     diagonal, as ``pin.crba`` does.  On a :class:`~denoc_bridge.mimic.MimicModel`, the reduced
     ``G^T I G`` (``pin.crba`` of Pinocchio's mimic model).
     """
-    if type(model) is not Model:                                # a MimicModel, or not a model at all
+    if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
             from .. import mimic
 
@@ -301,7 +306,7 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     try:
         if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
             return out
-    except (TypeError, AttributeError):                         # another type, no work yet
+    except (TypeError, AttributeError):  # another type, no work yet
         pass
     # converted and checked, but normalised by the kernel as on the fast path: normalising here
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
@@ -311,7 +316,7 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     if status == entry.OVERFLOW:
         raise _inputs.overflow_error(model, "mass_matrix: ", q=q)
     if status:
-        _inputs.configuration(model, q)                         # names a zero quaternion or (cos, sin) pair
+        _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair
         raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
     return out
 
@@ -329,7 +334,7 @@ def _link_factors(model, geo):
     kim.unit_upper_factor(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, geo.Psi, U)
     D = np.zeros((model.nv, model.nv))
     for v0, z in zip(model.idx_v, model.nv_joint):
-        D[v0:v0 + z, v0:v0 + z] = geo.Ihat[v0:v0 + z, :z]
+        D[v0 : v0 + z, v0 : v0 + z] = geo.Ihat[v0 : v0 + z, :z]
     return U, D
 
 
@@ -338,8 +343,19 @@ def _inverse_U(model, geo):
     W = np.empty((model.nv, model.nv))
     acc = np.empty((model.n_modules, 6, model.nv))
     kim.inverse_unit_upper_factor(
-        model.module_start, model.module_end, model.module_parent, model.parent, geo.E, geo.r, geo.P, model.idx_v,
-        model.nv_joint, model.nv_subtree, geo.Psi, W, acc,
+        model.module_start,
+        model.module_end,
+        model.module_parent,
+        model.parent,
+        geo.E,
+        geo.r,
+        geo.P,
+        model.idx_v,
+        model.nv_joint,
+        model.nv_subtree,
+        geo.Psi,
+        W,
+        acc,
     )
     return W, acc
 
@@ -385,7 +401,7 @@ def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
     W, _ = _inverse_U(model, geo)
     Dinv = np.zeros((model.nv, model.nv))
     for v0, z in zip(model.idx_v, model.nv_joint):
-        Dinv[v0:v0 + z, v0:v0 + z] = geo.IhatInv[v0:v0 + z, :z]
+        Dinv[v0 : v0 + z, v0 : v0 + z] = geo.IhatInv[v0 : v0 + z, :z]
     if level == "link":
         return W, Dinv
     U, _ = _link_factors(model, geo)
@@ -415,7 +431,19 @@ def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     W, acc = _inverse_U(model, geo)
     Minv = np.empty((model.nv, model.nv))
     kim.inverse_from_factors(
-        model.module_start, model.module_end, model.module_parent, model.parent, geo.E, geo.r, geo.P, model.idx_v,
-        model.nv_joint, geo.Psi, geo.IhatInv, W, acc, Minv,
+        model.module_start,
+        model.module_end,
+        model.module_parent,
+        model.parent,
+        geo.E,
+        geo.r,
+        geo.P,
+        model.idx_v,
+        model.nv_joint,
+        geo.Psi,
+        geo.IhatInv,
+        W,
+        acc,
+        Minv,
     )
     return Minv

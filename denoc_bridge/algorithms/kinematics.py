@@ -7,11 +7,11 @@ import numpy as np
 
 from ..data import Data, run_parallel
 from ..kernels import energy as _ke
-from . import _inputs
 from ..kernels import kinematics as kk
 from ..mimic import MimicModel
-from .dynamics import geometry
+from . import _inputs
 from ._inputs import check_model as _check_model
+from .dynamics import geometry
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
@@ -60,10 +60,20 @@ def energies(model, q, v, *, springs: bool = True):
     n = Q.shape[0]
     kinetic, potential = np.empty(n), np.empty(n)
     chunks = max(1, min(n, 4 * numba.get_num_threads())) if n > 64 else 1
-    run_parallel(_ke.energies_batch, model._kt, Q, V, model.stiffness, model.rest_configuration, has_springs,
-                 kinetic, potential, chunks)
+    run_parallel(
+        _ke.energies_batch,
+        model._kt,
+        Q,
+        V,
+        model.stiffness,
+        model.rest_configuration,
+        has_springs,
+        kinetic,
+        potential,
+        chunks,
+    )
     bad = np.flatnonzero(~(np.isfinite(kinetic) & np.isfinite(potential)))
-    if bad.size:                                    # a non-finite or zero-norm input, or an overflow
+    if bad.size:  # a non-finite or zero-norm input, or an overflow
         b = int(bad[0])
         prefix = "" if B is None else f"state {b} of the batch: "
         _inputs.check_state(model, Q[b], V[b], V[b], "v", prefix)

@@ -21,8 +21,8 @@ from ..errors import InputError
 from ..joints import JointType
 from ..spatial import skew
 from . import _inputs
-from .dynamics import geometry
 from ._inputs import check_model as _check_model
+from .dynamics import geometry
 
 __all__ = [
     "denoc_matrices",
@@ -71,11 +71,11 @@ def _world_kinematics(model, q, v=None) -> _Kinematics:
         R[k] = Rb @ E[k].T
         o[k] = ob + Rb @ r[k]
         v0, z = model.idx_v[k], model.nv_joint[k]
-        Pl = Pl_all[v0:v0 + z].T  # 6 x z, child frame
+        Pl = Pl_all[v0 : v0 + z].T  # 6 x z, child frame
         P[k, :3, :z] = R[k] @ Pl[:3]
         P[k, 3:, :z] = R[k] @ Pl[3:]
         if v is not None:
-            qd = v[v0:v0 + z]
+            qd = v[v0 : v0 + z]
             omega[k] = (omega[b] if b >= 0 else 0.0) + P[k, :3, :z] @ qd
             # d/dt (R P_local) = Omega_k (R P_local) + R dP_local/dt; dP_local/dt from the universal joint only
             Pdot[k, :3, :z] = skew(omega[k]) @ P[k, :3, :z]
@@ -113,7 +113,7 @@ def _link_N(model, kin: _Kinematics) -> np.ndarray:
     for k in range(model.n_links):
         for j in _ancestors(model, k):
             v0, z = model.idx_v[j], model.nv_joint[j]
-            N[6 * k:6 * k + 6, v0:v0 + z] = _A(kin.o[k], kin.o[j]) @ kin.P[j, :, :z]
+            N[6 * k : 6 * k + 6, v0 : v0 + z] = _A(kin.o[k], kin.o[j]) @ kin.P[j, :, :z]
     return N
 
 
@@ -143,13 +143,13 @@ def denoc_matrices(model, q, *, max_links: int = MAX_LINKS):
                 if l > k:
                     break
                 v0, z = model.idx_v[l], model.nv_joint[l]
-                N_d[6 * k:6 * k + 6, v0:v0 + z] = _A(kin.o[k], kin.o[l]) @ kin.P[l, :, :z]
+                N_d[6 * k : 6 * k + 6, v0 : v0 + z] = _A(kin.o[k], kin.o[l]) @ kin.P[l, :, :z]
         # A^{i,j} for every ancestor module j: column block of the last link of M_j
         j = mod.parent
         while j >= 0:
             last = model.modules[j].links[-1]
             for k in mod.links:
-                N_l[6 * k:6 * k + 6, 6 * last:6 * last + 6] = _A(kin.o[k], kin.o[last])
+                N_l[6 * k : 6 * k + 6, 6 * last : 6 * last + 6] = _A(kin.o[k], kin.o[last])
             j = model.modules[j].parent
     return N_l, N_d
 
@@ -196,7 +196,7 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
     for k in range(L):
         for j in _ancestors(model, k):
             v0, z = model.idx_v[j], model.nv_joint[j]
-            Ndot[6 * k:6 * k + 6, v0:v0 + z] = (
+            Ndot[6 * k : 6 * k + 6, v0 : v0 + z] = (
                 _Adot(odot[k], odot[j]) @ kin.P[j, :, :z] + _A(kin.o[k], kin.o[j]) @ kin.Pdot[j, :, :z]
             )
     gravity_rate = np.tile(np.concatenate([np.zeros(3), -np.asarray(model.gravity)]), L)
@@ -210,8 +210,8 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
         Rk[:3, :3] = Rk[3:, 3:] = kin.R[k]
         s = slice(6 * k, 6 * k + 6)
         M[s, s] = Rk @ model.link_mass_matrix[k] @ Rk.T  # 000 eq. (2b) in world coordinates
-        Omega[s, s][:3, :3] = skew(t[6 * k:6 * k + 3])
-        Omega[s, s][3:, 3:] = skew(t[6 * k:6 * k + 3])
+        Omega[s, s][:3, :3] = skew(t[6 * k : 6 * k + 3])
+        Omega[s, s][3:, 3:] = skew(t[6 * k : 6 * k + 3])
         E[s, s][:3, :3] = np.eye(3)
         w_ext[s] = Rk @ fext_local[k]
     w = M @ tdot + Omega @ M @ E @ t - w_ext
@@ -236,12 +236,12 @@ def reference_inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
 
 # ------------------------------------------------------------------ module-level factors
 class _ModuleBlocks(NamedTuple):
-    M: list       # M^i (6 eta x 6 eta), world frame
-    N: list       # N^i (6 eta x nv^i)
-    A: dict       # A^{j,i} (6 eta_j x 6 eta_i) for i an ancestor module of j
-    Psi: list     # Psi^i
-    Ihat: list    # Ihat^i
-    Phi: list     # Phi^i
+    M: list  # M^i (6 eta x 6 eta), world frame
+    N: list  # N^i (6 eta x nv^i)
+    A: dict  # A^{j,i} (6 eta_j x 6 eta_i) for i an ancestor module of j
+    Psi: list  # Psi^i
+    Ihat: list  # Ihat^i
+    Phi: list  # Phi^i
 
 
 def _module_blocks(model, q) -> _ModuleBlocks:
@@ -265,12 +265,12 @@ def _module_blocks(model, q) -> _ModuleBlocks:
             i = mods[i].parent
     Mhat = [m.copy() for m in Mi]
     Psi, Ihat, Phi = [None] * len(mods), [None] * len(mods), [None] * len(mods)
-    for i in reversed(range(len(mods))):                               # i = s, ..., 1
+    for i in reversed(range(len(mods))):  # i = s, ..., 1
         arm = np.diag(np.asarray(model.armature)[mods[i].v_slice])
-        PsiHat = Mhat[i] @ Ni[i]                                        # 000 eq. (19)
-        Ihat[i] = Ni[i].T @ PsiHat + arm                                # eq. (19)
-        Psi[i] = np.linalg.solve(Ihat[i], PsiHat.T).T                   # eq. (19)
-        Phi[i] = np.eye(Mhat[i].shape[0]) - Psi[i] @ Ni[i].T            # eq. (21)
+        PsiHat = Mhat[i] @ Ni[i]  # 000 eq. (19)
+        Ihat[i] = Ni[i].T @ PsiHat + arm  # eq. (19)
+        Psi[i] = np.linalg.solve(Ihat[i], PsiHat.T).T  # eq. (19)
+        Phi[i] = np.eye(Mhat[i].shape[0]) - Psi[i] @ Ni[i].T  # eq. (21)
         b = mods[i].parent
         if b >= 0:
             Mhat[b] = Mhat[b] + A[(i, b)].T @ Phi[i] @ Mhat[i] @ A[(i, b)]  # eq. (20)
@@ -333,10 +333,8 @@ def reference_inverse_mass_matrix(model, q) -> np.ndarray:
 def reference_forward_dynamics(model, q, v, tau, f_ext=None) -> np.ndarray:
     """Solve ``Ubar Dbar Ubar^T qdd = phi`` by the three block steps of 000 eq. (23)."""
     _check_model(model)
-    phi = _inputs.vector(model, tau, "tau", "v") - reference_inverse_dynamics(
-        model, q, v, np.zeros(model.nv), f_ext
-    )
+    phi = _inputs.vector(model, tau, "tau", "v") - reference_inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext)
     U, D = module_factors(model, q)
-    phihat = np.linalg.solve(U, phi)          # 1) U phihat = phi
-    phitilde = np.linalg.solve(D, phihat)     # 2) D phitilde = phihat
-    return np.linalg.solve(U.T, phitilde)     # 3) U^T qdd = phitilde
+    phihat = np.linalg.solve(U, phi)  # 1) U phihat = phi
+    phitilde = np.linalg.solve(D, phihat)  # 2) D phitilde = phihat
+    return np.linalg.solve(U.T, phitilde)  # 3) U^T qdd = phitilde

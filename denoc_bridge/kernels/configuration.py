@@ -25,10 +25,12 @@ from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
 @njit(cache=True, inline="always")
 def quat_mul(a0, a1, a2, a3, b0, b1, b2, b3):
     """Hamilton product a b of quaternions (x, y, z, w)."""
-    return (a3 * b0 + a0 * b3 + a1 * b2 - a2 * b1,
-            a3 * b1 - a0 * b2 + a1 * b3 + a2 * b0,
-            a3 * b2 + a0 * b1 - a1 * b0 + a2 * b3,
-            a3 * b3 - a0 * b0 - a1 * b1 - a2 * b2)
+    return (
+        a3 * b0 + a0 * b3 + a1 * b2 - a2 * b1,
+        a3 * b1 - a0 * b2 + a1 * b3 + a2 * b0,
+        a3 * b2 + a0 * b1 - a1 * b0 + a2 * b3,
+        a3 * b3 - a0 * b0 - a1 * b1 - a2 * b2,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -36,7 +38,7 @@ def quat_exp(w0, w1, w2):
     """exp3 of the rotation vector w as a unit quaternion (x, y, z, w)."""
     t2 = w0 * w0 + w1 * w1 + w2 * w2
     t = np.sqrt(t2)
-    if t < 1e-4:                                                # sin(t/2)/t and cos(t/2), Taylor
+    if t < 1e-4:  # sin(t/2)/t and cos(t/2), Taylor
         s = 0.5 - t2 / 48.0 + t2 * t2 / 3840.0
         c = 1.0 - t2 / 8.0 + t2 * t2 / 384.0
     else:
@@ -51,7 +53,7 @@ def quat_log(x, y, z, w):
     if w < 0.0:
         x, y, z, w = -x, -y, -z, -w
     n = np.sqrt(x * x + y * y + z * z)
-    if n < 1e-8:                                                # t / sin(t/2) ~ 2 (1 + t^2 / 24)
+    if n < 1e-8:  # t / sin(t/2) ~ 2 (1 + t^2 / 24)
         f = 2.0 / w * (1.0 - n * n / (3.0 * w * w))
     else:
         f = 2.0 * np.arctan2(n, w) / n
@@ -120,7 +122,7 @@ def integrate_joint(jt, q, i, v, j, out):
         n = np.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
         for m in range(4):
             out[i + m] = r[m] / n
-    elif jt == FREEFLYER:                                       # q exp6(v), v = [linear; angular]
+    elif jt == FREEFLYER:  # q exp6(v), v = [linear; angular]
         w0, w1, w2 = v[j + 3], v[j + 4], v[j + 5]
         a, b = _V_coefficients(w0 * w0 + w1 * w1 + w2 * w2)
         t = _apply_V(w0, w1, w2, a, b, v[j], v[j + 1], v[j + 2])
@@ -135,13 +137,13 @@ def integrate_joint(jt, q, i, v, j, out):
             out[i + m] = q[i + m] + d[m]
         for m in range(4):
             out[i + 3 + m] = r[m] / n
-    elif jt == PLANAR:                                          # SE(2): q exp(v), v = [vx, vy, wz]
+    elif jt == PLANAR:  # SE(2): q exp(v), v = [vx, vy, wz]
         ca, sa = q[i + 2], q[i + 3]
         n = np.sqrt(ca * ca + sa * sa)
         ca, sa = ca / n, sa / n
         vx, vy, w = v[j], v[j + 1], v[j + 2]
         if abs(w) < 1e-4:
-            sw, cw = 1.0 - w * w / 6.0, w / 2.0 - w * w * w / 24.0   # sin w / w, (1 - cos w) / w
+            sw, cw = 1.0 - w * w / 6.0, w / 2.0 - w * w * w / 24.0  # sin w / w, (1 - cos w) / w
         else:
             sw, cw = np.sin(w) / w, (1.0 - np.cos(w)) / w
         tx, ty = sw * vx - cw * vy, cw * vx + sw * vy
@@ -149,7 +151,7 @@ def integrate_joint(jt, q, i, v, j, out):
         out[i] = q[i] + ca * tx - sa * ty
         out[i + 1] = q[i + 1] + sa * tx + ca * ty
         out[i + 2], out[i + 3] = c * ca - s * sa, s * ca + c * sa
-    else:                                                       # vector spaces
+    else:  # vector spaces
         nv = 1 if jt <= 2 else (2 if jt == 5 else 3)
         for m in range(nv):
             out[i + m] = q[i + m] + v[j + m]
@@ -171,9 +173,16 @@ def difference_joint(jt, q0, q1, i, out, j):
         w0, w1, w2 = quat_log(r[0], r[1], r[2], r[3])
         if jt == SPHERICAL:
             out[j], out[j + 1], out[j + 2] = w0, w1, w2
-        else:                                                   # log6: linear = V(w)^-1 R0^T (p1 - p0)
-            d = quat_rotate(-a[0] / na, -a[1] / na, -a[2] / na, a[3] / na,
-                            q1[i] - q0[i], q1[i + 1] - q0[i + 1], q1[i + 2] - q0[i + 2])
+        else:  # log6: linear = V(w)^-1 R0^T (p1 - p0)
+            d = quat_rotate(
+                -a[0] / na,
+                -a[1] / na,
+                -a[2] / na,
+                a[3] / na,
+                q1[i] - q0[i],
+                q1[i + 1] - q0[i + 1],
+                q1[i + 2] - q0[i + 2],
+            )
             c = _Vinv_coefficient(w0 * w0 + w1 * w1 + w2 * w2)
             u = _apply_V(w0, w1, w2, -0.5, c, d[0], d[1], d[2])
             out[j], out[j + 1], out[j + 2] = u[0], u[1], u[2]
@@ -184,12 +193,12 @@ def difference_joint(jt, q0, q1, i, out, j):
         c0, s0, c1, s1 = q0[i + 2] / n0, q0[i + 3] / n0, q1[i + 2] / n1, q1[i + 3] / n1
         w = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
         dx, dy = q1[i] - q0[i], q1[i + 1] - q0[i + 1]
-        tx, ty = c0 * dx + s0 * dy, -s0 * dx + c0 * dy          # R0^T (p1 - p0)
+        tx, ty = c0 * dx + s0 * dy, -s0 * dx + c0 * dy  # R0^T (p1 - p0)
         if abs(w) < 1e-4:
             sw, cw = 1.0 - w * w / 6.0, w / 2.0 - w * w * w / 24.0
         else:
             sw, cw = np.sin(w) / w, (1.0 - np.cos(w)) / w
-        det = sw * sw + cw * cw                                 # V = [[sw, -cw], [cw, sw]]
+        det = sw * sw + cw * cw  # V = [[sw, -cw], [cw, sw]]
         out[j] = (sw * tx + cw * ty) / det
         out[j + 1] = (-cw * tx + sw * ty) / det
         out[j + 2] = w
@@ -211,7 +220,7 @@ def rate_joint(jt, q, i, v, j, out):
         r = quat_mul(x, y, z, w, 0.5 * v[j + wo], 0.5 * v[j + wo + 1], 0.5 * v[j + wo + 2], 0.0)
         for m in range(4):
             out[i + o + m] = r[m]
-        if jt == FREEFLYER:                                     # p' = R v_linear
+        if jt == FREEFLYER:  # p' = R v_linear
             n2 = x * x + y * y + z * z + w * w
             d = quat_rotate(x, y, z, w, v[j] / n2, v[j + 1] / n2, v[j + 2] / n2)
             out[i], out[i + 1], out[i + 2] = d[0], d[1], d[2]
@@ -251,7 +260,7 @@ def dexpinv_joint(jt, xi, v, j, out):
         b = _ad6(p[0], p[1], p[2], f[0], f[1], f[2], a[0], a[1], a[2], a[3], a[4], a[5])
         for m in range(6):
             out[j + m] = v[j + m] + 0.5 * a[m] + b[m] / 12.0
-    elif jt == PLANAR:                                          # se(2) inside se(3)
+    elif jt == PLANAR:  # se(2) inside se(3)
         a = _ad6(xi[j], xi[j + 1], 0.0, 0.0, 0.0, xi[j + 2], v[j], v[j + 1], 0.0, 0.0, 0.0, v[j + 2])
         b = _ad6(xi[j], xi[j + 1], 0.0, 0.0, 0.0, xi[j + 2], a[0], a[1], a[2], a[3], a[4], a[5])
         out[j] = v[j] + 0.5 * a[0] + b[0] / 12.0

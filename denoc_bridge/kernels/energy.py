@@ -15,8 +15,18 @@ from numba import njit, prange
 from . import tables as T
 from .configuration import difference
 from .geometry import joint_geometry_pass
-from .inverse_dynamics import (GEOMETRY_BLOCK, general_joint_rates, gravity, kinetic_energy_term, module_row,
-                               modules, n_modules, offset, rotation, unit6)
+from .inverse_dynamics import (
+    GEOMETRY_BLOCK,
+    general_joint_rates,
+    gravity,
+    kinetic_energy_term,
+    module_row,
+    modules,
+    n_modules,
+    offset,
+    rotation,
+    unit6,
+)
 from .spatial6 import apply_A, rot3
 from .trig import poly_ok
 
@@ -30,24 +40,33 @@ def energy_forward_recursion(ki, kf, q, v, work):
     kinetic = 0.0
     potential = 0.0
     t = zero
-    W = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)          # columns of W_b, then p_b
+    W = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)  # columns of W_b, then p_b
     p = (0.0, 0.0, 0.0)
     done = 0
     poly = poly_ok(q)
-    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, parent = modules(ki, i)
-        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+        for k in range(first, end):  # intra-modular: 1^i .. eta^i
             if k >= done:
                 done = min(k + GEOMETRY_BLOCK, L)
                 joint_geometry_pass(ki, kf, q, nv, work, False, k, done, poly)
             if k == first:
                 if parent < 0:
                     t, W, p = zero, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
-                else:                                           # last link of the parent module
+                else:  # last link of the parent module
                     b = module_row(L, nv, parent)
                     t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-                    W = (work[b + 1, 0], work[b + 1, 1], work[b + 1, 2], work[b + 1, 3], work[b + 1, 4],
-                         work[b + 1, 5], work[b + 1, 6], work[b + 1, 7], work[b + 2, 0])
+                    W = (
+                        work[b + 1, 0],
+                        work[b + 1, 1],
+                        work[b + 1, 2],
+                        work[b + 1, 3],
+                        work[b + 1, 4],
+                        work[b + 1, 5],
+                        work[b + 1, 6],
+                        work[b + 1, 7],
+                        work[b + 2, 0],
+                    )
                     p = (work[b + 2, 1], work[b + 2, 2], work[b + 2, 3])
             code, c, s, e = rotation(ki, work, k)
             r0, r1, r2 = offset(kf, work, L, k, code)
@@ -59,8 +78,11 @@ def energy_forward_recursion(ki, kf, q, v, work):
             x = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, t[0], t[1], t[2], t[3], t[4], t[5])
             t = (x[0] + pq[0], x[1] + pq[1], x[2] + pq[2], x[3] + pq[3], x[4] + pq[4], x[5] + pq[5])  # (5)
             # p_k = p_b + W_b^T r_k, then W_k = E_k W_b column by column
-            p = (p[0] + W[0] * r0 + W[3] * r1 + W[6] * r2, p[1] + W[1] * r0 + W[4] * r1 + W[7] * r2,
-                 p[2] + W[2] * r0 + W[5] * r1 + W[8] * r2)
+            p = (
+                p[0] + W[0] * r0 + W[3] * r1 + W[6] * r2,
+                p[1] + W[1] * r0 + W[4] * r1 + W[7] * r2,
+                p[2] + W[2] * r0 + W[5] * r1 + W[8] * r2,
+            )
             a0, a1, a2 = rot3(code, c, s, e, W[0], W[3], W[6])
             b0, b1, b2 = rot3(code, c, s, e, W[1], W[4], W[7])
             c0, c1, c2 = rot3(code, c, s, e, W[2], W[5], W[8])
@@ -68,7 +90,7 @@ def energy_forward_recursion(ki, kf, q, v, work):
             m, h0, h1, h2 = kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
             I = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
             kinetic += kinetic_energy_term(m, h0, h1, h2, I, t)
-            wg0 = W[0] * g0 + W[1] * g1 + W[2] * g2                # W_k g: gravity in link coordinates
+            wg0 = W[0] * g0 + W[1] * g1 + W[2] * g2  # W_k g: gravity in link coordinates
             wg1 = W[3] * g0 + W[4] * g1 + W[5] * g2
             wg2 = W[6] * g0 + W[7] * g1 + W[8] * g2
             potential -= m * (g0 * p[0] + g1 * p[1] + g2 * p[2]) + wg0 * h0 + wg1 * h1 + wg2 * h2

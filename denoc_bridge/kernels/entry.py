@@ -32,10 +32,10 @@ MIN_NORM = 1e-12
 _KT = types.float64[:, ::1]
 _M = types.float64[:, ::1]
 _V = types.float64[::1]
-STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)          # kt, work, q, v, x, fext, out
-FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)                # without fext
+STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)  # kt, work, q, v, x, fext, out
+FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)  # without fext
 GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work, q, v, factors, energy
-MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)                         # kt, work, q, out (nv, nv)
+MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)  # kt, work, q, out (nv, nv)
 
 
 @njit(cache=True)
@@ -46,7 +46,7 @@ def valid_state(ki, q, v, x, fext, out, work, nv):
     nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
     if q.shape[0] != nq or v.shape[0] != nv or x.shape[0] != nv or out.shape[0] != nv:
         return -2
-    if fext.shape[0] != 0 and (fext.shape[0] != L or fext.shape[1] != 6):   # (0, any): no wrenches
+    if fext.shape[0] != 0 and (fext.shape[0] != L or fext.shape[1] != 6):  # (0, any): no wrenches
         return -2
     nvm = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
     if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nvm, ki[0, T.NMOD] if L else 0)):
@@ -126,7 +126,7 @@ def forward_dynamics_unchecked(ki, kf, work, q, v, tau, fext, out):
 def forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, factors):
     """Twists, articulated masses, accelerations; with ``factors`` the articulated pass also
     keeps Ihat_k and Ihat_k^-1 in ``work`` (for solves that reuse them)."""
-    out[:] = 0.0                                                # phi from inverse dynamics with qdd = 0
+    out[:] = 0.0  # phi from inverse dynamics with qdd = 0
     twist_forward_recursion(ki, kf, q, v, out, fext, work, False)
     k = articulated_backward_recursion(ki, kf, tau, work, factors)
     if k >= 0:

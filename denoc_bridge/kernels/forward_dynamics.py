@@ -27,8 +27,17 @@ from numba import njit
 from . import tables as T
 from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
 from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from .spatial6 import (apply_A, apply_At, column, congruence_to_parent, diagonal_max, minus_outer,
-                       pick6, plus_link_mass, sym_index)
+from .spatial6 import (
+    apply_A,
+    apply_At,
+    column,
+    congruence_to_parent,
+    diagonal_max,
+    minus_outer,
+    pick6,
+    plus_link_mass,
+    sym_index,
+)
 
 SINGULAR_RTOL = 1e-12
 NO_COL = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -53,7 +62,7 @@ def spd_inverse(A, z, Ainv, L, X, scale):
             for m in range(j):
                 s -= L[i, m] * L[j, m]
             L[i, j] = s / L[j, j]
-    for c in range(z):                                          # X = L^-1 (lower triangular)
+    for c in range(z):  # X = L^-1 (lower triangular)
         for i in range(z):
             if i < c:
                 X[i, c] = 0.0
@@ -64,7 +73,7 @@ def spd_inverse(A, z, Ainv, L, X, scale):
                 for m in range(c, i):
                     s += L[i, m] * X[m, c]
                 X[i, c] = -s / L[i, i]
-    for i in range(z):                                          # A^-1 = X^T X
+    for i in range(z):  # A^-1 = X^T X
         for c in range(i, z):
             s = 0.0
             for m in range(c, z):
@@ -90,18 +99,18 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
             acc = 0.0
             for m in range(6):
                 acc += M[sym_index(a, m)] * work[prow + n, m]
-            PsiHat[n, a] = acc                                  # PsiHat_k = Mhat_k P_k    (A.5)
+            PsiHat[n, a] = acc  # PsiHat_k = Mhat_k P_k    (A.5)
     for a in range(z):
         for n in range(z):
             acc = 0.0
             for m in range(6):
                 acc += work[prow + a, m] * PsiHat[n, m]
-            Ik[a, n] = acc                                      # Ihat_k = P_k^T PsiHat_k  (A.4)
+            Ik[a, n] = acc  # Ihat_k = P_k^T PsiHat_k  (A.4)
         Ik[a, a] += kf[k, T.ARM + a]
         acc = tau[v0 + a]
         for m in range(6):
             acc -= work[prow + a, m] * xi[m]
-        ph[a] = acc                                             # phihat_k                 (31)
+        ph[a] = acc  # phihat_k                 (31)
     xi_up = (xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
     if not spd_inverse(Ik, z, Iinv, s[3], s[4], scale):
         return False, M, xi_up
@@ -111,30 +120,56 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
             work[ihat + a, n] = Ik[a, n]
             work[ihatinv + a, n] = Iinv[a, n]
             acc += Iinv[a, n] * ph[n]
-        work[dof + a, T.H_PHIT] = acc                           # phitilde_k = Ihat^-1 phihat (35)
+        work[dof + a, T.H_PHIT] = acc  # phitilde_k = Ihat^-1 phihat (35)
         for m in range(6):
             acc = 0.0
             for n in range(z):
                 acc += PsiHat[n, m] * Iinv[n, a]
-            work[dof + a, T.H_PSI + m] = acc                    # Psi_k = PsiHat_k Ihat_k^-1 (A.5)
+            work[dof + a, T.H_PSI + m] = acc  # Psi_k = PsiHat_k Ihat_k^-1 (A.5)
     for a in range(z):
         p = ph[a]
         o, r = T.H_PSI, dof + a
         psi = (work[r, o], work[r, o + 1], work[r, o + 2], work[r, o + 3], work[r, o + 4], work[r, o + 5])
-        xi_up = (xi_up[0] + psi[0] * p, xi_up[1] + psi[1] * p, xi_up[2] + psi[2] * p,
-                 xi_up[3] + psi[3] * p, xi_up[4] + psi[4] * p, xi_up[5] + psi[5] * p)
-        M = minus_outer(M, (PsiHat[a, 0], PsiHat[a, 1], PsiHat[a, 2], PsiHat[a, 3], PsiHat[a, 4], PsiHat[a, 5]),
-                        psi)                                    # Mbar_k                   (A.7)
+        xi_up = (
+            xi_up[0] + psi[0] * p,
+            xi_up[1] + psi[1] * p,
+            xi_up[2] + psi[2] * p,
+            xi_up[3] + psi[3] * p,
+            xi_up[4] + psi[4] * p,
+            xi_up[5] + psi[5] * p,
+        )
+        M = minus_outer(
+            M, (PsiHat[a, 0], PsiHat[a, 1], PsiHat[a, 2], PsiHat[a, 3], PsiHat[a, 4], PsiHat[a, 5]), psi
+        )  # Mbar_k                   (A.7)
     return True, M, xi_up
 
 
 @njit(cache=True, inline="always")
 def load_mass(work, b):
     """The 21-tuple mass stored in rows b, b + 1 (8 entries each) and b + 2 (5 entries)."""
-    return (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5], work[b, 6], work[b, 7],
-            work[b + 1, 0], work[b + 1, 1], work[b + 1, 2], work[b + 1, 3], work[b + 1, 4], work[b + 1, 5],
-            work[b + 1, 6], work[b + 1, 7], work[b + 2, 0], work[b + 2, 1], work[b + 2, 2], work[b + 2, 3],
-            work[b + 2, 4])
+    return (
+        work[b, 0],
+        work[b, 1],
+        work[b, 2],
+        work[b, 3],
+        work[b, 4],
+        work[b, 5],
+        work[b, 6],
+        work[b, 7],
+        work[b + 1, 0],
+        work[b + 1, 1],
+        work[b + 1, 2],
+        work[b + 1, 3],
+        work[b + 1, 4],
+        work[b + 1, 5],
+        work[b + 1, 6],
+        work[b + 1, 7],
+        work[b + 2, 0],
+        work[b + 2, 1],
+        work[b + 2, 2],
+        work[b + 2, 3],
+        work[b + 2, 4],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -164,12 +199,15 @@ def to_parent(code, c, s, e, rc, r0, r1, r2, M, xi, mag, col, inv, dp):
         if rc == 0:
             lever = 1.0
         elif rc <= 3:
-            lever = 1.0 + abs(r0 + r1 + r2)                     # two of them are zero
+            lever = 1.0 + abs(r0 + r1 + r2)  # two of them are zero
         else:
             lever = 1.0 + np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
         scale = mag * lever * lever
-    return (congruence_to_parent(code, c, s, e, rc, r0, r1, r2, M),
-            apply_At(code, c, s, e, rc, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]), scale)
+    return (
+        congruence_to_parent(code, c, s, e, rc, r0, r1, r2, M),
+        apply_At(code, c, s, e, rc, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5]),
+        scale,
+    )
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -187,60 +225,83 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
     without a bound that compounds along the chain.
     """
     L, nv = ki.shape[0], tau.shape[0]
-    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
+    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     S = n_modules(ki)
     s = np.zeros((6, 6, 6))
-    for i in range(S):                                          # module accumulators: mass, scale, xi
+    for i in range(S):  # module accumulators: mass, scale, xi
         b = module_row(L, nv, i)
         for r in range(b, b + T.M_VEC + 1):
             for j in range(T.W):
                 work[r, j] = 0.0
-    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+    for i in range(S - 1, -1, -1):  # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
         b = module_row(L, nv, i)
         M = load_mass(work, b)
         mag = work[b + 2, T.M_MAG]
         b += T.M_VEC
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-        for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
-            if far:                                         # the rows a few links ahead
+        for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
+            if far:  # the rows a few links ahead
                 prefetch(kf, k - AHEAD, 0)
                 prefetch(kf, k - AHEAD, 8)
                 prefetch(work, k - AHEAD, 0)
                 prefetch(work, 3 * L + ki[k, T.IDX_V] - AHEAD, 0)
             if not T.massless(ki, k):
-                M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
-                                   kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
-                                   kf[k, T.IO + 5])             # Mhat_k = M_k + ...       (20)
+                M = plus_link_mass(
+                    M,
+                    kf[k, T.MASS],
+                    kf[k, T.H],
+                    kf[k, T.H + 1],
+                    kf[k, T.H + 2],
+                    kf[k, T.IO],
+                    kf[k, T.IO + 1],
+                    kf[k, T.IO + 2],
+                    kf[k, T.IO + 3],
+                    kf[k, T.IO + 4],
+                    kf[k, T.IO + 5],
+                )  # Mhat_k = M_k + ...       (20)
             o = T.C_W
-            xi = (xi[0] + work[k, o], xi[1] + work[k, o + 1], xi[2] + work[k, o + 2], xi[3] + work[k, o + 3],
-                  xi[4] + work[k, o + 4], xi[5] + work[k, o + 5])   # xi_k = w~_k + eta~_k
+            xi = (
+                xi[0] + work[k, o],
+                xi[1] + work[k, o + 1],
+                xi[2] + work[k, o + 2],
+                xi[3] + work[k, o + 3],
+                xi[4] + work[k, o + 4],
+                xi[5] + work[k, o + 5],
+            )  # xi_k = w~_k + eta~_k
             mag_k = diagonal_max(M)
             d = T.dof_index(ki, k)
             col, inv = NO_COL, 0.0
-            if d >= 0:                                          # P_k = sign e_d: a column of Mhat
-                scale = max(max(kf[k, T.MASS], kf[k, T.ARM0]),
-                            max(kf[k, T.IO], kf[k, T.IO + 3], kf[k, T.IO + 5]), mag)   # = SCALE, from hot data
+            if d >= 0:  # P_k = sign e_d: a column of Mhat
+                scale = max(
+                    max(kf[k, T.MASS], kf[k, T.ARM0]), max(kf[k, T.IO], kf[k, T.IO + 3], kf[k, T.IO + 5]), mag
+                )  # = SCALE, from hot data
                 v0 = ki[k, T.IDX_V]
                 sg = T.dof_sign(ki, k)
                 col = column(M, d)
-                I = pick6(col, d) + kf[k, T.ARM0]               # Ihat_k = p^T Mhat p      (A.4)
+                I = pick6(col, d) + kf[k, T.ARM0]  # Ihat_k = p^T Mhat p      (A.4)
                 if not (I > SINGULAR_RTOL * scale):
                     return k
                 inv = 1.0 / I
-                if factors:                                     # for U, D and the inverse GIM
+                if factors:  # for U, D and the inverse GIM
                     work[3 * L + 2 * nv + v0, 0] = I
                     work[3 * L + 3 * nv + v0, 0] = inv
-                ph = tau[v0] - sg * pick6(xi, d)                # phihat_k                 (31)
+                ph = tau[v0] - sg * pick6(xi, d)  # phihat_k                 (31)
                 dof = 3 * L + v0
-                work[dof, T.H_PHIT] = ph * inv                  # phitilde_k               (35)
+                work[dof, T.H_PHIT] = ph * inv  # phitilde_k               (35)
                 psi = (col[0] * inv, col[1] * inv, col[2] * inv, col[3] * inv, col[4] * inv, col[5] * inv)
                 for j in range(6):
-                    work[dof, T.H_PSI + j] = sg * psi[j]        # Psi_k = PsiHat / Ihat    (A.5)
+                    work[dof, T.H_PSI + j] = sg * psi[j]  # Psi_k = PsiHat / Ihat    (A.5)
                 f = sg * ph
-                xi = (xi[0] + psi[0] * f, xi[1] + psi[1] * f, xi[2] + psi[2] * f, xi[3] + psi[3] * f,
-                      xi[4] + psi[4] * f, xi[5] + psi[5] * f)   # eta_k = Psi phihat + eta~ (32)
-                M = minus_outer(M, col, psi)                    # Mbar_k = Mhat - PsiHat Psi^T (A.7)
+                xi = (
+                    xi[0] + psi[0] * f,
+                    xi[1] + psi[1] * f,
+                    xi[2] + psi[2] * f,
+                    xi[3] + psi[3] * f,
+                    xi[4] + psi[4] * f,
+                    xi[5] + psi[5] * f,
+                )  # eta_k = Psi phihat + eta~ (32)
+                M = minus_outer(M, col, psi)  # Mbar_k = Mhat - PsiHat Psi^T (A.7)
             else:
                 xa = np.empty(6)
                 for j in range(6):
@@ -251,15 +312,29 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                     return k
             if p < 0 and k == first:
                 continue
-            dp = T.dof_index(ki, k - 1 if k > first else ki[p, T.MEND] - 1)   # the parent's aligned DOF
+            dp = T.dof_index(ki, k - 1 if k > first else ki[p, T.MEND] - 1)  # the parent's aligned DOF
             code, c, sn, e = rotation(ki, work, k)
-            if code <= 2:                                       # r_k = r0 (see offset)
-                M, xi, mag = to_parent(code, c, sn, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
-                                       kf[k, T.T0 + 2], M, xi, mag_k, col, inv, dp)
+            if code <= 2:  # r_k = r0 (see offset)
+                M, xi, mag = to_parent(
+                    code,
+                    c,
+                    sn,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    M,
+                    xi,
+                    mag_k,
+                    col,
+                    inv,
+                    dp,
+                )
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
                 M, xi, mag = to_parent(code, c, sn, e, T.R_GENERAL, r0, r1, r2, M, xi, mag_k, col, inv, dp)
-            if k == first:                                      # to the parent module (eq. 20)
+            if k == first:  # to the parent module (eq. 20)
                 pa = module_row(L, nv, p)
                 add_mass(work, pa, M)
                 for j in range(6):
@@ -274,12 +349,12 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
     qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k (eq. 37).
     The vector row of module i receives mu of its last link for the child modules."""
     L, nv = ki.shape[0], qdd.shape[0]
-    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
+    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
-        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
-            if far:                                         # the rows a few links ahead
+        for k in range(first, end):  # intra-modular: 1^i .. eta^i
+            if far:  # the rows a few links ahead
                 prefetch(kf, k + AHEAD, 0)
                 prefetch(kf, k + AHEAD, 8)
                 prefetch(work, k + AHEAD, 0)
@@ -291,22 +366,41 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                     mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
                 else:
                     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            if code <= 2:                                       # r_k = r0 (see offset)
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
-                                                 kf[k, T.T0 + 1], kf[k, T.T0 + 2], mu[0], mu[1], mu[2], mu[3], mu[4],
-                                                 mu[5])   # mu~_k
+            if code <= 2:  # r_k = r0 (see offset)
+                m0, m1, m2, m3, m4, m5 = apply_A(
+                    code,
+                    c,
+                    s,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    mu[0],
+                    mu[1],
+                    mu[2],
+                    mu[3],
+                    mu[4],
+                    mu[5],
+                )  # mu~_k
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3],
-                                                 mu[4], mu[5])
+                m0, m1, m2, m3, m4, m5 = apply_A(
+                    code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5]
+                )
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
-            for n in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+            for n in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
                 row, o = 3 * L + v0 + n, T.H_PSI
-                qdd[v0 + n] = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1
-                                                     + work[row, o + 2] * m2 + work[row, o + 3] * m3
-                                                     + work[row, o + 4] * m4 + work[row, o + 5] * m5)
-            if d >= 0:                                          # mu_k = P_k qdd_k + mu~_k   (37)
+                qdd[v0 + n] = work[row, T.H_PHIT] - (
+                    work[row, o] * m0
+                    + work[row, o + 1] * m1
+                    + work[row, o + 2] * m2
+                    + work[row, o + 3] * m3
+                    + work[row, o + 4] * m4
+                    + work[row, o + 5] * m5
+                )
+            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   (37)
                 u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:

@@ -47,7 +47,7 @@ def joint_geometry_pass(ki, kf, q, nv, work, full, first, end, poly):
     for b in range(first, end, T.BLOCK):
         e = min(b + T.BLOCK, end)
         c, s = block_cos_sin(ki, q, work, b, e, True)
-        for k in range(b, e):                                   # scatter to the links
+        for k in range(b, e):  # scatter to the links
             store_cos_sin(ki, work, k, c[k - b], s[k - b])
 
 
@@ -68,14 +68,14 @@ def block_cos_sin(ki, q, work, first, end, poly):
     when ``poly`` (every q within the range of :func:`.trig.cos_sin`), else by the C library;
     returns the two scratch blocks (c, s)."""
     r = work.shape[0] - T.SCRATCH_ROWS
-    x = work[r:r + 8].reshape(T.BLOCK)                          # contiguous scratch blocks
-    c = work[r + 8:r + 16].reshape(T.BLOCK)
-    s = work[r + 16:r + 24].reshape(T.BLOCK)
+    x = work[r : r + 8].reshape(T.BLOCK)  # contiguous scratch blocks
+    c = work[r + 8 : r + 16].reshape(T.BLOCK)
+    s = work[r + 16 : r + 24].reshape(T.BLOCK)
     n = end - first
-    for i in range(n):                                          # every joint's first coordinate
+    for i in range(n):  # every joint's first coordinate
         x[i] = q[ki[first + i, T.IDX_Q]]
     if poly:
-        for i in range(n):                                      # cos and sin, SIMD
+        for i in range(n):  # cos and sin, SIMD
             c[i], s[i] = cos_sin(x[i])
     else:
         for i in range(n):
@@ -101,11 +101,11 @@ def joint_geometry(ki, kf, q, nv, work, full, first, end, poly):
         iq = ki[k, T.IDX_Q]
         if jt == 0:
             c, s = cos_sin_any(q[iq], poly)
-        elif jt == 1:                                           # continuous: (cos, sin), normalised
+        elif jt == 1:  # continuous: (cos, sin), normalised
             c, s = unit_pair(q[iq], q[iq + 1])
         else:
             c, s = 1.0, 0.0
-        if code <= 2:                                           # rotation about a coordinate axis
+        if code <= 2:  # rotation about a coordinate axis
             work[k, T.C_CS] = c
             work[k, T.C_CS + 1] = T.dof_sign(ki, k) * s
             if full:
@@ -115,13 +115,13 @@ def joint_geometry(ki, kf, q, nv, work, full, first, end, poly):
         g = geometry_row(L, k)
         for i in range(3):
             work[g + 1, T.G_R + i] = kf[k, T.T0 + i]
-        if code == T.ROT_IDENTITY:                              # prismatic: r = r0 + axis q
+        if code == T.ROT_IDENTITY:  # prismatic: r = r0 + axis q
             x = q[iq]
             for i in range(3):
                 work[g + 1, T.G_R + i] += kf[k, T.AXIS + i] * x
             if full:
                 coded_rotation_and_offset(ki, kf, k, c, s, work)
-        elif T.dof_index(ki, k) >= 0 and jt <= 1:               # axis e_a, general placement
+        elif T.dof_index(ki, k) >= 0 and jt <= 1:  # axis e_a, general placement
             store_e(work, g, aligned_rotation(kf, k, T.dof_index(ki, k), c, T.dof_sign(ki, k) * s))
         elif jt <= 2:
             one_dof_general(kf, k, jt, q[iq], c, s, g, work)
@@ -144,19 +144,55 @@ def aligned_rotation(kf, k, a, c, s):
     """E_k = (R0 R_J)^T for a rotation R_J by (c, s) about the coordinate axis a: row a of E_k is
     column a of R0, rows i and j (i = a + 1, j = a + 2 mod 3) are columns i and j of R0 turned
     by the joint angle (row major 9-tuple, one straight-line case per axis)."""
-    r = (kf[k, T.R0], kf[k, T.R0 + 1], kf[k, T.R0 + 2], kf[k, T.R0 + 3], kf[k, T.R0 + 4], kf[k, T.R0 + 5],
-         kf[k, T.R0 + 6], kf[k, T.R0 + 7], kf[k, T.R0 + 8])
-    x0, x1, x2 = r[0], r[3], r[6]                               # columns of R0
+    r = (
+        kf[k, T.R0],
+        kf[k, T.R0 + 1],
+        kf[k, T.R0 + 2],
+        kf[k, T.R0 + 3],
+        kf[k, T.R0 + 4],
+        kf[k, T.R0 + 5],
+        kf[k, T.R0 + 6],
+        kf[k, T.R0 + 7],
+        kf[k, T.R0 + 8],
+    )
+    x0, x1, x2 = r[0], r[3], r[6]  # columns of R0
     y0, y1, y2 = r[1], r[4], r[7]
     z0, z1, z2 = r[2], r[5], r[8]
     if a == 0:
-        return (x0, x1, x2, c * y0 + s * z0, c * y1 + s * z1, c * y2 + s * z2,
-                c * z0 - s * y0, c * z1 - s * y1, c * z2 - s * y2)
+        return (
+            x0,
+            x1,
+            x2,
+            c * y0 + s * z0,
+            c * y1 + s * z1,
+            c * y2 + s * z2,
+            c * z0 - s * y0,
+            c * z1 - s * y1,
+            c * z2 - s * y2,
+        )
     if a == 1:
-        return (c * x0 - s * z0, c * x1 - s * z1, c * x2 - s * z2, y0, y1, y2,
-                c * z0 + s * x0, c * z1 + s * x1, c * z2 + s * x2)
-    return (c * x0 + s * y0, c * x1 + s * y1, c * x2 + s * y2, c * y0 - s * x0, c * y1 - s * x1, c * y2 - s * x2,
-            z0, z1, z2)
+        return (
+            c * x0 - s * z0,
+            c * x1 - s * z1,
+            c * x2 - s * z2,
+            y0,
+            y1,
+            y2,
+            c * z0 + s * x0,
+            c * z1 + s * x1,
+            c * z2 + s * x2,
+        )
+    return (
+        c * x0 + s * y0,
+        c * x1 + s * y1,
+        c * x2 + s * y2,
+        c * y0 - s * x0,
+        c * y1 - s * x1,
+        c * y2 - s * x2,
+        z0,
+        z1,
+        z2,
+    )
 
 
 @njit(cache=True)
@@ -166,7 +202,7 @@ def coded_rotation_and_offset(ki, kf, k, c, s, work):
     g = geometry_row(ki.shape[0], k)
     code = T.rot_code(ki, k)
     e = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for n in range(3):                                          # columns of E_k: E_k e_n
+    for n in range(3):  # columns of E_k: E_k e_n
         e0, e1, e2 = rot3(code, c, s, e, 1.0 if n == 0 else 0.0, 1.0 if n == 1 else 0.0, 1.0 if n == 2 else 0.0)
         set_e(work, g, n, e0)
         set_e(work, g, 3 + n, e1)
@@ -184,14 +220,15 @@ def one_dof_general(kf, k, jt, x, c, s, g, work):
     if jt == 2:
         R00, R01, R02, R10, R11, R12, R20, R21, R22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
         for i in range(3):
-            work[g + 1, T.G_R + i] += (kf[k, T.R0 + 3 * i] * e0 + kf[k, T.R0 + 3 * i + 1] * e1
-                                       + kf[k, T.R0 + 3 * i + 2] * e2) * x
+            work[g + 1, T.G_R + i] += (
+                kf[k, T.R0 + 3 * i] * e0 + kf[k, T.R0 + 3 * i + 1] * e1 + kf[k, T.R0 + 3 * i + 2] * e2
+            ) * x
     else:
         t = 1.0 - c
         R00, R01, R02 = c + t * e0 * e0, t * e0 * e1 - s * e2, t * e0 * e2 + s * e1
         R10, R11, R12 = t * e1 * e0 + s * e2, c + t * e1 * e1, t * e1 * e2 - s * e0
         R20, R21, R22 = t * e2 * e0 - s * e1, t * e2 * e1 + s * e0, c + t * e2 * e2
-    for i in range(3):                                          # row i of R0 R_J is column i of E
+    for i in range(3):  # row i of R0 R_J is column i of E
         a0, a1, a2 = kf[k, T.R0 + 3 * i], kf[k, T.R0 + 3 * i + 1], kf[k, T.R0 + 3 * i + 2]
         set_e(work, g, i, a0 * R00 + a1 * R10 + a2 * R20)
         set_e(work, g, 3 + i, a0 * R01 + a1 * R11 + a2 * R21)
@@ -204,14 +241,28 @@ def multi_dof_general(ki, kf, q, k, g, work):
     universal, planar, translation)."""
     RJ, pJ, tmpR = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
     iq = ki[k, T.IDX_Q]
-    joint_transform(T.joint_type(ki, k), kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3],
-                    q[iq:iq + ki[k, T.NQ]], RJ, pJ, tmpR)
+    joint_transform(
+        T.joint_type(ki, k),
+        kf[k, T.AXIS : T.AXIS + 3],
+        kf[k, T.AXIS2 : T.AXIS2 + 3],
+        q[iq : iq + ki[k, T.NQ]],
+        RJ,
+        pJ,
+        tmpR,
+    )
     for i in range(3):
         for j in range(3):
-            set_e(work, g, 3 * j + i, kf[k, T.R0 + 3 * i] * RJ[0, j] + kf[k, T.R0 + 3 * i + 1] * RJ[1, j]
-                  + kf[k, T.R0 + 3 * i + 2] * RJ[2, j])
-        work[g + 1, T.G_R + i] += kf[k, T.R0 + 3 * i] * pJ[0] + kf[k, T.R0 + 3 * i + 1] * pJ[1] \
-            + kf[k, T.R0 + 3 * i + 2] * pJ[2]
+            set_e(
+                work,
+                g,
+                3 * j + i,
+                kf[k, T.R0 + 3 * i] * RJ[0, j]
+                + kf[k, T.R0 + 3 * i + 1] * RJ[1, j]
+                + kf[k, T.R0 + 3 * i + 2] * RJ[2, j],
+            )
+        work[g + 1, T.G_R + i] += (
+            kf[k, T.R0 + 3 * i] * pJ[0] + kf[k, T.R0 + 3 * i + 1] * pJ[1] + kf[k, T.R0 + 3 * i + 2] * pJ[2]
+        )
 
 
 @njit(cache=True)
@@ -219,5 +270,10 @@ def joint_rows(ki, kf, q, k, nv, work):
     """Rows of P_k (P region of the work array)."""
     iq = ki[k, T.IDX_Q]
     row = 3 * ki.shape[0] + nv + ki[k, T.IDX_V]
-    joint_subspace(T.joint_type(ki, k), kf[k, T.AXIS:T.AXIS + 3], kf[k, T.AXIS2:T.AXIS2 + 3],
-                   q[iq:iq + ki[k, T.NQ]], work[row:row + ki[k, T.NV], 0:6])
+    joint_subspace(
+        T.joint_type(ki, k),
+        kf[k, T.AXIS : T.AXIS + 3],
+        kf[k, T.AXIS2 : T.AXIS2 + 3],
+        q[iq : iq + ki[k, T.NQ]],
+        work[row : row + ki[k, T.NV], 0:6],
+    )

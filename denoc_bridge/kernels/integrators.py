@@ -20,8 +20,8 @@ from . import tables as T
 from .configuration import configuration_rate, dexpinv, difference, integrate
 from .entry import forward_dynamics_state, forward_dynamics_unchecked
 from .forward_dynamics import articulated_backward_recursion
-from .stages import first_sweep, next_rate, stage_sweep, sweepable
 from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
+from .stages import first_sweep, next_rate, stage_sweep, sweepable
 
 TAU_NONE, TAU_CONSTANT, TAU_TABLE = 0, 1, 2
 SCRATCH_ROWS = 17
@@ -113,8 +113,9 @@ def tangent_rate(ki, flat, xi, v, out):
 
 
 @njit(cache=True, inline="always")
-def first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, a, save_every, r,
-                Qs, Vs, As):
+def first_stage(
+    ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, a, save_every, r, Qs, Vs, As
+):
     """a = the accelerations at (q, v) under the actuation of step n; when n % save_every == 0
     the state and a go to row r of Qs, Vs, As.  Returns (status, rows saved: 0 or 1)."""
     applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
@@ -145,8 +146,34 @@ def rk4_stage(ki, kt, work, swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fext):
 
 
 @njit(cache=True)
-def rk4_inner_stage(ki, kt, work, swept, flat, q, v, h_next, q1, v1, qs, vs, xi, kx, kv, tau_mode, taus, n, K, D,
-                    q_rest, passive, d, tau, zeros, fext):
+def rk4_inner_stage(
+    ki,
+    kt,
+    work,
+    swept,
+    flat,
+    q,
+    v,
+    h_next,
+    q1,
+    v1,
+    qs,
+    vs,
+    xi,
+    kx,
+    kv,
+    tau_mode,
+    taus,
+    n,
+    K,
+    D,
+    q_rest,
+    passive,
+    d,
+    tau,
+    zeros,
+    fext,
+):
     """RK4 stage 2 or 3 at (qs, vs) = (q1, v1), prepared by the previous stage with xi = its
     step in the tangent space: kx = dexp^-1 vs, kv = a(qs, vs); the next stage's state
     q1 = q (+) h_next kx, v1 = v + h_next kv.  Returns the status of :func:`accelerations`."""
@@ -161,8 +188,9 @@ def rk4_inner_stage(ki, kt, work, swept, flat, q, v, h_next, q1, v1, qs, vs, xi,
 
 
 @njit(cache=True)
-def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
-            save0, Qs, Vs, As, s):
+def rk4_run(
+    kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, save0, Qs, Vs, As, s
+):
     """n_steps RK4 steps from (q, v) (updated in place), global step index step0 at the start.
 
     Before step n (global), when n % save_every == 0, the state and its acceleration go to row
@@ -183,11 +211,11 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
     swept = sweepable(ki)
     saved = 0
     zeros[:] = 0.0
-    if swept and n_steps > 0:                                   # stage 1 of the first step: its twists
+    if swept and n_steps > 0:  # stage 1 of the first step: its twists
         first_sweep(ki, kt, work, q, v, k1v, zeros, v1, fext)
     for m in range(n_steps):
         n = step0 + m
-        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)      # stage 1 at (q, v)
+        applied(ki, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)  # stage 1 at (q, v)
         for i in range(nv):
             xi[i] = 0.5 * dt * v[i]
         step_configuration(ki, flat, q, xi, q1)
@@ -197,15 +225,67 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
         saved += save_state(n, save_every, save0 + saved, q, v, k1v, Qs, Vs, As)
         k1x[:] = v
         # stages 2 and 3 at q (+) dt/2 kx_prev, v + dt/2 kv_prev; they prepare stages 3 and 4
-        status = rk4_inner_stage(ki, kt, work, swept, flat, q, v, 0.5 * dt, q1, v1, qs, vs, xi, k2x, k2v, tau_mode,
-                                 taus, n, K, D, q_rest, passive, d, tau, zeros, fext)
+        status = rk4_inner_stage(
+            ki,
+            kt,
+            work,
+            swept,
+            flat,
+            q,
+            v,
+            0.5 * dt,
+            q1,
+            v1,
+            qs,
+            vs,
+            xi,
+            k2x,
+            k2v,
+            tau_mode,
+            taus,
+            n,
+            K,
+            D,
+            q_rest,
+            passive,
+            d,
+            tau,
+            zeros,
+            fext,
+        )
         if status:
             return m, status, saved
-        status = rk4_inner_stage(ki, kt, work, swept, flat, q, v, dt, q1, v1, qs, vs, xi, k3x, k3v, tau_mode,
-                                 taus, n, K, D, q_rest, passive, d, tau, zeros, fext)
+        status = rk4_inner_stage(
+            ki,
+            kt,
+            work,
+            swept,
+            flat,
+            q,
+            v,
+            dt,
+            q1,
+            v1,
+            qs,
+            vs,
+            xi,
+            k3x,
+            k3v,
+            tau_mode,
+            taus,
+            n,
+            K,
+            D,
+            q_rest,
+            passive,
+            d,
+            tau,
+            zeros,
+            fext,
+        )
         if status:
             return m, status, saved
-        qs[:] = q1                                              # stage 4
+        qs[:] = q1  # stage 4
         vs[:] = v1
         tangent_rate(ki, flat, xi, vs, k4x)
         applied(ki, qs, vs, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
@@ -223,8 +303,9 @@ def rk4_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_re
 
 
 @njit(cache=True)
-def euler_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
-              save0, Qs, Vs, As, s):
+def euler_run(
+    kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, save0, Qs, Vs, As, s
+):
     """Semi-implicit (symplectic) Euler: v += dt a(q, v); q = q (+) dt v.  Same interface as
     :func:`rk4_run`."""
     ki = kt.view(np.int32)
@@ -234,8 +315,29 @@ def euler_run(kt, work, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_
     saved = 0
     for m in range(n_steps):
         n = step0 + m
-        status, one = first_stage(ki, kt, work, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, a,
-                                  save_every, save0 + saved, Qs, Vs, As)
+        status, one = first_stage(
+            ki,
+            kt,
+            work,
+            q,
+            v,
+            tau_mode,
+            taus,
+            n,
+            K,
+            D,
+            q_rest,
+            passive,
+            d,
+            tau,
+            fext,
+            a,
+            save_every,
+            save0 + saved,
+            Qs,
+            Vs,
+            As,
+        )
         if status:
             return m, status, saved
         saved += one
@@ -256,8 +358,28 @@ def ode_rhs(kt, work, q, v, tau, fext, qdot, a):
 
 
 @njit(cache=True, parallel=True)
-def run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, Qs, Vs, As,
-              done, status, saved, euler):
+def run_batch(
+    kt,
+    Q,
+    V,
+    n_steps,
+    dt,
+    tau_mode,
+    taus,
+    fext,
+    K,
+    D,
+    q_rest,
+    passive,
+    save_every,
+    Qs,
+    Vs,
+    As,
+    done,
+    status,
+    saved,
+    euler,
+):
     """One whole fixed-step run per case of a batch that shares a model, cases in parallel.
 
     Case b starts at (Q[b], V[b]) (updated in place to its last valid state), takes ``taus[b]``
@@ -272,8 +394,48 @@ def run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive
         work = np.empty((rows, T.W))
         s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
         if euler:
-            done[b], status[b], saved[b] = euler_run(kt, work, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b], fext,
-                                                     K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], s)
+            done[b], status[b], saved[b] = euler_run(
+                kt,
+                work,
+                Q[b],
+                V[b],
+                0,
+                n_steps,
+                dt,
+                tau_mode,
+                taus[b],
+                fext,
+                K,
+                D,
+                q_rest,
+                passive,
+                save_every,
+                0,
+                Qs[b],
+                Vs[b],
+                As[b],
+                s,
+            )
         else:
-            done[b], status[b], saved[b] = rk4_run(kt, work, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b], fext,
-                                                   K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b], s)
+            done[b], status[b], saved[b] = rk4_run(
+                kt,
+                work,
+                Q[b],
+                V[b],
+                0,
+                n_steps,
+                dt,
+                tau_mode,
+                taus[b],
+                fext,
+                K,
+                D,
+                q_rest,
+                passive,
+                save_every,
+                0,
+                Qs[b],
+                Vs[b],
+                As[b],
+                s,
+            )

@@ -37,8 +37,22 @@ def rotation(ki, work, k):
     code = T.rot_code(ki, k)
     if code == T.ROT_GENERAL:
         g = geometry_row(ki.shape[0], k)
-        return code, 0.0, 0.0, (work[g, 0], work[g, 1], work[g, 2], work[g, 3], work[g, 4], work[g, 5], work[g, 6],
-                                work[g, 7], work[g + 1, 0])
+        return (
+            code,
+            0.0,
+            0.0,
+            (
+                work[g, 0],
+                work[g, 1],
+                work[g, 2],
+                work[g, 3],
+                work[g, 4],
+                work[g, 5],
+                work[g, 6],
+                work[g, 7],
+                work[g + 1, 0],
+            ),
+        )
     return code, work[k, T.C_CS], work[k, T.C_CS + 1], NO_E
 
 
@@ -80,8 +94,14 @@ def gravity(kf):
 @njit(cache=True, inline="always", fastmath={"contract"})
 def unit6(d, a):
     """a e_d as a 6-tuple."""
-    return (a if d == 0 else 0.0, a if d == 1 else 0.0, a if d == 2 else 0.0,
-            a if d == 3 else 0.0, a if d == 4 else 0.0, a if d == 5 else 0.0)
+    return (
+        a if d == 0 else 0.0,
+        a if d == 1 else 0.0,
+        a if d == 2 else 0.0,
+        a if d == 3 else 0.0,
+        a if d == 4 else 0.0,
+        a if d == 5 else 0.0,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -90,20 +110,28 @@ def twist_rate_bias(code, c, s, e, rc, r0, r1, r2, tb, tdb, pq, pqq, cj):
     (000 Table 1, step 1), the A-terms formed in the parent frame and rotated once."""
     w0, w1, w2, v0, v1, v2 = tb
     dw0, dw1, dw2, dv0, dv1, dv2 = tdb
-    x0, x1, x2 = cross_wr(rc, w0, w1, w2, r0, r1, r2)            # w_b x r
+    x0, x1, x2 = cross_wr(rc, w0, w1, w2, r0, r1, r2)  # w_b x r
     tv0, tv1, tv2 = rot3(code, c, s, e, v0 + x0, v1 + x1, v2 + x2)
-    e0, e1, e2 = rot3(code, c, s, e, w0, w1, w2)                 # E w_b
-    tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]           # t_k             (5), (A.1)
+    e0, e1, e2 = rot3(code, c, s, e, w0, w1, w2)  # E w_b
+    tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]  # t_k             (5), (A.1)
     tv0, tv1, tv2 = tv0 + pq[3], tv1 + pq[4], tv2 + pq[5]
-    y0, y1, y2 = cross3(w0, w1, w2, x0, x1, x2)                  # w_b x (w_b x r)
-    z0, z1, z2 = cross_wr(rc, dw0, dw1, dw2, r0, r1, r2)         # wdot_b x r
+    y0, y1, y2 = cross3(w0, w1, w2, x0, x1, x2)  # w_b x (w_b x r)
+    z0, z1, z2 = cross_wr(rc, dw0, dw1, dw2, r0, r1, r2)  # wdot_b x r
     u0, u1, u2 = rot3(code, c, s, e, dv0 + y0 + z0, dv1 + y1 + z1, dv2 + y2 + z2)
     a0, a1, a2 = rot3(code, c, s, e, dw0, dw1, dw2)
-    b0, b1, b2 = cross3(tw0, tw1, tw2, pq[0], pq[1], pq[2])      # Omega_k P_k qd_k (angular)
+    b0, b1, b2 = cross3(tw0, tw1, tw2, pq[0], pq[1], pq[2])  # Omega_k P_k qd_k (angular)
     d0, d1, d2 = cross3(e0 + tw0, e1 + tw1, e2 + tw2, pq[3], pq[4], pq[5])  # (E w_b + w_k) x v_rel
-    return ((tw0, tw1, tw2, tv0, tv1, tv2),
-            (a0 + b0 + pqq[0] + cj[0], a1 + b1 + pqq[1] + cj[1], a2 + b2 + pqq[2] + cj[2],
-             u0 + d0 + pqq[3], u1 + d1 + pqq[4], u2 + d2 + pqq[5]))
+    return (
+        (tw0, tw1, tw2, tv0, tv1, tv2),
+        (
+            a0 + b0 + pqq[0] + cj[0],
+            a1 + b1 + pqq[1] + cj[1],
+            a2 + b2 + pqq[2] + cj[2],
+            u0 + d0 + pqq[3],
+            u1 + d1 + pqq[4],
+            u2 + d2 + pqq[5],
+        ),
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -113,14 +141,21 @@ def link_wrench(m, h0, h1, h2, I, t, td):
     Ixx, Ixy, Ixz, Iyy, Iyz, Izz = I
     w0, w1, w2 = t[0], t[1], t[2]
     a0, a1, a2, b0, b1, b2 = td
-    c0, c1, c2 = cross3(w0, w1, w2, Ixx * w0 + Ixy * w1 + Ixz * w2, Ixy * w0 + Iyy * w1 + Iyz * w2,
-                        Ixz * w0 + Iyz * w1 + Izz * w2)
+    c0, c1, c2 = cross3(
+        w0, w1, w2, Ixx * w0 + Ixy * w1 + Ixz * w2, Ixy * w0 + Iyy * w1 + Iyz * w2, Ixz * w0 + Iyz * w1 + Izz * w2
+    )
     d0, d1, d2 = cross3(h0, h1, h2, b0, b1, b2)
     e0, e1, e2 = cross3(w0, w1, w2, h0, h1, h2)
     f0, f1, f2 = cross3(w0, w1, w2, e0, e1, e2)
     g0, g1, g2 = cross3(a0, a1, a2, h0, h1, h2)
-    return (Ixx * a0 + Ixy * a1 + Ixz * a2 + c0 + d0, Ixy * a0 + Iyy * a1 + Iyz * a2 + c1 + d1,
-            Ixz * a0 + Iyz * a1 + Izz * a2 + c2 + d2, m * b0 + g0 + f0, m * b1 + g1 + f1, m * b2 + g2 + f2)
+    return (
+        Ixx * a0 + Ixy * a1 + Ixz * a2 + c0 + d0,
+        Ixy * a0 + Iyy * a1 + Iyz * a2 + c1 + d1,
+        Ixz * a0 + Iyz * a1 + Izz * a2 + c2 + d2,
+        m * b0 + g0 + f0,
+        m * b1 + g1 + f1,
+        m * b2 + g2 + f2,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -141,8 +176,11 @@ def store_link_wrench(ki, kf, work, k, fext, has_fext, t, td):
 def kinetic_energy_term(m, h0, h1, h2, I, t):
     """1/2 t_k^T M_k t_k = 1/2 (w^T I_O w + 2 w . (h x v) + m v . v)."""
     w0, w1, w2, v0, v1, v2 = t
-    Iw = w0 * (I[0] * w0 + I[1] * w1 + I[2] * w2) + w1 * (I[1] * w0 + I[3] * w1 + I[4] * w2) \
+    Iw = (
+        w0 * (I[0] * w0 + I[1] * w1 + I[2] * w2)
+        + w1 * (I[1] * w0 + I[3] * w1 + I[4] * w2)
         + w2 * (I[2] * w0 + I[4] * w1 + I[5] * w2)
+    )
     x0, x1, x2 = cross3(h0, h1, h2, v0, v1, v2)
     return 0.5 * (Iw + 2.0 * (w0 * x0 + w1 * x1 + w2 * x2) + m * (v0 * v0 + v1 * v1 + v2 * v2))
 
@@ -153,7 +191,7 @@ def general_joint_rates(ki, kf, work, k, qd, qdd):
     general axis); Pdot qd is non-zero for the universal joint only:
     [(P_0 x axis2) qd_0 qd_1; 0]."""
     v0 = ki[k, T.IDX_V]
-    row = 3 * ki.shape[0] + qd.shape[0] + v0                    # P rows
+    row = 3 * ki.shape[0] + qd.shape[0] + v0  # P rows
     a = np.zeros(6)
     b = np.zeros(6)
     for n in range(ki[k, T.NV]):
@@ -162,8 +200,9 @@ def general_joint_rates(ki, kf, work, k, qd, qdd):
             b[j] += work[row + n, j] * qdd[v0 + n]
     cj = (0.0, 0.0, 0.0)
     if T.joint_type(ki, k) == UNIVERSAL:
-        j0, j1, j2 = cross3(work[row, 0], work[row, 1], work[row, 2], kf[k, T.AXIS2], kf[k, T.AXIS2 + 1],
-                            kf[k, T.AXIS2 + 2])
+        j0, j1, j2 = cross3(
+            work[row, 0], work[row, 1], work[row, 2], kf[k, T.AXIS2], kf[k, T.AXIS2 + 1], kf[k, T.AXIS2 + 2]
+        )
         f = qd[v0] * qd[v0 + 1]
         cj = (j0 * f, j1 * f, j2 * f)
     return (a[0], a[1], a[2], a[3], a[4], a[5]), (b[0], b[1], b[2], b[3], b[4], b[5]), cj
@@ -178,51 +217,69 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
     sum_k 1/2 t_k^T M_k t_k.
     """
     L, nv = ki.shape[0], qd.shape[0]
-    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
+    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     energy = 0.0
     has_fext = fext.shape[0] > 0
     g0, g1, g2 = gravity(kf) if L > 0 else (0.0, 0.0, 0.0)
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     t, td = zero, zero
-    done = 0                                                    # links whose geometry is computed
+    done = 0  # links whose geometry is computed
     poly = poly_ok(q)
-    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
-        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
-            if k >= done:                                       # the geometry of the next block
+        for k in range(first, end):  # intra-modular: 1^i .. eta^i
+            if k >= done:  # the geometry of the next block
                 done = min(k + GEOMETRY_BLOCK, L)
                 joint_geometry_pass(ki, kf, q, nv, work, full, k, done, poly)
             if k == first:
                 if p < 0:
                     t, td = zero, (0.0, 0.0, 0.0, -g0, -g1, -g2)
-                else:                                           # last link of the parent module
+                else:  # last link of the parent module
                     b = module_row(L, nv, p) + T.M_TWIST
                     t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
                     b = module_row(L, nv, p) + T.M_RATE
                     td = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-            if far:                                         # the rows of the next geometry block
+            if far:  # the rows of the next geometry block
                 prefetch(kf, k + GEOMETRY_BLOCK, 0)
                 prefetch(kf, k + GEOMETRY_BLOCK, 8)
                 prefetch(work, k + GEOMETRY_BLOCK, 0)
             code, c, s, e = rotation(ki, work, k)
             d = T.dof_index(ki, k)
-            if d >= 0:                                          # P_k = sign e_d
+            if d >= 0:  # P_k = sign e_d
                 iv, sg = ki[k, T.IDX_V], T.dof_sign(ki, k)
                 pq, pqq = unit6(d, sg * qd[iv]), unit6(d, sg * qdd[iv])
                 cj = (0.0, 0.0, 0.0)
             else:
                 pq, pqq, cj = general_joint_rates(ki, kf, work, k, qd, qdd)
-            if code <= 2:                                       # r_k = r0: one path per source of r_k
-                t, td = twist_rate_bias(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
-                                        kf[k, T.T0 + 2], t, td, pq, pqq, cj)
+            if code <= 2:  # r_k = r0: one path per source of r_k
+                t, td = twist_rate_bias(
+                    code,
+                    c,
+                    s,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    t,
+                    td,
+                    pq,
+                    pqq,
+                    cj,
+                )
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
                 t, td = twist_rate_bias(code, c, s, e, T.R_GENERAL, r0, r1, r2, t, td, pq, pqq, cj)
             store_link_wrench(ki, kf, work, k, fext, has_fext, t, td)
             if full and not T.massless(ki, k):
-                energy += kinetic_energy_term(kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2],
-                                              (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3],
-                                               kf[k, T.IO + 4], kf[k, T.IO + 5]), t)
+                energy += kinetic_energy_term(
+                    kf[k, T.MASS],
+                    kf[k, T.H],
+                    kf[k, T.H + 1],
+                    kf[k, T.H + 2],
+                    (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5]),
+                    t,
+                )
         b = module_row(L, nv, i)
         for j in range(6):
             work[b + T.M_TWIST, j] = t[j]
@@ -235,23 +292,29 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
     """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k
     (+ armature qdd); the vector row of module M_i gathers what its child modules send."""
     L, nv = ki.shape[0], qdd.shape[0]
-    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
+    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     S = n_modules(ki)
     for i in range(S):
         b = module_row(L, nv, i) + T.M_VEC
         for j in range(6):
             work[b, j] = 0.0
-    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+    for i in range(S - 1, -1, -1):  # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
         b = module_row(L, nv, i) + T.M_VEC
         c0, c1, c2, c3, c4, c5 = work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5]
-        for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
-            if far:                                         # the rows a few links ahead
+        for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
+            if far:  # the rows a few links ahead
                 prefetch(kf, k - AHEAD, 0)
                 prefetch(kf, k - AHEAD, 8)
                 prefetch(work, k - AHEAD, 0)
-            wt = (work[k, T.C_W] + c0, work[k, T.C_W + 1] + c1, work[k, T.C_W + 2] + c2,
-                  work[k, T.C_W + 3] + c3, work[k, T.C_W + 4] + c4, work[k, T.C_W + 5] + c5)   # w~_k
+            wt = (
+                work[k, T.C_W] + c0,
+                work[k, T.C_W + 1] + c1,
+                work[k, T.C_W + 2] + c2,
+                work[k, T.C_W + 3] + c3,
+                work[k, T.C_W + 4] + c4,
+                work[k, T.C_W + 5] + c5,
+            )  # w~_k
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
             if d >= 0:
@@ -263,14 +326,28 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
                         x += work[3 * L + nv + v0 + n, j] * wt[j]
                     tau[v0 + n] = x
             code, c, s, e = rotation(ki, work, k)
-            if code <= 2:                                       # r_k = r0
-                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
-                                                  kf[k, T.T0 + 1], kf[k, T.T0 + 2], wt[0], wt[1], wt[2], wt[3],
-                                                  wt[4], wt[5])   # A_{k,b}^T w~_k
+            if code <= 2:  # r_k = r0
+                c0, c1, c2, c3, c4, c5 = apply_At(
+                    code,
+                    c,
+                    s,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    wt[0],
+                    wt[1],
+                    wt[2],
+                    wt[3],
+                    wt[4],
+                    wt[5],
+                )  # A_{k,b}^T w~_k
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                c0, c1, c2, c3, c4, c5 = apply_At(code, c, s, e, T.R_GENERAL, r0, r1, r2, wt[0], wt[1], wt[2],
-                                                  wt[3], wt[4], wt[5])
+                c0, c1, c2, c3, c4, c5 = apply_At(
+                    code, c, s, e, T.R_GENERAL, r0, r1, r2, wt[0], wt[1], wt[2], wt[3], wt[4], wt[5]
+                )
             if k == first and p >= 0:
                 bp = module_row(L, nv, p) + T.M_VEC
                 work[bp, 0] += c0

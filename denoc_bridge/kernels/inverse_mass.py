@@ -45,8 +45,9 @@ def _carry(E, r, src, dst, c0, c1, transpose, accumulate, x, y, tmp):
 
 
 @njit(cache=True)
-def inverse_unit_upper_factor(module_start, module_end, module_parent, parent, E, r, P, idx_v, nv_joint,
-                              nv_subtree, Psi, W, acc):
+def inverse_unit_upper_factor(
+    module_start, module_end, module_parent, parent, E, r, P, idx_v, nv_joint, nv_subtree, Psi, W, acc
+):
     """Rows of W = U^-1 by the recursive block inverse of U (002 eqs. A.13-A.18).
 
     W_k = e_k - P_k^T eta~_k, eta_k = Psi_k W_k + eta~_k and eta~_b = sum_c A_{c,b}^T eta_c:
@@ -59,10 +60,10 @@ def inverse_unit_upper_factor(module_start, module_end, module_parent, parent, E
     tmp = np.zeros(3)
     W[:] = 0.0
     acc[:] = 0.0
-    for i in range(module_start.shape[0] - 1, -1, -1):         # M_s .. M_1
+    for i in range(module_start.shape[0] - 1, -1, -1):  # M_s .. M_1
         cur = acc[i]
         first = module_start[i]
-        for k in range(module_end[i] - 1, first - 1, -1):       # eta^i .. 1^i
+        for k in range(module_end[i] - 1, first - 1, -1):  # eta^i .. 1^i
             v0 = idx_v[k]
             c1 = v0 + nv_subtree[k]
             for d in range(nv_joint[k]):
@@ -71,22 +72,23 @@ def inverse_unit_upper_factor(module_start, module_end, module_parent, parent, E
                     s = 0.0
                     for j in range(6):
                         s -= P[row, j] * cur[j, c]
-                    W[row, c] = s                               # W_k = e_k - P_k^T eta~_k
+                    W[row, c] = s  # W_k = e_k - P_k^T eta~_k
                 W[row, row] += 1.0
             for d in range(nv_joint[k]):
                 for j in range(6):
                     pj = Psi[v0 + d, j]
                     for c in range(v0, c1):
-                        cur[j, c] += pj * W[v0 + d, c]          # eta_k = Psi_k W_k + eta~_k
-            if k > first:                                       # intra-modular: eta~_{k-1} = A^T eta_k
+                        cur[j, c] += pj * W[v0 + d, c]  # eta_k = Psi_k W_k + eta~_k
+            if k > first:  # intra-modular: eta~_{k-1} = A^T eta_k
                 _carry(E[k], r[k], cur, cur, v0, c1, True, False, x, y, tmp)
-            elif parent[k] >= 0:                                # inter-modular: to the parent module
+            elif parent[k] >= 0:  # inter-modular: to the parent module
                 _carry(E[k], r[k], cur, acc[module_parent[i]], v0, c1, True, True, x, y, tmp)
 
 
 @njit(cache=True)
-def inverse_from_factors(module_start, module_end, module_parent, parent, E, r, P, idx_v, nv_joint,
-                         Psi, IhatInv, W, acc, Minv):
+def inverse_from_factors(
+    module_start, module_end, module_parent, parent, E, r, P, idx_v, nv_joint, Psi, IhatInv, W, acc, Minv
+):
     """I^-1 = U^-T (D^-1 U^-1) (002 eq. A.22): U^-T applied by the forward substitution of
     000 Table 3 to the rows of D^-1 W; only the upper triangle is computed, then mirrored.
     """
@@ -95,14 +97,14 @@ def inverse_from_factors(module_start, module_end, module_parent, parent, E, r, 
     tmp = np.zeros(3)
     nv = Minv.shape[0]
     Minv[:] = 0.0
-    for i in range(module_start.shape[0]):                      # M_1 .. M_s
+    for i in range(module_start.shape[0]):  # M_1 .. M_s
         cur = acc[i]
         first = module_start[i]
-        if module_parent[i] >= 0:                               # mu~ of the first link: A^{i,beta} mu^beta
+        if module_parent[i] >= 0:  # mu~ of the first link: A^{i,beta} mu^beta
             _carry(E[first], r[first], acc[module_parent[i]], cur, idx_v[first], nv, False, False, x, y, tmp)
         else:
-            cur[:, idx_v[first]:] = 0.0
-        for k in range(first, module_end[i]):                   # 1^i .. eta^i
+            cur[:, idx_v[first] :] = 0.0
+        for k in range(first, module_end[i]):  # 1^i .. eta^i
             v0 = idx_v[k]
             if k > first:
                 _carry(E[k], r[k], cur, cur, v0, nv, False, False, x, y, tmp)  # mu~_k = A_{k,k-1} mu_{k-1}
@@ -115,12 +117,12 @@ def inverse_from_factors(module_start, module_end, module_parent, parent, E, r, 
                         s += IhatInv[row, d] * W[v0 + d, c]
                     for j in range(6):
                         s -= Psi[row, j] * cur[j, c]
-                    Minv[row, c] = s                            # row of D^-1 W - Psi^T mu~
+                    Minv[row, c] = s  # row of D^-1 W - Psi^T mu~
             for a in range(z):
                 for j in range(6):
                     pj = P[v0 + a, j]
                     for c in range(v0, nv):
-                        cur[j, c] += pj * Minv[v0 + a, c]       # mu_k = P_k Minv_k + mu~_k
+                        cur[j, c] += pj * Minv[v0 + a, c]  # mu_k = P_k Minv_k + mu~_k
     for a in range(nv):
         for c in range(a + 1, nv):
             Minv[c, a] = Minv[a, c]

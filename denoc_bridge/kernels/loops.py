@@ -42,16 +42,18 @@ from .configuration import integrate
 from .entry import forward_dynamics_passes, valid_state
 from .forward_dynamics import acceleration_forward_recursion
 from .integrators import applied, is_vector_space, step_configuration, tangent_rate
-from .joints import unit_pair
 from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
-from .joints import CONTINUOUS as J_CONTINUOUS, REVOLUTE as J_REVOLUTE, UNIVERSAL as J_UNIVERSAL
-from .joints import joint_subspace, joint_subspace_rate, joint_transform
+from .joints import CONTINUOUS as J_CONTINUOUS
+from .joints import REVOLUTE as J_REVOLUTE
+from .joints import UNIVERSAL as J_UNIVERSAL
+from .joints import joint_subspace, joint_subspace_rate, joint_transform, unit_pair
 from .spatial6 import apply_A, apply_At, pick6
 
 WELD, SPHERICAL, REVOLUTE, PRISMATIC = 0, 1, 2, 3
 _M, _V, _F = types.float64[:, ::1], types.float64[::1], types.float64
-ACCEL_SIGNATURE = types.UniTuple(types.int64, 2)(_M, _M, _M, types.int64[:, ::1], _M, _V, _V, _V, _V, _M, _F, _F,
-                                                 _F, _V)
+ACCEL_SIGNATURE = types.UniTuple(types.int64, 2)(
+    _M, _M, _M, types.int64[:, ::1], _M, _V, _V, _V, _V, _M, _F, _F, _F, _V
+)
 
 
 @njit(cache=True, inline="always")
@@ -64,11 +66,17 @@ def _cross(a, b, out):
 @njit(cache=True, inline="always")
 def _mul3(A, B):
     """A B for 3 x 3 matrices given as row-major 9-tuples."""
-    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
-            A[0] * B[2] + A[1] * B[5] + A[2] * B[8], A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
-            A[3] * B[1] + A[4] * B[4] + A[5] * B[7], A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
-            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
-            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+    return (
+        A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
+        A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+        A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+        A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+        A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+        A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+        A[6] * B[0] + A[7] * B[3] + A[8] * B[6],
+        A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+        A[6] * B[2] + A[7] * B[5] + A[8] * B[8],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -83,37 +91,65 @@ def world_kinematics(mt, q, v, with_v, ws, n):
     velocities and velocity-product accelerations (000 eqs. 7-8 in the inertial frame).
     Rotations are carried in 9-tuples; revolute joints are written out here, the other
     joint types go through :mod:`.joints` (scratch arrays)."""
-    parent, jtype, axis, axis2, jrot, jtrans, idx_q, nq_j, idx_v, nv_j = mt   # jrot: (L, 9) row-major
+    parent, jtype, axis, axis2, jrot, jtrans, idx_q, nq_j, idx_v, nv_j = mt  # jrot: (L, 9) row-major
     R, o, Pw, w, od, wd0, odd0 = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6]
     RJ, pJ, tmpR, Pl, cr = ws[7], ws[8], ws[9], ws[10], ws[11]
     for k in range(n):
         b, v0, z, jt = parent[k], idx_v[k], nv_j[k], jtype[k]
-        R0 = (jrot[k, 0], jrot[k, 1], jrot[k, 2], jrot[k, 3], jrot[k, 4], jrot[k, 5], jrot[k, 6], jrot[k, 7],
-              jrot[k, 8])
+        R0 = (
+            jrot[k, 0],
+            jrot[k, 1],
+            jrot[k, 2],
+            jrot[k, 3],
+            jrot[k, 4],
+            jrot[k, 5],
+            jrot[k, 6],
+            jrot[k, 7],
+            jrot[k, 8],
+        )
         revolute = jt == J_REVOLUTE or jt == J_CONTINUOUS
-        if revolute:                                            # R0 Rot(e, q) by Rodrigues
+        if revolute:  # R0 Rot(e, q) by Rodrigues
             e0, e1, e2 = axis[k, 0], axis[k, 1], axis[k, 2]
             iq = idx_q[k]
             if jt == J_REVOLUTE:
                 c, sn = np.cos(q[iq]), np.sin(q[iq])
-            else:                                               # (cos, sin), normalised on the fly
+            else:  # (cos, sin), normalised on the fly
                 c, sn = unit_pair(q[iq], q[iq + 1])
             tc = 1.0 - c
-            A = _mul3(R0, (c + tc * e0 * e0, tc * e0 * e1 - sn * e2, tc * e0 * e2 + sn * e1,
-                           tc * e1 * e0 + sn * e2, c + tc * e1 * e1, tc * e1 * e2 - sn * e0,
-                           tc * e2 * e0 - sn * e1, tc * e2 * e1 + sn * e0, c + tc * e2 * e2))
+            A = _mul3(
+                R0,
+                (
+                    c + tc * e0 * e0,
+                    tc * e0 * e1 - sn * e2,
+                    tc * e0 * e2 + sn * e1,
+                    tc * e1 * e0 + sn * e2,
+                    c + tc * e1 * e1,
+                    tc * e1 * e2 - sn * e0,
+                    tc * e2 * e0 - sn * e1,
+                    tc * e2 * e1 + sn * e0,
+                    c + tc * e2 * e2,
+                ),
+            )
             t0, t1, t2 = jtrans[k, 0], jtrans[k, 1], jtrans[k, 2]
         else:
-            qk = q[idx_q[k]:idx_q[k] + nq_j[k]]
+            qk = q[idx_q[k] : idx_q[k] + nq_j[k]]
             joint_transform(jt, axis[k], axis2[k], qk, RJ, pJ, tmpR)
             joint_subspace(jt, axis[k], axis2[k], qk, Pl[:z])
-            A = _mul3(R0, (RJ[0, 0], RJ[0, 1], RJ[0, 2], RJ[1, 0], RJ[1, 1], RJ[1, 2], RJ[2, 0], RJ[2, 1],
-                           RJ[2, 2]))
+            A = _mul3(R0, (RJ[0, 0], RJ[0, 1], RJ[0, 2], RJ[1, 0], RJ[1, 1], RJ[1, 2], RJ[2, 0], RJ[2, 1], RJ[2, 2]))
             t0, t1, t2 = _mv3(R0, pJ[0], pJ[1], pJ[2])
             t0, t1, t2 = t0 + jtrans[k, 0], t1 + jtrans[k, 1], t2 + jtrans[k, 2]
-        if b >= 0:                                              # R_k = R_b R0 RJ, o_k = o_b + R_b (p0 + R0 pJ)
-            Rb = (R[b, 0, 0], R[b, 0, 1], R[b, 0, 2], R[b, 1, 0], R[b, 1, 1], R[b, 1, 2], R[b, 2, 0], R[b, 2, 1],
-                  R[b, 2, 2])
+        if b >= 0:  # R_k = R_b R0 RJ, o_k = o_b + R_b (p0 + R0 pJ)
+            Rb = (
+                R[b, 0, 0],
+                R[b, 0, 1],
+                R[b, 0, 2],
+                R[b, 1, 0],
+                R[b, 1, 1],
+                R[b, 1, 2],
+                R[b, 2, 0],
+                R[b, 2, 1],
+                R[b, 2, 2],
+            )
             Rk = _mul3(Rb, A)
             x0, x1, x2 = _mv3(Rb, t0, t1, t2)
             t0, t1, t2 = o[b, 0] + x0, o[b, 1] + x1, o[b, 2] + x2
@@ -123,7 +159,7 @@ def world_kinematics(mt, q, v, with_v, ws, n):
         R[k, 0, 0], R[k, 0, 1], R[k, 0, 2] = Rk[0], Rk[1], Rk[2]
         R[k, 1, 0], R[k, 1, 1], R[k, 1, 2] = Rk[3], Rk[4], Rk[5]
         R[k, 2, 0], R[k, 2, 1], R[k, 2, 2] = Rk[6], Rk[7], Rk[8]
-        if revolute:                                            # P_k in world coordinates: [R_k e; 0]
+        if revolute:  # P_k in world coordinates: [R_k e; 0]
             Pw[v0, 0], Pw[v0, 1], Pw[v0, 2] = _mv3(Rk, e0, e1, e2)
             Pw[v0, 3] = Pw[v0, 4] = Pw[v0, 5] = 0.0
         else:
@@ -132,8 +168,8 @@ def world_kinematics(mt, q, v, with_v, ws, n):
                 Pw[v0 + dd, 3], Pw[v0 + dd, 4], Pw[v0 + dd, 5] = _mv3(Rk, Pl[dd, 3], Pl[dd, 4], Pl[dd, 5])
         if with_v:
             c0 = c1 = c2 = 0.0
-            if jt == J_UNIVERSAL:                               # the only joint with dP/dt != 0 locally
-                joint_subspace_rate(jt, axis[k], axis2[k], Pl[:z], v[v0:v0 + z], cr, cr[3:6])
+            if jt == J_UNIVERSAL:  # the only joint with dP/dt != 0 locally
+                joint_subspace_rate(jt, axis[k], axis2[k], Pl[:z], v[v0 : v0 + z], cr, cr[3:6])
                 c0, c1, c2 = _mv3(Rk, cr[0], cr[1], cr[2])
             _velocity_step(k, b, v0, z, v, o, Pw, w, od, wd0, odd0, c0, c1, c2)
 
@@ -149,7 +185,7 @@ def _velocity_step(k, b, v0, z, v, o, Pw, w, od, wd0, odd0, c0, c1, c2):
     omega_k = omega_b + P qdot, odot_k = odot_b + omega_b x d + P_lin qdot, and their rates
     with Pdot qdot = omega_k x (P qdot) + c (c = R_k dP_local/dt qdot: universal joints).
     The arrays are passed one by one: views made inside the loop cost reference counts."""
-    u0 = u1 = u2 = t0 = t1 = t2 = 0.0                           # P_k qdot_k, angular and linear
+    u0 = u1 = u2 = t0 = t1 = t2 = 0.0  # P_k qdot_k, angular and linear
     for j in range(v0, v0 + z):
         x = v[j]
         u0 += Pw[j, 0] * x
@@ -262,7 +298,7 @@ def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
     """phi, C = D* N (004 eq. 15) and Cdot qdot (eq. 13) of every cut joint (rows as in the
     table of :mod:`denoc_bridge.loops`); world_kinematics must have run (with v for the bias)."""
     li, lf = lt
-    J, t = ws[15], ws[16]                                       # Jw1, Jx1, Jw2, Jx2 (3 x nv each)
+    J, t = ws[15], ws[16]  # Jw1, Jx1, Jw2, Jx2 (3 x nv each)
     RF1, RF2, Rrel, x1, x2, dvec, rot, lg = t[0:3], t[3:6], t[6:9], t[9], t[10], t[11], t[12], t[13]
     m1, m2, B, tmp = t[14:18], t[18:22], t[22:24], t[24]
     for l in range(li.shape[0]):
@@ -281,13 +317,15 @@ def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
             rot[i] = RF1[i, 0] * lg[0] + RF1[i, 1] * lg[1] + RF1[i, 2] * lg[2]
         for jn in range(2):
             for i in range(3):
-                B[jn, i] = RF1[i, 0] * lf[l, 24 + 3 * jn] + RF1[i, 1] * lf[l, 25 + 3 * jn] + RF1[i, 2] * lf[l, 26 + 3 * jn]
+                B[jn, i] = (
+                    RF1[i, 0] * lf[l, 24 + 3 * jn] + RF1[i, 1] * lf[l, 25 + 3 * jn] + RF1[i, 2] * lf[l, 26 + 3 * jn]
+                )
         if with_bias:
             _point_motion(ws, l1, x1, m1)
             _point_motion(ws, l2, x2, m2)
-        if typ != PRISMATIC:                                    # x_2 - x_1 = 0: Jx2 - Jx1, xddot
+        if typ != PRISMATIC:  # x_2 - x_1 = 0: Jx2 - Jx1, xddot
             r = _three_rows(r, dvec, J, 3, 1, m1, m2, 3, with_bias, phi, C, gamma)
-        if typ == WELD or typ == PRISMATIC:                     # no relative rotation: Jw2 - Jw1, omegadot
+        if typ == WELD or typ == PRISMATIC:  # no relative rotation: Jw2 - Jw1, omegadot
             r = _three_rows(r, rot, J, 2, 0, m1, m2, 2, with_bias, phi, C, gamma)
         if typ == REVOLUTE or typ == PRISMATIC:
             _normal_rows(typ, r, l, lf, lg, B, dvec, J, m1, m2, with_bias, tmp, phi, C, gamma)
@@ -315,9 +353,12 @@ def _normal_rows(typ, r, l, lf, lg, B, dvec, J, m1, m2, with_bias, tmp, phi, C, 
         if typ == REVOLUTE:
             phi[r + jn] = lf[l, 24 + 3 * jn] * lg[0] + lf[l, 25 + 3 * jn] * lg[1] + lf[l, 26 + 3 * jn] * lg[2]
             for j in range(nv):
-                C[r + jn, j] = (b[0] * (J[2, 0, j] - J[0, 0, j]) + b[1] * (J[2, 1, j] - J[0, 1, j])
-                                + b[2] * (J[2, 2, j] - J[0, 2, j]))
-            if with_bias:                                       # d/dt (b . wrel), bdot = w1 x b
+                C[r + jn, j] = (
+                    b[0] * (J[2, 0, j] - J[0, 0, j])
+                    + b[1] * (J[2, 1, j] - J[0, 1, j])
+                    + b[2] * (J[2, 2, j] - J[0, 2, j])
+                )
+            if with_bias:  # d/dt (b . wrel), bdot = w1 x b
                 _cross(m1[0], b, tmp)
                 g = 0.0
                 for i in range(3):
@@ -325,7 +366,7 @@ def _normal_rows(typ, r, l, lf, lg, B, dvec, J, m1, m2, with_bias, tmp, phi, C, 
                 gamma[r + jn] = g
         else:
             phi[r + jn] = b[0] * dvec[0] + b[1] * dvec[1] + b[2] * dvec[2]
-            _cross(b, dvec, tmp)                                # + (b x d) . omega_1
+            _cross(b, dvec, tmp)  # + (b x d) . omega_1
             for j in range(nv):
                 s = 0.0
                 for i in range(3):
@@ -356,7 +397,7 @@ def independent_rows(C, rtol, Q, rows, nv):
     m = C.shape[0]
     scale = 0.0
     for i in range(m):
-        rows[i] = 0                                             # 0: free, 1: chosen
+        rows[i] = 0  # 0: free, 1: chosen
         s = 0.0
         for j in range(nv):
             Q[i, j] = C[i, j]
@@ -442,32 +483,42 @@ def solve(ki, kf, work, x, out, n):
     accelerations before them do not depend on the links after them."""
     L, nv = ki.shape[0], x.shape[0]
     S = n_modules(ki)
-    for i in range(S):                                          # module accumulators of xi
+    for i in range(S):  # module accumulators of xi
         b = module_row(L, nv, i) + T.M_VEC
         for j in range(6):
             work[b, j] = 0.0
-    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+    for i in range(S - 1, -1, -1):  # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
         if first >= n:
             continue
         b = module_row(L, nv, i) + T.M_VEC
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-        for k in range(min(end, n) - 1, first - 1, -1):         # intra-modular: eta^i .. 1^i
+        for k in range(min(end, n) - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
             v0 = ki[k, T.IDX_V]
             dof, o = 3 * L + v0, T.H_PSI
             d = T.dof_index(ki, k)
-            if d >= 0:                                          # P_k = sign e_d
-                ph = x[v0] - T.dof_sign(ki, k) * pick6(xi, d)   # phihat_k                 (31)
-                work[dof, T.H_PHIT] = ph * work[3 * L + 3 * nv + v0, 0]   # phitilde_k = Ihat_k^-1 phihat_k (35)
-                xi = (xi[0] + work[dof, o] * ph, xi[1] + work[dof, o + 1] * ph, xi[2] + work[dof, o + 2] * ph,
-                      xi[3] + work[dof, o + 3] * ph, xi[4] + work[dof, o + 4] * ph,
-                      xi[5] + work[dof, o + 5] * ph)            # + Psi_k phihat_k         (32)
-            else:                                               # z_k x z_k blocks (001 eqs. A.4-A.7)
+            if d >= 0:  # P_k = sign e_d
+                ph = x[v0] - T.dof_sign(ki, k) * pick6(xi, d)  # phihat_k                 (31)
+                work[dof, T.H_PHIT] = ph * work[3 * L + 3 * nv + v0, 0]  # phitilde_k = Ihat_k^-1 phihat_k (35)
+                xi = (
+                    xi[0] + work[dof, o] * ph,
+                    xi[1] + work[dof, o + 1] * ph,
+                    xi[2] + work[dof, o + 2] * ph,
+                    xi[3] + work[dof, o + 3] * ph,
+                    xi[4] + work[dof, o + 4] * ph,
+                    xi[5] + work[dof, o + 5] * ph,
+                )  # + Psi_k phihat_k         (32)
+            else:  # z_k x z_k blocks (001 eqs. A.4-A.7)
                 z, prow, inv = ki[k, T.NV], 3 * L + nv + v0, 3 * L + 3 * nv + v0
-                for a in range(z):                              # phihat_k, kept in out until step 2
-                    out[v0 + a] = x[v0 + a] - (work[prow + a, 0] * xi[0] + work[prow + a, 1] * xi[1]
-                                               + work[prow + a, 2] * xi[2] + work[prow + a, 3] * xi[3]
-                                               + work[prow + a, 4] * xi[4] + work[prow + a, 5] * xi[5])
+                for a in range(z):  # phihat_k, kept in out until step 2
+                    out[v0 + a] = x[v0 + a] - (
+                        work[prow + a, 0] * xi[0]
+                        + work[prow + a, 1] * xi[1]
+                        + work[prow + a, 2] * xi[2]
+                        + work[prow + a, 3] * xi[3]
+                        + work[prow + a, 4] * xi[4]
+                        + work[prow + a, 5] * xi[5]
+                    )
                 for a in range(z):
                     acc = 0.0
                     for c in range(z):
@@ -475,18 +526,38 @@ def solve(ki, kf, work, x, out, n):
                     work[dof + a, T.H_PHIT] = acc
                 for a in range(z):
                     ph, r = out[v0 + a], dof + a
-                    xi = (xi[0] + work[r, o] * ph, xi[1] + work[r, o + 1] * ph, xi[2] + work[r, o + 2] * ph,
-                          xi[3] + work[r, o + 3] * ph, xi[4] + work[r, o + 4] * ph, xi[5] + work[r, o + 5] * ph)
+                    xi = (
+                        xi[0] + work[r, o] * ph,
+                        xi[1] + work[r, o + 1] * ph,
+                        xi[2] + work[r, o + 2] * ph,
+                        xi[3] + work[r, o + 3] * ph,
+                        xi[4] + work[r, o + 4] * ph,
+                        xi[5] + work[r, o + 5] * ph,
+                    )
             if p < 0 and k == first:
                 continue
             code, c, sn, e = rotation(ki, work, k)
-            if code <= 2:                                       # to the parent: A_{k,b}^T xi
-                xi = apply_At(code, c, sn, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
-                              kf[k, T.T0 + 2], xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+            if code <= 2:  # to the parent: A_{k,b}^T xi
+                xi = apply_At(
+                    code,
+                    c,
+                    sn,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    xi[0],
+                    xi[1],
+                    xi[2],
+                    xi[3],
+                    xi[4],
+                    xi[5],
+                )
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
                 xi = apply_At(code, c, sn, e, T.R_GENERAL, r0, r1, r2, xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
-            if k == first:                                      # to the parent module (eq. 20)
+            if k == first:  # to the parent module (eq. 20)
                 pa = module_row(L, nv, p) + T.M_VEC
                 for j in range(6):
                     work[pa, j] += xi[j]
@@ -503,11 +574,11 @@ def _forward_substitution(ki, kf, work, qdd, n):
     + mu~_k; without its prefetching, which only models of thousands of links need)."""
     L, nv = ki.shape[0], qdd.shape[0]
     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
         if first >= n:
             continue
-        for k in range(first, min(end, n)):                     # intra-modular: 1^i .. eta^i
+        for k in range(first, min(end, n)):  # intra-modular: 1^i .. eta^i
             code, c, s, e = rotation(ki, work, k)
             if k == first:
                 if p >= 0:
@@ -515,22 +586,41 @@ def _forward_substitution(ki, kf, work, qdd, n):
                     mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
                 else:
                     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            if code <= 2:                                       # r_k = r0
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0],
-                                                 kf[k, T.T0 + 1], kf[k, T.T0 + 2], mu[0], mu[1], mu[2], mu[3], mu[4],
-                                                 mu[5])   # mu~_k
+            if code <= 2:  # r_k = r0
+                m0, m1, m2, m3, m4, m5 = apply_A(
+                    code,
+                    c,
+                    s,
+                    NO_E,
+                    T.offset_code(ki, k),
+                    kf[k, T.T0],
+                    kf[k, T.T0 + 1],
+                    kf[k, T.T0 + 2],
+                    mu[0],
+                    mu[1],
+                    mu[2],
+                    mu[3],
+                    mu[4],
+                    mu[5],
+                )  # mu~_k
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3],
-                                                 mu[4], mu[5])
+                m0, m1, m2, m3, m4, m5 = apply_A(
+                    code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5]
+                )
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
-            for a in range(ki[k, T.NV]):                        # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+            for a in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
                 row, o = 3 * L + v0 + a, T.H_PSI
-                qdd[v0 + a] = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1
-                                                     + work[row, o + 2] * m2 + work[row, o + 3] * m3
-                                                     + work[row, o + 4] * m4 + work[row, o + 5] * m5)
-            if d >= 0:                                          # mu_k = P_k qdd_k + mu~_k   (37)
+                qdd[v0 + a] = work[row, T.H_PHIT] - (
+                    work[row, o] * m0
+                    + work[row, o + 1] * m1
+                    + work[row, o + 2] * m2
+                    + work[row, o + 3] * m3
+                    + work[row, o + 4] * m4
+                    + work[row, o + 5] * m5
+                )
+            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   (37)
                 u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
@@ -579,13 +669,13 @@ def ds_start(L, nv):
 def result_views(sb, L, nv, m):
     """(C rows, lambda) views of the scratch: the independent rows of C and the multipliers
     that :func:`constrained_accelerations` left there (first ``rank`` of each)."""
-    at = ds_start(L, nv) + 2 * m + 2 * m * nv                  # after phi, C, gamma, Q
-    return sb[at:at + m * nv].reshape((m, nv)), sb[at + 2 * m * nv + m * m:at + 2 * m * nv + m * m + m]
+    at = ds_start(L, nv) + 2 * m + 2 * m * nv  # after phi, C, gamma, Q
+    return sb[at : at + m * nv].reshape((m, nv)), sb[at + 2 * m * nv + m * m : at + 2 * m * nv + m * m + m]
 
 
 @njit(cache=True, inline="always")
 def _take(sb, at, n):
-    return sb[at:at + n], at + n
+    return sb[at : at + n], at + n
 
 
 @njit(cache=True, inline="always")
@@ -599,7 +689,7 @@ def _take2(sb, at, n0, n1):
 def _dense(sb, at, n0, n1):
     """As :func:`_take2`, by ``reshape``: an array known to be contiguous, whose loops
     vectorise (the dense m x nv and m x m blocks)."""
-    return sb[at:at + n0 * n1].reshape((n0, n1)), at + n0 * n1
+    return sb[at : at + n0 * n1].reshape((n0, n1)), at + n0 * n1
 
 
 @njit(cache=True, inline="always")
@@ -607,9 +697,9 @@ def _unpack(pi, pf, sb):
     """(mt, lt, ws, ds): the tree, the cut joints and the scratch views (see the module
     docstring)."""
     L, nl, m, nv = pi[0, 0], pi[0, 1], pi[0, 2], pi[0, 3]
-    J, K = pi[1:L + 1], pf[1:L + 1]
+    J, K = pi[1 : L + 1], pf[1 : L + 1]
     mt = (J[:, 0], J[:, 1], K[:, 0:3], K[:, 3:6], K[:, 6:15], K[:, 15:18], J[:, 2], J[:, 3], J[:, 4], J[:, 5])
-    lt = (pi[L + 1:L + 1 + nl], pf[L + 1:L + 1 + nl])
+    lt = (pi[L + 1 : L + 1 + nl], pf[L + 1 : L + 1 + nl])
     at = 0
     R, at = _take(sb, at, 9 * L)
     o, at = _take2(sb, at, L, 3)
@@ -628,8 +718,25 @@ def _unpack(pi, pf, sb):
     u, at = _take(sb, at, 3)
     Jb, at = _take(sb, at, 12 * nv)
     lr, at = _take2(sb, at, 25, 3)
-    ws = (as_strided(R, shape=(L, 3, 3), strides=(72, 24, 8)), o, Pw, w, od, wd0, odd0, RJ, pJ, tmpR, Pl, c, t3,
-          d, u, Jb.reshape((4, 3, nv)), lr)
+    ws = (
+        as_strided(R, shape=(L, 3, 3), strides=(72, 24, 8)),
+        o,
+        Pw,
+        w,
+        od,
+        wd0,
+        odd0,
+        RJ,
+        pJ,
+        tmpR,
+        Pl,
+        c,
+        t3,
+        d,
+        u,
+        Jb.reshape((4, 3, nv)),
+        lr,
+    )
     at = ds_start(L, nv)
     phi, at = _take(sb, at, m)
     C, at = _dense(sb, at, m, nv)
@@ -641,7 +748,7 @@ def _unpack(pi, pf, sb):
     lam, at = _take(sb, at, m)
     rhs, at = _take(sb, at, m)
     zero, at = _take(sb, at, nv)
-    rows, at = _take(sb, at, m)                                 # int64, in the scratch's bytes
+    rows, at = _take(sb, at, m)  # int64, in the scratch's bytes
     xs, at = _take(sb, at, nv)
     ys, at = _take(sb, at, nv)
     ds = (phi, C, gamma, Q, rows.view(np.int64), Cr, Y, Kb, lam, rhs, zero, xs, ys)
@@ -718,26 +825,37 @@ def _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, 
     a singular C M^-1 C^T.  lambda is left in ds[8][:rank] for the rows ds[4][:rank].
 
     The entry :func:`constrained_accelerations` returns (status, rank)."""
-    phi, C, gamma, rows, Cr, Y, K, lam, rhs, zero = ds[0], ds[1], ds[2], ds[4], ds[5], ds[6], ds[7], ds[8], ds[9], ds[10]
+    phi, C, gamma, rows, Cr, Y, K, lam, rhs, zero = (
+        ds[0],
+        ds[1],
+        ds[2],
+        ds[4],
+        ds[5],
+        ds[6],
+        ds[7],
+        ds[8],
+        ds[9],
+        ds[10],
+    )
     n, hi = _reach(mt, lt)
-    world_kinematics(mt, q, v, True, ws, n)                     # phi, C = D* N, Cdot qdot   (12-15)
+    world_kinematics(mt, q, v, True, ws, n)  # phi, C = D* N, Cdot qdot   (12-15)
     loop_rows(mt, lt, ws, True, phi, C, gamma)
-    status = factorised_forward_dynamics(kt.view(np.int32), kt, work, q, v, tau, fext, a)   # a0 (open tree)
+    status = factorised_forward_dynamics(kt.view(np.int32), kt, work, q, v, tau, fext, a)  # a0 (open tree)
     if status:
         return status, 0
     r = _selected(C, rtol, ds, hi)
     for j in range(r):
         i = rows[j]
         rhs[j] = -gamma[i] - 2.0 * alpha * _dot(C[i], v, hi) - beta * beta * phi[i] - _dot(C[i], a, hi)
-    status = minv_rows(kt, work, q, Cr, r, Y, zero, True, n)    # Y = (M^-1 C^T)^T
+    status = minv_rows(kt, work, q, Cr, r, Y, zero, True, n)  # Y = (M^-1 C^T)^T
     if status:
         return status, r
-    _gram(Cr, Y, r, K, hi)                                      # K = C M^-1 C^T
-    if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):         # K lambda = rhs          (14)
+    _gram(Cr, Y, r, K, hi)  # K = C M^-1 C^T
+    if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):  # K lambda = rhs          (14)
         return -3, r
     minv_ct_lambda(kt, work, Cr, Y, lam, r, n, ds[11], ds[12])
     for i in range(a.shape[0]):
-        a[i] += ds[12][i]                                       # qddot = a0 + M^-1 C^T lambda
+        a[i] += ds[12][i]  # qddot = a0 + M^-1 C^T lambda
         if not np.isfinite(a[i]):
             return -1, r
     return 0, r
@@ -760,7 +878,7 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
     ki = kt.view(np.int32)
     phi, C, gamma, Cr, Y, K, lam, rhs, zero, dq = ds[0], ds[1], ds[2], ds[5], ds[6], ds[7], ds[8], ds[9], ds[10], ds[12]
     n, hi = _reach(mt, lt)
-    zero[:] = 0.0                                               # the state at rest of the factorisations
+    zero[:] = 0.0  # the state at rest of the factorisations
     err0 = -1.0
     for it in range(max_iter + 1):
         world_kinematics(mt, q, v, False, ws, n)
@@ -783,7 +901,7 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
             return -3, err, err0
         minv_ct_lambda(kt0, work, Cr, Y, lam, r, n, ds[11], dq)
         for i in range(dq.shape[0]):
-            dq[i] = -dq[i]                                      # dq = -M^-1 C^T (C M^-1 C^T)^-1 phi
+            dq[i] = -dq[i]  # dq = -M^-1 C^T (C M^-1 C^T)^-1 phi
         integrate(ki, q, dq, qn)
         q[:] = qn
     status = minv_rows(kt0, work, q, Cr, r, Y, zero, False, n)
@@ -795,13 +913,14 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
     if not cholesky_solve(K[:r, :r], rhs[:r], lam[:r]):
         return -3, err, err0
     minv_ct_lambda(kt0, work, Cr, Y, lam, r, n, ds[11], dq)
-    v -= dq                                                     # v -= M^-1 C^T (C M^-1 C^T)^-1 C v
+    v -= dq  # v -= M^-1 C^T (C M^-1 C^T)^-1 C v
     return 0, err, err0
 
 
 @njit(cache=True)
-def _stage_accel(kt, kt0, work, mt, lt, ws, ds, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext,
-                 alpha, beta, rtol, a):
+def _stage_accel(
+    kt, kt0, work, mt, lt, ws, ds, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, alpha, beta, rtol, a
+):
     applied(kt.view(np.int32), q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)[0]
 
@@ -812,8 +931,34 @@ LOOP_SCRATCH_ROWS = DRIFT_ROW + 1
 
 
 @njit(cache=True)
-def rk4_loop_run(kt, kt0, work, pi, pf, sb, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest,
-                 passive, save_every, save0, Qs, Vs, As, Err, s, opts):
+def rk4_loop_run(
+    kt,
+    kt0,
+    work,
+    pi,
+    pf,
+    sb,
+    q,
+    v,
+    step0,
+    n_steps,
+    dt,
+    tau_mode,
+    taus,
+    fext,
+    K,
+    D,
+    q_rest,
+    passive,
+    save_every,
+    save0,
+    Qs,
+    Vs,
+    As,
+    Err,
+    s,
+    opts,
+):
     """RK4 (RKMK) steps of a model with loops, as :func:`..integrators.rk4_run`, with the
     constrained accelerations and, after each step when opts[4] > 0, :func:`project_state`.
     opts = (alpha, beta, rtol, tol, project, max_iter).  Err[r] = |phi| of saved state r;
@@ -829,8 +974,31 @@ def rk4_loop_run(kt, kt0, work, pi, pf, sb, q, v, step0, n_steps, dt, tau_mode, 
     saved = 0
     for m in range(n_steps):
         n = step0 + m
-        status = _stage_accel(kt, kt0, work, mt, lt, ws, ds, q, v, tau_mode, taus, n, K, D, q_rest, passive, d,
-                              tau, fext, alpha, beta, rtol, kv[0])
+        status = _stage_accel(
+            kt,
+            kt0,
+            work,
+            mt,
+            lt,
+            ws,
+            ds,
+            q,
+            v,
+            tau_mode,
+            taus,
+            n,
+            K,
+            D,
+            q_rest,
+            passive,
+            d,
+            tau,
+            fext,
+            alpha,
+            beta,
+            rtol,
+            kv[0],
+        )
         if status:
             return m, status, saved
         if n % save_every == 0:
@@ -840,15 +1008,38 @@ def rk4_loop_run(kt, kt0, work, pi, pf, sb, q, v, step0, n_steps, dt, tau_mode, 
             Err[save0 + saved] = np.max(np.abs(ds[0])) if ds[0].shape[0] else 0.0
             saved += 1
         kx[0] = v
-        for st in range(1, 4):                                  # stages 2-4
+        for st in range(1, 4):  # stages 2-4
             h = dt if st == 3 else 0.5 * dt
             for i in range(nv):
                 xi[i] = h * kx[st - 1, i]
                 vs[i] = v[i] + h * kv[st - 1, i]
             step_configuration(ki, flat, q, xi, qs)
             tangent_rate(ki, flat, xi, vs, kx[st])
-            status = _stage_accel(kt, kt0, work, mt, lt, ws, ds, qs, vs, tau_mode, taus, n, K, D, q_rest, passive,
-                                  d, tau, fext, alpha, beta, rtol, kv[st])
+            status = _stage_accel(
+                kt,
+                kt0,
+                work,
+                mt,
+                lt,
+                ws,
+                ds,
+                qs,
+                vs,
+                tau_mode,
+                taus,
+                n,
+                K,
+                D,
+                q_rest,
+                passive,
+                d,
+                tau,
+                fext,
+                alpha,
+                beta,
+                rtol,
+                kv[st],
+            )
             if status:
                 return m, status, saved
         for i in range(nv):

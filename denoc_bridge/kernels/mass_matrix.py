@@ -23,9 +23,23 @@ from .spatial6 import apply_At, column, congruence_to_parent, pick6, plus_link_m
 def link_to_parent(ki, kf, work, j, x):
     """A_{j,b}^T x for the 6-vector x (a tuple), b the parent of link j."""
     code, c, s, e = rotation(ki, work, j)
-    if code <= 2:                                               # r_j = r0 (see offset)
-        return apply_At(code, c, s, NO_E, T.offset_code(ki, j), kf[j, T.T0], kf[j, T.T0 + 1], kf[j, T.T0 + 2],
-                        x[0], x[1], x[2], x[3], x[4], x[5])
+    if code <= 2:  # r_j = r0 (see offset)
+        return apply_At(
+            code,
+            c,
+            s,
+            NO_E,
+            T.offset_code(ki, j),
+            kf[j, T.T0],
+            kf[j, T.T0 + 1],
+            kf[j, T.T0 + 2],
+            x[0],
+            x[1],
+            x[2],
+            x[3],
+            x[4],
+            x[5],
+        )
     r0, r1, r2 = offset(kf, work, ki.shape[0], j, code)
     return apply_At(code, c, s, e, T.R_GENERAL, r0, r1, r2, x[0], x[1], x[2], x[3], x[4], x[5])
 
@@ -37,8 +51,14 @@ def dof_dot(ki, work, L, nv, j, n, F):
     if d >= 0:
         return T.dof_sign(ki, j) * pick6(F, d)
     row = 3 * L + nv + ki[j, T.IDX_V] + n
-    return (work[row, 0] * F[0] + work[row, 1] * F[1] + work[row, 2] * F[2] + work[row, 3] * F[3]
-            + work[row, 4] * F[4] + work[row, 5] * F[5])
+    return (
+        work[row, 0] * F[0]
+        + work[row, 1] * F[1]
+        + work[row, 2] * F[2]
+        + work[row, 3] * F[3]
+        + work[row, 4] * F[4]
+        + work[row, 5] * F[5]
+    )
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -48,7 +68,7 @@ def gim_column_blocks(ki, kf, work, M, k, nv, I):
     v0 = ki[k, T.IDX_V]
     for n in range(ki[k, T.NV]):
         d = T.dof_index(ki, k)
-        if d >= 0:                                              # F = Mtilde_k P_k: a signed column
+        if d >= 0:  # F = Mtilde_k P_k: a signed column
             sg = T.dof_sign(ki, k)
             c = column(M, d)
             F = (sg * c[0], sg * c[1], sg * c[2], sg * c[3], sg * c[4], sg * c[5])
@@ -59,20 +79,26 @@ def gim_column_blocks(ki, kf, work, M, k, nv, I):
                 x = 0.0
                 for m in range(6):
                     x += M[sym_index(a, m)] * work[row, m]
-                F = (x if a == 0 else F[0], x if a == 1 else F[1], x if a == 2 else F[2], x if a == 3 else F[3],
-                     x if a == 4 else F[4], x if a == 5 else F[5])
-        for m in range(n, ki[k, T.NV]):                         # diagonal block P_k^T Mtilde_k P_k
-            x = dof_dot(ki, work, L, nv, k, m, F)               # (lower triangle, mirrored)
+                F = (
+                    x if a == 0 else F[0],
+                    x if a == 1 else F[1],
+                    x if a == 2 else F[2],
+                    x if a == 3 else F[3],
+                    x if a == 4 else F[4],
+                    x if a == 5 else F[5],
+                )
+        for m in range(n, ki[k, T.NV]):  # diagonal block P_k^T Mtilde_k P_k
+            x = dof_dot(ki, work, L, nv, k, m, F)  # (lower triangle, mirrored)
             I[v0 + m, v0 + n] = x
             I[v0 + n, v0 + m] = x
         I[v0 + n, v0 + n] += kf[k, T.ARM + n]
         j = k
-        while ki[j, T.PARENT] >= 0:                             # towards the base: F <- A_{j,b}^T F
+        while ki[j, T.PARENT] >= 0:  # towards the base: F <- A_{j,b}^T F
             F = link_to_parent(ki, kf, work, j, F)
             j = ki[j, T.PARENT]
             u0 = ki[j, T.IDX_V]
             for m in range(ki[j, T.NV]):
-                x = dof_dot(ki, work, L, nv, j, m, F)           # I_{b,k} = P_b^T A^T Mtilde_k P_k
+                x = dof_dot(ki, work, L, nv, j, m, F)  # I_{b,k} = P_b^T A^T Mtilde_k P_k
                 I[u0 + m, v0 + n] = x
                 I[v0 + n, u0 + m] = x
 
@@ -88,22 +114,33 @@ def composite_backward_recursion(ki, kf, work, nv, I):
         for r in range(b, b + 3):
             for j in range(T.W):
                 work[r, j] = 0.0
-    for i in range(S - 1, -1, -1):                              # inter-modular: M_s .. M_1
+    for i in range(S - 1, -1, -1):  # inter-modular: M_s .. M_1
         first, end, p = modules(ki, i)
         M = load_mass(work, module_row(L, nv, i))
-        for k in range(end - 1, first - 1, -1):                 # intra-modular: eta^i .. 1^i
-            M = plus_link_mass(M, kf[k, T.MASS], kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2], kf[k, T.IO],
-                               kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4],
-                               kf[k, T.IO + 5])                 # Mtilde_k = M_k + ...     (17)
+        for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
+            M = plus_link_mass(
+                M,
+                kf[k, T.MASS],
+                kf[k, T.H],
+                kf[k, T.H + 1],
+                kf[k, T.H + 2],
+                kf[k, T.IO],
+                kf[k, T.IO + 1],
+                kf[k, T.IO + 2],
+                kf[k, T.IO + 3],
+                kf[k, T.IO + 4],
+                kf[k, T.IO + 5],
+            )  # Mtilde_k = M_k + ...     (17)
             gim_column_blocks(ki, kf, work, M, k, nv, I)
             if p < 0 and k == first:
                 continue
             code, c, s, e = rotation(ki, work, k)
             if code <= 2:
-                M = congruence_to_parent(code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1],
-                                         kf[k, T.T0 + 2], M)
+                M = congruence_to_parent(
+                    code, c, s, NO_E, T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2], M
+                )
             else:
                 r0, r1, r2 = offset(kf, work, L, k, code)
-                M = congruence_to_parent(code, c, s, e, T.R_GENERAL, r0, r1, r2, M)   # A^T Mtilde A
-            if k == first:                                      # to the parent module (eq. 17)
+                M = congruence_to_parent(code, c, s, e, T.R_GENERAL, r0, r1, r2, M)  # A^T Mtilde A
+            if k == first:  # to the parent module (eq. 17)
                 add_mass(work, module_row(L, nv, p), M)

@@ -73,34 +73,34 @@ def mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive
     qf, vf, tp, tf, a0, d = f[0, :nqf], f[1, :nvf], f[2, :nvf], f[3, :nvf], f[4, :nvf], f[5, :nvf]
     expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
     expand_velocity(vr, col, scale, vf)
-    passive_forces(ki, qf, vf, K, D, q_rest, passive, d, tp)          # the tree's springs and dampers
-    tf[:] = 0.0                                                       # tau_r + G^T tau_passive, on the kept DOFs
+    passive_forces(ki, qf, vf, K, D, q_rest, passive, d, tp)  # the tree's springs and dampers
+    tf[:] = 0.0  # tau_r + G^T tau_passive, on the kept DOFs
     for i in range(nv):
         tf[v_keep[i]] = tau_r[i] + tp[v_keep[i]]
     for j in range(nc):
         tf[m_v[j]] += mult[j] * tp[s_v[j]]
-    status = factorised_forward_dynamics(ki, kt, work, qf, vf, tf, fext, a0)     # a0, and the factors of M
+    status = factorised_forward_dynamics(ki, kt, work, qf, vf, tf, fext, a0)  # a0, and the factors of M
     if status:
         return status
-    for j in range(nc):                                               # W_j = M^-1 K_j^T, up to reach
+    for j in range(nc):  # W_j = M^-1 K_j^T, up to reach
         tf[:] = 0.0
         tf[s_v[j]] = 1.0
         tf[m_v[j]] -= mult[j]
         solve(ki, kt, work, tf, f[TREE_ROWS + j, :nvf], reach)
-    for j in range(nc):                                               # [K W^T | -K a0]
+    for j in range(nc):  # [K W^T | -K a0]
         for k in range(nc):
             S[j, k] = f[TREE_ROWS + k, s_v[j]] - mult[j] * f[TREE_ROWS + k, m_v[j]]
         S[j, nc] = -(a0[s_v[j]] - mult[j] * a0[m_v[j]])
-    _cholesky_solve(S, nc)                                            # lambda into S[:, nc]
-    tf[:] = 0.0                                                       # K^T lambda
+    _cholesky_solve(S, nc)  # lambda into S[:, nc]
+    tf[:] = 0.0  # K^T lambda
     for j in range(nc):
         tf[s_v[j]] += S[j, nc]
         tf[m_v[j]] -= mult[j] * S[j, nc]
     if nc:
-        solve(ki, kt, work, tf, d, L)                                 # M^-1 K^T lambda
+        solve(ki, kt, work, tf, d, L)  # M^-1 K^T lambda
     else:
         d[:] = 0.0
-    for i in range(nv):                                               # a_r = (a0 + M^-1 K^T lambda)[v_keep]
+    for i in range(nv):  # a_r = (a0 + M^-1 K^T lambda)[v_keep]
         out[i] = a0[v_keep[i]] + d[v_keep[i]]
     return finite_status(out)
 
@@ -113,19 +113,19 @@ def _cholesky_solve(S, n):
         x = S[j, j]
         for k in range(j):
             x -= S[j, k] * S[j, k]
-        x = np.sqrt(x) if x > 0.0 else np.nan                         # NaN: reported as not finite
+        x = np.sqrt(x) if x > 0.0 else np.nan  # NaN: reported as not finite
         S[j, j] = x
         for i in range(j + 1, n):
             y = S[i, j]
             for k in range(j):
                 y -= S[i, k] * S[j, k]
             S[i, j] = y / x
-    for i in range(n):                                                # L y = b
+    for i in range(n):  # L y = b
         y = S[i, n]
         for k in range(i):
             y -= S[i, k] * S[k, n]
         S[i, n] = y / S[i, i]
-    for i in range(n - 1, -1, -1):                                    # L^T x = y
+    for i in range(n - 1, -1, -1):  # L^T x = y
         y = S[i, n]
         for k in range(i + 1, n):
             y -= S[k, i] * S[k, n]
@@ -147,14 +147,19 @@ def unpack(imap, fmap):
     """The tuples ``im``, ``fm`` of the module docstring, as views of :func:`pack`'s arrays."""
     nq, nv, nc, nvf = imap[0], imap[1], imap[2], imap[3]
     o = 4
-    q_keep = imap[o:o + nq]
+    q_keep = imap[o : o + nq]
     o += nq
-    v_keep = imap[o:o + nv]
+    v_keep = imap[o : o + nv]
     o += nv
-    s_q, m_q, s_v, m_v, circ = (imap[o:o + nc], imap[o + nc:o + 2 * nc], imap[o + 2 * nc:o + 3 * nc],
-                                imap[o + 3 * nc:o + 4 * nc], imap[o + 4 * nc:o + 5 * nc])
-    col = imap[o + 5 * nc:o + 5 * nc + nvf]
-    return (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col), (fmap[0:nc], fmap[nc:2 * nc], fmap[2 * nc:2 * nc + nvf])
+    s_q, m_q, s_v, m_v, circ = (
+        imap[o : o + nc],
+        imap[o + nc : o + 2 * nc],
+        imap[o + 2 * nc : o + 3 * nc],
+        imap[o + 3 * nc : o + 4 * nc],
+        imap[o + 4 * nc : o + 5 * nc],
+    )
+    col = imap[o + 5 * nc : o + 5 * nc + nvf]
+    return (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col), (fmap[0:nc], fmap[nc : 2 * nc], fmap[2 * nc : 2 * nc + nvf])
 
 
 # ----------------------------------------------------------------------------- the stages
@@ -196,8 +201,36 @@ def actuation(tau_mode, taus, n, out):
 
 
 @njit(cache=True)
-def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every,
-              save0, Qs, Vs, As, imap, fmap, nqf, reach, s, f, S):
+def mimic_run(
+    ki,
+    kt,
+    work,
+    rk4,
+    q,
+    v,
+    step0,
+    n_steps,
+    dt,
+    tau_mode,
+    taus,
+    fext,
+    K,
+    D,
+    q_rest,
+    passive,
+    save_every,
+    save0,
+    Qs,
+    Vs,
+    As,
+    imap,
+    fmap,
+    nqf,
+    reach,
+    s,
+    f,
+    S,
+):
     """n_steps steps of RK4 (``rk4``) or semi-implicit Euler from (q, v) (reduced, updated in
     place), global step index step0 at the start; the interface of
     :func:`.integrators.rk4_run` plus the mimic maps and scratch (``s``: (SCRATCH_ROWS,
@@ -214,12 +247,11 @@ def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext,
         actuation(tau_mode, taus, n, tau)
         qs[:] = q
         vs[:] = v
-        status = mimic_accelerations(ki, kt, work, q, v, tau, fext, K, D, q_rest, passive, im, fm, nqf, reach, f,
-                                     S, a)
+        status = mimic_accelerations(ki, kt, work, q, v, tau, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, a)
         if status:
             return m, status, saved
         saved += save_state(n, save_every, save0 + saved, q, v, a, Qs, Vs, As)
-        if not rk4:                                                   # v += dt a; q = q (+) dt v
+        if not rk4:  # v += dt a; q = q (+) dt v
             for i in range(nv):
                 v[i] += dt * a[i]
                 xi[i] = dt * v[i]
@@ -227,19 +259,20 @@ def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext,
             continue
         kx[0][:] = v
         kv[0][:] = a
-        for st in range(1, 4):                                        # stages at q (+) c dt kx, v + c dt kv
+        for st in range(1, 4):  # stages at q (+) c dt kx, v + c dt kv
             h = (0.5 if st < 3 else 1.0) * dt
             for i in range(nv):
                 xi[i] = h * kx[st - 1][i]
                 vs[i] = v[i] + h * kv[st - 1][i]
             mimic_integrate(ki, q, xi, im, fm, nqf, f, qs)
             mimic_dexpinv(ki, xi, vs, im, fm, f, kx[st])
-            status = mimic_accelerations(ki, kt, work, qs, vs, tau, fext, K, D, q_rest, passive, im, fm, nqf,
-                                         reach, f, S, a)
+            status = mimic_accelerations(
+                ki, kt, work, qs, vs, tau, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, a
+            )
             if status:
                 return m, status, saved
             kv[st][:] = a
-        for i in range(nv):                                           # the step in the tangent space at q
+        for i in range(nv):  # the step in the tangent space at q
             xi[i] = dt / 6.0 * (kx[0][i] + 2 * kx[1][i] + 2 * kx[2][i] + kx[3][i])
             v[i] += dt / 6.0 * (kv[0][i] + 2 * kv[1][i] + 2 * kv[2][i] + kv[3][i])
         mimic_integrate(ki, q, xi, im, fm, nqf, f, q)
@@ -247,22 +280,73 @@ def mimic_run(ki, kt, work, rk4, q, v, step0, n_steps, dt, tau_mode, taus, fext,
 
 
 @njit(cache=True, parallel=True)
-def mimic_run_batch(kt, Q, V, n_steps, dt, tau_mode, taus, fext, K, D, q_rest, passive, save_every, Qs, Vs, As,
-                    done, status, saved, rk4, imap, fmap, nqf, reach):
+def mimic_run_batch(
+    kt,
+    Q,
+    V,
+    n_steps,
+    dt,
+    tau_mode,
+    taus,
+    fext,
+    K,
+    D,
+    q_rest,
+    passive,
+    save_every,
+    Qs,
+    Vs,
+    As,
+    done,
+    status,
+    saved,
+    rk4,
+    imap,
+    fmap,
+    nqf,
+    reach,
+):
     """One whole :func:`mimic_run` per case of a batch that shares a model, cases in parallel
     (the interface of :func:`.integrators.run_batch`); each case has its own work and scratch
     arrays and the arithmetic of :func:`mimic_run` alone: the same numbers."""
     ki = kt.view(T.INT)
-    nq, nv, nvf, nc = Q.shape[1], V.shape[1], imap[3], imap[2]     # (no unpack here: numba's parfor analysis)
+    nq, nv, nvf, nc = Q.shape[1], V.shape[1], imap[3], imap[2]  # (no unpack here: numba's parfor analysis)
     rows = T.work_rows(ki.shape[0], nvf, ki[0, T.NMOD] if ki.shape[0] > 0 else 0)
     for b in prange(Q.shape[0]):
         work = np.empty((rows, T.W))
         s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
         f = np.zeros((TREE_ROWS + nc, max(nqf, nvf, 1)))
         S = np.zeros((nc, nc + 1))
-        done[b], status[b], saved[b] = mimic_run(ki, kt, work, rk4, Q[b], V[b], 0, n_steps, dt, tau_mode, taus[b],
-                                                 fext, K, D, q_rest, passive, save_every, 0, Qs[b], Vs[b], As[b],
-                                                 imap, fmap, nqf, reach, s, f, S)
+        done[b], status[b], saved[b] = mimic_run(
+            ki,
+            kt,
+            work,
+            rk4,
+            Q[b],
+            V[b],
+            0,
+            n_steps,
+            dt,
+            tau_mode,
+            taus[b],
+            fext,
+            K,
+            D,
+            q_rest,
+            passive,
+            save_every,
+            0,
+            Qs[b],
+            Vs[b],
+            As[b],
+            imap,
+            fmap,
+            nqf,
+            reach,
+            s,
+            f,
+            S,
+        )
 
 
 # ----------------------------------------------------------------------------- single-state entries
@@ -285,7 +369,7 @@ def reduce_forces(tf, v_keep, s_v, col, mult, out):
     """out = G^T tf: a kept DOF's entry plus multiplier times each of its mimic DOFs'."""
     for i in range(v_keep.shape[0]):
         out[i] = tf[v_keep[i]]
-    for j in range(s_v.shape[0]):                                    # col: the mimicked DOF's reduced index
+    for j in range(s_v.shape[0]):  # col: the mimicked DOF's reduced index
         out[col[s_v[j]]] += mult[j] * tf[s_v[j]]
 
 
@@ -326,11 +410,11 @@ def mass_matrix_entry(kt, work, imap, fmap, nqf, qr, out):
     status = mass_matrix_state(kt, work, qf, M)
     if status:
         return status
-    for i in range(nvf):                                              # R = G^T M
+    for i in range(nvf):  # R = G^T M
         for j in range(nvf):
             R[col[i], j] += scale[i] * M[i, j]
     out[:, :] = 0.0
-    for i in range(nv):                                               # out = R G
+    for i in range(nv):  # out = R G
         for j in range(nvf):
             out[i, col[j]] += R[i, j] * scale[j]
     return 0
@@ -351,5 +435,4 @@ def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, fext
     ki = kt.view(T.INT)
     f = np.empty((TREE_ROWS + nc, max(nqf, nvf, 1)))
     S = np.empty((nc, nc + 1))
-    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S,
-                               out)
+    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, out)

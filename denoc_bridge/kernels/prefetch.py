@@ -24,8 +24,12 @@ PREFETCH_LINKS = 2048
 def prefetch(typingctx, arr, row, col):
     """Hint the cache to load the 64-byte line holding ``arr[row, col]`` (``arr`` 2-D); no
     bounds check, no fault."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(row, types.Integer)
-            and isinstance(col, types.Integer)):
+    if not (
+        isinstance(arr, types.Array)
+        and arr.ndim == 2
+        and isinstance(row, types.Integer)
+        and isinstance(col, types.Integer)
+    ):
         return None
     sig = types.void(arr, row, col)
 
@@ -39,14 +43,16 @@ def prefetch(typingctx, arr, row, col):
         addr = builder.add(base, builder.add(builder.mul(r, s0), builder.mul(c, s1)))
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
+        )
         builder.call(fn, [builder.inttoptr(addr, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
     return sig, codegen
 
 
-if config.DISABLE_JIT:                                          # kernels run as Python (op counts)
-    def prefetch(arr, row, col):                                # noqa: F811
+if config.DISABLE_JIT:  # kernels run as Python (op counts)
+
+    def prefetch(arr, row, col):
         """No-op stand-in when the kernels run as plain Python."""

@@ -48,8 +48,7 @@ def rot3(code, c, s, e, x0, x1, x2):
         return c * x0 + s * x1, c * x1 - s * x0, x2
     if code == 3:
         return x0, x1, x2
-    return (e[0] * x0 + e[1] * x1 + e[2] * x2, e[3] * x0 + e[4] * x1 + e[5] * x2,
-            e[6] * x0 + e[7] * x1 + e[8] * x2)
+    return (e[0] * x0 + e[1] * x1 + e[2] * x2, e[3] * x0 + e[4] * x1 + e[5] * x2, e[6] * x0 + e[7] * x1 + e[8] * x2)
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -63,8 +62,7 @@ def rot3t(code, c, s, e, x0, x1, x2):
         return c * x0 - s * x1, c * x1 + s * x0, x2
     if code == 3:
         return x0, x1, x2
-    return (e[0] * x0 + e[3] * x1 + e[6] * x2, e[1] * x0 + e[4] * x1 + e[7] * x2,
-            e[2] * x0 + e[5] * x1 + e[8] * x2)
+    return (e[0] * x0 + e[3] * x1 + e[6] * x2, e[1] * x0 + e[4] * x1 + e[7] * x2, e[2] * x0 + e[5] * x1 + e[8] * x2)
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -148,28 +146,40 @@ def _rotx_sym(c, s, x):
     """R X R^T for R the rotation about the first axis by (c, s), X symmetric."""
     x00, x01, x02, x11, x12, x22 = x
     cc, ss, cs = c * c, s * s, c * s
-    return (x00, c * x01 - s * x02, s * x01 + c * x02,
-            cc * x11 - 2.0 * cs * x12 + ss * x22,
-            cs * (x11 - x22) + (cc - ss) * x12,
-            ss * x11 + 2.0 * cs * x12 + cc * x22)
+    return (
+        x00,
+        c * x01 - s * x02,
+        s * x01 + c * x02,
+        cc * x11 - 2.0 * cs * x12 + ss * x22,
+        cs * (x11 - x22) + (cc - ss) * x12,
+        ss * x11 + 2.0 * cs * x12 + cc * x22,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def _rotx_gen(c, s, h):
     """R H R^T for R the rotation about the first axis by (c, s), H general."""
     h00, h01, h02, h10, h11, h12, h20, h21, h22 = h
-    a10, a11, a12 = c * h10 - s * h20, c * h11 - s * h21, c * h12 - s * h22     # rows: R H
+    a10, a11, a12 = c * h10 - s * h20, c * h11 - s * h21, c * h12 - s * h22  # rows: R H
     a20, a21, a22 = s * h10 + c * h20, s * h11 + c * h21, s * h12 + c * h22
-    return (h00, c * h01 - s * h02, s * h01 + c * h02,                           # columns: (R H) R^T
-            a10, c * a11 - s * a12, s * a11 + c * a12,
-            a20, c * a21 - s * a22, s * a21 + c * a22)
+    return (
+        h00,
+        c * h01 - s * h02,
+        s * h01 + c * h02,  # columns: (R H) R^T
+        a10,
+        c * a11 - s * a12,
+        s * a11 + c * a12,
+        a20,
+        c * a21 - s * a22,
+        s * a21 + c * a22,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def _congruence_gen(e, h):
     """E^T H E for a general 3x3 H (e row major)."""
     h00, h01, h02, h10, h11, h12, h20, h21, h22 = h
-    b00 = h00 * e[0] + h01 * e[3] + h02 * e[6]                                  # B = H E
+    b00 = h00 * e[0] + h01 * e[3] + h02 * e[6]  # B = H E
     b01 = h00 * e[1] + h01 * e[4] + h02 * e[7]
     b02 = h00 * e[2] + h01 * e[5] + h02 * e[8]
     b10 = h10 * e[0] + h11 * e[3] + h12 * e[6]
@@ -178,12 +188,17 @@ def _congruence_gen(e, h):
     b20 = h20 * e[0] + h21 * e[3] + h22 * e[6]
     b21 = h20 * e[1] + h21 * e[4] + h22 * e[7]
     b22 = h20 * e[2] + h21 * e[5] + h22 * e[8]
-    return (e[0] * b00 + e[3] * b10 + e[6] * b20, e[0] * b01 + e[3] * b11 + e[6] * b21,
-            e[0] * b02 + e[3] * b12 + e[6] * b22,
-            e[1] * b00 + e[4] * b10 + e[7] * b20, e[1] * b01 + e[4] * b11 + e[7] * b21,
-            e[1] * b02 + e[4] * b12 + e[7] * b22,
-            e[2] * b00 + e[5] * b10 + e[8] * b20, e[2] * b01 + e[5] * b11 + e[8] * b21,
-            e[2] * b02 + e[5] * b12 + e[8] * b22)
+    return (
+        e[0] * b00 + e[3] * b10 + e[6] * b20,
+        e[0] * b01 + e[3] * b11 + e[6] * b21,
+        e[0] * b02 + e[3] * b12 + e[6] * b22,
+        e[1] * b00 + e[4] * b10 + e[7] * b20,
+        e[1] * b01 + e[4] * b11 + e[7] * b21,
+        e[1] * b02 + e[4] * b12 + e[7] * b22,
+        e[2] * b00 + e[5] * b10 + e[8] * b20,
+        e[2] * b01 + e[5] * b11 + e[8] * b21,
+        e[2] * b02 + e[5] * b12 + e[8] * b22,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -203,14 +218,23 @@ def rotate_to_parent(code, c, s, e, M):
     if code == 0:
         return _rotx_sym(c, s, J) + _rotx_gen(c, s, H) + _rotx_sym(c, s, Q)
     if code == 1:
-        return (_sym_from1(_rotx_sym(c, s, _sym_to1(J))) + _gen_from1(_rotx_gen(c, s, _gen_to1(H)))
-                + _sym_from1(_rotx_sym(c, s, _sym_to1(Q))))
+        return (
+            _sym_from1(_rotx_sym(c, s, _sym_to1(J)))
+            + _gen_from1(_rotx_gen(c, s, _gen_to1(H)))
+            + _sym_from1(_rotx_sym(c, s, _sym_to1(Q)))
+        )
     if code == 2:
-        return (_sym_from2(_rotx_sym(c, s, _sym_to2(J))) + _gen_from2(_rotx_gen(c, s, _gen_to2(H)))
-                + _sym_from2(_rotx_sym(c, s, _sym_to2(Q))))
+        return (
+            _sym_from2(_rotx_sym(c, s, _sym_to2(J)))
+            + _gen_from2(_rotx_gen(c, s, _gen_to2(H)))
+            + _sym_from2(_rotx_sym(c, s, _sym_to2(Q)))
+        )
     if code == 4:
-        return (_gen_as_sym(_congruence_gen(e, _sym_as_gen(J))) + _congruence_gen(e, H)
-                + _gen_as_sym(_congruence_gen(e, _sym_as_gen(Q))))
+        return (
+            _gen_as_sym(_congruence_gen(e, _sym_as_gen(J)))
+            + _congruence_gen(e, H)
+            + _gen_as_sym(_congruence_gen(e, _sym_as_gen(Q)))
+        )
     return M
 
 
@@ -221,37 +245,70 @@ def shift_to_parent_origin(r0, r1, r2, M):
     j00, j01, j02, j11, j12, j22 = M[0:6]
     h00, h01, h02, h10, h11, h12, h20, h21, h22 = M[6:15]
     q00, q01, q02, q11, q12, q22 = M[15:21]
-    t00 = h01 * r2 - h02 * r1                                   # (H rx)^T, entries m <= n needed
+    t00 = h01 * r2 - h02 * r1  # (H rx)^T, entries m <= n needed
     t10 = h11 * r2 - h12 * r1
     t20 = h21 * r2 - h22 * r1
     t11 = -h10 * r2 + h12 * r0
     t21 = -h20 * r2 + h22 * r0
     t22 = h20 * r1 - h21 * r0
-    g00, g10, g20 = cross3(r0, r1, r2, q00, q01, q02)           # rx Q, column by column
+    g00, g10, g20 = cross3(r0, r1, r2, q00, q01, q02)  # rx Q, column by column
     g01, g11, g21 = cross3(r0, r1, r2, q01, q11, q12)
     g02, g12, g22 = cross3(r0, r1, r2, q02, q12, q22)
     h00, h01, h02 = h00 + g00, h01 + g01, h02 + g02
     h10, h11, h12 = h10 + g10, h11 + g11, h12 + g12
     h20, h21, h22 = h20 + g20, h21 + g21, h22 + g22
-    return (j00 - (h01 * r2 - h02 * r1) - t00,
-            j01 - (-h00 * r2 + h02 * r0) - t10,
-            j02 - (h00 * r1 - h01 * r0) - t20,
-            j11 - (-h10 * r2 + h12 * r0) - t11,
-            j12 - (h10 * r1 - h11 * r0) - t21,
-            j22 - (h20 * r1 - h21 * r0) - t22,
-            h00, h01, h02, h10, h11, h12, h20, h21, h22,
-            q00, q01, q02, q11, q12, q22)
+    return (
+        j00 - (h01 * r2 - h02 * r1) - t00,
+        j01 - (-h00 * r2 + h02 * r0) - t10,
+        j02 - (h00 * r1 - h01 * r0) - t20,
+        j11 - (-h10 * r2 + h12 * r0) - t11,
+        j12 - (h10 * r1 - h11 * r0) - t21,
+        j22 - (h20 * r1 - h21 * r0) - t22,
+        h00,
+        h01,
+        h02,
+        h10,
+        h11,
+        h12,
+        h20,
+        h21,
+        h22,
+        q00,
+        q01,
+        q02,
+        q11,
+        q12,
+        q22,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def shift_along_x(p, M):
     """shift_to_parent_origin for r = (p, 0, 0), the products with zeros left out (the general
     formula with r1 = r2 = 0, expanded)."""
-    return (M[0], M[1] - p * M[8], M[2] + p * M[7], M[3] + p * (p * M[20] - 2.0 * M[11]),
-            M[4] + p * (M[10] - M[14] - p * M[19]), M[5] + p * (2.0 * M[13] + p * M[18]),
-            M[6], M[7], M[8], M[9] - p * M[17], M[10] - p * M[19], M[11] - p * M[20],
-            M[12] + p * M[16], M[13] + p * M[18], M[14] + p * M[19],
-            M[15], M[16], M[17], M[18], M[19], M[20])
+    return (
+        M[0],
+        M[1] - p * M[8],
+        M[2] + p * M[7],
+        M[3] + p * (p * M[20] - 2.0 * M[11]),
+        M[4] + p * (M[10] - M[14] - p * M[19]),
+        M[5] + p * (2.0 * M[13] + p * M[18]),
+        M[6],
+        M[7],
+        M[8],
+        M[9] - p * M[17],
+        M[10] - p * M[19],
+        M[11] - p * M[20],
+        M[12] + p * M[16],
+        M[13] + p * M[18],
+        M[14] + p * M[19],
+        M[15],
+        M[16],
+        M[17],
+        M[18],
+        M[19],
+        M[20],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -330,21 +387,57 @@ def pick6(x, d):
 @njit(cache=True, inline="always", fastmath={"contract"})
 def minus_outer(M, x, y):
     """M - x y^T for a symmetric result (x y^T symmetric, as PsiHat Psi^T is)."""
-    return (M[0] - x[0] * y[0], M[1] - x[0] * y[1], M[2] - x[0] * y[2],
-            M[3] - x[1] * y[1], M[4] - x[1] * y[2], M[5] - x[2] * y[2],
-            M[6] - x[0] * y[3], M[7] - x[0] * y[4], M[8] - x[0] * y[5],
-            M[9] - x[1] * y[3], M[10] - x[1] * y[4], M[11] - x[1] * y[5],
-            M[12] - x[2] * y[3], M[13] - x[2] * y[4], M[14] - x[2] * y[5],
-            M[15] - x[3] * y[3], M[16] - x[3] * y[4], M[17] - x[3] * y[5],
-            M[18] - x[4] * y[4], M[19] - x[4] * y[5], M[20] - x[5] * y[5])
+    return (
+        M[0] - x[0] * y[0],
+        M[1] - x[0] * y[1],
+        M[2] - x[0] * y[2],
+        M[3] - x[1] * y[1],
+        M[4] - x[1] * y[2],
+        M[5] - x[2] * y[2],
+        M[6] - x[0] * y[3],
+        M[7] - x[0] * y[4],
+        M[8] - x[0] * y[5],
+        M[9] - x[1] * y[3],
+        M[10] - x[1] * y[4],
+        M[11] - x[1] * y[5],
+        M[12] - x[2] * y[3],
+        M[13] - x[2] * y[4],
+        M[14] - x[2] * y[5],
+        M[15] - x[3] * y[3],
+        M[16] - x[3] * y[4],
+        M[17] - x[3] * y[5],
+        M[18] - x[4] * y[4],
+        M[19] - x[4] * y[5],
+        M[20] - x[5] * y[5],
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
 def plus_link_mass(M, m, h0, h1, h2, i0, i1, i2, i3, i4, i5):
     """M + M_k with M_k = [[I_O, hx], [-hx, m 1]] (000 eq. 2b)."""
-    return (M[0] + i0, M[1] + i1, M[2] + i2, M[3] + i3, M[4] + i4, M[5] + i5,
-            M[6], M[7] - h2, M[8] + h1, M[9] + h2, M[10], M[11] - h0, M[12] - h1, M[13] + h0, M[14],
-            M[15] + m, M[16], M[17], M[18] + m, M[19], M[20] + m)
+    return (
+        M[0] + i0,
+        M[1] + i1,
+        M[2] + i2,
+        M[3] + i3,
+        M[4] + i4,
+        M[5] + i5,
+        M[6],
+        M[7] - h2,
+        M[8] + h1,
+        M[9] + h2,
+        M[10],
+        M[11] - h0,
+        M[12] - h1,
+        M[13] + h0,
+        M[14],
+        M[15] + m,
+        M[16],
+        M[17],
+        M[18] + m,
+        M[19],
+        M[20] + m,
+    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})

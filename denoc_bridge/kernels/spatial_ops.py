@@ -77,7 +77,7 @@ def carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, j, F, z, out, mirror):
         for d in range(z):
             apply_At(E[c], r[c], F[d], up, tmp)
             for m in range(6):
-                F[d, m] = up[m]                                 # F <- A_{c,k}^T F
+                F[d, m] = up[m]  # F <- A_{c,k}^T F
         k0 = idx_v[k]
         for a in range(nv_joint[k]):
             for d in range(z):

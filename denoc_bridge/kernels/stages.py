@@ -24,8 +24,18 @@ from numba import njit
 
 from . import tables as T
 from .geometry import block_cos_sin, coordinate_axis_block
-from .inverse_dynamics import (GEOMETRY_BLOCK, NO_E, gravity, module_row, modules, n_modules, rotation,
-                               store_link_wrench, twist_rate_bias, unit6)
+from .inverse_dynamics import (
+    GEOMETRY_BLOCK,
+    NO_E,
+    gravity,
+    module_row,
+    modules,
+    n_modules,
+    rotation,
+    store_link_wrench,
+    twist_rate_bias,
+    unit6,
+)
 from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from .spatial6 import apply_A
 from .trig import poly_ok
@@ -51,57 +61,83 @@ def stage_sweep(ki, kf, work, a, vb, vacc, h, q, qd, fext):
     and w_k - f_ext,k into ``work``, ready for the next backward recursion.
     """
     L, nv = ki.shape[0], a.shape[0]
-    far = L > PREFETCH_LINKS                                    # past the caches: prefetch rows
+    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     has_fext = fext.shape[0] > 0
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     t, td, mu = zero, zero, zero
-    done, base = 0, 0                                           # links whose cos, sin are computed
+    done, base = 0, 0  # links whose cos, sin are computed
     poly = poly_ok(q)
     cb, sb = block_cos_sin(ki, q, work, 0, 0, poly)
-    for i in range(n_modules(ki)):                              # inter-modular: M_1 .. M_s
+    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
-        for k in range(first, end):                             # intra-modular: 1^i .. eta^i
+        for k in range(first, end):  # intra-modular: 1^i .. eta^i
             if k == first:
                 if p < 0:
                     g0, g1, g2 = gravity(kf)
                     t, td, mu = zero, (0.0, 0.0, 0.0, -g0, -g1, -g2), zero
-                else:                                           # last link of the parent module
+                else:  # last link of the parent module
                     b = module_row(L, nv, p)
-                    t = (work[b + T.M_TWIST, 0], work[b + T.M_TWIST, 1], work[b + T.M_TWIST, 2],
-                         work[b + T.M_TWIST, 3], work[b + T.M_TWIST, 4], work[b + T.M_TWIST, 5])
-                    td = (work[b + T.M_RATE, 0], work[b + T.M_RATE, 1], work[b + T.M_RATE, 2],
-                          work[b + T.M_RATE, 3], work[b + T.M_RATE, 4], work[b + T.M_RATE, 5])
-                    mu = (work[b + T.M_VEC, 0], work[b + T.M_VEC, 1], work[b + T.M_VEC, 2],
-                          work[b + T.M_VEC, 3], work[b + T.M_VEC, 4], work[b + T.M_VEC, 5])
-            if k >= done:                                       # cos, sin of the next block, one SIMD loop
+                    t = (
+                        work[b + T.M_TWIST, 0],
+                        work[b + T.M_TWIST, 1],
+                        work[b + T.M_TWIST, 2],
+                        work[b + T.M_TWIST, 3],
+                        work[b + T.M_TWIST, 4],
+                        work[b + T.M_TWIST, 5],
+                    )
+                    td = (
+                        work[b + T.M_RATE, 0],
+                        work[b + T.M_RATE, 1],
+                        work[b + T.M_RATE, 2],
+                        work[b + T.M_RATE, 3],
+                        work[b + T.M_RATE, 4],
+                        work[b + T.M_RATE, 5],
+                    )
+                    mu = (
+                        work[b + T.M_VEC, 0],
+                        work[b + T.M_VEC, 1],
+                        work[b + T.M_VEC, 2],
+                        work[b + T.M_VEC, 3],
+                        work[b + T.M_VEC, 4],
+                        work[b + T.M_VEC, 5],
+                    )
+            if k >= done:  # cos, sin of the next block, one SIMD loop
                 base, done = k, min(k + GEOMETRY_BLOCK, L)
                 cb, sb = block_cos_sin(ki, q, work, k, done, poly)
-            if far:                                             # the rows a few links ahead
+            if far:  # the rows a few links ahead
                 prefetch(kf, k + AHEAD, 0)
                 prefetch(kf, k + AHEAD, 8)
                 prefetch(work, k + AHEAD, 0)
                 prefetch(work, 3 * L + k + AHEAD, 0)
             v0, d, sg = ki[k, T.IDX_V], T.dof_index(ki, k), T.dof_sign(ki, k)
-            code, c, s, e = rotation(ki, work, k)               # ---- this stage: qdd_k
+            code, c, s, e = rotation(ki, work, k)  # ---- this stage: qdd_k
             rc, r0, r1, r2 = T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2]
-            m0, m1, m2, m3, m4, m5 = apply_A(code, c, s, NO_E, rc, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4],
-                                             mu[5])             # mu~_k = A_{k,b} mu_b  (003 eq. 37)
+            m0, m1, m2, m3, m4, m5 = apply_A(
+                code, c, s, NO_E, rc, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5]
+            )  # mu~_k = A_{k,b} mu_b  (003 eq. 37)
             row, o = 3 * L + v0, T.H_PSI
-            x = work[row, T.H_PHIT] - (work[row, o] * m0 + work[row, o + 1] * m1 + work[row, o + 2] * m2
-                                       + work[row, o + 3] * m3 + work[row, o + 4] * m4 + work[row, o + 5] * m5)
-            a[v0] = x                                           # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+            x = work[row, T.H_PHIT] - (
+                work[row, o] * m0
+                + work[row, o + 1] * m1
+                + work[row, o + 2] * m2
+                + work[row, o + 3] * m3
+                + work[row, o + 4] * m4
+                + work[row, o + 5] * m5
+            )
+            a[v0] = x  # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
             u = unit6(d, sg * x)
-            mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])   # mu_k (37)
-            y = next_rate(vb[v0], h, vacc[v0], x)               # ---- the next stage: its rate,
+            mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])  # mu_k (37)
+            y = next_rate(vb[v0], h, vacc[v0], x)  # ---- the next stage: its rate,
             qd[v0] = y
-            c, s = cb[k - base], sg * sb[k - base]              # E_k (stored once this stage's
-            work[k, T.C_CS] = c                                 # accelerations have read the old)
+            c, s = cb[k - base], sg * sb[k - base]  # E_k (stored once this stage's
+            work[k, T.C_CS] = c  # accelerations have read the old)
             work[k, T.C_CS + 1] = s
-            t, td = twist_rate_bias(code, c, s, NO_E, rc, r0, r1, r2, t, td, unit6(d, sg * y), zero,
-                                    (0.0, 0.0, 0.0))            # t_k, tdot_k (000 Table 1)
-            store_link_wrench(ki, kf, work, k, fext, has_fext, t, td)   # w_k - f_ext,k
+            t, td = twist_rate_bias(
+                code, c, s, NO_E, rc, r0, r1, r2, t, td, unit6(d, sg * y), zero, (0.0, 0.0, 0.0)
+            )  # t_k, tdot_k (000 Table 1)
+            store_link_wrench(ki, kf, work, k, fext, has_fext, t, td)  # w_k - f_ext,k
         b = module_row(L, nv, i)
-        for j in range(6):                                      # for the child modules
+        for j in range(6):  # for the child modules
             work[b + T.M_VEC, j] = mu[j]
             work[b + T.M_TWIST, j] = t[j]
             work[b + T.M_RATE, j] = td[j]
@@ -114,7 +150,7 @@ def first_sweep(ki, kf, work, q, v, a, zeros, v1, fext):
     calls (the sweep's arithmetic and :func:`.inverse_dynamics.twist_forward_recursion`'s agree
     to round-off only: the compiler fuses multiply-adds by context)."""
     L, nv = ki.shape[0], v.shape[0]
-    for k in range(L):                                          # E_k = 1, Psi_k = 0, phitilde_k = 0
+    for k in range(L):  # E_k = 1, Psi_k = 0, phitilde_k = 0
         work[k, T.C_CS] = 1.0
         work[k, T.C_CS + 1] = 0.0
     for r in range(3 * L, 3 * L + nv):

@@ -50,28 +50,28 @@ from ..spatial import link_mass_matrices
 
 INT = np.int32
 # int32 columns of ki = kt.view(INT)
-IDX_V, IDX_Q, FLAGS, NV = 0, 1, 2, 3                 # hot: float column 0-1
-PARENT, NQ, NORM0, NORMSZ = 84, 85, 86, 87           # cold: float columns 42-43
-MFIRST, MEND, MPARENT, NMOD = 88, 89, 90, 91         # per module (row i), number of modules (row 0)
+IDX_V, IDX_Q, FLAGS, NV = 0, 1, 2, 3  # hot: float column 0-1
+PARENT, NQ, NORM0, NORMSZ = 84, 85, 86, 87  # cold: float columns 42-43
+MFIRST, MEND, MPARENT, NMOD = 88, 89, 90, 91  # per module (row i), number of modules (row 0)
 # float columns
-T0 = 2        # 3: placement translation r0 (r_k for rotation codes 0-2)
-MASS = 5      # 1
-H = 6         # 3: first moment m c
-IO = 9        # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
-ARM0 = 15     # 1: armature of the joint's first DOF
-HOT = 16      # the first HOT columns (128 bytes) are all a one-DOF joint needs
-SCALE = 16    # 1: largest diagonal entry of the 6x6 link mass matrix and of the armatures
-ARM = 17      # 6: armature of the joint's DOFs
-AXIS = 23     # 3
-R0 = 26       # 9: placement rotation, row major
-AXIS2 = 35    # 3
-GRAV = 38     # 3: gravity, row 0
+T0 = 2  # 3: placement translation r0 (r_k for rotation codes 0-2)
+MASS = 5  # 1
+H = 6  # 3: first moment m c
+IO = 9  # 6: inertia about the link origin (xx, xy, xz, yy, yz, zz)
+ARM0 = 15  # 1: armature of the joint's first DOF
+HOT = 16  # the first HOT columns (128 bytes) are all a one-DOF joint needs
+SCALE = 16  # 1: largest diagonal entry of the 6x6 link mass matrix and of the armatures
+ARM = 17  # 6: armature of the joint's DOFs
+AXIS = 23  # 3
+R0 = 26  # 9: placement rotation, row major
+AXIS2 = 35  # 3
+GRAV = 38  # 3: gravity, row 0
 NT = 48
 
 ROT_X, ROT_Y, ROT_Z, ROT_IDENTITY, ROT_GENERAL = range(5)
 #: offset codes (FLAGS bits 12-14): the zero pattern of r0 for the rotation codes 0-2
 R_ZERO, R_X, R_Y, R_Z, R_GENERAL = range(5)
-ALIGN = 64    # bytes: rows of the table and of the work array start on cache lines
+ALIGN = 64  # bytes: rows of the table and of the work array start on cache lines
 
 _REVOLUTE_LIKE = (0, 1)  # JointType.REVOLUTE, JointType.CONTINUOUS
 _PRISMATIC = 2
@@ -119,7 +119,7 @@ def aligned_empty(shape) -> np.ndarray:
     pad = ALIGN // 8
     buf = np.zeros(n + pad)
     off = (-buf.__array_interface__["data"][0] % ALIGN) // 8
-    return buf[off:off + n].reshape(shape)
+    return buf[off : off + n].reshape(shape)
 
 
 def build_tables(model):
@@ -148,22 +148,29 @@ def build_tables(model):
     dof = np.where(one_dof_aligned, first_unit + np.where(prismatic, 3, 0), -1)
     negative = one_dof_aligned & (axis[np.arange(L), first_unit] < 0)
     identity = np.all(np.asarray(model.joint_rotation).reshape(L, 9) == np.eye(3).ravel(), axis=1)
-    rot = np.where(identity & revolute_like & aligned, first_unit,
-                   np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL))
+    rot = np.where(
+        identity & revolute_like & aligned, first_unit, np.where(identity & prismatic, ROT_IDENTITY, ROT_GENERAL)
+    )
     t0 = np.asarray(model.joint_translation, dtype=float).reshape(L, 3)
     nonzero = t0 != 0.0
     single = nonzero.sum(axis=1) == 1
     rcode = np.where(~nonzero.any(axis=1), R_ZERO, np.where(single, 1 + np.argmax(nonzero, axis=1), R_GENERAL))
     no_mass = (np.asarray(model.mass) == 0.0) & np.all(np.asarray(model.inertia).reshape(L, 9) == 0.0, axis=1)
-    ki[:, FLAGS] = (rot | ((dof + 1) << 3) | (negative.astype(np.int64) << 6) | (jt << 8) | (rcode << 12)
-                    | (no_mass.astype(np.int64) << 15))
-    kf[:, R0:R0 + 9] = np.asarray(model.joint_rotation).reshape(L, 9)
-    kf[:, T0:T0 + 3] = model.joint_translation
-    kf[:, AXIS:AXIS + 3] = axis
-    kf[:, AXIS2:AXIS2 + 3] = model.joint_axis2
-    Mk = link_mass_matrices(model.mass, model.com, model.inertia)   # a temporary (L, 6, 6)
+    ki[:, FLAGS] = (
+        rot
+        | ((dof + 1) << 3)
+        | (negative.astype(np.int64) << 6)
+        | (jt << 8)
+        | (rcode << 12)
+        | (no_mass.astype(np.int64) << 15)
+    )
+    kf[:, R0 : R0 + 9] = np.asarray(model.joint_rotation).reshape(L, 9)
+    kf[:, T0 : T0 + 3] = model.joint_translation
+    kf[:, AXIS : AXIS + 3] = axis
+    kf[:, AXIS2 : AXIS2 + 3] = model.joint_axis2
+    Mk = link_mass_matrices(model.mass, model.com, model.inertia)  # a temporary (L, 6, 6)
     kf[:, MASS] = model.mass
-    kf[:, H:H + 3] = np.asarray(model.mass)[:, None] * np.asarray(model.com).reshape(L, 3)
+    kf[:, H : H + 3] = np.asarray(model.mass)[:, None] * np.asarray(model.com).reshape(L, 3)
     for c, (a, b) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
         kf[:, IO + c] = Mk[:, a, b]
     dof_link = np.repeat(np.arange(L), model.nv_joint)
@@ -186,7 +193,7 @@ def build_tables(model):
         ki[links, NORM0] = starts
         ki[links, NORMSZ] = size
     if L:
-        kf[0, GRAV:GRAV + 3] = model.gravity
+        kf[0, GRAV : GRAV + 3] = model.gravity
     return kt
 
 
@@ -195,7 +202,7 @@ def with_gravity(kt, gravity):
     out = aligned_empty(kt.shape)
     out[:] = kt
     if out.shape[0]:
-        out[0, GRAV:GRAV + 3] = gravity
+        out[0, GRAV : GRAV + 3] = gravity
     return out
 
 
@@ -217,21 +224,29 @@ def with_gravity(kt, gravity):
 #: Rows are indexed in two dimensions everywhere: compiled code indexing a flat view of the
 #: same memory ran several times slower.
 W = 8
-C_CS, C_W = 0, 2                          # link row: (cos, sin), w_k (6)
-G_R = 1                                   # second geometry row: E_k[8], r_k (3)
-H_PHIT, H_PSI = 0, 1                      # DOF row: phitilde, Psi (6)
-MOD_ROWS = 6                              # rows per module
-SCRATCH_ROWS = 32                         # 4 x 64 numbers
-BLOCK = 64                                # links per block of the geometry pass
-M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5   # scale: column of row 2; vector, twist, rate: rows
+C_CS, C_W = 0, 2  # link row: (cos, sin), w_k (6)
+G_R = 1  # second geometry row: E_k[8], r_k (3)
+H_PHIT, H_PSI = 0, 1  # DOF row: phitilde, Psi (6)
+MOD_ROWS = 6  # rows per module
+SCRATCH_ROWS = 32  # 4 x 64 numbers
+BLOCK = 64  # links per block of the geometry pass
+M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5  # scale: column of row 2; vector, twist, rate: rows
 
 
 @njit(cache=True)
 def regions(n_links, nv, n_modules):
     """First rows of the regions: (links, geometry, DOF, P, Ihat, Ihat^-1, modules, scratch)."""
     L = n_links
-    return (0, L, 3 * L, 3 * L + nv, 3 * L + 2 * nv, 3 * L + 3 * nv, 3 * L + 4 * nv,
-            3 * L + 4 * nv + MOD_ROWS * n_modules)
+    return (
+        0,
+        L,
+        3 * L,
+        3 * L + nv,
+        3 * L + 2 * nv,
+        3 * L + 3 * nv,
+        3 * L + 4 * nv,
+        3 * L + 4 * nv + MOD_ROWS * n_modules,
+    )
 
 
 @njit(cache=True)
