@@ -3,7 +3,7 @@
 A spatial serial chain of n revolute joints alternating about the x and y
 axes, 0.1 m apart along z, each link 1 kg at (0, 0, 0.05) with the diagonal
 inertia (1e-3, 1e-3, 5e-4) about its centre of mass
-(:func:`denoc_bridge.robots.serial_chain`).  The benchmark checks that the
+(:func:`denoc_bridge.io.robots.serial_chain`).  The benchmark checks that the
 three give the same accelerations before it times them.
 
 The builders live in :mod:`denoc_bridge.benchmarking` (so that ``denoc-bridge bench``

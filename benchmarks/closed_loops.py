@@ -7,7 +7,7 @@ minima, of interleaved repeats, each repeat a batch of calls from Python, as in
 :mod:`speed`):
 
 * ours: ``db.forward_dynamics(model, q, v, tau)`` on a model with loop closures (the
-  compiled Lagrange path of :mod:`denoc_bridge.loops`: open-tree forward dynamics,
+  compiled Lagrange path of :mod:`denoc_bridge.constraints.loops`: open-tree forward dynamics,
   ``M^-1 C^T`` by one solve with its factors per independent constraint row,
   ``C M^-1 C^T`` by Cholesky);
 * Pinocchio: ``pin.constraintDynamics(pm, pd, q, v, tau, cms, cds,
@@ -19,8 +19,8 @@ minima, of interleaved repeats, each repeat a batch of calls from Python, as in
   and as ``pin.StdVec_RigidConstraintModel`` / ``StdVec_RigidConstraintData`` (no
   conversion: Pinocchio's fastest call from Python, the one the ratio refers to).
 
-The systems: the four-bar of 004 (:func:`denoc_bridge.generators.fourbar`); the
-benchmark chain (:func:`denoc_bridge.robots.serial_chain`) of 7 links whose tip is held
+The systems: the four-bar of 004 (:func:`denoc_bridge.io.generators.fourbar`); the
+benchmark chain (:func:`denoc_bridge.io.robots.serial_chain`) of 7 links whose tip is held
 to the world by a ball joint, of 8 links with the tip welded, of 100 links (30 with
 ``--quick``) pinned at the base and welded at the tip; example-robot-data's solo12
 standing on its four point feet (ball joints) and talos with both soles welded to the
@@ -33,7 +33,7 @@ loops removed) and ``pin.aba`` are timed alongside, for scale.
 
 ``--profile`` splits our time: the Python layers above the compiled entry, the cost of
 dispatching its 14 arguments (a compiled no-op of the same signature) and the compiled
-code itself.  It reaches into private names of :mod:`denoc_bridge.loops`; if they change,
+code itself.  It reaches into private names of :mod:`denoc_bridge.constraints.loops`; if they change,
 the profile records the error instead of failing.
 
 Writes ``loops.json`` and ``loops.md`` (the table of the README) to ``--out``.
@@ -56,7 +56,7 @@ sys.path.insert(0, HERE)
 
 import denoc_bridge as db  # noqa: E402
 from denoc_bridge import loops  # noqa: E402
-from denoc_bridge.robots import load_robot, serial_chain  # noqa: E402
+from denoc_bridge.io.robots import load_robot, serial_chain  # noqa: E402
 
 try:  # the helpers of the speed benchmark
     from denoc_bridge.benchmarking import _fmt_us, _rel, machine
@@ -109,7 +109,7 @@ def _close_at(model, q_ref, kind, link, xyz=(0.0, 0.0, 0.0)):
 
 
 def fourbar_case():
-    from denoc_bridge.generators import fourbar
+    from denoc_bridge.io.generators import fourbar
 
     return "four-bar of 004 (revolute cut)", fourbar(), np.array([0.0, 0.6, -0.6, 0.6])
 
@@ -196,8 +196,8 @@ def profile(model, q, v, tau, repeats: int, min_time: float, stat: str = "median
 
         from denoc_bridge.kernels import loops as kl
 
-        cp = loops._compiled(model)
-        fext, a = loops._NO_FEXT, np.empty(model.nv)
+        cp = loops.compiled(model)
+        fext, a = loops.NO_FEXT, np.empty(model.nv)
         args = (model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, 0.0, 0.0, loops.RANK_RTOL, a)
         noop = njit(kl.ACCEL_SIGNATURE)(_noop)  # the same arguments, no work
         t = interleaved(

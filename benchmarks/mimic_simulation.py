@@ -10,7 +10,7 @@ On the same model and initial state, in one process (wall time of whole runs: th
   per stage one forward dynamics of the tree that keeps its articulated factors, one solve
   with them per mimic joint and one for the correction);
 * ours, Python stages: the same steps stage by stage from Python, each stage's
-  accelerations one compiled call (:func:`denoc_bridge.mimic_simulation.run_stages`; what
+  accelerations one compiled call (:func:`denoc_bridge.simulation.mimic.run_stages`; what
   ``simulate`` runs with a callable ``tau``);
 * Pinocchio: a Python RK4 loop on ``pin.buildModelFromUrdf(path, mimic=True)`` with
   ``solve(crba, -rnea(q, v, 0))`` and ``pin.integrate`` (:func:`denoc_bridge.testing.pin_mimic_rk4`;
@@ -67,8 +67,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import denoc_bridge as db
-    from denoc_bridge.mimic_simulation import run_stages
-    from denoc_bridge.robots import resolve_robot
+    from denoc_bridge.io.robots import resolve_robot
+    from denoc_bridge.simulation.mimic import run_stages
     from denoc_bridge.testing import pin_mimic_rk4
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

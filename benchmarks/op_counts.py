@@ -15,7 +15,7 @@ joint angle count as two trigonometric operations (T), as in 003 §4.1 (the
 compiled kernels evaluate them with a branch-free polynomial, :mod:`trig`,
 whose own 20 M 28 A per joint are not included).
 
-Counted on the benchmark chain (:func:`denoc_bridge.robots.serial_chain`,
+Counted on the benchmark chain (:func:`denoc_bridge.io.robots.serial_chain`,
 revolute joints alternating x/y) at n = 10 and 20 links and reported as
 ``a n + b``; also on panda per call.
 """
@@ -185,7 +185,7 @@ def count(model, seed: int = 0) -> dict:
 
 def per_dof(n1: int = 10, n2: int = 20) -> dict:
     """``a n + b`` for each algorithm and kind of operation, from chains of n1 and n2 links."""
-    from denoc_bridge.robots import serial_chain
+    from denoc_bridge.io.robots import serial_chain
 
     c1, c2 = count(serial_chain(n1)), count(serial_chain(n2))
     out = {}
@@ -210,7 +210,7 @@ def main():
     parser.add_argument("--json", help="write the counts to this JSON file")
     args = parser.parse_args()
     chain = per_dof()
-    from denoc_bridge.robots import load_robot
+    from denoc_bridge.io.robots import load_robot
 
     try:
         panda = count(load_robot("panda"))

@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 import denoc_bridge as db
-from denoc_bridge.robots import _erd_search_dirs
+from denoc_bridge.io.robots import _erd_search_dirs
 from denoc_bridge.validation import compare_with_pinocchio
 
 

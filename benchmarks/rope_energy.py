@@ -3,7 +3,7 @@ kinetic energy at dt = 1 ms).
 
     python benchmarks/rope_energy.py [--quick] [--out benchmarks/results]
 
-The run: the 100-DOF rope of 000 §4 (:func:`denoc_bridge.generators.rope`) released at rest
+The run: the 100-DOF rope of 000 §4 (:func:`denoc_bridge.io.generators.rope`) released at rest
 from the horizontal, 1.75 s, fixed steps of 1 ms and 0.5 ms.  The error is
 ``max_t |E(t) - E(0)| / max_t T(t)`` over every step (``Trajectory.energy_drift(relative=True)``).
 Printed and written to ``rope_energy.json`` / ``rope_energy.md``:
@@ -98,7 +98,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import denoc_bridge as db
-    from denoc_bridge.generators import rope
+    from denoc_bridge.io.generators import rope
     from denoc_bridge.testing import pin_rk4
 
     T = 0.75 if args.quick else 1.75

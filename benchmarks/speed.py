@@ -61,7 +61,7 @@ from denoc_bridge.benchmarking import (  # noqa: E402,F401  (re-exported for the
     startup,
     targets,
 )
-from denoc_bridge.plots import plot_scaling  # noqa: E402
+from denoc_bridge.viz.plots import plot_scaling  # noqa: E402
 
 
 def _log(line: str) -> None:
@@ -81,7 +81,7 @@ def operation_counts(out_dir: str) -> dict:
 
 
 def plot(res: dict, path: str) -> None:
-    """The scaling plot (:func:`denoc_bridge.plots.plot_scaling`)."""
+    """The scaling plot (:func:`denoc_bridge.viz.plots.plot_scaling`)."""
     plot_scaling(res, path)
 
 

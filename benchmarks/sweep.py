@@ -2,7 +2,7 @@
 
     python benchmarks/sweep.py [--cases 1000] [--quick] [--out benchmarks/results]
 
-The cases: the 100-DOF rope of 000 §4 (:func:`denoc_bridge.generators.rope`) falling for
+The cases: the 100-DOF rope of 000 §4 (:func:`denoc_bridge.io.generators.rope`) falling for
 1.75 s from the horizontal (RK4, dt = 1 ms, the issue's run), each case with its own initial
 angle of the first link (``q0[0]`` evenly spaced in [-0.2, 0.2]): all cases share the model,
 so the sweep runs them in batches through :func:`denoc_bridge.simulate_batch`.  In one

@@ -12,29 +12,34 @@ compare them with Pinocchio::
     U, D = db.udut(model, q)                       # module-level block factors (002)
 """
 
-from . import generators, loops, mimic, sweeps
-from ._version import __version__
-from .algorithms import (
+from denoc_bridge import _compat, sweeps
+from denoc_bridge._version import __version__
+from denoc_bridge.algorithms.configuration import (
+    difference,
+    integrate,
+    interpolate,
+    neutral_configuration,
+    random_configuration,
+)
+from denoc_bridge.algorithms.dynamics import inverse_udut, tree_forward_dynamics, tree_inverse_dynamics, udut
+from denoc_bridge.algorithms.kinematics import (
     center_of_mass,
     energies,
-    forward_dynamics,
     forward_kinematics,
+    kinetic_energy,
+    potential_energy,
+)
+from denoc_bridge.algorithms.reference import denoc_matrices, uncoupled_newton_euler
+from denoc_bridge.constraints import loops, mimic
+from denoc_bridge.dynamics import (
+    forward_dynamics,
     gravity_torques,
     inverse_dynamics,
     inverse_mass_matrix,
-    inverse_udut,
-    kinetic_energy,
     mass_matrix,
     nonlinear_effects,
-    potential_energy,
-    tree_forward_dynamics,
-    tree_inverse_dynamics,
-    udut,
 )
-from .algorithms.reference import denoc_matrices, uncoupled_newton_euler
-from .configuration import difference, integrate, interpolate, neutral_configuration, random_configuration
-from .data import Data
-from .errors import (
+from denoc_bridge.errors import (
     DenocError,
     InputError,
     InputTypeError,
@@ -45,17 +50,19 @@ from .errors import (
     SingularInertiaError,
     URDFError,
 )
-from .joints import JointType
-from .mimic import MimicModel
-from .model import Model
-from .modules import Module
-from .motions import cycloidal_motion, feedforward, trajectory_torques
-from .pinocchio_io import from_pinocchio, to_pinocchio
-from .robots import load_robot
-from .simulation import simulate, simulate_batch
-from .sweeps import SweepResult, sweep
-from .trajectory import Trajectory
-from .urdf import load_urdf
+from denoc_bridge.io import generators
+from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
+from denoc_bridge.io.robots import load_robot
+from denoc_bridge.io.urdf import load_urdf
+from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
+from denoc_bridge.multibody.modules import Module
+from denoc_bridge.simulation import simulate, simulate_batch
+from denoc_bridge.simulation.motions import cycloidal_motion, feedforward, trajectory_torques
+from denoc_bridge.simulation.trajectory import Trajectory
+from denoc_bridge.sweeps import SweepResult, sweep
 
 __all__ = [
     "__version__",
@@ -112,3 +119,13 @@ __all__ = [
     "mimic",
     "sweeps",
 ]
+
+
+_compat.install()
+
+
+def __getattr__(name: str):
+    """``db.model`` & co.: the module paths of 0.1 (deprecated; see :mod:`denoc_bridge._compat`)."""
+    if name in _compat.MOVED:
+        return _compat.resolve(name)
+    raise AttributeError(f"module 'denoc_bridge' has no attribute {name!r}")

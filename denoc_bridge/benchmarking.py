@@ -6,7 +6,7 @@ interleaved repeats, each repeat a batch of calls from Python through the public
 1. single calls: ``forward_dynamics`` / ``pin.aba``, ``inverse_dynamics`` / ``pin.rnea`` and
    ``mass_matrix`` / ``pin.crba`` on panda (example-robot-data) and on the 100-DOF benchmark
    chain built as a ``pinocchio.Model`` and passed through ``from_pinocchio``;
-2. scaling on the benchmark chain (:func:`denoc_bridge.robots.serial_chain`) from 10 to
+2. scaling on the benchmark chain (:func:`denoc_bridge.io.robots.serial_chain`) from 10 to
    100,000 DOF: denoc_bridge forward and inverse dynamics, ``pin.aba`` up to ``pin_max``
    links (its ``createData`` needs ~64 n^3 bytes), MuJoCo ``mj_forward`` (if installed) while
    a call takes less than ``mujoco_budget`` seconds; the engines' accelerations are compared
@@ -21,7 +21,7 @@ interleaved repeats, each repeat a batch of calls from Python through the public
 
 ``quick=True`` runs small sizes only (a smoke test of about 10 s, not a measurement).
 :func:`targets` and :func:`markdown` turn the results into the README's tables,
-:func:`denoc_bridge.plots.plot_scaling` into the scaling plot.  ``benchmarks/speed.py``
+:func:`denoc_bridge.viz.plots.plot_scaling` into the scaling plot.  ``benchmarks/speed.py``
 (in a source checkout) adds the operation counts and writes the files;
 ``denoc-bridge bench`` prints the tables.
 
@@ -45,10 +45,9 @@ import tracemalloc
 import numpy as np
 
 import denoc_bridge as db
-
-from .errors import DenocError
-from .robots import example_robot_names, load_robot, serial_chain
-from .validation import exact_solve
+from denoc_bridge.errors import DenocError
+from denoc_bridge.io.robots import example_robot_names, load_robot, serial_chain
+from denoc_bridge.validation import exact_solve
 
 __all__ = [
     "LENGTH",
@@ -334,7 +333,7 @@ import json, sys, time
 t0 = time.time()
 import numpy as np
 import denoc_bridge as db
-from denoc_bridge.robots import load_robot
+from denoc_bridge.io.robots import load_robot
 t1 = time.time()
 model = load_robot("panda")
 q, v, tau = np.zeros(model.nq), np.zeros(model.nv), np.ones(model.nv)

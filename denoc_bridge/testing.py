@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .joints import JointType
-from .model import Model
-from .spatial import quaternion_to_matrix
+from denoc_bridge.io.pinocchio_io import to_pinocchio
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.model import Model
+from denoc_bridge.spatial import quaternion_to_matrix
 
 __all__ = [
     "random_model",
@@ -302,8 +303,6 @@ def pin_constraint_dynamics(model, pm=None, *, accuracy: float = 1e-14, mu: floa
     joints (after ``pin.initConstraintDynamics``), a copy per call; the reference of the
     closed-loop tests, examples and benchmark."""
     import pinocchio as pin
-
-    from .pinocchio_io import to_pinocchio
 
     pm = to_pinocchio(model) if pm is None else pm
     pd = pm.createData()

@@ -14,7 +14,7 @@ denoc_bridge                  Pinocchio
 ``forward_kinematics``        ``data.oMi``
 ============================  ==========================================
 
-A :class:`~denoc_bridge.mimic.MimicModel` is compared with Pinocchio's mimic model
+A :class:`~denoc_bridge.constraints.mimic.MimicModel` is compared with Pinocchio's mimic model
 (``pin.buildModelFromUrdf(path, mimic=True)``), whose ``aba`` and ``computeMinverse``
 refuse it.  Its ``crba`` cannot be the reference either: in Pinocchio 4.1 it misses
 couplings when a mimic joint's link has two or more child joints, and a second call
@@ -45,19 +45,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._text import count
-from .algorithms import (
+from denoc_bridge._text import count
+from denoc_bridge.algorithms.configuration import random_configuration
+from denoc_bridge.algorithms.kinematics import forward_kinematics
+from denoc_bridge.dynamics import (
     forward_dynamics,
-    forward_kinematics,
     inverse_dynamics,
     inverse_mass_matrix,
     mass_matrix,
     nonlinear_effects,
 )
-from .algorithms._inputs import check_model as _check_model
-from .configuration import random_configuration
-from .errors import SingularInertiaError
-from .mimic import MimicModel
+from denoc_bridge.errors import SingularInertiaError
+from denoc_bridge.io.pinocchio_io import to_pinocchio
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.mimic import MimicModel
 
 __all__ = [
     "compare_with_pinocchio",
@@ -246,7 +247,6 @@ def compare_with_pinocchio(
 
     if getattr(model, "loops", ()):
         model = model.replace(loops=())
-    from .pinocchio_io import to_pinocchio
 
     pm = to_pinocchio(model) if pin_model is None else pin_model
     pd = pm.createData()

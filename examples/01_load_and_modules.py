@@ -9,7 +9,7 @@ import numpy as np
 
 import denoc_bridge as db
 from denoc_bridge.cli import module_tree
-from denoc_bridge.robots import load_robot
+from denoc_bridge.io.robots import load_robot
 
 robot = sys.argv[1] if len(sys.argv) > 1 else "panda"
 model = load_robot(robot)

@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 import denoc_bridge as db
-from denoc_bridge.robots import resolve_robot
+from denoc_bridge.io.robots import resolve_robot
 from denoc_bridge.validation import compare_with_pinocchio
 
 robot = next((a for a in sys.argv[1:] if not a.startswith("--")), "talos")

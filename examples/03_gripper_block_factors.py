@@ -6,7 +6,7 @@ python examples/03_gripper_block_factors.py
 import numpy as np
 
 import denoc_bridge as db
-from denoc_bridge.robots import gripper4
+from denoc_bridge.io.robots import gripper4
 
 model = gripper4()
 q = np.radians([0.0, 0.0, 0.0, 90.0])  # theta_11, theta_12, theta_22, theta_13

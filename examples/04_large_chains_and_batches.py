@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 import denoc_bridge as db
-from denoc_bridge.robots import load_robot, serial_chain
+from denoc_bridge.io.robots import load_robot, serial_chain
 
 
 def main(n: int) -> None:

@@ -15,7 +15,7 @@ import pinocchio as pin
 from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
-from denoc_bridge.robots import gripper4
+from denoc_bridge.io.robots import gripper4
 
 args = arguments(__doc__)
 model = gripper4().replace(gravity=(0.0, -9.81, 0.0))

@@ -15,7 +15,7 @@ import numpy as np
 from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
-from denoc_bridge.robots import gripper4
+from denoc_bridge.io.robots import gripper4
 from denoc_bridge.testing import pin_rk4
 
 args = arguments(__doc__)

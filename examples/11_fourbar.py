@@ -2,7 +2,7 @@
 
     python examples/11_fourbar.py [--quick] [--out DIR]
 
-1. The constraint rows of the cut revolute joint R5 at q = 0 (denoc_bridge.loops.
+1. The constraint rows of the cut revolute joint R5 at q = 0 (denoc_bridge.constraints.loops.
    constraint_report): 5 rows, rank 2, the redundant ones named; D*B (004 eq. 15,
    loops.cut_joint_jacobian: D* times the DeNOC N), against 004's eq. (a); and the
    velocity transformation E with theta_2 independent (004 eq. 23), against 004's E.
@@ -25,7 +25,7 @@ from _common import arguments, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge import loops
-from denoc_bridge.generators import fourbar
+from denoc_bridge.io.generators import fourbar
 from denoc_bridge.testing import pin_constraint_dynamics
 
 args = arguments(__doc__)

@@ -19,14 +19,14 @@ def arguments(doc: str, quick_help: str = "a shorter run (for the tests)"):
 
 
 def pyplot():
-    """matplotlib.pyplot with the Agg backend (denoc_bridge.plots.pyplot: files, no windows)."""
-    from denoc_bridge.plots import pyplot as _pyplot
+    """matplotlib.pyplot with the Agg backend (denoc_bridge.viz.plots.pyplot: files, no windows)."""
+    from denoc_bridge.viz.plots import pyplot as _pyplot
 
     return _pyplot()
 
 
 def save(fig, out: str, name: str) -> str:
-    from denoc_bridge.plots import save_figure
+    from denoc_bridge.viz.plots import save_figure
 
     path = os.path.join(out, name)
     save_figure(fig, path, dpi=110, close=False)

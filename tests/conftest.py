@@ -69,7 +69,7 @@ def assert_solution_close(name: str, ours, pin_value, M, rhs, M_pin, rhs_pin, to
 
 @cache
 def erd_robot_dir() -> str:
-    from denoc_bridge.robots import _erd_search_dirs
+    from denoc_bridge.io.robots import _erd_search_dirs
 
     dirs = _erd_search_dirs()
     assert dirs, "example-robot-data is not installed (pip install '.[test]')"

@@ -590,7 +590,7 @@ def test_100000_dof_chain_gives_finite_backward_stable_dynamics():
 
 # ------------------------------------------------------------------ other API arguments
 def _api_cases():
-    from denoc_bridge.generators import puma560
+    from denoc_bridge.io.generators import puma560
 
     m = puma560()
     q, v = db.neutral_configuration(m), np.zeros(m.nv)
@@ -754,7 +754,7 @@ def test_something_else_than_a_model_is_refused_with_how_to_get_one(name, what, 
 def test_models_and_robots_are_not_mistaken_for_each_other(call, match):
     import pinocchio as pin
 
-    from denoc_bridge.generators import chain
+    from denoc_bridge.io.generators import chain
 
     with pytest.raises(db.InputTypeError, match=match):
         call(pin.buildSampleModelManipulator(), chain(2))

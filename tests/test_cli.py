@@ -171,7 +171,7 @@ def test_simulate_panda_writes_the_three_files(tmp_path):
     assert "pin.buildModelFromUrdf" in r.stdout and "completed: 100 steps" in r.stdout
     assert png_size(tmp_path / "panda.png")[0] == 900
     assert_animation(tmp_path, "panda", r)
-    from denoc_bridge.robots import load_robot
+    from denoc_bridge.io.robots import load_robot
 
     traj = db.Trajectory.load(tmp_path / "panda.npz", load_robot("panda"))
     assert len(traj) == 101 and abs(traj.t[-1] - 0.1) < 1e-12

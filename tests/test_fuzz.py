@@ -439,7 +439,7 @@ def _quiet_stderr():
 
 
 #: Refusals with ``mimic=True`` of documents that ``pin.buildModelFromXML(..., mimic=True)`` loads
-#: (documented in denoc_bridge.mimic): Pinocchio ignores a <mimic> on a planar or floating
+#: (documented in denoc_bridge.constraints.mimic): Pinocchio ignores a <mimic> on a planar or floating
 #: joint, and the <loop_joint> extension.
 LAX_MIMIC = (
     r"is not revolute, continuous or prismatic",

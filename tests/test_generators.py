@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge.generators import PUMA560_DH, chain, chain_urdf, puma560, puma560_urdf, rope, rope_urdf
+from denoc_bridge.io.generators import PUMA560_DH, chain, chain_urdf, puma560, puma560_urdf, rope, rope_urdf
 
 URDF = Path(__file__).resolve().parents[1] / "urdf"
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import assert_close
 
 import denoc_bridge as db
-from denoc_bridge.robots import gripper4, gripper4_urdf
+from denoc_bridge.io.robots import gripper4, gripper4_urdf
 
 Q = np.array([0.0, 0.0, 0.0, np.pi / 2])  # theta_11 = theta_12 = theta_22 = 0, theta_13 = 90 deg
 

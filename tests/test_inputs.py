@@ -103,7 +103,7 @@ def test_wrenches_on_frames_of_merged_links_match_pinocchio():
     parent joint, ``frame placement . act(force)``."""
     import pinocchio as pin
 
-    from denoc_bridge.robots import resolve_robot
+    from denoc_bridge.io.robots import resolve_robot
 
     path = resolve_robot("panda").path
     model, pm = db.load_urdf(path), pin.buildModelFromUrdf(path)

@@ -6,8 +6,8 @@ from numba import njit
 
 import denoc_bridge as db
 from denoc_bridge.algorithms.reference import reference_inverse_dynamics
+from denoc_bridge.io.robots import serial_chain
 from denoc_bridge.kernels.trig import TRIG_LIMIT, cos_sin, poly_ok
-from denoc_bridge.robots import serial_chain
 
 
 @njit(cache=True)

@@ -56,9 +56,10 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge import loops, simulation
-from denoc_bridge.generators import chain, fourbar
-from denoc_bridge.joints import JointType
+from denoc_bridge import loops
+from denoc_bridge.io.generators import chain, fourbar
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.simulation import common as simulation
 from denoc_bridge.testing import random_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,7 @@ def memory_probes(monkeypatch):
     from numba.core.runtime import _nrt_python, rtsys
 
     probes = SimpleNamespace(stats=rtsys.get_allocation_stats, rss=np.zeros(100_000), n=0)
-    update = simulation._Run.update
+    update = simulation.Run.update
 
     def sampled_update(self, done):
         if probes.n < probes.rss.size:
@@ -113,7 +114,7 @@ def memory_probes(monkeypatch):
             probes.n += 1
         return update(self, done)
 
-    monkeypatch.setattr(simulation._Run, "update", sampled_update)
+    monkeypatch.setattr(simulation.Run, "update", sampled_update)
     stats_were_on = _nrt_python.memsys_stats_enabled()
     _nrt_python.memsys_enable_stats()
     tracing = tracemalloc.is_tracing()

@@ -8,8 +8,8 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.errors import InputError
-from denoc_bridge.generators import fourbar
-from denoc_bridge.joints import JointType
+from denoc_bridge.io.generators import fourbar
+from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
 
@@ -122,7 +122,7 @@ def test_compiled_path_checks_its_inputs():
     with pytest.raises(InputError, match="tau must have shape \\(4,\\)"):
         loops.constrained_forward_dynamics(model, q, v, np.ones(3))
     model.add_loop_closure("extra", "spherical", "body4", "world", xyz2=(0.0, 0.0, 0.0))  # added after a call
-    assert loops._compiled(model).m == 8
+    assert loops.compiled(model).m == 8
     a2 = loops.constrained_forward_dynamics(model, q, v, tau)  # the mechanism is now locked: at rest, a = 0
     assert np.abs(a).max() > 1.0 and np.abs(a2).max() < 1e-12
 

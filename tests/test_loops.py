@@ -6,10 +6,10 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge import loops
-from denoc_bridge.configuration import integrate
+from denoc_bridge.algorithms.configuration import integrate
 from denoc_bridge.errors import InputError, ModelError
-from denoc_bridge.generators import fourbar
-from denoc_bridge.joints import JointType
+from denoc_bridge.io.generators import fourbar
+from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
 S2 = np.sqrt(2.0)
@@ -175,7 +175,7 @@ def test_unclosable_loop_names_the_cut_joint():
 def test_urdf_loop_joint_file_is_the_generator():
     from pathlib import Path
 
-    from denoc_bridge.generators import fourbar_urdf
+    from denoc_bridge.io.generators import fourbar_urdf
 
     path = Path(__file__).resolve().parents[1] / "urdf" / "fourbar.urdf"
     assert path.read_text() == fourbar_urdf(), "urdf/fourbar.urdf is stale: regenerate it from fourbar_urdf()"
@@ -203,7 +203,7 @@ def test_urdf_loop_joint_file_is_the_generator():
 )
 def test_bad_loop_joint_elements(loop_xml, match):
     from denoc_bridge.errors import URDFError
-    from denoc_bridge.generators import fourbar_urdf
+    from denoc_bridge.io.generators import fourbar_urdf
 
     text = fourbar_urdf().replace("</robot>", loop_xml + "\n</robot>")
     with pytest.raises(URDFError, match=match):

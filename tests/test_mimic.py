@@ -18,8 +18,8 @@ from conftest import assert_close, erd_robot_dir
 
 import denoc_bridge as db
 from denoc_bridge.cli import main
-from denoc_bridge.joints import JointType
-from denoc_bridge.mimic_simulation import run_stages
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.simulation.mimic import run_stages
 from denoc_bridge.testing import pin_mimic_rk4
 from denoc_bridge.validation import relative_error
 
@@ -527,12 +527,12 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
 
 
 def _compiled_only(monkeypatch):
-    from denoc_bridge import simulation
+    from denoc_bridge.simulation import api as simulation
 
     def refuse(*args, **kwargs):
         raise AssertionError("the compiled mimic run fell back to the Python stages")
 
-    monkeypatch.setattr(simulation, "_run_python", refuse)
+    monkeypatch.setattr(simulation, "run_python", refuse)
 
 
 @pytest.mark.parametrize("floating, method", [(False, "rk4"), (True, "rk4"), (False, "euler")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from denoc_bridge.modules import decompose_into_modules
+from denoc_bridge.multibody.modules import decompose_into_modules
 from denoc_bridge.testing import random_model
 
 

@@ -8,10 +8,10 @@ import pytest
 from conftest import assert_close
 
 import denoc_bridge as db
-from denoc_bridge.generators import chain
+from denoc_bridge.io.generators import chain
+from denoc_bridge.io.robots import gripper4
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.stages import sweepable
-from denoc_bridge.robots import gripper4
 from denoc_bridge.testing import pin_rk4, random_inertia, random_model
 
 J = db.JointType

@@ -1,4 +1,4 @@
-"""denoc_bridge.plots: PNG files of trajectories and of the benchmark, no windows."""
+"""denoc_bridge.viz.plots: PNG files of trajectories and of the benchmark, no windows."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge import plots
-from denoc_bridge.generators import chain, fourbar
-from denoc_bridge.robots import gripper4
+from denoc_bridge.io.generators import chain, fourbar
+from denoc_bridge.io.robots import gripper4
 from denoc_bridge.testing import random_model
+from denoc_bridge.viz import plots
 
 pytest.importorskip("matplotlib")
 

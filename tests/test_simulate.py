@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge import simulation as sim_module
-from denoc_bridge.generators import chain
-from denoc_bridge.robots import gripper4
+from denoc_bridge.io.generators import chain
+from denoc_bridge.io.robots import gripper4
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.simulation import common as sim_module
 from denoc_bridge.testing import pin_rk4, random_model
 
 LIE = (
@@ -202,7 +203,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3, tau=controller)
     assert tr.status == "interrupted" and 50 < len(tr) < 200
-    real = sim_module.ki_.rk4_run
+    real = ki_.rk4_run
     state = {"n": 0}
 
     def interrupted_run(*args):
@@ -211,7 +212,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(sim_module.ki_, "rk4_run", interrupted_run)
+    monkeypatch.setattr(ki_, "rk4_run", interrupted_run)
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3)
     assert tr.status == "interrupted" and 2 <= len(tr) < 1001
@@ -250,7 +251,7 @@ def test_the_final_state_is_saved_whatever_save_every(falling_gripper, stepper):
     """save_every = k keeps steps 0, k, 2k, ... and the final state, also when k does not divide
     the number of steps (a run of 100 steps with k = 30 or 300 ends at t_final)."""
     from denoc_bridge import loops
-    from denoc_bridge.generators import fourbar
+    from denoc_bridge.io.generators import fourbar
 
     model, q0, v0 = falling_gripper
     tau = None
@@ -316,10 +317,10 @@ def test_the_stage_sweep_is_the_textbook_rk4(name):
     stage and begins the next in one sweep (kernels/stages.py); it must be the textbook RK4
     around the plain forward dynamics (the Python stepper, one call per stage) to round-off,
     and its numbers must not depend on how the run is cut into compiled calls."""
-    from denoc_bridge.generators import rope
+    from denoc_bridge.io.generators import rope
     from denoc_bridge.kernels import tables as T
     from denoc_bridge.kernels.stages import sweepable
-    from denoc_bridge.model import JointType
+    from denoc_bridge.multibody.model import JointType
 
     rng = np.random.default_rng(7)
     if name == "random_tree":

@@ -153,7 +153,7 @@ def test_limits_damping_and_mimic_are_recorded():
     model = db.load_urdf(xml)
     assert model.lower_limit.tolist() == [-2.0, -2.0] and model.upper_limit.tolist() == [2.0, 2.0]
     assert model.damping.tolist() == [0.3, 0.0] and model.friction.tolist() == [0.1, 0.0]
-    assert model.mimic == (db.model.Mimic("j2", "j1", -2.0, 0.5),)
+    assert model.mimic == (db.multibody.model.Mimic("j2", "j1", -2.0, 0.5),)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +301,7 @@ def test_frames_record_every_urdf_link_and_joint(panda):
 
 
 def test_gripper_file_is_the_generated_one():
-    from denoc_bridge.robots import gripper4_urdf
+    from denoc_bridge.io.robots import gripper4_urdf
 
     path = Path(__file__).resolve().parents[1] / "urdf" / "gripper4.urdf"
     assert path.read_text() == gripper4_urdf()

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge import _viz_geometry as vg
 from denoc_bridge import generators, viz
 from denoc_bridge.errors import InputError
-from denoc_bridge.robots import gripper4, load_robot
+from denoc_bridge.io.robots import gripper4, load_robot
+from denoc_bridge.viz import geometry as vg
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 

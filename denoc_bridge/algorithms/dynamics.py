@@ -1,10 +1,11 @@
-"""Recursive DeNOC dynamics on the module graph (the public, validated API).
+"""Recursive DeNOC dynamics of a tree on the module graph (validated; loop closures and mimic
+couplings are :mod:`denoc_bridge.constraints`, and :mod:`denoc_bridge.dynamics` decides which applies).
 
 Every function takes the model and Pinocchio-layout vectors, runs one compiled
 entry kernel (:mod:`denoc_bridge.kernels.entry`) and returns new arrays.
 Inverse and forward dynamics also take a batch of states along a leading axis
 (``q`` of shape (B, nq), ``v`` and ``tau``/``a`` of shape (B, nv)), evaluated
-in parallel.  An optional :class:`~denoc_bridge.data.Data` supplies the work
+in parallel.  An optional :class:`~denoc_bridge.multibody.data.Data` supplies the work
 buffer; by default each thread has its own.
 
 Inputs are checked inside the kernels (finite values, non-zero quaternions and
@@ -19,42 +20,35 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .. import loops as _loops
-from ..data import Data, run_parallel
-from ..errors import InputError, SingularInertiaError
-from ..kernels import entry
-from ..kernels import inverse_mass as kim
-from ..kernels import tables as T
-from ..kernels.forward_dynamics import SINGULAR_RTOL
-from ..mimic import MimicModel
-from ..model import Model
-from . import _inputs
-from ._inputs import check_model as _check_model
+from denoc_bridge.errors import InputError, SingularInertiaError
+from denoc_bridge.kernels import entry
+from denoc_bridge.kernels import inverse_mass as kim
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.data import Data, run_parallel
+from denoc_bridge.multibody.model import Model
 
 __all__ = [
-    "inverse_dynamics",
-    "nonlinear_effects",
-    "gravity_torques",
-    "mass_matrix",
-    "forward_dynamics",
+    "tree_inverse_dynamics",
+    "tree_forward_dynamics",
+    "tree_nonlinear_effects",
+    "tree_mass_matrix",
+    "tree_inverse_mass_matrix",
     "udut",
     "inverse_udut",
-    "inverse_mass_matrix",
+    "geometry",
+    "Geometry",
 ]
-
-# bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
-# attribute lookup costs 10-25 ns
-_empty = np.empty
-_inverse_dynamics_fast = entry.inverse_dynamics_fast
-_forward_dynamics_fast = entry.forward_dynamics_fast
-_mass_matrix_state = entry.mass_matrix_state
+_mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
 
 
 def _work(model, data) -> np.ndarray:
     return model.thread_work() if data is None else data.check(model).work
 
 
-def _singular(model, k: int) -> SingularInertiaError:
+def singular_error(model, k: int) -> SingularInertiaError:
     return SingularInertiaError(
         f"the articulated inertia of joint {model.joint_label(k)} is singular: the links it moves "
         f"(link '{model.link_names[k]}' and its subtree) offer no inertia to its motion, e.g. a massless "
@@ -66,12 +60,12 @@ def _singular(model, k: int) -> SingularInertiaError:
     )
 
 
-def _raise_status(model, status, q, v, x, xname, prefix=""):
+def raise_status(model, status, q, v, x, xname, prefix=""):
     if status == entry.OVERFLOW:
         raise _inputs.overflow_error(model, prefix, q=q, v=v, **{xname: x})
     if status < 0:
         _inputs.raise_state_error(model, q, v, x, xname, prefix)
-    err = _singular(model, int(status) - 1)
+    err = singular_error(model, int(status) - 1)
     if prefix:
         err = SingularInertiaError(prefix + str(err), joint=err.joint, link=err.link)
     raise err
@@ -85,11 +79,11 @@ def _batch(inverse, model, q, v, x, fext, B, xname):
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
-        _raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ")
+        raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ")
     return out
 
 
-def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
+def converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     """The general path: convert and check the arguments, one state or a batch (``model`` is
     checked by the caller)."""
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
@@ -98,159 +92,41 @@ def _converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     out = np.empty(model.nv)
     status = state_kernel(model._kt, _work(model, data), q, v, x, fext, out)
     if status:
-        _raise_status(model, status, q, v, x, xname)
+        raise_status(model, status, q, v, x, xname)
     return out
 
 
-def _no_loops(model) -> InputError:
-    return InputError(
-        f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is actuated)"
-    )
-
-
-def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
-    """Joint torques/forces ``tau`` that produce the accelerations ``a`` at state (q, v).
-
-    Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward
-    recursion of twists, twist rates and link wrenches over the modules
-    M_1..M_s and their links, then a backward recursion ``tau = N_d^T N_l^T w``.
-    Gravity (``model.gravity``) is included; ``tau`` equals ``pin.rnea``.  On a
-    :class:`~denoc_bridge.mimic.MimicModel` (``load_urdf(path, mimic=True)``), q, v, a and
-    tau are reduced coordinates and ``tau`` equals ``pin.rnea`` of Pinocchio's mimic model.
-
-    Parameters
-    ----------
-    q : (nq,) configuration, v : (nv,) velocity, a : (nv,) acceleration
-        Pinocchio's layout, or a batch along a leading axis ((B, nq), (B, nv), (B, nv)).
-        Quaternions and (cos, sin) pairs are normalised.
-    f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
-        External wrench applied to each link, as Pinocchio's ``fext``:
-        [force; moment], in the link frame, moment about the link origin.
-    actuated : on a model with loop closures, the actuated joints (names or indices into v;
-        default all): the torques of a closed chain, the other joints passive
-        (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
-        consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
-    """
-    if type(model) is not Model:  # a MimicModel, or not a model at all
-        if type(model) is MimicModel:
-            if actuated is not None:
-                raise _no_loops(model)
-            from .. import mimic
-
-            return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
-        _check_model(model)
-    if model.loops:
-        from ..loops import closed_chain_inverse_dynamics
-
-        if np.ndim(q) == 2:
-            fe = _inputs.per_state_wrenches(model, f_ext, len(q))
-            return np.array(
-                [
-                    closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
-                    for i in range(len(q))
-                ]
-            )
-        return closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
-    if actuated is not None:
-        raise _no_loops(model)
-    if f_ext is None:  # fast path: float64 C vectors
-        out = _empty(model.nv)
-        try:
-            if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
-                return out
-        except (TypeError, AttributeError):  # another type, no work yet
-            pass
-    return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
-
-
-def forward_dynamics(
-    model, q, v, tau, f_ext=None, *, data: Data | None = None, loop_method: str = "lagrange"
-) -> np.ndarray:
-    """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
-
-    ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of
-    inverse dynamics with zero acceleration (000 Table 3, note 1); ``I a = phi``
-    is then solved by block reverse Gaussian elimination with the articulated
-    module masses (000 eqs. 18-23, Table 3; 001 eqs. A.1-A.8 for multi-DOF
-    joints): the backward substitutions ``U phihat = phi``, ``D phitilde =
-    phihat`` and the forward substitution ``U^T a = phitilde``.  No matrix is
-    formed.  Takes a batch along a leading axis like :func:`inverse_dynamics`.
-
-    Raises :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint
-    when an articulated inertia is singular.
-
-    On a model with loop closures (:meth:`Model.add_loop_closure`) the accelerations are
-    the constrained ones (004 eqs. 13-14): ``loop_method="lagrange"`` (default: O(n) per
-    constraint row, no dense M) or ``"partitioning"`` (004 eqs. 19-25); see
-    :mod:`denoc_bridge.loops`.
-
-    On a :class:`~denoc_bridge.mimic.MimicModel` (``load_urdf(path, mimic=True)``) the
-    accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
-    on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
-    """
-    if type(model) is not Model:  # a MimicModel, or not a model at all
-        if type(model) is MimicModel:
-            from .. import mimic
-
-            return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
-        _check_model(model)
-    if model.loops:
-        if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:  # fast path: the compiled kernel
-            return _loops._fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
-        return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
-    if f_ext is None:  # fast path: float64 C vectors
-        out = _empty(model.nv)
-        try:
-            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau, out) == 0:
-                return out
-        except (TypeError, AttributeError):  # another type, no work yet
-            pass
-    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
-
-
 def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
-    """:func:`inverse_dynamics` of the tree, loop closures ignored (equals ``pin.rnea`` of the
-    model without its loops)."""
+    """Joint torques/forces ``tau`` of the tree (loop closures ignored) that produce the
+    accelerations ``a`` at state (q, v): equals ``pin.rnea`` of the model without its loops.
+
+    Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward recursion of twists,
+    twist rates and link wrenches over the modules M_1..M_s and their links, then a backward
+    recursion ``tau = N_d^T N_l^T w``.  Gravity (``model.gravity``) is included.  Arguments as
+    :func:`denoc_bridge.inverse_dynamics`.
+    """
     _check_model(model)
-    return _converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
+    return converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
 def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
-    """:func:`forward_dynamics` of the tree, loop closures ignored (the open-tree accelerations
-    that :mod:`denoc_bridge.loops` corrects)."""
+    """Joint accelerations of the tree (loop closures ignored) produced by ``tau`` at (q, v):
+    O(n), equals ``pin.aba`` of the model without its loops; the open-tree accelerations that
+    :mod:`denoc_bridge.constraints` corrects.
+
+    ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of inverse dynamics
+    with zero acceleration (000 Table 3, note 1); ``I a = phi`` is then solved by block reverse
+    Gaussian elimination with the articulated module masses (000 eqs. 18-23, Table 3; 001 eqs.
+    A.1-A.8 for multi-DOF joints).  No matrix is formed.
+    """
     _check_model(model)
-    return _converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+    return converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
-_NO_BAUMGARTE = (0.0, 0.0)
-
-
-def _loop_forward_dynamics(model, q, v, tau, f_ext, method):
-    constrained_forward_dynamics = _loops.constrained_forward_dynamics
-    if np.ndim(q) == 2:  # a batch: state by state
-        fe = _inputs.per_state_wrenches(model, f_ext, len(q))
-        return np.array(
-            [constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=method) for i in range(len(q))]
-        )
-    return constrained_forward_dynamics(model, q, v, tau, f_ext, method=method)
-
-
-def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
-    """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
-    of the tree on a model with loop closures (the h of 004 eq. 14)."""
-    _check_model(model)
+def tree_nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+    """``C(q, v) v + g(q) - J^T f_ext`` of the tree: inverse dynamics with zero acceleration."""
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
-    fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
-    return fn(model, q, v, a, f_ext, data=data)
-
-
-def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
-    """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
-    loop closures."""
-    _check_model(model)
-    zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
-    fn = tree_inverse_dynamics if getattr(model, "loops", ()) else inverse_dynamics
-    return fn(model, q, zero, zero.copy(), data=data)
+    return tree_inverse_dynamics(model, q, v, a, f_ext, data=data)
 
 
 class Geometry:
@@ -281,29 +157,23 @@ def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = Non
     energy = np.zeros(1)
     status = entry.geometry_and_factors(model._kt, work, q, v, factors, energy)
     if status:
-        _raise_status(model, status, q, v, v, "v")
+        raise_status(model, status, q, v, v, "v")
     return Geometry(model, work, float(energy[0]))
 
 
-def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
-    """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv).
+def tree_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+    """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv) of the tree.
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass
     (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
-    diagonal, as ``pin.crba`` does.  On a :class:`~denoc_bridge.mimic.MimicModel`, the reduced
-    ``G^T I G`` (``pin.crba`` of Pinocchio's mimic model).
+    diagonal, as ``pin.crba`` does.  The checked path of :func:`denoc_bridge.mass_matrix`.
     """
-    if type(model) is not Model:  # a MimicModel, or not a model at all
-        if type(model) is MimicModel:
-            from .. import mimic
-
-            return mimic.mass_matrix(model, q, data=data)
+    if type(model) is not Model:
         _check_model(model)
-    nv = model.nv
-    out = _empty((nv, nv))
-    try:
+    out = np.empty((model.nv, model.nv))
+    try:  # fast path: a float64 C vector
         if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
             return out
     except (TypeError, AttributeError):  # another type, no work yet
@@ -414,19 +284,14 @@ def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
     return Ubar_inv, 0.5 * (Dbar_inv + Dbar_inv.T)
 
 
-def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+def tree_inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
     ``U^-1`` is built by the recursive block inverse of 002 (eqs. A.13-A.18)
     and ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1`` (one z_k x z_k
     block per joint); ``I`` itself is never formed nor inverted.  O(n^2);
-    equals ``pin.computeMinverse``.  On a :class:`~denoc_bridge.mimic.MimicModel`, ``(G^T I G)^-1``
-    (:func:`denoc_bridge.mimic.inverse_mass_matrix`).
+    equals ``pin.computeMinverse``.
     """
-    if isinstance(model, MimicModel):
-        from .. import mimic
-
-        return mimic.inverse_mass_matrix(model, q, data=data)
     geo = _factors(model, q, "module", data)
     W, acc = _inverse_U(model, geo)
     Minv = np.empty((model.nv, model.nv))

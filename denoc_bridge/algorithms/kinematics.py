@@ -5,13 +5,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..data import Data, run_parallel
-from ..kernels import energy as _ke
-from ..kernels import kinematics as kk
-from ..mimic import MimicModel
-from . import _inputs
-from ._inputs import check_model as _check_model
-from .dynamics import geometry
+from denoc_bridge.algorithms.dynamics import geometry
+from denoc_bridge.kernels import energy as _ke
+from denoc_bridge.kernels import kinematics as kk
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.data import Data, run_parallel
+from denoc_bridge.multibody.mimic import MimicModel
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
@@ -19,7 +19,7 @@ __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_
 def forward_kinematics(model, q, *, data: Data | None = None):
     """Placements of the link frames in the base frame: ``(R, p)``, shapes (L, 3, 3) and (L, 3).
 
-    Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.mimic.MimicModel`
+    Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.constraints.mimic.MimicModel`
     takes reduced q.
     """
     _check_model(model)
@@ -49,7 +49,7 @@ def energies(model, q, v, *, springs: bool = True):
     """``(T, V)``: kinetic energy ``1/2 v^T I(q) v`` (armature included) and potential energy
     (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
     forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays.
-    A :class:`~denoc_bridge.mimic.MimicModel` takes reduced q and v."""
+    A :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q and v."""
     _check_model(model)
     if isinstance(model, MimicModel):
         qf, vf = model.expand(q, v)

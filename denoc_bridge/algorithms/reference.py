@@ -17,12 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
-from ..joints import JointType
-from ..spatial import skew
-from . import _inputs
-from ._inputs import check_model as _check_model
-from .dynamics import geometry
+from denoc_bridge.algorithms.dynamics import geometry
+from denoc_bridge.errors import InputError
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.spatial import skew
 
 __all__ = [
     "denoc_matrices",
@@ -56,7 +56,7 @@ def _check_size(model, max_links: int) -> None:
         )
 
 
-def _world_kinematics(model, q, v=None) -> _Kinematics:
+def world_kinematics(model, q, v=None) -> _Kinematics:
     geo = geometry(model, q)
     E, r, Pl_all = geo.E, geo.r, geo.P
     L = model.n_links
@@ -107,7 +107,7 @@ def _ancestors(model, k) -> list:
     return out
 
 
-def _link_N(model, kin: _Kinematics) -> np.ndarray:
+def link_N(model, kin: _Kinematics) -> np.ndarray:
     """Link-level NOC N (6L x nv): block (k, j) = A_{k,j} P_j for j an ancestor of k (003 eq. 8a)."""
     N = np.zeros((6 * model.n_links, model.nv))
     for k in range(model.n_links):
@@ -132,7 +132,7 @@ def denoc_matrices(model, q, *, max_links: int = MAX_LINKS):
     _check_model(model)
     _check_size(model, max_links)
     q = _inputs.configuration(model, q)
-    kin = _world_kinematics(model, q)
+    kin = world_kinematics(model, q)
     L = model.n_links
     N_l = np.eye(6 * L)
     N_d = np.zeros((6 * L, model.nv))
@@ -187,9 +187,9 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
     a = np.zeros(model.nv) if a is None else _inputs.vector(model, a, "a", "v")
     fext_local = _inputs.external_wrenches(model, f_ext)
-    kin = _world_kinematics(model, q, v)
+    kin = world_kinematics(model, q, v)
     L = model.n_links
-    N = _link_N(model, kin)
+    N = link_N(model, kin)
     t = N @ v
     odot = t.reshape(L, 6)[:, 3:] if L else np.zeros((0, 3))
     Ndot = np.zeros_like(N)

@@ -17,8 +17,8 @@ brackets of so(3), se(3) and se(2); zero for the commutative joints.
 import numpy as np
 from numba import njit
 
-from . import tables as T
-from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
 
 
 # ------------------------------------------------------------------ SO(3) and SE(3) on scalars

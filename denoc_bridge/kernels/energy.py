@@ -12,10 +12,10 @@ Joint springs add ``1/2 sum_i K_i d_i^2`` with ``d = q (-) q_rest``.
 import numpy as np
 from numba import njit, prange
 
-from . import tables as T
-from .configuration import difference
-from .geometry import joint_geometry_pass
-from .inverse_dynamics import (
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.configuration import difference
+from denoc_bridge.kernels.geometry import joint_geometry_pass
+from denoc_bridge.kernels.inverse_dynamics import (
     GEOMETRY_BLOCK,
     general_joint_rates,
     gravity,
@@ -27,8 +27,8 @@ from .inverse_dynamics import (
     rotation,
     unit6,
 )
-from .spatial6 import apply_A, rot3
-from .trig import poly_ok
+from denoc_bridge.kernels.spatial6 import apply_A, rot3
+from denoc_bridge.kernels.trig import poly_ok
 
 
 @njit(cache=True, fastmath={"contract"})

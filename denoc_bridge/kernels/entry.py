@@ -20,12 +20,12 @@ status per state.
 import numpy as np
 from numba import njit, prange, types
 
-from . import tables as T
-from .forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
-from .geometry import joint_geometry_pass
-from .inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
-from .mass_matrix import composite_backward_recursion
-from .trig import poly_ok
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
+from denoc_bridge.kernels.geometry import joint_geometry_pass
+from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
+from denoc_bridge.kernels.mass_matrix import composite_backward_recursion
+from denoc_bridge.kernels.trig import poly_ok
 
 MIN_NORM = 1e-12
 

@@ -24,10 +24,10 @@ Masses are symmetric 21-tuples (:mod:`.spatial6`).
 import numpy as np
 from numba import njit
 
-from . import tables as T
-from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
-from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from .spatial6 import (
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
+from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
+from denoc_bridge.kernels.spatial6 import (
     apply_A,
     apply_At,
     column,

@@ -14,10 +14,10 @@ algorithms).
 import numpy as np
 from numba import njit
 
-from . import tables as T
-from .joints import joint_subspace, joint_transform, unit_pair
-from .spatial6 import rot3
-from .trig import cos_sin, cos_sin_any
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.joints import joint_subspace, joint_transform, unit_pair
+from denoc_bridge.kernels.spatial6 import rot3
+from denoc_bridge.kernels.trig import cos_sin, cos_sin_any
 
 
 @njit(cache=True, inline="always")

@@ -16,12 +16,12 @@ is kept and the kernel's status is returned with the step.
 import numpy as np
 from numba import njit, prange
 
-from . import tables as T
-from .configuration import configuration_rate, dexpinv, difference, integrate
-from .entry import forward_dynamics_state, forward_dynamics_unchecked
-from .forward_dynamics import articulated_backward_recursion
-from .joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
-from .stages import first_sweep, next_rate, stage_sweep, sweepable
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.configuration import configuration_rate, dexpinv, difference, integrate
+from denoc_bridge.kernels.entry import forward_dynamics_state, forward_dynamics_unchecked
+from denoc_bridge.kernels.forward_dynamics import articulated_backward_recursion
+from denoc_bridge.kernels.joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
+from denoc_bridge.kernels.stages import first_sweep, next_rate, stage_sweep, sweepable
 
 TAU_NONE, TAU_CONSTANT, TAU_TABLE = 0, 1, 2
 SCRATCH_ROWS = 17

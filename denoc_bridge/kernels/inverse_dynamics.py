@@ -19,12 +19,12 @@ the rows of module i from row ``3 L + 4 nv + 6 i``.
 import numpy as np
 from numba import njit
 
-from . import tables as T
-from .geometry import geometry_row, joint_geometry_pass
-from .joints import UNIVERSAL
-from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from .spatial6 import apply_At, cross3, cross_wr, pick6, rot3
-from .trig import poly_ok
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.geometry import geometry_row, joint_geometry_pass
+from denoc_bridge.kernels.joints import UNIVERSAL
+from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
+from denoc_bridge.kernels.spatial6 import apply_At, cross3, cross_wr, pick6, rot3
+from denoc_bridge.kernels.trig import poly_ok
 
 #: links per block of the geometry pass inside the forward recursion
 GEOMETRY_BLOCK = T.BLOCK

@@ -12,7 +12,7 @@ the module (intra-modular) and handed to the parent module at its first link
 import numpy as np
 from numba import njit
 
-from .spatial_ops import apply_A, apply_At, carry_to_ancestors
+from denoc_bridge.kernels.spatial_ops import apply_A, apply_At, carry_to_ancestors
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """Joint kinematics: placement of each link relative to its parent and the
 joint-motion propagation matrices ``P_k`` (000 eq. 7b; 001 eq. A.4).
 
-Joint type codes are those of :class:`denoc_bridge.joints.JointType`.
+Joint type codes are those of :class:`denoc_bridge.multibody.joints.JointType`.
 ``P`` is stored one row per degree of freedom: ``P[idx_v[k] + d]`` is the
 6-vector (internal order [angular; linear], child frame) of column ``d`` of
 ``P_k``.
@@ -10,7 +10,7 @@ Joint type codes are those of :class:`denoc_bridge.joints.JointType`.
 import numpy as np
 from numba import njit
 
-from .spatial_ops import cross
+from denoc_bridge.kernels.spatial_ops import cross
 
 REVOLUTE = 0
 CONTINUOUS = 1

@@ -1,8 +1,8 @@
 """Compiled closed-loop dynamics: cut-joint constraints, Lagrange multipliers, projection and a
-constrained RK4 run (004 eqs. 12-15; the readable version is :mod:`denoc_bridge.loops`).
+constrained RK4 run (004 eqs. 12-15; the readable version is :mod:`denoc_bridge.constraints.loops`).
 
 The entries take the model and its cut joints as two arrays built once per model by
-:func:`denoc_bridge.loops._compiled` (few arguments: each array argument costs dispatch time):
+:func:`denoc_bridge.constraints.loops.compiled` (few arguments: each array argument costs dispatch time):
 
 ``pi``  int64 (1 + L + n_loops, 6): row 0 = [L, n_loops, m rows, nv, nq, 0]; row 1 + k =
         [parent, joint type, idx_q, nq, idx_v, nv] of link k; row 1 + L + l = [type code,
@@ -37,17 +37,17 @@ import numpy as np
 from numba import njit, types
 from numpy.lib.stride_tricks import as_strided
 
-from . import tables as T
-from .configuration import integrate
-from .entry import forward_dynamics_passes, valid_state
-from .forward_dynamics import acceleration_forward_recursion
-from .integrators import applied, is_vector_space, step_configuration, tangent_rate
-from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
-from .joints import CONTINUOUS as J_CONTINUOUS
-from .joints import REVOLUTE as J_REVOLUTE
-from .joints import UNIVERSAL as J_UNIVERSAL
-from .joints import joint_subspace, joint_subspace_rate, joint_transform, unit_pair
-from .spatial6 import apply_A, apply_At, pick6
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.configuration import integrate
+from denoc_bridge.kernels.entry import forward_dynamics_passes, valid_state
+from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion
+from denoc_bridge.kernels.integrators import applied, is_vector_space, step_configuration, tangent_rate
+from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
+from denoc_bridge.kernels.joints import CONTINUOUS as J_CONTINUOUS
+from denoc_bridge.kernels.joints import REVOLUTE as J_REVOLUTE
+from denoc_bridge.kernels.joints import UNIVERSAL as J_UNIVERSAL
+from denoc_bridge.kernels.joints import joint_subspace, joint_subspace_rate, joint_transform, unit_pair
+from denoc_bridge.kernels.spatial6 import apply_A, apply_At, pick6
 
 WELD, SPHERICAL, REVOLUTE, PRISMATIC = 0, 1, 2, 3
 _M, _V, _F = types.float64[:, ::1], types.float64[::1], types.float64
@@ -296,7 +296,7 @@ def _point_motion(ws, link, x, out):
 @njit(cache=True, inline="always")
 def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
     """phi, C = D* N (004 eq. 15) and Cdot qdot (eq. 13) of every cut joint (rows as in the
-    table of :mod:`denoc_bridge.loops`); world_kinematics must have run (with v for the bias)."""
+    table of :mod:`denoc_bridge.constraints.loops`); world_kinematics must have run (with v for the bias)."""
     li, lf = lt
     J, t = ws[15], ws[16]  # Jw1, Jx1, Jw2, Jx2 (3 x nv each)
     RF1, RF2, Rrel, x1, x2, dvec, rot, lg = t[0:3], t[3:6], t[6:9], t[9], t[10], t[11], t[12], t[13]

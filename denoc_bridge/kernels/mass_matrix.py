@@ -13,10 +13,10 @@ larger indices) column block k of the GIM is formed and carried to the base:
 
 from numba import njit
 
-from . import tables as T
-from .forward_dynamics import add_mass, load_mass
-from .inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation
-from .spatial6 import apply_At, column, congruence_to_parent, pick6, plus_link_mass, sym_index
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.forward_dynamics import add_mass, load_mass
+from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation
+from denoc_bridge.kernels.spatial6 import apply_At, column, congruence_to_parent, pick6, plus_link_mass, sym_index
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})

@@ -1,8 +1,8 @@
 """Compiled fixed-step runs of a model with ``<mimic>`` joints as constraints (reduced
-coordinates, Pinocchio's mimic layout): the stages of :mod:`denoc_bridge.mimic_simulation`
+coordinates, Pinocchio's mimic layout): the stages of :mod:`denoc_bridge.simulation.mimic`
 without a Python call per stage.
 
-The maps between the reduced state (q_r, v_r) and the tree's (:mod:`denoc_bridge.mimic`)
+The maps between the reduced state (q_r, v_r) and the tree's (:mod:`denoc_bridge.constraints.mimic`)
 come as two tuples of arrays, ``im = (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col)`` (int64)
 and ``fm = (mult, off, scale)`` (the compiled entries take them packed in two flat arrays,
 :func:`pack`, :func:`unpack`): ``q_keep``/``v_keep`` (the tree entries of the reduced coordinates),
@@ -28,11 +28,11 @@ Euler; the configuration maps are the tree's restricted to the kept entries.
 import numpy as np
 from numba import njit, prange
 
-from . import tables as T
-from .configuration import dexpinv, integrate
-from .entry import inverse_dynamics_state, mass_matrix_state
-from .integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
-from .loops import factorised_forward_dynamics, solve
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.configuration import dexpinv, integrate
+from denoc_bridge.kernels.entry import inverse_dynamics_state, mass_matrix_state
+from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
+from denoc_bridge.kernels.loops import factorised_forward_dynamics, solve
 
 #: rows of the reduced scratch ``s`` (width max(nq_r, nv_r))
 SCRATCH_ROWS = 14

@@ -22,9 +22,9 @@ cost the plain forward dynamics 12 % (measured).  The wrench step is shared
 
 from numba import njit
 
-from . import tables as T
-from .geometry import block_cos_sin, coordinate_axis_block
-from .inverse_dynamics import (
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.geometry import block_cos_sin, coordinate_axis_block
+from denoc_bridge.kernels.inverse_dynamics import (
     GEOMETRY_BLOCK,
     NO_E,
     gravity,
@@ -36,9 +36,9 @@ from .inverse_dynamics import (
     twist_rate_bias,
     unit6,
 )
-from .prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from .spatial6 import apply_A
-from .trig import poly_ok
+from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
+from denoc_bridge.kernels.spatial6 import apply_A
+from denoc_bridge.kernels.trig import poly_ok
 
 
 @njit(cache=True, fastmath=False)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..spatial import link_mass_matrices
+from denoc_bridge.spatial import link_mass_matrices
 
 INT = np.int32
 # int32 columns of ki = kt.view(INT)
@@ -97,7 +97,7 @@ def dof_sign(ki, k):
 
 @njit(cache=True, inline="always")
 def joint_type(ki, k):
-    """Joint type code of :class:`denoc_bridge.joints.JointType`."""
+    """Joint type code of :class:`denoc_bridge.multibody.joints.JointType`."""
     return (ki[k, FLAGS] >> 8) & 15
 
 

@@ -1,0 +1,134 @@
+"""Configurations in Pinocchio's layout: neutral, random, and the joint manifolds' operations
+(``integrate``, ``difference``, ``interpolate``, as ``pinocchio.integrate`` & co.)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import configuration as _kc
+from denoc_bridge.kernels import tables as _T
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_q
+from denoc_bridge.multibody.mimic import MimicModel
+
+__all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
+
+
+def neutral_configuration(model) -> np.ndarray:
+    """Zero angles and displacements, identity quaternions (``pin.neutral``; for a
+    :class:`~denoc_bridge.constraints.mimic.MimicModel`, in reduced coordinates as ``pin.neutral`` of the mimic model)."""
+    _check_model(model)
+    if isinstance(model, MimicModel):
+        return model.reduce_configuration(neutral_configuration(model.tree))
+    return neutral_q(model.joint_type)
+
+
+def random_configuration(model, rng=None) -> np.ndarray:
+    """A random valid configuration.
+
+    Revolute and prismatic joints are drawn uniformly within their position
+    limits when both are finite and at most 1e6 apart (else in [-pi, pi] and [-1, 1]); angles of
+    continuous, universal and planar joints in [-pi, pi]; quaternions uniformly
+    on the unit sphere; free translations from a unit normal distribution.  For a
+    :class:`~denoc_bridge.constraints.mimic.MimicModel`, the independent joints' entries.
+    """
+    _check_model(model)
+    if isinstance(model, MimicModel):
+        return model.reduce_configuration(random_configuration(model.tree, rng))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
+        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng}")
+    rng = np.random.default_rng(rng)
+    q = np.zeros(model.nq)
+    for k in range(model.n_links):
+        jt = JointType(model.joint_type[k])
+        i0, n = int(model.idx_q[k]), int(model.nq_joint[k])
+        qk = q[i0 : i0 + n]
+        lo, hi = model.lower_limit[i0 : i0 + n], model.upper_limit[i0 : i0 + n]
+        if jt in (JointType.REVOLUTE, JointType.PRISMATIC):
+            half = np.pi if jt == JointType.REVOLUTE else 1.0
+            # Pinocchio marks "no limit" with +-max double: such ranges count as unbounded
+            bounded = bool(abs(lo[0]) <= 1e6 and abs(hi[0]) <= 1e6 and hi[0] >= lo[0])
+            qk[0] = rng.uniform(lo[0], hi[0]) if bounded else rng.uniform(-half, half)
+        elif jt == JointType.UNIVERSAL:
+            qk[:] = rng.uniform(-np.pi, np.pi, 2)
+        elif jt in (JointType.FREEFLYER, JointType.TRANSLATION, JointType.PLANAR):
+            qk[: 3 if jt != JointType.PLANAR else 2] = rng.standard_normal(3 if jt != JointType.PLANAR else 2)
+        if jt in QUATERNION_OFFSET:
+            quat = rng.standard_normal(4)
+            qk[QUATERNION_OFFSET[jt] : QUATERNION_OFFSET[jt] + 4] = quat / np.linalg.norm(quat)
+        if jt in CIRCLE_OFFSET:
+            angle = rng.uniform(-np.pi, np.pi)
+            qk[CIRCLE_OFFSET[jt] : CIRCLE_OFFSET[jt] + 2] = (np.cos(angle), np.sin(angle))
+    return q
+
+
+def _pair(model, a, b, na, nb, names):
+
+    a, b = _inputs.real_array(a, names[0]), _inputs.real_array(b, names[1])
+    batch = a.ndim == 2
+    for arr, n, name in ((a, na, names[0]), (b, nb, names[1])):
+        if arr.shape[-1:] != (n,) or arr.ndim != a.ndim or (batch and arr.shape[0] != a.shape[0]):
+            raise InputError(
+                f"{name} must have shape ({n},) or (B, {n}) like {names[0]} (model '{model.name}'), got {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{name} holds a value that is not finite")
+    a = _inputs.normalise_configuration(model, np.array(a, dtype=float, order="C"), names[0])
+    b = np.array(b, dtype=float, order="C")
+    if nb == model.nq:  # q0, q1: both configurations
+        b = _inputs.normalise_configuration(model, b, names[1])
+    return a, b, batch
+
+
+def integrate(model, q, v) -> np.ndarray:
+    """The configuration reached from ``q`` by the velocity ``v`` applied for unit time:
+    ``q (+) v = q exp(v)`` joint by joint, as ``pinocchio.integrate`` (free-flyers on SE(3),
+    spherical joints on SO(3), continuous joints on SO(2), planar joints on SE(2); vector
+    spaces add).  Quaternions and (cos, sin) pairs of the result are unit.  A leading batch
+    axis is allowed.  On a :class:`~denoc_bridge.constraints.mimic.MimicModel`, reduced q and v (the tree's
+    integration of the expanded state, reduced)."""
+    _check_model(model)
+    if isinstance(model, MimicModel):
+        qf, vf = model.expand(q, v)
+        return model.reduce_configuration(integrate(model.tree, qf, vf))
+    q, v, batch = _pair(model, q, v, model.nq, model.nv, ("q", "v"))
+    out = np.empty_like(q)
+    ki = model._kt.view(_T.INT)
+    if batch:
+        _kc.integrate_batch(ki, q, v, out)
+    else:
+        _kc.integrate(ki, q, v, out)
+    return out
+
+
+def difference(model, q0, q1) -> np.ndarray:
+    """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
+    (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
+    _check_model(model)
+    if isinstance(model, MimicModel):
+        return model.reduce_velocity(difference(model.tree, model.expand(q0), model.expand(q1)))
+    q0, q1, batch = _pair(model, q0, q1, model.nq, model.nq, ("q0", "q1"))
+    out = np.empty(q0.shape[:-1] + (model.nv,))
+    ki = model._kt.view(_T.INT)
+    if batch:
+        _kc.difference_batch(ki, q0, q1, out)
+    else:
+        _kc.difference(ki, q0, q1, out)
+    return out
+
+
+def interpolate(model, q0, q1, u) -> np.ndarray:
+    """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
+    ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
+    _check_model(model)
+
+    d = difference(model, q0, q1)
+    u = _inputs.real_array(u, "u")
+    if not np.all(np.isfinite(u)) or u.shape not in ((), d.shape[:-1]):
+        raise InputError(
+            f"u must be a finite number or one per state of the batch (shape {d.shape[:-1]}), got "
+            f"{u if u.ndim == 0 else f'shape {u.shape}'}"
+        )
+    return integrate(model, q0, d * (u[..., None] if u.ndim else u))

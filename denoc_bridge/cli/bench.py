@@ -1,0 +1,78 @@
+"""``denoc-bridge bench``: speed against Pinocchio (and MuJoCo), side by side in one process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from denoc_bridge import benchmarking
+from denoc_bridge.cli.common import checked_output_file
+from denoc_bridge.errors import DenocError
+from denoc_bridge.viz.plots import plot_scaling
+
+
+def bench_command(args) -> int:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    if args.repeats is not None and args.repeats < 1:
+        raise DenocError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise DenocError(f"--out: {args.out} is a file, not a folder")
+    if args.out:  # before the run, not after two minutes of it
+        try:
+            os.makedirs(args.out, exist_ok=True)
+            checked_output_file(Path(args.out) / "speed.json", "--out")
+        except OSError as exc:
+            raise DenocError(f"--out: cannot create {args.out}: {exc.strerror or exc}") from None
+
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    res = benchmarking.run(args.quick, repeats=args.repeats, log=log)
+    console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 130)
+    m = res["machine"]
+    table = Table(
+        title=f"{'QUICK RUN (small sizes, not a measurement): ' if args.quick else ''}"
+        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
+        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
+    for col in ("case", "target", "measured", "met"):
+        table.add_column(col)
+    for case, target, measured, met in benchmarking.targets(res):
+        table.add_row(
+            case.replace("`", ""),
+            target.replace("`", ""),
+            measured,
+            "[green]yes[/green]" if met else "[bold red]no[/bold red]",
+        )
+    console.print(table)
+    scale = Table(title="time per call on the benchmark chain", box=box.SIMPLE_HEAVY, title_justify="left")
+    for col in ("DOF", "denoc FD", "denoc ID", "FD ns/DOF", "pin.aba", "pin.rnea", "MuJoCo mj_forward"):
+        scale.add_column(col, justify="right")
+    fmt = benchmarking._fmt_us
+    for r in res["scaling"]:
+        scale.add_row(
+            f"{r['nv']:,}",
+            fmt(r["fd_us"]),
+            fmt(r["id_us"]),
+            f"{r['fd_ns_per_dof']:.1f}",
+            *(fmt(r[k]) if k in r else "--" for k in ("aba_us", "rnea_us", "mj_forward_us")),
+        )
+    console.print(scale)
+    for line in benchmarking.notes(res):
+        console.print(line, markup=False)
+    if args.out:
+        import json
+
+        with open(os.path.join(args.out, "speed.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        with open(os.path.join(args.out, "speed.md"), "w") as f:
+            f.write(benchmarking.markdown(res))
+        plot_scaling(res, os.path.join(args.out, "scaling.png"))
+        print(f"wrote {os.path.abspath(args.out)}/speed.json, speed.md, scaling.png")
+    return 0

@@ -1,0 +1,59 @@
+"""The ``denoc-bridge`` command line: ``main`` parses the arguments and runs one command
+(one module each: :mod:`.info`, :mod:`.validate`, :mod:`.simulate`, :mod:`.bench`, :mod:`.sweep`);
+a user mistake ends in one ``denoc-bridge: error: ...`` line and exit status 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from denoc_bridge.cli.bench import bench_command
+from denoc_bridge.cli.common import EXIT_USAGE
+from denoc_bridge.cli.info import info_command
+from denoc_bridge.cli.parser import build_parser
+from denoc_bridge.cli.simulate import simulate_command
+from denoc_bridge.cli.sweep import sweep_command
+from denoc_bridge.cli.validate import validate_command
+from denoc_bridge.errors import DenocError
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"denoc-bridge: warning: {text}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    np.set_printoptions(precision=4, suppress=True)
+    command = {
+        "info": info_command,
+        "validate": validate_command,
+        "simulate": simulate_command,
+        "bench": bench_command,
+        "sweep": sweep_command,
+    }[args.command]
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning  # one line per warning, no source line
+        try:
+            return command(args)
+        except BrokenPipeError:  # output piped into e.g. `head`
+            sys.stdout = open(os.devnull, "w")
+            return 0
+        except (DenocError, OSError) as exc:
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"denoc-bridge: error: {text}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print("denoc-bridge: interrupted", file=sys.stderr)
+            return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

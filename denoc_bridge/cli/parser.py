@@ -1,0 +1,252 @@
+"""The ``denoc-bridge`` command line: the argument parser of every command (help texts, examples,
+choices).
+
+Examples::
+
+    denoc-bridge simulate panda --duration 2          # validate, simulate, write panda.html and panda.png
+    denoc-bridge simulate fourbar --duration 5 --plot fourbar.png --save fourbar.npz
+    denoc-bridge simulate chain:1000:spatial --duration 0.5 --no-html
+    denoc-bridge simulate puma560 --torque gravity-compensation --q0 0 0.5 -0.5 0 0 0
+    denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
+    denoc-bridge simulate pr2 --mimic --duration 0.5  # <mimic> joints as constraints
+    denoc-bridge info panda                           # DOF and kinematic-module tree
+    denoc-bridge info talos --fixed
+    denoc-bridge info path/to/robot.urdf --floating
+    denoc-bridge info pr2 --mimic                     # <mimic> joints as constraints (reduced nq, nv)
+    denoc-bridge validate solo12 --samples 5          # compare with Pinocchio, exit 1 on mismatch
+    denoc-bridge validate pr2 --mimic                 # against pin.buildModelFromUrdf(path, mimic=True)
+    denoc-bridge info gripper                         # the 4-DOF gripper of the papers (000 §3.1)
+    denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
+    denoc-bridge sweep rope --grid mass_scale=0.5,1,2 --grid "q0[0]=-0.5:0.5:5" --out sweep_rope
+    denoc-bridge sweep panda --cases cases.csv --out runs --scheduler tcp://10.0.0.5:8786
+
+ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
+generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.
+chain:1000:spatial), gripper (000 §3.1), puma560 (003), fourbar (004, a closed loop).
+
+A user mistake (unknown robot, malformed file, bad option) prints one line on
+stderr and exits with status 2; it never prints a traceback.  A mismatch with
+Pinocchio exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from denoc_bridge import __version__
+from denoc_bridge.cli.common import EXIT_USAGE
+
+ROBOT_HELP = (
+    "a URDF file, an example-robot-data name (panda, talos, solo12, ...) or a generator spec: "
+    "rope, chain:N[:planar|spatial] (e.g. chain:1000:spatial), gripper, puma560, fourbar"
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of the usage block."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def robot_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("robot", metavar="ROBOT", help=ROBOT_HELP)
+    base = p.add_mutually_exclusive_group()
+    base.add_argument(
+        "--floating",
+        dest="floating",
+        action="store_true",
+        default=None,
+        help="attach the root link with a free-flyer joint",
+    )
+    base.add_argument(
+        "--fixed",
+        dest="floating",
+        action="store_false",
+        help="fixed base (default for files and generators; example-robot-data robots use their usual base)",
+    )
+
+
+def help_examples(*commands) -> str:
+    lines = [
+        line
+        for line in __doc__.split("Examples::", 1)[1].split("ROBOT is", 1)[0].splitlines()
+        if any(line.strip().startswith(f"denoc-bridge {c}") for c in commands)
+    ]
+    return "examples:\n" + "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="denoc-bridge",
+        description=textwrap.fill(
+            "DeNOC recursive dynamics on kinematic modules, checked against Pinocchio: "
+            "load a robot, validate it against Pinocchio, simulate it, write an HTML "
+            "animation and plots.",
+            90,
+        ),
+        epilog="examples:\n" + __doc__.split("Examples::", 1)[1].strip("\n").rstrip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"denoc-bridge {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    def wrap(text):
+        return textwrap.fill(text, 90)
+
+    info = sub.add_parser(
+        "info",
+        help="print the DOF and the kinematic-module tree of a robot",
+        description="Print the DOF and the kinematic-module tree of a robot.",
+        epilog=help_examples("info"),
+        formatter_class=raw,
+    )
+    robot_arguments(info)
+    info.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints, as pin.buildModelFromUrdf(path, mimic=True)",
+    )
+
+    val = sub.add_parser(
+        "validate",
+        help="compare inverse/forward dynamics, GIM and inverse GIM with Pinocchio",
+        description=wrap(
+            "Compare denoc_bridge with Pinocchio on random states (inverse dynamics, "
+            "GIM, forward dynamics, inverse GIM, forward kinematics) and print a "
+            "table; exit 1 on a mismatch."
+        ),
+        epilog=help_examples("validate"),
+        formatter_class=raw,
+    )
+    robot_arguments(val)
+    val.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints, against pin.buildModelFromUrdf(path, mimic=True)",
+    )
+    val.add_argument("--samples", type=int, default=3, help="number of random states (default 3)")
+    val.add_argument("--tol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
+    val.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    sim = sub.add_parser(
+        "simulate",
+        help="validate, simulate, and write an HTML animation and a plot",
+        description=wrap(
+            "Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
+            "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
+            "into the current folder unless told otherwise.  Start: the neutral configuration (the "
+            "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."
+        ),
+        epilog=help_examples("simulate"),
+        formatter_class=raw,
+    )
+    robot_arguments(sim)
+    sim.add_argument(
+        "--mimic",
+        action="store_true",
+        help="<mimic> joints as constraints (reduced coordinates, as pin.buildModelFromUrdf(path, mimic=True))",
+    )
+    sim.add_argument("--duration", type=float, default=2.0, metavar="S", help="simulated seconds (default 2)")
+    sim.add_argument(
+        "--dt",
+        type=float,
+        default=1e-3,
+        metavar="DT",
+        help="time step (fixed-step methods) or interval of the saved states (adaptive ones); default 0.001",
+    )
+    sim.add_argument(
+        "--method",
+        default="rk4",
+        metavar="METHOD",
+        help="rk4 (default), euler, or scipy's RK45, DOP853, Radau, BDF, LSODA",
+    )
+    sim.add_argument(
+        "--q0", nargs="+", metavar="Q", help="start configuration: nq numbers, or 'neutral' (default) or 'random'"
+    )
+    sim.add_argument(
+        "--torque",
+        default="zero",
+        metavar="TAU",
+        help="zero (default), gravity-compensation (tau = g(q)), or a .npy / .csv file with one row "
+        "of nv torques (constant) or one row per step",
+    )
+    sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
+    sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")
+    sim.add_argument("--save", metavar="OUT.npz", help="also save the trajectory (Trajectory.to_npz)")
+    sim.add_argument("--no-html", action="store_true", help="do not write the HTML animation")
+    sim.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    sim.add_argument("--no-validate", action="store_true", help="skip the check against Pinocchio")
+    sim.add_argument("--fps", type=float, default=30.0, help="frame rate of the animation (default 30)")
+    sim.add_argument("--seed", type=int, default=0, help="random seed of --q0 random and of the check (default 0)")
+
+    bench = sub.add_parser(
+        "bench",
+        help="run the speed benchmark and print its table",
+        description=wrap(
+            "The speed benchmark of the README (denoc_bridge next to Pinocchio and MuJoCo): "
+            "about 2 minutes, --quick about 10 seconds (a smoke run, not a measurement).  Progress "
+            "goes to stderr, the tables to stdout."
+        ),
+        epilog=help_examples("bench"),
+        formatter_class=raw,
+    )
+    bench.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
+    bench.add_argument("--repeats", type=int, default=None, help="repeats per timing (default 9, quick 3)")
+    bench.add_argument("--out", metavar="DIR", help="also write speed.json, speed.md and scaling.png there")
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run many simulations (a CSV of cases or a grid) on a Dask cluster",
+        description=wrap(
+            "One simulation per case, on a Dask LocalCluster of --workers processes (default) or on "
+            "the cluster at --scheduler; each finished case is saved in DIR/cases (CASE.npz: the "
+            "trajectory, CASE.json: its row), the table in DIR/summary.csv (and summary.parquet with "
+            "pyarrow).  Run it again with the same DIR to finish a sweep that was interrupted.  Case "
+            "columns: q0[i], v0[i], tau[i] (or q0.JOINT, ...), t_final, dt, method, and the model "
+            "parameters mass_scale, mass.LINK, length_scale, length_scale.LINK, damping, "
+            "damping.JOINT, stiffness, stiffness.JOINT, gravity_scale (see denoc_bridge.sweeps)."
+        ),
+        epilog=help_examples("sweep"),
+        formatter_class=raw,
+    )
+    robot_arguments(sw)
+    cases = sw.add_mutually_exclusive_group(required=True)
+    cases.add_argument("--cases", metavar="CASES.csv", help="one case per row (header: the case columns)")
+    cases.add_argument(
+        "--grid",
+        action="append",
+        metavar="NAME=VALUES",
+        help="a grid axis: NAME=v1,v2,... or NAME=start:stop:count (repeat for a full factorial design)",
+    )
+    sw.add_argument("--out", metavar="DIR", required=True, help="output folder (created; reused to resume)")
+    sw.add_argument("--duration", type=float, default=1.0, metavar="S", help="simulated seconds (default 1)")
+    sw.add_argument("--dt", type=float, default=1e-3, metavar="DT", help="time step (default 0.001)")
+    sw.add_argument("--method", default="rk4", metavar="METHOD", help="rk4 (default), euler, RK45, ...")
+    sw.add_argument("--save-every", type=int, default=None, metavar="K", help="keep every K-th step")
+    sw.add_argument(
+        "--metrics",
+        default=",".join(("t_end", "wall_time", "energy_drift", "total_energy_end")),
+        help="summary columns, comma-separated (default %(default)s; also kinetic_energy_end, "
+        "potential_energy_end, max_abs_v, n_steps, q_end, v_end)",
+    )
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR", help="run on the Dask cluster at ADDR (tcp://HOST:PORT)")
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the local cluster (default: the number of cores)",
+    )
+    where.add_argument("--inline", action="store_true", help="run in this process, without Dask")
+    sw.add_argument("--batch-size", type=int, default=16, metavar="N", help="cases per task (default 16)")
+    sw.add_argument("--no-trajectories", action="store_true", help="save the rows only, not the trajectories")
+    sw.add_argument(
+        "--restart",
+        action="store_true",
+        help="run every case again (default: resume; a DIR holding a different sweep is refused)",
+    )
+    return parser

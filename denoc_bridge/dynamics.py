@@ -1,0 +1,197 @@
+"""The one place that decides which dynamics a model gets.
+
+A :class:`~denoc_bridge.Model` without loop closures is a tree: its functions run one compiled
+entry kernel (the fast paths below, then the checked paths of :mod:`denoc_bridge.algorithms`).
+A model with loop closures, or a :class:`~denoc_bridge.MimicModel`, is a tree with holonomic
+constraints: :mod:`denoc_bridge.constraints` adds them on top of the tree's algorithms.  Below
+this module every function assumes its kind.
+
+Every function takes Pinocchio-layout vectors, or a batch of states along a leading axis
+(``q`` of shape (B, nq), ``v`` and ``tau``/``a`` of shape (B, nv)), evaluated in parallel.  An
+optional :class:`~denoc_bridge.Data` supplies the work buffer; by default each thread has its
+own.  Inputs are checked inside the kernels (finite values, non-zero quaternions and (cos, sin)
+pairs, which are normalised); when a kernel reports an invalid input, the Python layer finds and
+names it.  C-contiguous float64 arrays of the right shape take the fast path; anything else
+(lists, other dtypes, strided views) is converted first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from denoc_bridge.algorithms import dynamics as tree
+from denoc_bridge.constraints import loops, mimic
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import entry
+from denoc_bridge.multibody import inputs
+from denoc_bridge.multibody.checks import check_model
+from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
+
+__all__ = [
+    "inverse_dynamics",
+    "forward_dynamics",
+    "nonlinear_effects",
+    "gravity_torques",
+    "mass_matrix",
+    "inverse_mass_matrix",
+]
+
+# bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
+# attribute lookup costs 10-25 ns
+_empty = np.empty
+_inverse_dynamics_fast = entry.inverse_dynamics_fast
+_forward_dynamics_fast = entry.forward_dynamics_fast
+_NO_BAUMGARTE = (0.0, 0.0)
+
+
+def _no_loops(model) -> InputError:
+    return InputError(
+        f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is actuated)"
+    )
+
+
+def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
+    """Joint torques/forces ``tau`` that produce the accelerations ``a`` at state (q, v).
+
+    Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward
+    recursion of twists, twist rates and link wrenches over the modules
+    M_1..M_s and their links, then a backward recursion ``tau = N_d^T N_l^T w``.
+    Gravity (``model.gravity``) is included; ``tau`` equals ``pin.rnea``.  On a
+    :class:`~denoc_bridge.MimicModel` (``load_urdf(path, mimic=True)``), q, v, a and
+    tau are reduced coordinates and ``tau`` equals ``pin.rnea`` of Pinocchio's mimic model.
+
+    Parameters
+    ----------
+    q : (nq,) configuration, v : (nv,) velocity, a : (nv,) acceleration
+        Pinocchio's layout, or a batch along a leading axis ((B, nq), (B, nv), (B, nv)).
+        Quaternions and (cos, sin) pairs are normalised.
+    f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
+        External wrench applied to each link, as Pinocchio's ``fext``:
+        [force; moment], in the link frame, moment about the link origin.
+    actuated : on a model with loop closures, the actuated joints (names or indices into v;
+        default all): the torques of a closed chain, the other joints passive
+        (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
+        consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
+    """
+    if type(model) is not Model:  # a MimicModel, or not a model at all
+        if type(model) is MimicModel:
+            if actuated is not None:
+                raise _no_loops(model)
+            return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
+        check_model(model)
+    if model.loops:
+        if np.ndim(q) == 2:
+            fe = inputs.per_state_wrenches(model, f_ext, len(q))
+            return np.array(
+                [
+                    loops.closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
+                    for i in range(len(q))
+                ]
+            )
+        return loops.closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
+    if actuated is not None:
+        raise _no_loops(model)
+    if f_ext is None:  # fast path: float64 C vectors
+        out = _empty(model.nv)
+        try:
+            if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
+                return out
+        except (TypeError, AttributeError):  # another type, no work yet
+            pass
+    return tree.converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
+
+
+def forward_dynamics(
+    model, q, v, tau, f_ext=None, *, data: Data | None = None, loop_method: str = "lagrange"
+) -> np.ndarray:
+    """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
+
+    ``phi = tau - (C v + g - J^T f_ext)`` comes from the forward recursion of
+    inverse dynamics with zero acceleration (000 Table 3, note 1); ``I a = phi``
+    is then solved by block reverse Gaussian elimination with the articulated
+    module masses (000 eqs. 18-23, Table 3; 001 eqs. A.1-A.8 for multi-DOF
+    joints): the backward substitutions ``U phihat = phi``, ``D phitilde =
+    phihat`` and the forward substitution ``U^T a = phitilde``.  No matrix is
+    formed.  Takes a batch along a leading axis like :func:`inverse_dynamics`.
+
+    Raises :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint
+    when an articulated inertia is singular.
+
+    On a model with loop closures (:meth:`Model.add_loop_closure`) the accelerations are
+    the constrained ones (004 eqs. 13-14): ``loop_method="lagrange"`` (default: O(n) per
+    constraint row, no dense M) or ``"partitioning"`` (004 eqs. 19-25); see
+    :mod:`denoc_bridge.loops`.
+
+    On a :class:`~denoc_bridge.MimicModel` (``load_urdf(path, mimic=True)``) the
+    accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
+    on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
+    """
+    if type(model) is not Model:  # a MimicModel, or not a model at all
+        if type(model) is MimicModel:
+            return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
+        check_model(model)
+    if model.loops:
+        if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:  # fast path: the compiled kernel
+            return loops.fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
+        if np.ndim(q) == 2:  # a batch: state by state
+            fe = inputs.per_state_wrenches(model, f_ext, len(q))
+            return np.array(
+                [
+                    loops.constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=loop_method)
+                    for i in range(len(q))
+                ]
+            )
+        return loops.constrained_forward_dynamics(model, q, v, tau, f_ext, method=loop_method)
+    if f_ext is None:  # fast path: float64 C vectors
+        out = _empty(model.nv)
+        try:
+            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau, out) == 0:
+                return out
+        except (TypeError, AttributeError):  # another type, no work yet
+            pass
+    return tree.converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+
+
+def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+    """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
+    of the tree on a model with loop closures (the h of 004 eq. 14)."""
+    check_model(model)
+    a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
+    fn = tree.tree_inverse_dynamics if model.loops else inverse_dynamics
+    return fn(model, q, v, a, f_ext, data=data)
+
+
+def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
+    """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
+    loop closures."""
+    check_model(model)
+    zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
+    fn = tree.tree_inverse_dynamics if model.loops else inverse_dynamics
+    return fn(model, q, zero, zero.copy(), data=data)
+
+
+def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+    """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv).
+
+    Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
+    (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
+    element-wise 003 eq. 29), in one compiled backward pass
+    (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
+    diagonal, as ``pin.crba`` does.  Of the tree on a model with loop closures.  On a
+    :class:`~denoc_bridge.MimicModel`, the reduced ``G^T I G`` (``pin.crba`` of Pinocchio's
+    mimic model).
+    """
+    if type(model) is MimicModel:
+        return mimic.mass_matrix(model, q, data=data)
+    return tree.tree_mass_matrix(model, q, data=data)
+
+
+def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+    """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric: equals
+    ``pin.computeMinverse`` (:func:`denoc_bridge.algorithms.dynamics.tree_inverse_mass_matrix`).  On a
+    :class:`~denoc_bridge.MimicModel`, ``(G^T I G)^-1`` (:func:`denoc_bridge.mimic.inverse_mass_matrix`)."""
+    if isinstance(model, MimicModel):
+        return mimic.inverse_mass_matrix(model, q, data=data)
+    return tree.tree_inverse_mass_matrix(model, q, data=data)

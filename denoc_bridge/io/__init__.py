@@ -1,0 +1,2 @@
+"""Robots in and out: URDF files, Pinocchio models, example-robot-data names and the papers'
+robots generated as URDF."""

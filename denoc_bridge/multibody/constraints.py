@@ -1,0 +1,133 @@
+"""Descriptions of the holonomic constraints a model carries: URDF ``<mimic>`` relations
+(:class:`Mimic`) and loop closures by cut joints (:class:`LoopClosure`, 004 §2.3).
+
+These are data: :mod:`denoc_bridge.constraints` builds their Jacobians and solves them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from denoc_bridge.errors import ModelError
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.spatial import rpy_to_matrix
+
+__all__ = ["Mimic", "LoopClosure", "LOOP_TYPES", "make_loop_closure", "body_name"]
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A URDF ``<mimic>`` relation ``q[joint] = multiplier * q[mimicked] + offset``.
+
+    Recorded in ``model.mimic``; like ``pin.buildModelFromUrdf(path)`` without
+    ``mimic=True``, the dynamics of a :class:`Model` treat mimic joints as independent
+    joints.  ``load_urdf(path, mimic=True)`` (or ``MimicModel(model)``) turns the relations
+    into joint-space constraints (:mod:`denoc_bridge.constraints.mimic`).
+    """
+
+    joint: str
+    mimicked: str
+    multiplier: float
+    offset: float
+
+
+LOOP_TYPES = {"revolute": 5, "prismatic": 5, "spherical": 3, "weld": 6}
+
+
+@dataclass(frozen=True, eq=False)
+class LoopClosure:
+    """A cut joint closing a loop between ``link1`` and ``link2`` (model link indices, -1 for
+    the fixed base).  (``rotation1``, ``translation1``) is the joint frame in link 1's frame,
+    (``rotation2``, ``translation2``) the same joint frame as seen from link 2; ``axis`` (unit,
+    in the joint frame) is the axis of a revolute or prismatic cut joint."""
+
+    name: str
+    type: str
+    link1: int
+    link2: int
+    rotation1: np.ndarray
+    translation1: np.ndarray
+    rotation2: np.ndarray
+    translation2: np.ndarray
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    @property
+    def n_rows(self) -> int:
+        """Constraint rows before redundant ones are removed."""
+        return LOOP_TYPES[self.type]
+
+    def normals(self) -> np.ndarray:
+        """Two unit vectors normal to ``axis`` (joint frame), (2, 3)."""
+        a = self.axis
+        t = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        b1 = np.cross(a, t)
+        b1 /= np.linalg.norm(b1)
+        return np.array([b1, np.cross(a, b1)])
+
+
+def body_name(model, link: int) -> str:
+    """The name of model link ``link``, or of the base for -1."""
+    _check_model(model)
+    return model.base_name if link < 0 else model.link_names[link]
+
+
+def _placement(model, where: str, xyz, rpy, rotation):
+    """(link index, R, p) of a frame given on a link or frame named ``where``."""
+    if where in ("world", "universe", model.base_name):
+        link, R0, p0 = -1, np.eye(3), np.zeros(3)
+    elif where in model.link_names:
+        link, R0, p0 = model.link_names.index(where), np.eye(3), np.zeros(3)
+    else:
+        frame = next((f for f in model.frames if f.name == where), None)
+        if frame is None:
+            raise ModelError(f"loop closure: no link or frame named '{where}' in '{model.name}'")
+        link, R0, p0 = frame.link, np.asarray(frame.rotation, float), np.asarray(frame.translation, float)
+    p = np.zeros(3) if xyz is None else np.asarray(xyz, dtype=float)
+    if rotation is not None:
+        R = np.asarray(rotation, dtype=float)
+    else:
+        R = rpy_to_matrix(np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float))
+    if p.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(R))):
+        raise ModelError(
+            f"loop closure: the frame on '{where}' needs 3 finite numbers for xyz and rpy (or a 3 x 3 rotation)"
+        )
+    if not np.allclose(R @ R.T, np.eye(3), atol=1e-9):
+        raise ModelError(f"loop closure: the rotation given on '{where}' is not a rotation matrix")
+    return link, R0 @ R, p0 + R0 @ p
+
+
+def make_loop_closure(
+    model,
+    name: str,
+    type: str,
+    link1: str,
+    link2: str,
+    *,
+    xyz1=None,
+    rpy1=None,
+    xyz2=None,
+    rpy2=None,
+    rotation1=None,
+    rotation2=None,
+    axis=(0.0, 0.0, 1.0),
+) -> LoopClosure:
+    """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
+    _check_model(model)
+    if type not in LOOP_TYPES:
+        raise ModelError(f"loop closure '{name}': unknown type {type!r} (one of {sorted(LOOP_TYPES)})")
+    l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1)
+    l2, R2, p2 = _placement(model, link2, xyz2, rpy2, rotation2)
+    if l1 == l2:
+        raise ModelError(
+            f"loop closure '{name}': '{link1}' and '{link2}' are the same rigid body; a cut joint "
+            "must join two different bodies"
+        )
+    a = np.asarray(axis, dtype=float)
+    n = np.linalg.norm(a) if a.shape == (3,) and np.all(np.isfinite(a)) else 0.0
+    if not n > 1e-12:
+        raise ModelError(f"loop closure '{name}': the axis must be 3 finite numbers of non-zero length, got {axis!r}")
+    if any(lc.name == name for lc in model.loops):
+        raise ModelError(f"loop closure '{name}' is declared twice")
+    return LoopClosure(str(name), type, int(l1), int(l2), R1, p1, R2, p2, a / n)

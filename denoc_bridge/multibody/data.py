@@ -1,0 +1,61 @@
+"""Preallocated work buffers of the recursions.
+
+A :class:`Data` belongs to one model (same numbers of links, DOF and
+modules).  Its arrays are scratch space: the algorithms overwrite them and
+return their results as new arrays, so no result depends on which function ran
+before.  Pass the same ``Data`` to repeated calls to reuse the buffers; without
+one, each thread uses its own buffers per model (``Model.thread_work``), so
+calls from several threads at once are safe.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.multibody.checks import check_model
+
+__all__ = ["Data"]
+
+_PARALLEL_LOCK = threading.Lock()
+_layer_is_threadsafe = None  # unknown until the first parallel kernel has run
+
+
+def run_parallel(kernel, *args):
+    """Call a ``parallel=True`` kernel (the batch entries).  Numba's "workqueue" threading layer
+    (the one left when neither TBB nor OpenMP loads, e.g. pip installs on macOS) aborts the
+    process when two threads launch parallel regions at once ("Concurrent access has been
+    detected"); with it the launches are serialised by a lock (OpenMP and TBB are thread-safe
+    and run unlocked once the layer is known)."""
+    global _layer_is_threadsafe
+    if _layer_is_threadsafe:
+        return kernel(*args)
+    with _PARALLEL_LOCK:
+        out = kernel(*args)
+        if _layer_is_threadsafe is None:
+            import numba
+
+            _layer_is_threadsafe = numba.threading_layer() != "workqueue"
+    return out
+
+
+class Data:
+    """Work buffers for a :class:`~denoc_bridge.multibody.model.Model` (see the module docstring).
+
+    ``work`` is the (rows, W) work array of :mod:`denoc_bridge.kernels.tables`
+    (regions of rows per link, per DOF and per kinematic module).
+    """
+
+    def __init__(self, model):
+        check_model(model)
+        self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
+        self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
+
+    def check(self, model) -> Data:
+        if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):
+            raise InputError(
+                f"data was created for a model with {self.n_links} links and nv={self.nv}, "
+                f"not for '{model.name}' ({model.n_links} links, nv={model.nv})"
+            )
+        return self

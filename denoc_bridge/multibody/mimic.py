@@ -1,0 +1,316 @@
+"""A model whose URDF ``<mimic>`` relations are joint-space constraints: the tree, the coupling
+``q_full = G q_r + offset``, ``v_full = G v_r`` and the maps between the reduced and the tree's
+coordinates (see :mod:`denoc_bridge.constraints.mimic` for the dynamics)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from denoc_bridge._text import count
+from denoc_bridge.errors import InputError, ModelError
+from denoc_bridge.kernels import mimic as _km
+from denoc_bridge.multibody.checks import ModelKind
+from denoc_bridge.multibody.inputs import real_array
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.model import Model
+
+__all__ = ["MimicModel", "TreeOnlyError"]
+
+
+_ONE_DOF = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS)
+
+# tree attributes with the same meaning on a MimicModel (links, names, inertias, modules)
+_SHARED = frozenset(
+    (
+        "name",
+        "source",
+        "base_name",
+        "floating_base",
+        "link_names",
+        "joint_names",
+        "n_links",
+        "frames",
+        "warnings",
+        "modules",
+        "n_modules",
+        "mass",
+        "com",
+        "inertia",
+        "total_mass",
+        "link_index",
+        "joint_index",
+        "joint_label",
+        "parent",
+        "joint_type",
+        "module_start",
+        "module_end",
+        "module_parent",
+        "link_module",
+    )
+)
+
+
+class TreeOnlyError(AttributeError, ModelError):
+    """A tree-layout attribute asked of a MimicModel (an AttributeError, so hasattr works)."""
+
+
+class MimicModel(ModelKind):
+    """A tree :class:`~denoc_bridge.multibody.model.Model` whose ``model.mimic`` relations are
+    joint-space constraints: q, v, a and tau in Pinocchio's mimic layout (see the module
+    docstring), ``nq``/``nv`` those of ``pin.buildModelFromUrdf(path, mimic=True)``.
+
+    ``tree`` is the model with the mimic joints independent (``load_urdf(path)``); names,
+    links, inertias, modules and ``gravity`` are shared with it.  ``idx_q``, ``idx_v``,
+    ``nq_joint``, ``nv_joint`` (per joint), ``lower_limit`` and ``upper_limit`` are in the
+    reduced layout (a mimic joint has nq = nv = 0 and its mimicked joint's indices, as in
+    Pinocchio).  :func:`denoc_bridge.inverse_dynamics`, ``mass_matrix``,
+    ``forward_dynamics``, ``inverse_mass_matrix``, ``nonlinear_effects``,
+    ``gravity_torques``, the configuration functions, ``forward_kinematics``, ``energies``
+    and ``simulate`` (:mod:`denoc_bridge.simulation.mimic`) accept it; other functions take
+    ``model.tree`` and :meth:`expand`.
+    """
+
+    def __init__(self, tree: Model):
+        if not isinstance(tree, Model):
+            raise ModelError(f"MimicModel needs a denoc_bridge Model, got {type(tree).__name__}")
+        if tree.loops:
+            raise ModelError(f"model '{tree.name}': mimic joints and loop closures together are not supported")
+        self.tree = tree
+        self.mimic = tuple(tree.mimic)
+        slaves, masters = _check_relations(tree, self.mimic)
+        jt, iq, iv = tree.joint_type, tree.idx_q, tree.idx_v
+        is_slave = np.zeros(tree.n_links, dtype=bool)
+        is_slave[slaves] = True
+        self._q_keep = np.concatenate(
+            [np.arange(iq[k], iq[k] + tree.nq_joint[k]) for k in range(tree.n_links) if not is_slave[k]]
+            + [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        self._v_keep = np.concatenate(
+            [np.arange(iv[k], iv[k] + tree.nv_joint[k]) for k in range(tree.n_links) if not is_slave[k]]
+            + [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        self.nq, self.nv = int(self._q_keep.size), int(self._v_keep.size)
+        col = np.full(tree.nv, -1, dtype=np.int64)  # reduced DOF that each tree DOF follows
+        col[self._v_keep] = np.arange(self.nv)
+        qcol = np.full(tree.nq, -1, dtype=np.int64)
+        qcol[self._q_keep] = np.arange(self.nq)
+        self._s_v, self._m_v = iv[slaves], iv[masters]  # v index of each mimic / mimicked DOF
+        self._s_q, self._m_q = iq[slaves], iq[masters]
+        self._mult = np.array([r.multiplier for r in self.mimic], dtype=float)
+        self._off = np.array([r.offset for r in self.mimic], dtype=float)
+        circ = jt[slaves] == int(JointType.CONTINUOUS)
+        self._circ = circ.astype(np.int64)
+        self._q_maps = tuple((self._s_q[w], self._m_q[w], self._mult[w], self._off[w]) for w in (~circ, circ))
+        col[self._s_v] = col[self._m_v]
+        self._col = col
+        self._Gs = np.zeros((self.nv, len(self.mimic)))  # G^T restricted to the mimic rows
+        self._Gs[col[self._s_v], np.arange(len(self.mimic))] = self._mult
+        self._scale = np.ones(tree.nv)
+        self._scale[self._s_v] = self._mult
+        idx_q, idx_v = qcol[iq].copy(), col[iv].copy()  # a mimic joint points at its mimicked joint
+        idx_q[slaves] = qcol[iq[masters]]
+        nqj, nvj = tree.nq_joint.copy(), tree.nv_joint.copy()
+        nqj[slaves] = nvj[slaves] = 0
+        for name, value in (
+            ("idx_q", idx_q),
+            ("idx_v", idx_v),
+            ("nq_joint", nqj),
+            ("nv_joint", nvj),
+            ("lower_limit", tree.lower_limit[self._q_keep]),
+            ("upper_limit", tree.upper_limit[self._q_keep]),
+        ):
+            value = np.array(value)
+            value.setflags(write=False)
+            setattr(self, name, value)
+        self._tree0 = None  # gravity-free twin, for M^-1 columns
+
+    loops = ()
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """The tree's gravity (settable)."""
+        return self.tree.gravity
+
+    @gravity.setter
+    def gravity(self, value):
+        self.tree.gravity = value
+
+    @property
+    def n_constraints(self) -> int:
+        """Number of mimic relations (constraint rows)."""
+        return len(self.mimic)
+
+    def __getattr__(self, name):  # only for attributes not found otherwise
+        d = self.__dict__
+        if name.startswith("__") or "nv" not in d:  # dunder lookups, unpickling
+            raise AttributeError(name)
+        if name in _SHARED:
+            return getattr(d["tree"], name)
+        raise TreeOnlyError(
+            f"'{name}' of model '{d['tree'].name}': this MimicModel works in reduced coordinates "
+            f"(nq={d['nq']}, nv={d['nv']}); functions that need the tree layout take model.tree "
+            "with model.expand(q, v, a) (mimic joints as independent joints)"
+        )
+
+    def __repr__(self) -> str:
+        joints = count(self.n_constraints, "mimic joint")
+        return (
+            f"MimicModel('{self.tree.name}', nq={self.nq}, nv={self.nv}, {joints}; "
+            f"tree nq={self.tree.nq}, nv={self.tree.nv})"
+        )
+
+    # --------------------------------------------------------------- coordinates
+    def coupling_matrix(self) -> np.ndarray:
+        """Dense G (tree nv x nv): ``v_full = G v_r``."""
+        G = np.zeros((self.tree.nv, self.nv))
+        G[np.arange(self.tree.nv), self._col] = self._scale
+        return G
+
+    def constraint_matrix(self) -> np.ndarray:
+        """Dense K (n_constraints x tree nv): ``K v_full = 0`` (rows ``e_s - multiplier e_m``), ``K G = 0``."""
+        K = np.zeros((self.n_constraints, self.tree.nv))
+        r = np.arange(self.n_constraints)
+        K[r, self._s_v] = 1.0
+        K[r, self._m_v] = -self._mult
+        return K
+
+    def _reduced(self, x, name, n, what="v"):
+        """A reduced vector (or batch) as float64, shape and finiteness checked."""
+        if not (type(x) is np.ndarray and x.dtype == np.float64):
+            x = real_array(x, name)
+        if x.ndim not in (1, 2) or x.shape[-1] != n:
+            raise InputError(
+                f"{name} must have shape ({n},) or (B, {n}) (model '{self.tree.name}' with mimic "
+                f"joints as constraints has n{what}={n}), got shape {x.shape}"
+            )
+        if not np.isfinite(x).all():
+            i = tuple(int(j) for j in np.argwhere(~np.isfinite(x))[0])
+            raise InputError(f"{name}[{', '.join(map(str, i))}] = {x[i]} is not finite")
+        return x
+
+    def expand(self, q, v=None, a=None):
+        """The tree's state from reduced coordinates: ``q_full`` alone, ``(q_full, v_full)`` when
+        ``a`` is None, else ``(q_full, v_full, a_full)``; ``q_full = G q_r + offset`` (angles for
+        continuous joints), ``v_full = G v_r``, ``a_full = G a_r``.  A leading batch axis is allowed."""
+        q = self._reduced(q, "q", self.nq, "q")
+        qf = np.empty(q.shape[:-1] + (self.tree.nq,))
+        qf[..., self._q_keep] = q
+        (ls, lm, lk, lo), (cs, cm, ck, co) = self._q_maps
+        qf[..., ls] = lk * qf[..., lm] + lo
+        if cs.size:  # continuous: angle = atan2(sin, cos)
+            angle = ck * np.arctan2(qf[..., cm + 1], qf[..., cm]) + co
+            qf[..., cs], qf[..., cs + 1] = np.cos(angle), np.sin(angle)
+        out = [qf]
+        for x, name in ((v, "v"), (a, "a")):
+            if x is None:
+                out.append(None)
+                continue
+            x = self._reduced(x, name, self.nv)
+            if x.ndim != q.ndim or x.shape[:-1] != q.shape[:-1]:
+                raise InputError(f"{name} has shape {x.shape}, q has shape {q.shape}: one state or the same batch")
+            out.append(self._full(x))
+        if v is None and a is None:
+            return qf
+        return tuple(out) if a is not None else tuple(out[:2])
+
+    def _full(self, x) -> np.ndarray:
+        """``G x`` for a reduced velocity, acceleration or step (unchecked)."""
+        return x[..., self._col] * self._scale
+
+    def reduce_configuration(self, q_full) -> np.ndarray:
+        """The reduced q of a tree configuration (the mimic joints' entries dropped)."""
+        return np.asarray(q_full, dtype=float)[..., self._q_keep]
+
+    def reduce_velocity(self, v_full) -> np.ndarray:
+        """The reduced v (or a) of a tree velocity (the mimic DOFs dropped)."""
+        return np.asarray(v_full, dtype=float)[..., self._v_keep]
+
+    def reduce_forces(self, tau_full, axis: int = -1) -> np.ndarray:
+        """``G^T tau_full``: generalized forces of the tree as forces on the reduced coordinates
+        (along ``axis``; ``G^T M G`` is ``reduce_forces(reduce_forces(M, 0), 1)``)."""
+        x = np.asarray(tau_full, dtype=float)
+        last = axis in (-1, x.ndim - 1)
+        if not last:
+            x = np.moveaxis(x, axis, -1)
+        out = x[..., self._v_keep] + x[..., self._s_v] @ self._Gs.T
+        return out if last else np.moveaxis(out, -1, axis)
+
+    def full_forces(self, tau) -> np.ndarray:
+        """``tau_full`` with ``G^T tau_full = tau``: tau on the independent DOFs, zero on the mimic ones."""
+        tau = self._reduced(tau, "tau", self.nv)
+        out = np.zeros(tau.shape[:-1] + (self.tree.nv,))
+        out[..., self._v_keep] = tau
+        return out
+
+    def _kernel_maps(self):
+        """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic` (built once): the maps between
+        the reduced and the tree's coordinates packed by :func:`~denoc_bridge.kernels.mimic.pack`,
+        and the number of links that hold every mimic and mimicked DOF."""
+        maps = self.__dict__.get("_maps")
+        if maps is None:
+            imap, fmap = _km.pack(
+                self._q_keep,
+                self._v_keep,
+                self._s_q,
+                self._m_q,
+                self._s_v,
+                self._m_v,
+                self._circ,
+                self._col,
+                self._mult,
+                self._off,
+                self._scale,
+            )
+            dofs = np.concatenate([self._s_v, self._m_v])
+            reach = int(self.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
+            maps = self._maps = (imap, fmap, reach)
+        return maps
+
+    def _gravity_free(self) -> Model:
+        if self._tree0 is None:
+            self._tree0 = self.tree.replace(gravity=(0.0, 0.0, 0.0))
+        return self._tree0
+
+
+def _check_relations(tree: Model, relations):
+    """(mimic links, mimicked links) of the relations; ModelError naming the joint on a bad one."""
+    index = {n: k for k, n in enumerate(tree.joint_names)}
+    fixed = {f.name for f in tree.frames if f.kind == "fixed_joint"}
+    slaves, masters, seen = [], [], {}
+    by_slave = {r.joint: r for r in tree.mimic}
+    for r in relations:
+        where = f"mimic joint '{r.joint}'"
+        if r.joint not in index:
+            raise ModelError(f"{where}: no such moving joint in model '{tree.name}'")
+        if r.joint in seen:
+            raise ModelError(f"{where}: declared twice")
+        if not (np.isfinite(r.multiplier) and np.isfinite(r.offset)):
+            raise ModelError(f"{where}: multiplier and offset must be finite")
+        if r.mimicked == r.joint:
+            raise ModelError(f"{where}: mimics itself")
+        if r.mimicked not in index:
+            kind = "a fixed joint" if r.mimicked in fixed else "not a joint of the model"
+            raise ModelError(f"{where}: the mimicked joint '{r.mimicked}' is {kind}")
+        if r.mimicked in by_slave:
+            up = by_slave[r.mimicked]
+            raise ModelError(
+                f"{where}: the mimicked joint '{r.mimicked}' is itself a mimic joint (of '{up.mimicked}'); "
+                f"chains are not supported (Pinocchio refuses them too): mimic '{up.mimicked}' directly with "
+                f"multiplier {r.multiplier * up.multiplier!r} and offset {r.multiplier * up.offset + r.offset!r}"
+            )
+        s, m = index[r.joint], index[r.mimicked]
+        for k, role in ((s, "mimic"), (m, "mimicked")):
+            if JointType(tree.joint_type[k]) not in _ONE_DOF:
+                raise ModelError(
+                    f"{where}: the {role} joint {tree.joint_label(k)} is not revolute, continuous or "
+                    "prismatic (mimic relations are between one-DOF joints)"
+                )
+        if (tree.joint_type[s] == JointType.CONTINUOUS) != (tree.joint_type[m] == JointType.CONTINUOUS):
+            raise ModelError(
+                f"{where}: {tree.joint_label(s)} and the mimicked {tree.joint_label(m)} must both be "
+                "continuous or both bounded (Pinocchio refuses the mix: different configuration sizes)"
+            )
+        seen[r.joint] = True
+        slaves.append(s)
+        masters.append(m)
+    return np.array(slaves, dtype=np.int64), np.array(masters, dtype=np.int64)

@@ -1,0 +1,567 @@
+"""The model: flat, read-only NumPy arrays describing a tree of links.
+
+A :class:`Model` is what the loaders (:func:`denoc_bridge.load_urdf`,
+:func:`denoc_bridge.from_pinocchio`) build and what every algorithm reads.  It
+is never modified by the algorithms (its arrays are read-only); per-call work
+buffers live in :class:`denoc_bridge.multibody.data.Data`.
+
+Layout
+------
+* Links (moving bodies after fixed joints were merged) are numbered
+  ``0 .. n_links-1`` depth first, so ``parent[k] < k`` (``-1`` is the base)
+  and every kinematic module is a contiguous range of links
+  (:mod:`denoc_bridge.multibody.modules`).  Link k is moved by joint k; link k of the
+  model is joint ``k + 1`` of the equivalent ``pinocchio.Model``.
+* ``q``, ``v``, ``a`` and ``tau`` are laid out as in Pinocchio:
+  joint k owns ``q[idx_q[k] : idx_q[k] + nq_joint[k]]`` and
+  ``v[idx_v[k] : idx_v[k] + nv_joint[k]]``.
+* Joint k sits at the fixed placement (``joint_rotation[k]``,
+  ``joint_translation[k]``) in the frame of its parent link; the frame of
+  link k is the joint frame moved by the joint.
+* Inertia of link k, in its own frame: ``mass[k]``, centre of mass ``com[k]``
+  and rotational inertia ``inertia[k]`` about the centre of mass (as
+  ``pinocchio.Inertia``).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from denoc_bridge.errors import ModelError, PhysicsWarning
+from denoc_bridge.kernels.tables import build_tables, with_gravity
+from denoc_bridge.multibody.checks import ModelKind
+from denoc_bridge.multibody.constraints import Mimic, make_loop_closure
+from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.joints import (
+    AXIAL,
+    CIRCLE_OFFSET,
+    QUATERNION_OFFSET,
+    JointType,
+    joint_nq,
+    joint_nv,
+    neutral_q,
+)
+from denoc_bridge.multibody.modules import Module, decompose_into_modules
+from denoc_bridge.spatial import link_mass_matrices
+
+__all__ = ["Model", "Frame", "Mimic", "DEFAULT_GRAVITY", "inertia_problem", "inertia_problems"]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame rigidly attached to a link (URDF links and joints, merged ones included).
+
+    ``link`` is the model link it moves with (-1 for the fixed base) and
+    (``rotation``, ``translation``) its placement in that link's frame.
+    """
+
+    name: str
+    kind: str
+    link: int
+    rotation: np.ndarray
+    translation: np.ndarray
+
+
+def inertia_problem(inertia) -> str:
+    """Why a rotational inertia about the centre of mass is not physical, or "" if it is.
+
+    Checks positive semi-definiteness and the triangle inequality of the
+    principal moments (I1 + I2 >= I3), with a tolerance of 1e-10 relative to the
+    largest moment plus 1e-18 kg m^2 (round-off in exported URDF files).
+    """
+    found = inertia_problems(np.asarray(inertia, dtype=float).reshape(1, 3, 3))
+    return found[0][1] if found else ""
+
+
+def inertia_problems(inertias) -> list:
+    """(index, reason) of each non-physical inertia of an (L, 3, 3) stack (see inertia_problem)."""
+    if len(inertias) == 0:
+        return []
+    ev = np.linalg.eigvalsh(0.5 * (inertias + np.transpose(inertias, (0, 2, 1))))
+    tol = 1e-10 * np.abs(ev).max(axis=1) + 1e-18
+    out = []
+    for k in np.flatnonzero((ev[:, 0] < -tol) | (ev[:, 0] + ev[:, 1] < ev[:, 2] - tol)):
+        e = ev[k]
+        if e[0] < -tol[k]:
+            out.append((int(k), f"inertia tensor is not positive semi-definite (principal moments {e.tolist()})"))
+        else:
+            out.append((int(k), f"principal moments {e.tolist()} violate the triangle inequality I1 + I2 >= I3"))
+    return out
+
+
+def _offsets_in_q(joint_type, idx_q, offsets: dict) -> np.ndarray:
+    """q indices where the blocks of ``offsets`` (joint type -> offset in the joint's q) start."""
+    out = [idx_q[joint_type == int(t)] + off for t, off in offsets.items()]
+    return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
+
+
+def _readonly(a, dtype) -> np.ndarray:
+    a = np.array(a, dtype=dtype, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+class Model(ModelKind):
+    """A tree of links with their joints and inertias, as flat read-only arrays.
+
+    Build one with :func:`denoc_bridge.load_urdf` or
+    :func:`denoc_bridge.from_pinocchio`, or directly from arrays (all per link,
+    links numbered depth first)::
+
+        Model(name="pendulum", link_names=["rod"], joint_names=["hinge"],
+              parent=[-1], joint_type=[JointType.REVOLUTE],
+              joint_axis=[[0, 1, 0]], joint_rotation=[np.eye(3)],
+              joint_translation=[[0, 0, 0]], mass=[1.0],
+              com=[[0, 0, -0.5]], inertia=[np.diag([0.08, 0.08, 0.0])])
+
+    Attributes (read-only arrays, one row per link unless stated)
+    ---------------------------------------------------------------
+    parent, joint_type, joint_axis, joint_axis2, joint_rotation,
+    joint_translation, mass, com, inertia : see the module docstring.
+    idx_q, nq_joint, idx_v, nv_joint : Pinocchio's q/v layout per joint.
+    quaternion_index, circle_index : first q index of each unit quaternion and of each
+        (cos, sin) pair.
+    armature, damping, friction : per degree of freedom (``nv``).  The armature
+        (rotor inertia) is added to the joint-space inertia as in Pinocchio;
+        damping and friction are recorded (Pinocchio's ``rnea``/``aba``
+        ignore them too); :func:`denoc_bridge.simulate` applies the damping.
+    stiffness, rest_configuration : joint springs, per degree of freedom (``nv``) and
+        the configuration where they are relaxed (``nq``, default neutral):
+        ``tau_spring = -stiffness * difference(rest_configuration, q)``, applied by
+        :func:`denoc_bridge.simulate` and counted in the potential energy.
+    lower_limit, upper_limit : per configuration variable (``nq``).
+    module_start, module_end, module_parent, link_module : the module graph.
+    gravity : (3,) gravitational acceleration in the base frame, settable.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        link_names: Sequence[str],
+        joint_names: Sequence[str],
+        parent: Iterable[int],
+        joint_type: Iterable[int],
+        joint_axis,
+        joint_rotation,
+        joint_translation,
+        mass,
+        com,
+        inertia,
+        joint_axis2=None,
+        armature=None,
+        damping=None,
+        friction=None,
+        stiffness=None,
+        rest_configuration=None,
+        lower_limit=None,
+        upper_limit=None,
+        gravity=DEFAULT_GRAVITY,
+        base_name: str = "universe",
+        floating_base: bool = False,
+        source: str | None = None,
+        frames: Sequence[Frame] = (),
+        mimic: Sequence[Mimic] = (),
+        loops: Sequence = (),
+        warnings: Sequence[str] = (),
+        inertia_check: str = "raise",
+        _warn_inertia: bool = True,
+    ):
+        self.name = str(name)
+        self.link_names = tuple(str(s) for s in link_names)
+        self.joint_names = tuple(str(s) for s in joint_names)
+        n = len(self.link_names)
+        self.base_name = str(base_name)
+        self.floating_base = bool(floating_base)
+        self.source = source
+        self.frames = tuple(frames)
+        self.mimic = tuple(mimic)
+        self.loops = tuple(loops)
+        self.warnings = tuple(str(w) for w in warnings)
+        if inertia_check not in ("raise", "warn"):
+            raise ModelError(f"inertia_check must be 'raise' or 'warn', got {inertia_check!r}")
+
+        def per_link(value, shape, what, dtype=float):
+            a = np.array(value, dtype=dtype)
+            if a.shape != (n,) + shape:
+                raise ModelError(f"{what} must have shape {(n,) + shape} (one per link), got {a.shape}")
+            return a
+
+        if len(self.joint_names) != n:
+            raise ModelError(f"{n} link names but {len(self.joint_names)} joint names")
+        self.parent = _readonly(per_link(parent, (), "parent", np.int64), np.int64)
+        jt = per_link(joint_type, (), "joint_type", np.int64)
+        valid = {int(t) for t in JointType}
+        for k, t in enumerate(jt):
+            if int(t) not in valid:
+                raise ModelError(f"joint '{self.joint_names[k]}': unknown joint type code {int(t)}")
+        self.joint_type = _readonly(jt, np.int64)
+        axis = per_link(joint_axis, (3,), "joint_axis")
+        axis2 = np.zeros((n, 3)) if joint_axis2 is None else per_link(joint_axis2, (3,), "joint_axis2")
+        for k, t in enumerate(jt):  # canonical form: no axis where the joint type has none
+            if JointType(t) not in AXIAL:
+                axis[k] = 0.0
+            if JointType(t) != JointType.UNIVERSAL:
+                axis2[k] = 0.0
+        self.joint_axis = _readonly(axis, float)
+        self.joint_axis2 = _readonly(axis2, float)
+        self.joint_rotation = _readonly(per_link(joint_rotation, (3, 3), "joint_rotation"), float)
+        self.joint_translation = _readonly(per_link(joint_translation, (3,), "joint_translation"), float)
+        self.mass = _readonly(per_link(mass, (), "mass"), float)
+        self.com = _readonly(per_link(com, (3,), "com"), float)
+        self.inertia = _readonly(per_link(inertia, (3, 3), "inertia"), float)
+
+        nq_joint = np.array([joint_nq(t) for t in jt], dtype=np.int64)
+        nv_joint = np.array([joint_nv(t) for t in jt], dtype=np.int64)
+        self.nq_joint = _readonly(nq_joint, np.int64)
+        self.nv_joint = _readonly(nv_joint, np.int64)
+        self.idx_q = _readonly(np.concatenate([[0], np.cumsum(nq_joint)[:-1]]) if n else [], np.int64)
+        self.idx_v = _readonly(np.concatenate([[0], np.cumsum(nv_joint)[:-1]]) if n else [], np.int64)
+        self.nq = int(nq_joint.sum())
+        self.nv = int(nv_joint.sum())
+
+        def per_dof(value, what, default=0.0):
+            a = np.full(self.nv, default) if value is None else np.array(value, dtype=float)
+            if a.shape != (self.nv,):
+                raise ModelError(f"{what} must have shape ({self.nv},) (one per degree of freedom), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ModelError(f"{what} must be finite")
+            return _readonly(a, float)
+
+        self.armature = per_dof(armature, "armature")
+        self.damping = per_dof(damping, "damping")
+        self.friction = per_dof(friction, "friction")
+        self.stiffness = per_dof(stiffness, "stiffness")
+        for what in ("armature", "damping", "stiffness"):
+            a = getattr(self, what)
+            if np.any(a < 0):
+                k = int(np.argmax(a < 0))
+                link = int(np.searchsorted(self.idx_v, k, side="right") - 1)
+                raise ModelError(
+                    f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative "
+                    f"({a[k]}): it would feed energy into the system"
+                )
+        lo = np.full(self.nq, -np.inf) if lower_limit is None else np.array(lower_limit, dtype=float)
+        hi = np.full(self.nq, np.inf) if upper_limit is None else np.array(upper_limit, dtype=float)
+        if lo.shape != (self.nq,) or hi.shape != (self.nq,):
+            raise ModelError(f"position limits must have shape ({self.nq},)")
+        self.lower_limit = _readonly(lo, float)
+        self.upper_limit = _readonly(hi, float)
+        self._gravity = _readonly(self._check_gravity(gravity), float)
+        self._rest = rest_configuration
+
+        self._validate_structure()
+        self._validate_joints()
+        self._validate_inertias(inertia_check, _warn_inertia)
+
+        start, end, mparent, link_module = decompose_into_modules(self.parent)
+        self.module_start = _readonly(start, np.int64)
+        self.module_end = _readonly(end, np.int64)
+        self.module_parent = _readonly(mparent, np.int64)
+        self.link_module = _readonly(link_module, np.int64)
+        nv_sub = nv_joint.copy()
+        for k in range(n - 1, -1, -1):
+            if self.parent[k] >= 0:
+                nv_sub[self.parent[k]] += nv_sub[k]
+        self.nv_subtree = _readonly(nv_sub, np.int64)
+        # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
+        self.quaternion_index = _readonly(_offsets_in_q(jt, self.idx_q, QUATERNION_OFFSET), np.int64)
+        self.circle_index = _readonly(_offsets_in_q(jt, self.idx_q, CIRCLE_OFFSET), np.int64)
+        self._link_mass_matrix = None  # on first use: 288 bytes per link
+        self._modules = None
+        self._kt = build_tables(self)  # the model packed for the compiled kernels
+        self.rest_configuration = self._check_rest(self._rest)
+        del self._rest
+        self._local = threading.local()
+        self._link_index = {s: k for k, s in enumerate(self.link_names)}
+        self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
+
+    # ------------------------------------------------------------------ checks
+    def _check_rest(self, rest) -> np.ndarray:
+        if rest is None:
+            return _readonly(neutral_q(self.joint_type), float)
+        r = np.array(rest, dtype=float)
+        if r.shape != (self.nq,) or not np.all(np.isfinite(r)):
+            raise ModelError(
+                f"rest_configuration must be {self.nq} finite numbers (nq of '{self.name}'), got shape {r.shape}"
+            )
+        return _readonly(r, float)
+
+    @staticmethod
+    def _check_gravity(g) -> np.ndarray:
+        g = np.array(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be 3 finite numbers, got {g!r}")
+        return g
+
+    def _validate_structure(self):
+        n = self.n_links
+        for names, what in ((self.link_names, "link"), (self.joint_names, "joint")):
+            seen = set()
+            for s in names:
+                if s in seen:
+                    raise ModelError(f"duplicate {what} name '{s}'")
+                seen.add(s)
+        for k in range(n):
+            p = int(self.parent[k])
+            if not -1 <= p < k:
+                raise ModelError(
+                    f"link '{self.link_names[k]}': parent index {p} must be -1 (base) or smaller than {k} "
+                    "(links are numbered so that parents come first)"
+                )
+        # depth first: the parent of link k is link k-1 or one of its ancestors
+        for k in range(1, n):
+            p, a = int(self.parent[k]), k - 1
+            while a != -1 and a != p:
+                a = int(self.parent[a])
+            if a != p:
+                raise ModelError(
+                    f"links are not numbered depth first: link '{self.link_names[k]}' follows "
+                    f"'{self.link_names[k - 1]}' but its parent is not on that link's path to the base"
+                )
+
+    def _validate_joints(self):
+        """Placements finite and rotations orthonormal, axes unit (vectorised over links)."""
+        R, t = self.joint_rotation, self.joint_translation
+        finite = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(t).all(axis=1)
+        self._first_bad(~finite, "joint", "placement is not finite")
+        err = np.abs(np.einsum("kji,kjl->kil", R, R) - np.eye(3)).max(axis=(1, 2), initial=0.0)
+        self._first_bad((err > 1e-9) | (np.linalg.det(R) < 0), "joint", "placement rotation is not a rotation matrix")
+        jt = self.joint_type
+        axial = np.isin(jt, [int(j) for j in AXIAL])
+        universal = jt == JointType.UNIVERSAL
+        for label, a, which in (("axis", self.joint_axis, axial), ("axis2", self.joint_axis2, universal)):
+            norm = np.linalg.norm(a, axis=1)
+            bad = which & ~(np.abs(norm - 1.0) <= 1e-9)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ModelError(f"joint {self.joint_label(k)}: {label} {a[k].tolist()} is not a unit vector")
+        parallel = universal & (np.linalg.norm(np.cross(self.joint_axis, self.joint_axis2), axis=1) < 1e-9)
+        self._first_bad(parallel, "joint", "(universal): the two axes are parallel")
+
+    def _first_bad(self, bad, kind: str, message: str):
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            name = self.joint_names[k] if kind == "joint" else self.link_names[k]
+            raise ModelError(f"{kind} '{name}': {message}")
+
+    def _validate_inertias(self, inertia_check: str, warn: bool = True):
+        m, c, I = self.mass, self.com, self.inertia
+        finite = np.isfinite(m) & np.isfinite(c).all(axis=1) & np.isfinite(I).all(axis=(1, 2))
+        self._first_bad(~finite, "link", "mass, centre of mass and inertia must be finite")
+        self._first_bad(m < 0, "link", "negative mass")
+        scale = np.maximum(1.0, np.abs(I).max(axis=(1, 2), initial=0.0))
+        asym = np.abs(I - np.transpose(I, (0, 2, 1))).max(axis=(1, 2), initial=0.0) > 1e-9 * scale
+        self._first_bad(asym, "link", "inertia tensor is not symmetric")
+        notes = [f"link '{self.link_names[k]}': {problem}" for k, problem in inertia_problems(I)]
+        if notes and inertia_check == "raise":
+            raise ModelError(notes[0])
+        if notes:
+            self.warnings = self.warnings + tuple(n for n in notes if n not in self.warnings)  # replace() keeps them
+        if notes and warn:
+            warnings.warn(
+                f"model '{self.name}': {len(notes)} non-physical inertia(s), first: {notes[0]} "
+                "(listed in model.warnings)",
+                PhysicsWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def kernel_table(self) -> np.ndarray:
+        """The model packed for the compiled kernels, as a read-only view (:mod:`denoc_bridge.kernels.tables`)."""
+        view = self._kt.view()
+        view.setflags(write=False)
+        return view
+
+    def add_loop_closure(
+        self,
+        name: str,
+        type: str,
+        link1: str,
+        link2: str,
+        *,
+        xyz1=None,
+        rpy1=None,
+        xyz2=None,
+        rpy2=None,
+        rotation1=None,
+        rotation2=None,
+        axis=(0.0, 0.0, 1.0),
+    ):
+        """Close a kinematic loop with a cut joint between two links (004 §2.3).
+
+        ``type``: ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"weld"``.  ``link1`` and
+        ``link2`` are link or frame names (``"world"`` for the fixed base); the joint frame sits
+        at ``xyz1``/``rpy1`` (or ``rotation1``) in link 1's frame and at ``xyz2``/``rpy2`` in
+        link 2's frame: the two coincide when the loop is closed.  ``axis`` (joint frame) is
+        the axis of a revolute or prismatic cut joint.  The model gains the loop in place (its
+        tree, arrays and kernels are unchanged) and :func:`denoc_bridge.forward_dynamics`
+        then returns the constrained accelerations.  Returns the :class:`LoopClosure`.
+        """
+        lc = make_loop_closure(
+            self,
+            name,
+            type,
+            link1,
+            link2,
+            xyz1=xyz1,
+            rpy1=rpy1,
+            xyz2=xyz2,
+            rpy2=rpy2,
+            rotation1=rotation1,
+            rotation2=rotation2,
+            axis=axis,
+        )
+        self.loops = self.loops + (lc,)
+        return lc
+
+    def replace(self, **changes) -> Model:
+        """A copy of the model with some constructor arguments changed, e.g.
+        ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
+        args = dict(
+            name=self.name,
+            link_names=self.link_names,
+            joint_names=self.joint_names,
+            parent=self.parent,
+            joint_type=self.joint_type,
+            joint_axis=self.joint_axis,
+            joint_rotation=self.joint_rotation,
+            joint_translation=self.joint_translation,
+            mass=self.mass,
+            com=self.com,
+            inertia=self.inertia,
+            joint_axis2=self.joint_axis2,
+            armature=self.armature,
+            damping=self.damping,
+            friction=self.friction,
+            stiffness=self.stiffness,
+            rest_configuration=self.rest_configuration,
+            lower_limit=self.lower_limit,
+            upper_limit=self.upper_limit,
+            gravity=self.gravity,
+            base_name=self.base_name,
+            floating_base=self.floating_base,
+            source=self.source,
+            frames=self.frames,
+            mimic=self.mimic,
+            loops=self.loops,
+            warnings=self.warnings,
+            inertia_check="warn",
+        )
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise TypeError(f"Model.replace: unknown argument(s) {sorted(unknown)}")
+        args.update(changes)
+        # inertias already reported for this model are not reported again; no warnings.catch_warnings()
+        # here: it swaps the process-wide filters and is not thread-safe (concurrent first calls on a
+        # model with loops, which builds its gravity-free twin, could leave PhysicsWarning ignored)
+        quiet = "inertia" not in changes and "mass" not in changes and "com" not in changes
+        return Model(**args, _warn_inertia=not quiet)
+
+    @property
+    def link_mass_matrix(self) -> np.ndarray:
+        """(n_links, 6, 6) spatial mass matrices ``M_k`` of the links about their origins, in
+        their frames (000 eq. 2b), computed on first use (the O(n) kernels do not need them)."""
+        if self._link_mass_matrix is None:
+            self._link_mass_matrix = _readonly(link_mass_matrices(self.mass, self.com, self.inertia), float)
+        return self._link_mass_matrix
+
+    def thread_work(self) -> np.ndarray:
+        """This thread's work array for the compiled recursions (see :class:`denoc_bridge.Data`)."""
+        work = getattr(self._local, "work", None)
+        if work is None:
+            work = self._local.work = Data(self).work
+        return work
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_local"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._local = threading.local()
+
+    # -------------------------------------------------------------- accessors
+    @property
+    def n_links(self) -> int:
+        """Number of moving links (bodies), i.e. of joints."""
+        return len(self.link_names)
+
+    @property
+    def n_modules(self) -> int:
+        """Number of kinematic modules ``s``."""
+        return int(self.module_start.shape[0])
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravitational acceleration (3,) in the base frame; default (0, 0, -9.81)."""
+        return self._gravity
+
+    @gravity.setter
+    def gravity(self, value):
+        self._gravity = _readonly(self._check_gravity(value), float)
+        self._kt = with_gravity(self._kt, self._gravity)
+
+    @property
+    def modules(self) -> tuple:
+        """The kinematic modules, parents before children (tuple of :class:`Module`)."""
+        if self._modules is None:
+            mods = []
+            children_of = [[] for _ in range(self.n_modules)]
+            for j, p in enumerate(self.module_parent):
+                if p >= 0:
+                    children_of[p].append(j)
+            for i in range(self.n_modules):
+                a, b = int(self.module_start[i]), int(self.module_end[i])
+                children = tuple(children_of[i])
+                v0 = int(self.idx_v[a])
+                nv = int(self.nv_joint[a:b].sum())
+                mods.append(
+                    Module(
+                        index=i,
+                        parent=int(self.module_parent[i]),
+                        links=range(a, b),
+                        link_names=self.link_names[a:b],
+                        joint_names=self.joint_names[a:b],
+                        children=children,
+                        v_start=v0,
+                        nv=nv,
+                    )
+                )
+            self._modules = tuple(mods)
+        return self._modules
+
+    def link_index(self, name: str) -> int:
+        """Index of a link (body) by name."""
+        try:
+            return self._link_index[name]
+        except KeyError:
+            raise KeyError(f"no link named '{name}' in model '{self.name}'") from None
+
+    def joint_index(self, name: str) -> int:
+        """Index of a joint by name (joint k moves link k)."""
+        try:
+            return self._joint_index[name]
+        except KeyError:
+            raise KeyError(f"no joint named '{name}' in model '{self.name}'") from None
+
+    def joint_label(self, k: int) -> str:
+        return f"'{self.joint_names[k]}' ({JointType(self.joint_type[k]).label})"
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass.sum())
+
+    def __repr__(self) -> str:
+        base = "free-flyer base" if self.floating_base else "fixed base"
+        return (
+            f"Model('{self.name}', nq={self.nq}, nv={self.nv}, links={self.n_links}, modules={self.n_modules}, {base})"
+        )

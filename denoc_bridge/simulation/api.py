@@ -1,0 +1,329 @@
+"""Simulation: O(n) forward dynamics followed by numerical integration (000 §3.2).
+
+:func:`simulate` integrates ``I(q) a = tau + tau_passive(q, v) - C(q, v) v - g(q) + J^T f_ext``
+on the configuration manifold and returns a :class:`~denoc_bridge.simulation.trajectory.Trajectory`.
+
+Methods
+-------
+``"rk4"``
+    Fixed-step classical Runge-Kutta, what the papers use; on the joints' Lie groups
+    (free-flyer SE(3), spherical SO(3), planar SE(2)) as the Runge-Kutta-Munthe-Kaas
+    scheme, which keeps fourth order; the stepping loop is compiled.
+``"euler"``
+    Semi-implicit (symplectic) Euler: ``v += dt a(q, v)``, ``q = q (+) dt v``; compiled.
+``"RK45"``, ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
+    Adaptive integrators of :mod:`scipy.integrate` (``RK45`` is MATLAB's ``ode45``;
+    ``Radau`` and ``BDF`` are implicit, for stiff chains) with ``rtol`` / ``atol``, stepped one
+    step at a time; ``dt`` is then the interval of the saved states.  They integrate the
+    coordinates q themselves (quaternions and (cos, sin) pairs normalised on output).
+
+Dynamics: ``dynamics="recursive"`` (default) is the O(n) forward dynamics of 000 Table 3;
+``dynamics="cholesky"`` is the non-recursive algorithm of 003 §5 (the GIM from
+``mass_matrix``, Cholesky factorisation, two triangular solves), for comparison; it runs
+its stages from Python.
+
+Forces: ``tau`` is None (passive), a constant (nv,) array, an (n_steps, nv) array (row n
+held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's joint
+``damping`` and ``stiffness`` (springs relaxed at ``rest_configuration``) act unless
+``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
+wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
+
+A :class:`~denoc_bridge.constraints.mimic.MimicModel` is simulated in its reduced coordinates, stage by
+stage from Python (:mod:`denoc_bridge.simulation.mimic`).
+
+Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
+on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
+stops being finite (or a singular articulated inertia) raises
+:class:`~denoc_bridge.errors.SimulationError` naming the time and the joint, with the
+partial trajectory attached.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import numpy as np
+
+from denoc_bridge.errors import InputError, SimulationError
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.simulation import loops as loop_simulation
+from denoc_bridge.simulation import mimic as mimic_simulation
+from denoc_bridge.simulation.common import (
+    ADAPTIVE_METHODS,
+    FIXED_STEP_METHODS,
+    Forces,
+    batch_torques,
+    check_tolerances,
+    checked_vector,
+    count_saves,
+    method_name,
+    passive_arrays,
+    save_stride,
+    step_count,
+)
+from denoc_bridge.simulation.mimic import MimicSystem
+from denoc_bridge.simulation.runners import SingularTree, finish_run, run_adaptive, run_compiled, run_python
+from denoc_bridge.simulation.trajectory import Trajectory
+from denoc_bridge.simulation.tree import TreeSystem
+
+__all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
+
+
+def simulate(
+    model,
+    q0,
+    v0,
+    t_final: float,
+    dt: float = 1e-3,
+    tau=None,
+    method: str = "rk4",
+    *,
+    f_ext=None,
+    passive: bool = True,
+    dynamics: str = "recursive",
+    save_every: int | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    max_step: float = np.inf,
+    progress: bool | None = None,
+    stabilization: str = "projection",
+    baumgarte=(10.0, 10.0),
+    constraint_tol: float = 1e-12,
+) -> Trajectory:
+    """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
+
+    Parameters
+    ----------
+    dt : step of the fixed-step methods; interval of the saved states for the adaptive ones.
+    save_every : keep every k-th step (fixed-step methods); by default every step, unless
+        that would store more than ``MAX_STORED`` numbers (then the smallest k that fits,
+        with a warning).
+    rtol, atol, max_step : for the adaptive methods.
+    stabilization, baumgarte, constraint_tol : for models with loop closures (rk4 or euler):
+        ``"projection"`` onto the loops after each step to ``constraint_tol`` (default),
+        ``"baumgarte"`` with ``baumgarte = (alpha, beta)`` in 1/s, or ``"none"``; see
+        :mod:`denoc_bridge.simulation.loops`.  The trajectory then carries
+        ``constraint_error`` (per saved state) and ``constraint_drift``.
+
+    Returns
+    -------
+    Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
+    """
+    _check_model(model)
+    method = method_name(method)
+    if isinstance(model, MimicModel):
+        q0 = mimic_simulation.initial_configuration(model, q0)
+    else:
+        q0 = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)  # normalised, named errors
+    v0 = checked_vector(model, v0, model.nv, "v0")
+    t_final, dt, n_steps = step_count(t_final, dt, method)
+    if dynamics not in ("recursive", "cholesky"):
+        raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
+    forces = Forces(model, tau, f_ext, n_steps, method)
+    forces.cholesky = dynamics == "cholesky"
+    if model.loops:
+        opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
+        return loop_simulation.run(
+            model, q0, v0, dt, n_steps, forces, method, passive, save_stride(model, n_steps, save_every), progress, opts
+        )
+    system = system_of(model, forces, passive)
+    if method in FIXED_STEP_METHODS:
+        stride = save_stride(model, n_steps, save_every)
+        if forces.python_loop or forces.cholesky:
+            return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
+        try:
+            return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
+        except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
+            return run_python(
+                model,
+                q0,
+                v0,
+                dt,
+                n_steps,
+                forces,
+                method,
+                passive,
+                stride,
+                progress,
+                mimic_simulation.MimicSystem(model, forces, passive),
+            )
+    if save_every is not None:
+        raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
+    rtol, atol, max_step = check_tolerances(rtol, atol, max_step)
+    return run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system)
+
+
+def simulate_batch(
+    model,
+    q0,
+    v0,
+    t_final: float,
+    dt: float = 1e-3,
+    tau=None,
+    method: str = "rk4",
+    *,
+    passive: bool = True,
+    save_every: int | None = None,
+    errors: str = "raise",
+) -> list:
+    """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
+    whole fixed-step run, cases in parallel on numba's threads.
+
+    ``q0`` is (B, nq) or one (nq,) configuration for all, ``v0`` (B, nv) or (nv,); ``tau`` None,
+    one (nv,) vector for all, (B, nv) (one constant vector per case) or (B, n_steps, nv); B is
+    the leading size of whichever of them has one.
+    ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
+    wrenches and no controller (use :func:`simulate` for those); a
+    :class:`~denoc_bridge.constraints.mimic.MimicModel` runs its cases compiled alike
+    (:func:`denoc_bridge.simulation.mimic.run_batch`).  Each trajectory holds the
+    same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
+    wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
+    "raise"``, the first in case order) or stands in the list as that exception (``errors=
+    "return"``).
+    """
+    _check_model(model)
+    method = method_name(method)
+    if method not in FIXED_STEP_METHODS:
+        raise InputError(
+            f"simulate_batch runs the fixed-step methods {FIXED_STEP_METHODS}; got {method!r} "
+            "(use simulate for the adaptive ones)"
+        )
+    if errors not in ("raise", "return"):
+        raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
+    if model.loops:
+        raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
+    mimic = isinstance(model, MimicModel)
+    Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
+    T0 = None if tau is None else _inputs.real_array(tau, "tau")
+    leading = [
+        a.shape[0]
+        for a, batch_ndim in ((Q0, 2), (V0, 2), (T0, 2), (T0, 3))
+        if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)
+    ]
+    B = max(leading, default=1)
+    check = partial(mimic_simulation.initial_configuration, model) if mimic else partial(_inputs.configuration, model)
+    Q0 = np.array(
+        [check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)]
+    )
+    V0 = np.broadcast_to(V0, (B, model.nv)) if V0.ndim == 1 else V0
+    if Q0.shape != (B, model.nq) or V0.shape != (B, model.nv):
+        raise InputError(
+            f"q0 and v0 must have shapes ({B}, {model.nq}) and ({B}, {model.nv}) (or one state for "
+            f"all cases), got {np.shape(q0)} and {np.shape(v0)}"
+        )
+    V0 = np.ascontiguousarray([checked_vector(model, row, model.nv, f"v0[{b}]") for b, row in enumerate(V0)])
+    t_final, dt, n_steps = step_count(t_final, dt, method)
+    taus = batch_torques(model, tau, B, n_steps)
+    forces = [Forces(model, tb, None, n_steps, method) for tb in taus]
+    stride = save_stride(model, n_steps, save_every)
+    n_saves = count_saves(n_steps, stride)
+    Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
+    mode = forces[0].mode
+    table = np.ascontiguousarray(np.stack([f.table for f in forces]))
+    K, D, q_rest, use_passive = passive_arrays(model.tree if mimic else model, passive)
+    done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
+    Q, V = Q0.copy(), V0.copy()
+    t0 = time.perf_counter()
+    if mimic:
+        mimic_simulation.run_batch(
+            model,
+            Q,
+            V,
+            n_steps,
+            dt,
+            mode,
+            table,
+            K,
+            D,
+            q_rest,
+            use_passive,
+            stride,
+            Qs,
+            Vs,
+            As,
+            done,
+            status,
+            saved,
+            method,
+        )
+    else:
+        run_parallel(
+            ki_.run_batch,
+            model._kt,
+            Q,
+            V,
+            n_steps,
+            dt,
+            mode,
+            table,
+            _inputs.NO_FEXT,
+            K,
+            D,
+            q_rest,
+            use_passive,
+            stride,
+            Qs,
+            Vs,
+            As,
+            done,
+            status,
+            saved,
+            method == "euler",
+        )
+    wall = (time.perf_counter() - t0) / B
+    out = []
+    for b in range(B):
+        if status[b]:  # the same numbers again, alone, for the error that names time and joint
+            try:
+                out.append(
+                    simulate(
+                        model,
+                        Q0[b],
+                        V0[b],
+                        t_final,
+                        dt,
+                        taus[b],
+                        method,
+                        passive=passive,
+                        save_every=stride,
+                        progress=False,
+                    )
+                )
+            except SimulationError as exc:
+                if errors == "raise":
+                    raise
+                out.append(exc)
+            continue
+        out.append(
+            finish_run(
+                model,
+                forces[b],
+                method,
+                dt,
+                stride,
+                int(done[b]),
+                Q[b],
+                V[b],
+                Qs[b],
+                Vs[b],
+                As[b],
+                int(saved[b]),
+                0,
+                False,
+                wall,
+                system_of(model, forces[b], passive),
+            )
+        )
+    return out
+
+
+def system_of(model, forces, passive):
+    """The simulation system of a tree or of a MimicModel."""
+    if isinstance(model, MimicModel):
+        return MimicSystem(model, forces, passive)
+    return TreeSystem(model, forces, passive)

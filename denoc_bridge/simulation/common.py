@@ -1,0 +1,320 @@
+"""What every simulation run shares: the forces of a run (actuation, wrenches, springs and
+dampers), the methods, the steps and the saved states, the progress bar, the trajectory a run
+returns and the error a failed run raises."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from denoc_bridge.errors import InputError, InputTypeError, SimulationError
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.simulation.trajectory import Trajectory
+from denoc_bridge.spatial import internal_to_pin
+
+FIXED_STEP_METHODS = ("rk4", "euler")
+
+
+ADAPTIVE_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
+
+
+#: above this many stored numbers, states are saved every few steps (see ``save_every``)
+MAX_STORED = 50_000_000
+
+
+CHUNK_SECONDS = 0.2
+
+
+def method_name(method: str) -> str:
+    for m in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+        if str(method).lower() == m.lower():
+            return m
+    raise InputError(f"method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got {method!r}")
+
+
+def checked_vector(model, x, n, name):
+    """A checked velocity-sized vector (v0)."""
+    x = _inputs.real_array(x, name)
+    if x.shape != (n,):
+        raise InputError(f"{name} must have shape ({n},) (model '{model.name}'), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        k = int(np.flatnonzero(~np.isfinite(x))[0])
+        joint = model.joint_label(_inputs._owner(model, k, "v"))
+        raise InputError(f"{name}[{k}] = {x[k]} is not finite (joint {joint})")
+    return np.ascontiguousarray(x, dtype=float)
+
+
+class Forces:
+    """The user's tau and f_ext in the forms the kernels and the Python loops need."""
+
+    def __init__(self, model, tau, f_ext, n_steps, method):
+        nv = model.nv
+        self.model = model
+        self._links = getattr(model, "tree", model)  # a MimicModel's wrenches act on its tree's links
+        self.tau_fn = tau if callable(tau) else None
+        self.fext_fn = f_ext if callable(f_ext) else None
+        if tau is None or self.tau_fn is not None:
+            self.mode, self.table = ki_.TAU_NONE, np.zeros((1, nv))
+        else:
+            arr = _inputs.real_array(tau, "tau")
+            if arr.shape == (nv,):
+                self.mode, self.table = ki_.TAU_CONSTANT, np.ascontiguousarray(arr[None], dtype=float)
+            elif arr.ndim == 2 and arr.shape[1] == nv:
+                if arr.shape[0] < n_steps:
+                    raise InputError(
+                        f"tau has {arr.shape[0]} rows, but the simulation takes {n_steps} steps (one row per step)"
+                    )
+                self.mode, self.table = ki_.TAU_TABLE, np.ascontiguousarray(arr, dtype=float)
+            else:
+                raise InputError(
+                    f"tau must be None, a ({nv},) array, an (n_steps, {nv}) array or a callable "
+                    f"tau(t, q, v); got shape {arr.shape}"
+                )
+            bad = np.argwhere(~np.isfinite(self.table))
+            if bad.size:
+                r, i = (int(x) for x in bad[0])
+                where = f"tau[{i}]" if self.mode == ki_.TAU_CONSTANT else f"tau[{r}, {i}] (step {r})"
+                raise InputError(
+                    f"{where} = {self.table[r, i]} is not finite "
+                    f"(joint {model.joint_label(_inputs._owner(model, i, 'v'))})"
+                )
+        if f_ext is None or self.fext_fn is not None:
+            self.fext_pin, self.fext = None, _inputs.NO_FEXT
+        else:
+            self.fext = np.ascontiguousarray(_inputs.external_wrenches(self._links, f_ext))  # internal order
+            self.fext_pin = internal_to_pin(self.fext)
+        self.python_loop = self.tau_fn is not None or self.fext_fn is not None
+        self.cholesky = False
+
+    def fext_pin_at(self, t, q, v):
+        """The external wrenches in Pinocchio's order (None for none)."""
+        if self.fext_fn is None:
+            return self.fext_pin
+        return internal_to_pin(self.fext_at(t, q, v))
+
+    def tau_at(self, t, q, v, n):
+        """The actuation at step n / time t."""
+        if self.tau_fn is not None:
+            out = np.asarray(self.tau_fn(t, q.copy(), v.copy()), dtype=float)
+            if out.shape != (self.model.nv,) or not np.all(np.isfinite(out)):
+                raise InputError(
+                    f"tau(t, q, v) must return {self.model.nv} finite numbers; at t = {t:g} it returned {out!r}"
+                )
+            return out
+        if self.mode == ki_.TAU_CONSTANT:
+            return self.table[0]
+        if self.mode == ki_.TAU_TABLE:
+            return self.table[min(n, self.table.shape[0] - 1)]
+        return np.zeros(self.model.nv)
+
+    def fext_at(self, t, q, v):
+        if self.fext_fn is None:
+            return self.fext
+        return np.ascontiguousarray(_inputs.external_wrenches(self._links, self.fext_fn(t, q.copy(), v.copy())))
+
+
+class Run:
+    """The wall clock, the optional progress bar and Ctrl-C of a run: ``with Run(...) as run:``
+    lets a KeyboardInterrupt end the loop (``run.interrupted``) and always closes the bar."""
+
+    def __init__(self, enabled, total, label):
+        if enabled is None:
+            enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.bar = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>5.1f}%"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+                console=Console(stderr=True),
+            )  # stdout stays the results'
+            self.bar.start()
+            self.bar.add_task(label, total=total)
+        self.interrupted = False
+        self.wall = 0.0
+
+    def update(self, done):
+        if self.bar is not None:
+            self.bar.update(self.bar.task_ids[0], completed=done)
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        self.wall = time.perf_counter() - self.t0
+        if self.bar is not None:
+            self.bar.stop()
+        if kind is KeyboardInterrupt:
+            self.interrupted = True
+            return True
+        return False
+
+
+def bad_entry(model, arrays) -> str:
+    """The joint of the first non-finite entry of (name, array, 'q' or 'v') triples."""
+    for name, arr, kind in arrays:
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            i = int(bad[0])
+            idx = model.idx_q if kind == "q" else model.idx_v
+            k = int(np.searchsorted(idx, i, side="right") - 1)
+            return f"{name}[{i}] of joint '{model.joint_names[k]}'", model.joint_names[k]
+    return "", ""
+
+
+def step_count(t_final, dt, method):
+    """(t_final, dt, number of steps), checked."""
+    t_final, dt = real_number(t_final, "t_final"), real_number(dt, "dt")
+    if not (math.isfinite(t_final) and t_final > 0):
+        raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
+    if not (math.isfinite(dt) and dt > 0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt}")
+    n_steps = max(1, int(round(t_final / dt)))
+    if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
+        raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
+    return t_final, dt, n_steps
+
+
+def real_number(x, name: str) -> float:
+    """A real scalar argument as a float, or an error naming it."""
+    if x is None:
+        raise InputTypeError(f"{name} is None; expected a number")
+    arr = _inputs.real_array(x, name)
+    if arr.shape != ():
+        raise InputError(f"{name} must be a number, got an array of shape {arr.shape}")
+    return float(arr)
+
+
+def check_tolerances(rtol, atol, max_step):
+    """The adaptive methods' rtol, atol (positive) and max_step (positive, may be inf), checked."""
+    rtol, atol, max_step = real_number(rtol, "rtol"), real_number(atol, "atol"), real_number(max_step, "max_step")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"{name} must be a positive number, got {value}")
+    if not max_step > 0:
+        raise InputError(f"max_step must be positive (inf: no limit), got {max_step}")
+    return rtol, atol, max_step
+
+
+def save_stride(model, n_steps, save_every):
+    per_state = model.nq + 3 * model.nv
+    if save_every is None:
+        stride = 1
+        while (n_steps // stride + 1) * per_state > MAX_STORED:
+            stride += 1
+        if stride > 1:
+            warnings.warn(
+                f"saving every {stride}th step only: storing all {n_steps + 1} states of "
+                f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
+                stacklevel=3,
+            )
+        return stride
+    return check_save_every(save_every)
+
+
+def check_save_every(save_every) -> int:
+    """``save_every`` (not None) as the stride, or an InputError."""
+    whole = (
+        isinstance(save_every, (int, np.integer, float, np.floating))
+        and not isinstance(save_every, bool)
+        and math.isfinite(save_every)
+        and save_every == int(save_every)
+    )
+    if not whole or save_every < 1:
+        raise InputError(f"save_every must be a positive integer, got {save_every!r}")
+    return int(save_every)
+
+
+def count_saves(n_steps, stride):
+    """Rows to allocate: every stride-th step from 0, and the final step when stride does not divide n_steps."""
+    return n_steps // stride + 1 + (1 if n_steps % stride else 0)
+
+
+def saved_steps(saved, stride, final_step):
+    """The step index of each of ``saved`` rows: every stride-th step, the last one ``final_step``
+    (the final state, saved whether or not stride divides it) or None (a run that stopped early)."""
+    steps = np.arange(saved) * stride
+    if final_step is not None and saved:
+        steps[-1] = final_step
+    return steps
+
+
+def passive_arrays(model, passive):
+    use = bool(passive and (np.any(model.damping) or np.any(model.stiffness)))
+    return (
+        np.ascontiguousarray(model.stiffness),
+        np.ascontiguousarray(model.damping),
+        np.ascontiguousarray(model.rest_configuration),
+        use,
+    )
+
+
+def make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):
+    return Trajectory(model, t, Q, V, A, TAU, forces.fext_pin, method, dt, wall, steps, evals, status, message)
+
+
+def run_error(model, status, t, stage_arrays, traj):
+    if status > 0:
+        k = int(status) - 1
+        when = "is singular at the initial state" if t == 0 else "became singular"
+        msg = (
+            f"simulation stopped at t = {t:.6g} s: the articulated inertia of joint "
+            f"'{model.joint_names[k]}' {when} (the links it moves offer no inertia to its motion, e.g. a "
+            "massless leaf link)"
+        )
+        return SimulationError(msg, t, model.joint_names[k], traj)
+    where, joint = bad_entry(model, stage_arrays)
+    msg = (
+        f"simulation stopped at t = {t:.6g} s: the state is no longer finite"
+        + (f" ({where})" if where else "")
+        + "; the trajectory up to the last valid state is attached "
+        "(e.error.trajectory); a smaller dt or a more stable method may help"
+    )
+    return SimulationError(msg, t, joint, traj)
+
+
+def batch_torques(model, tau, B, n_steps):
+    """Per case: None, an (nv,) vector or an (n_steps, nv) table (all cases the same kind)."""
+    if tau is None:
+        return [None] * B
+    arr = _inputs.real_array(tau, "tau")
+    nv = model.nv
+    if arr.shape == (nv,):
+        return [arr] * B
+    if arr.shape == (B, nv) or (arr.ndim == 3 and arr.shape[0] == B and arr.shape[2] == nv):
+        return list(arr)
+    raise InputError(
+        f"tau must be None, an ({nv},) vector, a ({B}, {nv}) array (one constant vector per case) "
+        f"or a ({B}, {n_steps}, {nv}) array; got shape {arr.shape}"
+    )
+
+
+def actuation_table(model, forces, steps):
+    """The actuation at the saved steps (indices ``steps``) of a run with a constant or tabulated tau."""
+    if forces.mode == ki_.TAU_CONSTANT:
+        return np.repeat(forces.table, len(steps), axis=0)
+    if forces.mode == ki_.TAU_TABLE:
+        return forces.table[np.minimum(steps, forces.table.shape[0] - 1)].copy()
+    return np.zeros((len(steps), model.nv))
+
+
+def normalise_rows(model, Q):
+    """Unit quaternions and (cos, sin) pairs in each row of Q."""
+    Q = Q.copy()
+    for starts, size in ((model.quaternion_index, 4), (model.circle_index, 2)):
+        for i0 in np.asarray(starts, dtype=int):
+            block = Q[:, i0 : i0 + size]
+            Q[:, i0 : i0 + size] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return Q

@@ -1,0 +1,264 @@
+"""Simulation of a :class:`~denoc_bridge.constraints.mimic.MimicModel`: :func:`denoc_bridge.simulate` in
+reduced coordinates.
+
+The state is the mimic model's (q, v) (Pinocchio's mimic layout, the independent joints).
+Every stage expands it to the tree's (``q_full = G q + offset``, ``v_full = G v``), and:
+
+* accelerations: :func:`denoc_bridge.constraints.mimic.forward_dynamics` with ``tau + G^T tau_passive``,
+  where ``tau_passive`` are the tree's joint springs and dampers at the expanded state (a
+  mimic joint's own damper and spring act through its multiplier); ``dynamics="cholesky"``
+  is its ``method="dense"`` (Cholesky of ``G^T M G``), the default its O(n) Lagrange form;
+* the configuration maps: the tree's ``q (+) xi`` and the Runge-Kutta-Munthe-Kaas rates at
+  ``(q_full, G xi, G v)``, then the mimic joints' entries dropped.  A mimic joint is a 1-DOF
+  revolute, prismatic or continuous joint whose entries follow its mimicked joint's, so
+  this is the tree's step restricted to the constraint manifold: the same steps as the
+  tree's steppers in :mod:`denoc_bridge.simulation`.
+
+RK4 and Euler with constant or tabulated torques and constant wrenches run compiled
+(:meth:`MimicSystem.compiled`, :mod:`denoc_bridge.kernels.mimic`, the Lagrange form); a
+controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articulated inertia
+is singular on its own run the stages from Python (``simulation.run_python``).
+
+The trajectory keeps the mimic model: its energies, power and passive forces are the
+tree's at the expanded states (:class:`~denoc_bridge.simulation.trajectory.Trajectory`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
+from denoc_bridge.errors import InputError, SingularInertiaError
+from denoc_bridge.kernels import configuration as kc
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import mimic as km
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.simulation.common import Forces, normalise_rows, passive_arrays
+from denoc_bridge.simulation.runners import run_python
+
+__all__ = ["MimicSystem", "initial_configuration", "run_batch", "run_stages"]
+
+
+def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
+    """``q0`` checked (shape, finite) with its quaternions and (cos, sin) pairs normalised."""
+    q0 = model._reduced(q0, name, model.nq, "q")
+    if q0.shape != (model.nq,):
+        raise InputError(
+            f"{name} must have shape ({model.nq},) (model '{model.name}' with mimic joints as "
+            f"constraints), got {q0.shape}"
+        )
+    qf = _inputs.configuration(model.tree, model.expand(q0), f"{name} (expanded to the tree)")
+    return np.ascontiguousarray(model.reduce_configuration(qf))
+
+
+def run_batch(
+    model: MimicModel,
+    Q,
+    V,
+    n_steps,
+    dt,
+    mode,
+    table,
+    K,
+    D,
+    q_rest,
+    use_passive,
+    stride,
+    Qs,
+    Vs,
+    As,
+    done,
+    status,
+    saved,
+    method,
+):
+    """The cases of ``simulation.simulate_batch`` in one compiled parallel call."""
+
+    im, fm, reach = model._kernel_maps()
+    run_parallel(
+        km.mimic_run_batch,
+        model.tree._kt,
+        Q,
+        V,
+        n_steps,
+        dt,
+        mode,
+        table,
+        np.zeros((0, 6)),
+        K,
+        D,
+        q_rest,
+        use_passive,
+        stride,
+        Qs,
+        Vs,
+        As,
+        done,
+        status,
+        saved,
+        method == "rk4",
+        im,
+        fm,
+        model.tree.nq,
+        reach,
+    )
+
+
+def run_stages(model: MimicModel, q0, v0, t_final: float, dt: float, tau=None, f_ext=None, method: str = "rk4"):
+    """The fixed-step run of :func:`denoc_bridge.simulate` stage by stage from Python (the
+    reference of the compiled loop, for tests and benchmarks): the same steps, each stage's
+    accelerations one call."""
+
+    n = int(round(t_final / dt))
+    forces = Forces(model, tau, f_ext, n, method)
+    system = MimicSystem(model, forces, True)
+    q0 = initial_configuration(model, q0)
+    return run_python(model, q0, np.asarray(v0, dtype=float), dt, n, forces, method, True, 1, False, system)
+
+
+class MimicSystem:
+    """The stages of a run of ``model`` for :func:`denoc_bridge.simulation.run_python` and
+    ``run_adaptive`` (the interface of ``simulation.TreeSystem``)."""
+
+    def __init__(self, model: MimicModel, forces, passive: bool):
+        tree = model.tree
+        self.model, self.tree, self.forces = model, tree, forces
+        self.nq, self.nv = model.nq, model.nv
+        self.ki = tree._kt.view(T.INT)
+        self.K, self.D, self.q_rest, self.use_passive = passive_arrays(tree, passive)
+        self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
+        self.method = "dense" if forces.cholesky else "lagrange"
+        self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
+        self.evals = 0
+
+    def _a(self, t, q, v, tau, out):
+        if self.method == "lagrange":  # one compiled call; a singular tree: below
+            tree = self.tree
+            imap, fmap, reach = self.model._kernel_maps()
+            status = km.forward_dynamics_entry(
+                tree._kt,
+                tree.thread_work(),
+                imap,
+                fmap,
+                tree.nq,
+                reach,
+                q,
+                v,
+                np.ascontiguousarray(tau, dtype=float),
+                self.forces.fext_at(t, q, v),
+                self.K,
+                self.D,
+                self.q_rest,
+                self.use_passive,
+                out,
+            )
+            if status <= 0:
+                return status
+        qf, vf = self.model.expand(q, v)
+        ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        try:
+            out[:] = forward_dynamics(
+                self.model,
+                q,
+                v,
+                tau + self.model.reduce_forces(self.total),
+                self.forces.fext_pin_at(t, q, v),
+                method=self.method,
+            )
+        except SingularInertiaError as exc:
+            return 1 + self.tree.joint_names.index(exc.joint)
+        return 0 if np.all(np.isfinite(out)) else -1
+
+    def accelerations(self, t, n, q, v, out):
+        """(status, tau): ``out`` = a(t, q, v); status 0, k + 1 (singular at joint k) or -1."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            return -1, np.zeros(self.nv)
+        tau = self.forces.tau_at(t, q, v, n)
+        self.evals += 1
+        return self._a(t, q, v, tau, out), tau
+
+    def ode(self, t, n, q, v, qdot, a):
+        st, _ = self.accelerations(t, n, q, v, a)
+        if st == 0:
+            kc.configuration_rate(self.ki, self.model.expand(q), self.model._full(v), self._qf)
+            qdot[:] = self._qf[self.model._q_keep]
+        return st
+
+    def saved_accelerations(self, t, Q, V, TAU):
+        A = np.empty((len(t), self.nv))
+        for i in range(len(t)):
+            if self._a(t[i], Q[i], V[i], TAU[i], A[i]):
+                A[i] = np.nan
+        return A
+
+    #: a singular tree met by the compiled run: rerun from Python (dense form where needed)
+    singular_fallback = True
+
+    def compiled(self, method, dt, stride):
+        """(run, stage) for ``simulation.run_compiled``: the stages above in one compiled loop
+        (:func:`denoc_bridge.kernels.mimic.mimic_run`, Lagrange form; constant tau or a table,
+        constant external wrenches)."""
+        f, tree, nc = self.forces, self.tree, self.model.n_constraints
+        im, fm, reach = self.model._kernel_maps()
+        s = np.zeros((km.SCRATCH_ROWS, max(self.nq, self.nv, 1)))
+        full = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
+        S = np.zeros((nc, nc + 1))
+        kt, work = tree._kt, tree.thread_work()
+        ki = kt.view(T.INT)
+        K, D, q_rest, use = self.K, self.D, self.q_rest, self.use_passive
+        rk4 = method == "rk4"
+
+        def run(q, v, step, n, saved, Q, V, A):
+            return km.mimic_run(
+                ki,
+                kt,
+                work,
+                rk4,
+                q,
+                v,
+                step,
+                n,
+                dt,
+                f.mode,
+                f.table,
+                f.fext,
+                K,
+                D,
+                q_rest,
+                use,
+                stride,
+                saved,
+                Q,
+                V,
+                A,
+                im,
+                fm,
+                tree.nq,
+                reach,
+                s,
+                full,
+                S,
+            )
+
+        def stage(q, v):
+            return [
+                ("q", s[0, : self.nq], "q"),
+                ("v", s[2, : self.nv], "v"),
+                ("tau", s[3, : self.nv], "v"),
+                ("a", s[13, : self.nv], "v"),
+            ]
+
+        return run, stage
+
+    def integrate(self, q, xi, out):
+        kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)
+        out[:] = self._qf[self.model._q_keep]
+
+    def dexpinv(self, xi, v, out):
+        kc.dexpinv(self.ki, self.model._full(xi), self.model._full(v), self._kf)
+        out[:] = self._kf[self.model._v_keep]
+
+    def normalise(self, Q):
+        return self.model.reduce_configuration(normalise_rows(self.tree, self.model.expand(Q)))

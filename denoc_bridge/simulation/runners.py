@@ -1,0 +1,267 @@
+"""The runs of a *system* (:class:`~denoc_bridge.simulation.tree.TreeSystem`,
+:class:`~denoc_bridge.simulation.mimic.MimicSystem`): fixed-step compiled runs in chunks, the
+same steps stage by stage from Python, and the adaptive methods of SciPy.  A system supplies the
+accelerations, the configuration maps and, for the compiled runs, its stepping kernel."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from denoc_bridge.errors import SimulationError
+from denoc_bridge.simulation.common import (
+    CHUNK_SECONDS,
+    Run,
+    actuation_table,
+    count_saves,
+    make_trajectory,
+    run_error,
+    saved_steps,
+)
+
+
+def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
+    """The fixed-step methods as compiled runs of steps (chunks sized for the progress bar and
+    Ctrl-C); ``system`` (a tree's by default, or a MimicModel's) supplies the kernel."""
+    nq, nv = model.nq, model.nv
+    n_saves = count_saves(n_steps, stride)
+    Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
+    q, v = q0.copy(), v0.copy()
+    stepper, stage = system.compiled(method, dt, stride)
+    step, saved, status, chunk = 0, 0, 0, 8
+    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
+        while step < n_steps:
+            n = min(chunk, n_steps - step)
+            t0 = time.perf_counter()
+            done, status, s = stepper(q, v, step, n, saved, Q, V, A)
+            step += done
+            saved += s
+            if status:
+                break
+            elapsed = time.perf_counter() - t0
+            chunk = max(1, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-6))))
+            run.update(step)
+    interrupted, wall = run.interrupted, run.wall
+    traj = finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system)
+    if status:
+        if status > 0 and getattr(system, "singular_fallback", False):
+            raise SingularTree(status)
+        raise run_error(model, status, step * dt, stage(q, v), traj)
+    if interrupted:
+        warnings.warn(traj.message, stacklevel=3)
+    return traj
+
+
+class SingularTree(Exception):
+    """A compiled run of a MimicModel met a singular articulated inertia of its tree alone
+    (the Lagrange form needs it; the Python stages fall back to the dense form)."""
+
+
+def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system):
+    """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
+    ``saved`` rows of Q, V, A filled: the final state is appended when the run completed (also
+    when stride does not divide the number of steps)."""
+    completed = not status and not interrupted
+    if completed:  # the final state
+        tau_end = forces.tau_at(step * dt, q, v, step)
+        a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
+        Q[saved], V[saved], A[saved] = q, v, a_end
+        saved += 1
+    steps = saved_steps(saved, stride, step if completed else None)
+    t = steps * dt
+    TAU = actuation_table(model, forces, steps)
+    state = "interrupted" if interrupted else ("failed" if status else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    evals_per_step = 4 if method == "rk4" else 1
+    return make_trajectory(
+        model,
+        t,
+        Q[:saved],
+        V[:saved],
+        A[:saved],
+        TAU,
+        forces,
+        method,
+        dt,
+        wall,
+        step,
+        evals_per_step * step + (1 if state == "completed" else 0),
+        state,
+        message,
+    )
+
+
+def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
+    """The fixed-step methods with a callable tau or f_ext (or a MimicModel, through its
+    ``system``): the same steps, stage by stage from Python (each stage one forward dynamics
+    call)."""
+    nq, nv = system.nq, system.nv
+    f = system.accelerations
+    Q, V, A, TAU = [], [], [], []
+    q, v = q0.copy(), v0.copy()
+    failed = None
+    xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
+    kx = [np.empty(nv) for _ in range(4)]
+    kv = [np.empty(nv) for _ in range(4)]
+    step = 0
+    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
+        for step in range(n_steps):
+            t = step * dt
+            st, tau = f(t, step, q, v, kv[0])
+            if st:
+                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", kv[0], "v")])
+                break
+            if step % stride == 0:
+                Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
+            if method == "euler":
+                v += dt * kv[0]
+                system.integrate(q, dt * v, q)
+            else:
+                kx[0][:] = v
+                for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
+                    xi[:] = c * dt * kx[prev]
+                    system.integrate(q, xi, qs)
+                    vs[:] = v + c * dt * kv[prev]
+                    system.dexpinv(xi, vs, kx[i + 1])
+                    st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
+                    if st:
+                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"), ("a", kv[i + 1], "v")])
+                        break
+                if failed:
+                    break
+                xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
+                v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
+                system.integrate(q, xi, q)
+            if step % 100 == 0:
+                run.update(step)
+        else:
+            step = n_steps
+    interrupted, wall = run.interrupted, run.wall
+    final = None
+    if not failed and not interrupted:  # the final state
+        t_end = n_steps * dt
+        a_end = np.empty(nv)
+        st, tau = f(t_end, n_steps, q, v, a_end)
+        if not st:
+            Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau))
+            final = n_steps
+    n = len(Q)
+
+    def stack(x, width):
+        return np.array(x).reshape(n, width)
+
+    t = saved_steps(n, stride, final) * dt
+    state = "interrupted" if interrupted else ("failed" if failed else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    traj = make_trajectory(
+        model,
+        t,
+        stack(Q, nq),
+        stack(V, nv),
+        stack(A, nv),
+        stack(TAU, nv),
+        forces,
+        method,
+        dt,
+        wall,
+        step,
+        system.evals,
+        state,
+        message,
+    )
+    if failed:
+        raise run_error(model, failed[0], failed[1], failed[2], traj)
+    if interrupted:
+        warnings.warn(message, stacklevel=3)
+    return traj
+
+
+class _Bad(Exception):
+    """A forward dynamics evaluation of an adaptive solver refused its state."""
+
+
+def run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system):
+    import scipy.integrate as si
+
+    nq, nv = system.nq, system.nv
+    qdot, a = np.empty(nq), np.empty(nv)
+
+    def fun(t, y):
+        q = np.ascontiguousarray(y[:nq])
+        v = np.ascontiguousarray(y[nq:])
+        st = system.ode(t, int(t / dt), q, v, qdot, a)
+        if st:
+            raise _Bad(st, t, q.copy(), v.copy())
+        return np.concatenate([qdot, a])
+
+    solver_cls = getattr(si, method)
+    y0 = np.concatenate([q0, v0])
+    solver = None
+    t_save = _save_times(t_final, dt)
+    n_saves = len(t_save)
+    Y = [y0.copy()]
+    failure = None
+    with Run(progress, t_final, f"{method} {model.name}") as run:
+        run.steps = 0
+        try:  # the solver evaluates a(t = 0) already
+            solver = solver_cls(fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step)
+            _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run)
+        except _Bad as exc:
+            st, t_bad, qb, vb = exc.args
+            failure = (st, t_bad, [("q", qb, "q"), ("v", vb, "v")])
+        except _Failed as exc:
+            failure = (-1, exc.args[0], exc.args[1])
+    interrupted, wall, steps = run.interrupted, run.wall, run.steps
+    Y = np.array(Y)
+    Q = np.ascontiguousarray(Y[:, :nq])
+    V = np.ascontiguousarray(Y[:, nq:])
+    if Q.shape[0]:  # unit quaternions and (cos, sin) pairs
+        Q = system.normalise(Q)
+    t = t_save[: Q.shape[0]]
+    TAU = np.array([forces.tau_at(t[i], Q[i], V[i], int(t[i] / dt)) for i in range(len(t))]).reshape(len(t), nv)
+    A = system.saved_accelerations(t, Q, V, TAU)
+    state = "interrupted" if interrupted else ("failed" if failure else "completed")
+    t_stop = solver.t if solver is not None else 0.0
+    message = f"interrupted by the user at t = {t_stop:.6g} s" if interrupted else ""
+    traj = make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, system.evals, state, message)
+    if failure:
+        st, t_bad, detail = failure
+        if isinstance(detail, str):
+            raise SimulationError(f"simulation stopped at t = {t_bad:.6g} s: {detail}", t_bad, "", traj)
+        raise run_error(model, st, t_bad, detail, traj)
+    if interrupted:
+        warnings.warn(message, stacklevel=3)
+    return traj
+
+
+class _Failed(Exception):
+    pass
+
+
+def _save_times(t_final, dt):
+    """The adaptive methods' saved times: 0, dt, 2 dt, ... and t_final itself (when dt does not
+    divide it, or exceeds it)."""
+    n = int(math.floor(t_final / dt + 1e-9)) + 1
+    t = np.minimum(np.arange(n) * dt, t_final)
+    if t_final - t[-1] > 1e-9 * max(1.0, t_final):
+        t = np.append(t, t_final)
+    return t
+
+
+def _adaptive_loop(solver, method, dt, n_saves, t_save, Y, run):
+    """Step the scipy solver, sampling its dense output at the save times into Y."""
+    k = 1
+    while solver.status == "running" and k < n_saves:
+        msg = solver.step()
+        run.steps += 1
+        if solver.status == "failed":
+            raise _Failed(solver.t, f"{method} failed: {msg}")
+        if t_save[k] <= solver.t:
+            dense = solver.dense_output()
+            while k < n_saves and t_save[k] <= solver.t:
+                Y.append(dense(t_save[k]))
+                k += 1
+        run.update(solver.t)

@@ -1,0 +1,302 @@
+"""Trajectories: the states a simulation went through, with their energies and power.
+
+A :class:`Trajectory` holds, per saved instant, the time ``t`` (N,), the
+configuration ``q`` (N, nq), velocity ``v`` (N, nv), acceleration ``a`` (N, nv) and
+the actuation ``tau`` (N, nv) (without the joint springs and dampers of the model,
+which :meth:`Trajectory.passive_forces` gives), plus the constant external wrenches
+``f_ext`` if any.  Energies are computed on first use with the compiled O(n)
+recursion (:func:`denoc_bridge.energies`) for all instants at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from denoc_bridge.algorithms.configuration import difference, interpolate
+from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
+from denoc_bridge.algorithms.kinematics import energies
+from denoc_bridge.errors import InputError
+from denoc_bridge.multibody.checks import check_model
+from denoc_bridge.multibody.inputs import real_array
+
+__all__ = ["Trajectory"]
+
+
+def _real(x, name: str) -> np.ndarray:
+
+    return real_array(x, name)
+
+
+def _cumulative_integral(y: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """int_0^t y: Simpson's rule (fourth order, so that the work of smooth forces does not
+    hide an integrator's drift), the trapezoid rule for fewer than three samples."""
+    out = np.zeros_like(y)
+    if y.shape[0] >= 3:
+        from scipy.integrate import cumulative_simpson
+
+        out[1:] = cumulative_simpson(y, x=t)
+    elif y.shape[0] == 2:
+        out[1] = 0.5 * (y[0] + y[1]) * (t[1] - t[0])
+    return out
+
+
+def joint_passive_forces(model, q, v):
+    """The joint springs' and dampers' forces ``-K (q (-) q_rest) - D v`` at the states (q, v)
+    (one or a batch); on a :class:`~denoc_bridge.constraints.mimic.MimicModel` the tree's, at the expanded
+    states, as forces on the reduced coordinates (``G^T``), as they act in its simulation.  None
+    when the model has neither springs nor dampers."""
+
+    tree = getattr(model, "tree", None)
+    if tree is None:
+        tree, qt, vt = model, q, v
+    else:
+        qt, vt = model.expand(q, v)
+    if not (np.any(tree.damping) or np.any(tree.stiffness)):
+        return None
+    out = -tree.damping * vt
+    if np.any(tree.stiffness):
+        out = out - tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, qt.shape), qt)
+    return out if tree is model else model.reduce_forces(out)
+
+
+@dataclass(eq=False)
+class Trajectory:
+    """States of a simulated motion (see the module docstring).
+
+    ``status`` is ``"completed"``, ``"interrupted"`` (Ctrl-C) or ``"failed"`` (see
+    :class:`~denoc_bridge.errors.SimulationError`); ``wall_time`` is the seconds the
+    integration took, ``n_steps`` the integration steps and ``n_evaluations`` the forward
+    dynamics evaluations.
+
+    On a model with loop closures, ``constraint_error`` holds the largest loop-closure error
+    (m or rad) of each saved state and ``constraint_drift`` the largest error one step left
+    before the projection removed it (NaN when the run did not project); see
+    :func:`denoc_bridge.simulate`.
+    """
+
+    MAX_FRAMES = 1_000_000  # resample(): more frames than this is a mistake, not an animation
+
+    model: object
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    tau: np.ndarray
+    f_ext: np.ndarray | None = None
+    method: str = ""
+    dt: float = float("nan")
+    wall_time: float = float("nan")
+    n_steps: int = 0
+    n_evaluations: int = 0
+    status: str = "completed"
+    message: str = ""
+    constraint_error: np.ndarray | None = None
+    constraint_drift: float = float("nan")
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def __repr__(self) -> str:
+        span = f"t = {self.t[0]:g} .. {self.t[-1]:g} s" if len(self) else "empty"
+        return (
+            f"Trajectory({self.model.name!r}, {len(self)} states, {span}, method={self.method!r}, "
+            f"status={self.status!r})"
+        )
+
+    # ------------------------------------------------------------------ energies and power
+    def _energies(self):
+        if "energies" not in self._cache:
+            if len(self):
+                self._cache["energies"] = energies(self.model, self.q, self.v)
+            else:
+                self._cache["energies"] = (np.zeros(0), np.zeros(0))
+        return self._cache["energies"]
+
+    @property
+    def kinetic_energy(self) -> np.ndarray:
+        """``1/2 v^T I(q) v`` at each instant (O(n) per instant)."""
+        return self._energies()[0]
+
+    @property
+    def potential_energy(self) -> np.ndarray:
+        """Gravitational potential plus the energy stored in the joint springs."""
+        return self._energies()[1]
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        return self.kinetic_energy + self.potential_energy
+
+    def _tree_states(self):
+        """(tree, q, v, a) in the tree's layout: the model's own, or a MimicModel's expanded."""
+        m = self.model
+        tree = getattr(m, "tree", None)
+        if tree is None:
+            return m, self.q, self.v, self.a
+        return (tree, *m.expand(self.q, self.v, self.a))
+
+    def passive_forces(self) -> np.ndarray:
+        """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant
+        (on a MimicModel the tree's at the expanded states, as forces on the reduced coordinates)."""
+        if not len(self):
+            return np.zeros((0, self.model.nv))
+        out = joint_passive_forces(self.model, self.q, self.v)
+        return np.zeros_like(self.v) if out is None else out
+
+    @property
+    def power_in(self) -> np.ndarray:
+        """Power of the non-conservative forces at each instant: actuation and joint damping
+        (``(tau - D v) . v``) and the external wrenches (``v . J^T f_ext``).  Springs and gravity
+        are conservative: they are in the potential energy."""
+        if "power" not in self._cache:
+            if not len(self):
+                self._cache["power"] = np.zeros(0)
+                return self._cache["power"]
+            tree, q, v, a = self._tree_states()
+            if tree is self.model:
+                p = np.einsum("ij,ij->i", self.tau - tree.damping * v, v)
+            else:  # the dampers act on the tree's joints
+                p = np.einsum("ij,ij->i", self.tau, self.v) - np.einsum("ij,ij->i", tree.damping * v, v)
+            if self.f_ext is not None:
+                jtf = tid(tree, q, v, a) - tid(tree, q, v, a, self.f_ext)
+                p = p + np.einsum("ij,ij->i", jtf, v)
+            self._cache["power"] = p
+        return self._cache["power"]
+
+    def energy_drift(self, relative: bool = False) -> np.ndarray:
+        """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost, with
+        ``W_in`` the work of :attr:`power_in` (Simpson's rule on the saved instants).  Zero for
+        exact integration; with ``relative`` divided by the peak kinetic energy."""
+        E = self.total_energy
+        if not len(self):
+            return E
+        drift = E - E[0] - _cumulative_integral(self.power_in, self.t)
+        if relative:
+            peak = float(np.max(self.kinetic_energy))
+            return drift / peak if peak > 0 else drift
+        return drift
+
+    # ------------------------------------------------------------------ resampling and files
+    def at(self, times) -> Trajectory:
+        """The trajectory at other instants (within its time span): configurations along the
+        geodesics between saved states (:func:`denoc_bridge.interpolate`), velocities,
+        accelerations and actuation linearly."""
+
+        times = np.atleast_1d(_real(times, "times"))
+        if len(self) == 0:
+            raise InputError("the trajectory is empty")
+        if times.ndim != 1 or not np.all(np.isfinite(times)):
+            raise InputError("times must be a number or a 1-D array of finite numbers")
+        if np.any(times < self.t[0] - 1e-12) or np.any(times > self.t[-1] + 1e-12):
+            raise InputError(f"times must lie within [{self.t[0]}, {self.t[-1]}]")
+        i = np.clip(np.searchsorted(self.t, times, side="right") - 1, 0, max(len(self) - 2, 0))
+        j = np.minimum(i + 1, len(self) - 1)
+        span = self.t[j] - self.t[i]
+        u = np.where(span > 0, (times - self.t[i]) / np.where(span > 0, span, 1.0), 0.0)
+
+        def lin(x):
+            return x[i] + u[:, None] * (x[j] - x[i])
+
+        q = interpolate(self.model, self.q[i], self.q[j], u)
+        return Trajectory(
+            self.model,
+            times,
+            q,
+            lin(self.v),
+            lin(self.a),
+            lin(self.tau),
+            self.f_ext,
+            self.method,
+            self.dt,
+            self.wall_time,
+            self.n_steps,
+            self.n_evaluations,
+            self.status,
+            self.message,
+        )
+
+    def resample(self, fps: float) -> Trajectory:
+        """The trajectory at ``fps`` frames per second (for animation), from its first instant;
+        at most ``MAX_FRAMES`` frames."""
+        fps = float(_real(fps, "fps"))
+        if not (np.isfinite(fps) and fps > 0):
+            raise InputError(f"fps must be a positive frame rate, got {fps}")
+        frames = (self.t[-1] - self.t[0]) * fps + 1
+        if frames > self.MAX_FRAMES:
+            raise InputError(
+                f"fps = {fps:g} over {self.t[-1] - self.t[0]:g} s gives {frames:.3g} frames; at most "
+                f"{self.MAX_FRAMES:,} (Trajectory.MAX_FRAMES)"
+            )
+        n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
+        return self.at(self.t[0] + np.arange(n) / fps)
+
+    def to_npz(self, path, compress: bool = True) -> None:
+        """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
+        unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
+        :meth:`load` reads it back with the model."""
+        m = self.model
+        (np.savez_compressed if compress else np.savez)(
+            path,
+            t=self.t,
+            q=self.q,
+            v=self.v,
+            a=self.a,
+            tau=self.tau,
+            f_ext=self.f_ext if self.f_ext is not None else np.zeros((0, 6)),
+            kinetic_energy=self.kinetic_energy,
+            potential_energy=self.potential_energy,
+            model_name=m.name,
+            joint_names=np.array(m.joint_names),
+            nq=m.nq,
+            nv=m.nv,
+            method=self.method,
+            dt=self.dt,
+            wall_time=self.wall_time,
+            n_steps=self.n_steps,
+            n_evaluations=self.n_evaluations,
+            status=self.status,
+            message=self.message,
+            constraint_error=self.constraint_error if self.constraint_error is not None else np.zeros(0),
+            constraint_drift=self.constraint_drift,
+        )
+
+    @classmethod
+    def load(cls, path, model) -> Trajectory:
+        """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
+
+        check_model(model)
+        try:
+            f = np.load(path, allow_pickle=False)
+        except (ValueError, EOFError):
+            raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz (not a .npz file)") from None
+        if not isinstance(f, np.lib.npyio.NpzFile) or not {"t", "q", "joint_names"} <= set(f.files):
+            if isinstance(f, np.lib.npyio.NpzFile):
+                f.close()
+            raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz")
+        with f:
+            names = tuple(str(s) for s in f["joint_names"])
+            if names != tuple(model.joint_names):
+                raise InputError(f"{path}: saved for a model with joints {names[:3]}..., not for '{model.name}'")
+            f_ext = f["f_ext"] if f["f_ext"].shape[0] else None
+            err = f["constraint_error"] if "constraint_error" in f.files and f["constraint_error"].size else None
+            drift = float(f["constraint_drift"]) if "constraint_drift" in f.files else float("nan")
+            return cls(
+                model,
+                f["t"],
+                f["q"],
+                f["v"],
+                f["a"],
+                f["tau"],
+                f_ext,
+                str(f["method"]),
+                float(f["dt"]),
+                float(f["wall_time"]),
+                int(f["n_steps"]),
+                int(f["n_evaluations"]),
+                str(f["status"]),
+                str(f["message"]),
+                err,
+                drift,
+            )

@@ -1,0 +1,143 @@
+"""A tree model as a simulation *system*: its accelerations with the actuation, springs, dampers
+and external wrenches of a run, and its configuration maps, each one compiled call."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
+from denoc_bridge.kernels import configuration as kc
+from denoc_bridge.kernels import entry
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.simulation.common import (
+    normalise_rows,
+    passive_arrays,
+)
+
+
+def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
+    d, total = np.empty(model.nv), np.empty(model.nv)
+    ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
+    total += tau
+    a = np.empty(model.nv)
+    status = entry.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
+    if status:
+        a[:] = np.nan
+    return a
+
+
+def cholesky_accelerations(model, q, v, total, fext_pin, out):
+    """The non-recursive forward dynamics (003 §5): I(q) a = tau - h(q, v) by Cholesky."""
+    import scipy.linalg as sl
+
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        return -1
+    M = mass_matrix(model, q)
+    phi = total - nonlinear_effects(model, q, v, fext_pin)
+    try:
+        out[:] = sl.cho_solve(sl.cho_factor(M, lower=True, check_finite=False), phi, check_finite=False)
+    except np.linalg.LinAlgError:
+        return 1
+    return 0 if np.all(np.isfinite(out)) else -1
+
+
+class TreeSystem:
+    """A tree model's stages for the Python steppers (:func:`run_python`, :func:`run_adaptive`):
+    accelerations with the actuation, springs, dampers and external wrenches of a run, and the
+    configuration maps (each one compiled call).  :mod:`denoc_bridge.simulation.mimic` has the
+    same interface for a :class:`~denoc_bridge.constraints.mimic.MimicModel`."""
+
+    def __init__(self, model, forces, passive):
+        self.model, self.forces = model, forces
+        self.nq, self.nv = model.nq, model.nv
+        self.ki = model._kt.view(T.INT)
+        self.K, self.D, self.q_rest, self.use_passive = passive_arrays(model, passive)
+        self.work = model.thread_work()
+        self.d, self.total = np.empty(model.nv), np.empty(model.nv)
+        self.evals = 0
+
+    def _total(self, t, n, q, v):
+        """The actuation at (t, step n); ``self.total`` = actuation + springs + dampers."""
+        tau = self.forces.tau_at(t, q, v, n)
+        ki_.passive_forces(self.ki, q, v, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        self.total[:] += tau
+        self.evals += 1
+        return tau
+
+    def accelerations(self, t, n, q, v, out):
+        """(status, tau): ``out`` = a(t, q, v); status 0, k + 1 (joint k's articulated inertia is
+        singular) or -1 (the state or the result is not finite)."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            return -1, np.zeros(self.nv)  # the state left the finite numbers
+        tau = self._total(t, n, q, v)
+        f = self.forces
+        if f.cholesky:
+            return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), out), tau
+        st = entry.forward_dynamics_state(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), out)
+        if st == 0 and not np.all(np.isfinite(out)):  # overflowed: as the compiled steppers
+            st = -1
+        return st, tau
+
+    def ode(self, t, n, q, v, qdot, a):
+        """Status of the adaptive solvers' right-hand side ``qdot`` = dq/dt (q, v), ``a``."""
+        self._total(t, n, q, v)
+        f = self.forces
+        if f.cholesky:
+            kc.configuration_rate(self.ki, q, v, qdot)
+            return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), a)
+        return ki_.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
+
+    def saved_accelerations(self, t, Q, V, TAU):
+        """The accelerations at saved states (not counted as evaluations)."""
+        return np.array(
+            [
+                tree_acceleration(
+                    self.model,
+                    Q[i],
+                    V[i],
+                    TAU[i],
+                    self.forces.fext_at(t[i], Q[i], V[i]),
+                    self.K,
+                    self.D,
+                    self.q_rest,
+                    self.use_passive,
+                )
+                for i in range(len(t))
+            ]
+        ).reshape(len(t), self.nv)
+
+    def compiled(self, method, dt, stride):
+        """(run, stage) for :func:`run_compiled`: ``run(q, v, step, n, saved, Q, V, A)`` makes n
+        compiled steps -> (steps done, status, rows saved); ``stage(q, v)`` names the arrays of
+        the stage that failed."""
+        f, nq, nv = self.forces, self.nq, self.nv
+        scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
+        stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
+        kt, work, K, D, q_rest, use = self.model._kt, self.work, self.K, self.D, self.q_rest, self.use_passive
+
+        def run(q, v, step, n, saved, Q, V, A):
+            return stepper(
+                kt, work, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use, stride, saved, Q, V, A, scratch
+            )
+
+        def stage(q, v):
+            if method == "euler":
+                return [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
+            return [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")] + [
+                ("a", scratch[9 + i, :nv], "v") for i in range(4)
+            ]
+
+        return run, stage
+
+    def integrate(self, q, xi, out):
+        """``out = q (+) xi`` (``out`` may be ``q``)."""
+        kc.integrate(self.ki, q, xi, out)
+
+    def dexpinv(self, xi, v, out):
+        """The rate of the Lie-algebra coordinates xi with joint velocities v (RKMK stages)."""
+        kc.dexpinv(self.ki, xi, v, out)
+
+    def normalise(self, Q):
+        """Unit quaternions and (cos, sin) pairs in each row of Q."""
+        return normalise_rows(self.model, Q)

@@ -1,0 +1,411 @@
+"""Geometry for :mod:`denoc_bridge.viz`: triangle meshes in NumPy, colours, link shapes.
+
+Everything here is plain arrays (no meshcat): :mod:`denoc_bridge.viz` turns them into
+meshcat commands.
+
+* :func:`link_colors`: one RGB colour per link, by kinematic module, by link, or grey.
+* :func:`urdf_visuals`: the ``<visual>`` meshes and primitives of a URDF robot, through
+  Pinocchio's geometry loading (``pin.buildGeomFromUrdf``, meshes read by coal), as
+  triangle meshes in the frames of the model's links.
+* :func:`skeleton`: for robots without visuals and for generated chains, cylinders from
+  each joint to its child joints (or to twice the centre of mass for a last link) with a
+  radius from the link's inertia about that segment (a solid cylinder's ``m r^2 / 2``),
+  and a sphere at each joint.
+* :func:`tubes`: the same segments in world coordinates, merged into one low-poly mesh
+  (the static picture of models too large for one scene node per link).
+* :func:`anchors_polylines`: polylines through every k-th joint of each module (the
+  animated picture of such models), drawn as unit rods (:func:`unit_tube`) placed by
+  :func:`rod_placements`; :func:`quaternions` turns rotations into three.js key frames.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from denoc_bridge.errors import InputError
+from denoc_bridge.io.robots import _erd_search_dirs
+from denoc_bridge.multibody.joints import JointType
+
+#: Module / link colours (matplotlib's tab10 without its red, kept for loop closures).
+PALETTE = (
+    np.array(
+        [
+            (0x1F, 0x77, 0xB4),
+            (0xFF, 0x7F, 0x0E),
+            (0x2C, 0xA0, 0x2C),
+            (0x94, 0x67, 0xBD),
+            (0x8C, 0x56, 0x4B),
+            (0xE3, 0x77, 0xC2),
+            (0xBC, 0xBD, 0x22),
+            (0x17, 0xBE, 0xCF),
+        ]
+    )
+    / 255.0
+)
+GREY = np.array([0.62, 0.63, 0.66])
+BASE_COLOR = np.array([0.33, 0.34, 0.37])
+LOOP_COLOR = np.array([0xD6, 0x27, 0x28]) / 255.0
+COLOR_BY = ("module", "link", "none")
+
+
+@dataclass
+class Mesh:
+    """Triangles: ``vertices`` (V, 3) float32 and ``faces`` (F, 3) uint32."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+
+    def transformed(self, R, p) -> Mesh:
+        return Mesh((self.vertices @ np.asarray(R, float).T + p).astype(np.float32), self.faces)
+
+    @property
+    def nbytes(self) -> int:
+        return self.vertices.nbytes + self.faces.nbytes
+
+
+def merge(meshes) -> Mesh:
+    meshes = [m for m in meshes if len(m.faces)]
+    if not meshes:
+        return Mesh(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.uint32))
+    offsets = np.cumsum([0] + [len(m.vertices) for m in meshes[:-1]])
+    return Mesh(
+        np.concatenate([m.vertices for m in meshes]).astype(np.float32),
+        np.concatenate([m.faces + o for m, o in zip(meshes, offsets)]).astype(np.uint32),
+    )
+
+
+def link_colors(model, color_by: str) -> np.ndarray:
+    """(n_links, 3) RGB in [0, 1]: the palette by kinematic module ("module"), by link
+    ("link"), or grey ("none")."""
+    if color_by not in COLOR_BY:
+        raise InputError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
+    if color_by == "none":
+        return np.tile(GREY, (model.n_links, 1))
+    index = np.asarray(model.link_module) if color_by == "module" else np.arange(model.n_links)
+    return PALETTE[index % len(PALETTE)]
+
+
+# ----------------------------------------------------------------------------- primitives
+def _frame_along(d):
+    """Two unit vectors normal to the unit vector d (rows)."""
+    t = np.array([1.0, 0.0, 0.0]) if abs(d[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = np.cross(d, t)
+    e1 /= np.linalg.norm(e1)
+    return e1, np.cross(d, e1)
+
+
+def tube(a, b, radius: float, sides: int = 12, caps: bool = True) -> Mesh:
+    """A cylinder from point a to point b (caps with their own vertices: flat shading)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = b - a
+    length = np.linalg.norm(d)
+    e1, e2 = _frame_along(d / length)
+    ang = 2 * np.pi * np.arange(sides) / sides
+    ring = radius * (np.cos(ang)[:, None] * e1 + np.sin(ang)[:, None] * e2)
+    verts = [a + ring, b + ring]
+    i = np.arange(sides)
+    j = (i + 1) % sides
+    faces = [np.stack([i, j, sides + j], 1), np.stack([i, sides + j, sides + i], 1)]
+    if caps:
+        for center, base, flip in ((a, 2 * sides, True), (b, 3 * sides + 1, False)):
+            verts.append(np.vstack([center + ring, center]))
+            tri = np.stack([base + i, base + j, np.full(sides, base + sides)], 1)
+            faces.append(tri[:, ::-1] if flip else tri)
+    return Mesh(np.vstack(verts).astype(np.float32), np.vstack(faces).astype(np.uint32))
+
+
+def sphere(center, radius: float, n_lat: int = 10, n_lon: int = 16) -> Mesh:
+    """A UV sphere."""
+    theta = np.linspace(0, np.pi, n_lat + 1)[:, None]
+    phi = 2 * np.pi * np.arange(n_lon)[None, :] / n_lon
+    v = np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta) + 0 * phi], -1)
+    verts = (radius * v.reshape(-1, 3) + np.asarray(center, float)).astype(np.float32)
+    r, c = np.meshgrid(np.arange(n_lat), np.arange(n_lon), indexing="ij")
+    p00, p01 = r * n_lon + c, r * n_lon + (c + 1) % n_lon
+    p10, p11 = p00 + n_lon, p01 + n_lon
+    faces = np.concatenate([np.stack([p00, p10, p11], -1).reshape(-1, 3), np.stack([p00, p11, p01], -1).reshape(-1, 3)])
+    return Mesh(verts, faces.astype(np.uint32))
+
+
+def box(half) -> Mesh:
+    """An axis-aligned box centred at the origin (24 vertices: flat faces)."""
+    h = np.asarray(half, float)
+    verts, faces = [], []
+    for axis in range(3):
+        for sign in (-1.0, 1.0):
+            u, w = (axis + 1) % 3, (axis + 2) % 3
+            quad = []
+            for su, sw in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = np.zeros(3)
+                p[axis], p[u], p[w] = sign * h[axis], su * h[u], sw * h[w]
+                quad.append(p)
+            k = 4 * len(faces) // 2
+            verts += quad
+            tri = [[k, k + 1, k + 2], [k, k + 2, k + 3]]
+            faces += tri if sign > 0 else [t[::-1] for t in tri]
+    return Mesh(np.array(verts, np.float32), np.array(faces, np.uint32))
+
+
+def unit_tube(radius: float, sides: int = 8) -> Mesh:
+    """A cylinder from the origin to (0, 1, 0): scaled along y to join two moving points."""
+    return tube((0.0, 0.0, 0.0), (0.0, 1.0, 0.0), radius, sides)
+
+
+def quaternions(R):
+    """(N, 3, 3) -> (N, 4) three.js quaternions (x, y, z, w), signs kept continuous."""
+    from scipy.spatial.transform import Rotation
+
+    q = Rotation.from_matrix(R).as_quat()
+    flips = np.ones(len(q))
+    flips[1:] = np.sign(np.einsum("ij,ij->i", q[1:], q[:-1]) + 1e-300)
+    return q * np.cumprod(flips)[:, None]
+
+
+def rod_placements(A, B):
+    """Placement of a unit rod along y (:func:`unit_tube`) from A to B (N, 3):
+    (R (N, 3, 3), p (N, 3), scale (N, 3))."""
+    d = B - A
+    length = np.linalg.norm(d, axis=1)
+    u = d / np.where(length > 0, length, 1.0)[:, None]
+    u[length <= 0] = (0.0, 1.0, 0.0)
+    y = np.array([0.0, 1.0, 0.0])
+    axis = np.cross(y, u)
+    s, c = np.linalg.norm(axis, axis=1), u @ y
+    k = np.where(s[:, None] > 1e-12, axis / np.where(s > 1e-12, s, 1.0)[:, None], [[1.0, 0.0, 0.0]])
+    K = np.zeros((len(A), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -k[:, 2], k[:, 1], -k[:, 0]
+    K -= np.transpose(K, (0, 2, 1))
+    R = np.eye(3) + s[:, None, None] * K + (1 - c)[:, None, None] * (K @ K)  # Rodrigues
+    scale = np.ones((len(A), 3))
+    scale[:, 1] = np.maximum(length, 1e-9)
+    return R, A, scale
+
+
+# ----------------------------------------------------------------------------- URDF visuals
+def _package_dirs(path: str) -> list:
+
+    dirs = [os.path.dirname(os.path.dirname(d)) for d in _erd_search_dirs()]
+    p = os.path.dirname(os.path.abspath(path))
+    for _ in range(4):
+        dirs.append(p)
+        p = os.path.dirname(p)
+    return list(dict.fromkeys(dirs))
+
+
+def _coal_mesh(geom, notes) -> Mesh | None:
+    """A coal geometry (Pinocchio's GeometryObject.geometry) as triangles, or None."""
+    kind = type(geom).__name__
+    if hasattr(geom, "num_tris") and hasattr(geom, "tri_indices"):
+        verts = np.array(geom.vertices(), dtype=np.float32).reshape(-1, 3)
+        tri = geom.tri_indices
+        faces = np.empty((geom.num_tris, 3), dtype=np.uint32)
+        for k in range(geom.num_tris):
+            t = tri(k)
+            faces[k] = (t[0], t[1], t[2])
+        return Mesh(verts, faces)
+    if kind == "Box":
+        return box(np.asarray(geom.halfSide, float))
+    if kind == "Sphere":
+        return sphere((0, 0, 0), float(geom.radius))
+    if kind in ("Cylinder", "Capsule"):
+        r, h = float(geom.radius), float(geom.halfLength)
+        parts = [tube((0, 0, -h), (0, 0, h), r, 24, caps=kind == "Cylinder")]
+        if kind == "Capsule":
+            parts += [sphere((0, 0, -h), r), sphere((0, 0, h), r)]
+        return merge(parts)
+    if kind == "Ellipsoid":
+        s = sphere((0, 0, 0), 1.0)
+        return Mesh((s.vertices * np.asarray(geom.radii, np.float32)).astype(np.float32), s.faces)
+    notes.append(f"visual geometry of type {kind} not drawn")
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _load_visuals(path: str, mtime: float, floating_base: bool, joint_names: tuple):
+    import pinocchio as pin
+
+    if floating_base:
+        pin_model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    else:
+        pin_model = pin.buildModelFromUrdf(path)
+    names = tuple(pin_model.names[1:])
+    if names != joint_names:
+        raise ValueError(f"Pinocchio's joints {names[:3]}... differ from the model's {joint_names[:3]}...")
+    gm = pin.buildGeomFromUrdf(pin_model, path, pin.GeometryType.VISUAL, package_dirs=_package_dirs(path))
+    out, notes = [], []
+    for g in gm.geometryObjects:
+        mesh = _coal_mesh(g.geometry, notes)
+        if mesh is None or not len(mesh.faces):
+            continue
+        M = g.placement
+        out.append(
+            (
+                int(g.parentJoint) - 1,
+                mesh.transformed(M.rotation, M.translation),
+                np.asarray(g.meshColor, float)[:3].copy(),
+            )
+        )
+    return out, tuple(notes)
+
+
+def urdf_visuals(model):
+    """``[(link, Mesh in the link frame, rgb), ...]`` from the ``<visual>`` elements of the
+    URDF file the model was loaded from (``model.source``), link -1 being the fixed base;
+    None when the model has no URDF file, the file has no visuals, or they cannot be loaded
+    (then a warning says why)."""
+    path = getattr(model, "source", None)
+    if not (isinstance(path, str) and path.lower().endswith(".urdf") and os.path.isfile(path)):
+        return None
+    try:
+        found, notes = _load_visuals(
+            os.path.abspath(path), os.path.getmtime(path), bool(model.floating_base), tuple(model.joint_names)
+        )
+    except Exception as exc:  # missing meshes, unreadable files, ...
+        warnings.warn(f"{path}: visual meshes not loaded ({exc}); drawing the links as cylinders", stacklevel=3)
+        return None
+    for note in notes:
+        warnings.warn(f"{path}: {note}", stacklevel=3)
+    return found or None
+
+
+# ----------------------------------------------------------------------------- skeleton
+def _children(model):
+    kids = [[] for _ in range(model.n_links)]
+    for k, p in enumerate(model.parent):
+        if p >= 0:
+            kids[p].append(k)
+    return kids
+
+
+def segments(model):
+    """Per link: list of (a, b) segments in the link frame: from the joint to each child joint
+    and to each loop-closure frame on the link, and to twice the centre of mass when no such
+    segment passes near it (a last link, or a bar whose children sit at its joint)."""
+    t, com = np.asarray(model.joint_translation), np.asarray(model.com)
+    ends = [[t[c] for c in kids] for kids in _children(model)]
+    for lc in getattr(model, "loops", ()):
+        for link, x in ((lc.link1, lc.translation1), (lc.link2, lc.translation2)):
+            if link >= 0:
+                ends[link].append(np.asarray(x, dtype=float))
+    out = []
+    for k in range(model.n_links):
+        segs = []
+        for b in ends[k]:
+            if np.linalg.norm(b) > 1e-9 and not any(np.allclose(b, s[1]) for s in segs):
+                segs.append((np.zeros(3), b))
+        c = com[k]
+        if np.linalg.norm(c) > 1e-9 and all(_distance(c, b) > 0.2 * np.linalg.norm(c) for _, b in segs):
+            segs.append((np.zeros(3), 2 * c))
+        out.append(segs)
+    return out
+
+
+def _distance(x, b) -> float:
+    """Distance from point x to the segment from the origin to b."""
+    u = np.clip(np.dot(x, b) / np.dot(b, b), 0.0, 1.0)
+    return float(np.linalg.norm(x - u * b))
+
+
+def radii(model, segs, extent: float) -> np.ndarray:
+    """Per link: the drawn radius.  A solid cylinder of mass m and radius r has ``m r^2 / 2``
+    about its axis: r from the inertia about the longest segment, kept within 1%..30% of the
+    segment's length (5% for slender rods), then links without a segment take the median of
+    their module, and everything at least 0.35% of the picture's extent (so that it shows)."""
+    n = model.n_links
+    r = np.full(n, np.nan)
+    for k, sk in enumerate(segs):
+        if not sk:
+            continue
+        lengths = [np.linalg.norm(b - a) for a, b in sk]
+        a, b = sk[int(np.argmax(lengths))]
+        L = max(lengths)
+        u = (b - a) / L
+        m = float(model.mass[k])
+        ia = float(u @ model.inertia[k] @ u) if m > 0 else 0.0
+        rk = np.sqrt(2 * ia / m) if ia > 0 else 0.05 * L
+        r[k] = np.clip(rk, 0.01 * L, 0.3 * L)
+    for a, b in zip(model.module_start, model.module_end):
+        block = r[a:b]
+        if np.isnan(block).any():
+            block[np.isnan(block)] = np.nanmedian(block) if not np.isnan(block).all() else np.nan
+    if np.isnan(r).all():
+        r[:] = 0.01 * extent
+    r[np.isnan(r)] = np.nanmedian(r)
+    return np.maximum(r, 0.0035 * extent)
+
+
+def skeleton(model, extent: float) -> list:
+    """Per link: a Mesh in the link frame (cylinders and joint spheres; see the module
+    docstring), and the radii used."""
+
+    segs = segments(model)
+    r = radii(model, segs, extent)
+    fine = model.n_links <= 100
+    sides, lat, lon = (16, 8, 14) if fine else (8, 5, 8)
+    out = []
+    for k, sk in enumerate(segs):
+        parts = [tube(a, b, r[k], sides) for a, b in sk]
+        if model.joint_type[k] != int(JointType.FREEFLYER) or not sk:
+            parts.append(sphere((0, 0, 0), 1.35 * r[k], lat, lon))
+        out.append(merge(parts))
+    return out, r
+
+
+def tubes(model, R, p, link_ids, r, sides: int = 6) -> Mesh:
+    """All skeleton segments of the links ``link_ids``, in world coordinates at placements
+    (R, p), as one mesh of open low-poly tubes (vectorised: 10,000 links in milliseconds)."""
+    segs = segments(model)
+    la, A, B = [], [], []
+    for k in link_ids:
+        for a, b in segs[k]:
+            la.append(k), A.append(a), B.append(b)
+    if not la:
+        return merge([])
+    la = np.array(la)
+    A = p[la] + np.einsum("kij,kj->ki", R[la], np.array(A))
+    B = p[la] + np.einsum("kij,kj->ki", R[la], np.array(B))
+    d = B - A
+    length = np.linalg.norm(d, axis=1, keepdims=True)
+    d = d / np.where(length > 0, length, 1.0)
+    t = np.where(np.abs(d[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
+    e1 = np.cross(d, t)
+    e1 /= np.linalg.norm(e1, axis=1, keepdims=True)
+    e2 = np.cross(d, e1)
+    ang = 2 * np.pi * np.arange(sides) / sides
+    ring = r[la, None, None] * (np.cos(ang)[None, :, None] * e1[:, None] + np.sin(ang)[None, :, None] * e2[:, None])
+    verts = np.concatenate([A[:, None] + ring, B[:, None] + ring], axis=1)  # (S, 2 sides, 3)
+    i = np.arange(sides)
+    j = (i + 1) % sides
+    local = np.concatenate([np.stack([i, j, sides + j], 1), np.stack([i, sides + j, sides + i], 1)])
+    faces = local[None] + (2 * sides * np.arange(len(la)))[:, None, None]
+    return Mesh(verts.reshape(-1, 3).astype(np.float32), faces.reshape(-1, 3).astype(np.uint32))
+
+
+def anchors_polylines(model, max_segments: int):
+    """Polylines through every k-th joint of each module, k chosen so that there are about
+    ``max_segments`` segments in all (plus at most two per module): a list of (module,
+    [(link, point in link frame), ...]).  A child module's polyline starts at its parent's
+    last joint; a module without children ends at the tip of its last link (twice its centre
+    of mass)."""
+    stride = max(1, int(np.ceil(model.n_links / max_segments)))
+    parent = np.asarray(model.parent)
+    has_children = np.zeros(model.n_links + 1, dtype=bool)
+    has_children[parent] = True  # (index -1 lands on the extra entry)
+    lines = []
+    for i, (a, b) in enumerate(zip(model.module_start, model.module_end)):
+        a, last = int(a), int(b) - 1
+        pts = [(int(parent[a]), np.zeros(3))] if parent[a] >= 0 else []
+        pts += [(k, np.zeros(3)) for k in range(a, last + 1, stride)]
+        if pts[-1][0] != last:
+            pts.append((last, np.zeros(3)))
+        tip = 2 * np.asarray(model.com[last])
+        if not has_children[last] and np.linalg.norm(tip) > 1e-9:
+            pts.append((last, tip))
+        if len(pts) >= 2:
+            lines.append((i, pts))
+    return lines

@@ -1,0 +1,428 @@
+"""Plots of a :class:`~denoc_bridge.simulation.trajectory.Trajectory` and of the benchmark, as PNG files.
+
+Matplotlib with its ``Agg`` backend: every function writes a file and opens no window
+(it works without a display), and returns the :class:`pathlib.Path` it wrote::
+
+    from denoc_bridge.viz import plots
+    plots.plot_joints(traj, "angles.png")                 # q against time, one line per DOF
+    plots.plot_joints(traj, "torques.png", quantity="tau", joints=["panda_joint1", "panda_joint2"])
+    plots.plot_energy(traj, "energy.png")                 # kinetic, potential, total; power in; drift
+    plots.plot_constraint_error(traj, "closure.png")      # models with loop closures
+    plots.plot_summary(traj, "summary.png")               # what `denoc-bridge simulate --plot` writes
+    plots.plot_scaling(json.load(open("speed.json")), "scaling.png")   # benchmarks/speed.py
+
+A figure is ``size`` inches at ``dpi`` dots per inch: the PNG is ``size[0] * dpi`` by
+``size[1] * dpi`` pixels.  The ``draw_*`` functions draw the same panels on a matplotlib
+``Axes`` of your own figure; :func:`pyplot` and :func:`save_figure` are the backend
+selection and the saving that the examples share.
+
+Positions (``quantity="q"``) are one coordinate per degree of freedom, the layout of v:
+the angle or displacement of revolute, prismatic and universal joints, the unwrapped angle
+of continuous joints (from their (cos, sin) pair), x, y and the angle of planar joints, and
+for free-flyer and spherical joints the position and the rotation vector of the quaternion.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from denoc_bridge.errors import DenocError, InputError
+from denoc_bridge.multibody.joints import JointType
+
+__all__ = [
+    "plot_joints",
+    "plot_energy",
+    "plot_constraint_error",
+    "plot_summary",
+    "plot_scaling",
+    "draw_joints",
+    "draw_energy",
+    "draw_power",
+    "draw_energy_drift",
+    "draw_constraint_error",
+    "draw_scaling",
+    "joint_positions",
+    "dof_labels",
+    "pyplot",
+    "save_figure",
+    "QUANTITIES",
+]
+
+#: quantity -> (what, unit) of :func:`plot_joints`
+QUANTITIES = {
+    "q": ("position", "rad or m"),
+    "v": ("velocity", "rad/s or m/s"),
+    "a": ("acceleration", "rad/s² or m/s²"),
+    "tau": ("actuation torque / force", "N m or N"),
+}
+#: above this many DOF, ``joints=None`` plots this many, evenly spread
+MAX_LINES = 12
+#: above this many instants, the lines are drawn through every k-th one (the figure cannot show more)
+MAX_POINTS = 4000
+_DPI = 100
+
+
+# ------------------------------------------------------------------ matplotlib
+def pyplot():
+    """``matplotlib.pyplot`` with the ``Agg`` backend (files, no windows); a one-line
+    :class:`~denoc_bridge.errors.DenocError` if matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise DenocError(
+            "plots need matplotlib, which is not installed (pip install matplotlib, "
+            "or pip install 'denoc-bridge[examples]')"
+        ) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path, *, dpi: float = _DPI, close: bool = True) -> Path:
+    """Lay out ``fig``, write it to ``path`` (folders created; the format from the suffix,
+    PNG by default) and close it; returns the path."""
+    path = Path(path)
+    if path.parent != Path(""):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.tight_layout()
+    except Exception:
+        pass
+    fig.savefig(path, dpi=dpi, format=None if path.suffix else "png")
+    if close:
+        pyplot().close(fig)
+    return path
+
+
+def _figure(size, rows=1, **kwargs):
+    plt = pyplot()
+    return plt.subplots(rows, 1, figsize=tuple(size), squeeze=False, **kwargs)
+
+
+def _check_trajectory(traj) -> None:
+    if not hasattr(traj, "t") or not hasattr(traj, "model"):
+        raise InputError(f"expected a denoc_bridge Trajectory, got {type(traj).__name__}")
+    if len(traj.t) == 0:
+        raise InputError("the trajectory is empty: nothing to plot")
+
+
+def _stride(traj) -> slice:
+    return slice(None, None, max(1, int(np.ceil(len(traj.t) / MAX_POINTS))))
+
+
+# ------------------------------------------------------------------ coordinates and labels
+def dof_labels(model) -> list:
+    """One label per velocity coordinate: the joint name, with a suffix for multi-DOF joints."""
+    labels = []
+    suffixes = {
+        JointType.FREEFLYER: ("x", "y", "z", "rx", "ry", "rz"),
+        JointType.PLANAR: ("x", "y", "angle"),
+        JointType.SPHERICAL: ("rx", "ry", "rz"),
+        JointType.TRANSLATION: ("x", "y", "z"),
+    }
+    for k, name in enumerate(model.joint_names):
+        n = int(model.nv_joint[k])
+        if n == 1:
+            labels.append(name)
+        else:
+            sfx = suffixes.get(JointType(model.joint_type[k]), tuple(str(i) for i in range(n)))
+            labels.extend(f"{name}.{s}" for s in sfx)
+    return labels
+
+
+def joint_positions(model, q, dofs=None) -> np.ndarray:
+    """(N, nv) position coordinates of the configurations ``q`` (N, nq), see the module
+    docstring; with ``dofs`` (velocity indices) only those columns are computed (the others NaN)."""
+    from scipy.spatial.transform import Rotation
+
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    out = np.full((q.shape[0], model.nv), np.nan)
+    if dofs is None:
+        links = range(model.n_links)
+    else:
+        owner = np.searchsorted(np.asarray(model.idx_v), np.asarray(dofs, dtype=int), side="right") - 1
+        links = sorted(set(owner.tolist()))
+    for k in links:
+        jt = JointType(model.joint_type[k])
+        i, n, j, m = int(model.idx_q[k]), int(model.nq_joint[k]), int(model.idx_v[k]), int(model.nv_joint[k])
+        x = q[:, i : i + n]
+        if jt == JointType.CONTINUOUS:
+            out[:, j] = np.unwrap(np.arctan2(x[:, 1], x[:, 0]))
+        elif jt == JointType.PLANAR:
+            out[:, j : j + 2] = x[:, :2]
+            out[:, j + 2] = np.unwrap(np.arctan2(x[:, 3], x[:, 2]))
+        elif jt in (JointType.FREEFLYER, JointType.SPHERICAL):
+            quat = x[:, -4:]
+            rv = Rotation.from_quat(quat / np.linalg.norm(quat, axis=1, keepdims=True)).as_rotvec()
+            if jt == JointType.FREEFLYER:
+                out[:, j : j + 3] = x[:, :3]
+            out[:, j + m - 3 : j + m] = rv
+        else:
+            out[:, j : j + m] = x
+    return out
+
+
+def _select(model, joints) -> list:
+    """Velocity indices of ``joints``: None (all, or MAX_LINES spread over many), joint names
+    (all DOF of the joint) or velocity indices."""
+    nv = model.nv
+    if joints is None:
+        if nv <= MAX_LINES:
+            return list(range(nv))
+        return sorted(set(np.linspace(0, nv - 1, MAX_LINES).round().astype(int).tolist()))
+    if isinstance(joints, (str, int, np.integer)):
+        joints = [joints]
+    out = []
+    for j in joints:
+        if isinstance(j, (int, np.integer)) and not isinstance(j, bool):
+            if not -nv <= int(j) < nv:
+                raise InputError(f"joint index {j} is out of range: model '{model.name}' has nv = {nv}")
+            out.append(int(j) % nv)
+        elif isinstance(j, str):
+            if j not in model.joint_names:
+                close = [n for n in model.joint_names if j.lower() in n.lower()][:5]
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise InputError(f"unknown joint '{j}' in model '{model.name}'{hint}")
+            k = model.joint_names.index(j)
+            out.extend(range(int(model.idx_v[k]), int(model.idx_v[k] + model.nv_joint[k])))
+        else:
+            raise InputError(f"joints must be joint names or velocity indices, got {j!r}")
+    if not out:
+        raise InputError("joints is empty: nothing to plot")
+    return list(dict.fromkeys(out))
+
+
+def _quantity(traj, quantity: str, dofs=None) -> np.ndarray:
+    if quantity not in QUANTITIES:
+        raise InputError(f"quantity must be one of {', '.join(QUANTITIES)}, got {quantity!r}")
+    if quantity == "q":
+        return joint_positions(traj.model, traj.q, dofs)
+    return np.asarray(getattr(traj, quantity))
+
+
+# ------------------------------------------------------------------ panels
+def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = True) -> list:
+    """Draw ``quantity`` (q, v, a or tau) of the selected DOF against time on ``ax``;
+    returns the velocity indices drawn."""
+    _check_trajectory(traj)
+    idx = _select(traj.model, joints)
+    data = _quantity(traj, quantity, idx)
+    labels = dof_labels(traj.model)
+    s = _stride(traj)
+    for i in idx:
+        ax.plot(traj.t[s], data[s, i], lw=1.1, label=labels[i])
+    what, unit = QUANTITIES[quantity]
+    ax.set_ylabel(f"{what} [{unit}]", fontsize=8)
+    ax.set_xlabel("t [s]")
+    ax.grid(alpha=0.3)
+    if legend and len(idx) <= 16:
+        ax.legend(fontsize=6, ncol=1 + len(idx) // 7, loc="best")
+    if len(idx) < traj.model.nv:
+        ax.set_title(f"{len(idx)} of {traj.model.nv} DOF", fontsize=8, loc="right")
+    return idx
+
+
+def draw_energy(ax, traj) -> None:
+    """Kinetic, potential and total energy, and ``E(0) + W_in`` (what the total should be)."""
+    _check_trajectory(traj)
+    s = _stride(traj)
+    T, V, E = traj.kinetic_energy, traj.potential_energy, traj.total_energy
+    ax.plot(traj.t[s], T[s], label="kinetic")
+    ax.plot(traj.t[s], V[s], label="potential")
+    ax.plot(traj.t[s], E[s], "k", lw=1.4, label="total")
+    balance = E - traj.energy_drift()
+    if np.any(traj.power_in != 0):
+        ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label="E(0) + work in")
+    ax.set_ylabel("energy [J]")
+    ax.set_xlabel("t [s]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def draw_power(ax, traj) -> None:
+    """Power of the non-conservative forces (actuation, damping, external wrenches)."""
+    _check_trajectory(traj)
+    s = _stride(traj)
+    ax.plot(traj.t[s], traj.power_in[s], color="C3")
+    ax.set_ylabel("power in [W]")
+    ax.set_xlabel("t [s]")
+    ax.grid(alpha=0.3)
+
+
+def draw_energy_drift(ax, traj) -> None:
+    """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost."""
+    _check_trajectory(traj)
+    s = _stride(traj)
+    drift = traj.energy_drift()
+    ax.plot(traj.t[s], drift[s], color="C4")
+    peak = float(np.max(traj.kinetic_energy))
+    rel = float(np.max(np.abs(drift))) / peak if peak > 0 else float("nan")
+    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the peak kinetic energy", fontsize=8)
+    ax.set_ylabel("E - E(0) - W_in [J]", fontsize=8)
+    ax.set_xlabel("t [s]")
+    ax.grid(alpha=0.3)
+
+
+def draw_constraint_error(ax, traj) -> None:
+    """The largest loop-closure error of each saved state (log scale)."""
+    _check_trajectory(traj)
+    err = getattr(traj, "constraint_error", None)
+    if err is None or len(err) == 0:
+        raise InputError(
+            f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
+            "closures (only simulations of models with loops record one)"
+        )
+    s = _stride(traj)
+    ax.semilogy(traj.t[s], np.maximum(np.asarray(err)[s], 1e-18), color="C2", label="after each step")
+    drift = getattr(traj, "constraint_drift", float("nan"))
+    if np.isfinite(drift):
+        ax.axhline(max(drift, 1e-18), color="C3", ls="--", lw=0.9, label=f"most one step left: {drift:.1e}")
+        ax.legend(fontsize=7)
+    ax.set_ylabel("closure error [m or rad]", fontsize=8)
+    ax.set_xlabel("t [s]")
+    ax.grid(alpha=0.3, which="both")
+
+
+def _title(traj) -> str:
+    status = "" if traj.status == "completed" else f", {traj.status}"
+    method = f", {traj.method}" if traj.method else ""
+    dt = f" dt = {traj.dt:g} s" if np.isfinite(traj.dt) else ""
+    return f"{traj.model.name}: {traj.model.nv} DOF, t = {traj.t[0]:g} .. {traj.t[-1]:g} s{method}{dt}{status}"
+
+
+# ------------------------------------------------------------------ files
+def plot_joints(traj, path, quantity: str = "q", joints=None, *, size=(8.0, 4.5), dpi: float = _DPI) -> Path:
+    """One line per DOF of ``quantity`` ("q", "v", "a" or "tau") against time.  ``joints``:
+    None (all, or 12 spread over the chain when there are more), joint names (all DOF of
+    each) or velocity indices."""
+    _check_trajectory(traj)
+    if quantity not in QUANTITIES:
+        raise InputError(f"quantity must be one of {', '.join(QUANTITIES)}, got {quantity!r}")
+    _select(traj.model, joints)
+    fig, ax = _figure(size)
+    draw_joints(ax[0, 0], traj, quantity, joints)
+    fig.suptitle(_title(traj), fontsize=9)
+    return save_figure(fig, path, dpi=dpi)
+
+
+def plot_energy(traj, path, *, size=(8.0, 7.5), dpi: float = _DPI) -> Path:
+    """Three panels: kinetic, potential and total energy (with ``E(0) + W_in``); the power of
+    the non-conservative forces (``power_in``); and the energy balance ``energy_drift``."""
+    _check_trajectory(traj)
+    fig, ax = _figure(size, rows=3, sharex=True)
+    draw_energy(ax[0, 0], traj)
+    draw_power(ax[1, 0], traj)
+    draw_energy_drift(ax[2, 0], traj)
+    for a in ax[:2, 0]:
+        a.set_xlabel("")
+    fig.suptitle(_title(traj), fontsize=9)
+    return save_figure(fig, path, dpi=dpi)
+
+
+def plot_constraint_error(traj, path, *, size=(8.0, 4.0), dpi: float = _DPI) -> Path:
+    """The loop-closure error against time; an :class:`~denoc_bridge.errors.InputError` if
+    the trajectory has none (a model without loop closures)."""
+    _check_trajectory(traj)
+    err = getattr(traj, "constraint_error", None)
+    if err is None or len(err) == 0:
+        raise InputError(
+            f"the trajectory of '{traj.model.name}' has no constraint error: its model has no loop "
+            "closures (only simulations of models with loops record one)"
+        )
+    fig, ax = _figure(size)
+    draw_constraint_error(ax[0, 0], traj)
+    fig.suptitle(_title(traj), fontsize=9)
+    return save_figure(fig, path, dpi=dpi)
+
+
+def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
+    """One figure: positions, velocities, actuation, energy (and the energy balance), and the
+    loop-closure error when the trajectory has one.  ``size`` defaults to 9 inches wide and
+    2.3 inches per panel (plus 0.6 for the title)."""
+    _check_trajectory(traj)
+    loops = getattr(traj, "constraint_error", None) is not None and len(traj.constraint_error) > 0
+    rows = 5 if loops else 4
+    size = (9.0, 2.3 * rows + 0.6) if size is None else size
+    fig, ax = _figure(size, rows=rows, sharex=True)
+    draw_joints(ax[0, 0], traj, "q")
+    draw_joints(ax[1, 0], traj, "v", legend=False)
+    draw_joints(ax[2, 0], traj, "tau", legend=False)
+    if not np.any(traj.tau):
+        ax[2, 0].text(
+            0.5,
+            0.5,
+            "no actuation (passive motion)",
+            transform=ax[2, 0].transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="0.4",
+        )
+    draw_energy(ax[3, 0], traj)
+    drift = traj.energy_drift(relative=True)
+    ax[3, 0].set_title(
+        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak kinetic energy", fontsize=8
+    )
+    if loops:
+        draw_constraint_error(ax[4, 0], traj)
+    for a in ax[:-1, 0]:
+        a.set_xlabel("")
+    fig.suptitle(_title(traj), fontsize=10)
+    return save_figure(fig, path, dpi=dpi)
+
+
+# ------------------------------------------------------------------ benchmark
+_SCALING_SERIES = (
+    ("fd_us", "denoc_bridge forward_dynamics", "o-"),
+    ("id_us", "denoc_bridge inverse_dynamics", "s-"),
+    ("aba_us", "Pinocchio aba (createData needs ~64 n^3 bytes)", "^--"),
+    ("mj_forward_us", "MuJoCo mj_forward (MjSpec chain, at most ~1,000 bodies deep)", "v:"),
+)
+
+
+def _results(results) -> dict:
+    if isinstance(results, (str, Path)):
+        import json
+
+        try:
+            with open(results) as f:
+                return json.load(f)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read benchmark results {results}: {exc}") from None
+    if not isinstance(results, dict) or not results.get("scaling"):
+        raise InputError(
+            "benchmark results must be the dict (or speed.json) of benchmarks/speed.py with a non-empty 'scaling' list"
+        )
+    return results
+
+
+def draw_scaling(ax, results) -> None:
+    """Time per call against DOF (log-log) of the benchmark's ``scaling`` rows."""
+    rows = _results(results)["scaling"]
+    for key, label, style in _SCALING_SERIES:
+        pts = [(r["nv"], r[key]) for r in rows if key in r]
+        if pts:
+            x, y = zip(*pts)
+            ax.loglog(x, y, style, label=label)
+    n = np.array([rows[0]["nv"], rows[-1]["nv"]], dtype=float)
+    ax.loglog(n, 100e-3 * n, "k-", lw=0.6, alpha=0.5, label="100 ns per DOF")
+    ax.set_xlabel("degrees of freedom (serial chain, revolute joints alternating x / y)")
+    ax.set_ylabel("time per call from Python [us]")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def plot_scaling(results, path, *, size=(7.0, 5.0), dpi: float = 120) -> Path:
+    """The benchmark scaling plot: ``results`` is the dict that ``benchmarks/speed.py`` (or
+    ``denoc-bridge bench``, :func:`denoc_bridge.benchmarking.run`) returns and writes to
+    ``speed.json``, or the path of that file."""
+    results = _results(results)
+    fig, ax = _figure(size)
+    draw_scaling(ax[0, 0], results)
+    m = results.get("machine") or {}
+    if m:
+        ax[0, 0].set_title(f"Time per call, {m.get('cpu', '?')}, {m.get('date', '')}", fontsize=9)
+    return save_figure(fig, path, dpi=dpi)
