@@ -56,12 +56,10 @@ sys.path.insert(0, HERE)
 
 import denoc_bridge as db  # noqa: E402
 from denoc_bridge import loops  # noqa: E402
+from denoc_bridge.benchmarking import fmt_us as _fmt_us  # noqa: E402  (the helpers of the speed benchmark)
+from denoc_bridge.benchmarking import machine  # noqa: E402
+from denoc_bridge.benchmarking import relative_difference as _rel  # noqa: E402
 from denoc_bridge.io.robots import load_robot, serial_chain  # noqa: E402
-
-try:  # the helpers of the speed benchmark
-    from denoc_bridge.benchmarking import _fmt_us, _rel, machine
-except ImportError:
-    from speed import _fmt_us, _rel, machine
 
 SETTINGS = (1e-14, 1e-10, 200)  # ProximalSettings(accuracy, mu, max_iter)
 from denoc_bridge.testing import PIN_CONTACT as PIN_KIND  # noqa: E402

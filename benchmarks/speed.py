@@ -44,9 +44,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from denoc_bridge.benchmarking import (  # noqa: E402,F401  (re-exported for the other benchmark scripts)
-    _fmt_us,
-    _rel,
-    _state,
     batches,
     dense_check,
     energy_check,

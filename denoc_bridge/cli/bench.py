@@ -54,7 +54,7 @@ def bench_command(args) -> int:
     scale = Table(title="time per call on the benchmark chain", box=box.SIMPLE_HEAVY, title_justify="left")
     for col in ("DOF", "denoc FD", "denoc ID", "FD ns/DOF", "pin.aba", "pin.rnea", "MuJoCo mj_forward"):
         scale.add_column(col, justify="right")
-    fmt = benchmarking._fmt_us
+    fmt = benchmarking.fmt_us
     for r in res["scaling"]:
         scale.add_row(
             f"{r['nv']:,}",

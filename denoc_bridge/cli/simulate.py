@@ -44,7 +44,7 @@ def _start(model, args):
         else:
             q = db.neutral_configuration(model)
             what = "the neutral configuration" + (
-                " (horizontal)" if str(model.source or "").startswith("denoc_bridge.io.generators.chain") else ""
+                " (horizontal)" if str(model.source or "").startswith("denoc_bridge.generators.chain") else ""
             )
     else:
         bad = next((x for x in values if not _is_float(x)), None)

@@ -1,0 +1,300 @@
+"""A URDF file as XML, before it becomes a model: safe parsing (no external entities, no entity
+expansion), the checks of its numbers that name the element, the repairs that lose no dynamics
+(materials, textures, transmissions urdf-parser-py refuses), and the ``<loop_joint>`` elements."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from pathlib import Path
+from xml.etree import ElementTree as ET
+from xml.parsers import expat
+
+import numpy as np
+
+from denoc_bridge.errors import URDFError
+from denoc_bridge.multibody.joints import JointType
+
+JOINT_TYPES = {
+    "revolute": JointType.REVOLUTE,
+    "continuous": JointType.CONTINUOUS,
+    "prismatic": JointType.PRISMATIC,
+    "floating": JointType.FREEFLYER,
+    "planar": JointType.PLANAR,
+    "fixed": None,
+}
+
+
+_KEEP_TOP_LEVEL = ("link", "joint", "material")
+
+
+_PARSER_LOCK = threading.Lock()
+
+
+def parse_xml(text, origin: str = "<string>") -> ET.Element:
+    """Parse XML text into an ElementTree element, refusing DTD entity declarations.
+
+    Entity declarations (internal or external) are rejected before any
+    expansion, so entity bombs fail at once and no file or URL is ever read.
+    """
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+
+    def refuse_entities(name, *args):
+        raise URDFError(f"{origin}: DTD entity declarations are not allowed in URDF (entity '{name}')")
+
+    def refuse_external(*args):
+        raise URDFError(f"{origin}: external DTD or entity references are not allowed in URDF")
+
+    parser.EntityDeclHandler = refuse_entities
+    parser.UnparsedEntityDeclHandler = refuse_entities
+    parser.ExternalEntityRefHandler = refuse_external
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.buffer_text = True
+    try:
+        parser.Parse(text, True)
+        root = builder.close()
+    except expat.ExpatError as exc:
+        raise URDFError(f"{origin}: malformed XML ({exc})") from None
+    except AssertionError:  # TreeBuilder.close() with no element
+        raise URDFError(f"{origin}: the document holds no XML element") from None
+    return root
+
+
+def read_source(source):
+    """(text, origin, path or None) from a path, an XML string or bytes."""
+    if isinstance(source, bytes):
+        return source, "<bytes>", None
+    if isinstance(source, str) and not source.strip():
+        raise URDFError("the URDF source is an empty string")
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source, "<string>", None
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"URDF file not found: {path}")
+        return path.read_bytes(), str(path), str(path.resolve())
+    raise URDFError(f"load_urdf expects a file path or URDF XML text, got {type(source).__name__}")
+
+
+#: A decimal number as urdfdom reads it (ASCII digits only: Python's float() also takes "1_0"
+#: and non-ASCII digits, which urdfdom refuses), or inf/nan (refused below as not finite).
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+
+
+#: Largest magnitude of a number that enters the dynamics: products such as m r^2 of the
+#: composite inertias stay far from float64 overflow (1.8e308), which would turn the
+#: results into NaN without an error.
+LARGEST_NUMBER = 1e50
+
+
+def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = True):
+    """Attribute ``attr`` of ``elem`` as ``n`` finite floats (``default`` when absent), of
+    magnitude at most :data:`LARGEST_NUMBER` when ``bounded``."""
+    raw = elem.get(attr) if elem is not None else None
+    if raw is None:
+        if default is None:
+            raise URDFError(f"{where}: missing attribute '{attr}'")
+        return np.array(default, dtype=float)
+    parts = [p for p in re.split(r"[ \t\r\n]+", raw) if p]  # XML whitespace only, as urdfdom
+    if not all(_NUMBER.fullmatch(p) for p in parts):
+        raise URDFError(f'{where}: attribute {attr}="{raw}" is not {n} number(s)')
+    values = np.array([float(p) for p in parts], dtype=float)
+    if values.shape != (n,):
+        raise URDFError(f'{where}: attribute {attr}="{raw}" must hold {n} number(s)')
+    if not np.all(np.isfinite(values)):
+        raise URDFError(f'{where}: attribute {attr}="{raw}" is not finite')
+    if bounded and np.abs(values).max() > LARGEST_NUMBER:
+        raise URDFError(
+            f'{where}: attribute {attr}="{raw}" is out of range (magnitude above '
+            f"{LARGEST_NUMBER:g}: the dynamics would overflow)"
+        )
+    return values
+
+
+def check_dynamics_elements(robot: ET.Element) -> None:
+    """Clear errors, naming the element, for everything that carries dynamics."""
+    links = robot.findall("link")
+    if not links:
+        raise URDFError("the URDF has no <link> element")
+    for i, link in enumerate(links):
+        name = link.get("name")
+        if not name:
+            raise URDFError(f"<link> number {i + 1} has no name")
+        inertial = link.find("inertial")
+        if inertial is not None:
+            where = f"link '{name}' <inertial>"
+            mass = inertial.find("mass")
+            if mass is None:
+                raise URDFError(f"{where}: missing <mass>")
+            m = _floats(mass, "value", 1, f"{where} <mass>")[0]
+            if m < 0:
+                raise URDFError(f"{where}: negative mass {m}")
+            inertia = inertial.find("inertia")
+            if inertia is None:
+                raise URDFError(f"{where}: missing <inertia>")
+            for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+                _floats(inertia, key, 1, f"{where} <inertia>")
+            origin = inertial.find("origin")
+            if origin is not None:
+                _floats(origin, "xyz", 3, f"{where} <origin>", (0, 0, 0))
+                _floats(origin, "rpy", 3, f"{where} <origin>", (0, 0, 0))
+    for i, joint in enumerate(robot.findall("joint")):
+        name = joint.get("name")
+        if not name:
+            raise URDFError(f"<joint> number {i + 1} has no name")
+        where = f"joint '{name}'"
+        jtype = joint.get("type")
+        if jtype not in JOINT_TYPES:
+            raise URDFError(f"{where}: unknown joint type '{jtype}' (expected one of {', '.join(sorted(JOINT_TYPES))})")
+        for tag in ("parent", "child"):
+            e = joint.find(tag)
+            if e is None or not e.get("link"):
+                raise URDFError(f'{where}: missing <{tag} link="..."/>')
+        origin = joint.find("origin")
+        if origin is not None:
+            _floats(origin, "xyz", 3, f"{where} <origin>", (0, 0, 0))
+            _floats(origin, "rpy", 3, f"{where} <origin>", (0, 0, 0))
+        axis = joint.find("axis")
+        if axis is not None:  # xyz is required (urdf-parser-py fails on it, urdfdom takes a zero axis)
+            a = _floats(axis, "xyz", 3, f"{where} <axis>")
+            if jtype in ("revolute", "continuous", "prismatic") and not np.linalg.norm(a) > 1e-12:
+                raise URDFError(f'{where}: <axis xyz="{axis.get("xyz")}"> has zero length')
+        for tag, attrs in (
+            ("limit", ("lower", "upper")),
+            ("dynamics", ("damping", "friction")),
+            ("mimic", ("multiplier", "offset")),
+        ):
+            e = joint.find(tag)
+            if e is not None:
+                for attr in attrs:
+                    if e.get(attr) is not None:  # limits may be +-max double ("no limit")
+                        _floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")
+
+
+def urdf_module():
+    from urdf_parser_py import urdf
+    from urdf_parser_py.xml_reflection import core
+
+    return urdf, core
+
+
+def _parses(cls, elem, core) -> bool:
+    try:
+        cls.from_xml(elem, core.Path(elem.tag))
+        return True
+    except Exception:
+        return False
+
+
+def _repair_material(mat: ET.Element, core, urdf, where: str, notes: list) -> bool:
+    """Drop the parts of a <material> that urdf-parser-py rejects; False if nothing is left."""
+    if _parses(urdf.Material, mat, core):
+        return True
+    for child in list(mat):
+        if child.tag == "texture" and not child.get("filename"):
+            mat.remove(child)
+            notes.append(f"{where}: dropped a <texture> without filename")
+        elif child.tag == "color" and child.get("rgba") is None:
+            mat.remove(child)
+            notes.append(f"{where}: dropped a <color> without rgba")
+    return _parses(urdf.Material, mat, core)
+
+
+def repair(robot: ET.Element, path, notes: list) -> None:
+    """Remove, in place, what urdf-parser-py rejects but carries no dynamics."""
+    urdf, core = urdf_module()
+    for child in list(robot):
+        if child.tag not in _KEEP_TOP_LEVEL:
+            robot.remove(child)
+    if not robot.get("name"):
+        robot.set("name", Path(path).stem if path else "robot")
+        notes.append(f"<robot> has no name; using '{robot.get('name')}'")
+    if robot.get("version") not in (None, "1.0"):
+        notes.append(f'<robot version="{robot.get("version")}"> treated as version 1.0')
+        del robot.attrib["version"]
+    for mat in robot.findall("material"):
+        if not _repair_material(mat, core, urdf, f"material '{mat.get('name')}'", notes):
+            robot.remove(mat)
+            notes.append(f"dropped unusable material '{mat.get('name')}'")
+    for link in robot.findall("link"):
+        name = link.get("name")
+        for tag, cls in (("visual", urdf.Visual), ("collision", urdf.Collision)):
+            for i, elem in enumerate(link.findall(tag)):
+                where = f"link '{name}' <{tag}> {i + 1}"
+                mat = elem.find("material")
+                if mat is not None and not _repair_material(mat, core, urdf, where, notes):
+                    elem.remove(mat)
+                    notes.append(f"{where}: dropped an unusable <material>")
+                if not _parses(cls, elem, core):
+                    link.remove(elem)
+                    notes.append(f"{where}: dropped (it does not parse and carries no dynamics)")
+
+
+@contextlib.contextmanager
+def captured_parser_messages(messages: list):
+    """urdf-parser-py prints its messages to stderr; collect them instead.
+
+    Its ``on_error`` hook is bound both in ``xml_reflection.core`` and in the
+    ``xml_reflection`` package (``from .core import *``); both are replaced.
+    """
+    import urdf_parser_py.xml_reflection as xmlr
+
+    _, core = urdf_module()
+    with _PARSER_LOCK:
+        saved = core.on_error, xmlr.on_error
+        core.on_error = xmlr.on_error = messages.append
+        try:
+            yield
+        finally:
+            core.on_error, xmlr.on_error = saved
+
+
+def _numbers(elem, attr, default, where):
+    text = elem.get(attr)
+    if text is None:
+        return default
+    try:
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        values = []
+    if len(values) != 3 or not all(np.isfinite(values)):
+        raise URDFError(f'{where}: {attr}="{text}" must be 3 finite numbers')
+    return values
+
+
+def take_loop_joints(robot_elem, origin) -> list:
+    """Remove the ``<loop_joint>`` elements (denoc_bridge's extension, see README "Closed
+    loops") from the tree and return them as keyword arguments of ``Model.add_loop_closure``::
+
+        <loop_joint name="R5" type="revolute">
+          <link1 link="body4" xyz="2 0 0" rpy="0 0 0"/>
+          <link2 link="body1" xyz="1.4142 0 0" rpy="0 0 -1.5708"/>
+          <axis xyz="0 0 1"/>
+        </loop_joint>
+    """
+    specs = []
+    for elem in list(robot_elem.findall("loop_joint")):
+        name = elem.get("name")
+        where = f'{origin}: <loop_joint name="{name}">'
+        if not name:
+            raise URDFError(f"{origin}: a <loop_joint> has no name")
+        spec = dict(name=name, type=elem.get("type") or "")
+        for side in ("link1", "link2"):
+            e = elem.find(side)
+            if e is None or not e.get("link"):
+                raise URDFError(f'{where}: needs <{side} link="..."/>')
+            spec[side] = e.get("link")
+            spec["xyz" + side[-1]] = _numbers(e, "xyz", None, f"{where} <{side}>")
+            spec["rpy" + side[-1]] = _numbers(e, "rpy", None, f"{where} <{side}>")
+        axis = elem.find("axis")
+        if axis is not None:
+            spec["axis"] = _numbers(axis, "xyz", [0.0, 0.0, 1.0], f"{where} <axis>")
+        specs.append(spec)
+        robot_elem.remove(elem)
+    return specs
