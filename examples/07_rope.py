@@ -3,7 +3,7 @@
     python examples/07_rope.py [--quick] [--out DIR]
 
 50 cylinders (50 mm, radius 5 mm, 4 g) joined by universal joints, pinned at one
-end, released at rest from the horizontal (denoc_bridge.io.generators.rope).  The paper
+end, released at rest from the horizontal (denoc_bridge.generators.rope).  The paper
 reports 3.44 s of CPU time for ReDySim and 4.54 s for Featherstone's algorithm on an
 Intel E8400 (3 GHz).  Printed: the wall time of the compiled RK4 run (best of 5),
 the energy error relative to the peak kinetic energy at dt = 1 ms and 0.5 ms, and the
@@ -17,7 +17,7 @@ import pinocchio as pin
 from _common import arguments, best_of, pyplot, save
 
 import denoc_bridge as db
-from denoc_bridge.io.generators import rope
+from denoc_bridge.generators import rope
 from denoc_bridge.testing import pin_rk4
 
 args = arguments(__doc__)

@@ -18,7 +18,7 @@ import numpy as np
 from _common import arguments, pyplot, save
 
 import denoc_bridge as db
-from denoc_bridge.io.generators import puma560
+from denoc_bridge.generators import puma560
 
 args = arguments(__doc__)
 model = puma560()

@@ -22,7 +22,7 @@ import scipy.linalg as sl
 from _common import arguments, pyplot, save
 
 import denoc_bridge as db
-from denoc_bridge.io.generators import chain
+from denoc_bridge.generators import chain
 from denoc_bridge.validation import exact_solve
 
 args = arguments(__doc__)

@@ -21,7 +21,7 @@ from _common import arguments, pyplot, save
 from numba import njit
 
 import denoc_bridge as db
-from denoc_bridge.io.generators import chain
+from denoc_bridge.generators import chain
 from denoc_bridge.kernels import entry
 from denoc_bridge.testing import random_model
 

@@ -25,7 +25,7 @@ from _common import arguments, pyplot, save
 
 import denoc_bridge as db
 from denoc_bridge import loops
-from denoc_bridge.io.generators import fourbar
+from denoc_bridge.generators import fourbar
 from denoc_bridge.testing import pin_constraint_dynamics
 
 args = arguments(__doc__)

@@ -30,7 +30,7 @@ from scipy.spatial.transform import Rotation
 
 import denoc_bridge as db
 from denoc_bridge import loops
-from denoc_bridge.io.generators import cylinder_inertia
+from denoc_bridge.generators import cylinder_inertia
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics
 

@@ -2,7 +2,7 @@
 
     python examples/13_hanging_chain.py [--quick] [--out DIR]
 
-A planar chain (denoc_bridge.io.generators.chain) of n uniform rods, 1 m and 1 kg in all,
+A planar chain (denoc_bridge.generators.chain) of n uniform rods, 1 m and 1 kg in all,
 pinned to the world at its first joint (0, 0, 0) and held at its free end by a revolute
 cut joint to the world point (0.6, 0, 0.2) (Model.add_loop_closure: 5 rows, rank 2 in
 the plane), is released at rest from a V shape and brought to rest by joint damping (the model's
@@ -39,7 +39,7 @@ from scipy import optimize
 
 import denoc_bridge as db
 from denoc_bridge import loops
-from denoc_bridge.io.generators import chain
+from denoc_bridge.generators import chain
 
 args = arguments(__doc__)
 LENGTH, MASS, RADIUS, ARMATURE = 1.0, 1.0, 0.005, 1e-4

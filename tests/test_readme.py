@@ -47,7 +47,7 @@ def test_load_and_compare_block(tmp_path, monkeypatch, capsys):
 
 
 def test_simulate_block_gives_the_readme_rope_energy(tmp_path, monkeypatch):
-    ns = _run(_block("from denoc_bridge.io.generators import rope"), tmp_path, monkeypatch)
+    ns = _run(_block("from denoc_bridge.generators import rope"), tmp_path, monkeypatch)
     traj = ns["traj"]
     assert traj.t[-1] == pytest.approx(1.75, rel=1e-12) and len(traj.t) == 1751
     drift = np.abs(traj.energy_drift(relative=True)).max()
@@ -59,7 +59,7 @@ def test_simulate_block_gives_the_readme_rope_energy(tmp_path, monkeypatch):
 def test_closed_loops_block(tmp_path, monkeypatch):
     import denoc_bridge as db
 
-    ns = _run(_block("from denoc_bridge.io.generators import fourbar"), tmp_path, monkeypatch)
+    ns = _run(_block("from denoc_bridge.generators import fourbar"), tmp_path, monkeypatch)
     model, q, v, a, tau = ns["model"], ns["q"], ns["v"], ns["a"], ns["tau"]
     assert tau.shape == (4,), "inverse_dynamics(actuated=...) returns every joint's torque"
     err, _, _ = db.loops.loop_kinematics(model, q, v)

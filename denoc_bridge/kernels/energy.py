@@ -76,7 +76,7 @@ def energy_forward_recursion(ki, kf, q, v, work):
             else:
                 pq, _, _ = general_joint_rates(ki, kf, work, k, v, v)
             x = apply_A(code, c, s, e, T.R_GENERAL, r0, r1, r2, t[0], t[1], t[2], t[3], t[4], t[5])
-            t = (x[0] + pq[0], x[1] + pq[1], x[2] + pq[2], x[3] + pq[3], x[4] + pq[4], x[5] + pq[5])  # (5)
+            t = (x[0] + pq[0], x[1] + pq[1], x[2] + pq[2], x[3] + pq[3], x[4] + pq[4], x[5] + pq[5])  # 000 (5)
             # p_k = p_b + W_b^T r_k, then W_k = E_k W_b column by column
             p = (
                 p[0] + W[0] * r0 + W[3] * r1 + W[6] * r2,

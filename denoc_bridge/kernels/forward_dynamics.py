@@ -99,18 +99,18 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
             acc = 0.0
             for m in range(6):
                 acc += M[sym_index(a, m)] * work[prow + n, m]
-            PsiHat[n, a] = acc  # PsiHat_k = Mhat_k P_k    (A.5)
+            PsiHat[n, a] = acc  # PsiHat_k = Mhat_k P_k    001 (A.5)
     for a in range(z):
         for n in range(z):
             acc = 0.0
             for m in range(6):
                 acc += work[prow + a, m] * PsiHat[n, m]
-            Ik[a, n] = acc  # Ihat_k = P_k^T PsiHat_k  (A.4)
+            Ik[a, n] = acc  # Ihat_k = P_k^T PsiHat_k  001 (A.4)
         Ik[a, a] += kf[k, T.ARM + a]
         acc = tau[v0 + a]
         for m in range(6):
             acc -= work[prow + a, m] * xi[m]
-        ph[a] = acc  # phihat_k                 (31)
+        ph[a] = acc  # phihat_k                 003 (31)
     xi_up = (xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
     if not spd_inverse(Ik, z, Iinv, s[3], s[4], scale):
         return False, M, xi_up
@@ -120,12 +120,12 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
             work[ihat + a, n] = Ik[a, n]
             work[ihatinv + a, n] = Iinv[a, n]
             acc += Iinv[a, n] * ph[n]
-        work[dof + a, T.H_PHIT] = acc  # phitilde_k = Ihat^-1 phihat (35)
+        work[dof + a, T.H_PHIT] = acc  # phitilde_k = Ihat^-1 phihat 003 (35)
         for m in range(6):
             acc = 0.0
             for n in range(z):
                 acc += PsiHat[n, m] * Iinv[n, a]
-            work[dof + a, T.H_PSI + m] = acc  # Psi_k = PsiHat_k Ihat_k^-1 (A.5)
+            work[dof + a, T.H_PSI + m] = acc  # Psi_k = PsiHat_k Ihat_k^-1 001 (A.5)
     for a in range(z):
         p = ph[a]
         o, r = T.H_PSI, dof + a
@@ -140,7 +140,7 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
         )
         M = minus_outer(
             M, (PsiHat[a, 0], PsiHat[a, 1], PsiHat[a, 2], PsiHat[a, 3], PsiHat[a, 4], PsiHat[a, 5]), psi
-        )  # Mbar_k                   (A.7)
+        )  # Mbar_k                   001 (A.7)
     return True, M, xi_up
 
 
@@ -259,7 +259,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                     kf[k, T.IO + 3],
                     kf[k, T.IO + 4],
                     kf[k, T.IO + 5],
-                )  # Mhat_k = M_k + ...       (20)
+                )  # Mhat_k = M_k + ...       000 (20)
             o = T.C_W
             xi = (
                 xi[0] + work[k, o],
@@ -279,19 +279,19 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 v0 = ki[k, T.IDX_V]
                 sg = T.dof_sign(ki, k)
                 col = column(M, d)
-                I = pick6(col, d) + kf[k, T.ARM0]  # Ihat_k = p^T Mhat p      (A.4)
+                I = pick6(col, d) + kf[k, T.ARM0]  # Ihat_k = p^T Mhat p      001 (A.4)
                 if not (I > SINGULAR_RTOL * scale):
                     return k
                 inv = 1.0 / I
                 if factors:  # for U, D and the inverse GIM
                     work[3 * L + 2 * nv + v0, 0] = I
                     work[3 * L + 3 * nv + v0, 0] = inv
-                ph = tau[v0] - sg * pick6(xi, d)  # phihat_k                 (31)
+                ph = tau[v0] - sg * pick6(xi, d)  # phihat_k                 003 (31)
                 dof = 3 * L + v0
-                work[dof, T.H_PHIT] = ph * inv  # phitilde_k               (35)
+                work[dof, T.H_PHIT] = ph * inv  # phitilde_k               003 (35)
                 psi = (col[0] * inv, col[1] * inv, col[2] * inv, col[3] * inv, col[4] * inv, col[5] * inv)
                 for j in range(6):
-                    work[dof, T.H_PSI + j] = sg * psi[j]  # Psi_k = PsiHat / Ihat    (A.5)
+                    work[dof, T.H_PSI + j] = sg * psi[j]  # Psi_k = PsiHat / Ihat    001 (A.5)
                 f = sg * ph
                 xi = (
                     xi[0] + psi[0] * f,
@@ -300,8 +300,8 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                     xi[3] + psi[3] * f,
                     xi[4] + psi[4] * f,
                     xi[5] + psi[5] * f,
-                )  # eta_k = Psi phihat + eta~ (32)
-                M = minus_outer(M, col, psi)  # Mbar_k = Mhat - PsiHat Psi^T (A.7)
+                )  # eta_k = Psi phihat + eta~ 003 (32)
+                M = minus_outer(M, col, psi)  # Mbar_k = Mhat - PsiHat Psi^T 001 (A.7)
             else:
                 xa = np.empty(6)
                 for j in range(6):
@@ -390,7 +390,7 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 )
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
-            for n in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+            for n in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
                 row, o = 3 * L + v0 + n, T.H_PSI
                 qdd[v0 + n] = work[row, T.H_PHIT] - (
                     work[row, o] * m0
@@ -400,7 +400,7 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                     + work[row, o + 4] * m4
                     + work[row, o + 5] * m5
                 )
-            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   (37)
+            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   003 (37)
                 u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:

@@ -113,7 +113,7 @@ def twist_rate_bias(code, c, s, e, rc, r0, r1, r2, tb, tdb, pq, pqq, cj):
     x0, x1, x2 = cross_wr(rc, w0, w1, w2, r0, r1, r2)  # w_b x r
     tv0, tv1, tv2 = rot3(code, c, s, e, v0 + x0, v1 + x1, v2 + x2)
     e0, e1, e2 = rot3(code, c, s, e, w0, w1, w2)  # E w_b
-    tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]  # t_k             (5), (A.1)
+    tw0, tw1, tw2 = e0 + pq[0], e1 + pq[1], e2 + pq[2]  # t_k             000 (5), 002 (A.1)
     tv0, tv1, tv2 = tv0 + pq[3], tv1 + pq[4], tv2 + pq[5]
     y0, y1, y2 = cross3(w0, w1, w2, x0, x1, x2)  # w_b x (w_b x r)
     z0, z1, z2 = cross_wr(rc, dw0, dw1, dw2, r0, r1, r2)  # wdot_b x r

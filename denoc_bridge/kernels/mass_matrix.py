@@ -130,7 +130,7 @@ def composite_backward_recursion(ki, kf, work, nv, I):
                 kf[k, T.IO + 3],
                 kf[k, T.IO + 4],
                 kf[k, T.IO + 5],
-            )  # Mtilde_k = M_k + ...     (17)
+            )  # Mtilde_k = M_k + ...     000 (17)
             gim_column_blocks(ki, kf, work, M, k, nv, I)
             if p < 0 and k == first:
                 continue

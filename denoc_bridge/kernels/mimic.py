@@ -32,7 +32,7 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.configuration import dexpinv, integrate
 from denoc_bridge.kernels.entry import inverse_dynamics_state, mass_matrix_state
 from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
-from denoc_bridge.kernels.loops import factorised_forward_dynamics, solve
+from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 
 #: rows of the reduced scratch ``s`` (width max(nq_r, nv_r))
 SCRATCH_ROWS = 14

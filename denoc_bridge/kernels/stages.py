@@ -124,9 +124,9 @@ def stage_sweep(ki, kf, work, a, vb, vacc, h, q, qd, fext):
                 + work[row, o + 4] * m4
                 + work[row, o + 5] * m5
             )
-            a[v0] = x  # qdd_k = phitilde_k - Psi_k^T mu~_k (36)
+            a[v0] = x  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
             u = unit6(d, sg * x)
-            mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])  # mu_k (37)
+            mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])  # mu_k 003 (37)
             y = next_rate(vb[v0], h, vacc[v0], x)  # ---- the next stage: its rate,
             qd[v0] = y
             c, s = cb[k - base], sg * sb[k - base]  # E_k (stored once this stage's
