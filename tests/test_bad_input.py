@@ -307,6 +307,7 @@ def _load_measured(n, traced):
     return elapsed, peak
 
 
+@pytest.mark.slow
 def test_large_urdf_loads_in_linear_time_and_memory():
     """Ten times the links cost about ten times the time and the peak memory.
 

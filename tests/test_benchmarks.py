@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test runs a benchmark script (--quick)
+
 BENCH = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
 
 

@@ -57,6 +57,7 @@ def test_broken_file_is_one_line(tmp_path, capsys):
     assert "unknown joint type 'hinge'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_console_script_runs_in_a_subprocess():
     result = subprocess.run(
         [sys.executable, "-m", "denoc_bridge.cli", "info", "gripper"], capture_output=True, text=True, timeout=300
@@ -105,6 +106,7 @@ def assert_animation(folder, name, result):
         assert not html.exists() and "no HTML animation" in result.stderr
 
 
+@pytest.mark.slow
 def test_help_shows_the_commands_and_examples(tmp_path):
     r = denoc_bridge_cmd("--help", cwd=tmp_path)
     assert r.returncode == 0
@@ -142,6 +144,7 @@ def test_help_shows_the_commands_and_examples(tmp_path):
         assert r.returncode == 0 and "examples:" in r.stdout, command
 
 
+@pytest.mark.slow
 def test_simulate_fourbar_writes_plot_and_animation(tmp_path):
     r = denoc_bridge_cmd("simulate", "fourbar", "--duration", "0.2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -157,6 +160,7 @@ def test_simulate_fourbar_writes_plot_and_animation(tmp_path):
     assert_animation(tmp_path, "fourbar", r)
 
 
+@pytest.mark.slow
 def test_simulate_a_generated_chain(tmp_path):
     r = denoc_bridge_cmd("simulate", "chain:50", "--duration", "0.05", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -165,6 +169,7 @@ def test_simulate_a_generated_chain(tmp_path):
     assert_animation(tmp_path, "planar_chain50", r)
 
 
+@pytest.mark.slow
 def test_simulate_panda_writes_the_three_files(tmp_path):
     r = denoc_bridge_cmd("simulate", "panda", "--duration", "0.1", "--save", "panda.npz", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -179,6 +184,7 @@ def test_simulate_panda_writes_the_three_files(tmp_path):
     assert "Traceback" not in r.stderr and "━" not in r.stderr  # no progress bar noise when not on a terminal
 
 
+@pytest.mark.slow
 def test_gravity_compensation_holds_the_robot_still(tmp_path):
     q0 = [0, -0.5, 0, -2, 0, 1.5, 0.7, 0.01, 0.01]
     r = denoc_bridge_cmd(
@@ -203,6 +209,7 @@ def test_gravity_compensation_holds_the_robot_still(tmp_path):
         assert np.abs(f["q"] - np.array(q0)).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_torque_from_a_csv_file(tmp_path):
     (tmp_path / "tau.csv").write_text("0.01, 0, 0, -0.002\n")
     r = denoc_bridge_cmd(
@@ -224,6 +231,7 @@ def test_torque_from_a_csv_file(tmp_path):
         assert np.all(f["tau"] == [0.01, 0, 0, -0.002])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv,message",
     [
@@ -274,6 +282,7 @@ def test_mistakes_are_one_line_on_stderr_and_exit_2(tmp_path, argv, message):
     assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.html"))
 
 
+@pytest.mark.slow
 def test_save_names_the_file_it_writes(tmp_path):
     """--save without .npz writes NAME.npz (as numpy does) and says so; nothing is left behind by
     the up-front checks of the output files."""
@@ -294,6 +303,7 @@ def test_save_names_the_file_it_writes(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
 
 
+@pytest.mark.slow
 def test_pinocchio_parser_messages_do_not_leak(tmp_path):
     """urdfdom prints its refusals on file descriptor 2 from C++; validate reports the reason in
     its one line about the reference model and keeps stderr clean."""
@@ -310,12 +320,14 @@ def test_pinocchio_parser_messages_do_not_leak(tmp_path):
     ) in r.stdout
 
 
+@pytest.mark.slow
 def test_validate_mismatch_exits_1_with_a_table(tmp_path):
     r = denoc_bridge_cmd("validate", "panda", "--tol", "1e-20", "--samples", "1", cwd=tmp_path)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "forward_dynamics" in r.stdout and "pin.computeMinverse" in r.stdout
 
 
+@pytest.mark.slow
 def test_warnings_are_one_line(tmp_path):
     """The PUMA's hub inertias break the triangle inequality: a one-line warning, not a source line."""
     r = denoc_bridge_cmd("info", "puma560", "--floating", cwd=tmp_path)
@@ -457,6 +469,7 @@ def test_bench_prints_the_table_and_writes_the_files(tmp_path, monkeypatch, caps
     assert main(["bench", "--repeats", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_bench_quick_runs_from_the_entry_point(tmp_path):
     """The real thing, from the installed command: the benchmark core lives in the package
     (denoc_bridge.benchmarking), so it needs no source checkout."""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test runs an example script in a subprocess
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 

@@ -834,6 +834,7 @@ def test_limits_may_stay_huge():
     assert model.lower_limit[0] == -np.finfo(float).max and model.upper_limit[0] == 1e300
 
 
+@pytest.mark.slow
 @FUZZ
 @given(doc=st.sampled_from(seed_documents()).flatmap(lambda nd: mutated(nd[1])), **load_flags)
 def test_mutated_real_urdfs_load_or_raise_documented_errors(doc, floating, mimic, as_bytes):

@@ -234,6 +234,7 @@ def chain100k():
     return model, 0.02 * rng.standard_normal(model.nq), np.zeros(model.nv)
 
 
+@pytest.mark.slow
 def test_100k_dof_rk4_run_keeps_flat_memory(chain100k, memory_probes):
     """N1 = 24 and N2 = 192 compiled RK4 steps of the 100,000-DOF chain, saving the first and
     the last state (``save_every`` = the number of steps; the stored trajectory is then 6.4 MB
@@ -258,6 +259,7 @@ def test_100k_dof_rk4_run_keeps_flat_memory(chain100k, memory_probes):
     _assert_flat(m1, m2, RSS_TOL, py_tol=256 * 1024, min_updates=3)  # a third of one 0.8 MB vector
 
 
+@pytest.mark.slow
 def test_python_stepping_loop_keeps_flat_memory(memory_probes):
     """A callable tau makes simulate step from Python (one compiled forward dynamics per stage,
     new arrays each call): 40 and 320 steps of a 10,000-DOF chain."""
@@ -288,6 +290,7 @@ def test_python_stepping_loop_keeps_flat_memory(memory_probes):
     _assert_flat(m1, m2, RSS_TOL, py_tol=64 * 1024, min_updates=4)  # one 10k vector is 80 kB
 
 
+@pytest.mark.slow
 def test_adaptive_path_keeps_flat_memory(memory_probes):
     """RK45 on a 1,000-DOF chain with springs: rtol 1e-4 and 1e-9 take ~60 and ~650 solver steps
     for the same 2 saved states; memory must not follow the number of steps."""
@@ -531,6 +534,7 @@ _WORKQUEUE_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_batches_from_threads_under_the_workqueue_threading_layer():
     """numba's workqueue layer (the one left without TBB and OpenMP) aborts the process with
     "Concurrent access has been detected" when two threads launch parallel kernels at once; the

@@ -249,6 +249,7 @@ def test_batches_with_loops_take_every_form_of_f_ext():
         db.forward_dynamics(model, Q, V, TAU, FB[:2])
 
 
+@pytest.mark.slow
 def test_cli_info_lists_the_loop(tmp_path):
     import subprocess
     import sys

@@ -87,6 +87,7 @@ def _python(script: Path, cwd: Path):
     return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_sweep_block_runs_as_a_script(tmp_path):
     script = tmp_path / "sweep_rope.py"
     script.write_text(_sweep_script(guarded=True))
@@ -96,6 +97,7 @@ def test_sweep_block_runs_as_a_script(tmp_path):
     assert len(list((tmp_path / "sweep_rope" / "cases").glob("case*.npz"))) == 9
 
 
+@pytest.mark.slow
 def test_a_sweep_script_without_the_guard_gets_one_clear_error(tmp_path):
     script = tmp_path / "unguarded.py"
     script.write_text(_sweep_script(guarded=False))

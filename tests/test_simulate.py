@@ -146,6 +146,7 @@ def test_adaptive_on_the_manifold_keeps_unit_quaternions():
     assert np.abs(db.difference(model, rk.q[-1], tr.q[-1])).max() < 1e-7
 
 
+@pytest.mark.slow
 def test_stiff_chain_with_an_implicit_method():
     model = chain(5, "planar", stiffness=2000.0, damping=0.01)
     q0 = np.full(5, 0.1)

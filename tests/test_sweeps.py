@@ -396,6 +396,7 @@ def _rope_cases(n):
     return [{"case": f"c{i:02d}", "q0[0]": 0.05 * i, "v0[3]": 0.1 * (i % 3)} for i in range(n)]
 
 
+@pytest.mark.slow
 def test_scheduler_address_and_client_run_the_same_sweep(rope, cluster, tmp_path):
     from distributed import Client
 
@@ -410,6 +411,7 @@ def test_scheduler_address_and_client_run_the_same_sweep(rope, cluster, tmp_path
         assert np.array_equal(by_address.trajectory(c["case"], rope).q, by_client.trajectory(c["case"], rope).q)
 
 
+@pytest.mark.slow
 def test_local_cluster_default(rope, tmp_path):
     cases = _rope_cases(4)
     res = db.sweep(rope, cases, KW, workers=2, out=tmp_path)
@@ -417,6 +419,7 @@ def test_local_cluster_default(rope, tmp_path):
     assert json.loads((tmp_path / "sweep.json").read_text())["cases"] == cases
 
 
+@pytest.mark.slow
 def test_killed_worker_loses_no_result(rope, cluster, tmp_path):
     """A worker dies (SIGKILL) in the middle of a case: Dask runs its task again elsewhere, and
     the result is complete and identical to a serial run."""
@@ -459,6 +462,7 @@ def test_killed_worker_loses_no_result(rope, cluster, tmp_path):
 
 
 # ------------------------------------------------------------------ the command line
+@pytest.mark.slow
 def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
     from test_cli import denoc_bridge_cmd
 
@@ -504,6 +508,7 @@ def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -338,6 +338,7 @@ def color_mask(img: np.ndarray, rgb, hue_tol: float = 14.0) -> np.ndarray:
     return (dh < hue_tol) & (sat > 0.35) & (mx > 0.12)
 
 
+@pytest.mark.slow
 def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
     model, q = panda
     html = viz.export_html(model, q, tmp_path / "panda.html")
@@ -354,6 +355,7 @@ def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
     shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_modules.png")
 
 
+@pytest.mark.slow
 def test_browser_ten_thousand_links(tmp_path, chromium):
     model = generators.chain(10000)
     html = viz.export_html(model, 0.015 * np.sin(0.01 * np.arange(model.nq)), tmp_path / "chain.html")
@@ -385,11 +387,13 @@ def _animation_advances(chromium, tmp_path, name, model, traj, times_ms, gallery
     shutil.copyfile(png, FIGURES / f"gallery_{name}.png")
 
 
+@pytest.mark.slow
 def test_browser_rope_falls(tmp_path, chromium, rope_trajectory):
     model, traj = rope_trajectory
     _animation_advances(chromium, tmp_path, "rope", model, traj, (250, 1300), gallery_t=0.6)
 
 
+@pytest.mark.slow
 def test_browser_fourbar_moves(tmp_path, chromium, fourbar_trajectory):
     model, traj = fourbar_trajectory
     _animation_advances(chromium, tmp_path, "fourbar", model, traj, (100, 1300), gallery_t=0.5, marker=vg.LOOP_COLOR)
