@@ -316,7 +316,7 @@ class KillWorkerOnce:
     """A sweep metric that kills the process it runs in (SIGKILL, as a crash or the OOM killer
     would) the ``after``-th time it is called across all processes, once; otherwise returns 0.
 
-    For the test of a sweep that loses a Dask worker mid-run (tests/test_sweeps.py): the
+    For the test of a sweep that loses a Dask worker mid-run (tests/sweeps/test_sweeps.py): the
     calls are counted with files in ``folder`` (exclusive creation), so exactly one process
     dies, whatever the scheduling.
     """

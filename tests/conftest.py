@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
+import sys
 import warnings
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +17,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import denoc_bridge as db
+from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.testing import random_model
 from denoc_bridge.validation import relative_error, solve_agreement
 
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
@@ -117,3 +122,46 @@ def load_quietly(source, floating_base=False):
 @pytest.fixture(scope="session")
 def panda():
     return load_quietly(os.path.join(erd_robot_dir(), "panda_description/urdf/panda.urdf"))
+
+
+# ----------------------------------------------------------- helpers shared by several test files
+BIN = Path(sys.executable).parent / "denoc-bridge"
+
+
+def denoc_bridge_cmd(*args, cwd, timeout=300):
+    """Run the installed ``denoc-bridge`` console script (as a user would) in ``cwd``."""
+    if not BIN.exists():
+        pytest.skip(f"the denoc-bridge entry point is not installed next to {sys.executable} (pip install -e .)")
+    return subprocess.run([str(BIN), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def closed_cut(model, q_ref, kind, link1, link2, tip, rpy, axis):
+    """Declare a cut joint of type kind that is closed at q_ref (frame at ``tip`` of link1)."""
+    R, p = db.forward_kinematics(model, q_ref)
+    R1 = db.spatial.rpy_to_matrix(rpy)
+    x = p[link1] + R[link1] @ tip
+    Rf = R[link1] @ R1
+    if link2 < 0:
+        xyz2, rot2, name2 = x, Rf, "world"
+    else:
+        xyz2, rot2, name2 = R[link2].T @ (x - p[link2]), R[link2].T @ Rf, model.link_names[link2]
+    model.add_loop_closure(
+        f"cut_{kind}_{link1}",
+        kind,
+        model.link_names[link1],
+        name2,
+        xyz1=tip,
+        rotation1=R1,
+        xyz2=xyz2,
+        rotation2=rot2,
+        axis=axis,
+    )
+
+
+def looped_tree(seed, floating):
+    """A branched tree of every joint type with a weld/spherical/revolute/prismatic cut."""
+    types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CONTINUOUS]
+    model = random_model(seed, 12, branching=0.3, joint_types=types, floating_base=floating)
+    rng = np.random.default_rng(seed)
+    q_ref = db.random_configuration(model, rng) if hasattr(db, "random_configuration") else None
+    return model, q_ref, rng

@@ -3,17 +3,17 @@
 Each case asserts the exception type and that the message names the culprit (the joint,
 link, element or argument).  Cases already covered elsewhere are not repeated here:
 
-* tests/test_urdf.py ``test_broken_urdf_raises_a_clear_error``: empty string/bytes,
+* tests/io/test_urdf.py ``test_broken_urdf_raises_a_clear_error``: empty string/bytes,
   malformed XML, no element, wrong root, no links, duplicate link and joint names, a missing
   child link, unknown joint type, zero-length axis, NaN and text in a joint origin, negative
   mass, two parents, two roots, cycles, unnamed links, a joint without parent;
   ``test_empty_file_is_refused``, ``test_entity_declarations_are_refused_without_reading_anything``
   (XXE, entity bomb), ``test_nonphysical_inertia_warns_by_default_and_raises_when_strict``
   (triangle inequality);
-* tests/test_inputs.py: shapes of q, v, a/tau and dtypes for inverse/forward dynamics, NaN v
+* tests/multibody/test_inputs.py: shapes of q, v, a/tau and dtypes for inverse/forward dynamics, NaN v
   and inf q, zero quaternion and (cos, sin) pair, a scaled quaternion, f_ext by name, shape
   and NaN, the singular articulated inertia of a link without ``<inertial>``;
-* tests/test_simulate.py: q0 shape, dt, t_final, tau rows, blow-ups (SimulationError).
+* tests/simulation/test_simulate.py: q0 shape, dt, t_final, tau rows, blow-ups (SimulationError).
 """
 
 from __future__ import annotations

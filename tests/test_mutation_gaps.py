@@ -292,7 +292,8 @@ def test_compiled_constrained_dynamics_at_velocities_that_violate_the_loops(kind
     projected velocities (C v = 0), where that term vanishes (the mutant's accelerations differ
     by 1e-13).  At a velocity that violates the loops (a state between projections) the
     relative velocity has normal components: compiled and reference agree to 1e-11."""
-    from test_loop_simulation import _closed, _looped_tree
+    from conftest import closed_cut as _closed
+    from conftest import looped_tree as _looped_tree
 
     from denoc_bridge import loops
 

@@ -96,7 +96,7 @@ def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
     Twists from the forward recursion of 000 Table 1 (O(n), compiled).  Equals ``1/2 v^T
     pin.crba v`` and Pinocchio 4.1's ``computeKineticEnergy``, armature included, except on a
     revolute joint about an arbitrary axis (``JointModelRevoluteUnaligned``), whose armature
-    term Pinocchio's kinetic energy gets wrong (``tests/test_energies.py``).
+    term Pinocchio's kinetic energy gets wrong (``tests/algorithms/test_energies.py``).
     """
     _check_model(model)
     return energies(model, q, v, springs=False)[0]

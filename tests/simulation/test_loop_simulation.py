@@ -4,6 +4,7 @@ the Python and compiled steppers, errors)."""
 
 import numpy as np
 import pytest
+from conftest import closed_cut, looped_tree
 
 import denoc_bridge as db
 from denoc_bridge import loops
@@ -13,44 +14,14 @@ from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
 
-def _closed(model, q_ref, kind, link1, link2, tip, rpy, axis):
-    """Declare a cut joint of type kind that is closed at q_ref (frame at ``tip`` of link1)."""
-    R, p = db.forward_kinematics(model, q_ref)
-    R1 = db.spatial.rpy_to_matrix(rpy)
-    x = p[link1] + R[link1] @ tip
-    Rf = R[link1] @ R1
-    if link2 < 0:
-        xyz2, rot2, name2 = x, Rf, "world"
-    else:
-        xyz2, rot2, name2 = R[link2].T @ (x - p[link2]), R[link2].T @ Rf, model.link_names[link2]
-    model.add_loop_closure(
-        f"cut_{kind}_{link1}",
-        kind,
-        model.link_names[link1],
-        name2,
-        xyz1=tip,
-        rotation1=R1,
-        xyz2=xyz2,
-        rotation2=rot2,
-        axis=axis,
-    )
-
-
-def _looped_tree(seed, floating):
-    """A branched tree of every joint type with a weld/spherical/revolute/prismatic cut."""
-    types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.UNIVERSAL, JointType.CONTINUOUS]
-    model = random_model(seed, 12, branching=0.3, joint_types=types, floating_base=floating)
-    rng = np.random.default_rng(seed)
-    q_ref = db.random_configuration(model, rng) if hasattr(db, "random_configuration") else None
-    return model, q_ref, rng
-
-
 @pytest.mark.parametrize("kind", ["weld", "spherical", "revolute", "prismatic"])
 @pytest.mark.parametrize("floating", [False, True])
 def test_compiled_constrained_dynamics_equals_the_reference(kind, floating):
-    model, q_ref, rng = _looped_tree(3 if floating else 8, floating)
-    _closed(model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2), (0.3, 0.8, -0.2))
-    _closed(
+    model, q_ref, rng = looped_tree(3 if floating else 8, floating)
+    closed_cut(
+        model, q_ref, kind, model.n_links - 1, 2, np.array([0.1, -0.05, 0.2]), (0.3, -0.4, 0.2), (0.3, 0.8, -0.2)
+    )
+    closed_cut(
         model, q_ref, "spherical", model.n_links - 3, -1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)
     )
     for _ in range(3):
@@ -75,9 +46,9 @@ def test_cuts_on_early_links_and_the_links_after_them(floating):
     only through the factors of M, and M^-1 C^T lambda takes one whole solve); every link still
     gets the reference accelerations, and the compiled projection closes the loops and removes
     the velocity that violates them."""
-    model, q_ref, rng = _looped_tree(4 if floating else 9, floating)
-    _closed(model, q_ref, "weld", 4, -1, np.array([0.1, 0.0, 0.05]), (0.2, 0.1, -0.3), (0.0, 0.0, 1.0))
-    _closed(model, q_ref, "spherical", 6, 1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+    model, q_ref, rng = looped_tree(4 if floating else 9, floating)
+    closed_cut(model, q_ref, "weld", 4, -1, np.array([0.1, 0.0, 0.05]), (0.2, 0.1, -0.3), (0.0, 0.0, 1.0))
+    closed_cut(model, q_ref, "spherical", 6, 1, np.array([0.0, 0.1, 0.0]), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
     assert max(max(lc.link1, lc.link2) for lc in model.loops) == 6 < model.n_links - 4
     for _ in range(3):
         q = loops.project_configuration(model, db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)))
@@ -98,7 +69,7 @@ def test_compiled_lagrange_matches_pinocchio_on_a_weld_loop():
     model = random_model(3, 8, branching=0.0, joint_types=[JointType.REVOLUTE])
     rng = np.random.default_rng(5)
     q_ref = rng.uniform(-1, 1, model.nq)
-    _closed(model, q_ref, "weld", model.n_links - 1, -1, np.array([0.1, 0.05, 0.2]), (0.0, 0.0, 0.0), (0, 0, 1))
+    closed_cut(model, q_ref, "weld", model.n_links - 1, -1, np.array([0.1, 0.05, 0.2]), (0.0, 0.0, 0.0), (0, 0, 1))
     pin_fd = pin_constraint_dynamics(model)
     for _ in range(3):
         q = loops.project_configuration(model, q_ref + 0.1 * rng.normal(size=model.nq))

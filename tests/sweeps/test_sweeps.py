@@ -464,7 +464,7 @@ def test_killed_worker_loses_no_result(rope, cluster, tmp_path):
 # ------------------------------------------------------------------ the command line
 @pytest.mark.slow
 def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
-    from test_cli import denoc_bridge_cmd
+    from conftest import denoc_bridge_cmd
 
     args = [
         "sweep",
@@ -528,7 +528,7 @@ def test_cli_sweep_grid_resume_and_cases_file(tmp_path):
     ],
 )
 def test_cli_sweep_mistakes(tmp_path, argv, message):
-    from test_cli import denoc_bridge_cmd
+    from conftest import denoc_bridge_cmd
 
     r = denoc_bridge_cmd(*argv, cwd=tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)

@@ -303,7 +303,7 @@ def test_frames_record_every_urdf_link_and_joint(panda):
 def test_gripper_file_is_the_generated_one():
     from denoc_bridge.io.robots import gripper4_urdf
 
-    path = Path(__file__).resolve().parents[1] / "urdf" / "gripper4.urdf"
+    path = Path(__file__).resolve().parents[2] / "urdf" / "gripper4.urdf"
     assert path.read_text() == gripper4_urdf()
 
 

@@ -24,7 +24,7 @@
   PhysicsWarning" filter behind (Model.replace used warnings.catch_warnings, not thread-safe);
   under numba's "workqueue" threading layer (no TBB, no OpenMP: e.g. pip installs on macOS) two
   threads launching the batch kernels at once aborted the process.
-* Blow-ups: tests/test_simulate.py::test_non_finite_state_names_time_and_joint already covers
+* Blow-ups: tests/simulation/test_simulate.py::test_non_finite_state_names_time_and_joint already covers
   SimulationError naming time and joint with the partial trajectory (compiled and Python loop,
   blow-up forced by a huge torque), tests/test_bad_input.py the singular inertia (rk4, RK45).
   Not repeated; here a genuine numerical instability deep in a long run (about 4,100 steps,
@@ -62,7 +62,7 @@ from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.simulation import common as simulation
 from denoc_bridge.testing import random_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GRIPPER = str(ROOT / "urdf" / "mimic_gripper.urdf")
 MiB = 2**20
 HAS_PROC = os.path.exists("/proc/self/statm")

@@ -75,18 +75,11 @@ import types  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from conftest import denoc_bridge_cmd  # noqa: E402
 
 import denoc_bridge as db  # noqa: E402
 
-BIN = Path(sys.executable).parent / "denoc-bridge"
 HAS_VIZ = importlib.util.find_spec("denoc_bridge.viz") is not None
-
-
-def denoc_bridge_cmd(*args, cwd, timeout=300):
-    """Run the installed ``denoc-bridge`` console script (as a user would) in ``cwd``."""
-    if not BIN.exists():
-        pytest.skip(f"the denoc-bridge entry point is not installed next to {sys.executable} (pip install -e .)")
-    return subprocess.run([str(BIN), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def png_size(path) -> tuple:

@@ -23,7 +23,7 @@ from denoc_bridge.simulation.mimic import run_stages
 from denoc_bridge.testing import pin_mimic_rk4
 from denoc_bridge.validation import relative_error
 
-GRIPPER = str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf")
+GRIPPER = str(Path(__file__).resolve().parents[2] / "urdf" / "mimic_gripper.urdf")
 TIGHT = 1e-12
 
 

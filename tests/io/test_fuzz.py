@@ -47,12 +47,12 @@ Running
 The bounded run (CI, part of ``python -m pytest``) draws ``DENOC_FUZZ_CI_EXAMPLES`` examples
 per test (default 300), derandomized, so the same examples run every time::
 
-    python -m pytest -q tests/test_fuzz.py
+    python -m pytest -q tests/io/test_fuzz.py
 
 A longer run on demand draws fresh random examples (not derandomized) and reports a failing
 document with ``@reproduce_failure``::
 
-    DENOC_FUZZ_EXAMPLES=20000 python -m pytest -q tests/test_fuzz.py
+    DENOC_FUZZ_EXAMPLES=20000 python -m pytest -q tests/io/test_fuzz.py
 
 (``--hypothesis-seed=N`` repeats a long run, ``--hypothesis-show-statistics`` shows how often
 each outcome occurred.)
@@ -124,7 +124,7 @@ ERD_FILES = (
 @cache
 def seed_documents() -> tuple:
     """(name, text) of the real URDF files that are mutated."""
-    own = Path(__file__).resolve().parents[1] / "urdf"
+    own = Path(__file__).resolve().parents[2] / "urdf"
     docs = [(f"urdf/{name}.urdf", (own / f"{name}.urdf").read_text()) for name in OWN_FILES]
     docs += [(rel.split("/")[-1], Path(erd_robot_dir(), rel).read_text()) for rel in ERD_FILES]
     return tuple(docs)

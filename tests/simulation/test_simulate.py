@@ -264,7 +264,7 @@ def test_the_final_state_is_saved_whatever_save_every(falling_gripper, stepper):
         model = fourbar()
         q0, v0 = loops.project_configuration(model, [0.0, 0.5, -0.5, 0.5]), np.zeros(model.nv)
     elif stepper == "mimic":
-        model = db.load_urdf(str(Path(__file__).resolve().parents[1] / "urdf" / "mimic_gripper.urdf"), mimic=True)
+        model = db.load_urdf(str(Path(__file__).resolve().parents[2] / "urdf" / "mimic_gripper.urdf"), mimic=True)
         q0, v0 = db.neutral_configuration(model), np.zeros(model.nv)
 
     def run(k):

@@ -27,7 +27,7 @@ from denoc_bridge.errors import InputError
 from denoc_bridge.io.robots import gripper4, load_robot
 from denoc_bridge.viz import geometry as vg
 
-FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
 
 
 # ----------------------------------------------------------------------------- helpers

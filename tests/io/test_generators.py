@@ -12,7 +12,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.io.generators import PUMA560_DH, chain, chain_urdf, puma560, puma560_urdf, rope, rope_urdf
 
-URDF = Path(__file__).resolve().parents[1] / "urdf"
+URDF = Path(__file__).resolve().parents[2] / "urdf"
 
 
 @pytest.mark.parametrize("name, text", [("rope.urdf", rope_urdf), ("puma560.urdf", puma560_urdf)])

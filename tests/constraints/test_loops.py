@@ -177,7 +177,7 @@ def test_urdf_loop_joint_file_is_the_generator():
 
     from denoc_bridge.io.generators import fourbar_urdf
 
-    path = Path(__file__).resolve().parents[1] / "urdf" / "fourbar.urdf"
+    path = Path(__file__).resolve().parents[2] / "urdf" / "fourbar.urdf"
     assert path.read_text() == fourbar_urdf(), "urdf/fourbar.urdf is stale: regenerate it from fourbar_urdf()"
     model = db.load_urdf(path)
     assert [lc.name for lc in model.loops] == ["R5"] and not model.warnings
@@ -255,7 +255,7 @@ def test_cli_info_lists_the_loop(tmp_path):
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "urdf" / "fourbar.urdf"
+    path = Path(__file__).resolve().parents[2] / "urdf" / "fourbar.urdf"
     out = subprocess.run(
         [sys.executable, "-m", "denoc_bridge.cli", "info", str(path)], capture_output=True, text=True, check=True
     ).stdout
