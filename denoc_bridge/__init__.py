@@ -12,6 +12,8 @@ compare them with Pinocchio::
     U, D = db.udut(model, q)                       # module-level block factors (002)
 """
 
+import types as _types
+
 from denoc_bridge import _compat, sweeps
 from denoc_bridge._version import __version__
 from denoc_bridge.algorithms.configuration import (
@@ -124,7 +126,7 @@ __all__ = [
 _compat.install()
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> _types.ModuleType:
     """``db.model`` & co.: the module paths of 0.1 (deprecated; see :mod:`denoc_bridge._compat`)."""
     if name in _compat.MOVED:
         return _compat.resolve(name)

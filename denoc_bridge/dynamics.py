@@ -18,6 +18,7 @@ names it.  C-contiguous float64 arrays of the right shape take the fast path; an
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.algorithms import dynamics as tree
 from denoc_bridge.constraints import loops, mimic
@@ -26,6 +27,7 @@ from denoc_bridge.kernels import entry
 from denoc_bridge.multibody import inputs
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.inputs import JointsLike, WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 
@@ -46,13 +48,22 @@ _forward_dynamics_fast = entry.forward_dynamics_fast
 _NO_BAUMGARTE = (0.0, 0.0)
 
 
-def _no_loops(model) -> InputError:
+def _no_loops(model: Model | MimicModel) -> InputError:
     return InputError(
         f"actuated is for models with loop closures; '{model.name}' has none (every joint of a tree is actuated)"
     )
 
 
-def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, actuated=None) -> np.ndarray:
+def inverse_dynamics(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+    actuated: JointsLike | None = None,
+) -> np.ndarray:
     """Joint torques/forces ``tau`` that produce the accelerations ``a`` at state (q, v).
 
     Recursive DeNOC inverse dynamics (000 Table 1, eqs. 5-13): a forward
@@ -82,12 +93,13 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
             return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
         check_model(model)
     if model.loops:
-        if np.ndim(q) == 2:
-            fe = inputs.per_state_wrenches(model, f_ext, len(q))
+        if np.ndim(q) == 2:  # a batch: state by state
+            qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (a, "a")))
+            fe = inputs.per_state_wrenches(model, f_ext, len(qs))
             return np.array(
                 [
-                    loops.closed_chain_inverse_dynamics(model, q[i], v[i], a[i], fe[i], actuated=actuated)
-                    for i in range(len(q))
+                    loops.closed_chain_inverse_dynamics(model, qs[i], vs[i], xs[i], fe[i], actuated=actuated)
+                    for i in range(len(qs))
                 ]
             )
         return loops.closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
@@ -104,7 +116,14 @@ def inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None, ac
 
 
 def forward_dynamics(
-    model, q, v, tau, f_ext=None, *, data: Data | None = None, loop_method: str = "lagrange"
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+    loop_method: str = "lagrange",
 ) -> np.ndarray:
     """Joint accelerations ``a`` produced by ``tau`` at state (q, v): O(n), equals ``pin.aba``.
 
@@ -136,11 +155,12 @@ def forward_dynamics(
         if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:  # fast path: the compiled kernel
             return loops.fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
         if np.ndim(q) == 2:  # a batch: state by state
-            fe = inputs.per_state_wrenches(model, f_ext, len(q))
+            qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (tau, "tau")))
+            fe = inputs.per_state_wrenches(model, f_ext, len(qs))
             return np.array(
                 [
-                    loops.constrained_forward_dynamics(model, q[i], v[i], tau[i], fe[i], method=loop_method)
-                    for i in range(len(q))
+                    loops.constrained_forward_dynamics(model, qs[i], vs[i], xs[i], fe[i], method=loop_method)
+                    for i in range(len(qs))
                 ]
             )
         return loops.constrained_forward_dynamics(model, q, v, tau, f_ext, method=loop_method)
@@ -154,25 +174,34 @@ def forward_dynamics(
     return tree.converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
-def nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def nonlinear_effects(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+) -> np.ndarray:
     """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
     of the tree on a model with loop closures (the h of 004 eq. 14)."""
     check_model(model)
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
-    fn = tree.tree_inverse_dynamics if model.loops else inverse_dynamics
-    return fn(model, q, v, a, f_ext, data=data)
+    if isinstance(model, Model) and model.loops:  # (a MimicModel has no loops)
+        return tree.tree_inverse_dynamics(model, q, v, a, f_ext, data=data)
+    return inverse_dynamics(model, q, v, a, f_ext, data=data)
 
 
-def gravity_torques(model, q, *, data: Data | None = None) -> np.ndarray:
+def gravity_torques(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
     loop closures."""
     check_model(model)
     zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
-    fn = tree.tree_inverse_dynamics if model.loops else inverse_dynamics
-    return fn(model, q, zero, zero.copy(), data=data)
+    if isinstance(model, Model) and model.loops:  # (a MimicModel has no loops)
+        return tree.tree_inverse_dynamics(model, q, zero, zero.copy(), data=data)
+    return inverse_dynamics(model, q, zero, zero.copy(), data=data)
 
 
-def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+def mass_matrix(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv).
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
@@ -188,7 +217,7 @@ def mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     return tree.tree_mass_matrix(model, q, data=data)
 
 
-def inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+def inverse_mass_matrix(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric: equals
     ``pin.computeMinverse`` (:func:`denoc_bridge.algorithms.dynamics.tree_inverse_mass_matrix`).  On a
     :class:`~denoc_bridge.MimicModel`, ``(G^T I G)^-1`` (:func:`denoc_bridge.mimic.inverse_mass_matrix`)."""

@@ -8,6 +8,8 @@ catches every user-facing failure; each also derives from the matching builtin
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -76,7 +78,13 @@ class SimulationError(DenocError, ArithmeticError):
         What was computed up to the last valid state.
     """
 
-    def __init__(self, message: str, time: float = float("nan"), joint: str = "", trajectory=None):
+    def __init__(
+        self,
+        message: str,
+        time: float = float("nan"),
+        joint: str = "",
+        trajectory: Any = None,  # a Trajectory (denoc_bridge.simulation: a layer above this module)
+    ) -> None:
         super().__init__(message)
         self.time = time
         self.joint = joint

@@ -52,8 +52,8 @@ def _unit(rng) -> np.ndarray:
 def _depth_first(parent: list) -> list:
     """Order of the links, depth first, children in index order."""
     n = len(parent)
-    children = [[] for _ in range(n)]
-    roots = []
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots: list[int] = []
     for k, p in enumerate(parent):
         (roots if p < 0 else children[p]).append(k)
     order, stack = [], list(reversed(roots))

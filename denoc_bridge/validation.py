@@ -42,8 +42,10 @@ non-finite numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge._text import count
 from denoc_bridge.algorithms.configuration import random_configuration
@@ -59,6 +61,9 @@ from denoc_bridge.errors import SingularInertiaError
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
+
+# Pinocchio ships no type stubs: its models are typed Any here
 
 __all__ = [
     "compare_with_pinocchio",
@@ -71,7 +76,7 @@ __all__ = [
 ]
 
 
-def pin_mimic_mass_matrix(pm, q) -> np.ndarray:
+def pin_mimic_mass_matrix(pm: Any, q: npt.ArrayLike) -> np.ndarray:
     """The GIM of a Pinocchio model from its ``rnea``: column j is ``rnea(q, 0, e_j) -
     rnea(q, 0, 0)`` (nv + 1 calls, each on a fresh ``Data``).
 
@@ -93,39 +98,39 @@ def pin_mimic_mass_matrix(pm, q) -> np.ndarray:
     return 0.5 * (M + M.T)
 
 
-def relative_error(x, ref) -> float:
+def relative_error(x: npt.ArrayLike, ref: npt.ArrayLike) -> float:
     """``max|x - ref| / max|ref|`` (0 for empty arrays).
 
     A NaN on either side, or an infinity the other side does not share, is infinitely far:
     the result is ``inf``, so that ``error > tol`` and ``max(errors)`` both see it (a NaN
     error would compare False with everything and pass silently).
     """
-    x, ref = np.asarray(x, dtype=float), np.asarray(ref, dtype=float)
-    if ref.size == 0:
+    xa, ra = np.asarray(x, dtype=float), np.asarray(ref, dtype=float)
+    if ra.size == 0:
         return 0.0
-    finite = np.isfinite(x) & np.isfinite(ref)
+    finite = np.isfinite(xa) & np.isfinite(ra)
     if not finite.all():
-        if not np.array_equal(x[~finite], ref[~finite]):  # NaN != NaN; +inf == +inf
+        if not np.array_equal(xa[~finite], ra[~finite]):  # NaN != NaN; +inf == +inf
             return float("inf")
-        x, ref = x[finite], ref[finite]
-        if ref.size == 0:
+        xa, ra = xa[finite], ra[finite]
+        if ra.size == 0:
             return 0.0
-    scale = float(np.abs(ref).max())
-    return float(np.abs(x - ref).max() / scale) if scale > 0 else float(np.abs(x).max())
+    scale = float(np.abs(ra).max())
+    return float(np.abs(xa - ra).max() / scale) if scale > 0 else float(np.abs(xa).max())
 
 
-def exact_solve(M, b, iterations: int = 6) -> np.ndarray:
+def exact_solve(M: npt.ArrayLike, b: npt.ArrayLike, iterations: int = 6) -> np.ndarray:
     """Solution of ``M x = b`` refined with residuals in extended precision (``np.longdouble``).
 
     On platforms where ``longdouble`` is ``double`` this is ordinary refinement.
     """
-    M = np.asarray(M, dtype=float)
-    b = np.asarray(b, dtype=float)
-    x = np.linalg.solve(M, b)
-    Ml, bl = M.astype(np.longdouble), b.astype(np.longdouble)
+    Mf = np.asarray(M, dtype=float)
+    bf = np.asarray(b, dtype=float)
+    x = np.linalg.solve(Mf, bf)
+    Ml, bl = Mf.astype(np.longdouble), bf.astype(np.longdouble)
     for _ in range(iterations):
         r = (bl - Ml @ x.astype(np.longdouble)).astype(float)
-        x = x + np.linalg.solve(M, r)
+        x = x + np.linalg.solve(Mf, r)
     return x
 
 
@@ -139,7 +144,7 @@ class Check:
     max_error_vs_exact: float | None = None
     condition_number: float = 0.0
     passed: bool = True
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -150,7 +155,7 @@ class ValidationReport:
     nv: int
     samples: int
     tolerance: float
-    checks: list
+    checks: list[Check]
 
     @property
     def passed(self) -> bool:
@@ -171,7 +176,15 @@ class ValidationReport:
         return "\n".join(lines)
 
 
-def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: float = 1e-9):
+def solve_agreement(
+    ours: npt.ArrayLike,
+    pin_value: npt.ArrayLike,
+    M_ours: npt.ArrayLike,
+    rhs_ours: npt.ArrayLike,
+    M_pin: npt.ArrayLike,
+    rhs_pin: npt.ArrayLike,
+    tol: float = 1e-9,
+) -> tuple[bool, dict[str, Any]]:
     """Do two solutions of ``I x = rhs`` agree, given the conditioning of ``I``?
 
     Returns ``(passed, info)``.  Within ``tol`` of each other: passed.  Otherwise the
@@ -185,7 +198,7 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     ``I`` singular to working precision (no exact solution to measure against), fail with
     ``info["reason"]`` saying which.
     """
-    info = dict(error=relative_error(ours, pin_value))
+    info: dict[str, Any] = dict(error=relative_error(ours, pin_value))
     if info["error"] <= tol:
         return True, info
     n = max(1, np.asarray(M_pin).shape[0])
@@ -195,7 +208,7 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     if not (np.isfinite(info["error"]) and all(np.all(np.isfinite(x)) for x in problems)):
         info.update(allowed=tol, reason="non-finite values")  # agree with nothing
         return False, info
-    kappa = float(np.linalg.cond(M_pin))
+    kappa = float(np.linalg.cond(np.asarray(M_pin)))
     try:
         exact_ours, exact_pin = exact_solve(M_ours, rhs_ours), exact_solve(M_pin, rhs_pin)
     except np.linalg.LinAlgError:  # singular to working precision
@@ -211,11 +224,20 @@ def solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: floa
     return passed, info
 
 
-def _finite_word(x) -> str:
+def _finite_word(x: npt.ArrayLike) -> str:
     return "finite" if np.all(np.isfinite(x)) else "NOT finite"
 
 
-def _solve_check(check: Check, ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol: float) -> None:
+def _solve_check(
+    check: Check,
+    ours: npt.ArrayLike,
+    pin_value: npt.ArrayLike,
+    M_ours: npt.ArrayLike,
+    rhs_ours: npt.ArrayLike,
+    M_pin: npt.ArrayLike,
+    rhs_pin: npt.ArrayLike,
+    tol: float,
+) -> None:
     passed, info = solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol)
     check.max_error = max(check.max_error, info["error"])
     if "reason" in info:
@@ -233,7 +255,7 @@ def _solve_check(check: Check, ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin
 
 
 def compare_with_pinocchio(
-    model, pin_model=None, *, samples: int = 3, seed: int = 0, tol: float = 1e-9
+    model: Model | MimicModel, pin_model: Any = None, *, samples: int = 3, seed: int = 0, tol: float = 1e-9
 ) -> ValidationReport:
     """Evaluate denoc_bridge and Pinocchio on ``samples`` random states (see the module docstring).
 
@@ -260,7 +282,7 @@ def compare_with_pinocchio(
         "fk": Check("forward_kinematics", "data.oMi"),
     }
 
-    def plain(key, ours, ref):
+    def plain(key: str, ours: npt.ArrayLike, ref: npt.ArrayLike) -> None:
         e = relative_error(ours, ref)
         checks[key].max_error = max(checks[key].max_error, e)
         if e > tol:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import configuration as _kc
@@ -12,11 +13,12 @@ from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_q
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
 
 __all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
 
 
-def neutral_configuration(model) -> np.ndarray:
+def neutral_configuration(model: Model | MimicModel) -> np.ndarray:
     """Zero angles and displacements, identity quaternions (``pin.neutral``; for a
     :class:`~denoc_bridge.constraints.mimic.MimicModel`, in reduced coordinates as ``pin.neutral`` of the mimic model)."""
     _check_model(model)
@@ -25,7 +27,9 @@ def neutral_configuration(model) -> np.ndarray:
     return neutral_q(model.joint_type)
 
 
-def random_configuration(model, rng=None) -> np.ndarray:
+def random_configuration(
+    model: Model | MimicModel, rng: int | np.integer | np.random.Generator | None = None
+) -> np.ndarray:
     """A random valid configuration.
 
     Revolute and prismatic joints are drawn uniformly within their position
@@ -64,7 +68,9 @@ def random_configuration(model, rng=None) -> np.ndarray:
     return q
 
 
-def _pair(model, a, b, na, nb, names):
+def _pair(
+    model: Model, a: npt.ArrayLike, b: npt.ArrayLike, na: int, nb: int, names: tuple[str, str]
+) -> tuple[np.ndarray, np.ndarray, bool]:
 
     a, b = _inputs.real_array(a, names[0]), _inputs.real_array(b, names[1])
     batch = a.ndim == 2
@@ -82,7 +88,7 @@ def _pair(model, a, b, na, nb, names):
     return a, b, batch
 
 
-def integrate(model, q, v) -> np.ndarray:
+def integrate(model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike) -> np.ndarray:
     """The configuration reached from ``q`` by the velocity ``v`` applied for unit time:
     ``q (+) v = q exp(v)`` joint by joint, as ``pinocchio.integrate`` (free-flyers on SE(3),
     spherical joints on SO(3), continuous joints on SO(2), planar joints on SE(2); vector
@@ -103,7 +109,7 @@ def integrate(model, q, v) -> np.ndarray:
     return out
 
 
-def difference(model, q0, q1) -> np.ndarray:
+def difference(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike) -> np.ndarray:
     """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
     (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
     _check_model(model)
@@ -119,7 +125,7 @@ def difference(model, q0, q1) -> np.ndarray:
     return out
 
 
-def interpolate(model, q0, q1, u) -> np.ndarray:
+def interpolate(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike, u: npt.ArrayLike) -> np.ndarray:
     """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
     ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
     _check_model(model)

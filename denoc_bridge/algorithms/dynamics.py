@@ -17,8 +17,12 @@ views) is converted first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NoReturn
+
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import entry
@@ -28,6 +32,7 @@ from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import Data, run_parallel
+from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
 __all__ = [
@@ -44,11 +49,11 @@ __all__ = [
 _mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
 
 
-def _work(model, data) -> np.ndarray:
+def _work(model: Model, data: Data | None) -> np.ndarray:
     return model.thread_work() if data is None else data.check(model).work
 
 
-def singular_error(model, k: int) -> SingularInertiaError:
+def singular_error(model: Model, k: int) -> SingularInertiaError:
     return SingularInertiaError(
         f"the articulated inertia of joint {model.joint_label(k)} is singular: the links it moves "
         f"(link '{model.link_names[k]}' and its subtree) offer no inertia to its motion, e.g. a massless "
@@ -60,7 +65,9 @@ def singular_error(model, k: int) -> SingularInertiaError:
     )
 
 
-def raise_status(model, status, q, v, x, xname, prefix=""):
+def raise_status(
+    model: Model, status: int, q: np.ndarray, v: np.ndarray, x: np.ndarray, xname: str, prefix: str = ""
+) -> NoReturn:
     if status == entry.OVERFLOW:
         raise _inputs.overflow_error(model, prefix, q=q, v=v, **{xname: x})
     if status < 0:
@@ -71,7 +78,9 @@ def raise_status(model, status, q, v, x, xname, prefix=""):
     raise err
 
 
-def _batch(inverse, model, q, v, x, fext, B, xname):
+def _batch(
+    inverse: bool, model: Model, q: np.ndarray, v: np.ndarray, x: np.ndarray, fext: np.ndarray, B: int, xname: str
+) -> np.ndarray:
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
     n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
@@ -83,7 +92,17 @@ def _batch(inverse, model, q, v, x, fext, B, xname):
     return out
 
 
-def converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
+def converted(
+    state_kernel: Callable[..., int],
+    inverse: bool,
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    x: npt.ArrayLike,
+    f_ext: WrenchesLike | None,
+    data: Data | None,
+    xname: str,
+) -> np.ndarray:
     """The general path: convert and check the arguments, one state or a batch (``model`` is
     checked by the caller)."""
     q, v, x, fext, B = _inputs.state(model, q, v, x, f_ext, xname)
@@ -96,7 +115,15 @@ def converted(state_kernel, inverse, model, q, v, x, f_ext, data, xname):
     return out
 
 
-def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def tree_inverse_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+) -> np.ndarray:
     """Joint torques/forces ``tau`` of the tree (loop closures ignored) that produce the
     accelerations ``a`` at state (q, v): equals ``pin.rnea`` of the model without its loops.
 
@@ -109,7 +136,15 @@ def tree_inverse_dynamics(model, q, v, a, f_ext=None, *, data: Data | None = Non
     return converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
-def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def tree_forward_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+) -> np.ndarray:
     """Joint accelerations of the tree (loop closures ignored) produced by ``tau`` at (q, v):
     O(n), equals ``pin.aba`` of the model without its loops; the open-tree accelerations that
     :mod:`denoc_bridge.constraints` corrects.
@@ -123,7 +158,9 @@ def tree_forward_dynamics(model, q, v, tau, f_ext=None, *, data: Data | None = N
     return converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
-def tree_nonlinear_effects(model, q, v, f_ext=None, *, data: Data | None = None) -> np.ndarray:
+def tree_nonlinear_effects(
+    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, f_ext: WrenchesLike | None = None, *, data: Data | None = None
+) -> np.ndarray:
     """``C(q, v) v + g(q) - J^T f_ext`` of the tree: inverse dynamics with zero acceleration."""
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
     return tree_inverse_dynamics(model, q, v, a, f_ext, data=data)
@@ -134,7 +171,7 @@ class Geometry:
     E (L, 3, 3), r (L, 3), P (nv, 6) and, after the articulated pass, Psi (nv, 6) and the rows of
     Ihat and Ihat^-1 (nv, 6), plus the kinetic energy."""
 
-    def __init__(self, model, work, energy):
+    def __init__(self, model: Model, work: np.ndarray, energy: float) -> None:
         L, nv = model.n_links, model.nv
         _, g_row, dof_row, p_row, ihat_row, ihatinv_row, _, _ = T.regions(L, nv, model.n_modules)
         pairs = work[g_row : g_row + 2 * L].reshape(L, 2 * T.W)  # per link: E_k (9), r_k (3)
@@ -147,7 +184,14 @@ class Geometry:
         self.energy = energy
 
 
-def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = None) -> Geometry:
+def geometry(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike | None = None,
+    *,
+    factors: bool = False,
+    data: Data | None = None,
+) -> Geometry:
     """Run the full geometry pass (and the articulated factors); used by the GIM factors and
     inverse, forward kinematics and the kinetic energy."""
     _check_model(model)
@@ -161,7 +205,7 @@ def geometry(model, q, v=None, *, factors: bool = False, data: Data | None = Non
     return Geometry(model, work, float(energy[0]))
 
 
-def tree_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+def tree_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv) of the tree.
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
@@ -191,14 +235,14 @@ def tree_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
     return out
 
 
-def _factors(model, q, level, data):
+def _factors(model: Model, q: npt.ArrayLike, level: str, data: Data | None) -> Geometry:
     """Geometry and articulated factors for udut / inverse_udut / inverse_mass_matrix."""
     if level not in ("module", "link"):
         raise InputError(f"level must be 'module' or 'link', got {level!r}")
     return geometry(model, q, factors=True, data=data)
 
 
-def _link_factors(model, geo):
+def _link_factors(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
     """Link-level U (unit upper, 001 eq. A.4) and D = diag(Ihat_k) (001 eq. A.3)."""
     U = np.empty((model.nv, model.nv))
     kim.unit_upper_factor(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, geo.Psi, U)
@@ -208,7 +252,7 @@ def _link_factors(model, geo):
     return U, D
 
 
-def _inverse_U(model, geo):
+def _inverse_U(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
     """W = U^-1 by the recursive block inverse (002 eqs. A.13-A.18), and the module accumulators."""
     W = np.empty((model.nv, model.nv))
     acc = np.empty((model.n_modules, 6, model.nv))
@@ -230,7 +274,9 @@ def _inverse_U(model, geo):
     return W, acc
 
 
-def udut(model, q, *, level: str = "module", data: Data | None = None):
+def udut(
+    model: Model, q: npt.ArrayLike, *, level: str = "module", data: Data | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Block factors ``(U, D)`` of the GIM, ``I = U D U^T``, as dense arrays.
 
     ``level="module"`` (default) gives the module-level factors of 002
@@ -259,7 +305,9 @@ def udut(model, q, *, level: str = "module", data: Data | None = None):
     return Ubar, 0.5 * (Dbar + Dbar.T)
 
 
-def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
+def inverse_udut(
+    model: Model, q: npt.ArrayLike, *, level: str = "module", data: Data | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(U^-1, D^-1)``: the inverses of the factors of :func:`udut` (002 eq. A.21).
 
     ``U^-1`` comes from the recursive block inverse of 002 eqs. A.13-A.18 and
@@ -284,7 +332,7 @@ def inverse_udut(model, q, *, level: str = "module", data: Data | None = None):
     return Ubar_inv, 0.5 * (Dbar_inv + Dbar_inv.T)
 
 
-def tree_inverse_mass_matrix(model, q, *, data: Data | None = None) -> np.ndarray:
+def tree_inverse_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
     ``U^-1`` is built by the recursive block inverse of 002 (eqs. A.13-A.18)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import geometry
 from denoc_bridge.kernels import energy as _ke
@@ -12,11 +13,14 @@ from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import Data, run_parallel
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
 
 __all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
 
-def forward_kinematics(model, q, *, data: Data | None = None):
+def forward_kinematics(
+    model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Placements of the link frames in the base frame: ``(R, p)``, shapes (L, 3, 3) and (L, 3).
 
     Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.constraints.mimic.MimicModel`
@@ -32,7 +36,7 @@ def forward_kinematics(model, q, *, data: Data | None = None):
     return R, p
 
 
-def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
+def center_of_mass(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Centre of mass of the moving links in the base frame (``pin.centerOfMass``)."""
     _check_model(model)
     if isinstance(model, MimicModel):
@@ -45,7 +49,9 @@ def center_of_mass(model, q, *, data: Data | None = None) -> np.ndarray:
     return (m[:, None] * c).sum(axis=0) / m.sum()
 
 
-def energies(model, q, v, *, springs: bool = True):
+def energies(
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, springs: bool = True
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """``(T, V)``: kinetic energy ``1/2 v^T I(q) v`` (armature included) and potential energy
     (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
     forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays.
@@ -83,14 +89,16 @@ def energies(model, q, v, *, springs: bool = True):
     return kinetic, potential
 
 
-def potential_energy(model, q, *, data: Data | None = None) -> float:
+def potential_energy(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> float | np.ndarray:
     """Potential energy: gravity ``V = -sum_k m_k g . c_k`` (``pin.computePotentialEnergy``)
     plus the joint springs ``1/2 K (q (-) q_rest)^2`` (none unless the model has stiffness)."""
     _check_model(model)
     return energies(model, q, np.zeros(np.shape(q)[:-1] + (model.nv,)))[1]
 
 
-def kinetic_energy(model, q, v, *, data: Data | None = None) -> float:
+def kinetic_energy(
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, data: Data | None = None
+) -> float | np.ndarray:
     """``T = 1/2 sum_k t_k^T M_k t_k + 1/2 v^T diag(armature) v`` = ``1/2 v^T I(q) v``.
 
     Twists from the forward recursion of 000 Table 1 (O(n), compiled).  Equals ``1/2 v^T

@@ -13,15 +13,18 @@ world coordinates.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import geometry
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import skew
 
 __all__ = [
@@ -44,10 +47,20 @@ class _Kinematics(NamedTuple):
     Pdot: np.ndarray  # (L, 6, 6) its time derivative (needs v)
 
 
+class _Placed(Protocol):
+    """What :func:`link_N` needs of a kinematics: link origins and world-frame P (a
+    :class:`_Kinematics`, or the loops' ``LoopKinematics``)."""
+
+    @property
+    def o(self) -> np.ndarray: ...
+    @property
+    def P(self) -> np.ndarray: ...
+
+
 MAX_LINKS = 400  # 6L x 6L dense matrices: 400 links is 5 GB for the reference GIM products
 
 
-def _check_size(model, max_links: int) -> None:
+def _check_size(model: Model, max_links: int) -> None:
     if model.n_links > max_links:
         raise InputError(
             f"the explicit DeNOC matrices of '{model.name}' would be {6 * model.n_links} x {6 * model.n_links} "
@@ -56,7 +69,7 @@ def _check_size(model, max_links: int) -> None:
         )
 
 
-def world_kinematics(model, q, v=None) -> _Kinematics:
+def world_kinematics(model: Model, q: npt.ArrayLike, v: np.ndarray | None = None) -> _Kinematics:
     geo = geometry(model, q)
     E, r, Pl_all = geo.E, geo.r, geo.P
     L = model.n_links
@@ -85,20 +98,20 @@ def world_kinematics(model, q, v=None) -> _Kinematics:
     return _Kinematics(R, o, P, Pdot)
 
 
-def _A(o_k, o_j) -> np.ndarray:
+def _A(o_k: np.ndarray, o_j: np.ndarray) -> np.ndarray:
     """Inertial-frame A_{k,j} = [[1, 0], [a~, 1]] with a = o_j - o_k (000 eq. 7b)."""
     A = np.eye(6)
     A[3:, :3] = skew(o_j - o_k)
     return A
 
 
-def _Adot(odot_k, odot_j) -> np.ndarray:
+def _Adot(odot_k: np.ndarray, odot_j: np.ndarray) -> np.ndarray:
     Ad = np.zeros((6, 6))
     Ad[3:, :3] = skew(odot_j - odot_k)
     return Ad
 
 
-def _ancestors(model, k) -> list:
+def _ancestors(model: Model, k: int) -> list[int]:
     """k and its ancestors, from k to the root."""
     out = []
     while k >= 0:
@@ -107,7 +120,7 @@ def _ancestors(model, k) -> list:
     return out
 
 
-def link_N(model, kin: _Kinematics) -> np.ndarray:
+def link_N(model: Model, kin: _Placed) -> np.ndarray:
     """Link-level NOC N (6L x nv): block (k, j) = A_{k,j} P_j for j an ancestor of k (003 eq. 8a)."""
     N = np.zeros((6 * model.n_links, model.nv))
     for k in range(model.n_links):
@@ -117,7 +130,7 @@ def link_N(model, kin: _Kinematics) -> np.ndarray:
     return N
 
 
-def denoc_matrices(model, q, *, max_links: int = MAX_LINKS):
+def denoc_matrices(model: Model, q: npt.ArrayLike, *, max_links: int = MAX_LINKS) -> tuple[np.ndarray, np.ndarray]:
     """The module-level DeNOC matrices ``(N_l, N_d)`` of 000 eqs. (9)-(10), inertial frame.
 
     ``N_l`` (6L x 6L) is block lower triangular in module blocks: identity
@@ -174,7 +187,15 @@ class NewtonEuler(NamedTuple):
     Ndot: np.ndarray
 
 
-def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: int = MAX_LINKS) -> NewtonEuler:
+def uncoupled_newton_euler(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike | None = None,
+    a: npt.ArrayLike | None = None,
+    f_ext: WrenchesLike | None = None,
+    *,
+    max_links: int = MAX_LINKS,
+) -> NewtonEuler:
     """Explicit M, Omega, E, twists, twist rates and wrenches of 000 eqs. (1)-(4).
 
     ``t = N qdot`` and ``tdot = N qddot + Ndot qdot + [0; -g]`` (stacked) with
@@ -218,7 +239,7 @@ def uncoupled_newton_euler(model, q, v=None, a=None, f_ext=None, *, max_links: i
     return NewtonEuler(M, Omega, E, t, tdot, w_ext, w, N, Ndot)
 
 
-def reference_mass_matrix(model, q) -> np.ndarray:
+def reference_mass_matrix(model: Model, q: npt.ArrayLike) -> np.ndarray:
     """``I = N_d^T N_l^T M N_l N_d`` (000 eq. 13) plus the armature."""
     _check_model(model)
     N_l, N_d = denoc_matrices(model, q)
@@ -226,7 +247,9 @@ def reference_mass_matrix(model, q) -> np.ndarray:
     return N_d.T @ N_l.T @ M @ N_l @ N_d + np.diag(model.armature)
 
 
-def reference_inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
+def reference_inverse_dynamics(
+    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, a: npt.ArrayLike, f_ext: WrenchesLike | None = None
+) -> np.ndarray:
     """``tau = N_d^T N_l^T w`` (000 eqs. 11-13) plus the armature term."""
     _check_model(model)
     N_l, N_d = denoc_matrices(model, q)
@@ -236,35 +259,38 @@ def reference_inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
 
 # ------------------------------------------------------------------ module-level factors
 class _ModuleBlocks(NamedTuple):
-    M: list  # M^i (6 eta x 6 eta), world frame
-    N: list  # N^i (6 eta x nv^i)
-    A: dict  # A^{j,i} (6 eta_j x 6 eta_i) for i an ancestor module of j
-    Psi: list  # Psi^i
-    Ihat: list  # Ihat^i
-    Phi: list  # Phi^i
+    M: list[np.ndarray]  # M^i (6 eta x 6 eta), world frame
+    N: list[np.ndarray]  # N^i (6 eta x nv^i)
+    A: dict[tuple[int, int], np.ndarray]  # A^{j,i} (6 eta_j x 6 eta_i) for i an ancestor module of j
+    Psi: list[np.ndarray]  # Psi^i
+    Ihat: list[np.ndarray]  # Ihat^i
+    Phi: list[np.ndarray]  # Phi^i
 
 
-def _module_blocks(model, q) -> _ModuleBlocks:
+def _module_blocks(model: Model, q: npt.ArrayLike) -> _ModuleBlocks:
     """M^i, N^i, A^{j,i} and the articulated-module quantities of 000 eqs. (19)-(21)."""
     q = _inputs.configuration(model, q)
     N_l, N_d = denoc_matrices(model, q)
     Mall = uncoupled_newton_euler(model, q).M
     mods = model.modules
 
-    def rows(i):
+    def rows(i: int) -> slice:
         r = mods[i].links
         return slice(6 * r.start, 6 * r.stop)
 
     Mi = [Mall[rows(i), rows(i)] for i in range(len(mods))]
     Ni = [N_d[rows(i), mods[i].v_slice] for i in range(len(mods))]
-    A = {}
+    A: dict[tuple[int, int], np.ndarray] = {}
     for j in range(len(mods)):
         i = mods[j].parent
         while i >= 0:
             A[(j, i)] = N_l[rows(j), rows(i)]
             i = mods[i].parent
     Mhat = [m.copy() for m in Mi]
-    Psi, Ihat, Phi = [None] * len(mods), [None] * len(mods), [None] * len(mods)
+    # every entry is set below, leaves first
+    Psi: list[np.ndarray] = [np.empty(0)] * len(mods)
+    Ihat: list[np.ndarray] = [np.empty(0)] * len(mods)
+    Phi: list[np.ndarray] = [np.empty(0)] * len(mods)
     for i in reversed(range(len(mods))):  # i = s, ..., 1
         arm = np.diag(np.asarray(model.armature)[mods[i].v_slice])
         PsiHat = Mhat[i] @ Ni[i]  # 000 eq. (19)
@@ -277,7 +303,7 @@ def _module_blocks(model, q) -> _ModuleBlocks:
     return _ModuleBlocks(Mi, Ni, A, Psi, Ihat, Phi)
 
 
-def module_factors(model, q):
+def module_factors(model: Model, q: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Module-level ``(Ubar, Dbar)`` with I = Ubar Dbar Ubar^T, from the block formulas.
 
     ``Ubar_{i,j} = N^{iT} (A^{j,i})^T Psi^j`` for ``M_j`` in ``gamma_i`` and
@@ -295,7 +321,7 @@ def module_factors(model, q):
     return U, D
 
 
-def module_factors_inverse(model, q):
+def module_factors_inverse(model: Model, q: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(Ubar^-1, Dbar^-1)`` by the recursive block inverse of 002 eqs. (A.13)-(A.18).
 
     ``Uhat_{i,j} = -N^{iT} Ahat_{j,i}^T Psi^j`` with
@@ -308,7 +334,7 @@ def module_factors_inverse(model, q):
     mods = model.modules
     Uinv = np.eye(model.nv)
     Dinv = np.zeros((model.nv, model.nv))
-    Ahat = {}
+    Ahat: dict[tuple[int, int], np.ndarray] = {}
     for j, mj in enumerate(mods):
         Dinv[mj.v_slice, mj.v_slice] = np.linalg.inv(blk.Ihat[j])
         beta = mj.parent
@@ -323,14 +349,16 @@ def module_factors_inverse(model, q):
     return Uinv, Dinv
 
 
-def reference_inverse_mass_matrix(model, q) -> np.ndarray:
+def reference_inverse_mass_matrix(model: Model, q: npt.ArrayLike) -> np.ndarray:
     """``I^-1 = Ubar^-T Dbar^-1 Ubar^-1`` from :func:`module_factors_inverse` (002 eq. A.22)."""
     _check_model(model)
     Uinv, Dinv = module_factors_inverse(model, q)
     return Uinv.T @ Dinv @ Uinv
 
 
-def reference_forward_dynamics(model, q, v, tau, f_ext=None) -> np.ndarray:
+def reference_forward_dynamics(
+    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: WrenchesLike | None = None
+) -> np.ndarray:
     """Solve ``Ubar Dbar Ubar^T qdd = phi`` by the three block steps of 000 eq. (23)."""
     _check_model(model)
     phi = _inputs.vector(model, tau, "tau", "v") - reference_inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext)

@@ -3,6 +3,8 @@ description, into one dict of results."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from denoc_bridge.benchmarking.engines import has_mujoco
 from denoc_bridge.benchmarking.report import machine
 from denoc_bridge.benchmarking.suites import batches, dense_check, energy_check, memory, scaling, single_calls, startup
@@ -26,7 +28,7 @@ def run(
     min_time = 0.005 if quick else 0.05
     sizes = [10, 100, 1000] if quick else [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000]
     big = 1000 if quick else 100000
-    res = dict(machine=machine(), quick=quick)
+    res: dict[str, Any] = dict(machine=machine(), quick=quick)
     if not has_mujoco():
         log("(MuJoCo is not installed: its column stays empty; pip install mujoco)")
     log("1. single calls")

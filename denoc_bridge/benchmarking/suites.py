@@ -33,7 +33,7 @@ def interleaved(fns: dict, repeats: int, min_time: float) -> dict:
         fn()  # warm up (compiles on a cold cache)
         t = _per_call(fn, 1)
         calls[name] = max(1, int(min_time / max(t, 1e-9)))
-    times = {name: [] for name in fns}
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
             times[name].append(_per_call(fn, calls[name]))

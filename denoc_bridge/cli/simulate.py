@@ -7,6 +7,7 @@ import math
 import re
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +188,7 @@ def simulate_command(args) -> int:
         )
     for path, option in ((html, "--html"), (png, "--plot"), (save, "--save")):
         checked_output_file(path, option)
-    export_html = None
+    export_html: Callable[..., Path] | None = None  # set when html is kept
     if html is not None:
         try:
             from denoc_bridge.viz import export_html
@@ -274,6 +275,7 @@ def simulate_command(args) -> int:
     if png is not None:
         written.append(("plots", plot_summary(traj, png)))
     if html is not None:
+        assert export_html is not None  # html is dropped (None) when the import failed
         written.append(("animation", Path(export_html(model, traj, html, fps=args.fps, color_by="module"))))
     for what, path in written:
         print(f"wrote {what:<10} {path.resolve()}")

@@ -37,7 +37,10 @@ Dynamics (004 eq. 14): ``M qddot - C^T lambda = f`` with ``f = tau - C(q, v) v -
 
 from __future__ import annotations
 
+from typing import Literal, NoReturn, overload
+
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
 
 from denoc_bridge.algorithms.configuration import integrate
@@ -70,6 +73,7 @@ from denoc_bridge.kernels import loops as _kl
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import LOOP_TYPES, LoopClosure, body_name, make_loop_closure
+from denoc_bridge.multibody.model import Model
 
 __all__ = [
     "LoopClosure",
@@ -93,7 +97,7 @@ __all__ = [
 ]
 
 
-def _check_method(method):
+def _check_method(method: str) -> None:
     if method not in ("lagrange", "partitioning"):
         raise InputError(f"method must be 'lagrange' or 'partitioning', got {method!r}")
 
@@ -106,8 +110,7 @@ class _Compiled:
     ``pf``) with scratch ``sb`` and work array of the calling thread (kept in the model's
     thread-local storage, rebuilt when loops are added)."""
 
-    def __init__(self, model):
-
+    def __init__(self, model: Model) -> None:
         L, nv, nl = model.n_links, model.nv, len(model.loops)
         self.loops = model.loops
         self.m = m = sum(lc.n_rows for lc in model.loops)
@@ -135,7 +138,7 @@ class _Compiled:
         self.work = model.thread_work()
 
 
-def compiled(model) -> _Compiled:
+def compiled(model: Model) -> _Compiled:
     """This thread's packed model, rebuilt when loops were added since."""
     cp = getattr(model._local, "loops", None)
     if cp is None or cp.loops is not model.loops:
@@ -143,7 +146,7 @@ def compiled(model) -> _Compiled:
     return cp
 
 
-def _loop_status(model, status, q):
+def _loop_status(model: Model, status: int, q: npt.ArrayLike) -> NoReturn:
     """Raise the error that a kernel status stands for (see kernels.loops)."""
 
     if status > 0:
@@ -159,7 +162,16 @@ def _loop_status(model, status, q):
     raise InputError("the constrained accelerations are not finite at this state")
 
 
-def fast_lagrange(model, q, v, tau, f_ext, baumgarte, checked=False, fext=None):
+def fast_lagrange(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None,
+    baumgarte: tuple[float, float],
+    checked: bool = False,
+    fext: np.ndarray | None = None,
+) -> tuple[np.ndarray, int, _Compiled]:
     """(qddot, rank, packed model) by the compiled kernel (lambda and the rows of C are then
     in ``cp.lam[:rank]``, ``cp.C[:rank]``); inputs that are not float64 C vectors, or that
     the kernel finds wrong, go through the checks of inp.  ``fext``: the wrenches already
@@ -190,7 +202,17 @@ def fast_lagrange(model, q, v, tau, f_ext, baumgarte, checked=False, fext=None):
 NO_FEXT = np.zeros((0, 6))
 
 
-def _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces):
+def _constrained(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None,
+    method: str,
+    baumgarte: tuple[float, float],
+    independent: npt.ArrayLike | None,
+    forces: bool,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """(qddot, lambda, C rows of lambda) of 004 eq. 14 (see constrained_forward_dynamics)."""
     _check_method(method)
     if method == "lagrange":
@@ -200,8 +222,16 @@ def _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, forces
 
 
 def reference_constrained(
-    model, q, v, tau, f_ext=None, method="lagrange", baumgarte=(0.0, 0.0), independent=None, forces=True
-):
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    method: str = "lagrange",
+    baumgarte: tuple[float, float] = (0.0, 0.0),
+    independent: npt.ArrayLike | None = None,
+    forces: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """The readable version of the constrained dynamics (dense C, NumPy/SciPy), which the
     compiled kernel is tested against: (qddot, lambda, C rows of lambda); with the
     partitioning method lambda is computed only when ``forces`` (else None)."""
@@ -230,22 +260,48 @@ def reference_constrained(
     qdd_i = scipy.linalg.solve(Mp, fp, assume_a="pos")  # M' qdd_i = f'           (19)
     a = E @ qdd_i + Edqd  # (18), (24)
     Cr = C[rows]
-    lam = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0] if forces else None  # C^T lambda = M qdd - f (14)
-    return a, lam, Cr
+    lam_p = np.linalg.lstsq(Cr.T, M @ a - f, rcond=None)[0] if forces else None  # C^T lambda = M qdd - f (14)
+    return a, lam_p, Cr
 
 
+@overload
 def constrained_forward_dynamics(
-    model,
-    q,
-    v,
-    tau,
-    f_ext=None,
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
     *,
     method: str = "lagrange",
-    baumgarte=(0.0, 0.0),
-    independent=None,
+    baumgarte: tuple[float, float] = (0.0, 0.0),
+    independent: npt.ArrayLike | None = None,
+    return_forces: Literal[False] = False,
+) -> np.ndarray: ...
+@overload
+def constrained_forward_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    method: str = "lagrange",
+    baumgarte: tuple[float, float] = (0.0, 0.0),
+    independent: npt.ArrayLike | None = None,
+    return_forces: Literal[True],
+) -> tuple[np.ndarray, np.ndarray | None]: ...
+def constrained_forward_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    method: str = "lagrange",
+    baumgarte: tuple[float, float] = (0.0, 0.0),
+    independent: npt.ArrayLike | None = None,
     return_forces: bool = False,
-):
+) -> np.ndarray | tuple[np.ndarray, np.ndarray | None]:
     """Accelerations of a model with loop closures (004 eqs. 13-14, or 19-25).
 
     ``baumgarte = (alpha, beta)`` stabilises drift (Baumgarte): the acceleration constraint
@@ -261,7 +317,15 @@ def constrained_forward_dynamics(
     return (a, lam) if return_forces else a
 
 
-def constraint_forces(model, q, v, tau, f_ext=None, *, baumgarte=(0.0, 0.0)):
+def constraint_forces(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    baumgarte: tuple[float, float] = (0.0, 0.0),
+) -> tuple[np.ndarray | None, np.ndarray]:
     """``(lambda, C)``: the Lagrange multipliers of 004 eq. 14 for the independent constraint
     rows and those rows of C, so that ``C^T lambda`` is the generalized force the cut joints
     exert (``M qddot = tau - h + C^T lambda``)."""
@@ -270,7 +334,9 @@ def constraint_forces(model, q, v, tau, f_ext=None, *, baumgarte=(0.0, 0.0)):
     return lam, Cr
 
 
-def velocity_transformation(model, q, independent=None):
+def velocity_transformation(
+    model: Model, q: npt.ArrayLike, independent: npt.ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(E, dependent, independent)``: qdot = E qdot_i (004 eqs. 16, 23), C E = 0 (eq. 17).
     ``independent`` (indices into v) imposes the independent coordinates; by default they are
     chosen by a pivoted QR of C (see :func:`partition`)."""
@@ -279,38 +345,44 @@ def velocity_transformation(model, q, independent=None):
     return E, dep, ind
 
 
-def project_configuration(model, q, *, independent=None, tol: float = 1e-12, max_iter: int = 30):
+def project_configuration(
+    model: Model, q: npt.ArrayLike, *, independent: npt.ArrayLike | None = None, tol: float = 1e-12, max_iter: int = 30
+) -> np.ndarray:
     """Close the loops: Newton-Raphson on the dependent coordinates, ``C_d dq_d = -phi``
     (004 eq. 26), the independent ones kept.  Returns the corrected q; raises
     :class:`~denoc_bridge.errors.InputError` naming the cut joint when it does not converge
     (the loops cannot be closed near q)."""
     _check_model(model)
 
-    q = inp.configuration(model, q).copy()
+    qc = inp.configuration(model, q).copy()
     for _ in range(max_iter):
-        phi, C, _ = all_rows(model, q)
+        phi, C, _ = all_rows(model, qc)
         if np.abs(phi).max() <= tol:
-            return q
+            return qc
         rows, dep, _ = partition(C, independent=independent)
         dv = np.zeros(model.nv)
         dv[dep] = np.linalg.lstsq(C[rows][:, dep], -phi[rows], rcond=None)[0]
-        q = integrate(model, q, dv)
-    phi = all_rows(model, q)[0]
-    worst, r0 = None, 0
+        qc = integrate(model, qc, dv)
+    phi = all_rows(model, qc)[0]
+    worst: tuple[str, float] | None = None
+    r0 = 0
     for lc in model.loops:
         e = np.abs(phi[r0 : r0 + lc.n_rows]).max()
         if worst is None or e > worst[1]:
             worst = (lc.name, e)
         r0 += lc.n_rows
+    assert worst is not None  # all_rows refuses a model without loop closures
     if worst[1] <= 1e3 * tol:
-        return q
+        return qc
     raise InputError(
         f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
         f"{max_iter} Newton-Raphson steps (004 eq. 26)"
     )
 
 
-def project_velocity(model, q, v, *, independent=None):
+def project_velocity(
+    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, *, independent: npt.ArrayLike | None = None
+) -> np.ndarray:
     """The velocity satisfying C v = 0 with the same independent components (004 eq. 16)."""
     _check_model(model)
 
@@ -319,11 +391,11 @@ def project_velocity(model, q, v, *, independent=None):
     return E @ v[ind]
 
 
-def _actuated_dofs(model, actuated) -> np.ndarray:
+def _actuated_dofs(model: Model, actuated: inp.JointsLike | None) -> np.ndarray:
     """The velocity indices of the actuated joints (names, or indices into v)."""
     if actuated is None:
         return np.arange(model.nv)
-    dofs = []
+    dofs: list[int] = []
     for item in np.atleast_1d(np.asarray(actuated, dtype=object)):
         if isinstance(item, str):
             if item not in model.joint_names:
@@ -340,7 +412,9 @@ def _actuated_dofs(model, actuated) -> np.ndarray:
     return out
 
 
-def _check_consistent(model, phi, C, gamma, v, a, tol):
+def _check_consistent(
+    model: Model, phi: np.ndarray, C: np.ndarray, gamma: np.ndarray, v: np.ndarray, a: np.ndarray, tol: float
+) -> None:
     """Raise InputError naming the cut joint whose position, velocity or acceleration
     constraint (q, v, a) violates by more than tol (relative to the terms' scale)."""
     levels = (
@@ -361,9 +435,41 @@ def _check_consistent(model, phi, C, gamma, v, a, tol):
             r0 += lc.n_rows
 
 
+@overload
 def closed_chain_inverse_dynamics(
-    model, q, v, a, f_ext=None, *, actuated=None, return_forces: bool = False, tol: float = 1e-8
-):
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    actuated: inp.JointsLike | None = None,
+    return_forces: Literal[False] = False,
+    tol: float = 1e-8,
+) -> np.ndarray: ...
+@overload
+def closed_chain_inverse_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    actuated: inp.JointsLike | None = None,
+    return_forces: Literal[True],
+    tol: float = 1e-8,
+) -> tuple[np.ndarray, np.ndarray]: ...
+def closed_chain_inverse_dynamics(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: inp.WrenchesLike | None = None,
+    *,
+    actuated: inp.JointsLike | None = None,
+    return_forces: bool = False,
+    tol: float = 1e-8,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Actuator torques of a closed chain that realise the motion (q, v, a), the other joints
     passive (zero torque).
 

@@ -54,6 +54,7 @@ floating joint is refused (:class:`~denoc_bridge.errors.ModelError`) instead of 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics as _fd
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as _id
@@ -62,6 +63,8 @@ from denoc_bridge.algorithms.dynamics import tree_mass_matrix as _mm
 from denoc_bridge.algorithms.dynamics import tree_nonlinear_effects as nonlinear_effects
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import mimic as _km
+from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel, TreeOnlyError
 
 __all__ = ["MimicModel", "TreeOnlyError", "inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix"]
@@ -70,7 +73,7 @@ __all__ = ["MimicModel", "TreeOnlyError", "inverse_dynamics", "mass_matrix", "fo
 _NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)  # the entries' "no wrenches, no springs"
 
 
-def _vectors(*xs) -> bool:
+def _vectors(*xs: object) -> bool:
     """Whether every x is a 1-D C-contiguous float64 array (the compiled single-state entries)."""
     for x in xs:
         if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1 or not x.flags.c_contiguous:
@@ -78,7 +81,7 @@ def _vectors(*xs) -> bool:
     return True
 
 
-def _entry(model: MimicModel, data):
+def _entry(model: MimicModel, data: Data | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
     """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
     imap, fmap, reach = model._kernel_maps()
     tree = model.tree  # its table changes with the gravity
@@ -86,7 +89,15 @@ def _entry(model: MimicModel, data):
     return tree._kt, work, imap, fmap, tree.nq, reach
 
 
-def inverse_dynamics(model: MimicModel, q, v, a, f_ext=None, *, data=None) -> np.ndarray:
+def inverse_dynamics(
+    model: MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    data: Data | None = None,
+) -> np.ndarray:
     """``tau_r = G^T ID_full(q_full, G v, G a)``: equals ``pin.rnea`` of the mimic model.
     ``f_ext`` per link as for the tree; ``data`` is a :class:`~denoc_bridge.Data` of ``model.tree``.
     One state without ``f_ext`` runs one compiled entry (:func:`.kernels.mimic.inverse_dynamics_entry`);
@@ -101,12 +112,12 @@ def inverse_dynamics(model: MimicModel, q, v, a, f_ext=None, *, data=None) -> np
     return model.reduce_forces(_id(model.tree, qf, vf, af, f_ext, data=data))
 
 
-def _reduced_mass(model, qf, data):
+def _reduced_mass(model: MimicModel, qf: np.ndarray, data: Data | None) -> np.ndarray:
 
     return model.reduce_forces(model.reduce_forces(_mm(model.tree, qf, data=data), axis=0), axis=1)
 
 
-def mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
+def mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """``M_r = G^T M(q_full) G`` (nv x nv): equals ``pin.crba`` of the mimic model (one compiled
     entry for a float64 vector q, :func:`.kernels.mimic.mass_matrix_entry`)."""
     if _vectors(q):
@@ -120,7 +131,16 @@ def mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
     return _reduced_mass(model, qf, data)
 
 
-def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = "lagrange", data=None):
+def forward_dynamics(
+    model: MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+    *,
+    method: str = "lagrange",
+    data: Data | None = None,
+) -> np.ndarray:
     """Reduced accelerations ``a_r`` with ``M_r a_r = tau - G^T h_full`` (h: Coriolis, centrifugal,
     gravity and external forces of the tree at ``q_full``, ``G v``).
 
@@ -169,7 +189,7 @@ def forward_dynamics(model: MimicModel, q, v, tau, f_ext=None, *, method: str = 
     return _solve_spd(model, _reduced_mass(model, qf, data), rhs)
 
 
-def _solve_spd(model, M, rhs):
+def _solve_spd(model: MimicModel, M: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
@@ -185,7 +205,7 @@ def _solve_spd(model, M, rhs):
     return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
 
 
-def inverse_mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
+def inverse_mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """``M_r^-1 = (G^T M G)^-1`` as ``P[i, i]``, ``P = M^-1 - W (K W)^-1 W^T``, ``W = M^-1 K^T``
     (module docstring), from the tree's O(n^2) inverse GIM; Pinocchio 4.1's ``computeMinverse``
     refuses mimic models.  Falls back to inverting ``M_r`` when the tree's inverse is singular."""
@@ -206,7 +226,7 @@ def inverse_mass_matrix(model: MimicModel, q, *, data=None) -> np.ndarray:
     return 0.5 * (P + P.T)
 
 
-def _minv_kt(model: MimicModel, qf) -> np.ndarray:
+def _minv_kt(model: MimicModel, qf: np.ndarray) -> np.ndarray:
     """``M^-1 K^T`` as (..., nc, nv_full) rows: forward dynamics at v = 0 without gravity is
     ``M^-1 tau`` (O(n) per row; single-state calls, cheaper than the threaded batch kernel here)."""
     tree0, K, z = model._gravity_free(), model.constraint_matrix(), np.zeros(model.tree.nv)

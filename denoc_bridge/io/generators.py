@@ -19,8 +19,11 @@ dynamics).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, PhysicsWarning
 from denoc_bridge.multibody.joints import JointType
@@ -46,7 +49,7 @@ def cylinder_inertia(mass: float, length: float, radius: float) -> np.ndarray:
     return np.diag([axial, transverse, transverse])
 
 
-def _check_chain(n, kind, length, mass, radius):
+def _check_chain(n: int, kind: str, length: float, mass: float, radius: float) -> int:
     n = int(n)
     if n < 1:
         raise InputError(f"chain: n must be at least 1, got {n}")
@@ -58,10 +61,10 @@ def _check_chain(n, kind, length, mass, radius):
     return n
 
 
-def _chain_layout(n, kind):
+def _chain_layout(n: int, kind: str) -> list[tuple[str, str, tuple[float, float, float], bool, bool]]:
     """Per link: (name, joint name, joint type, axis, translation along x, is the cylinder)."""
     width = len(str(n - 1))
-    rows = []
+    rows: list[tuple[str, str, tuple[float, float, float], bool, bool]] = []
     for k in range(n):
         tag = f"{k:0{width}d}"
         if kind == "planar":
@@ -127,7 +130,13 @@ def _f(x: float) -> str:
     return repr(float(x))
 
 
-def _link_xml(name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, visual=""):
+def _link_xml(
+    name: str,
+    mass: float = 0.0,
+    com: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+    inertia: npt.ArrayLike | None = None,
+    visual: str = "",
+) -> str:
     if mass == 0.0 and inertia is None:
         return f'  <link name="{name}"/>\n'
     I = np.zeros((3, 3)) if inertia is None else np.asarray(inertia)
@@ -144,16 +153,16 @@ def _link_xml(name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, visual=""):
 
 
 def _joint_xml(
-    name,
-    parent,
-    child,
-    xyz=(0.0, 0.0, 0.0),
-    rpy=(0.0, 0.0, 0.0),
-    axis=(0.0, 0.0, 1.0),
-    damping=0.0,
-    lower=-np.pi,
-    upper=np.pi,
-):
+    name: str,
+    parent: str,
+    child: str,
+    xyz: Sequence[float] = (0.0, 0.0, 0.0),
+    rpy: Sequence[float] = (0.0, 0.0, 0.0),
+    axis: Sequence[float] = (0.0, 0.0, 1.0),
+    damping: float = 0.0,
+    lower: float = -np.pi,
+    upper: float = np.pi,
+) -> str:
     dyn = f'    <dynamics damping="{_f(damping)}"/>\n' if damping else ""
     return (
         f'  <joint name="{name}" type="revolute">\n'
@@ -204,10 +213,10 @@ def chain_urdf(
     return "".join(parts)
 
 
-_ROPE = dict(n=50, kind="spatial", length=0.05, mass=0.004, radius=0.005)
+_ROPE: dict[str, Any] = dict(n=50, kind="spatial", length=0.05, mass=0.004, radius=0.005)
 
 
-def rope(**changes) -> Model:
+def rope(**changes: Any) -> Model:
     """The rope of 000 §4: 50 cylinders, 50 mm long, 5 mm radius, 4 g each, joined by universal
     joints (two revolute joints with a massless link between them): 100 DOF, 2.5 m.  At q = 0 it
     lies horizontally along +x, pinned at the base end.  Keyword arguments change
@@ -238,7 +247,7 @@ PUMA560_DH = (
 )
 
 
-def _rod_link(a, b, m, hub):
+def _rod_link(a: float, b: float, m: float, hub: float) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, com, inertia about the com) of link i in its frame F_i (z = joint axis i, x along
     the common normal X_{i+1}): slender rods from the origin along b (z) then along a (x),
     mass per length m / (a + b) (003 §4.1), plus the hub inertia diag(0, 0, I_zz) about z."""
@@ -259,12 +268,12 @@ def _rod_link(a, b, m, hub):
     return m, com, inertia
 
 
-def _rx(alpha):
+def _rx(alpha: float) -> np.ndarray:
     c, s = np.cos(alpha), np.sin(alpha)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
-def puma560(**changes) -> Model:
+def puma560(**changes: Any) -> Model:
     """The 6R PUMA 560 of 003 Table 2 (with the hub inertias of its massless wrist links).
 
     Link i's frame has z along joint i and x along the common normal to joint i + 1 (DH);
@@ -277,7 +286,9 @@ def puma560(**changes) -> Model:
     mass, com, inertia, rot, trans = [], [], [], [np.eye(3)], [np.zeros(3)]
     for a, b, alpha, m, hub in PUMA560_DH:
         mi, ci, Ii = _rod_link(a, b, m, hub)
-        mass.append(mi), com.append(ci), inertia.append(Ii)
+        mass.append(mi)
+        com.append(ci)
+        inertia.append(Ii)
         rot.append(_rx(alpha))
         trans.append(np.array([a, 0.0, b]))
     with warnings.catch_warnings():
@@ -325,7 +336,7 @@ def puma560_urdf() -> str:
     return "".join(parts)
 
 
-def _rz(angle):
+def _rz(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
@@ -386,7 +397,7 @@ def fourbar(
     return model
 
 
-def _rpy(R) -> tuple:
+def _rpy(R: npt.ArrayLike) -> tuple[float, ...]:
     """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix."""
     from scipy.spatial.transform import Rotation
 

@@ -7,7 +7,10 @@ vectors pass unchanged between the two libraries.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputTypeError, ModelError
 from denoc_bridge.multibody.checks import check_model as _check_model
@@ -17,6 +20,8 @@ from denoc_bridge.multibody.model import Frame, Model
 
 __all__ = ["from_pinocchio", "to_pinocchio"]
 
+# Pinocchio ships no type stubs: its objects (pinocchio.Model, joint models) are typed Any here
+
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _SUPPORTED = (
     "JointModelRX/RY/RZ, JointModelRevoluteUnaligned, JointModelRUBX/RUBY/RUBZ, "
@@ -25,7 +30,7 @@ _SUPPORTED = (
 )
 
 
-def _joint_from_pin(jmodel, name: str):
+def _joint_from_pin(jmodel: Any, name: str) -> tuple[JointType, tuple[float, ...], tuple[float, ...]]:
     """(JointType, axis, axis2) of a Pinocchio joint model."""
     sn = jmodel.shortname()
     zero = (0.0, 0.0, 0.0)
@@ -71,7 +76,7 @@ def _joint_from_pin(jmodel, name: str):
     raise ModelError(f"joint '{name}' is a {sn}, which denoc_bridge does not support (supported: {_SUPPORTED})")
 
 
-def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
+def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
     """Build a :class:`Model` (the same module graph) from a ``pinocchio.Model``.
 
     Joint order, q/v layout, placements, inertias, armature, damping,
@@ -85,8 +90,8 @@ def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
         hint = ": it is already a denoc_bridge model" if isinstance(pin_model, (Model, MimicModel)) else ""
         raise InputTypeError(f"from_pinocchio expects a pinocchio.Model, got {type(pin_model).__name__}{hint}")
     nj = pin_model.njoints
-    body_names = {}
-    frames = []
+    body_names: dict[int, str] = {}
+    frames: list[Frame] = []
     for f in pin_model.frames:
         if f.type == pin.FrameType.BODY and f.parentJoint not in body_names:
             body_names[f.parentJoint] = f.name
@@ -98,8 +103,17 @@ def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
                 f.name, kind, int(f.parentJoint) - 1, np.array(f.placement.rotation), np.array(f.placement.translation)
             )
         )
-    link_names, joint_names, parent, jtypes, axes, axes2 = [], [], [], [], [], []
-    R0, r0, mass, com, inertia = [], [], [], [], []
+    link_names: list[str] = []
+    joint_names: list[str] = []
+    parent: list[int] = []
+    jtypes: list[int] = []
+    axes: list[tuple[float, ...]] = []
+    axes2: list[tuple[float, ...]] = []
+    R0: list[np.ndarray] = []
+    r0: list[np.ndarray] = []
+    mass: list[float] = []
+    com: list[np.ndarray] = []
+    inertia: list[np.ndarray] = []
     for i in range(1, nj):
         jname = pin_model.names[i]
         jt, a1, a2 = _joint_from_pin(pin_model.joints[i], jname)
@@ -145,7 +159,7 @@ def from_pinocchio(pin_model, *, name: str | None = None) -> Model:
     return model
 
 
-def _check_layout(model: Model, pin_model) -> None:
+def _check_layout(model: Model, pin_model: Any) -> None:
     for k in range(model.n_links):
         j = pin_model.joints[k + 1]
         if (j.idx_q, j.idx_v) != (model.idx_q[k], model.idx_v[k]):
@@ -155,7 +169,7 @@ def _check_layout(model: Model, pin_model) -> None:
             )
 
 
-def _unbounded_unaligned(axis):
+def _unbounded_unaligned(axis: np.ndarray) -> Any:
     """A ``JointModelRevoluteUnboundedUnaligned`` about ``axis``.
 
     Its Python constructor takes no axis in Pinocchio 4.1, so the joint model is
@@ -172,7 +186,7 @@ def _unbounded_unaligned(axis):
     return pin.buildModelFromXML(xml).joints[1].extract()
 
 
-def _pin_joint_model(jt: JointType, axis, axis2):
+def _pin_joint_model(jt: JointType, axis: npt.ArrayLike, axis2: npt.ArrayLike) -> Any:
     import pinocchio as pin
 
     axis = np.asarray(axis, dtype=float)
@@ -193,7 +207,7 @@ def _pin_joint_model(jt: JointType, axis, axis2):
     }[jt]()
 
 
-def to_pinocchio(model: Model):
+def to_pinocchio(model: Model | MimicModel) -> Any:
     """The equivalent ``pinocchio.Model`` (same joint order, q/v layout and parameters).
 
     Pinocchio 4.1 allocates O(nv^3) memory per ``Data`` (see the README), so

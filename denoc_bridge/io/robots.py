@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -63,8 +64,14 @@ class RobotSource:
     __slots__ = ("name", "_urdf", "floating_base", "origin", "path", "build")
 
     def __init__(
-        self, name: str, urdf, floating_base: bool, origin: str, path: str | None, build: Callable | None = None
-    ):
+        self,
+        name: str,
+        urdf: str | Callable[[], str],
+        floating_base: bool,
+        origin: str,
+        path: str | None,
+        build: Callable[[], Model] | None = None,
+    ) -> None:
         self.name, self._urdf, self.floating_base = name, urdf, bool(floating_base)
         self.origin, self.path, self.build = origin, path, build
 
@@ -81,7 +88,7 @@ class RobotSource:
             f"floating_base={self.floating_base})"
         )
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, RobotSource)
             and (self.name, self.origin, self.path, self.floating_base)
@@ -89,10 +96,10 @@ class RobotSource:
             and self.urdf == other.urdf
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable (mutable, compared by content), as intended
 
 
-def _erd_loaders():
+def _erd_loaders() -> dict[str, Any] | None:
     try:
         from example_robot_data.robots_loader import ROBOTS
     except ImportError:
@@ -100,8 +107,8 @@ def _erd_loaders():
     return ROBOTS
 
 
-def _erd_search_dirs():
-    dirs = []
+def _erd_search_dirs() -> list[str]:
+    dirs: list[str] = []
     try:
         from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR
 
@@ -118,13 +125,13 @@ def _erd_search_dirs():
     return [d for d in dict.fromkeys(os.path.normpath(d) for d in dirs) if os.path.isdir(d)]
 
 
-def example_robot_names() -> list:
+def example_robot_names() -> list[str]:
     """Names of the example-robot-data robots that have a URDF (empty if it is not installed)."""
     loaders = _erd_loaders() or {}
     return sorted(n for n, cls in loaders.items() if getattr(cls, "urdf_filename", ""))
 
 
-def _from_example_robot_data(name: str):
+def _from_example_robot_data(name: str) -> RobotSource | None:
     loaders = _erd_loaders()
     if loaders is None or name not in loaders:
         return None
@@ -217,7 +224,7 @@ def _known_specs() -> str:
     return "a URDF file, an example-robot-data name or one of " + ", ".join(GENERATOR_SPECS)
 
 
-def resolve_robot(spec: str) -> RobotSource:
+def resolve_robot(spec: str | os.PathLike[str]) -> RobotSource:
     """Find a robot given as a path, an example-robot-data name or a generator spec (see the
     module docstring).  An unknown name or a malformed spec raises
     :class:`~denoc_bridge.errors.RobotNotFoundError` with a one-line explanation."""
@@ -258,7 +265,21 @@ def resolve_robot(spec: str) -> RobotSource:
     raise RobotNotFoundError(f"unknown robot '{spec}': expected {_known_specs()}; {hint}")
 
 
-def load_robot(spec: str, floating_base: bool | None = None, *, mimic: bool = False) -> Model:
+@overload
+def load_robot(
+    spec: str | os.PathLike[str], floating_base: bool | None = None, *, mimic: Literal[False] = False
+) -> Model: ...
+@overload
+def load_robot(
+    spec: str | os.PathLike[str], floating_base: bool | None = None, *, mimic: Literal[True]
+) -> MimicModel: ...
+@overload
+def load_robot(
+    spec: str | os.PathLike[str], floating_base: bool | None = None, *, mimic: bool
+) -> Model | MimicModel: ...
+def load_robot(
+    spec: str | os.PathLike[str], floating_base: bool | None = None, *, mimic: bool = False
+) -> Model | MimicModel:
     """Load a robot by path or name (see the module docstring).
 
     ``floating_base=None`` uses the robot's usual base: a free-flyer for the
@@ -344,7 +365,12 @@ def gripper4() -> Model:
 
 # ------------------------------------------------------------------ the benchmark chain
 def serial_chain(
-    n: int, *, length: float = 0.1, mass: float = 1.0, inertia=(1e-3, 1e-3, 5e-4), axes: str = "xy"
+    n: int,
+    *,
+    length: float = 0.1,
+    mass: float = 1.0,
+    inertia: tuple[float, float, float] = (1e-3, 1e-3, 5e-4),
+    axes: str = "xy",
 ) -> Model:
     """A spatial serial chain of ``n`` revolute joints (fixed base), built from arrays.
 

@@ -18,6 +18,9 @@ parsed with urdf-parser-py, and turned into a tree of moving links exactly as
 
 from __future__ import annotations
 
+import os
+from typing import Any, Literal, overload
+
 import numpy as np
 
 from denoc_bridge.errors import InputTypeError, ModelError, URDFError
@@ -57,7 +60,16 @@ class _Body:
         "friction",
     )
 
-    def __init__(self, name, joint, parent, jtype, axis, R0, r0):
+    def __init__(
+        self,
+        name: str,
+        joint: str,
+        parent: int,
+        jtype: JointType,
+        axis: np.ndarray,
+        R0: np.ndarray,
+        r0: np.ndarray,
+    ) -> None:
         self.name, self.joint, self.parent, self.jtype = name, joint, parent, jtype
         self.axis, self.R0, self.r0 = axis, R0, r0
         self.mass = 0.0
@@ -65,7 +77,7 @@ class _Body:
         self.inertia_origin = np.zeros((3, 3))
         self.lower, self.upper, self.damping, self.friction = -np.inf, np.inf, 0.0, 0.0
 
-    def add_inertia(self, mass, com, inertia_com, R, p):
+    def add_inertia(self, mass: float, com: np.ndarray, inertia_com: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
         """Lump a link inertia given in a frame placed at (R, p) in this body's frame."""
         c = R @ com + p
         Ic = R @ inertia_com @ R.T
@@ -73,14 +85,14 @@ class _Body:
         self.first_moment += mass * c
         self.inertia_origin += Ic + mass * (c @ c * np.eye(3) - np.outer(c, c))
 
-    def com_inertia(self):
+    def com_inertia(self) -> tuple[np.ndarray, np.ndarray]:
         if self.mass > 0:
             c = self.first_moment / self.mass
             return c, self.inertia_origin - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
         return np.zeros(3), self.inertia_origin.copy()
 
 
-def _pose(origin):
+def _pose(origin: Any) -> tuple[np.ndarray, np.ndarray]:
     if origin is None:
         return np.eye(3), np.zeros(3)
     xyz = origin.xyz if origin.xyz is not None else (0, 0, 0)
@@ -88,7 +100,7 @@ def _pose(origin):
     return rpy_to_matrix(rpy), np.array(xyz, dtype=float)
 
 
-def _link_inertia(link):
+def _link_inertia(link: Any) -> tuple[float, np.ndarray, np.ndarray]:
     inertial = link.inertial
     if inertial is None or inertial.inertia is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
@@ -97,14 +109,16 @@ def _link_inertia(link):
     return float(inertial.mass or 0.0), p, R @ I @ R.T
 
 
-def _tree(robot):
+def _tree(robot: Any) -> tuple[str, dict[str, list[Any]]]:
     """Children (sorted by joint name) of each link, and the root link; checks the graph."""
-    link_names = set()
+    link_names: set[str] = set()
     for link in robot.links:
         if link.name in link_names:
             raise URDFError(f"duplicate link name '{link.name}'")
         link_names.add(link.name)
-    joint_names, parent_joint, children = set(), {}, {name: [] for name in link_names}
+    joint_names: set[str] = set()
+    parent_joint: dict[str, Any] = {}
+    children: dict[str, list[Any]] = {name: [] for name in link_names}
     for joint in robot.joints:
         if joint.name in joint_names:
             raise URDFError(f"duplicate joint name '{joint.name}'")
@@ -133,7 +147,7 @@ def _tree(robot):
     return roots[0], children
 
 
-def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) -> Model:
+def _build(robot: Any, floating_base: bool, notes: list[str], source: str | None, inertia_check: str) -> Model:
     root, children = _tree(robot)
     links = {link.name: link for link in robot.links}
     bodies: list[_Body] = []
@@ -145,8 +159,8 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
     base_body = 0 if floating_base else -1
     # depth-first walk; entries are ("link", name, body, R, p) with the link placed at (R, p)
     # in the body frame, or ("joint", joint, parent body, R, p) with the joint frame at (R, p)
-    stack = [("link", root, base_body, I3, z3)]
-    visited = set()
+    stack: list[tuple[str, Any, int, np.ndarray, np.ndarray]] = [("link", root, base_body, I3, z3)]
+    visited: set[str] = set()
     no_inertial = []  # links of moving bodies without <inertial>: zero inertia, as in Pinocchio
     while stack:
         kind, item, body, R, p = stack.pop()
@@ -178,7 +192,16 @@ def _build(robot, floating_base: bool, notes: list, source, inertia_check: str) 
     return _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base, source, inertia_check)
 
 
-def _visit_joint(joint, parent_body, Rj, pj, bodies, frames, mimic, notes):
+def _visit_joint(
+    joint: Any,
+    parent_body: int,
+    Rj: np.ndarray,
+    pj: np.ndarray,
+    bodies: list[_Body],
+    frames: list[Frame],
+    mimic: list[Mimic],
+    notes: list[str],
+) -> tuple[str, Any, int, np.ndarray, np.ndarray]:
     """Enter a joint during the depth-first walk; returns the stack entry of its child link."""
     jtype = JOINT_TYPES[joint.type]
     if jtype is None:  # fixed: the child link is merged into the parent body
@@ -215,15 +238,29 @@ def _visit_joint(joint, parent_body, Rj, pj, bodies, frames, mimic, notes):
     return ("link", joint.child, len(bodies) - 1, np.eye(3), np.zeros(3))
 
 
-def _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base, source, inertia_check) -> Model:
+def _model_from_bodies(
+    robot: Any,
+    root: str,
+    bodies: list[_Body],
+    frames: list[Frame],
+    mimic: list[Mimic],
+    notes: list[str],
+    floating_base: bool,
+    source: str | None,
+    inertia_check: str,
+) -> Model:
 
     n = len(bodies)
-    com, inertia = [], []
+    com: list[np.ndarray] = []
+    inertia: list[np.ndarray] = []
     for b in bodies:
         c, Ic = b.com_inertia()
         com.append(c)
         inertia.append(0.5 * (Ic + Ic.T))
-    lower, upper, damping, friction = [], [], [], []
+    lower: list[float] = []
+    upper: list[float] = []
+    damping: list[float] = []
+    friction: list[float] = []
     for b in bodies:
         nq, nv = joint_nq(b.jtype), joint_nv(b.jtype)
         lower += [b.lower] if nq == 1 else [-np.inf] * nq
@@ -256,7 +293,25 @@ def _model_from_bodies(robot, root, bodies, frames, mimic, notes, floating_base,
     )
 
 
-def load_urdf(source, floating_base: bool = False, *, strict: bool = False, mimic: bool = False):
+@overload
+def load_urdf(
+    source: str | os.PathLike[str] | bytes,
+    floating_base: bool = False,
+    *,
+    strict: bool = False,
+    mimic: Literal[False] = False,
+) -> Model: ...
+@overload
+def load_urdf(
+    source: str | os.PathLike[str] | bytes, floating_base: bool = False, *, strict: bool = False, mimic: Literal[True]
+) -> MimicModel: ...
+@overload
+def load_urdf(
+    source: str | os.PathLike[str] | bytes, floating_base: bool = False, *, strict: bool = False, mimic: bool
+) -> Model | MimicModel: ...
+def load_urdf(
+    source: str | os.PathLike[str] | bytes, floating_base: bool = False, *, strict: bool = False, mimic: bool = False
+) -> Model | MimicModel:
     """Load a URDF robot (a file path or the XML text) as a :class:`Model`.
 
     Parameters

@@ -227,9 +227,9 @@ def repair(robot: ET.Element, path, notes: list) -> None:
         for tag, cls in (("visual", urdf.Visual), ("collision", urdf.Collision)):
             for i, elem in enumerate(link.findall(tag)):
                 where = f"link '{name}' <{tag}> {i + 1}"
-                mat = elem.find("material")
-                if mat is not None and not _repair_material(mat, core, urdf, where, notes):
-                    elem.remove(mat)
+                elem_mat = elem.find("material")
+                if elem_mat is not None and not _repair_material(elem_mat, core, urdf, where, notes):
+                    elem.remove(elem_mat)
                     notes.append(f"{where}: dropped an unusable <material>")
                 if not _parses(cls, elem, core):
                     link.remove(elem)

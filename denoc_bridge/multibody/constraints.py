@@ -6,9 +6,12 @@ These are data: :mod:`denoc_bridge.constraints` builds their Jacobians and solve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import ModelError
 from denoc_bridge.multibody.checks import check_model as _check_model
@@ -67,13 +70,31 @@ class LoopClosure:
         return np.array([b1, np.cross(a, b1)])
 
 
-def body_name(model, link: int) -> str:
+class _Links(Protocol):
+    """What a loop closure is placed on (a :class:`~denoc_bridge.Model`; ``multibody.model``
+    imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def base_name(self) -> str: ...
+    @property
+    def link_names(self) -> Sequence[str]: ...
+    @property
+    def frames(self) -> Sequence[Any]: ...
+    @property
+    def loops(self) -> Sequence[LoopClosure]: ...
+
+
+def body_name(model: _Links, link: int) -> str:
     """The name of model link ``link``, or of the base for -1."""
     _check_model(model)
     return model.base_name if link < 0 else model.link_names[link]
 
 
-def _placement(model, where: str, xyz, rpy, rotation):
+def _placement(
+    model: _Links, where: str, xyz: npt.ArrayLike | None, rpy: npt.ArrayLike | None, rotation: npt.ArrayLike | None
+) -> tuple[int, np.ndarray, np.ndarray]:
     """(link index, R, p) of a frame given on a link or frame named ``where``."""
     if where in ("world", "universe", model.base_name):
         link, R0, p0 = -1, np.eye(3), np.zeros(3)
@@ -99,19 +120,19 @@ def _placement(model, where: str, xyz, rpy, rotation):
 
 
 def make_loop_closure(
-    model,
+    model: _Links,
     name: str,
     type: str,
     link1: str,
     link2: str,
     *,
-    xyz1=None,
-    rpy1=None,
-    xyz2=None,
-    rpy2=None,
-    rotation1=None,
-    rotation2=None,
-    axis=(0.0, 0.0, 1.0),
+    xyz1: npt.ArrayLike | None = None,
+    rpy1: npt.ArrayLike | None = None,
+    xyz2: npt.ArrayLike | None = None,
+    rpy2: npt.ArrayLike | None = None,
+    rotation1: npt.ArrayLike | None = None,
+    rotation2: npt.ArrayLike | None = None,
+    axis: npt.ArrayLike = (0.0, 0.0, 1.0),
 ) -> LoopClosure:
     """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
     _check_model(model)

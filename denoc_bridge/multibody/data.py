@@ -11,6 +11,8 @@ calls from several threads at once are safe.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import tables as T
@@ -22,7 +24,7 @@ _PARALLEL_LOCK = threading.Lock()
 _layer_is_threadsafe = None  # unknown until the first parallel kernel has run
 
 
-def run_parallel(kernel, *args):
+def run_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
     """Call a ``parallel=True`` kernel (the batch entries).  Numba's "workqueue" threading layer
     (the one left when neither TBB nor OpenMP loads, e.g. pip installs on macOS) aborts the
     process when two threads launch parallel regions at once ("Concurrent access has been
@@ -40,6 +42,21 @@ def run_parallel(kernel, *args):
     return out
 
 
+class _Sized(Protocol):
+    """What a Data is sized by (a :class:`~denoc_bridge.Model`; ``multibody.model`` imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def n_links(self) -> int: ...
+    @property
+    def nq(self) -> int: ...
+    @property
+    def nv(self) -> int: ...
+    @property
+    def n_modules(self) -> int: ...
+
+
 class Data:
     """Work buffers for a :class:`~denoc_bridge.multibody.model.Model` (see the module docstring).
 
@@ -47,12 +64,12 @@ class Data:
     (regions of rows per link, per DOF and per kinematic module).
     """
 
-    def __init__(self, model):
+    def __init__(self, model: _Sized) -> None:
         check_model(model)
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
         self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 
-    def check(self, model) -> Data:
+    def check(self, model: _Sized) -> Data:
         if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):
             raise InputError(
                 f"data was created for a model with {self.n_links} links and nv={self.nv}, "

@@ -10,14 +10,22 @@ to.  Configuration rules (documented in the README):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.spatial import pin_to_internal
 
 _MIN_NORM = 1e-12
+
+#: ``f_ext`` of the public functions: an (n_links, 6) array (or (B, n_links, 6) for a batch), or a
+#: mapping {link, joint or frame name: (6,) wrench}
+WrenchesLike: TypeAlias = npt.ArrayLike | Mapping[str, npt.ArrayLike]
+#: ``actuated`` of a model with loop closures: joint names, or indices into v
+JointsLike: TypeAlias = str | int | Iterable[str | int]
 
 
 def _owner(model, index: int, layout: str) -> int:
@@ -26,7 +34,7 @@ def _owner(model, index: int, layout: str) -> int:
     return int(np.searchsorted(starts, index, side="right") - 1)
 
 
-def real_array(x, name: str) -> np.ndarray:
+def real_array(x: object, name: str) -> np.ndarray:
     """``x`` as a float64 array; rejects None, strings, objects, complex and booleans."""
     if x is None:
         raise InputTypeError(f"{name} is None; expected an array of real numbers")
@@ -159,7 +167,7 @@ def _external_wrenches_batch(model, f_ext, B: int) -> np.ndarray:
     return np.ascontiguousarray(pin_to_internal(arr))
 
 
-def per_state_wrenches(model, f_ext, B: int) -> list:
+def per_state_wrenches(model, f_ext: WrenchesLike | None, B: int) -> list:
     """``f_ext`` of a batch of B states as one entry per state, for the paths that take states
     one by one: None, a mapping or an (n_links, 6) array is shared by every state; a
     (B, n_links, 6) array gives one row per state."""
@@ -180,7 +188,9 @@ NO_FEXT = np.zeros((0, 6))
 NO_FEXT_BATCH = np.zeros((0, 0, 6))
 
 
-def state(model, q, v, x, f_ext, xname: str):
+def state(
+    model, q: npt.ArrayLike, v: npt.ArrayLike, x: npt.ArrayLike, f_ext: WrenchesLike | None, xname: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
     """(q, v, x, fext, B) as C-contiguous float64 arrays for the kernels: one state (B is None)
     or a batch along a leading axis (q (B, nq), v and x (B, nv), f_ext (B, n_links, 6))."""
     q, v, x = real_array(q, "q"), real_array(v, "v"), real_array(x, xname)
@@ -208,7 +218,7 @@ def overflow_error(model, prefix: str = "", **inputs) -> InputError:
     """The error for finite inputs whose result is not finite (float64 overflow), naming the
     largest input."""
     sizes = {name: float(np.max(np.abs(x))) if np.size(x) else 0.0 for name, x in inputs.items()}
-    name = max(sizes, key=sizes.get)
+    name = max(sizes, key=sizes.__getitem__)
     listed = ", ".join(f"max |{k}| = {val:.3g}" for k, val in sizes.items())
     return InputError(
         f"{prefix}the result is not finite although every input is (model '{model.name}': {listed}): "

@@ -26,6 +26,7 @@ its parent body (inertia lumped), as Pinocchio does.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -80,17 +81,17 @@ CIRCLE_OFFSET = {JointType.CONTINUOUS: 0, JointType.PLANAR: 2}
 AXIAL = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC, JointType.UNIVERSAL)
 
 
-def joint_nq(jtype) -> int:
+def joint_nq(jtype: int) -> int:
     """Number of configuration variables of a joint type."""
     return _NQ[JointType(jtype)]
 
 
-def joint_nv(jtype) -> int:
+def joint_nv(jtype: int) -> int:
     """Number of degrees of freedom (velocity variables) of a joint type."""
     return _NV[JointType(jtype)]
 
 
-def neutral_joint_configuration(jtype) -> np.ndarray:
+def neutral_joint_configuration(jtype: int) -> np.ndarray:
     """Pinocchio's neutral configuration of one joint (zero angle, identity quaternion)."""
     jtype = JointType(jtype)
     q = np.zeros(joint_nq(jtype))
@@ -101,7 +102,7 @@ def neutral_joint_configuration(jtype) -> np.ndarray:
     return q
 
 
-def neutral_q(joint_types) -> np.ndarray:
+def neutral_q(joint_types: Iterable[int]) -> np.ndarray:
     """Pinocchio's neutral configuration of a model whose joints, in q order, have these types."""
     parts = [neutral_joint_configuration(jt) for jt in joint_types]
     return np.concatenate(parts) if parts else np.zeros(0)

@@ -4,12 +4,17 @@ coordinates (see :mod:`denoc_bridge.constraints.mimic` for the dynamics)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, final, overload
+
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge._text import count
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.checks import ModelKind
+from denoc_bridge.multibody.constraints import Mimic
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.model import Model
@@ -54,6 +59,7 @@ class TreeOnlyError(AttributeError, ModelError):
     """A tree-layout attribute asked of a MimicModel (an AttributeError, so hasattr works)."""
 
 
+@final  # the dynamics dispatch on type(model) is Model / MimicModel: no subclasses
 class MimicModel(ModelKind):
     """A tree :class:`~denoc_bridge.multibody.model.Model` whose ``model.mimic`` relations are
     joint-space constraints: q, v, a and tau in Pinocchio's mimic layout (see the module
@@ -70,7 +76,15 @@ class MimicModel(ModelKind):
     ``model.tree`` and :meth:`expand`.
     """
 
-    def __init__(self, tree: Model):
+    # set in __init__ (with setattr), reduced layout
+    idx_q: np.ndarray
+    idx_v: np.ndarray
+    nq_joint: np.ndarray
+    nv_joint: np.ndarray
+    lower_limit: np.ndarray
+    upper_limit: np.ndarray
+
+    def __init__(self, tree: Model) -> None:
         if not isinstance(tree, Model):
             raise ModelError(f"MimicModel needs a denoc_bridge Model, got {type(tree).__name__}")
         if tree.loops:
@@ -122,9 +136,9 @@ class MimicModel(ModelKind):
             value = np.array(value)
             value.setflags(write=False)
             setattr(self, name, value)
-        self._tree0 = None  # gravity-free twin, for M^-1 columns
+        self._tree0: Model | None = None  # gravity-free twin, for M^-1 columns
 
-    loops = ()
+    loops: tuple[()] = ()
 
     @property
     def gravity(self) -> np.ndarray:
@@ -132,7 +146,7 @@ class MimicModel(ModelKind):
         return self.tree.gravity
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: npt.ArrayLike) -> None:
         self.tree.gravity = value
 
     @property
@@ -140,7 +154,7 @@ class MimicModel(ModelKind):
         """Number of mimic relations (constraint rows)."""
         return len(self.mimic)
 
-    def __getattr__(self, name):  # only for attributes not found otherwise
+    def __getattr__(self, name: str) -> Any:  # only for attributes not found otherwise
         d = self.__dict__
         if name.startswith("__") or "nv" not in d:  # dunder lookups, unpickling
             raise AttributeError(name)
@@ -174,7 +188,7 @@ class MimicModel(ModelKind):
         K[r, self._m_v] = -self._mult
         return K
 
-    def _reduced(self, x, name, n, what="v"):
+    def _reduced(self, x: npt.ArrayLike, name: str, n: int, what: str = "v") -> np.ndarray:
         """A reduced vector (or batch) as float64, shape and finiteness checked."""
         if not (type(x) is np.ndarray and x.dtype == np.float64):
             x = real_array(x, name)
@@ -188,7 +202,19 @@ class MimicModel(ModelKind):
             raise InputError(f"{name}[{', '.join(map(str, i))}] = {x[i]} is not finite")
         return x
 
-    def expand(self, q, v=None, a=None):
+    @overload
+    def expand(self, q: npt.ArrayLike, v: None = None, a: None = None) -> np.ndarray: ...
+    @overload
+    def expand(self, q: npt.ArrayLike, v: npt.ArrayLike, a: None = None) -> tuple[np.ndarray, np.ndarray]: ...
+    @overload
+    def expand(
+        self, q: npt.ArrayLike, v: npt.ArrayLike, a: npt.ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    @overload
+    def expand(self, q: npt.ArrayLike, v: None, a: npt.ArrayLike) -> tuple[np.ndarray, None, np.ndarray]: ...
+    def expand(
+        self, q: npt.ArrayLike, v: npt.ArrayLike | None = None, a: npt.ArrayLike | None = None
+    ) -> np.ndarray | tuple[np.ndarray | None, ...]:
         """The tree's state from reduced coordinates: ``q_full`` alone, ``(q_full, v_full)`` when
         ``a`` is None, else ``(q_full, v_full, a_full)``; ``q_full = G q_r + offset`` (angles for
         continuous joints), ``v_full = G v_r``, ``a_full = G a_r``.  A leading batch axis is allowed."""
@@ -200,32 +226,32 @@ class MimicModel(ModelKind):
         if cs.size:  # continuous: angle = atan2(sin, cos)
             angle = ck * np.arctan2(qf[..., cm + 1], qf[..., cm]) + co
             qf[..., cs], qf[..., cs + 1] = np.cos(angle), np.sin(angle)
-        out = [qf]
+        out: list[np.ndarray | None] = [qf]
         for x, name in ((v, "v"), (a, "a")):
             if x is None:
                 out.append(None)
                 continue
-            x = self._reduced(x, name, self.nv)
-            if x.ndim != q.ndim or x.shape[:-1] != q.shape[:-1]:
-                raise InputError(f"{name} has shape {x.shape}, q has shape {q.shape}: one state or the same batch")
-            out.append(self._full(x))
+            xr = self._reduced(x, name, self.nv)
+            if xr.ndim != q.ndim or xr.shape[:-1] != q.shape[:-1]:
+                raise InputError(f"{name} has shape {xr.shape}, q has shape {q.shape}: one state or the same batch")
+            out.append(self._full(xr))
         if v is None and a is None:
             return qf
         return tuple(out) if a is not None else tuple(out[:2])
 
-    def _full(self, x) -> np.ndarray:
+    def _full(self, x: np.ndarray) -> np.ndarray:
         """``G x`` for a reduced velocity, acceleration or step (unchecked)."""
         return x[..., self._col] * self._scale
 
-    def reduce_configuration(self, q_full) -> np.ndarray:
+    def reduce_configuration(self, q_full: npt.ArrayLike) -> np.ndarray:
         """The reduced q of a tree configuration (the mimic joints' entries dropped)."""
         return np.asarray(q_full, dtype=float)[..., self._q_keep]
 
-    def reduce_velocity(self, v_full) -> np.ndarray:
+    def reduce_velocity(self, v_full: npt.ArrayLike) -> np.ndarray:
         """The reduced v (or a) of a tree velocity (the mimic DOFs dropped)."""
         return np.asarray(v_full, dtype=float)[..., self._v_keep]
 
-    def reduce_forces(self, tau_full, axis: int = -1) -> np.ndarray:
+    def reduce_forces(self, tau_full: npt.ArrayLike, axis: int = -1) -> np.ndarray:
         """``G^T tau_full``: generalized forces of the tree as forces on the reduced coordinates
         (along ``axis``; ``G^T M G`` is ``reduce_forces(reduce_forces(M, 0), 1)``)."""
         x = np.asarray(tau_full, dtype=float)
@@ -235,14 +261,14 @@ class MimicModel(ModelKind):
         out = x[..., self._v_keep] + x[..., self._s_v] @ self._Gs.T
         return out if last else np.moveaxis(out, -1, axis)
 
-    def full_forces(self, tau) -> np.ndarray:
+    def full_forces(self, tau: npt.ArrayLike) -> np.ndarray:
         """``tau_full`` with ``G^T tau_full = tau``: tau on the independent DOFs, zero on the mimic ones."""
-        tau = self._reduced(tau, "tau", self.nv)
-        out = np.zeros(tau.shape[:-1] + (self.tree.nv,))
-        out[..., self._v_keep] = tau
+        tau_r = self._reduced(tau, "tau", self.nv)
+        out = np.zeros(tau_r.shape[:-1] + (self.tree.nv,))
+        out[..., self._v_keep] = tau_r
         return out
 
-    def _kernel_maps(self):
+    def _kernel_maps(self) -> tuple[np.ndarray, np.ndarray, int]:
         """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic` (built once): the maps between
         the reduced and the tree's coordinates packed by :func:`~denoc_bridge.kernels.mimic.pack`,
         and the number of links that hold every mimic and mimicked DOF."""
@@ -272,11 +298,13 @@ class MimicModel(ModelKind):
         return self._tree0
 
 
-def _check_relations(tree: Model, relations):
+def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarray, np.ndarray]:
     """(mimic links, mimicked links) of the relations; ModelError naming the joint on a bad one."""
     index = {n: k for k, n in enumerate(tree.joint_names)}
     fixed = {f.name for f in tree.frames if f.kind == "fixed_joint"}
-    slaves, masters, seen = [], [], {}
+    slaves: list[int] = []
+    masters: list[int] = []
+    seen: dict[str, bool] = {}
     by_slave = {r.joint: r for r in tree.mimic}
     for r in relations:
         where = f"mimic joint '{r.joint}'"

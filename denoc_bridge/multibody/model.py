@@ -27,15 +27,17 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, final
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
-from denoc_bridge.multibody.constraints import Mimic, make_loop_closure
+from denoc_bridge.multibody.constraints import LoopClosure, Mimic, make_loop_closure
 from denoc_bridge.multibody.data import Data
 from denoc_bridge.multibody.joints import (
     AXIAL,
@@ -69,7 +71,7 @@ class Frame:
     translation: np.ndarray
 
 
-def inertia_problem(inertia) -> str:
+def inertia_problem(inertia: npt.ArrayLike) -> str:
     """Why a rotational inertia about the centre of mass is not physical, or "" if it is.
 
     Checks positive semi-definiteness and the triangle inequality of the
@@ -80,7 +82,7 @@ def inertia_problem(inertia) -> str:
     return found[0][1] if found else ""
 
 
-def inertia_problems(inertias) -> list:
+def inertia_problems(inertias: np.ndarray) -> list[tuple[int, str]]:
     """(index, reason) of each non-physical inertia of an (L, 3, 3) stack (see inertia_problem)."""
     if len(inertias) == 0:
         return []
@@ -96,18 +98,19 @@ def inertia_problems(inertias) -> list:
     return out
 
 
-def _offsets_in_q(joint_type, idx_q, offsets: dict) -> np.ndarray:
+def _offsets_in_q(joint_type: np.ndarray, idx_q: np.ndarray, offsets: dict[JointType, int]) -> np.ndarray:
     """q indices where the blocks of ``offsets`` (joint type -> offset in the joint's q) start."""
     out = [idx_q[joint_type == int(t)] + off for t, off in offsets.items()]
     return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
-def _readonly(a, dtype) -> np.ndarray:
+def _readonly(a: npt.ArrayLike, dtype: npt.DTypeLike) -> np.ndarray:
     a = np.array(a, dtype=dtype, copy=True)
     a.setflags(write=False)
     return a
 
 
+@final  # the dynamics dispatch on type(model) is Model / MimicModel: no subclasses
 class Model(ModelKind):
     """A tree of links with their joints and inertias, as flat read-only arrays.
 
@@ -147,33 +150,33 @@ class Model(ModelKind):
         name: str,
         link_names: Sequence[str],
         joint_names: Sequence[str],
-        parent: Iterable[int],
-        joint_type: Iterable[int],
-        joint_axis,
-        joint_rotation,
-        joint_translation,
-        mass,
-        com,
-        inertia,
-        joint_axis2=None,
-        armature=None,
-        damping=None,
-        friction=None,
-        stiffness=None,
-        rest_configuration=None,
-        lower_limit=None,
-        upper_limit=None,
-        gravity=DEFAULT_GRAVITY,
+        parent: npt.ArrayLike,
+        joint_type: npt.ArrayLike,
+        joint_axis: npt.ArrayLike,
+        joint_rotation: npt.ArrayLike,
+        joint_translation: npt.ArrayLike,
+        mass: npt.ArrayLike,
+        com: npt.ArrayLike,
+        inertia: npt.ArrayLike,
+        joint_axis2: npt.ArrayLike | None = None,
+        armature: npt.ArrayLike | None = None,
+        damping: npt.ArrayLike | None = None,
+        friction: npt.ArrayLike | None = None,
+        stiffness: npt.ArrayLike | None = None,
+        rest_configuration: npt.ArrayLike | None = None,
+        lower_limit: npt.ArrayLike | None = None,
+        upper_limit: npt.ArrayLike | None = None,
+        gravity: npt.ArrayLike = DEFAULT_GRAVITY,
         base_name: str = "universe",
         floating_base: bool = False,
         source: str | None = None,
         frames: Sequence[Frame] = (),
         mimic: Sequence[Mimic] = (),
-        loops: Sequence = (),
+        loops: Sequence[LoopClosure] = (),
         warnings: Sequence[str] = (),
         inertia_check: str = "raise",
         _warn_inertia: bool = True,
-    ):
+    ) -> None:
         self.name = str(name)
         self.link_names = tuple(str(s) for s in link_names)
         self.joint_names = tuple(str(s) for s in joint_names)
@@ -188,7 +191,9 @@ class Model(ModelKind):
         if inertia_check not in ("raise", "warn"):
             raise ModelError(f"inertia_check must be 'raise' or 'warn', got {inertia_check!r}")
 
-        def per_link(value, shape, what, dtype=float):
+        def per_link(
+            value: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: npt.DTypeLike = float
+        ) -> np.ndarray:
             a = np.array(value, dtype=dtype)
             if a.shape != (n,) + shape:
                 raise ModelError(f"{what} must have shape {(n,) + shape} (one per link), got {a.shape}")
@@ -227,7 +232,7 @@ class Model(ModelKind):
         self.nq = int(nq_joint.sum())
         self.nv = int(nv_joint.sum())
 
-        def per_dof(value, what, default=0.0):
+        def per_dof(value: npt.ArrayLike | None, what: str, default: float = 0.0) -> np.ndarray:
             a = np.full(self.nv, default) if value is None else np.array(value, dtype=float)
             if a.shape != (self.nv,):
                 raise ModelError(f"{what} must have shape ({self.nv},) (one per degree of freedom), got {a.shape}")
@@ -274,8 +279,8 @@ class Model(ModelKind):
         # where the unit quaternions and (cos, sin) pairs sit in q (normalised on input)
         self.quaternion_index = _readonly(_offsets_in_q(jt, self.idx_q, QUATERNION_OFFSET), np.int64)
         self.circle_index = _readonly(_offsets_in_q(jt, self.idx_q, CIRCLE_OFFSET), np.int64)
-        self._link_mass_matrix = None  # on first use: 288 bytes per link
-        self._modules = None
+        self._link_mass_matrix: np.ndarray | None = None  # on first use: 288 bytes per link
+        self._modules: tuple[Module, ...] | None = None
         self._kt = build_tables(self)  # the model packed for the compiled kernels
         self.rest_configuration = self._check_rest(self._rest)
         del self._rest
@@ -284,7 +289,7 @@ class Model(ModelKind):
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
 
     # ------------------------------------------------------------------ checks
-    def _check_rest(self, rest) -> np.ndarray:
+    def _check_rest(self, rest: npt.ArrayLike | None) -> np.ndarray:
         if rest is None:
             return _readonly(neutral_q(self.joint_type), float)
         r = np.array(rest, dtype=float)
@@ -295,13 +300,13 @@ class Model(ModelKind):
         return _readonly(r, float)
 
     @staticmethod
-    def _check_gravity(g) -> np.ndarray:
+    def _check_gravity(g: npt.ArrayLike) -> np.ndarray:
         g = np.array(g, dtype=float)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity must be 3 finite numbers, got {g!r}")
         return g
 
-    def _validate_structure(self):
+    def _validate_structure(self) -> None:
         n = self.n_links
         for names, what in ((self.link_names, "link"), (self.joint_names, "joint")):
             seen = set()
@@ -327,7 +332,7 @@ class Model(ModelKind):
                     f"'{self.link_names[k - 1]}' but its parent is not on that link's path to the base"
                 )
 
-    def _validate_joints(self):
+    def _validate_joints(self) -> None:
         """Placements finite and rotations orthonormal, axes unit (vectorised over links)."""
         R, t = self.joint_rotation, self.joint_translation
         finite = np.isfinite(R).all(axis=(1, 2)) & np.isfinite(t).all(axis=1)
@@ -346,13 +351,13 @@ class Model(ModelKind):
         parallel = universal & (np.linalg.norm(np.cross(self.joint_axis, self.joint_axis2), axis=1) < 1e-9)
         self._first_bad(parallel, "joint", "(universal): the two axes are parallel")
 
-    def _first_bad(self, bad, kind: str, message: str):
+    def _first_bad(self, bad: np.ndarray, kind: str, message: str) -> None:
         if np.any(bad):
             k = int(np.argmax(bad))
             name = self.joint_names[k] if kind == "joint" else self.link_names[k]
             raise ModelError(f"{kind} '{name}': {message}")
 
-    def _validate_inertias(self, inertia_check: str, warn: bool = True):
+    def _validate_inertias(self, inertia_check: str, warn: bool = True) -> None:
         m, c, I = self.mass, self.com, self.inertia
         finite = np.isfinite(m) & np.isfinite(c).all(axis=1) & np.isfinite(I).all(axis=(1, 2))
         self._first_bad(~finite, "link", "mass, centre of mass and inertia must be finite")
@@ -387,14 +392,14 @@ class Model(ModelKind):
         link1: str,
         link2: str,
         *,
-        xyz1=None,
-        rpy1=None,
-        xyz2=None,
-        rpy2=None,
-        rotation1=None,
-        rotation2=None,
-        axis=(0.0, 0.0, 1.0),
-    ):
+        xyz1: npt.ArrayLike | None = None,
+        rpy1: npt.ArrayLike | None = None,
+        xyz2: npt.ArrayLike | None = None,
+        rpy2: npt.ArrayLike | None = None,
+        rotation1: npt.ArrayLike | None = None,
+        rotation2: npt.ArrayLike | None = None,
+        axis: npt.ArrayLike = (0.0, 0.0, 1.0),
+    ) -> LoopClosure:
         """Close a kinematic loop with a cut joint between two links (004 §2.3).
 
         ``type``: ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"weld"``.  ``link1`` and
@@ -422,10 +427,10 @@ class Model(ModelKind):
         self.loops = self.loops + (lc,)
         return lc
 
-    def replace(self, **changes) -> Model:
+    def replace(self, **changes: Any) -> Model:
         """A copy of the model with some constructor arguments changed, e.g.
         ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
-        args = dict(
+        args: dict[str, Any] = dict(
             name=self.name,
             link_names=self.link_names,
             joint_names=self.joint_names,
@@ -480,12 +485,12 @@ class Model(ModelKind):
             work = self._local.work = Data(self).work
         return work
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_local"]
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._local = threading.local()
 
@@ -506,16 +511,16 @@ class Model(ModelKind):
         return self._gravity
 
     @gravity.setter
-    def gravity(self, value):
+    def gravity(self, value: npt.ArrayLike) -> None:
         self._gravity = _readonly(self._check_gravity(value), float)
         self._kt = with_gravity(self._kt, self._gravity)
 
     @property
-    def modules(self) -> tuple:
+    def modules(self) -> tuple[Module, ...]:
         """The kinematic modules, parents before children (tuple of :class:`Module`)."""
         if self._modules is None:
             mods = []
-            children_of = [[] for _ in range(self.n_modules)]
+            children_of: list[list[int]] = [[] for _ in range(self.n_modules)]
             for j, p in enumerate(self.module_parent):
                 if p >= 0:
                     children_of[p].append(j)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["Module", "decompose_into_modules"]
 
@@ -59,7 +60,7 @@ class Module:
         return slice(self.v_start, self.v_start + self.nv)
 
 
-def decompose_into_modules(parent: np.ndarray):
+def decompose_into_modules(parent: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Split links numbered depth first into modules.
 
     Parameters

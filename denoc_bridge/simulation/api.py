@@ -41,16 +41,21 @@ partial trajectory attached.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import partial
+from typing import TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
 from denoc_bridge.simulation import loops as loop_simulation
 from denoc_bridge.simulation import mimic as mimic_simulation
 from denoc_bridge.simulation.common import (
@@ -73,17 +78,22 @@ from denoc_bridge.simulation.tree import TreeSystem
 
 __all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
+#: ``tau`` of :func:`simulate`: an array, or a controller ``tau(t, q, v)``
+TorquesLike: TypeAlias = npt.ArrayLike | Callable[[float, np.ndarray, np.ndarray], npt.ArrayLike]
+#: ``f_ext`` of :func:`simulate`: wrenches, or ``f_ext(t, q, v)`` returning them
+WrenchesInput: TypeAlias = WrenchesLike | Callable[[float, np.ndarray, np.ndarray], WrenchesLike]
+
 
 def simulate(
-    model,
-    q0,
-    v0,
+    model: Model | MimicModel,
+    q0: npt.ArrayLike,
+    v0: npt.ArrayLike,
     t_final: float,
     dt: float = 1e-3,
-    tau=None,
+    tau: TorquesLike | None = None,
     method: str = "rk4",
     *,
-    f_ext=None,
+    f_ext: WrenchesInput | None = None,
     passive: bool = True,
     dynamics: str = "recursive",
     save_every: int | None = None,
@@ -92,7 +102,7 @@ def simulate(
     max_step: float = np.inf,
     progress: bool | None = None,
     stabilization: str = "projection",
-    baumgarte=(10.0, 10.0),
+    baumgarte: tuple[float, float] = (10.0, 10.0),
     constraint_tol: float = 1e-12,
 ) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
@@ -139,6 +149,8 @@ def simulate(
         try:
             return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
+            if not isinstance(model, MimicModel):  # (only a mimic model's tree raises it)
+                raise
             return run_python(
                 model,
                 q0,
@@ -159,18 +171,18 @@ def simulate(
 
 
 def simulate_batch(
-    model,
-    q0,
-    v0,
+    model: Model | MimicModel,
+    q0: npt.ArrayLike,
+    v0: npt.ArrayLike,
     t_final: float,
     dt: float = 1e-3,
-    tau=None,
+    tau: npt.ArrayLike | None = None,
     method: str = "rk4",
     *,
     passive: bool = True,
     save_every: int | None = None,
     errors: str = "raise",
-) -> list:
+) -> list[Trajectory | SimulationError]:
     """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
     whole fixed-step run, cases in parallel on numba's threads.
 
@@ -197,7 +209,6 @@ def simulate_batch(
         raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
     if model.loops:
         raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
-    mimic = isinstance(model, MimicModel)
     Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
     T0 = None if tau is None else _inputs.real_array(tau, "tau")
     leading = [
@@ -206,7 +217,11 @@ def simulate_batch(
         if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)
     ]
     B = max(leading, default=1)
-    check = partial(mimic_simulation.initial_configuration, model) if mimic else partial(_inputs.configuration, model)
+    check = (
+        partial(mimic_simulation.initial_configuration, model)
+        if isinstance(model, MimicModel)
+        else partial(_inputs.configuration, model)
+    )
     Q0 = np.array(
         [check(row, f"q0[{b}]") for b, row in enumerate(np.broadcast_to(Q0, (B, model.nq)) if Q0.ndim == 1 else Q0)]
     )
@@ -225,11 +240,11 @@ def simulate_batch(
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     mode = forces[0].mode
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
-    K, D, q_rest, use_passive = passive_arrays(model.tree if mimic else model, passive)
+    K, D, q_rest, use_passive = passive_arrays(model.tree if isinstance(model, MimicModel) else model, passive)
     done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
     Q, V = Q0.copy(), V0.copy()
     t0 = time.perf_counter()
-    if mimic:
+    if isinstance(model, MimicModel):
         mimic_simulation.run_batch(
             model,
             Q,
@@ -276,7 +291,7 @@ def simulate_batch(
             method == "euler",
         )
     wall = (time.perf_counter() - t0) / B
-    out = []
+    out: list[Trajectory | SimulationError] = []
     for b in range(B):
         if status[b]:  # the same numbers again, alone, for the error that names time and joint
             try:
@@ -322,7 +337,7 @@ def simulate_batch(
     return out
 
 
-def system_of(model, forces, passive):
+def system_of(model: Model | MimicModel, forces: Forces, passive: bool) -> TreeSystem | MimicSystem:
     """The simulation system of a tree or of a MimicModel."""
     if isinstance(model, MimicModel):
         return MimicSystem(model, forces, passive)

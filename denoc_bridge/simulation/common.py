@@ -162,8 +162,9 @@ class Run:
         return False
 
 
-def bad_entry(model, arrays) -> str:
-    """The joint of the first non-finite entry of (name, array, 'q' or 'v') triples."""
+def bad_entry(model, arrays) -> tuple[str, str]:
+    """(where, joint): the first non-finite entry of (name, array, 'q' or 'v') triples, as
+    "name[i] of joint '...'", and its joint; ("", "") if every entry is finite."""
     for name, arr, kind in arrays:
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:

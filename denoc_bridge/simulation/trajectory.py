@@ -10,9 +10,12 @@ recursion (:func:`denoc_bridge.energies`) for all instants at once.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.algorithms.configuration import difference, interpolate
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
@@ -20,11 +23,13 @@ from denoc_bridge.algorithms.kinematics import energies
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.inputs import real_array
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
 
 __all__ = ["Trajectory"]
 
 
-def _real(x, name: str) -> np.ndarray:
+def _real(x: npt.ArrayLike, name: str) -> np.ndarray:
 
     return real_array(x, name)
 
@@ -42,23 +47,23 @@ def _cumulative_integral(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return out
 
 
-def joint_passive_forces(model, q, v):
+def joint_passive_forces(model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike) -> np.ndarray | None:
     """The joint springs' and dampers' forces ``-K (q (-) q_rest) - D v`` at the states (q, v)
     (one or a batch); on a :class:`~denoc_bridge.constraints.mimic.MimicModel` the tree's, at the expanded
     states, as forces on the reduced coordinates (``G^T``), as they act in its simulation.  None
     when the model has neither springs nor dampers."""
 
-    tree = getattr(model, "tree", None)
-    if tree is None:
-        tree, qt, vt = model, q, v
-    else:
+    if isinstance(model, MimicModel):
+        tree = model.tree
         qt, vt = model.expand(q, v)
+    else:
+        tree, qt, vt = model, np.asarray(q), np.asarray(v)
     if not (np.any(tree.damping) or np.any(tree.stiffness)):
         return None
     out = -tree.damping * vt
     if np.any(tree.stiffness):
         out = out - tree.stiffness * difference(tree, np.broadcast_to(tree.rest_configuration, qt.shape), qt)
-    return out if tree is model else model.reduce_forces(out)
+    return model.reduce_forces(out) if isinstance(model, MimicModel) else out
 
 
 @dataclass(eq=False)
@@ -78,7 +83,7 @@ class Trajectory:
 
     MAX_FRAMES = 1_000_000  # resample(): more frames than this is a mistake, not an animation
 
-    model: object
+    model: Model | MimicModel
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
@@ -94,7 +99,7 @@ class Trajectory:
     message: str = ""
     constraint_error: np.ndarray | None = None
     constraint_drift: float = float("nan")
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -107,7 +112,7 @@ class Trajectory:
         )
 
     # ------------------------------------------------------------------ energies and power
-    def _energies(self):
+    def _energies(self) -> tuple[np.ndarray, np.ndarray]:
         if "energies" not in self._cache:
             if len(self):
                 self._cache["energies"] = energies(self.model, self.q, self.v)
@@ -129,13 +134,12 @@ class Trajectory:
     def total_energy(self) -> np.ndarray:
         return self.kinetic_energy + self.potential_energy
 
-    def _tree_states(self):
+    def _tree_states(self) -> tuple[Model, np.ndarray, np.ndarray, np.ndarray]:
         """(tree, q, v, a) in the tree's layout: the model's own, or a MimicModel's expanded."""
         m = self.model
-        tree = getattr(m, "tree", None)
-        if tree is None:
+        if not isinstance(m, MimicModel):
             return m, self.q, self.v, self.a
-        return (tree, *m.expand(self.q, self.v, self.a))
+        return (m.tree, *m.expand(self.q, self.v, self.a))
 
     def passive_forces(self) -> np.ndarray:
         """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant
@@ -179,7 +183,7 @@ class Trajectory:
         return drift
 
     # ------------------------------------------------------------------ resampling and files
-    def at(self, times) -> Trajectory:
+    def at(self, times: npt.ArrayLike) -> Trajectory:
         """The trajectory at other instants (within its time span): configurations along the
         geodesics between saved states (:func:`denoc_bridge.interpolate`), velocities,
         accelerations and actuation linearly."""
@@ -196,7 +200,7 @@ class Trajectory:
         span = self.t[j] - self.t[i]
         u = np.where(span > 0, (times - self.t[i]) / np.where(span > 0, span, 1.0), 0.0)
 
-        def lin(x):
+        def lin(x: np.ndarray) -> np.ndarray:
             return x[i] + u[:, None] * (x[j] - x[i])
 
         q = interpolate(self.model, self.q[i], self.q[j], u)
@@ -232,7 +236,7 @@ class Trajectory:
         n = int(np.floor((self.t[-1] - self.t[0]) * fps + 1e-9)) + 1
         return self.at(self.t[0] + np.arange(n) / fps)
 
-    def to_npz(self, path, compress: bool = True) -> None:
+    def to_npz(self, path: str | os.PathLike[str] | IO[bytes], compress: bool = True) -> None:
         """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
         unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
         :meth:`load` reads it back with the model."""
@@ -263,7 +267,7 @@ class Trajectory:
         )
 
     @classmethod
-    def load(cls, path, model) -> Trajectory:
+    def load(cls, path: str | os.PathLike[str] | IO[bytes], model: Model | MimicModel) -> Trajectory:
         """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
 
         check_model(model)

@@ -65,14 +65,18 @@ that resuming runs them again."""
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
+from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.sweeps.cases import SIMULATE_KWARGS, case_ids, check_cases, checked_base_state, normalised_cases
 from denoc_bridge.sweeps.execution import (
     Job,
@@ -90,14 +94,14 @@ __all__ = ["sweep"]
 
 
 def sweep(
-    model,
-    cases,
-    simulate_kwargs: Mapping | None = None,
+    model: Model | MimicModel | Callable[..., Model | MimicModel],
+    cases: Iterable[Mapping[str, Any]] | Mapping[str, Any] | str | os.PathLike[str],
+    simulate_kwargs: Mapping[str, Any] | None = None,
     *,
-    out=None,
-    metrics=DEFAULT_METRICS,
-    base_state=None,
-    client=None,
+    out: str | os.PathLike[str] | None = None,
+    metrics: Iterable[str | Callable[[Trajectory], Any]] | Mapping[str, Callable[[Trajectory], Any]] = DEFAULT_METRICS,
+    base_state: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike | None] | None = None,
+    client: Any = None,
     scheduler: str | None = None,
     workers: int | None = None,
     batch_size: int = 16,
@@ -163,7 +167,7 @@ def sweep(
     if tasks:
         with SweepProgress(progress, len(ids), len(done_rows)) as bar:
 
-            def collect(result_rows):
+            def collect(result_rows: list[tuple[dict[str, Any], bytes | None]]) -> None:
                 for row, blob in result_rows:
                     if out_dir is not None and row["status"] != "lost":
                         save_case(out_dir, row, blob)

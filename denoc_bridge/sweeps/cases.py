@@ -11,9 +11,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -51,7 +51,7 @@ _MODEL_SCALARS = ("mass_scale", "length_scale", "damping", "stiffness", "gravity
 _MODEL_PREFIXES = ("mass.", "length_scale.", "damping.", "stiffness.")
 
 
-def grid(axes: Mapping[str, Iterable]) -> list[dict]:
+def grid(axes: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The cases of a full factorial design: every combination of the values of ``axes``
     (``{"mass_scale": [0.5, 1, 2], "v0[0]": np.linspace(0, 1, 5)}`` gives 15 cases), the last
     axis varying fastest."""
@@ -62,7 +62,7 @@ def grid(axes: Mapping[str, Iterable]) -> list[dict]:
     return [{n: plain(x) for n, x in zip(names, combo)} for combo in itertools.product(*values)]
 
 
-def read_cases(path) -> list[dict]:
+def read_cases(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Cases from a CSV file with a header row: one case per row, numbers parsed as floats
     (the ``case`` and ``method`` columns stay text; an empty cell leaves the key out)."""
     path = Path(path)
@@ -80,9 +80,9 @@ def read_cases(path) -> list[dict]:
     rows = list(csv.DictReader(io.StringIO(text)))
     if not rows:
         raise InputError(f"cases file {path}: no rows (a header line and one row per case expected)")
-    out = []
+    out: list[dict[str, Any]] = []
     for i, row in enumerate(rows, start=2):
-        case = {}
+        case: dict[str, Any] = {}
         for key, raw in row.items():
             if key is None:
                 raise InputError(f"cases file {path}, line {i}: more cells than header columns")
@@ -158,7 +158,11 @@ def case_ids(cases) -> list[str]:
     return ids
 
 
-def vary(model, params: Mapping[str, Any]):
+@overload
+def vary(model: Model, params: Mapping[str, Any]) -> Model: ...
+@overload
+def vary(model: MimicModel, params: Mapping[str, Any]) -> MimicModel: ...
+def vary(model: Model | MimicModel, params: Mapping[str, Any]) -> Model | MimicModel:
     """A copy of ``model`` with the sweep's model parameters applied:
 
     * ``mass_scale``: every link's mass and rotational inertia times s;
@@ -338,10 +342,14 @@ def case_state(model, base, state: Mapping):
             value = float(value)
         except (TypeError, ValueError):
             raise InputError(f"{key} = {value!r} is not a number") from None
-        if what == "tau" and tau is None:
-            tau = np.zeros(model.nv)
-        target = q0 if what == "q0" else (v0 if what == "v0" else tau)
-        target[i] = value
+        if what == "q0":
+            q0[i] = value
+        elif what == "v0":
+            v0[i] = value
+        else:
+            if tau is None:
+                tau = np.zeros(model.nv)
+            tau[i] = value
     return q0, v0, tau
 
 

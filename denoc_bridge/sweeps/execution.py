@@ -68,7 +68,9 @@ def run_task(job: Job, task: Task) -> list:
     if job.numba_threads:
         import numba
 
-        numba.set_num_threads(max(1, min(job.numba_threads, numba.config.NUMBA_NUM_THREADS)))
+        # NUMBA_NUM_THREADS is set at import from the environment, invisible to mypy
+        n_max = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+        numba.set_num_threads(max(1, min(job.numba_threads, n_max)))
     try:
         model = case_model(job, task.params)
     except Exception as exc:
@@ -121,7 +123,7 @@ def run_task(job: Job, task: Task) -> list:
             results[i] = exc
         except Exception as exc:
             errors[i] = exc
-    rows = []
+    rows: list[tuple[dict[str, Any], bytes | None]] = []
     for i, (cid, inp) in enumerate(zip(task.ids, task.inputs)):
         if i in errors:
             rows.append((error_row(cid, inp, "error", errors[i]), None))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from denoc_bridge._text import count as _count
 from denoc_bridge.errors import InputError
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.model import Model
 from denoc_bridge.simulation.trajectory import Trajectory
 
 
@@ -19,7 +23,9 @@ class SweepResult:
     ``to_pandas()`` the table as a DataFrame (when pandas is installed).
     """
 
-    def __init__(self, rows: list[dict], out: Path | None, wall_time: float, n_run: int, n_resumed: int):
+    def __init__(
+        self, rows: list[dict[str, Any]], out: Path | None, wall_time: float, n_run: int, n_resumed: int
+    ) -> None:
         self.rows = rows
         self.out = out
         self.wall_time = wall_time
@@ -36,7 +42,7 @@ class SweepResult:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.rows)
 
     def __repr__(self) -> str:
@@ -52,10 +58,10 @@ class SweepResult:
         return np.array(values, dtype=object if any(isinstance(v, str) for v in values) else float)
 
     @property
-    def failed(self) -> list[dict]:
+    def failed(self) -> list[dict[str, Any]]:
         return [r for r in self.rows if r.get("status") != "completed"]
 
-    def trajectory(self, case: str, model):
+    def trajectory(self, case: str, model: Model | MimicModel) -> Trajectory:
         """The saved trajectory of ``case`` (for ``model``, or the varied model of that case)."""
 
         if self.out is None:
@@ -65,7 +71,7 @@ class SweepResult:
             raise InputError(f"no saved trajectory for case {case!r} ({path})")
         return Trajectory.load(path, model)
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is not a dependency: no annotation needs it)
         """The table as a pandas DataFrame (pandas is not a dependency of denoc_bridge)."""
         try:
             import pandas as pd
@@ -77,7 +83,7 @@ class SweepResult:
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def summary(self) -> str:
-        by = {}
+        by: dict[Any, int] = {}
         for r in self.rows:
             by[r.get("status")] = by.get(r.get("status"), 0) + 1
         text = f"{_count(len(self.rows), 'case')}: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items()))

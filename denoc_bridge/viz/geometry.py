@@ -24,6 +24,7 @@ import functools
 import os
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -135,7 +136,8 @@ def sphere(center, radius: float, n_lat: int = 10, n_lon: int = 16) -> Mesh:
 def box(half) -> Mesh:
     """An axis-aligned box centred at the origin (24 vertices: flat faces)."""
     h = np.asarray(half, float)
-    verts, faces = [], []
+    verts: list[np.ndarray] = []
+    faces: list[list[int]] = []
     for axis in range(3):
         for sign in (-1.0, 1.0):
             u, w = (axis + 1) % 3, (axis + 2) % 3
@@ -237,7 +239,8 @@ def _load_visuals(path: str, mtime: float, floating_base: bool, joint_names: tup
     if names != joint_names:
         raise ValueError(f"Pinocchio's joints {names[:3]}... differ from the model's {joint_names[:3]}...")
     gm = pin.buildGeomFromUrdf(pin_model, path, pin.GeometryType.VISUAL, package_dirs=_package_dirs(path))
-    out, notes = [], []
+    out: list[Any] = []
+    notes: list[str] = []
     for g in gm.geometryObjects:
         mesh = _coal_mesh(g.geometry, notes)
         if mesh is None or not len(mesh.faces):
@@ -339,7 +342,7 @@ def radii(model, segs, extent: float) -> np.ndarray:
     return np.maximum(r, 0.0035 * extent)
 
 
-def skeleton(model, extent: float) -> list:
+def skeleton(model, extent: float) -> tuple[list[Mesh], np.ndarray]:
     """Per link: a Mesh in the link frame (cylinders and joint spheres; see the module
     docstring), and the radii used."""
 
@@ -360,15 +363,19 @@ def tubes(model, R, p, link_ids, r, sides: int = 6) -> Mesh:
     """All skeleton segments of the links ``link_ids``, in world coordinates at placements
     (R, p), as one mesh of open low-poly tubes (vectorised: 10,000 links in milliseconds)."""
     segs = segments(model)
-    la, A, B = [], [], []
+    links: list[int] = []
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
     for k in link_ids:
         for a, b in segs[k]:
-            la.append(k), A.append(a), B.append(b)
-    if not la:
+            links.append(k)
+            starts.append(a)
+            ends.append(b)
+    if not links:
         return merge([])
-    la = np.array(la)
-    A = p[la] + np.einsum("kij,kj->ki", R[la], np.array(A))
-    B = p[la] + np.einsum("kij,kj->ki", R[la], np.array(B))
+    la = np.array(links)
+    A = p[la] + np.einsum("kij,kj->ki", R[la], np.array(starts))
+    B = p[la] + np.einsum("kij,kj->ki", R[la], np.array(ends))
     d = B - A
     length = np.linalg.norm(d, axis=1, keepdims=True)
     d = d / np.where(length > 0, length, 1.0)

@@ -47,6 +47,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path as _FilePath
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +122,9 @@ class _Scene:
     """Meshcat commands (lowered dicts) for objects and for nodes moving over N frames."""
 
     def __init__(self, n_frames: int, fps: float):
-        self.commands, self.tracks, self.n_frames, self.fps = [], [], n_frames, fps
+        self.commands: list[dict[str, Any]] = []
+        self.tracks: list[Any] = []
+        self.n_frames, self.fps = n_frames, fps
 
     def add_object(self, path: str, mesh: vg.Mesh, rgb, opacity: float = 1.0):
         import meshcat.geometry as mg
@@ -228,7 +231,7 @@ def scene_commands(
     else:
         radius = _draw_huge(scene, root, tree, R, p, colors, extent, animated)
         outline = {}
-    if loops and getattr(tree, "loops", ()):
+    if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
     if camera:
         _camera(scene, root, _outline_points(R, p, outline))

@@ -24,6 +24,7 @@ for free-flyer and spherical joints the position and the rotation vector of the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,7 @@ def joint_positions(model, q, dofs=None) -> np.ndarray:
 
     q = np.atleast_2d(np.asarray(q, dtype=float))
     out = np.full((q.shape[0], model.nv), np.nan)
+    links: Iterable[int]
     if dofs is None:
         links = range(model.n_links)
     else:
