@@ -68,13 +68,14 @@ class MimicModel(ModelKind):
     ``gravity_torques``, the configuration functions, ``forward_kinematics``, ``energies``
     and ``simulate`` (:mod:`denoc_bridge.simulation.mimic`) accept it; other functions take
     ``model.tree`` and :meth:`expand`.
+
+    The tree may carry loop closures (``<loop_joint>``): the mimic rows and the loop rows are
+    then solved together on the tree (:mod:`denoc_bridge.constraints.mimic_loops`).
     """
 
     def __init__(self, tree: Model):
         if not isinstance(tree, Model):
             raise ModelError(f"MimicModel needs a denoc_bridge Model, got {type(tree).__name__}")
-        if tree.loops:
-            raise ModelError(f"model '{tree.name}': mimic joints and loop closures together are not supported")
         self.tree = tree
         self.mimic = tuple(tree.mimic)
         slaves, masters = _check_relations(tree, self.mimic)
@@ -124,7 +125,12 @@ class MimicModel(ModelKind):
             setattr(self, name, value)
         self._tree0 = None  # gravity-free twin, for M^-1 columns
 
-    loops = ()
+    @property
+    def loops(self) -> tuple:
+        """The tree's loop closures (``tree.add_loop_closure``): with them the model is a tree with
+        two kinds of holonomic constraint, the mimic rows K and the loop rows C(q)
+        (:mod:`denoc_bridge.constraints.mimic_loops`)."""
+        return self.tree.loops
 
     @property
     def gravity(self) -> np.ndarray:
