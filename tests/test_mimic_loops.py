@@ -141,7 +141,8 @@ def test_projections(fivebar):
     rng = np.random.default_rng(7)
     q0 = g.GEARED_FIVEBAR_Q + 0.05 * rng.standard_normal(4)
     q = db.loops.project_configuration(fivebar, q0, independent=[0, 2])
-    assert np.abs(ml.loop_residual(fivebar, q)).max() < 1e-12
+    assert np.abs(db.loops.loop_residual(fivebar, q)).max() < 1e-12
+    np.testing.assert_array_equal(db.loops.loop_jacobian(fivebar, q), ml.loop_jacobian(fivebar, q))
     np.testing.assert_array_equal(q[[0, 2]], q0[[0, 2]])  # the independent coordinates kept
     qf = fivebar.expand(q)
     assert qf[4] == qf[0] and qf[3] == qf[2]  # crank_right = crank_left, finger_right = finger_left
