@@ -211,15 +211,36 @@ def test_redundant_coupling_of_a_parallelogram():
 
 def test_coupling_that_locks_a_loop_is_refused():
     m = parallelogram(-1.0)  # R4 = -R2: the four-bar's only degree of freedom is gone
-    q = [0.1, 0.4, -0.4]
+    closed, q = [0.1, 0.0, 0.0], [0.1, 0.4, -0.4]  # the folded four-bar closes under the coupling
+    assert np.abs(db.loops.loop_residual(m, closed)).max() < 1e-15
     for call in (
-        lambda: db.forward_dynamics(m, q, np.zeros(3), np.zeros(3)),
-        lambda: db.inverse_dynamics(m, q, np.zeros(3), np.zeros(3)),
+        lambda: db.forward_dynamics(m, closed, np.zeros(3), np.zeros(3)),
+        lambda: db.inverse_dynamics(m, closed, np.zeros(3), np.zeros(3)),
         lambda: db.loops.project_configuration(m, q),
         lambda: db.simulate(m, q, np.zeros(3), 0.01, 1e-3),
     ):
         with pytest.raises(ModelError, match="mimic joint 'R4' \\(mimicking 'R2'\\) takes the only degree"):
             call()
+    # off the loop the ranks cannot tell a locked coupling from a redundant one: close it first
+    for model in (m, parallelogram(1.0)):
+        with pytest.raises(InputError, match="loop 'R5' .* is not closed .* 'R4' \\(mimicking 'R2'\\)"):
+            db.forward_dynamics(model, [0.1, 0.4, -0.3], np.zeros(3), np.zeros(3))
+
+
+def test_simulation_options(fivebar):
+    rng = np.random.default_rng(14)
+    q, v, _ = closed_state(fivebar, rng)
+    tr = db.simulate(fivebar, q, v, 0.04, 2e-3, stabilization="baumgarte", baumgarte=(20.0, 20.0))
+    assert np.isnan(tr.constraint_drift) and tr.constraint_error.max() < 1e-6
+    calls = []
+
+    def controller(t, qs, vs):  # a PD on the crank, from Python
+        calls.append(t)
+        return np.array([-2.0 * (qs[0] - q[0]) - 0.5 * vs[0], 0.0, 0.0, 0.0])
+
+    tr = db.simulate(fivebar, q, v, 0.02, 2e-3, tau=controller)
+    assert tr.status == "completed" and len(calls) > 10 and tr.constraint_error.max() <= 1e-12
+    np.testing.assert_allclose(tr.tau[0], controller(0.0, q, v))
 
 
 def test_simulation_keeps_the_loops_closed(fivebar):

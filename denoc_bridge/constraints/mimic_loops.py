@@ -19,10 +19,14 @@ On the reduced coordinates the loop rows are ``C G`` (:func:`loop_jacobian`): th
 (Newton on ``phi(q_full(q_r))`` with Jacobian ``C G``, 004 eq. 26) and the closed-chain inverse
 dynamics (004 eq. 14 read backwards with ``tau_tree = G^T ID(q, G v_r, G a_r)``) use them.
 
-Two couplings are refused by name (:class:`~denoc_bridge.errors.ModelError`): a mimic joint
-whose relation takes the only degree(s) of freedom of a loop (the loop's joints could then no
-longer move: the relation and the loop fix them both), and, at a state, redundant rows whose
-accelerations disagree (a loop singular under the coupling, :class:`~denoc_bridge.errors.InputError`).
+Refused by name, never NaN: a mimic joint whose relation takes the only degree(s) of freedom of
+a loop (the loop's joints could no longer move: the relation and the loop fix them both;
+:class:`~denoc_bridge.errors.ModelError` at a closed configuration, an
+:class:`~denoc_bridge.errors.InputError` asking to close the loop first elsewhere, where the
+ranks cannot tell it from a redundant coupling), and, at a state, redundant rows whose
+accelerations disagree (a loop singular under the coupling, InputError naming the loop).
+A redundant but consistent coupling (e.g. the two cranks of a parallelogram mimic-coupled with
+multiplier 1) is solved: :func:`.solve.independent_rows` removes the row.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ __all__ = [
 
 #: redundant rows whose accelerations disagree by more than this (relative) make a singular loop
 CONSISTENCY_RTOL = 1e-8
+#: a loop whose position error is at most this (m or rad) is closed, for check_coupling
+CLOSED_TOL = 1e-6
 
 
 def _check(model) -> None:
@@ -126,27 +132,39 @@ def _loop_dofs(model):
     return dofs
 
 
-def check_coupling(model: MimicModel, C) -> None:
-    """ModelError naming the mimic joint when, at the configuration of the loop rows C (tree
-    layout, all rows), a mimic relation takes the only degree(s) of freedom of a loop: the
-    loop's joints can move on the tree (mobility > 0) but not under the coupling."""
+def check_coupling(model: MimicModel, C, phi=None) -> None:
+    """Refuse a mimic relation that takes the only degree(s) of freedom of a loop: the loop's
+    joints can move on the tree (mobility > 0, from the rank of its rows C, tree layout, all
+    rows) but not under the coupling.  At a configuration that closes the loop (``phi``, None:
+    closed) that is the model's fault, :class:`ModelError` naming the mimic joint; elsewhere
+    the ranks may be those of a redundant coupling seen off the loop, :class:`InputError` (close
+    the loop first)."""
     r0 = 0
     for lc, dofs in zip(model.loops, _loop_dofs(model)):
-        Cl = C[r0 : r0 + lc.n_rows]
+        rows = slice(r0, r0 + lc.n_rows)
         r0 += lc.n_rows
         if not dofs.size:
             continue
+        Cl = C[rows]
         mob_tree = dofs.size - independent_rows(Cl[:, dofs]).size
         cols = np.unique(model._col[dofs])
         mob_coupled = cols.size - independent_rows(model.reduce_forces(Cl)[:, cols]).size
-        if mob_tree > 0 and mob_coupled == 0:
-            inside = [r for r, s in zip(model.mimic, model._s_v) if s in set(dofs.tolist())]
-            names = ", ".join(f"'{r.joint}' (mimicking '{r.mimicked}')" for r in inside) or "?"
-            raise ModelError(
-                f"model '{model.tree.name}': the mimic joint {names} takes the only degree(s) of freedom "
-                f"of loop '{lc.name}' ({mob_tree} on the tree): with the coupling its joints cannot move, "
-                "and the relation and the loop fix them both; drop the <mimic> or the <loop_joint>"
+        if mob_tree == 0 or mob_coupled > 0:
+            continue
+        inside = [r for r, s in zip(model.mimic, model._s_v) if s in set(dofs.tolist())]
+        names = ", ".join(f"'{r.joint}' (mimicking '{r.mimicked}')" for r in inside) or "?"
+        error = 0.0 if phi is None else float(np.abs(phi[rows]).max())
+        if error > CLOSED_TOL:
+            raise InputError(
+                f"loop '{lc.name}' of model '{model.tree.name}' is not closed at this configuration (error "
+                f"{error:.2e}) and the mimic joint {names} leaves it no motion here: close it first "
+                "(db.loops.project_configuration)"
             )
+        raise ModelError(
+            f"model '{model.tree.name}': the mimic joint {names} takes the only degree(s) of freedom "
+            f"of loop '{lc.name}' ({mob_tree} on the tree): with the coupling its joints cannot move, "
+            "and the relation and the loop fix them both; drop the <mimic> or the <loop_joint>"
+        )
 
 
 def _check_redundant(model, J, a, rhs, kept):
@@ -198,7 +216,7 @@ def forward_dynamics(
         )
     tau = model._reduced(tau, "tau", model.nv)
     qf, vf, phi, J, gamma = stacked_rows(model, q, v)
-    check_coupling(model, J[model.n_constraints :])
+    check_coupling(model, J[model.n_constraints :], phi[model.n_constraints :])
     alpha, beta = (float(x) for x in baumgarte)
     rhs = gamma - 2.0 * alpha * (J @ vf) - beta * beta * phi
     if method == "lagrange":
@@ -260,7 +278,7 @@ def closed_chain_inverse_dynamics(
     qf, vf, phi, J, gamma = stacked_rows(model, q, v)
     nc = model.n_constraints
     CG = model.reduce_forces(J[nc:])
-    check_coupling(model, J[nc:])
+    check_coupling(model, J[nc:], phi[nc:])
     check_consistent(model.loops, phi[nc:], CG, -gamma[nc:], v, a, tol)
     tau_tree = _mimic.inverse_dynamics(model, q, v, a, f_ext)
 
@@ -295,16 +313,16 @@ def project_configuration(model: MimicModel, q, *, independent=None, tol: float 
     InputError naming the loop when it does not converge."""
     _check(model)
     q = model._reduced(q, "q", model.nq, "q")
-    qf = _full_configuration(model, q)
-    check_coupling(model, tree_rows(model.tree, qf)[1])
-    q = model.reduce_configuration(qf)  # normalised pairs
+    q = model.reduce_configuration(_full_configuration(model, q))  # normalised pairs
 
     def residual_jacobian(x):
         phi, C, _ = tree_rows(model.tree, model.expand(x))
         return phi, model.reduce_forces(C)
 
     q, phi = newton_closure(q, residual_jacobian, lambda x, dv: _step(model, x, dv), independent, tol, max_iter)
-    return closed_or_error(model.loops, q, phi, tol, max_iter)
+    q = closed_or_error(model.loops, q, phi, tol, max_iter)
+    check_coupling(model, tree_rows(model.tree, model.expand(q))[1])  # closed: a locked loop is the model's
+    return q
 
 
 def project_velocity(model: MimicModel, q, v, *, independent=None):

@@ -76,7 +76,6 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
     system = MimicLoopSystem(model, forces, passive, (alpha, beta))
     nq, nv = model.nq, model.nv
     q, v = q0.copy(), v0.copy()
-    ml.check_coupling(model, ml.stacked_rows(model, q)[3][model.n_constraints :])  # a locked loop: ModelError
     if project:
         try:
             _project(model, q, v, tol, 0.0)
@@ -85,6 +84,8 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
                 f"q0 is too far from closing the loops of '{model.name}' ({', '.join(lc.name for lc in model.loops)}); "
                 "start from a configuration that closes them (db.loops.project_configuration)"
             ) from None
+    _, _, phi, J, _ = ml.stacked_rows(model, q)
+    ml.check_coupling(model, J[model.n_constraints :], phi[model.n_constraints :])  # a locked loop: named
     f = system.accelerations
     Q, V, A, TAU, E = [], [], [], [], []
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
