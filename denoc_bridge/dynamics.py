@@ -17,11 +17,13 @@ names it.  C-contiguous float64 arrays of the right shape take the fast path; an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms import dynamics as tree
-from denoc_bridge.constraints import loops, mimic
+from denoc_bridge.constraints import loops, mimic, mimic_loops
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import entry
 from denoc_bridge.multibody import inputs
@@ -85,9 +87,15 @@ def inverse_dynamics(
         default all): the torques of a closed chain, the other joints passive
         (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
         consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
+        On a MimicModel whose tree has loop closures likewise, in reduced coordinates (names
+        of independent joints, or indices into the reduced v; default all: the smallest
+        torques that realise the closed-chain motion); the open-chain torques ``G^T ID`` that
+        ignore the loops are :func:`denoc_bridge.mimic.inverse_dynamics`.
     """
     if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
+            if model.tree.loops:  # closed chain in reduced coordinates (mimic rows and loop rows)
+                return _mimic_closed_chain(model, q, v, a, f_ext, actuated)
             if actuated is not None:
                 raise _no_loops(model)
             return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
@@ -145,10 +153,14 @@ def forward_dynamics(
 
     On a :class:`~denoc_bridge.MimicModel` (``load_urdf(path, mimic=True)``) the
     accelerations are the reduced ones, ``G^T M G a = tau - G^T h``, by Lagrange multipliers
-    on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`).
+    on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`); with loop
+    closures on its tree, the mimic rows and the loop rows stacked in one Lagrange solve on the
+    tree (:mod:`denoc_bridge.constraints.mimic_loops`).
     """
     if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
+            if model.tree.loops:  # the stacked rows [K; C] on the tree
+                return mimic_loops.forward_dynamics(model, q, v, tau, f_ext)
             return mimic.forward_dynamics(model, q, v, tau, f_ext, data=data)
         check_model(model)
     if model.loops:
@@ -186,9 +198,7 @@ def nonlinear_effects(
     of the tree on a model with loop closures (the h of 004 eq. 14)."""
     check_model(model)
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
-    if isinstance(model, Model) and model.loops:  # (a MimicModel has no loops)
-        return tree.tree_inverse_dynamics(model, q, v, a, f_ext, data=data)
-    return inverse_dynamics(model, q, v, a, f_ext, data=data)
+    return _open_chain(model)(model, q, v, a, f_ext, data=data)
 
 
 def gravity_torques(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
@@ -196,9 +206,37 @@ def gravity_torques(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data |
     loop closures."""
     check_model(model)
     zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
-    if isinstance(model, Model) and model.loops:  # (a MimicModel has no loops)
-        return tree.tree_inverse_dynamics(model, q, zero, zero.copy(), data=data)
-    return inverse_dynamics(model, q, zero, zero.copy(), data=data)
+    return _open_chain(model)(model, q, zero, zero.copy(), data=data)
+
+
+def _mimic_closed_chain(
+    model: MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: inputs.WrenchesLike | None,
+    actuated: inputs.JointsLike | None,
+) -> np.ndarray:
+    """Closed-chain inverse dynamics of a MimicModel whose tree has loops, one state or a batch
+    (kept out of inverse_dynamics: a comprehension over q there would make q a closure cell and
+    slow down its fast path)."""
+    if np.ndim(q) == 2:
+        qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (a, "a")))
+        fe = inputs.per_state_wrenches(model.tree, f_ext, len(qs))
+        return np.array(
+            [
+                mimic_loops.closed_chain_inverse_dynamics(model, qs[i], vs[i], xs[i], fe[i], actuated=actuated)
+                for i in range(len(qs))
+            ]
+        )
+    return mimic_loops.closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
+
+
+def _open_chain(model: Model | MimicModel) -> Callable[..., np.ndarray]:
+    """The inverse dynamics that ignores the loops: the tree's, or a MimicModel's ``G^T ID``."""
+    if isinstance(model, MimicModel):
+        return mimic.inverse_dynamics
+    return tree.tree_inverse_dynamics if model.loops else inverse_dynamics
 
 
 def mass_matrix(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:

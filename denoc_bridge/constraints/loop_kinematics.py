@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.algorithms.reference import link_N, world_kinematics
+from denoc_bridge.constraints import mimic_loops as _mimic_loops
 from denoc_bridge.constraints.solve import independent_rows
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import LoopClosure, body_name
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.spatial import skew
 
 
@@ -165,14 +167,19 @@ def loop_kinematics(model, q, v):
 
 def loop_residual(model, q) -> np.ndarray:
     """The position errors of the cut joints (m,): metres for the point rows, radians for the
-    rotation rows (see the module docstring for the rows of each type)."""
+    rotation rows (see the module docstring for the rows of each type); of a MimicModel at its
+    reduced q (:func:`denoc_bridge.constraints.mimic_loops.loop_residual`)."""
     _check_model(model)
+    if isinstance(model, MimicModel):
+        return _mimic_loops.loop_residual(model, q)
     return all_rows(model, q)[0]
 
 
 def loop_jacobian(model, q) -> np.ndarray:
-    """``C = D* N`` (004 eq. 15), all rows (m x nv)."""
+    """``C = D* N`` (004 eq. 15), all rows (m x nv); of a MimicModel ``C G`` (m x its reduced nv)."""
     _check_model(model)
+    if isinstance(model, MimicModel):
+        return _mimic_loops.loop_jacobian(model, q)
     return all_rows(model, q)[1]
 
 

@@ -46,11 +46,11 @@ import scipy.linalg
 from denoc_bridge.algorithms.configuration import integrate
 from denoc_bridge.algorithms.dynamics import (
     singular_error,
-    tree_forward_dynamics,
     tree_inverse_dynamics,
     tree_mass_matrix,
     tree_nonlinear_effects,
 )
+from denoc_bridge.constraints import mimic_loops as _mimic_loops
 from denoc_bridge.constraints.loop_kinematics import (  # the public names of db.loops
     all_rows,
     constraint_report,
@@ -60,11 +60,16 @@ from denoc_bridge.constraints.loop_kinematics import (  # the public names of db
     loop_kinematics,
     loop_residual,
 )
+from denoc_bridge.constraints.packed import _Compiled, compiled
 from denoc_bridge.constraints.solve import (
     RANK_RTOL,
-    gravity_free,
+    actuated_dofs,
+    actuator_torques,
+    check_consistent,
+    closed_or_error,
     independent_rows,
-    minv_columns,
+    lagrange_accelerations,
+    newton_closure,
     partition,
     transformation,
 )
@@ -73,6 +78,7 @@ from denoc_bridge.kernels import loops as _kl
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import LOOP_TYPES, LoopClosure, body_name, make_loop_closure
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 
 __all__ = [
@@ -102,53 +108,8 @@ def _check_method(method: str) -> None:
         raise InputError(f"method must be 'lagrange' or 'partitioning', got {method!r}")
 
 
-_TYPE_CODES = {"weld": 0, "spherical": 1, "revolute": 2, "prismatic": 3}
-
-
-class _Compiled:
-    """The model and its cut joints packed for :mod:`denoc_bridge.kernels.loops` (``pi``,
-    ``pf``) with scratch ``sb`` and work array of the calling thread (kept in the model's
-    thread-local storage, rebuilt when loops are added)."""
-
-    def __init__(self, model: Model) -> None:
-        L, nv, nl = model.n_links, model.nv, len(model.loops)
-        self.loops = model.loops
-        self.m = m = sum(lc.n_rows for lc in model.loops)
-        pi = np.zeros((1 + L + nl, 6), dtype=np.int64)
-        pf = np.zeros((1 + L + nl, 30))
-        pi[0] = (L, nl, m, nv, model.nq, 0)
-        pi[1 : L + 1] = np.column_stack(
-            [model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v, model.nv_joint]
-        )
-        pf[1 : L + 1, :18] = np.column_stack(
-            [model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9), model.joint_translation]
-        )
-        r = 0
-        for l, lc in enumerate(model.loops):
-            pi[1 + L + l, :4] = (_TYPE_CODES[lc.type], lc.link1, lc.link2, r)
-            pf[1 + L + l] = np.concatenate(
-                [lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(), lc.translation2, lc.normals().ravel()]
-            )
-            r += lc.n_rows
-        self.pi, self.pf = pi, pf
-        self.sb = np.zeros(_kl.scratch_size(L, nv, m))
-        self.C, self.lam = _kl.result_views(self.sb, L, nv, m)
-        self.phi = self.sb[_kl.ds_start(L, nv) : _kl.ds_start(L, nv) + m]  # the last evaluation's phi
-        self.kt0 = gravity_free(model)._kt
-        self.work = model.thread_work()
-
-
-def compiled(model: Model) -> _Compiled:
-    """This thread's packed model, rebuilt when loops were added since."""
-    cp = getattr(model._local, "loops", None)
-    if cp is None or cp.loops is not model.loops:
-        cp = model._local.loops = _Compiled(model)
-    return cp
-
-
 def _loop_status(model: Model, status: int, q: npt.ArrayLike) -> NoReturn:
     """Raise the error that a kernel status stands for (see kernels.loops)."""
-
     if status > 0:
         raise singular_error(model, status - 1)
     if status == -3:
@@ -244,14 +205,9 @@ def reference_constrained(
     phi, C, cdqd = loop_kinematics(model, q, v)
     alpha, beta = (float(x) for x in baumgarte)
     rhs = -cdqd - 2.0 * alpha * (C @ v) - beta * beta * phi
-    if method == "lagrange":
-        rows = independent_rows(C)
-        Cr, rr = C[rows], rhs[rows]
-        a0 = tree_forward_dynamics(model, q, v, tau, f_ext)
-        Y = minv_columns(model, q, Cr.T)  # M^-1 C^T, O(n) per row
-        K = Cr @ Y
-        lam = np.linalg.solve(K, rr - Cr @ a0)  # (C M^-1 C^T) lambda = ...   (13-14)
-        return a0 + Y @ lam, lam, Cr
+    if method == "lagrange":  # the solve every constraint kind shares (004 eqs. 13-14)
+        a, lam, rows = lagrange_accelerations(model, q, v, tau, C, rhs, f_ext)
+        return a, lam, C[rows]
     rows, dep, ind, E, Edqd = transformation(C, model.nv, independent, rhs)
     M = tree_mass_matrix(model, q)
     f = tau - tree_nonlinear_effects(model, q, v, f_ext)
@@ -335,109 +291,59 @@ def constraint_forces(
 
 
 def velocity_transformation(
-    model: Model, q: npt.ArrayLike, independent: npt.ArrayLike | None = None
+    model: Model | MimicModel, q: npt.ArrayLike, independent: npt.ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(E, dependent, independent)``: qdot = E qdot_i (004 eqs. 16, 23), C E = 0 (eq. 17).
     ``independent`` (indices into v) imposes the independent coordinates; by default they are
     chosen by a pivoted QR of C (see :func:`partition`)."""
     _check_model(model)
+    if isinstance(model, MimicModel):  # the loop rows on the reduced coordinates: C G
+        return _mimic_loops.velocity_transformation(model, q, independent)
     _, dep, ind, E, _ = transformation(loop_jacobian(model, q), model.nv, independent)
     return E, dep, ind
 
 
 def project_configuration(
-    model: Model, q: npt.ArrayLike, *, independent: npt.ArrayLike | None = None, tol: float = 1e-12, max_iter: int = 30
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    *,
+    independent: npt.ArrayLike | None = None,
+    tol: float = 1e-12,
+    max_iter: int = 30,
 ) -> np.ndarray:
     """Close the loops: Newton-Raphson on the dependent coordinates, ``C_d dq_d = -phi``
     (004 eq. 26), the independent ones kept.  Returns the corrected q; raises
     :class:`~denoc_bridge.errors.InputError` naming the cut joint when it does not converge
     (the loops cannot be closed near q)."""
     _check_model(model)
+    if isinstance(model, MimicModel):  # the loop rows on the reduced coordinates: C G
+        return _mimic_loops.project_configuration(model, q, independent=independent, tol=tol, max_iter=max_iter)
 
     qc = inp.configuration(model, q).copy()
-    for _ in range(max_iter):
-        phi, C, _ = all_rows(model, qc)
-        if np.abs(phi).max() <= tol:
-            return qc
-        rows, dep, _ = partition(C, independent=independent)
-        dv = np.zeros(model.nv)
-        dv[dep] = np.linalg.lstsq(C[rows][:, dep], -phi[rows], rcond=None)[0]
-        qc = integrate(model, qc, dv)
-    phi = all_rows(model, qc)[0]
-    worst: tuple[str, float] | None = None
-    r0 = 0
-    for lc in model.loops:
-        e = np.abs(phi[r0 : r0 + lc.n_rows]).max()
-        if worst is None or e > worst[1]:
-            worst = (lc.name, e)
-        r0 += lc.n_rows
-    assert worst is not None  # all_rows refuses a model without loop closures
-    if worst[1] <= 1e3 * tol:
-        return qc
-    raise InputError(
-        f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
-        f"{max_iter} Newton-Raphson steps (004 eq. 26)"
+    qc, phi = newton_closure(
+        qc, lambda x: all_rows(model, x)[:2], lambda x, dv: integrate(model, x, dv), independent, tol, max_iter
     )
+    if np.abs(phi).max() <= tol:
+        return qc
+    return closed_or_error(model.loops, qc, phi, tol, max_iter)
 
 
 def project_velocity(
-    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, *, independent: npt.ArrayLike | None = None
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, independent: npt.ArrayLike | None = None
 ) -> np.ndarray:
     """The velocity satisfying C v = 0 with the same independent components (004 eq. 16)."""
     _check_model(model)
+    if isinstance(model, MimicModel):  # the loop rows on the reduced coordinates: C G
+        return _mimic_loops.project_velocity(model, q, v, independent=independent)
 
     v = inp.vector(model, v, "v", "v")
     E, dep, ind = velocity_transformation(model, q, independent)
     return E @ v[ind]
 
 
-def _actuated_dofs(model: Model, actuated: inp.JointsLike | None) -> np.ndarray:
-    """The velocity indices of the actuated joints (names, or indices into v)."""
-    if actuated is None:
-        return np.arange(model.nv)
-    dofs: list[int] = []
-    for item in np.atleast_1d(np.asarray(actuated, dtype=object)):
-        if isinstance(item, str):
-            if item not in model.joint_names:
-                raise InputError(f"actuated: no joint named '{item}' in '{model.name}'")
-            k = model.joint_names.index(item)
-            dofs.extend(range(model.idx_v[k], model.idx_v[k] + model.nv_joint[k]))
-        elif isinstance(item, (int, np.integer)) and 0 <= int(item) < model.nv:
-            dofs.append(int(item))
-        else:
-            raise InputError(f"actuated: {item!r} is neither a joint name nor an index into v (0..{model.nv - 1})")
-    out = np.unique(np.array(dofs, dtype=np.int64))
-    if out.size != len(dofs):
-        raise InputError("actuated: a joint or index is listed twice")
-    return out
-
-
-def _check_consistent(
-    model: Model, phi: np.ndarray, C: np.ndarray, gamma: np.ndarray, v: np.ndarray, a: np.ndarray, tol: float
-) -> None:
-    """Raise InputError naming the cut joint whose position, velocity or acceleration
-    constraint (q, v, a) violates by more than tol (relative to the terms' scale)."""
-    levels = (
-        ("position", phi, 1.0),
-        ("velocity", C @ v, 1.0 + np.abs(C).max() * np.abs(v).max()),
-        ("acceleration", C @ a + gamma, 1.0 + np.abs(C).max() * np.abs(a).max() + np.abs(gamma).max()),
-    )
-    for level, err, scale in levels:
-        r0 = 0
-        for lc in model.loops:
-            e = np.abs(err[r0 : r0 + lc.n_rows]).max()
-            if e > tol * scale:
-                raise InputError(
-                    f"the motion does not satisfy loop '{lc.name}' at the {level} level (error {e:.2e}): "
-                    "closed-chain inverse dynamics needs q, v, a consistent with the loops "
-                    "(project_configuration, project_velocity, or accelerations from forward dynamics)"
-                )
-            r0 += lc.n_rows
-
-
 @overload
 def closed_chain_inverse_dynamics(
-    model: Model,
+    model: Model | MimicModel,
     q: npt.ArrayLike,
     v: npt.ArrayLike,
     a: npt.ArrayLike,
@@ -449,7 +355,7 @@ def closed_chain_inverse_dynamics(
 ) -> np.ndarray: ...
 @overload
 def closed_chain_inverse_dynamics(
-    model: Model,
+    model: Model | MimicModel,
     q: npt.ArrayLike,
     v: npt.ArrayLike,
     a: npt.ArrayLike,
@@ -460,7 +366,7 @@ def closed_chain_inverse_dynamics(
     tol: float = 1e-8,
 ) -> tuple[np.ndarray, np.ndarray]: ...
 def closed_chain_inverse_dynamics(
-    model: Model,
+    model: Model | MimicModel,
     q: npt.ArrayLike,
     v: npt.ArrayLike,
     a: npt.ArrayLike,
@@ -488,26 +394,25 @@ def closed_chain_inverse_dynamics(
     ``(tau, lambda)`` (lambda for the independent rows of C, as :func:`constraint_forces`).
     """
     _check_model(model)
+    if isinstance(model, MimicModel):
+        return _mimic_loops.closed_chain_inverse_dynamics(
+            model, q, v, a, f_ext, actuated=actuated, return_forces=return_forces, tol=tol
+        )
 
     q = inp.configuration(model, q)
     v = inp.vector(model, v, "v", "v")
     a = inp.vector(model, a, "a", "v")
-    act = _actuated_dofs(model, actuated)
+    act = actuated_dofs(model, actuated)
     phi, C, gamma = loop_kinematics(model, q, v)
-    _check_consistent(model, phi, C, gamma, v, a, tol)
+    check_consistent(model.loops, phi, C, gamma, v, a, tol)
     tau_tree = tree_inverse_dynamics(model, q, v, a, f_ext)
-    rows, dep, ind, E, _ = transformation(C, model.nv)
-    A, b = E.T[:, act], E.T @ tau_tree  # E^T S tau_a = E^T tau_tree  (19-21)
-    tau_a, _, rank, _ = np.linalg.lstsq(A, b, rcond=None)
-    scale = np.abs(b).max() + np.abs(E.T).max() * np.abs(tau_tree).max() + 1e-300
-    if rank < ind.size and np.abs(A @ tau_a - b).max() > 1e-9 * scale:
-        names = sorted({model.joint_names[int(np.searchsorted(model.idx_v, i, side="right") - 1)] for i in act})
-        raise InputError(
-            f"the actuated joints ({', '.join(names) or 'none'}) cannot produce this motion: the closed "
-            f"chain has {ind.size} degree(s) of freedom and they act on {rank} of them"
+
+    def describe() -> str:
+        return ", ".join(
+            sorted({model.joint_names[int(np.searchsorted(model.idx_v, i, side="right") - 1)] for i in act})
         )
-    tau = np.zeros(model.nv)
-    tau[act] = tau_a
+
+    tau, rows = actuator_torques(C, tau_tree, act, model.nv, describe)
     if not return_forces:
         return tau
     Cr = C[rows]

@@ -61,6 +61,7 @@ from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as _id
 from denoc_bridge.algorithms.dynamics import tree_inverse_mass_matrix as _imm
 from denoc_bridge.algorithms.dynamics import tree_mass_matrix as _mm
 from denoc_bridge.algorithms.dynamics import tree_nonlinear_effects as nonlinear_effects
+from denoc_bridge.constraints.solve import lagrange_accelerations
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.data import Data
@@ -152,6 +153,11 @@ def forward_dynamics(
     (:func:`.kernels.mimic.forward_dynamics_entry`: one forward dynamics of the tree that keeps
     its articulated factors, one solve with them per mimic joint and one for the correction);
     anything it refuses takes the checked path, which names the problem or solves densely."""
+    if model.tree.loops:
+        raise InputError(
+            f"model '{model.tree.name}' has loop closures as well as mimic joints: its accelerations are "
+            "db.forward_dynamics (denoc_bridge.constraints.mimic_loops), not the mimic-only solve"
+        )
     if method == "lagrange" and f_ext is None and _vectors(q, v, tau):
         kt, work, im, fm, nqf, reach = _entry(model, data)
         out = np.empty(model.nv)
@@ -171,10 +177,14 @@ def forward_dynamics(
         raise InputError(f"tau has shape {np.shape(tau)}, q has shape {np.shape(q)}: one state or the same batch")
     if method == "lagrange":
         try:
-            a0 = _fd(model.tree, qf, vf, tf, f_ext, data=data)  # the tree has no loops
+            if qf.ndim == 1 and model.n_constraints:  # the solve every constraint kind shares
+                K = model.constraint_matrix()
+                a = lagrange_accelerations(model.tree, qf, vf, tf, K, np.zeros(len(K)), f_ext)[0]
+                return a[model._v_keep]
+            a0 = _fd(model.tree, qf, vf, tf, f_ext, data=data)  # tree dynamics (loops: constraints.mimic_loops)
             if model.n_constraints == 0:
                 return a0[..., model._v_keep]
-            W = _minv_kt(model, qf)  # (..., nc, nv_full) = (M^-1 K^T)^T
+            W = _minv_kt(model, qf)  # (B, nc, nv_full) = (M^-1 K^T)^T, one batched a0 above
         except SingularInertiaError:
             method = "dense"
         else:

@@ -768,3 +768,19 @@ def constrained_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha,
         return status, 0
     mt, lt, ws, ds = _unpack(pi, pf, sb)
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)
+
+
+@njit(cache=True)
+def rows(pi, pf, sb, q, v, with_bias):
+    """phi, C and Cdot qdot (with_bias) of every cut joint at (q, v) into the scratch (read them
+    with :func:`row_views`): world kinematics and :func:`loop_rows`, nothing else."""
+    mt, lt, ws, ds = _unpack(pi, pf, sb)
+    n, hi = _reach(mt, lt)
+    world_kinematics(mt, q, v, with_bias, ws, n)
+    loop_rows(mt, lt, ws, with_bias, ds[0], ds[1], ds[2])
+
+
+def row_views(sb, L, nv, m):
+    """(phi, C, gamma) views of the scratch as :func:`rows` leaves them."""
+    at = ds_start(L, nv)
+    return sb[at : at + m], sb[at + m : at + m + m * nv].reshape((m, nv)), sb[at + m + m * nv : at + 2 * m + m * nv]

@@ -74,6 +74,9 @@ class MimicModel(ModelKind):
     ``gravity_torques``, the configuration functions, ``forward_kinematics``, ``energies``
     and ``simulate`` (:mod:`denoc_bridge.simulation.mimic`) accept it; other functions take
     ``model.tree`` and :meth:`expand`.
+
+    The tree may carry loop closures (``<loop_joint>``): the mimic rows and the loop rows are
+    then solved together on the tree (:mod:`denoc_bridge.constraints.mimic_loops`).
     """
 
     # set in __init__ (with setattr), reduced layout
@@ -87,8 +90,6 @@ class MimicModel(ModelKind):
     def __init__(self, tree: Model) -> None:
         if not isinstance(tree, Model):
             raise ModelError(f"MimicModel needs a denoc_bridge Model, got {type(tree).__name__}")
-        if tree.loops:
-            raise ModelError(f"model '{tree.name}': mimic joints and loop closures together are not supported")
         self.tree = tree
         self.mimic = tuple(tree.mimic)
         slaves, masters = _check_relations(tree, self.mimic)
@@ -138,7 +139,12 @@ class MimicModel(ModelKind):
             setattr(self, name, value)
         self._tree0: Model | None = None  # gravity-free twin, for M^-1 columns
 
-    loops: tuple[()] = ()
+    @property
+    def loops(self) -> tuple:
+        """The tree's loop closures (``tree.add_loop_closure``): with them the model is a tree with
+        two kinds of holonomic constraint, the mimic rows K and the loop rows C(q)
+        (:mod:`denoc_bridge.constraints.mimic_loops`)."""
+        return self.tree.loops
 
     @property
     def gravity(self) -> np.ndarray:

@@ -28,8 +28,9 @@ held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's j
 ``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
 wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
 
-A :class:`~denoc_bridge.constraints.mimic.MimicModel` is simulated in its reduced coordinates, stage by
-stage from Python (:mod:`denoc_bridge.simulation.mimic`).
+A :class:`~denoc_bridge.constraints.mimic.MimicModel` is simulated in its reduced coordinates
+(:mod:`denoc_bridge.simulation.mimic`); with loop closures on its tree, stage by stage from Python
+with the loops' stabilisation (:mod:`denoc_bridge.simulation.mimic_loops`).
 
 Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
 on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
@@ -58,6 +59,7 @@ from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.simulation import loops as loop_simulation
 from denoc_bridge.simulation import mimic as mimic_simulation
+from denoc_bridge.simulation import mimic_loops as mimic_loop_simulation
 from denoc_bridge.simulation.common import (
     ADAPTIVE_METHODS,
     FIXED_STEP_METHODS,
@@ -138,6 +140,20 @@ def simulate(
     forces.cholesky = dynamics == "cholesky"
     if model.loops:
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
+        if isinstance(model, MimicModel):  # mimic rows and loop rows, stage by stage from Python
+            return mimic_loop_simulation.run(
+                model,
+                q0,
+                v0,
+                dt,
+                n_steps,
+                forces,
+                method,
+                passive,
+                save_stride(model, n_steps, save_every),
+                progress,
+                opts,
+            )
         return loop_simulation.run(
             model, q0, v0, dt, n_steps, forces, method, passive, save_stride(model, n_steps, save_every), progress, opts
         )
