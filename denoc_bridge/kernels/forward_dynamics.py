@@ -91,7 +91,7 @@ def articulated_joint_general(ki, kf, k, nv, work, M, xi, tau, scale, s):
     Returns (ok, Mbar, xi + Psi phihat); ``s`` is (6, 6, 6) scratch."""
     L = ki.shape[0]
     v0 = ki[k, T.IDX_V]
-    dof, prow, ihat, ihatinv = 3 * L + v0, 3 * L + nv + v0, 3 * L + 2 * nv + v0, 3 * L + 3 * nv + v0
+    dof, prow, ihat, ihatinv = T.dof_row(L, v0), T.p_row(L, nv, v0), T.ihat_row(L, nv, v0), T.ihatinv_row(L, nv, v0)
     z = ki[k, T.NV]
     PsiHat, Ik, Iinv, ph = s[0], s[1], s[2], s[5, 0]
     for n in range(z):
@@ -245,7 +245,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 prefetch(kf, k - AHEAD, 0)
                 prefetch(kf, k - AHEAD, 8)
                 prefetch(work, k - AHEAD, 0)
-                prefetch(work, 3 * L + ki[k, T.IDX_V] - AHEAD, 0)
+                prefetch(work, T.dof_row(L, ki[k, T.IDX_V]) - AHEAD, 0)
             if not T.massless(ki, k):
                 M = plus_link_mass(
                     M,
@@ -284,10 +284,10 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                     return k
                 inv = 1.0 / I
                 if factors:  # for U, D and the inverse GIM
-                    work[3 * L + 2 * nv + v0, 0] = I
-                    work[3 * L + 3 * nv + v0, 0] = inv
+                    work[T.ihat_row(L, nv, v0), 0] = I
+                    work[T.ihatinv_row(L, nv, v0), 0] = inv
                 ph = tau[v0] - sg * pick6(xi, d)  # phihat_k                 003 (31)
-                dof = 3 * L + v0
+                dof = T.dof_row(L, v0)
                 work[dof, T.H_PHIT] = ph * inv  # phitilde_k               003 (35)
                 psi = (col[0] * inv, col[1] * inv, col[2] * inv, col[3] * inv, col[4] * inv, col[5] * inv)
                 for j in range(6):
@@ -358,7 +358,7 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 prefetch(kf, k + AHEAD, 0)
                 prefetch(kf, k + AHEAD, 8)
                 prefetch(work, k + AHEAD, 0)
-                prefetch(work, 3 * L + ki[k, T.IDX_V] + AHEAD, 0)
+                prefetch(work, T.dof_row(L, ki[k, T.IDX_V]) + AHEAD, 0)
             code, c, s, e = rotation(ki, work, k)
             if k == first:
                 if p >= 0:
@@ -391,7 +391,7 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
             for n in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
-                row, o = 3 * L + v0 + n, T.H_PSI
+                row, o = T.dof_row(L, v0 + n), T.H_PSI
                 qdd[v0 + n] = work[row, T.H_PHIT] - (
                     work[row, o] * m0
                     + work[row, o + 1] * m1
@@ -405,7 +405,7 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
                 for n in range(ki[k, T.NV]):
-                    a, row = qdd[v0 + n], 3 * L + nv + v0 + n
+                    a, row = qdd[v0 + n], T.p_row(L, nv, v0 + n)
                     m0 += work[row, 0] * a
                     m1 += work[row, 1] * a
                     m2 += work[row, 2] * a

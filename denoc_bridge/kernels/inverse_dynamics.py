@@ -323,7 +323,7 @@ def wrench_backward_recursion(ki, kf, qdd, work, tau):
                 for n in range(ki[k, T.NV]):
                     x = kf[k, T.ARM + n] * qdd[v0 + n]
                     for j in range(6):
-                        x += work[3 * L + nv + v0 + n, j] * wt[j]
+                        x += work[T.p_row(L, nv, v0 + n), j] * wt[j]
                     tau[v0 + n] = x
             code, c, s, e = rotation(ki, work, k)
             if code <= 2:  # r_k = r0

@@ -119,11 +119,11 @@ def solve(ki, kf, work, x, out, n):
         xi = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
         for k in range(min(end, n) - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
             v0 = ki[k, T.IDX_V]
-            dof, o = 3 * L + v0, T.H_PSI
+            dof, o = T.dof_row(L, v0), T.H_PSI
             d = T.dof_index(ki, k)
             if d >= 0:  # P_k = sign e_d
                 ph = x[v0] - T.dof_sign(ki, k) * pick6(xi, d)  # phihat_k                 003 (31)
-                work[dof, T.H_PHIT] = ph * work[3 * L + 3 * nv + v0, 0]  # phitilde_k = Ihat_k^-1 phihat_k 003 (35)
+                work[dof, T.H_PHIT] = ph * work[T.ihatinv_row(L, nv, v0), 0]  # phitilde_k = Ihat_k^-1 phihat_k 003 (35)
                 xi = (
                     xi[0] + work[dof, o] * ph,
                     xi[1] + work[dof, o + 1] * ph,
@@ -133,7 +133,7 @@ def solve(ki, kf, work, x, out, n):
                     xi[5] + work[dof, o + 5] * ph,
                 )  # + Psi_k phihat_k         003 (32)
             else:  # z_k x z_k blocks (001 eqs. A.4-A.7)
-                z, prow, inv = ki[k, T.NV], 3 * L + nv + v0, 3 * L + 3 * nv + v0
+                z, prow, inv = ki[k, T.NV], T.p_row(L, nv, v0), T.ihatinv_row(L, nv, v0)
                 for a in range(z):  # phihat_k, kept in out until step 2
                     out[v0 + a] = x[v0 + a] - (
                         work[prow + a, 0] * xi[0]
@@ -235,7 +235,7 @@ def _forward_substitution(ki, kf, work, qdd, n):
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
             for a in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
-                row, o = 3 * L + v0 + a, T.H_PSI
+                row, o = T.dof_row(L, v0 + a), T.H_PSI
                 qdd[v0 + a] = work[row, T.H_PHIT] - (
                     work[row, o] * m0
                     + work[row, o + 1] * m1
@@ -249,7 +249,7 @@ def _forward_substitution(ki, kf, work, qdd, n):
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
                 for a in range(ki[k, T.NV]):
-                    x, row = qdd[v0 + a], 3 * L + nv + v0 + a
+                    x, row = qdd[v0 + a], T.p_row(L, nv, v0 + a)
                     m0 += work[row, 0] * x
                     m1 += work[row, 1] * x
                     m2 += work[row, 2] * x

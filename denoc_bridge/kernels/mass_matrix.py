@@ -50,7 +50,7 @@ def dof_dot(ki, work, L, nv, j, n, F):
     d = T.dof_index(ki, j)
     if d >= 0:
         return T.dof_sign(ki, j) * pick6(F, d)
-    row = 3 * L + nv + ki[j, T.IDX_V] + n
+    row = T.p_row(L, nv, ki[j, T.IDX_V] + n)
     return (
         work[row, 0] * F[0]
         + work[row, 1] * F[1]
@@ -73,7 +73,7 @@ def gim_column_blocks(ki, kf, work, M, k, nv, I):
             c = column(M, d)
             F = (sg * c[0], sg * c[1], sg * c[2], sg * c[3], sg * c[4], sg * c[5])
         else:
-            row = 3 * L + nv + v0 + n
+            row = T.p_row(L, nv, v0 + n)
             F = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             for a in range(6):
                 x = 0.0

@@ -108,14 +108,14 @@ def stage_sweep(ki, kf, work, a, vb, vacc, h, q, qd, fext):
                 prefetch(kf, k + AHEAD, 0)
                 prefetch(kf, k + AHEAD, 8)
                 prefetch(work, k + AHEAD, 0)
-                prefetch(work, 3 * L + k + AHEAD, 0)
+                prefetch(work, T.dof_row(L, k + AHEAD), 0)
             v0, d, sg = ki[k, T.IDX_V], T.dof_index(ki, k), T.dof_sign(ki, k)
             code, c, s, e = rotation(ki, work, k)  # ---- this stage: qdd_k
             rc, r0, r1, r2 = T.offset_code(ki, k), kf[k, T.T0], kf[k, T.T0 + 1], kf[k, T.T0 + 2]
             m0, m1, m2, m3, m4, m5 = apply_A(
                 code, c, s, NO_E, rc, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5]
             )  # mu~_k = A_{k,b} mu_b  (003 eq. 37)
-            row, o = 3 * L + v0, T.H_PSI
+            row, o = T.dof_row(L, v0), T.H_PSI
             x = work[row, T.H_PHIT] - (
                 work[row, o] * m0
                 + work[row, o + 1] * m1
@@ -153,7 +153,7 @@ def first_sweep(ki, kf, work, q, v, a, zeros, v1, fext):
     for k in range(L):  # E_k = 1, Psi_k = 0, phitilde_k = 0
         work[k, T.C_CS] = 1.0
         work[k, T.C_CS + 1] = 0.0
-    for r in range(3 * L, 3 * L + nv):
+    for r in range(T.dof_row(L, 0), T.dof_row(L, nv)):
         work[r, T.H_PHIT] = 0.0
         for j in range(6):
             work[r, T.H_PSI + j] = 0.0

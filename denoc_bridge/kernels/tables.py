@@ -249,6 +249,30 @@ def regions(n_links, nv, n_modules):
     )
 
 
+@njit(cache=True, inline="always")
+def dof_row(L, v):
+    """Row of DOF v in the DOF region (phitilde, Psi): rows 3 L .. 3 L + nv."""
+    return 3 * L + v
+
+
+@njit(cache=True, inline="always")
+def p_row(L, nv, v):
+    """Row of DOF v in the P region (the motion vector P_k of joints without an aligned axis)."""
+    return 3 * L + nv + v
+
+
+@njit(cache=True, inline="always")
+def ihat_row(L, nv, v):
+    """Row of DOF v in the Ihat region (the articulated inertia of its joint, 001 (A.4))."""
+    return 3 * L + 2 * nv + v
+
+
+@njit(cache=True, inline="always")
+def ihatinv_row(L, nv, v):
+    """Row of DOF v in the Ihat^-1 region."""
+    return 3 * L + 3 * nv + v
+
+
 @njit(cache=True)
 def work_rows(n_links, nv, n_modules):
     """Rows of the (rows, W) work array."""
