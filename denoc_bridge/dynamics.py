@@ -96,13 +96,17 @@ def inverse_dynamics(
     if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
             if model.tree.loops:  # closed chain in reduced coordinates (mimic rows and loop rows)
-                return _mimic_closed_chain(model, q, v, a, f_ext, actuated)
+                return _state_by_state(
+                    mimic_loops.closed_chain_inverse_dynamics, model, q, v, a, "a", f_ext, model.tree, actuated=actuated
+                )
             if actuated is not None:
                 raise _no_loops(model)
             return mimic.inverse_dynamics(model, q, v, a, f_ext, data=data)
         check_model(model)
     if model.loops:
-        return _loop_inverse_dynamics(model, q, v, a, f_ext, actuated)
+        return _state_by_state(
+            loops.closed_chain_inverse_dynamics, model, q, v, a, "a", f_ext, model, actuated=actuated
+        )
     if actuated is not None:
         raise _no_loops(model)
     if f_ext is None:  # fast path: float64 C vectors
@@ -158,7 +162,9 @@ def forward_dynamics(
     if model.loops:
         if f_ext is None and loop_method == "lagrange" and np.ndim(q) == 1:  # fast path: the compiled kernel
             return loops.fast_lagrange(model, q, v, tau, None, _NO_BAUMGARTE)[0]
-        return _loop_forward_dynamics(model, q, v, tau, f_ext, loop_method)
+        return _state_by_state(
+            loops.constrained_forward_dynamics, model, q, v, tau, "tau", f_ext, model, method=loop_method
+        )
     if f_ext is None:  # fast path: float64 C vectors
         out = _empty(model.nv)
         try:
@@ -192,72 +198,27 @@ def gravity_torques(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data |
     return _open_chain(model)(model, q, zero, zero.copy(), data=data)
 
 
-# The branches with a loop over the states of a batch live in functions of their own: a
+# The batches of the constrained models run state by state in a function of its own: a
 # comprehension inside inverse_dynamics or forward_dynamics would turn model, q, ... into closure
 # cells there and cost every call of their fast paths about 0.1 us (measured on panda).
-def _loop_inverse_dynamics(
-    model: Model,
+def _state_by_state(
+    fn: Callable[..., np.ndarray],
+    model: Model | MimicModel,
     q: npt.ArrayLike,
     v: npt.ArrayLike,
-    a: npt.ArrayLike,
+    x: npt.ArrayLike,
+    xname: str,
     f_ext: inputs.WrenchesLike | None,
-    actuated: inputs.JointsLike | None,
+    wrench_model: Model,
+    **options: object,
 ) -> np.ndarray:
-    """Closed-chain inverse dynamics of a model with loop closures, one state or a batch."""
-    if np.ndim(q) == 2:  # a batch: state by state
-        qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (a, "a")))
-        fe = inputs.per_state_wrenches(model, f_ext, len(qs))
-        return np.array(
-            [
-                loops.closed_chain_inverse_dynamics(model, qs[i], vs[i], xs[i], fe[i], actuated=actuated)
-                for i in range(len(qs))
-            ]
-        )
-    return loops.closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
-
-
-def _loop_forward_dynamics(
-    model: Model,
-    q: npt.ArrayLike,
-    v: npt.ArrayLike,
-    tau: npt.ArrayLike,
-    f_ext: inputs.WrenchesLike | None,
-    method: str,
-) -> np.ndarray:
-    """Constrained forward dynamics of a model with loop closures, one state or a batch."""
-    if np.ndim(q) == 2:  # a batch: state by state
-        qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (tau, "tau")))
-        fe = inputs.per_state_wrenches(model, f_ext, len(qs))
-        return np.array(
-            [
-                loops.constrained_forward_dynamics(model, qs[i], vs[i], xs[i], fe[i], method=method)
-                for i in range(len(qs))
-            ]
-        )
-    return loops.constrained_forward_dynamics(model, q, v, tau, f_ext, method=method)
-
-
-def _mimic_closed_chain(
-    model: MimicModel,
-    q: npt.ArrayLike,
-    v: npt.ArrayLike,
-    a: npt.ArrayLike,
-    f_ext: inputs.WrenchesLike | None,
-    actuated: inputs.JointsLike | None,
-) -> np.ndarray:
-    """Closed-chain inverse dynamics of a MimicModel whose tree has loops, one state or a batch
-    (kept out of inverse_dynamics: a comprehension over q there would make q a closure cell and
-    slow down its fast path)."""
-    if np.ndim(q) == 2:
-        qs, vs, xs = (inputs.real_array(x, name) for x, name in ((q, "q"), (v, "v"), (a, "a")))
-        fe = inputs.per_state_wrenches(model.tree, f_ext, len(qs))
-        return np.array(
-            [
-                mimic_loops.closed_chain_inverse_dynamics(model, qs[i], vs[i], xs[i], fe[i], actuated=actuated)
-                for i in range(len(qs))
-            ]
-        )
-    return mimic_loops.closed_chain_inverse_dynamics(model, q, v, a, f_ext, actuated=actuated)
+    """``fn(model, q, v, x, f_ext, **options)`` for one state, or row by row for a batch (q of
+    shape (B, nq)); ``wrench_model`` is the model whose links ``f_ext`` names."""
+    if np.ndim(q) != 2:
+        return fn(model, q, v, x, f_ext, **options)
+    qs, vs, xs = (inputs.real_array(y, name) for y, name in ((q, "q"), (v, "v"), (x, xname)))
+    fe = inputs.per_state_wrenches(wrench_model, f_ext, len(qs))
+    return np.array([fn(model, qs[k], vs[k], xs[k], fe[k], **options) for k in range(len(qs))])
 
 
 def _open_chain(model: Model | MimicModel) -> Callable[..., np.ndarray]:
