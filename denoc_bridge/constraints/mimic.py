@@ -61,7 +61,7 @@ from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as _id
 from denoc_bridge.algorithms.dynamics import tree_inverse_mass_matrix as _imm
 from denoc_bridge.algorithms.dynamics import tree_mass_matrix as _mm
 from denoc_bridge.algorithms.dynamics import tree_nonlinear_effects as nonlinear_effects
-from denoc_bridge.constraints.solve import lagrange_accelerations
+from denoc_bridge.constraints.solve import lagrange_accelerations, minv_columns
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.data import Data
@@ -237,9 +237,10 @@ def inverse_mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | Non
 
 
 def _minv_kt(model: MimicModel, qf: np.ndarray) -> np.ndarray:
-    """``M^-1 K^T`` as (..., nc, nv_full) rows: forward dynamics at v = 0 without gravity is
-    ``M^-1 tau`` (O(n) per row; single-state calls, cheaper than the threaded batch kernel here)."""
-    tree0, K, z = model._gravity_free(), model.constraint_matrix(), np.zeros(model.tree.nv)
+    """``M^-1 K^T`` as (..., nc, nv_full) rows, by the solve every constraint kind shares
+    (:func:`denoc_bridge.constraints.solve.minv_columns`: forward dynamics of the gravity-free
+    tree at v = 0, one O(n) call per row)."""
+    Kt = model.constraint_matrix().T
     if qf.ndim == 1:
-        return np.array([_fd(tree0, qf, z, row) for row in K])
-    return np.array([[_fd(tree0, q, z, row) for row in K] for q in qf])
+        return minv_columns(model.tree, qf, Kt).T
+    return np.array([minv_columns(model.tree, q, Kt).T for q in qf])

@@ -137,7 +137,6 @@ class MimicModel(ModelKind):
             value = np.array(value)
             value.setflags(write=False)
             setattr(self, name, value)
-        self._tree0: Model | None = None  # gravity-free twin, for M^-1 columns
 
     @property
     def loops(self) -> tuple:
@@ -297,11 +296,6 @@ class MimicModel(ModelKind):
             reach = int(self.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
             maps = self._maps = (imap, fmap, reach)
         return maps
-
-    def _gravity_free(self) -> Model:
-        if self._tree0 is None:
-            self._tree0 = self.tree.replace(gravity=(0.0, 0.0, 0.0))
-        return self._tree0
 
 
 def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarray, np.ndarray]:
