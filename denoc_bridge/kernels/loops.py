@@ -39,7 +39,6 @@ from numpy.lib.stride_tricks import as_strided
 
 from denoc_bridge.kernels.configuration import integrate
 from denoc_bridge.kernels.entry import valid_state
-from denoc_bridge.kernels.integrators import applied, is_vector_space, step_configuration, tangent_rate
 from denoc_bridge.kernels.joints import CONTINUOUS as J_CONTINUOUS
 from denoc_bridge.kernels.joints import REVOLUTE as J_REVOLUTE
 from denoc_bridge.kernels.joints import UNIVERSAL as J_UNIVERSAL
@@ -432,7 +431,7 @@ def _dense(sb, at, n0, n1):
 
 
 @njit(cache=True, inline="always")
-def _unpack(pi, pf, sb):
+def unpack(pi, pf, sb):
     """(mt, lt, ws, ds): the tree, the cut joints and the scratch views (see the module
     docstring)."""
     L, nl, m, nv = pi[0, 0], pi[0, 1], pi[0, 2], pi[0, 3]
@@ -567,7 +566,7 @@ def _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, 
 @njit(cache=True)
 def project(kt, kt0, work, pi, pf, sb, q, v, rtol, tol, max_iter, qn):
     """:func:`project_state` on the packed model (the entry called from Python)."""
-    mt, lt, ws, ds = _unpack(pi, pf, sb)
+    mt, lt, ws, ds = unpack(pi, pf, sb)
     return project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn)
 
 
@@ -621,140 +620,11 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
 
 
 @njit(cache=True)
-def _stage_accel(
-    kt, kt0, work, mt, lt, ws, ds, q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau, fext, alpha, beta, rtol, a
-):
-    applied(kt.view(np.int32), q, v, tau_mode, taus, n, K, D, q_rest, passive, d, tau)
+def state_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta, rtol, a):
+    """:func:`_accelerations` inside a run (the state is not checked: the previous stage's
+    accelerations were); returns its status."""
+    mt, lt, ws, ds = unpack(pi, pf, sb)
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)[0]
-
-
-#: scratch of :func:`rk4_loop_run`: rows 0-12 for the stages, row DRIFT_ROW for the drift
-DRIFT_ROW = 13
-LOOP_SCRATCH_ROWS = DRIFT_ROW + 1
-
-
-@njit(cache=True)
-def rk4_loop_run(
-    kt,
-    kt0,
-    work,
-    pi,
-    pf,
-    sb,
-    q,
-    v,
-    step0,
-    n_steps,
-    dt,
-    tau_mode,
-    taus,
-    fext,
-    K,
-    D,
-    q_rest,
-    passive,
-    save_every,
-    save0,
-    Qs,
-    Vs,
-    As,
-    Err,
-    s,
-    opts,
-):
-    """RK4 (RKMK) steps of a model with loops, as :func:`..integrators.rk4_run`, with the
-    constrained accelerations and, after each step when opts[4] > 0, :func:`project_state`.
-    opts = (alpha, beta, rtol, tol, project, max_iter).  Err[r] = |phi| of saved state r;
-    s[DRIFT_ROW, 0] accumulates the largest |phi| found before a projection (the drift of one step).
-    Returns (steps done, status, rows saved)."""
-    mt, lt, ws, ds = _unpack(pi, pf, sb)
-    ki = kt.view(np.int32)
-    nq, nv = q.shape[0], v.shape[0]
-    alpha, beta, rtol, tol, project, max_iter = opts[0], opts[1], opts[2], opts[3], opts[4] > 0, int(opts[5])
-    qs, xi, vs, tau, d = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[4, :nv]
-    kx, kv = s[5:9, :nv], s[9:13, :nv]
-    flat = is_vector_space(ki)
-    saved = 0
-    for m in range(n_steps):
-        n = step0 + m
-        status = _stage_accel(
-            kt,
-            kt0,
-            work,
-            mt,
-            lt,
-            ws,
-            ds,
-            q,
-            v,
-            tau_mode,
-            taus,
-            n,
-            K,
-            D,
-            q_rest,
-            passive,
-            d,
-            tau,
-            fext,
-            alpha,
-            beta,
-            rtol,
-            kv[0],
-        )
-        if status:
-            return m, status, saved
-        if n % save_every == 0:
-            Qs[save0 + saved] = q
-            Vs[save0 + saved] = v
-            As[save0 + saved] = kv[0]
-            Err[save0 + saved] = np.max(np.abs(ds[0])) if ds[0].shape[0] else 0.0
-            saved += 1
-        kx[0] = v
-        for st in range(1, 4):  # stages 2-4
-            h = dt if st == 3 else 0.5 * dt
-            for i in range(nv):
-                xi[i] = h * kx[st - 1, i]
-                vs[i] = v[i] + h * kv[st - 1, i]
-            step_configuration(ki, flat, q, xi, qs)
-            tangent_rate(ki, flat, xi, vs, kx[st])
-            status = _stage_accel(
-                kt,
-                kt0,
-                work,
-                mt,
-                lt,
-                ws,
-                ds,
-                qs,
-                vs,
-                tau_mode,
-                taus,
-                n,
-                K,
-                D,
-                q_rest,
-                passive,
-                d,
-                tau,
-                fext,
-                alpha,
-                beta,
-                rtol,
-                kv[st],
-            )
-            if status:
-                return m, status, saved
-        for i in range(nv):
-            xi[i] = dt / 6.0 * (kx[0, i] + 2.0 * kx[1, i] + 2.0 * kx[2, i] + kx[3, i])
-            v[i] += dt / 6.0 * (kv[0, i] + 2.0 * kv[1, i] + 2.0 * kv[2, i] + kv[3, i])
-        step_configuration(ki, flat, q, xi, q)
-        if project:
-            status, err, err0 = project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qs)
-            s[DRIFT_ROW, 0] = max(s[DRIFT_ROW, 0], err0)
-            if status:
-                return m + 1, status, saved
-    return n_steps, 0, saved
 
 
 @njit(ACCEL_SIGNATURE, cache=True)
@@ -766,7 +636,7 @@ def constrained_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha,
     status = valid_state(kt.view(np.int32), q, v, tau, fext, a, work, v.shape[0])
     if status:
         return status, 0
-    mt, lt, ws, ds = _unpack(pi, pf, sb)
+    mt, lt, ws, ds = unpack(pi, pf, sb)
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)
 
 
@@ -774,7 +644,7 @@ def constrained_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha,
 def rows(pi, pf, sb, q, v, with_bias):
     """phi, C and Cdot qdot (with_bias) of every cut joint at (q, v) into the scratch (read them
     with :func:`row_views`): world kinematics and :func:`loop_rows`, nothing else."""
-    mt, lt, ws, ds = _unpack(pi, pf, sb)
+    mt, lt, ws, ds = unpack(pi, pf, sb)
     n, hi = _reach(mt, lt)
     world_kinematics(mt, q, v, with_bias, ws, n)
     loop_rows(mt, lt, ws, with_bias, ds[0], ds[1], ds[2])

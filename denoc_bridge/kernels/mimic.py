@@ -26,16 +26,14 @@ Euler; the configuration maps are the tree's restricted to the kept entries.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.configuration import dexpinv, integrate
 from denoc_bridge.kernels.entry import inverse_dynamics_state, mass_matrix_state
-from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces, save_state
+from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 
-#: rows of the reduced scratch ``s`` (width max(nq_r, nv_r))
-SCRATCH_ROWS = 14
 #: rows of the tree scratch ``f`` (width max(nq, nv)) ahead of the nc rows of W
 TREE_ROWS = 6
 
@@ -200,156 +198,6 @@ def actuation(tau_mode, taus, n, out):
         out[:] = 0.0
 
 
-@njit(cache=True)
-def mimic_run(
-    ki,
-    kt,
-    work,
-    rk4,
-    q,
-    v,
-    step0,
-    n_steps,
-    dt,
-    tau_mode,
-    taus,
-    fext,
-    K,
-    D,
-    q_rest,
-    passive,
-    save_every,
-    save0,
-    Qs,
-    Vs,
-    As,
-    imap,
-    fmap,
-    nqf,
-    reach,
-    s,
-    f,
-    S,
-):
-    """n_steps steps of RK4 (``rk4``) or semi-implicit Euler from (q, v) (reduced, updated in
-    place), global step index step0 at the start; the interface of
-    :func:`.integrators.rk4_run` plus the mimic maps and scratch (``s``: (SCRATCH_ROWS,
-    max(nq_r, nv_r)), ``f`` and ``S`` as :func:`mimic_accelerations`).  Returns (steps done,
-    status, rows saved); on a failure the stage's q, v, tau and a are rows 0, 2, 3 and 13 of s."""
-    im, fm = unpack(imap, fmap)
-    nq, nv = q.shape[0], v.shape[0]
-    qs, xi, vs, tau, a = s[0, :nq], s[1, :nv], s[2, :nv], s[3, :nv], s[13, :nv]
-    kx = (s[4, :nv], s[5, :nv], s[6, :nv], s[7, :nv])
-    kv = (s[8, :nv], s[9, :nv], s[10, :nv], s[11, :nv])
-    saved = 0
-    for m in range(n_steps):
-        n = step0 + m
-        actuation(tau_mode, taus, n, tau)
-        qs[:] = q
-        vs[:] = v
-        status = mimic_accelerations(ki, kt, work, q, v, tau, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, a)
-        if status:
-            return m, status, saved
-        saved += save_state(n, save_every, save0 + saved, q, v, a, Qs, Vs, As)
-        if not rk4:  # v += dt a; q = q (+) dt v
-            for i in range(nv):
-                v[i] += dt * a[i]
-                xi[i] = dt * v[i]
-            mimic_integrate(ki, q, xi, im, fm, nqf, f, q)
-            continue
-        kx[0][:] = v
-        kv[0][:] = a
-        for st in range(1, 4):  # stages at q (+) c dt kx, v + c dt kv
-            h = (0.5 if st < 3 else 1.0) * dt
-            for i in range(nv):
-                xi[i] = h * kx[st - 1][i]
-                vs[i] = v[i] + h * kv[st - 1][i]
-            mimic_integrate(ki, q, xi, im, fm, nqf, f, qs)
-            mimic_dexpinv(ki, xi, vs, im, fm, f, kx[st])
-            status = mimic_accelerations(
-                ki, kt, work, qs, vs, tau, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, a
-            )
-            if status:
-                return m, status, saved
-            kv[st][:] = a
-        for i in range(nv):  # the step in the tangent space at q
-            xi[i] = dt / 6.0 * (kx[0][i] + 2 * kx[1][i] + 2 * kx[2][i] + kx[3][i])
-            v[i] += dt / 6.0 * (kv[0][i] + 2 * kv[1][i] + 2 * kv[2][i] + kv[3][i])
-        mimic_integrate(ki, q, xi, im, fm, nqf, f, q)
-    return n_steps, 0, saved
-
-
-@njit(cache=True, parallel=True)
-def mimic_run_batch(
-    kt,
-    Q,
-    V,
-    n_steps,
-    dt,
-    tau_mode,
-    taus,
-    fext,
-    K,
-    D,
-    q_rest,
-    passive,
-    save_every,
-    Qs,
-    Vs,
-    As,
-    done,
-    status,
-    saved,
-    rk4,
-    imap,
-    fmap,
-    nqf,
-    reach,
-):
-    """One whole :func:`mimic_run` per case of a batch that shares a model, cases in parallel
-    (the interface of :func:`.integrators.run_batch`); each case has its own work and scratch
-    arrays and the arithmetic of :func:`mimic_run` alone: the same numbers."""
-    ki = kt.view(T.INT)
-    nq, nv, nvf, nc = Q.shape[1], V.shape[1], imap[3], imap[2]  # (no unpack here: numba's parfor analysis)
-    rows = T.work_rows(ki.shape[0], nvf, ki[0, T.NMOD] if ki.shape[0] > 0 else 0)
-    for b in prange(Q.shape[0]):
-        work = np.empty((rows, T.W))
-        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
-        f = np.zeros((TREE_ROWS + nc, max(nqf, nvf, 1)))
-        S = np.zeros((nc, nc + 1))
-        done[b], status[b], saved[b] = mimic_run(
-            ki,
-            kt,
-            work,
-            rk4,
-            Q[b],
-            V[b],
-            0,
-            n_steps,
-            dt,
-            tau_mode,
-            taus[b],
-            fext,
-            K,
-            D,
-            q_rest,
-            passive,
-            save_every,
-            0,
-            Qs[b],
-            Vs[b],
-            As[b],
-            imap,
-            fmap,
-            nqf,
-            reach,
-            s,
-            f,
-            S,
-        )
-
-
-# ----------------------------------------------------------------------------- single-state entries
 @njit(cache=True)
 def _valid(nq, nv, qr, x, y):
     """0, or -2 (a shape) / -1 (a value that is not finite) for the reduced inputs."""

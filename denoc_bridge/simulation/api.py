@@ -28,9 +28,11 @@ held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's j
 ``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
 wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
 
-A :class:`~denoc_bridge.constraints.mimic.MimicModel` is simulated in its reduced coordinates
-(:mod:`denoc_bridge.simulation.mimic`); with loop closures on its tree, stage by stage from Python
-with the loops' stabilisation (:mod:`denoc_bridge.simulation.mimic_loops`).
+Every model is a *system* (:func:`system_of`, the one place that decides): a tree, a
+:class:`~denoc_bridge.constraints.mimic.MimicModel` in its reduced coordinates
+(:mod:`denoc_bridge.simulation.mimic`), a tree with loop closures (:mod:`.loops`, with the
+loops' stabilisation) or both (:mod:`.mimic_loops`); the one compiled run
+(:mod:`denoc_bridge.kernels.run`) and the stages from Python (:mod:`.runners`) step them all.
 
 Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
 on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
@@ -50,7 +52,8 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, SimulationError
-from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import run as kr
+from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import run_parallel
@@ -64,16 +67,18 @@ from denoc_bridge.simulation.common import (
     ADAPTIVE_METHODS,
     FIXED_STEP_METHODS,
     Forces,
+    System,
     batch_torques,
     check_tolerances,
     checked_vector,
     count_saves,
     method_name,
-    passive_arrays,
     save_stride,
     step_count,
 )
+from denoc_bridge.simulation.loops import LoopSystem
 from denoc_bridge.simulation.mimic import MimicSystem
+from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
 from denoc_bridge.simulation.runners import SingularTree, finish_run, run_adaptive, run_compiled, run_python
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.simulation.tree import TreeSystem
@@ -138,48 +143,24 @@ def simulate(
         raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
     forces = Forces(model, tau, f_ext, n_steps, method)
     forces.cholesky = dynamics == "cholesky"
+    opts = None
     if model.loops:
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
-        if isinstance(model, MimicModel):  # mimic rows and loop rows, stage by stage from Python
-            return mimic_loop_simulation.run(
-                model,
-                q0,
-                v0,
-                dt,
-                n_steps,
-                forces,
-                method,
-                passive,
-                save_stride(model, n_steps, save_every),
-                progress,
-                opts,
-            )
-        return loop_simulation.run(
-            model, q0, v0, dt, n_steps, forces, method, passive, save_stride(model, n_steps, save_every), progress, opts
+    system = system_of(model, forces, passive, opts)
+    if opts is not None:
+        initial_state = (
+            mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
         )
-    system = system_of(model, forces, passive)
+        q0, v0 = initial_state(model, q0, v0, opts[2], opts[3])
     if method in FIXED_STEP_METHODS:
         stride = save_stride(model, n_steps, save_every)
-        if forces.python_loop or forces.cholesky:
+        if forces.python_loop or forces.cholesky or system.kernel_system() is None:
             return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         try:
             return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
-            if not isinstance(model, MimicModel):  # (only a mimic model's tree raises it)
-                raise
-            return run_python(
-                model,
-                q0,
-                v0,
-                dt,
-                n_steps,
-                forces,
-                method,
-                passive,
-                stride,
-                progress,
-                mimic_simulation.MimicSystem(model, forces, passive),
-            )
+            system = system_of(model, forces, passive, opts)
+            return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     rtol, atol, max_step = check_tolerances(rtol, atol, max_step)
@@ -208,7 +189,7 @@ def simulate_batch(
     ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
     wrenches and no controller (use :func:`simulate` for those); a
     :class:`~denoc_bridge.constraints.mimic.MimicModel` runs its cases compiled alike
-    (:func:`denoc_bridge.simulation.mimic.run_batch`).  Each trajectory holds the
+    (:func:`denoc_bridge.kernels.run.run_batch` serves both).  Each trajectory holds the
     same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
     wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
@@ -254,58 +235,27 @@ def simulate_batch(
     stride = save_stride(model, n_steps, save_every)
     n_saves = count_saves(n_steps, stride)
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
-    mode = forces[0].mode
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
-    K, D, q_rest, use_passive = passive_arrays(model.tree if isinstance(model, MimicModel) else model, passive)
+    system = system_of(model, forces[0], passive)
     done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
+    saves = Saves(Qs, Vs, As, np.zeros((B, 0)))
     Q, V = Q0.copy(), V0.copy()
     t0 = time.perf_counter()
-    if isinstance(model, MimicModel):
-        mimic_simulation.run_batch(
-            model,
-            Q,
-            V,
-            n_steps,
-            dt,
-            mode,
-            table,
-            K,
-            D,
-            q_rest,
-            use_passive,
-            stride,
-            Qs,
-            Vs,
-            As,
-            done,
-            status,
-            saved,
-            method,
-        )
-    else:
-        run_parallel(
-            ki_.run_batch,
-            model._kt,
-            Q,
-            V,
-            n_steps,
-            dt,
-            mode,
-            table,
-            _inputs.NO_FEXT,
-            K,
-            D,
-            q_rest,
-            use_passive,
-            stride,
-            Qs,
-            Vs,
-            As,
-            done,
-            status,
-            saved,
-            method == "euler",
-        )
+    run_parallel(
+        kr.run_batch,
+        system.kernel_system(),
+        system.forcing(table),
+        Q,
+        V,
+        n_steps,
+        dt,
+        stride,
+        saves,
+        done,
+        status,
+        saved,
+        method == "euler",
+    )
     wall = (time.perf_counter() - t0) / B
     out: list[Trajectory | SimulationError] = []
     for b in range(B):
@@ -348,13 +298,21 @@ def simulate_batch(
                 False,
                 wall,
                 system_of(model, forces[b], passive),
+                np.zeros(0),
             )
         )
     return out
 
 
-def system_of(model: Model | MimicModel, forces: Forces, passive: bool) -> TreeSystem | MimicSystem:
-    """The simulation system of a tree or of a MimicModel."""
+def system_of(model: Model | MimicModel, forces: Forces, passive: bool, loop_options: tuple | None = None) -> System:
+    """The simulation system of a model (the one place that tells a tree, a MimicModel, a tree
+    with loop closures and a MimicModel with loops apart); ``loop_options`` as
+    :func:`.loops.options` returns them."""
+    if model.loops:
+        opts = loop_options if loop_options is not None else (0.0, 0.0, False, 1e-12)
+        if isinstance(model, MimicModel):
+            return MimicLoopSystem(model, forces, passive, opts)
+        return LoopSystem(model, forces, passive, opts)
     if isinstance(model, MimicModel):
         return MimicSystem(model, forces, passive)
     return TreeSystem(model, forces, passive)

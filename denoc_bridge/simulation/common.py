@@ -13,6 +13,7 @@ import numpy as np
 
 from denoc_bridge.errors import InputError, InputTypeError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels.systems import Forcing
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.spatial import internal_to_pin
@@ -262,6 +263,63 @@ def passive_arrays(model, passive):
     )
 
 
+class System:
+    """What a run integrates (the interface of the runners, :mod:`.runners`): a subclass supplies
+
+    * ``accelerations(t, n, q, v, out)`` -> (status, tau) and ``saved_accelerations``, for the
+      stages from Python and the saved states;
+    * ``integrate(q, xi, out)``, ``dexpinv(xi, v, out)`` and ``normalise(Q)``: the maps of its
+      configuration manifold;
+    * ``kernel_system()``: its compiled form (:mod:`denoc_bridge.kernels.systems`) for the one
+      compiled run (:mod:`denoc_bridge.kernels.run`), or None when it has none;
+
+    and, for constraints that drift (loop closures), ``loops = True`` with ``end_step`` (the
+    projection after a step), ``error`` (|phi| at a configuration) and ``drift``.
+    """
+
+    loops = False
+    #: a compiled run that meets a singular tree is rerun from Python (a mimic model's dense form)
+    singular_fallback = False
+    evals = 0
+    forces: Forces
+    K: np.ndarray
+    D: np.ndarray
+    q_rest: np.ndarray
+    use_passive: bool
+
+    def kernel_system(self):
+        """The compiled form of the system (a named tuple of :mod:`denoc_bridge.kernels.systems`),
+        or None: then its fixed-step runs go stage by stage from Python."""
+        return None
+
+    def forcing(self, taus=None) -> Forcing:
+        """The compiled run's forces (``taus``: the actuation table, this run's by default)."""
+        f = self.forces
+        return Forcing(f.mode, f.table if taus is None else taus, f.fext, self.K, self.D, self.q_rest, self.use_passive)
+
+    def end_step(self, q, v, t) -> None:
+        """After a step from Python (a projection onto the constraints); may raise SimulationError."""
+
+    def error(self, q) -> float:
+        """The constraints' position error at q."""
+        return 0.0
+
+    @property
+    def drift(self) -> float:
+        """The largest error a step left before its projection (NaN: not projected)."""
+        return float("nan")
+
+    def failure(self, status, t, stage_arrays, traj) -> SimulationError:
+        """The error of a run that stopped with ``status`` at time t."""
+        return run_error(self.model, status, t, stage_arrays, traj)  # type: ignore[attr-defined]
+
+    def annotate(self, traj, E) -> None:
+        """The constraint errors of the saved states (``E``) and the drift, on the trajectory."""
+        if self.loops:
+            traj.constraint_error = np.array(E, dtype=float)
+            traj.constraint_drift = self.drift
+
+
 def make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):
     return Trajectory(model, t, Q, V, A, TAU, forces.fext_pin, method, dt, wall, steps, evals, status, message)
 
@@ -281,7 +339,7 @@ def run_error(model, status, t, stage_arrays, traj):
         f"simulation stopped at t = {t:.6g} s: the state is no longer finite"
         + (f" ({where})" if where else "")
         + "; the trajectory up to the last valid state is attached "
-        "(e.error.trajectory); a smaller dt or a more stable method may help"
+        "(e.trajectory); a smaller dt or a more stable method may help"
     )
     return SimulationError(msg, t, joint, traj)
 

@@ -18,33 +18,23 @@ loops drift apart (its error grows with time); ``stabilization`` chooses the rem
 
 The trajectory reports the loop-closure error of every saved state (``constraint_error``)
 and, with projection, the largest error a single step produced before it was projected away
-(``constraint_drift``).  RK4 with tau as None, a constant or a table runs compiled
-(:func:`denoc_bridge.kernels.loops.rk4_loop_run`); semi-implicit Euler and callables
-``tau(t, q, v)`` / ``f_ext(t, q, v)`` run stage by stage from Python.
+(``constraint_drift``).  RK4 and semi-implicit Euler with tau as None, a constant or a table
+run in the one compiled run (:class:`LoopSystem`, :mod:`denoc_bridge.kernels.run`); callables
+``tau(t, q, v)`` / ``f_ext(t, q, v)`` run stage by stage from Python, the same steps.
 """
 
 from __future__ import annotations
-
-import time
-import warnings
 
 import numpy as np
 
 from denoc_bridge.constraints import loops as lp
 from denoc_bridge.errors import InputError, SimulationError
-from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import loops as kl
+from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.simulation.common import (
-    Run,
-    actuation_table,
-    count_saves,
-    make_trajectory,
-    passive_arrays,
-    run_error,
-    saved_steps,
-)
+from denoc_bridge.simulation.common import run_error
+from denoc_bridge.simulation.tree import TreeSystem
 
 STABILIZATIONS = ("projection", "baumgarte", "none")
 MAX_ITER = 20
@@ -112,74 +102,69 @@ def initial_state(model, q0, v0, project, tol):
     return q, v
 
 
-def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, opts):
-    """The fixed-step run of a model with loops; returns the Trajectory."""
+class LoopSystem(TreeSystem):
+    """A tree with loop closures as a simulation system (:class:`.common.System`): the
+    constrained accelerations (:func:`denoc_bridge.constraints.loops.fast_lagrange`, compiled:
+    :class:`denoc_bridge.kernels.systems.LoopSystem`), the tree's configuration maps and the
+    projection after each step."""
 
-    alpha, beta, project, tol = opts
-    q, v = initial_state(model, q0, v0, project, tol)
-    cp = lp.compiled(model)
-    K, D, q_rest, use_passive = passive_arrays(model, passive)
-    nq, nv = model.nq, model.nv
-    n_saves = count_saves(n_steps, stride)
-    Q, V, A, E = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv)), np.empty(n_saves)
-    scratch = np.zeros((kl.LOOP_SCRATCH_ROWS, max(nq, nv, 1)))
-    compiled = method == "rk4" and not forces.python_loop
-    stepper = _compiled_steps if compiled else _python_steps
-    args = (alpha, beta, project, tol, K, D, q_rest, use_passive)
-    step, saved, status, chunk = 0, 0, 0, 8
-    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run_:
-        while step < n_steps:
-            n = min(chunk, n_steps - step)
-            t0 = time.perf_counter()
-            done, status, s = stepper(
-                model, cp, q, v, step, n, dt, forces, method, stride, saved, Q, V, A, E, scratch, args
-            )
-            step += done
-            saved += s
-            if status:
-                break
-            chunk = max(1, min(4 * chunk, int(chunk * 0.2 / max(time.perf_counter() - t0, 1e-6))))
-            run_.update(step)
-    completed = not status and not run_.interrupted
-    if completed:  # the final state
-        tau = forces.tau_at(step * dt, q, v, step)
-        total = _applied(model, q, v, tau, K, D, q_rest, use_passive)
-        a, _, _ = lp.fast_lagrange(model, q, v, total, None, (alpha, beta), fext=forces.fext_at(step * dt, q, v))
-        Q[saved], V[saved], A[saved], E[saved] = q, v, a, np.abs(lp.loop_residual(model, q)).max()
-        saved += 1
-    steps = saved_steps(saved, stride, step if completed else None)
-    t = steps * dt
+    loops = True
 
-    TAU = actuation_table(model, forces, steps)
-    state = "interrupted" if run_.interrupted else ("failed" if status else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if run_.interrupted else ""
-    traj = make_trajectory(
-        model,
-        t,
-        Q[:saved],
-        V[:saved],
-        A[:saved],
-        TAU,
-        forces,
-        method,
-        dt,
-        run_.wall,
-        step,
-        (4 if method == "rk4" else 1) * step,
-        state,
-        message,
-    )
-    traj.constraint_error = E[:saved].copy()
-    traj.constraint_drift = float(scratch[kl.DRIFT_ROW, 0]) if project else float("nan")
-    if status:
-        raise _failure(model, status, step * dt, traj)
-    if run_.interrupted:
-        warnings.warn(message, stacklevel=3)
-    return traj
+    def __init__(self, model, forces, passive, opts):
+        super().__init__(model, forces, passive)
+        self.alpha, self.beta, self.project, self.tol = opts
+        self.cp = lp.compiled(model)
+        self._drift = np.zeros(1)  # the compiled run's and the Python stages' largest error before a projection
+
+    def accelerations(self, t, n, q, v, out):
+        """(status, tau): ``out`` = the constrained accelerations at (t, q, v); status -1 when
+        they cannot be computed (not finite, singular)."""
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            return -1, np.zeros(self.nv)
+        tau = self._total(t, n, q, v)
+        try:
+            out[:] = lp.fast_lagrange(
+                self.model, q, v, self.total.copy(), None, (self.alpha, self.beta), fext=self.forces.fext_at(t, q, v)
+            )[0]
+        except InputError:
+            return -1, tau
+        return (0 if np.all(np.isfinite(out)) else -1), tau
+
+    def saved_accelerations(self, t, Q, V, TAU):
+        A = np.empty((len(t), self.nv))
+        for i in range(len(t)):
+            total = _applied(self.model, Q[i], V[i], TAU[i], self.K, self.D, self.q_rest, self.use_passive)
+            A[i] = lp.fast_lagrange(
+                self.model, Q[i], V[i], total, None, (self.alpha, self.beta), fext=self.forces.fext_at(t[i], Q[i], V[i])
+            )[0]
+        return A
+
+    def kernel_system(self):
+        """The compiled form (:class:`denoc_bridge.kernels.systems.LoopSystem`)."""
+        cp = self.cp
+        opts = np.array([self.alpha, self.beta, lp.RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
+        flat, _ = ks.tree_flags(self.model._kt)
+        return ks.LoopSystem(self.model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, opts, flat, self._drift)
+
+    def end_step(self, q, v, t):
+        if self.project:
+            self._drift[0] = max(self._drift[0], _project(self.model, self.cp, q, v, self.tol, t))
+
+    def error(self, q):
+        return float(np.abs(lp.loop_residual(self.model, q)).max()) if self.cp.m else 0.0
+
+    @property
+    def drift(self):
+        return float(self._drift[0]) if self.project else float("nan")
+
+    def failure(self, status, t, stage_arrays, traj):
+        return _failure(self.model, status, t, traj)
+
+    def ode(self, t, n, q, v, qdot, a):  # pragma: no cover - options() refuses the adaptive methods
+        raise InputError("a model with loop closures is simulated by rk4 or euler")
 
 
 def _failure(model, status, t, traj):
-
     if status == -3:
         return SimulationError(
             f"simulation stopped at t = {t:.6g} s: the loop constraints became singular "
@@ -199,93 +184,8 @@ def _failure(model, status, t, traj):
     return run_error(model, status, t, [], traj)
 
 
-def _compiled_steps(model, cp, q, v, step, n, dt, forces, method, stride, saved, Q, V, A, E, scratch, args):
-    alpha, beta, project, tol, K, D, q_rest, use_passive = args
-    opts = np.array([alpha, beta, lp.RANK_RTOL, tol, 1.0 if project else 0.0, MAX_ITER])
-    return kl.rk4_loop_run(
-        model._kt,
-        cp.kt0,
-        cp.work,
-        cp.pi,
-        cp.pf,
-        cp.sb,
-        q,
-        v,
-        step,
-        n,
-        dt,
-        forces.mode,
-        forces.table,
-        forces.fext,
-        K,
-        D,
-        q_rest,
-        use_passive,
-        stride,
-        saved,
-        Q,
-        V,
-        A,
-        E,
-        scratch,
-        opts,
-    )
-
-
 def _applied(model, q, v, tau, K, D, q_rest, use_passive):
     d, total = np.empty(model.nv), np.empty(model.nv)
     ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
     total += tau
     return total
-
-
-def _python_steps(model, cp, q, v, step0, n, dt, forces, method, stride, saved0, Q, V, A, E, scratch, args):
-    """n steps from Python (euler, or callables tau / f_ext), same interface as the kernel."""
-    alpha, beta, project, tol, K, D, q_rest, use_passive = args
-    ki = model._kt.view(T.INT)
-    saved = 0
-
-    def accel(t, k, qs, vs):
-        if not (np.all(np.isfinite(qs)) and np.all(np.isfinite(vs))):
-            return None
-        total = _applied(model, qs, vs, forces.tau_at(t, qs, vs, k), K, D, q_rest, use_passive)
-        try:
-            a = lp.fast_lagrange(model, qs, vs, total, None, (alpha, beta), fext=forces.fext_at(t, qs, vs))[0]
-        except InputError:
-            return None
-        return a
-
-    for m in range(n):
-        k = step0 + m
-        t = k * dt
-        a = accel(t, k, q, v)
-        if a is None:
-            return m, -1, saved
-        if k % stride == 0:
-            Q[saved0 + saved], V[saved0 + saved], A[saved0 + saved] = q, v, a
-            E[saved0 + saved] = np.abs(cp.phi).max() if cp.m else 0.0
-            saved += 1
-        if method == "euler":
-            v += dt * a
-            kc.integrate(ki, q, dt * v, q)
-        else:
-            kx, kv = [v.copy()], [a]
-            for c in (0.5, 0.5, 1.0):
-                xi = c * dt * kx[-1]
-                qs = np.empty_like(q)
-                kc.integrate(ki, q, xi, qs)
-                vs = v + c * dt * kv[-1]
-                kxs = np.empty_like(v)
-                kc.dexpinv(ki, xi, vs, kxs)
-                a_s = accel(t + c * dt, k, qs, vs)
-                if a_s is None:
-                    return m, -1, saved
-                kx.append(kxs)
-                kv.append(a_s)
-            xi = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
-            v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
-            kc.integrate(ki, q, xi.copy(), q)
-        if project:
-            err0 = _project(model, cp, q, v, tol, t + dt)
-            scratch[kl.DRIFT_ROW, 0] = max(scratch[kl.DRIFT_ROW, 0], err0)
-    return n, 0, saved

@@ -15,7 +15,7 @@ Every stage expands it to the tree's (``q_full = G q + offset``, ``v_full = G v`
   tree's steppers in :mod:`denoc_bridge.simulation`.
 
 RK4 and Euler with constant or tabulated torques and constant wrenches run compiled
-(:meth:`MimicSystem.compiled`, :mod:`denoc_bridge.kernels.mimic`, the Lagrange form); a
+(:meth:`MimicSystem.kernel_system` in the one compiled run, the Lagrange form); a
 controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articulated inertia
 is singular on its own run the stages from Python (``simulation.run_python``).
 
@@ -32,13 +32,13 @@ from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import mimic as km
+from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
-from denoc_bridge.multibody.data import run_parallel
-from denoc_bridge.simulation.common import Forces, normalise_rows, passive_arrays
+from denoc_bridge.simulation.common import Forces, System, normalise_rows, passive_arrays
 from denoc_bridge.simulation.runners import run_python
 
-__all__ = ["MimicSystem", "initial_configuration", "run_batch", "run_stages"]
+__all__ = ["MimicSystem", "initial_configuration", "run_stages"]
 
 
 def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
@@ -53,59 +53,6 @@ def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray
     return np.ascontiguousarray(model.reduce_configuration(qf))
 
 
-def run_batch(
-    model: MimicModel,
-    Q,
-    V,
-    n_steps,
-    dt,
-    mode,
-    table,
-    K,
-    D,
-    q_rest,
-    use_passive,
-    stride,
-    Qs,
-    Vs,
-    As,
-    done,
-    status,
-    saved,
-    method,
-):
-    """The cases of ``simulation.simulate_batch`` in one compiled parallel call."""
-
-    im, fm, reach = model._kernel_maps()
-    run_parallel(
-        km.mimic_run_batch,
-        model.tree._kt,
-        Q,
-        V,
-        n_steps,
-        dt,
-        mode,
-        table,
-        np.zeros((0, 6)),
-        K,
-        D,
-        q_rest,
-        use_passive,
-        stride,
-        Qs,
-        Vs,
-        As,
-        done,
-        status,
-        saved,
-        method == "rk4",
-        im,
-        fm,
-        model.tree.nq,
-        reach,
-    )
-
-
 def run_stages(model: MimicModel, q0, v0, t_final: float, dt: float, tau=None, f_ext=None, method: str = "rk4"):
     """The fixed-step run of :func:`denoc_bridge.simulate` stage by stage from Python (the
     reference of the compiled loop, for tests and benchmarks): the same steps, each stage's
@@ -118,7 +65,7 @@ def run_stages(model: MimicModel, q0, v0, t_final: float, dt: float, tau=None, f
     return run_python(model, q0, np.asarray(v0, dtype=float), dt, n, forces, method, True, 1, False, system)
 
 
-class MimicSystem:
+class MimicSystem(System):
     """The stages of a run of ``model`` for :func:`denoc_bridge.simulation.run_python` and
     ``run_adaptive`` (the interface of ``simulation.TreeSystem``)."""
 
@@ -196,61 +143,12 @@ class MimicSystem:
     #: a singular tree met by the compiled run: rerun from Python (dense form where needed)
     singular_fallback = True
 
-    def compiled(self, method, dt, stride):
-        """(run, stage) for ``simulation.run_compiled``: the stages above in one compiled loop
-        (:func:`denoc_bridge.kernels.mimic.mimic_run`, Lagrange form; constant tau or a table,
-        constant external wrenches)."""
-        f, tree, nc = self.forces, self.tree, self.model.n_constraints
-        im, fm, reach = self.model._kernel_maps()
-        s = np.zeros((km.SCRATCH_ROWS, max(self.nq, self.nv, 1)))
-        full = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
-        S = np.zeros((nc, nc + 1))
-        kt, work = tree._kt, tree.thread_work()
-        ki = kt.view(T.INT)
-        K, D, q_rest, use = self.K, self.D, self.q_rest, self.use_passive
-        rk4 = method == "rk4"
-
-        def run(q, v, step, n, saved, Q, V, A):
-            return km.mimic_run(
-                ki,
-                kt,
-                work,
-                rk4,
-                q,
-                v,
-                step,
-                n,
-                dt,
-                f.mode,
-                f.table,
-                f.fext,
-                K,
-                D,
-                q_rest,
-                use,
-                stride,
-                saved,
-                Q,
-                V,
-                A,
-                im,
-                fm,
-                tree.nq,
-                reach,
-                s,
-                full,
-                S,
-            )
-
-        def stage(q, v):
-            return [
-                ("q", s[0, : self.nq], "q"),
-                ("v", s[2, : self.nv], "v"),
-                ("tau", s[3, : self.nv], "v"),
-                ("a", s[13, : self.nv], "v"),
-            ]
-
-        return run, stage
+    def kernel_system(self):
+        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form)."""
+        tree, nc = self.tree, self.model.n_constraints
+        imap, fmap, reach = self.model._kernel_maps()
+        f = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
+        return ks.MimicSystem(tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, f, np.zeros((nc, nc + 1)))
 
     def integrate(self, q, xi, out):
         kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)

@@ -12,28 +12,27 @@ smallest corrections in the kinetic-energy metric of the coupled system
 stabilises the loop rows, ``"none"`` lets them drift.  The trajectory carries
 ``constraint_error`` (the loops' error at each saved state) and ``constraint_drift`` (the
 largest error one step left before its projection).  RK4 and Euler, stage by stage from Python
-(no compiled run).
+(``simulation.runners.run_python``; no compiled form yet).
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
 from denoc_bridge.constraints import mimic_loops as ml
 from denoc_bridge.errors import InputError, SimulationError, SingularInertiaError
 from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.simulation.common import Run, make_trajectory, run_error, saved_steps
 from denoc_bridge.simulation.mimic import MimicSystem
 
 
 class MimicLoopSystem(MimicSystem):
     """A :class:`MimicSystem` whose accelerations are those of the stacked mimic and loop rows."""
 
-    def __init__(self, model, forces, passive: bool, baumgarte=(0.0, 0.0)):
+    def __init__(self, model, forces, passive: bool, opts=(0.0, 0.0, False, 1e-12)):
         super().__init__(model, forces, passive)
-        self.baumgarte = baumgarte
+        alpha, beta, self.project, self.tol = opts
+        self.baumgarte = (alpha, beta)
+        self._drift = 0.0
 
     def _a(self, t, q, v, tau, out):
         m = self.model
@@ -49,8 +48,22 @@ class MimicLoopSystem(MimicSystem):
             return -1
         return 0 if np.all(np.isfinite(out)) else -1
 
-    def compiled(self, method, dt, stride):  # pragma: no cover - never asked: run() below steps from Python
-        raise NotImplementedError("a MimicModel with loop closures is simulated stage by stage from Python")
+    loops = True
+
+    def kernel_system(self):
+        """None (not the MimicSystem's: the loop rows): the stages run from Python."""
+        return None
+
+    def end_step(self, q, v, t):
+        if self.project:
+            self._drift = max(self._drift, _project(self.model, q, v, self.tol, t))
+
+    def error(self, q):
+        return float(np.abs(ml.loop_residual(self.model, q)).max())
+
+    @property
+    def drift(self):
+        return self._drift if self.project else float("nan")
 
 
 def _project(model, q, v, tol, t):
@@ -69,12 +82,8 @@ def _project(model, q, v, tol, t):
     return err0
 
 
-def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, opts):
-    """The fixed-step run (rk4 or euler) with the loop options ``opts`` of
-    :func:`denoc_bridge.simulation.loops.options`; returns the Trajectory."""
-    alpha, beta, project, tol = opts
-    system = MimicLoopSystem(model, forces, passive, (alpha, beta))
-    nq, nv = model.nq, model.nv
+def initial_state(model, q0, v0, project, tol):
+    """The initial state, projected onto the loops when ``project``; a locked loop is named."""
     q, v = q0.copy(), v0.copy()
     if project:
         try:
@@ -86,89 +95,4 @@ def run(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, o
             ) from None
     _, _, phi, J, _ = ml.stacked_rows(model, q)
     ml.check_coupling(model, J[model.n_constraints :], phi[model.n_constraints :])  # a locked loop: named
-    f = system.accelerations
-    Q, V, A, TAU, E = [], [], [], [], []
-    xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
-    kx = [np.empty(nv) for _ in range(4)]
-    kv = [np.empty(nv) for _ in range(4)]
-    drift, failed, step = 0.0, None, 0
-
-    def error(x):
-        return float(np.abs(ml.loop_residual(model, x)).max())
-
-    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run_:
-        for step in range(n_steps):
-            t = step * dt
-            st, tau = f(t, step, q, v, kv[0])
-            if st:
-                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("a", kv[0], "v")])
-                break
-            if step % stride == 0:
-                Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
-                E.append(error(q))
-            if method == "euler":
-                v += dt * kv[0]
-                system.integrate(q, dt * v, q)
-            else:
-                kx[0][:] = v
-                for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
-                    xi[:] = c * dt * kx[prev]
-                    system.integrate(q, xi, qs)
-                    vs[:] = v + c * dt * kv[prev]
-                    system.dexpinv(xi, vs, kx[i + 1])
-                    st, _ = f(t + c * dt, step, qs, vs, kv[i + 1])
-                    if st:
-                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("a", kv[i + 1], "v")])
-                        break
-                if failed:
-                    break
-                xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
-                v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
-                system.integrate(q, xi, q)
-            if project:
-                try:
-                    drift = max(drift, _project(model, q, v, tol, t + dt))
-                except SimulationError as exc:
-                    failed = (None, t + dt, str(exc))
-                    break
-            if step % 100 == 0:
-                run_.update(step)
-        else:
-            step = n_steps
-    final = None
-    if not failed and not run_.interrupted:  # the final state
-        a_end = np.empty(nv)
-        st, tau = f(n_steps * dt, n_steps, q, v, a_end)
-        if not st:
-            Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau)), E.append(error(q))
-            final = n_steps
-    n = len(Q)
-    t_saved = saved_steps(n, stride, final) * dt
-    state = "interrupted" if run_.interrupted else ("failed" if failed else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if run_.interrupted else ""
-    traj = make_trajectory(
-        model,
-        t_saved,
-        np.array(Q).reshape(n, nq),
-        np.array(V).reshape(n, nv),
-        np.array(A).reshape(n, nv),
-        np.array(TAU).reshape(n, nv),
-        forces,
-        method,
-        dt,
-        run_.wall,
-        step,
-        system.evals,
-        state,
-        message,
-    )
-    traj.constraint_error = np.array(E)
-    traj.constraint_drift = drift if project else float("nan")
-    if failed:
-        st, t_bad, detail = failed
-        if st is None:
-            raise SimulationError(detail, t_bad, "", traj)
-        raise run_error(model, st, t_bad, detail, traj)
-    if run_.interrupted:
-        warnings.warn(message, stacklevel=3)
-    return traj
+    return q, v

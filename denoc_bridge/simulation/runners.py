@@ -1,7 +1,8 @@
-"""The runs of a *system* (:class:`~denoc_bridge.simulation.tree.TreeSystem`,
-:class:`~denoc_bridge.simulation.mimic.MimicSystem`): fixed-step compiled runs in chunks, the
-same steps stage by stage from Python, and the adaptive methods of SciPy.  A system supplies the
-accelerations, the configuration maps and, for the compiled runs, its stepping kernel."""
+"""The runs of a *system* (:class:`~denoc_bridge.simulation.common.System`: a tree, a MimicModel,
+a tree with loop closures, both): the one compiled fixed-step run in chunks, the same steps
+stage by stage from Python, and the adaptive methods of SciPy.  A system supplies the
+accelerations, the configuration maps, its compiled form and, for loops, the projection after
+each step."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import warnings
 import numpy as np
 
 from denoc_bridge.errors import SimulationError
+from denoc_bridge.kernels import run as kr
+from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.simulation.common import (
     CHUNK_SECONDS,
     Run,
@@ -24,35 +27,50 @@ from denoc_bridge.simulation.common import (
 
 
 def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
-    """The fixed-step methods as compiled runs of steps (chunks sized for the progress bar and
-    Ctrl-C); ``system`` (a tree's by default, or a MimicModel's) supplies the kernel."""
-    nq, nv = model.nq, model.nv
+    """The fixed-step methods as the one compiled run (:mod:`denoc_bridge.kernels.run`) of
+    ``system``, in chunks sized for the progress bar and Ctrl-C."""
+    nq, nv = system.nq, system.nv
     n_saves = count_saves(n_steps, stride)
     Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
+    E = np.zeros(n_saves if system.loops else 0)
+    out = Saves(Q, V, A, E)
     q, v = q0.copy(), v0.copy()
-    stepper, stage = system.compiled(method, dt, stride)
+    ksys, fc = system.kernel_system(), system.forcing()
+    s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
+    rk4 = method == "rk4"
     step, saved, status, chunk = 0, 0, 0, 8
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
             t0 = time.perf_counter()
-            done, status, s = stepper(q, v, step, n, saved, Q, V, A)
+            stepper = kr.rk4_run if rk4 else kr.euler_run
+            done, status, k = stepper(ksys, fc, q, v, step, n, dt, stride, saved, out, s)
             step += done
-            saved += s
+            saved += k
             if status:
                 break
             elapsed = time.perf_counter() - t0
             chunk = max(1, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-6))))
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
-    traj = finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system)
+    traj = finish_run(
+        model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E
+    )
     if status:
-        if status > 0 and getattr(system, "singular_fallback", False):
+        if status > 0 and system.singular_fallback:
             raise SingularTree(status)
-        raise run_error(model, status, step * dt, stage(q, v), traj)
+        raise system.failure(status, step * dt, failed_stage(s, rk4, q, v, nq, nv), traj)
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
+
+
+def failed_stage(s, rk4, q, v, nq, nv):
+    """The arrays of the stage a compiled run stopped in, named (for :func:`.common.bad_entry`)."""
+    if not rk4:
+        return [("q", q, "q"), ("v", v, "v"), ("tau", s[kr.TAU, :nv], "v"), ("a", s[kr.KV, :nv], "v")]
+    stage = [("q", s[kr.QS, :nq], "q"), ("v", s[kr.VS, :nv], "v"), ("tau", s[kr.TAU, :nv], "v")]
+    return stage + [("a", s[kr.KV + i, :nv], "v") for i in range(4)]
 
 
 class SingularTree(Exception):
@@ -60,15 +78,17 @@ class SingularTree(Exception):
     (the Lagrange form needs it; the Python stages fall back to the dense form)."""
 
 
-def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system):
+def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E):
     """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
-    ``saved`` rows of Q, V, A filled: the final state is appended when the run completed (also
-    when stride does not divide the number of steps)."""
+    ``saved`` rows of Q, V, A (and the loops' errors E) filled: the final state is appended when
+    the run completed (also when stride does not divide the number of steps)."""
     completed = not status and not interrupted
     if completed:  # the final state
         tau_end = forces.tau_at(step * dt, q, v, step)
         a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
         Q[saved], V[saved], A[saved] = q, v, a_end
+        if system.loops:
+            E[saved] = system.error(q)
         saved += 1
     steps = saved_steps(saved, stride, step if completed else None)
     t = steps * dt
@@ -76,7 +96,7 @@ def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, st
     state = "interrupted" if interrupted else ("failed" if status else "completed")
     message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
     evals_per_step = 4 if method == "rk4" else 1
-    return make_trajectory(
+    traj = make_trajectory(
         model,
         t,
         Q[:saved],
@@ -92,15 +112,17 @@ def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, st
         state,
         message,
     )
+    system.annotate(traj, E[:saved])
+    return traj
 
 
 def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
-    """The fixed-step methods with a callable tau or f_ext (or a MimicModel, through its
-    ``system``): the same steps, stage by stage from Python (each stage one forward dynamics
-    call)."""
+    """The fixed-step methods stage by stage from Python (a callable tau or f_ext, the dense
+    forms, a system without a compiled form): the steps of the compiled run, each stage one
+    call of ``system.accelerations``, and after each step ``system.end_step``."""
     nq, nv = system.nq, system.nv
     f = system.accelerations
-    Q, V, A, TAU = [], [], [], []
+    Q, V, A, TAU, E = [], [], [], [], []
     q, v = q0.copy(), v0.copy()
     failed = None
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
@@ -116,6 +138,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
                 break
             if step % stride == 0:
                 Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
+                E.append(system.error(q))
             if method == "euler":
                 v += dt * kv[0]
                 system.integrate(q, dt * v, q)
@@ -135,6 +158,12 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
                 xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
                 v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
                 system.integrate(q, xi, q)
+            try:
+                system.end_step(q, v, t + dt)
+            except SimulationError as exc:
+                failed = (None, t + dt, str(exc))
+                step += 1
+                break
             if step % 100 == 0:
                 run.update(step)
         else:
@@ -147,6 +176,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         st, tau = f(t_end, n_steps, q, v, a_end)
         if not st:
             Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau))
+            E.append(system.error(q))
             final = n_steps
     n = len(Q)
 
@@ -172,8 +202,12 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         state,
         message,
     )
+    system.annotate(traj, E)
     if failed:
-        raise run_error(model, failed[0], failed[1], failed[2], traj)
+        st, t_bad, detail = failed
+        if st is None:
+            raise SimulationError(detail, t_bad, "", traj)
+        raise system.failure(st, t_bad, detail, traj)
     if interrupted:
         warnings.warn(message, stacklevel=3)
     return traj

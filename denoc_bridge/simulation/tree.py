@@ -9,11 +9,9 @@ from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.simulation.common import (
-    normalise_rows,
-    passive_arrays,
-)
+from denoc_bridge.simulation.common import System, normalise_rows, passive_arrays
 
 
 def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
@@ -42,11 +40,11 @@ def cholesky_accelerations(model, q, v, total, fext_pin, out):
     return 0 if np.all(np.isfinite(out)) else -1
 
 
-class TreeSystem:
+class TreeSystem(System):
     """A tree model's stages for the Python steppers (:func:`run_python`, :func:`run_adaptive`):
     accelerations with the actuation, springs, dampers and external wrenches of a run, and the
-    configuration maps (each one compiled call).  :mod:`denoc_bridge.simulation.mimic` has the
-    same interface for a :class:`~denoc_bridge.constraints.mimic.MimicModel`."""
+    configuration maps (each one compiled call), and its compiled form for the one compiled run.
+    :mod:`.mimic` and :mod:`.loops` have the same interface (:class:`.common.System`)."""
 
     def __init__(self, model, forces, passive):
         self.model, self.forces = model, forces
@@ -107,28 +105,10 @@ class TreeSystem:
             ]
         ).reshape(len(t), self.nv)
 
-    def compiled(self, method, dt, stride):
-        """(run, stage) for :func:`run_compiled`: ``run(q, v, step, n, saved, Q, V, A)`` makes n
-        compiled steps -> (steps done, status, rows saved); ``stage(q, v)`` names the arrays of
-        the stage that failed."""
-        f, nq, nv = self.forces, self.nq, self.nv
-        scratch = np.zeros((ki_.SCRATCH_ROWS, max(nq, nv, 1)))
-        stepper = ki_.rk4_run if method == "rk4" else ki_.euler_run
-        kt, work, K, D, q_rest, use = self.model._kt, self.work, self.K, self.D, self.q_rest, self.use_passive
-
-        def run(q, v, step, n, saved, Q, V, A):
-            return stepper(
-                kt, work, q, v, step, n, dt, f.mode, f.table, f.fext, K, D, q_rest, use, stride, saved, Q, V, A, scratch
-            )
-
-        def stage(q, v):
-            if method == "euler":
-                return [("q", q, "q"), ("v", v, "v"), ("tau", scratch[3, :nv], "v"), ("a", scratch[9, :nv], "v")]
-            return [("q", scratch[0, :nq], "q"), ("v", scratch[2, :nv], "v"), ("tau", scratch[3, :nv], "v")] + [
-                ("a", scratch[9 + i, :nv], "v") for i in range(4)
-            ]
-
-        return run, stage
+    def kernel_system(self):
+        """The compiled form (:class:`denoc_bridge.kernels.systems.TreeSystem`)."""
+        flat, swept = ks.tree_flags(self.model._kt)
+        return ks.TreeSystem(self.model._kt, self.work, flat, swept)
 
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""

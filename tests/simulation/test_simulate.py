@@ -11,7 +11,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.io.generators import chain
 from denoc_bridge.io.robots import gripper4
-from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import run as kr
 from denoc_bridge.simulation import common as sim_module
 from denoc_bridge.testing import pin_rk4, random_model
 
@@ -204,7 +204,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3, tau=controller)
     assert tr.status == "interrupted" and 50 < len(tr) < 200
-    real = ki_.rk4_run
+    real = kr.rk4_run
     state = {"n": 0}
 
     def interrupted_run(*args):
@@ -213,7 +213,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(ki_, "rk4_run", interrupted_run)
+    monkeypatch.setattr(kr, "rk4_run", interrupted_run)
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3)
     assert tr.status == "interrupted" and 2 <= len(tr) < 1001

@@ -1,0 +1,342 @@
+"""The compiled *systems* a run integrates: a tree, a tree with mimic relations (reduced
+coordinates) and a tree with loop closures, each a named tuple of the arrays its stages read,
+and the stage functions every run calls on them (:mod:`.run`).
+
+One interface, specialised by numba on the system's type (``@overload``: each run compiles only
+for the system it meets, and is cached):
+
+======================================  =====================================================
+``applied_forces(sys, fc, q, v, n, d, tau)``  the generalized force of step ``n`` at (q, v)
+``accelerations(sys, fc, q, v, tau, a)``      the (constrained) accelerations; the status
+``stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1)``  ``a`` at (qs, vs) and the next
+                                              stage's rates ``v1 = vb + h (vacc + a)``
+``begin(sys, fc, q, v, a, zeros, v1)``        before the first RK4 step
+``configuration_step(sys, q, xi, out)``       ``out = q (+) xi`` on the system's manifold
+``tangent_rate(sys, xi, v, out)``             the RKMK rate ``dexp_{-xi}^-1 v``
+``end_step(sys, q, v, qn)``                   after a step (a loop system's projection)
+``save(sys, n, save_every, r, q, v, a, out)``  row r of the saved states
+``fresh(sys)``                                the system with its own work arrays (batches)
+``prepare(sys)``                              the system as the stages read it, once per run
+======================================  =====================================================
+
+``fc`` is a :class:`Forcing` (the actuation, the joints' springs and dampers, the constant
+external wrenches) and ``out`` a :class:`Saves`.  The statuses are those of the forward
+dynamics: 0, k + 1 (link k's articulated inertia is singular), -1 (not finite), and for
+loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
+
+* :class:`TreeSystem`: the O(n) forward dynamics (000 §3.2), whose RK4 stages on chains of
+  revolute joints fuse one stage's backward pass with the next stage's twists
+  (:mod:`.stages`).
+* :class:`MimicSystem`: mimic relations as constraint rows ``K`` on the tree, reduced state
+  (:func:`.mimic.mimic_accelerations`).
+* :class:`LoopSystem`: cut joints as constraint rows ``C(q)`` on the tree, Lagrange
+  multipliers (004 eqs. 13-14, :func:`.loops.constrained_state_accelerations`), optionally
+  projected back onto the loops after each step (:func:`.loops.project_state`).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from denoc_bridge.kernels import integrators as ig
+from denoc_bridge.kernels import loops as kl
+from denoc_bridge.kernels import mimic as km
+from denoc_bridge.kernels.stages import first_sweep, next_rate, sweepable
+
+#: the forces of a run: ``tau_mode`` (:data:`.integrators.TAU_NONE`, ``TAU_CONSTANT``,
+#: ``TAU_TABLE``) and ``taus`` (one row, or one per step), the constant external wrenches
+#: ``fext``, the springs ``K``, dampers ``D`` and rest configuration ``q_rest`` of the tree's
+#: joints, applied when ``passive``
+Forcing = namedtuple("Forcing", ["tau_mode", "taus", "fext", "K", "D", "q_rest", "passive"])
+#: the saved states: rows of q, v, a and the loops' error |phi| (zero length for no loops)
+Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err"])
+
+#: a tree: its table ``kt`` and work array; ``flat`` (every joint a vector space) and
+#: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`)
+TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept"])
+#: a tree with mimic relations: the packed maps of :func:`.mimic.pack`, the tree's nq, the
+#: links that hold every mimic DOF (``reach``) and the scratch ``f`` and ``S`` of
+#: :func:`.mimic.mimic_accelerations`
+MimicSystem = namedtuple("MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "reach", "f", "S"])
+#: a tree with loop closures: the packed cut joints and scratch of :mod:`.loops` (``kt0``,
+#: ``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project,
+#: max_iter), ``flat`` as for a tree and ``drift[0]``, the largest |phi| a step left before its
+#: projection
+LoopSystem = namedtuple("LoopSystem", ["kt", "kt0", "work", "pi", "pf", "sb", "opts", "flat", "drift"])
+
+#: the stages' view of a :class:`MimicSystem` (:func:`prepare`): the maps unpacked
+MimicStages = namedtuple("MimicStages", ["kt", "work", "im", "fm", "nqf", "reach", "f", "S"])
+
+
+def _is(sys, cls) -> bool:
+    return isinstance(sys, types.BaseNamedTuple) and sys.instance_class is cls
+
+
+def prepare(sys):
+    """The system as its stages read it (packed maps and scratch unpacked once per run)."""
+    raise NotImplementedError
+
+
+def applied_forces(sys, fc, q, v, n, d, tau):
+    """tau_n + the springs and dampers at (q, v) into ``tau`` (a mimic system applies its
+    tree's inside :func:`accelerations`)."""
+    raise NotImplementedError  # compiled only: the @overload below
+
+
+def accelerations(sys, fc, q, v, tau, a):
+    """``a`` = the system's accelerations at (q, v) under tau; returns the status."""
+    raise NotImplementedError
+
+
+def stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+    """One RK4 stage: ``a`` at (qs, vs) and ``v1 = vb + h (vacc + a)`` (``q1``, the next
+    stage's configuration, is known); returns the status."""
+    raise NotImplementedError
+
+
+def begin(sys, fc, q, v, a, zeros, v1):
+    """Before the first RK4 step of a run (a fused tree prepares its first stage)."""
+    raise NotImplementedError
+
+
+def configuration_step(sys, q, xi, out):
+    """out = q (+) xi."""
+    raise NotImplementedError
+
+
+def tangent_rate(sys, xi, v, out):
+    """out = dexp_{-xi}^-1 v (the Runge-Kutta-Munthe-Kaas rate)."""
+    raise NotImplementedError
+
+
+def end_step(sys, q, v, qn):
+    """After a step: a loop system's projection of (q, v) onto its loops; returns the status."""
+    raise NotImplementedError
+
+
+def save(sys, n, save_every, r, q, v, a, out):
+    """When n % save_every == 0, the state, ``a`` (and a loop system's |phi|) into row r of
+    ``out``; returns the rows saved (0 or 1)."""
+    raise NotImplementedError
+
+
+def fresh(sys):
+    """The system with work arrays of its own (one per case of a parallel batch)."""
+    raise NotImplementedError
+
+
+@overload(prepare, inline="always")
+def _prepare(sys):
+    if _is(sys, MimicSystem):
+
+        def mimic_impl(sys):
+            im, fm = km.unpack(sys.imap, sys.fmap)
+            return MimicStages(sys.kt, sys.work, im, fm, sys.nqf, sys.reach, sys.f, sys.S)
+
+        return mimic_impl
+    return lambda sys: sys
+
+
+@overload(applied_forces, inline="always")
+def _applied_forces(sys, fc, q, v, n, d, tau):
+    if _is(sys, MimicStages):
+
+        def mimic_impl(sys, fc, q, v, n, d, tau):
+            km.actuation(fc.tau_mode, fc.taus, n, tau)
+
+        return mimic_impl
+
+    def impl(sys, fc, q, v, n, d, tau):
+        ig.applied(sys.kt.view(np.int32), q, v, fc.tau_mode, fc.taus, n, fc.K, fc.D, fc.q_rest, fc.passive, d, tau)
+
+    return impl
+
+
+@overload(accelerations, inline="always")
+def _accelerations(sys, fc, q, v, tau, a):
+    if _is(sys, TreeSystem):
+
+        def tree_impl(sys, fc, q, v, tau, a):
+            return ig.accelerations(sys.kt.view(np.int32), sys.kt, sys.work, q, v, tau, fc.fext, a)
+
+        return tree_impl
+    if _is(sys, MimicStages):
+        return lambda sys, fc, q, v, tau, a: _mimic_accelerations(sys, fc, q, v, tau, a)
+    if _is(sys, LoopSystem):
+        return lambda sys, fc, q, v, tau, a: _loop_accelerations(sys, fc, q, v, tau, a)
+
+
+@njit(cache=True, inline="always")
+def _mimic_accelerations(sys, fc, q, v, tau, a):
+    ki = sys.kt.view(np.int32)
+    return km.mimic_accelerations(
+        ki, sys.kt, sys.work, q, v, tau, fc.fext, fc.K, fc.D, fc.q_rest, fc.passive, sys.im, sys.fm, sys.nqf,
+        sys.reach, sys.f, sys.S, a,
+    )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _loop_accelerations(sys, fc, q, v, tau, a):
+    o = sys.opts
+    return kl.state_accelerations(
+        sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, tau, fc.fext, o[0], o[1], o[2], a
+    )
+
+
+@overload(stage, inline="always")
+def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+    # each kind calls its own compiled accelerations (an inlined overload cannot call another)
+    if _is(sys, TreeSystem):
+
+        def tree_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+            ki = sys.kt.view(np.int32)
+            return ig.rk4_stage(ki, sys.kt, sys.work, sys.swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fc.fext)
+
+        return tree_impl
+    if _is(sys, MimicStages):
+
+        def mimic_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+            status = _mimic_accelerations(sys, fc, qs, vs, tau, a)
+            return next_rates(status, vb, h, vacc, a, v1)
+
+        return mimic_impl
+    if _is(sys, LoopSystem):
+
+        def loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+            status = _loop_accelerations(sys, fc, qs, vs, tau, a)
+            return next_rates(status, vb, h, vacc, a, v1)
+
+        return loop_impl
+
+
+@njit(cache=True, inline="always")
+def next_rates(status, vb, h, vacc, a, v1):
+    """v1 = vb + h (vacc + a) after accelerations that succeeded; returns their status."""
+    if status == 0:
+        for i in range(a.shape[0]):
+            v1[i] = next_rate(vb[i], h, vacc[i], a[i])
+    return status
+
+
+@overload(begin, inline="always")
+def _begin(sys, fc, q, v, a, zeros, v1):
+    if _is(sys, TreeSystem):
+
+        def tree_impl(sys, fc, q, v, a, zeros, v1):
+            if sys.swept:  # stage 1 of the first step: its twists
+                first_sweep(sys.kt.view(np.int32), sys.kt, sys.work, q, v, a, zeros, v1, fc.fext)
+
+        return tree_impl
+
+    def impl(sys, fc, q, v, a, zeros, v1):
+        pass
+
+    return impl
+
+
+@overload(configuration_step, inline="always")
+def _configuration_step(sys, q, xi, out):
+    if _is(sys, MimicStages):
+
+        def mimic_impl(sys, q, xi, out):
+            km.mimic_integrate(sys.kt.view(np.int32), q, xi, sys.im, sys.fm, sys.nqf, sys.f, out)
+
+        return mimic_impl
+
+    def impl(sys, q, xi, out):
+        ig.step_configuration(sys.kt.view(np.int32), sys.flat, q, xi, out)
+
+    return impl
+
+
+@overload(tangent_rate, inline="always")
+def _tangent_rate(sys, xi, v, out):
+    if _is(sys, MimicStages):
+
+        def mimic_impl(sys, xi, v, out):
+            km.mimic_dexpinv(sys.kt.view(np.int32), xi, v, sys.im, sys.fm, sys.f, out)
+
+        return mimic_impl
+
+    def impl(sys, xi, v, out):
+        ig.tangent_rate(sys.kt.view(np.int32), sys.flat, xi, v, out)
+
+    return impl
+
+
+@overload(end_step, inline="always")
+def _end_step(sys, q, v, qn):
+    if _is(sys, LoopSystem):
+
+        def loop_impl(sys, q, v, qn):
+            o = sys.opts
+            if o[4] <= 0.0:
+                return 0
+            status, err, err0 = kl.project(
+                sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, o[2], o[3], int(o[5]), qn
+            )
+            sys.drift[0] = max(sys.drift[0], err0)
+            return status
+
+        return loop_impl
+
+    def impl(sys, q, v, qn):
+        return 0
+
+    return impl
+
+
+@overload(save, inline="always")
+def _save(sys, n, save_every, r, q, v, a, out):
+    if _is(sys, LoopSystem):
+
+        def loop_impl(sys, n, save_every, r, q, v, a, out):
+            if n % save_every:
+                return 0
+            out.Qs[r, :] = q
+            out.Vs[r, :] = v
+            out.As[r, :] = a
+            at = kl.ds_start(sys.pi[0, 0], sys.pi[0, 3])  # phi of the accelerations at (q, v), just evaluated
+            phi = sys.sb[at : at + sys.pi[0, 2]]
+            out.Err[r] = np.max(np.abs(phi)) if phi.shape[0] else 0.0
+            return 1
+
+        return loop_impl
+
+    def impl(sys, n, save_every, r, q, v, a, out):
+        return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
+
+    return impl
+
+
+@overload(fresh)
+def _fresh(sys):
+    if _is(sys, TreeSystem):
+        return lambda sys: TreeSystem(sys.kt, np.empty_like(sys.work), sys.flat, sys.swept)
+    if _is(sys, MimicSystem):
+
+        def mimic_impl(sys):
+            return MimicSystem(
+                sys.kt, np.empty_like(sys.work), sys.imap, sys.fmap, sys.nqf, sys.reach, np.zeros_like(sys.f),
+                np.zeros_like(sys.S),
+            )  # fmt: skip
+
+        return mimic_impl
+    if _is(sys, LoopSystem):
+
+        def loop_impl(sys):
+            return LoopSystem(
+                sys.kt, sys.kt0, np.empty_like(sys.work), sys.pi, sys.pf, np.zeros_like(sys.sb), sys.opts, sys.flat,
+                np.zeros_like(sys.drift),
+            )  # fmt: skip
+
+        return loop_impl
+
+
+@njit(cache=True)
+def tree_flags(kt):
+    """(flat, swept) of a tree's table, for :class:`TreeSystem`."""
+    ki = kt.view(np.int32)
+    return ig.is_vector_space(ki), sweepable(ki)
