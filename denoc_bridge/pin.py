@@ -26,9 +26,9 @@ behind; read them from Pinocchio if you need them).
 model's identity, until that model is garbage collected (a weak-reference finalizer drops it).
 Each later call costs a dictionary lookup, a set lookup (the ``data`` already checked) and a
 comparison of the 48 bytes of ``model.gravity``: about 0.1-0.2 us (``benchmarks/pin_convention.py``).
-Detected on every call: a change of ``model.gravity`` (the converted model follows it) and, on
-the first call whose ``q`` no longer fits, a change of ``nq``, ``nv`` or ``njoints`` (joints
-added: converted again).  **Not detected**: edits in place of ``model.inertias``,
+Detected on every call: a change of ``model.gravity`` (the converted model follows it); and a
+change of ``nq``, ``nv`` or ``njoints`` (joints added) on the first call whose ``q`` does not fit
+the conversion: the model is converted again.  **Not detected**: edits in place of ``model.inertias``,
 ``model.jointPlacements``, ``model.armature``, joint types or limits after the first call;
 call :func:`refresh` (one model) or :func:`clear_cache` (all) after such an edit.
 :func:`denoc_model` gives the converted model, to call the rest of denoc_bridge with.
@@ -38,11 +38,12 @@ call :func:`refresh` (one model) or :func:`clear_cache` (all) after such an edit
 Pinocchio returns NaN or inf and these functions raise
 :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint.  Bad arguments raise
 :class:`~denoc_bridge.errors.InputError` / :class:`~denoc_bridge.errors.InputTypeError` naming the
-argument (Pinocchio raises a ``ValueError`` from C++ for some, reads out of bounds for a short
-``fext``).  Mimic models (``mimic=True``) are refused, as Pinocchio's ``aba`` refuses them; use
-:class:`denoc_bridge.MimicModel`.  Pinocchio's optional ``convention`` argument is not taken.
-One state per call: for batches of states use :func:`denoc_bridge.forward_dynamics` & co. on
-:func:`denoc_model`.
+argument (Pinocchio raises a ``ValueError`` from C++ for some; its ``aba`` does not check the
+length of ``fext`` and reads past the end of a short one).  ``fext`` may also be an
+(njoints, 6) array of [force; moment] rows.  Mimic models (``mimic=True``) are refused, as
+Pinocchio's ``aba`` refuses them; use :class:`denoc_bridge.MimicModel`.  Pinocchio's optional
+``convention`` argument is not taken.  One state per call: for batches of states use
+:func:`denoc_bridge.forward_dynamics` & co. on :func:`denoc_model`.
 """
 
 from __future__ import annotations

@@ -313,3 +313,10 @@ def test_mimic_model_is_refused():
         pm = pin.buildModelFromUrdf(path, mimic=True)
     with pytest.raises(db.ModelError, match="mimic joint"):
         dbp.crba(pm, pm.createData(), pin.neutral(pm))
+
+
+def test_fext_as_an_array_of_rows(panda_args):
+    pm, d, q, v, tau, fext = panda_args
+    rows = np.array([f.vector for f in fext])
+    assert np.array_equal(dbp.aba(pm, d, q, v, tau, rows), dbp.aba(pm, d, q, v, tau, fext))
+    assert np.array_equal(dbp.rnea(pm, d, q, v, tau, rows), dbp.rnea(pm, d, q, v, tau, fext))
