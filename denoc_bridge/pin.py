@@ -60,6 +60,7 @@ from denoc_bridge import dynamics as _dynamics
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.io.pinocchio_io import from_pinocchio
 from denoc_bridge.kernels import entry as _entry
+from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import pin_to_internal
 
@@ -100,8 +101,8 @@ def _raw_view(view: np.ndarray) -> np.ndarray:
     ``model.gravity.vector`` keeps the ``pinocchio.Model`` alive as long as it lives (boost.python's
     custodian); held by the cache, it would keep every model alive and its finalizer from ever
     running.  The gravity member has a fixed address while the model lives, and the entry that
-    holds this view is dropped by the model's finalizer, which runs before the model's memory is
-    freed: the view is never read after that.
+    holds this view is dropped by the model's finalizer, inside the model's deallocation: no
+    call reads the view once the model is gone (a call holds a reference to its model).
     """
     address, _ = view.__array_interface__["data"]
     return np.ctypeslib.as_array((ctypes.c_double * view.size).from_address(address))
@@ -278,7 +279,7 @@ def _check_pin_model(model: Any) -> None:
     if not isinstance(model, _pin.Model):
         hint = (
             ": it is a denoc_bridge model; call db.forward_dynamics(model, q, v, tau) & co. on it"
-            if isinstance(model, Model) or type(model).__name__ == "MimicModel"
+            if isinstance(model, ModelKind)
             else ""
         )
         raise InputTypeError(f"model must be a pinocchio.Model, got {type(model).__name__}{hint}")
