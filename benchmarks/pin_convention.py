@@ -81,7 +81,7 @@ def lookup_ns(pm, data, repeats: int) -> tuple[float, float]:
     e = dbp._cache[id(pm)]
     out = np.empty(pm.nv)
     g = dict(_get=dbp._cache.get, model=pm, data=data, out=out, e=e)
-    hit = "e = _get(id(model))\nok = e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes"
+    hit = "e = _get(id(model))\nok = e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes"
     write = "data.ddq = out"
 
     def ns(stmt: str) -> float:

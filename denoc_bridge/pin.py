@@ -87,16 +87,17 @@ class _Entry:
     def __init__(self, pin_model: Any, key: int) -> None:
         self.model: Model = from_pinocchio(pin_model)
         self.nq, self.nv, self.njoints = int(pin_model.nq), int(pin_model.nv), int(pin_model.njoints)
-        self.gravity = _raw_view(pin_model.gravity.vector)
-        self.gravity_bytes = self.gravity.tobytes()
+        self.gravity = _raw_bytes(pin_model.gravity.vector)
+        self.gravity_bytes = self.gravity.raw
         self.datas: set[int] = set()  # id() of the Data objects checked against this model
         self.zeros = np.zeros(self.nv)  # the zero velocity/acceleration of nle and g (never written)
         self.finalizer = weakref.finalize(pin_model, _cache.pop, key, None)
 
 
-def _raw_view(view: np.ndarray) -> np.ndarray:
-    """The memory of ``view`` (a view on a member of a C++ object) without the reference to its
-    owner that Pinocchio's views hold.
+def _raw_bytes(view: np.ndarray) -> Any:
+    """The memory of ``view`` (a view on a member of a C++ object) as a ``ctypes`` char array
+    (``.raw``: its bytes now, ~30 ns), without the reference to its owner that Pinocchio's views
+    hold.
 
     ``model.gravity.vector`` keeps the ``pinocchio.Model`` alive as long as it lives (boost.python's
     custodian); held by the cache, it would keep every model alive and its finalizer from ever
@@ -105,7 +106,7 @@ def _raw_view(view: np.ndarray) -> np.ndarray:
     call reads the view once the model is gone (a call holds a reference to its model).
     """
     address, _ = view.__array_interface__["data"]
-    return np.ctypeslib.as_array((ctypes.c_double * view.size).from_address(address))
+    return (ctypes.c_char * view.nbytes).from_address(address)
 
 
 _cache: dict[int, _Entry] = {}
@@ -157,7 +158,7 @@ def aba(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.Arra
     each in the local frame of its joint, ``fext[0]`` (the universe) ignored, as Pinocchio's.
     """
     e = _get(id(model))
-    if e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes:
+    if e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes:
         m = e.model
         out = _empty(e.nv)
         try:
@@ -182,7 +183,7 @@ def rnea(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike, a: npt.Array
     ``data.tau``.  ``fext`` as in :func:`aba`.
     """
     e = _get(id(model))
-    if e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes:
+    if e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes:
         m = e.model
         out = _empty(e.nv)
         try:
@@ -207,7 +208,7 @@ def crba(model: Any, data: Any, q: npt.ArrayLike) -> np.ndarray:
     (Pinocchio 4.1 fills both triangles too; Pinocchio 2 and 3 filled only the upper one).
     """
     e = _get(id(model))
-    if e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes:
+    if e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes:
         m = e.model
         out = _empty((e.nv, e.nv))
         try:
@@ -229,7 +230,7 @@ def computeMinverse(model: Any, data: Any, q: npt.ArrayLike) -> np.ndarray:
     Written whole to ``data.Minv`` (Pinocchio 4.1 fills both triangles too).
     """
     e = _get(id(model))
-    if e is None or id(data) not in e.datas or e.gravity.tobytes() != e.gravity_bytes or np.shape(q) != (e.nq,):
+    if e is None or id(data) not in e.datas or e.gravity.raw != e.gravity_bytes or np.shape(q) != (e.nq,):
         e, q = _checked(model, data, q)
     out = _dynamics.inverse_mass_matrix(e.model, q)
     data.Minv = out
@@ -240,7 +241,7 @@ def nonLinearEffects(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike) 
     """``C(q, v) v + g(q)`` (nv,): ``pin.nonLinearEffects`` (:func:`denoc_bridge.nonlinear_effects`).
     Also written to ``data.nle``."""
     e = _get(id(model))
-    if e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes:
+    if e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes:
         m = e.model
         out = _empty(e.nv)
         try:
@@ -259,7 +260,7 @@ def computeGeneralizedGravity(model: Any, data: Any, q: npt.ArrayLike) -> np.nda
     """The generalized gravity ``g(q)`` (nv,): ``pin.computeGeneralizedGravity``
     (:func:`denoc_bridge.gravity_torques`).  Also written to ``data.g``."""
     e = _get(id(model))
-    if e is not None and id(data) in e.datas and e.gravity.tobytes() == e.gravity_bytes:
+    if e is not None and id(data) in e.datas and e.gravity.raw == e.gravity_bytes:
         m = e.model
         out = _empty(e.nv)
         try:
@@ -295,9 +296,9 @@ def _lookup(model: Any) -> _Entry:
         e = None
     if e is None:
         e = _cache[key] = _Entry(model, key)
-    elif e.gravity.tobytes() != e.gravity_bytes:
-        e.model.gravity = np.array(e.gravity[:3])
-        e.gravity_bytes = e.gravity.tobytes()
+    elif e.gravity.raw != e.gravity_bytes:
+        e.gravity_bytes = e.gravity.raw
+        e.model.gravity = np.frombuffer(e.gravity_bytes)[:3].copy()
     return e
 
 
