@@ -292,13 +292,15 @@ def _lookup(model: Any) -> _Entry:
     key = id(model)
     e = _cache.get(key)
     if e is not None and (int(model.nq), int(model.nv), int(model.njoints)) != (e.nq, e.nv, e.njoints):
-        e.finalizer.detach()  # joints added or removed since the conversion
+        del _cache[key]  # joints added or removed since the conversion (gone even if converting fails)
+        e.finalizer.detach()
         e = None
     if e is None:
         e = _cache[key] = _Entry(model, key)
     elif e.gravity.raw != e.gravity_bytes:
-        e.gravity_bytes = e.gravity.raw
-        e.model.gravity = np.frombuffer(e.gravity_bytes)[:3].copy()
+        gravity = e.gravity.raw
+        e.model.gravity = np.frombuffer(gravity)[:3].copy()  # raises on a gravity that is not finite
+        e.gravity_bytes = gravity
     return e
 
 

@@ -320,3 +320,19 @@ def test_fext_as_an_array_of_rows(panda_args):
     rows = np.array([f.vector for f in fext])
     assert np.array_equal(dbp.aba(pm, d, q, v, tau, rows), dbp.aba(pm, d, q, v, tau, fext))
     assert np.array_equal(dbp.rnea(pm, d, q, v, tau, rows), dbp.rnea(pm, d, q, v, tau, fext))
+
+
+def test_a_bad_edit_after_the_first_call_is_never_ignored(panda_pm):
+    d = panda_pm.createData()
+    q, v, tau, _ = _state(panda_pm, 0)
+    dbp.aba(panda_pm, d, q, v, tau)
+    panda_pm.gravity.linear[:] = (0.0, 0.0, np.nan)
+    for _ in range(2):  # the second call does not take the fast path with the old gravity
+        with pytest.raises(db.ModelError, match="gravity must be 3 finite numbers"):
+            dbp.aba(panda_pm, d, q, v, tau)
+    panda_pm.gravity.linear[:] = (0.0, 0.0, -9.81)
+    panda_pm.addJoint(panda_pm.njoints - 1, pin.JointModelSphericalZYX(), pin.SE3.Identity(), "zyx")
+    for _ in range(2):
+        with pytest.raises(db.ModelError, match="joint 'zyx' is a JointModelSphericalZYX"):
+            dbp.crba(panda_pm, panda_pm.createData(), np.zeros(panda_pm.nq))
+    assert id(panda_pm) not in dbp._cache
