@@ -127,7 +127,12 @@ _compat.install()
 
 
 def __getattr__(name: str) -> _types.ModuleType:
-    """``db.model`` & co.: the module paths of 0.1 (deprecated; see :mod:`denoc_bridge._compat`)."""
+    """``db.pin`` (Pinocchio's calling convention, imported on first use: it imports Pinocchio), and
+    ``db.model`` & co.: the module paths of 0.1 (deprecated; see :mod:`denoc_bridge._compat`)."""
+    if name == "pin":
+        import importlib
+
+        return importlib.import_module("denoc_bridge.pin")
     if name in _compat.MOVED:
         return _compat.resolve(name)
     raise AttributeError(f"module 'denoc_bridge' has no attribute {name!r}")

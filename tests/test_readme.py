@@ -33,7 +33,7 @@ def _run(code: str, tmp_path, monkeypatch) -> dict:
 
 
 def test_the_readme_has_the_blocks_this_file_runs():
-    assert len(BLOCKS) == 4, f"README has {len(BLOCKS)} python blocks; give each new one a test here"
+    assert len(BLOCKS) == 5, f"README has {len(BLOCKS)} python blocks; give each new one a test here"
 
 
 def test_load_and_compare_block(tmp_path, monkeypatch, capsys):
@@ -44,6 +44,15 @@ def test_load_and_compare_block(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "M1 (parent 0): ('root_joint',)" in out
     assert out.count(" ok") == 5 and "MISMATCH" not in out, out
+
+
+def test_pinocchio_convention_block(tmp_path, monkeypatch, capsys):
+    ns = _run(_block("import denoc_bridge.pin as dbp"), tmp_path, monkeypatch)
+    model, data, q, v, tau, fext = (ns[k] for k in ("model", "data", "q", "v", "tau", "fext"))
+    ref = pin.aba(model, model.createData(), q, v, tau, fext)
+    assert np.abs(ns["a"] - ref).max() <= 1e-12 * np.abs(ref).max() and np.array_equal(data.ddq, ns["a"])
+    assert np.array_equal(data.M, ns["M"]) and np.array_equal(ns["M"], ns["M"].T)
+    assert float(capsys.readouterr().out) < 1e-11
 
 
 def test_simulate_block_gives_the_readme_rope_energy(tmp_path, monkeypatch):
