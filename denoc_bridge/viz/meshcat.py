@@ -34,9 +34,10 @@ What is drawn
 
 A trajectory is resampled at ``fps`` (:meth:`Trajectory.resample`) into a meshcat animation
 (three.js key frames, one clip per moving node) that starts playing when the page opens
-and repeats.  The exported page opens meshcat's controls on its "Animations" folder (play,
-pause, reset, the time slider, the speed), top right; opening ``page.html#t=1.5`` shows the
-animation paused at 1.5 s instead.
+and repeats.  The exported page has a play / pause button and a time slider at the bottom,
+always visible (meshcat's own controls, with the speed and recording, are behind "Open
+Controls", top right); opening ``page.html#t=1.5`` shows the animation paused at 1.5 s
+instead.
 
 Camera and ground (exported pages, and a new viewer of :func:`show` / :func:`play`; a
 viewer you pass is left alone):
@@ -358,7 +359,7 @@ def _camera(scene, root, frame: vg.Framing):
     under the root node: it moves with the world) replaces meshcat's 20 m grid, which is hidden;
     it is a picture only (no contact is simulated).  The camera looks from the normal of the
     plane the points span if they are nearly planar (x to the right, slightly from above), else
-    from the front right, far enough for a 4:3 window.  Light background, no axes (both can be
+    from the front right, just far enough for every point to be in a 4:3 window.  Light background, no axes (both can be
     changed in meshcat's controls)."""
     from meshcat.commands import SetTransform
 
@@ -379,8 +380,9 @@ def _camera(scene, root, frame: vg.Framing):
     right /= np.linalg.norm(right)
     up = np.cross(view, right)
     t = np.tan(_FOV / 2)
-    half_w, half_h, depth = (np.abs(x @ axis).max() for axis in (right, up, view))
-    dist = max(half_h / t, half_w / (t * 4 / 3), 1e-3) * 1.1 + depth
+    # the nearest distance at which every point is inside the view (4:3), and a 10% margin
+    need = x @ view + np.maximum(np.abs(x @ up) / t, np.abs(x @ right) / (t * 4 / 3))
+    dist = max(float(need.max()) * 1.1, 1e-3)
     if np.any(frame.follow):
         n = len(frame.follow)
         scene.move(root, np.broadcast_to(np.eye(3), (n, 3, 3)), -frame.center - frame.follow)
@@ -420,11 +422,18 @@ _PAGE = """<!DOCTYPE html>
   #caption {{ position: absolute; left: 8px; top: 6px; font: 13px sans-serif; color: #333;
              pointer-events: none; line-height: 1.4; max-width: calc(100vw - 270px); }}
   #caption .note {{ font-size: 12px; color: #555; }}
+  #player {{ position: absolute; left: 50%; bottom: 14px; transform: translateX(-50%); display: none;
+            align-items: center; gap: 10px; padding: 6px 12px; width: min(640px, 80vw);
+            background: rgba(30, 30, 35, 0.82); border-radius: 6px; font: 13px sans-serif; color: #eee; }}
+  #player button {{ font: 13px sans-serif; width: 64px; padding: 3px 0; cursor: pointer; }}
+  #player input {{ flex: 1; accent-color: #bbb; }}
+  #player span {{ min-width: 118px; text-align: right; font-variant-numeric: tabular-nums; }}
 </style>
 </head>
 <body>
 <div id="meshcat-pane"></div>
 <div id="caption">{caption}<br><span class="note">{note}</span></div>
+<div id="player"><button id="play">pause</button><input id="time" type="range" min="0" max="1" step="0.001" value="0"><span id="clock"></span></div>
 <script>
 {js}
 </script>
@@ -445,13 +454,28 @@ if (start && viewer.animator.actions.length) {{
   viewer.animator.seek(parseFloat(start[1]));
   viewer.animator.display_progress(parseFloat(start[1]));
 }}
-// the animation's controls (play, pause, reset, time slider, speed) shown open, the scene tree
-// and the save / load folder closed
-if (viewer.animator.actions.length) {{
-  viewer.gui.open();
-  for (var name in viewer.gui.__folders) {{
-    if (name !== "Animations") viewer.gui.__folders[name].close();
-  }}
+// a play / pause button and a time slider, always visible at the bottom (meshcat's own
+// controls, with the speed and recording, stay behind "Open Controls")
+var anim = viewer.animator;
+if (anim.actions.length) {{
+  var button = document.getElementById("play"), slider = document.getElementById("time");
+  var clock = document.getElementById("clock");
+  document.getElementById("player").style.display = "flex";
+  slider.max = anim.duration;
+  button.onclick = function () {{ if (anim.playing) anim.pause(); else anim.play(); }};
+  slider.oninput = function () {{
+    var t = parseFloat(slider.value);
+    anim.pause();
+    anim.seek(t);
+    anim.display_progress(t);
+  }};
+  (function tick() {{
+    button.textContent = anim.playing ? "pause" : "play";
+    if (anim.playing) slider.value = anim.time;
+    clock.textContent = parseFloat(slider.value).toFixed(2) + " s / " + anim.duration.toFixed(2) + " s";
+    requestAnimationFrame(tick);
+  }})();
+  if (start) slider.value = parseFloat(start[1]);
 }}
 </script>
 </body>
@@ -479,7 +503,7 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     note = "the ground is a picture only: no contact is simulated"
     if animated and vg.followed_link(tree) is not None:
         note += "; the camera follows the floating base"
-    note += ". Play, pause and the time slider: top right." if animated else "."
+    note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
     note += " Drag to turn, scroll to zoom."
     page = _PAGE.format(
         title=html.escape(f"{tree.name} - denoc_bridge"),

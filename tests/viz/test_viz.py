@@ -359,11 +359,13 @@ def test_ground_of_fixed_bases(panda, rope_trajectory):
 def test_page_opens_the_animation_controls_and_says_no_contact(tmp_path, fourbar_trajectory):
     model, traj = fourbar_trajectory
     text = viz.export_html(model, traj, tmp_path / "fourbar.html").read_text(encoding="utf-8")
-    assert "viewer.gui.open()" in text and "no contact is simulated" in text
+    assert '<div id="player">' in text and "anim.play()" in text and "no contact is simulated" in text
     caption = re.search(r'<div id="caption">(.*?)</div>', text).group(1)
     assert caption.startswith("fourbar: 4 DOF, 4 links, animation; colours: 1 kinematic module<br>"), caption
     gripper = viz.export_html(gripper4(), None, tmp_path / "gripper.html").read_text(encoding="utf-8")
     assert "Play, pause" not in gripper and "no contact is simulated" in gripper
+    assert 'getElementById("player").style.display = "flex"' in gripper  # shown only if there is an animation
+    assert "Play, pause" in text
 
 
 # ----------------------------------------------------------------------------- in a browser
@@ -435,21 +437,67 @@ def color_mask(img: np.ndarray, rgb, hue_tol: float = 14.0) -> np.ndarray:
     return (dh < hue_tol) & (sat > 0.35) & (mx > 0.12)
 
 
+def without_controls(mask: np.ndarray) -> np.ndarray:
+    """``mask`` without the page's play bar (bottom) and meshcat's "Open Controls" (top right)."""
+    mask = mask.copy()
+    mask[-60:] = False
+    mask[:25, -250:] = False
+    return mask
+
+
+def drawn(img: np.ndarray) -> np.ndarray:
+    """Pixels of any palette colour (the robot, coloured by module), outside the controls."""
+    return without_controls(np.any([color_mask(img, c) for c in vg.PALETTE], axis=0))
+
+
+def play_bar(img: np.ndarray) -> bool:
+    """The page's play / pause bar: a dark strip at the bottom, in the middle."""
+    w = img.shape[1]
+    return bool((img[-45:-20, w // 2 - 150 : w // 2 + 150].max(axis=-1) < 0.35).mean() > 0.3)
+
+
 @pytest.mark.slow
-def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
-    model, q = panda
-    html = viz.export_html(model, q, tmp_path / "panda.html")
+def test_browser_quickstart_panda_large_in_frame(tmp_path, chromium, monkeypatch):
+    """The Quickstart's command as the README gives it; its panda.html opened at t = 0.3 s
+    shows the arm large and in frame, with the animation controls open.  The picture and the
+    plot are the README gallery's first two."""
+    pytest.importorskip("example_robot_data")
+    from denoc_bridge.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "panda", "--duration", "2"]) == 0
     start = time.perf_counter()
-    img = screenshot(chromium, html, tmp_path / "panda.png", 1000, size=(900, 700))
+    img = screenshot(chromium, tmp_path / "panda.html", tmp_path / "shot.png", 1000, size=(900, 700), fragment="t=0.3")
     print(f"\npanda: chromium screenshot in {time.perf_counter() - start:.1f} s")
-    arm = color_mask(img, vg.PALETTE[0])
-    fingers = [color_mask(img, vg.PALETTE[i]) for i in (1, 2)]
-    assert arm.mean() > 0.03, "the arm (module 1) is not drawn"
-    assert all(f.sum() > 20 for f in fingers), "the fingers (modules 2 and 3) are not drawn in their colours"
-    ys, xs = np.nonzero(arm)  # framed: the robot is in the picture
+    arm = without_controls(color_mask(img, vg.PALETTE[0]))
+    assert arm.mean() > 0.02, "the arm (module 1) is not drawn large"
+    ys, xs = np.nonzero(arm)
+    assert np.ptp(ys) > 0.3 * img.shape[0], "the arm is small in the picture"
     assert 0.05 * img.shape[1] < xs.min() and xs.max() < 0.95 * img.shape[1] and ys.max() < 0.95 * img.shape[0]
+    assert play_bar(img), "no play bar at the bottom of the page"
     FIGURES.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_modules.png")
+    shutil.copyfile(tmp_path / "shot.png", FIGURES / "gallery_panda_modules.png")
+    shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_plot.png")
+
+
+@pytest.mark.slow
+def test_browser_falling_talos_stays_in_frame(tmp_path, chromium):
+    """talos falls 16 m in 1.8 s (no ground contact): the camera follows its base, so it is
+    as large at 1.8 s as at the start, in the middle of the picture."""
+    pytest.importorskip("example_robot_data")
+    model = load_robot("talos")
+    traj = db.simulate(model, db.neutral_configuration(model), np.zeros(model.nv), 1.8, 2e-3)
+    html = viz.export_html(model, traj, tmp_path / "talos.html")
+    boxes = []
+    for t in (0.0, 1.8):
+        img = screenshot(chromium, html, tmp_path / f"talos_{t}.png", 600, size=(900, 700), fragment=f"t={t}")
+        ys, xs = np.nonzero(drawn(img))
+        assert len(ys) > 0.04 * img.size / 3, f"talos is not drawn large at t = {t} s"
+        assert (
+            0.2 * img.shape[1] < xs.mean() < 0.8 * img.shape[1] and 0.2 * img.shape[0] < ys.mean() < 0.8 * img.shape[0]
+        )
+        boxes.append(np.ptp(ys))
+    assert boxes[1] > 0.5 * img.shape[0] and abs(boxes[1] - boxes[0]) < 0.05 * img.shape[0], boxes
 
 
 @pytest.mark.slow
