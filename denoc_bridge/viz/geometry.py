@@ -16,6 +16,9 @@ meshcat commands.
 * :func:`anchors_polylines`: polylines through every k-th joint of each module (the
   animated picture of such models), drawn as unit rods (:func:`unit_tube`) placed by
   :func:`rod_placements`; :func:`quaternions` turns rotations into three.js key frames.
+* :func:`framing`: what the camera of an exported scene frames (the robot, robust to parts
+  that fly away, following a floating base) and the height of the ground; :func:`ground`
+  the ground's plane and grid lines.
 """
 
 from __future__ import annotations
@@ -416,3 +419,115 @@ def anchors_polylines(model, max_segments: int):
         if len(pts) >= 2:
             lines.append((i, pts))
     return lines
+
+
+# ----------------------------------------------------------------------------- framing
+#: A link whose origin goes farther than this many robot sizes from where it started
+#: (relative to a followed floating base) "flies away": only its start is framed.
+FLY_AWAY = 2.5
+#: Largest number of frames of a motion that :func:`framing` looks at.
+FRAMING_FRAMES = 60
+
+
+@dataclass
+class Framing:
+    """What an exported scene's camera frames, in world coordinates of the first frame.
+
+    ``follow`` (N, 3) is the displacement of the followed floating base since the first frame
+    (zeros for a fixed base); ``points`` are the framed points with that displacement taken
+    off, ``center`` the middle of their box (``lo``, ``hi``); ``size`` the largest extent of
+    the first pose; ``ground`` the height of the ground plane; ``flown`` the links framed at
+    their start only (they flew away)."""
+
+    center: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    follow: np.ndarray
+    points: np.ndarray
+    size: float
+    ground: float
+    flown: tuple
+
+
+def followed_link(model) -> int | None:
+    """The link a camera follows: the first root link on a free-flyer joint, else None."""
+    for k in range(model.n_links):
+        if model.parent[k] < 0 and model.joint_type[k] == int(JointType.FREEFLYER):
+            return k
+    return None
+
+
+def framing(R, p, outline, base: int | None = None, max_frames: int = FRAMING_FRAMES) -> Framing:
+    """Frame a motion: link placements R (N, L, 3, 3), p (N, L, 3); ``outline`` {link: (M, 3)
+    points in the link frame} of what is drawn (link -1: the fixed base; every link's origin
+    counts too); ``base``: the link to follow (a floating base) or None.
+
+    * Following: the base's displacement since the first frame is taken off every point, so
+      a falling robot stays in frame (the scene moves the world the other way).
+    * Robust to parts that fly away: the robot's size S is the largest extent of its first
+      pose; a link whose origin moves more than ``FLY_AWAY`` * S from its start is framed at
+      its start only (panda's fingers sliding metres out of the hand when joint limits are not
+      enforced).  Every other link is framed over the whole motion (up to ``max_frames``
+      evenly spread frames).
+    * The ground: for a floating base, the lowest point of the first pose (the robot stands
+      on it at t = 0, then falls through it: no contact is simulated); for a fixed base drawn
+      with geometry of its own (a URDF base link), the lowest point of that base (where it is
+      mounted; links that swing lower pass through the ground); otherwise (generated chains,
+      the rope, the four-bar) just under the lowest framed point."""
+    n, n_links = p.shape[:2]
+    frames = np.unique(np.linspace(0, n - 1, min(n, max_frames)).round().astype(int))
+    follow = p[:, base] - p[0, base] if base is not None else np.zeros((n, 3))
+    rel = p[frames] - follow[frames, None]  # link origins, base displacement taken off
+    local = {k: np.asarray(v, dtype=float).reshape(-1, 3) for k, v in outline.items() if len(v)}
+
+    def world(link, fr):  # (len(fr), M, 3)
+        pts = local.get(link, np.zeros((0, 3)))
+        if link < 0:
+            return np.broadcast_to(pts, (len(fr),) + pts.shape)
+        return np.einsum("fij,mj->fmi", R[fr, link], pts) + p[fr, link, None] - follow[fr, None]
+
+    first = [rel[0]] + [world(k, frames[:1])[0] for k in local]
+    first_pts = np.vstack(first)
+    size = float(np.ptp(first_pts, axis=0).max()) if len(first_pts) > 1 else 0.0
+    size = max(size, 1e-3)
+    moved = np.linalg.norm(rel - rel[:1], axis=2).max(axis=0) if n_links else np.zeros(0)
+    flown = tuple(int(k) for k in np.flatnonzero(moved > FLY_AWAY * size))
+    keep = np.ones(n_links, dtype=bool)
+    keep[list(flown)] = False
+    points = [rel[:, keep].reshape(-1, 3), rel[0, ~keep]]
+    for k in local:
+        fr = frames if (k < 0 or keep[k]) else frames[:1]
+        points.append(world(k, fr).reshape(-1, 3))
+    pts = np.vstack(points)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    if base is not None:
+        ground = float(first_pts[:, 2].min())
+    elif -1 in local:
+        ground = float(local[-1][:, 2].min())
+    else:
+        ground = float(lo[2]) - 0.02 * size
+    return Framing(0.5 * (lo + hi), lo, hi, follow, pts, size, ground, flown)
+
+
+def _nice(x: float) -> float:
+    """1, 2 or 5 times a power of ten, near x."""
+    e = 10.0 ** np.floor(np.log10(x))
+    return float(min((1.0, 2.0, 5.0, 10.0), key=lambda m: abs(np.log(m * e / x))) * e)
+
+
+def ground(frame: Framing) -> tuple[Mesh, np.ndarray, float, float]:
+    """The ground under a framed robot: (a square plane facing up, grid line end points
+    (2K, 3), the square's half width, the grid's spacing), at the height ``frame.ground``,
+    centred under the framed box (first frame), a little wider than the robot's box."""
+    extent = max(float(np.max(frame.hi[:2] - frame.lo[:2])), frame.size)
+    spacing = _nice(extent / 4.0)
+    half = spacing * np.ceil(0.9 * extent / spacing)
+    cx, cy = (np.round(frame.center[:2] / spacing) * spacing).tolist()
+    z = frame.ground
+    corners = [(cx + sx * half, cy + sy * half, z) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    plane = Mesh(np.array(corners, np.float32), np.array([[0, 1, 2], [0, 2, 3]], np.uint32))
+    ticks = np.arange(-half, half + 0.5 * spacing, spacing)
+    lines = []
+    for t in ticks:
+        lines += [(cx + t, cy - half, z), (cx + t, cy + half, z), (cx - half, cy + t, z), (cx + half, cy + t, z)]
+    return plane, np.array(lines, dtype=np.float32), float(half), float(spacing)

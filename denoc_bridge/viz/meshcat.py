@@ -34,8 +34,29 @@ What is drawn
 
 A trajectory is resampled at ``fps`` (:meth:`Trajectory.resample`) into a meshcat animation
 (three.js key frames, one clip per moving node) that starts playing when the page opens
-and repeats; the "Open Controls" panel has meshcat's play / pause / reset and time slider.
-Opening ``page.html#t=1.5`` shows the animation paused at 1.5 s instead.
+and repeats.  The exported page has a play / pause button and a time slider at the bottom,
+always visible (meshcat's own controls, with the speed and recording, are behind "Open
+Controls", top right); opening ``page.html#t=1.5`` shows the animation paused at 1.5 s
+instead.
+
+Camera and ground (exported pages, and a new viewer of :func:`show` / :func:`play`; a
+viewer you pass is left alone):
+
+* The camera frames the robot itself, over the motion: the links' origins and the box of
+  what is drawn on each link.  A link that moves more than ``geometry.FLY_AWAY`` (2.5) times
+  the robot's size away from where it started (panda's fingers sliding out of the hand when
+  joint limits are not enforced) is framed at its start only
+  (:func:`denoc_bridge.viz.geometry.framing`).
+* It follows a floating base: the robot's root node is animated against the base's
+  displacement, so a falling talos stays in the middle of the picture and the world (the
+  ground) goes by.  Meshcat's orbit controls still turn about the robot.
+* The ground is a light square with a grid (meshcat's 20 m grid is hidden), a little wider
+  than the robot: for a floating base at the lowest point of the first pose (the robot stands
+  on it at t = 0); for a fixed base drawn with a base of its own (a URDF base link) at the
+  lowest point of that base, where it is mounted; otherwise (generated chains, the rope, the
+  four-bar) just under the lowest framed point.  **No contact is simulated**: the ground is a
+  picture only, and a falling robot, or a link that swings low, passes through it (the page's
+  caption says so).
 """
 
 from __future__ import annotations
@@ -51,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from denoc_bridge._text import count as _count
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError
@@ -68,6 +90,9 @@ MAX_LINK_NODES = 500
 MAX_SEGMENTS = 300
 _CAMERA = "/Cameras/default"
 _FOV = np.radians(75.0)  # meshcat's default perspective camera
+#: The ground's plane and grid line colours.
+GROUND_COLOR = (0.78, 0.80, 0.84)
+GROUND_LINES = (0.45, 0.47, 0.52)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -130,11 +155,20 @@ class _Scene:
         import meshcat.geometry as mg
         from meshcat.commands import SetObject
 
-        color = int(np.dot(np.clip(np.round(np.asarray(rgb) * 255), 0, 255).astype(int), [65536, 256, 1]))
-        material = mg.MeshPhongMaterial(color=color, shininess=40, opacity=opacity)
+        material = mg.MeshPhongMaterial(color=_hex(rgb), shininess=40, opacity=opacity)
         self.commands.append(
             SetObject(mg.TriangularMeshGeometry(mesh.vertices, mesh.faces), material, _path(path)).lower()
         )
+
+    def add_lines(self, path: str, ends, rgb):
+        """Line segments between consecutive pairs of ``ends`` (2K, 3)."""
+        import meshcat.geometry as mg
+        from meshcat.commands import SetObject
+
+        lines = mg.LineSegments(
+            mg.PointsGeometry(np.asarray(ends, dtype=np.float32).T), mg.LineBasicMaterial(color=_hex(rgb))
+        )
+        self.commands.append(SetObject(lines, path=_path(path)).lower())
 
     def move(self, path: str, R, p, scale=None):
         """Node ``path`` at placements (R (N, 3, 3), p (N, 3)) and optional scale (N, 3)."""
@@ -180,6 +214,11 @@ class _Scene:
                 "options": {"play": True, "repetitions": float("inf")},
             }
         ]
+
+
+def _hex(rgb) -> int:
+    """0xRRGGBB of an RGB colour in [0, 1]."""
+    return int(np.dot(np.clip(np.round(np.asarray(rgb) * 255), 0, 255).astype(int), [65536, 256, 1]))
 
 
 def _path(path: str):
@@ -234,26 +273,13 @@ def scene_commands(
     if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
     if camera:
-        _camera(scene, root, _outline_points(R, p, outline))
+        _camera(scene, root, vg.framing(R, p, outline, vg.followed_link(tree)))
     return scene.finish()
-
-
-def _outline_points(R, p, outline):
-    """World points of everything drawn, at up to 20 instants of the motion: the link origins
-    and, per link, the points ``outline[link]`` given in its frame (-1: the base)."""
-    frames = np.unique(np.linspace(0, len(p) - 1, min(len(p), 20)).astype(int))
-    points = [p[frames].reshape(-1, 3)]
-    for link, local in outline.items():
-        if link < 0:
-            points.append(local)
-        else:
-            points.append((np.einsum("fij,mj->fmi", R[frames, link], local) + p[frames, link, None]).reshape(-1, 3))
-    return np.vstack(points)
 
 
 def _draw_meshes(scene, root, model, R, p, visuals, colors, color_by):
     """URDF visuals: one node per link and colour; returns {link: corners of its meshes' box}."""
-    used, groups = {"loops"}, {}
+    used, groups = {"loops", "ground"}, {}
     for link, mesh, rgb in visuals:
         c = vg.BASE_COLOR if link < 0 and color_by != "none" else (rgb if color_by == "none" else colors[link])
         groups.setdefault(link, {}).setdefault(tuple(np.round(c, 4)), []).append(mesh)
@@ -274,7 +300,7 @@ def _draw_meshes(scene, root, model, R, p, visuals, colors, color_by):
 def _draw_links(scene, root, model, R, p, colors, extent):
     """Cylinders and joint spheres, one node per link; returns the radii."""
     meshes, radius = vg.skeleton(model, extent)
-    used = {"loops"}
+    used = {"loops", "ground"}
     for k, mesh in enumerate(meshes):
         name = _node_name(model.link_names[k], used)
         if len(mesh.faces):
@@ -323,19 +349,24 @@ def _draw_loops(scene, root, model, R, p, radius):
         scene.move(f"{base}/rod", *vg.rod_placements(*ends))
 
 
-def _camera(scene, root, points):
-    """Frame everything drawn over the whole motion.  Meshcat's orbit controls turn about the
-    world origin, so the robot is shifted to put the middle of its box there; the grid becomes
-    a floor at z = 0 (or under the lowest point) as wide as the motion.  The camera looks from
-    the normal of the plane the points span if they are nearly planar (x to the right, slightly
-    from above), else from the front right, far enough for a 4:3 window.  Light background,
-    no axes (both can be changed in meshcat's controls)."""
+def _camera(scene, root, frame: vg.Framing):
+    """Frame the robot (:func:`~denoc_bridge.viz.geometry.framing`: its links over the motion,
+    parts that fly away at their start only, a floating base followed) and draw the ground.
+    Meshcat's orbit controls turn about the world origin, so the robot's root node is shifted
+    to put the middle of the framed box there; following a floating base, that shift is
+    animated (the world moves against the base: the robot stays in frame and the ground goes
+    by).  The ground (:func:`~denoc_bridge.viz.geometry.ground`, a light square with a grid,
+    under the root node: it moves with the world) replaces meshcat's 20 m grid, which is hidden;
+    it is a picture only (no contact is simulated).  The camera looks from the normal of the
+    plane the points span if they are nearly planar (x to the right, slightly from above), else
+    from the front right, just far enough for every point to be in a 4:3 window.  Light background, no axes (both can be
+    changed in meshcat's controls)."""
     from meshcat.commands import SetTransform
 
+    points = frame.points
     if len(points) > 20000:
         points = points[np.linspace(0, len(points) - 1, 20000).astype(int)]
-    center = 0.5 * (points.min(axis=0) + points.max(axis=0))
-    x = points - center
+    x = points - frame.center
     w, V = np.linalg.eigh(x.T @ x / len(x))
     normal, z = V[:, 0], np.array([0.0, 0.0, 1.0])
     if np.sqrt(max(w[0], 0.0)) < 0.15 * np.sqrt(max(w[2], 1e-300)) and abs(normal[2]) < 0.9:
@@ -349,21 +380,25 @@ def _camera(scene, root, points):
     right /= np.linalg.norm(right)
     up = np.cross(view, right)
     t = np.tan(_FOV / 2)
-    half_w, half_h, depth = (np.abs(x @ axis).max() for axis in (right, up, view))
-    dist = max(half_h / t, half_w / (t * 4 / 3), 1e-3) * 1.1 + depth
-    shift = np.eye(4)
-    shift[:3, 3] = -center
-    scene.commands.append(SetTransform(shift, _path(root)).lower())
-    floor = np.eye(4)  # meshcat's grid, 20 m wide, under the lowest point
-    floor[:3, :3] *= 1.2 * max(np.abs(points[:, :2]).max(), 0.25 * np.ptp(points[:, 2]), 1e-3) / 10.0
-    floor[:3, 3] = -center
-    floor[2, 3] = min(points[:, 2].min(), 0.0) - center[2]
-    scene.commands.append(SetTransform(floor, _path("/Grid")).lower())
+    # the nearest distance at which every point is inside the view (4:3), and a 10% margin
+    need = x @ view + np.maximum(np.abs(x @ up) / t, np.abs(x @ right) / (t * 4 / 3))
+    dist = max(float(need.max()) * 1.1, 1e-3)
+    if np.any(frame.follow):
+        n = len(frame.follow)
+        scene.move(root, np.broadcast_to(np.eye(3), (n, 3, 3)), -frame.center - frame.follow)
+    else:
+        shift = np.eye(4)
+        shift[:3, 3] = -frame.center
+        scene.commands.append(SetTransform(shift, _path(root)).lower())
+    plane, lines, _, _ = vg.ground(frame)
+    scene.add_object(f"{root}/ground/plane", plane, GROUND_COLOR, opacity=0.55)
+    scene.add_lines(f"{root}/ground/grid", lines, GROUND_LINES)
+    scene.property("/Grid", "visible", False)
     cam = _CAMERA + "/rotated/<object>"
     d = view * dist
     scene.property(cam, "position", [float(d[0]), float(d[2]), float(-d[1])])  # meshcat's y-up camera frame
     scene.property(cam, "near", float(dist / 200))
-    scene.property(cam, "far", float(dist * 20))
+    scene.property(cam, "far", float(dist * 20 + 2 * np.ptp(frame.follow, axis=0).max()))
     scene.property("/Background", "top_color", [0.98, 0.98, 0.99])
     scene.property("/Background", "bottom_color", [0.80, 0.82, 0.86])
     scene.property("/Axes", "visible", False)
@@ -385,12 +420,20 @@ _PAGE = """<!DOCTYPE html>
   body {{ margin: 0; }}
   #meshcat-pane {{ width: 100vw; height: 100vh; overflow: hidden; }}
   #caption {{ position: absolute; left: 8px; top: 6px; font: 13px sans-serif; color: #333;
-             pointer-events: none; }}
+             pointer-events: none; line-height: 1.4; max-width: calc(100vw - 270px); }}
+  #caption .note {{ font-size: 12px; color: #555; }}
+  #player {{ position: absolute; left: 50%; bottom: 14px; transform: translateX(-50%); display: none;
+            align-items: center; gap: 10px; padding: 6px 12px; width: min(640px, 80vw);
+            background: rgba(30, 30, 35, 0.82); border-radius: 6px; font: 13px sans-serif; color: #eee; }}
+  #player button {{ font: 13px sans-serif; width: 64px; padding: 3px 0; cursor: pointer; }}
+  #player input {{ flex: 1; accent-color: #bbb; }}
+  #player span {{ min-width: 118px; text-align: right; font-variant-numeric: tabular-nums; }}
 </style>
 </head>
 <body>
 <div id="meshcat-pane"></div>
-<div id="caption">{caption}</div>
+<div id="caption">{caption}<br><span class="note">{note}</span></div>
+<div id="player"><button id="play">pause</button><input id="time" type="range" min="0" max="1" step="0.001" value="0"><span id="clock"></span></div>
 <script>
 {js}
 </script>
@@ -411,6 +454,29 @@ if (start && viewer.animator.actions.length) {{
   viewer.animator.seek(parseFloat(start[1]));
   viewer.animator.display_progress(parseFloat(start[1]));
 }}
+// a play / pause button and a time slider, always visible at the bottom (meshcat's own
+// controls, with the speed and recording, stay behind "Open Controls")
+var anim = viewer.animator;
+if (anim.actions.length) {{
+  var button = document.getElementById("play"), slider = document.getElementById("time");
+  var clock = document.getElementById("clock");
+  document.getElementById("player").style.display = "flex";
+  slider.max = anim.duration;
+  button.onclick = function () {{ if (anim.playing) anim.pause(); else anim.play(); }};
+  slider.oninput = function () {{
+    var t = parseFloat(slider.value);
+    anim.pause();
+    anim.seek(t);
+    anim.display_progress(t);
+  }};
+  (function tick() {{
+    button.textContent = anim.playing ? "pause" : "play";
+    if (anim.playing) slider.value = anim.time;
+    clock.textContent = parseFloat(slider.value).toFixed(2) + " s / " + anim.duration.toFixed(2) + " s";
+    requestAnimationFrame(tick);
+  }})();
+  if (start) slider.value = parseFloat(start[1]);
+}}
 </script>
 </body>
 </html>
@@ -428,14 +494,21 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     commands = scene_commands(model, what, fps=fps, color_by=color_by, loops=loops)
     packed = [base64.b64encode(umsgpack.packb(c)).decode("ascii") for c in commands]
     tree = getattr(model, "tree", model)
-    kind = "animation" if any(c["type"] == "set_animation" for c in commands) else "configuration"
-    colors = {"module": f"colours: {tree.n_modules} kinematic module(s)", "link": "colours: links", "none": ""}[
+    animated = any(c["type"] == "set_animation" for c in commands)
+    colors = {"module": f"colours: {_count(tree.n_modules, 'kinematic module')}", "link": "colours: links", "none": ""}[
         color_by
     ]
+    kind = "animation" if animated else "configuration"
     caption = f"{tree.name}: {model.nv} DOF, {tree.n_links} links, {kind}" + (f"; {colors}" if colors else "")
+    note = "the ground is a picture only: no contact is simulated"
+    if animated and vg.followed_link(tree) is not None:
+        note += "; the camera follows the floating base"
+    note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
+    note += " Drag to turn, scroll to zoom."
     page = _PAGE.format(
         title=html.escape(f"{tree.name} - denoc_bridge"),
         caption=html.escape(caption),
+        note=html.escape(note),
         js=_meshcat_js(),
         commands="[\n" + ",\n".join(json.dumps(c) for c in packed) + "\n]",
     )

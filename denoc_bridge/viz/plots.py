@@ -46,6 +46,7 @@ __all__ = [
     "draw_scaling",
     "joint_positions",
     "dof_labels",
+    "moving_dofs",
     "pyplot",
     "save_figure",
     "QUANTITIES",
@@ -58,8 +59,12 @@ QUANTITIES = {
     "a": ("acceleration", "rad/s² or m/s²"),
     "tau": ("actuation torque / force", "N m or N"),
 }
-#: above this many DOF, ``joints=None`` plots this many, evenly spread
+#: ``joints=None`` plots at most this many DOF: those that moved most (:func:`moving_dofs`)
 MAX_LINES = 12
+#: a DOF whose range is below this fraction of the largest one (or below :data:`STILL`) did not move
+MOVED_FRACTION = 1e-6
+#: ranges below this (rad, m, or their rates) are round-off: the DOF did not move
+STILL = 1e-12
 #: above this many instants, the lines are drawn through every k-th one (the figure cannot show more)
 MAX_POINTS = 4000
 _DPI = 100
@@ -167,14 +172,44 @@ def joint_positions(model, q, dofs=None) -> np.ndarray:
     return out
 
 
+def _ranges(traj, quantity: str) -> np.ndarray:
+    """Per DOF: how much ``quantity`` moved (positions and velocities: their range over the
+    trajectory; accelerations and torques: their largest magnitude)."""
+    x = _quantity(traj, quantity)
+    x = np.where(np.isfinite(x), x, np.nan)
+    with np.errstate(invalid="ignore"):
+        if quantity in ("q", "v"):
+            r = np.nanmax(x, axis=0) - np.nanmin(x, axis=0)
+        else:
+            r = np.nanmax(np.abs(x), axis=0)
+    return np.nan_to_num(r, nan=0.0)
+
+
+def moving_dofs(traj, quantity: str = "q", max_lines: int = MAX_LINES) -> tuple[list, int]:
+    """The DOF to plot when none are asked for: (velocity indices, in order, how many DOF moved).
+
+    The DOF whose ``quantity`` moved most (the range of positions or velocities, the largest
+    magnitude of accelerations or torques; a floating base's x, y, z included), at most
+    ``max_lines``, leaving out those that did not move (a range under ``MOVED_FRACTION`` of the
+    largest, or under ``STILL``: round-off).  When no position moved, the DOF with the largest
+    torques; when nothing moved at all, ``max_lines`` DOF spread evenly over the model."""
+    nv = traj.model.nv
+    order: list = []
+    for what in (quantity, "tau") if quantity == "q" else (quantity,):
+        r = _ranges(traj, what)
+        moved = np.flatnonzero(r > max(MOVED_FRACTION * float(r.max(initial=0.0)), STILL))
+        if len(moved):
+            order = sorted(moved.tolist(), key=lambda i: -r[i])
+            break
+    if not order:
+        spread = np.linspace(0, nv - 1, min(nv, max_lines)).round().astype(int)
+        return sorted(set(spread.tolist())), 0
+    return sorted(order[:max_lines]), len(order)
+
+
 def _select(model, joints) -> list:
-    """Velocity indices of ``joints``: None (all, or MAX_LINES spread over many), joint names
-    (all DOF of the joint) or velocity indices."""
+    """Velocity indices of ``joints``: joint names (all DOF of the joint) or velocity indices."""
     nv = model.nv
-    if joints is None:
-        if nv <= MAX_LINES:
-            return list(range(nv))
-        return sorted(set(np.linspace(0, nv - 1, MAX_LINES).round().astype(int).tolist()))
     if isinstance(joints, (str, int, np.integer)):
         joints = [joints]
     out = []
@@ -206,24 +241,38 @@ def _quantity(traj, quantity: str, dofs=None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ panels
-def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = True) -> list:
-    """Draw ``quantity`` (q, v, a or tau) of the selected DOF against time on ``ax``;
-    returns the velocity indices drawn."""
+def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = True, note: bool = True) -> list:
+    """Draw ``quantity`` (q, v, a or tau) of the selected DOF against time on ``ax``: ``joints``
+    None (the DOF that moved most, :func:`moving_dofs`), joint names or velocity indices.  The
+    legend goes to the right of the panel; ``note`` says above it which DOF are drawn when
+    not all are.  Returns the velocity indices drawn."""
     _check_trajectory(traj)
-    idx = _select(traj.model, joints)
+    nv = traj.model.nv
+    if joints is None:
+        idx, n_moved = moving_dofs(traj, quantity)
+    else:
+        idx, n_moved = _select(traj.model, joints), -1
     data = _quantity(traj, quantity, idx)
     labels = dof_labels(traj.model)
     s = _stride(traj)
     for i in idx:
-        ax.plot(traj.t[s], data[s, i], lw=1.1, label=labels[i])
+        ax.plot(traj.t[s], data[s, i], lw=1.2, label=labels[i])
     what, unit = QUANTITIES[quantity]
-    ax.set_ylabel(f"{what} [{unit}]", fontsize=8)
+    ax.set_ylabel(f"{what} [{unit}]", fontsize=9)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
-    if legend and len(idx) <= 16:
-        ax.legend(fontsize=6, ncol=1 + len(idx) // 7, loc="best")
-    if len(idx) < traj.model.nv:
-        ax.set_title(f"{len(idx)} of {traj.model.nv} DOF", fontsize=8, loc="right")
+    if legend and idx:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, handlelength=1.5)
+    if note and len(idx) < nv:
+        if n_moved < 0:
+            text = f"{len(idx)} of {nv} DOF"
+        elif n_moved == 0:
+            text = f"{len(idx)} of {nv} DOF (none moved)"
+        elif n_moved <= len(idx):
+            text = f"the {len(idx)} of {nv} DOF that moved"
+        else:
+            text = f"{len(idx)} of {nv} DOF: those that moved most ({n_moved} moved)"
+        ax.set_title(text, fontsize=9, loc="right")
     return idx
 
 
@@ -238,10 +287,10 @@ def draw_energy(ax, traj) -> None:
     balance = E - traj.energy_drift()
     if np.any(traj.power_in != 0):
         ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label="E(0) + work in")
-    ax.set_ylabel("energy [J]")
+    ax.set_ylabel("energy [J]", fontsize=9)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, handlelength=1.5)
 
 
 def draw_power(ax, traj) -> None:
@@ -282,7 +331,7 @@ def draw_constraint_error(ax, traj) -> None:
     drift = getattr(traj, "constraint_drift", float("nan"))
     if np.isfinite(drift):
         ax.axhline(max(drift, 1e-18), color="C3", ls="--", lw=0.9, label=f"most one step left: {drift:.1e}")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     ax.set_ylabel("closure error [m or rad]", fontsize=8)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3, which="both")
@@ -298,12 +347,13 @@ def _title(traj) -> str:
 # ------------------------------------------------------------------ files
 def plot_joints(traj, path, quantity: str = "q", joints=None, *, size=(8.0, 4.5), dpi: float = _DPI) -> Path:
     """One line per DOF of ``quantity`` ("q", "v", "a" or "tau") against time.  ``joints``:
-    None (all, or 12 spread over the chain when there are more), joint names (all DOF of
-    each) or velocity indices."""
+    None (the DOF that moved most, at most ``MAX_LINES``: :func:`moving_dofs`), joint names
+    (all DOF of each) or velocity indices."""
     _check_trajectory(traj)
     if quantity not in QUANTITIES:
         raise InputError(f"quantity must be one of {', '.join(QUANTITIES)}, got {quantity!r}")
-    _select(traj.model, joints)
+    if joints is not None:
+        _select(traj.model, joints)
     fig, ax = _figure(size)
     draw_joints(ax[0, 0], traj, quantity, joints)
     fig.suptitle(_title(traj), fontsize=9)
@@ -341,38 +391,33 @@ def plot_constraint_error(traj, path, *, size=(8.0, 4.0), dpi: float = _DPI) -> 
 
 
 def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
-    """One figure: positions, velocities, actuation, energy (and the energy balance), and the
-    loop-closure error when the trajectory has one.  ``size`` defaults to 9 inches wide and
-    2.3 inches per panel (plus 0.6 for the title)."""
+    """One figure: positions and velocities of the DOF that moved most (:func:`moving_dofs`
+    on the positions, a floating base's x, y, z included; the same DOF and colours in every
+    panel), the actuation (omitted when there is none: a passive motion, said in the title),
+    energy (and the energy balance), and the loop-closure error when the trajectory has one.
+    ``size`` defaults to 9 inches wide and 2.3 inches per panel (plus 0.6 for the title)."""
     _check_trajectory(traj)
     loops = getattr(traj, "constraint_error", None) is not None and len(traj.constraint_error) > 0
-    rows = 5 if loops else 4
+    actuated = bool(np.any(traj.tau))
+    rows = 3 + actuated + loops
     size = (9.0, 2.3 * rows + 0.6) if size is None else size
     fig, ax = _figure(size, rows=rows, sharex=True)
-    draw_joints(ax[0, 0], traj, "q")
-    draw_joints(ax[1, 0], traj, "v", legend=False)
-    draw_joints(ax[2, 0], traj, "tau", legend=False)
-    if not np.any(traj.tau):
-        ax[2, 0].text(
-            0.5,
-            0.5,
-            "no actuation (passive motion)",
-            transform=ax[2, 0].transAxes,
-            ha="center",
-            va="center",
-            fontsize=9,
-            color="0.4",
-        )
-    draw_energy(ax[3, 0], traj)
+    idx = draw_joints(ax[0, 0], traj, "q")
+    draw_joints(ax[1, 0], traj, "v", idx, legend=False, note=False)
+    row = 2
+    if actuated:
+        draw_joints(ax[row, 0], traj, "tau", idx, legend=False, note=False)
+        row += 1
+    draw_energy(ax[row, 0], traj)
     drift = traj.energy_drift(relative=True)
-    ax[3, 0].set_title(
-        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak kinetic energy", fontsize=8
+    ax[row, 0].set_title(
+        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak kinetic energy", fontsize=9
     )
     if loops:
-        draw_constraint_error(ax[4, 0], traj)
+        draw_constraint_error(ax[row + 1, 0], traj)
     for a in ax[:-1, 0]:
         a.set_xlabel("")
-    fig.suptitle(_title(traj), fontsize=10)
+    fig.suptitle(_title(traj) + ("" if actuated else ", no actuation (passive motion)"), fontsize=10)
     return save_figure(fig, path, dpi=dpi)
 
 

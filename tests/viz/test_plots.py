@@ -75,8 +75,8 @@ def test_constraint_error_needs_loops(tmp_path, gripper_traj, fourbar_traj):
         plots.plot_constraint_error(gripper_traj, tmp_path / "c.png")
     assert not (tmp_path / "c.png").exists()
     assert_png(plots.plot_constraint_error(fourbar_traj, tmp_path / "c.png"), (8.0, 4.0))
-    # with loops the summary has a fifth panel, the closure error
-    assert_png(plots.plot_summary(fourbar_traj, tmp_path / "summary.png"), (9.0, 2.3 * 5 + 0.6))
+    # with loops the summary has a panel for the closure error (and none for the torques: passive)
+    assert_png(plots.plot_summary(fourbar_traj, tmp_path / "summary.png"), (9.0, 2.3 * 4 + 0.6))
 
 
 def test_no_window_is_opened(tmp_path, gripper_traj):
@@ -95,7 +95,10 @@ def test_many_dof_are_thinned_and_positions_are_one_per_dof(tmp_path):
     fig, ax = plots.pyplot().subplots()
     drawn = plots.draw_joints(ax, traj, "q")
     plots.pyplot().close(fig)
-    assert len(drawn) == plots.MAX_LINES and drawn[0] == 0 and drawn[-1] == 59
+    assert len(drawn) == plots.MAX_LINES
+    # the chain falls from horizontal: its base joint swings most, then the ones next to it
+    ranges = np.ptp(plots.joint_positions(model, traj.q), axis=0)
+    assert drawn == sorted(np.argsort(-ranges)[: plots.MAX_LINES].tolist()) and drawn[0] == 0
     # continuous, spherical, planar and free-flyer joints: one unwrapped coordinate per DOF
     lie = (db.JointType.FREEFLYER, db.JointType.SPHERICAL, db.JointType.PLANAR, db.JointType.CONTINUOUS)
     free = random_model(4, 4, floating_base=True, joint_types=lie)
@@ -109,7 +112,7 @@ def test_many_dof_are_thinned_and_positions_are_one_per_dof(tmp_path):
     j = int(free.idx_v[k])
     rate = np.gradient(pos[:, j], ft.t)
     assert np.abs(rate[2:-2] - ft.v[2:-2, j]).max() < 1e-3 * (1 + np.abs(ft.v[:, j]).max())
-    assert_png(plots.plot_summary(ft, tmp_path / "free.png"), (9.0, 2.3 * 4 + 0.6))
+    assert_png(plots.plot_summary(ft, tmp_path / "free.png"), (9.0, 2.3 * 3 + 0.6))  # passive: no torque panel
 
 
 SCALING = {
@@ -132,3 +135,69 @@ def test_plot_scaling_from_a_dict_or_the_json_file(tmp_path):
     with pytest.raises(db.InputError, match="cannot read benchmark results"):
         plots.plot_scaling(tmp_path / "missing.json", tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()
+
+
+def _trajectory(model, t, q, tau=None):
+    z = np.zeros((len(t), model.nv))
+    return db.Trajectory(model, t, q, z, z, z if tau is None else tau)
+
+
+def test_the_dofs_that_moved_are_plotted_a_falling_base_included(tmp_path):
+    """A free-flyer falling while its joints stay put up to round-off (talos without ground):
+    the plot shows the base's z, not 12 curves of 1e-15 noise."""
+    model = random_model(3, 6, floating_base=True, joint_types=(db.JointType.REVOLUTE,))
+    rng = np.random.default_rng(7)
+    t = np.linspace(0.0, 2.0, 201)
+    q = np.tile(db.neutral_configuration(model), (len(t), 1))
+    q[:, 2] = -0.5 * 9.81 * t**2  # the base falls 19.6 m
+    q[:, 7:] += 1e-15 * rng.standard_normal((len(t), model.nq - 7))  # the joints: round-off
+    traj = _trajectory(model, t, q)
+    z = int(model.idx_v[0]) + 2
+    assert plots.moving_dofs(traj) == ([z], 1)
+    fig, ax = plots.pyplot().subplots()
+    assert plots.draw_joints(ax, traj, "q") == [z]
+    assert ax.get_title(loc="right") == f"the 1 of {model.nv} DOF that moved"
+    assert [x.get_text() for x in ax.get_legend().get_texts()] == [plots.dof_labels(model)[z]]
+    plots.pyplot().close(fig)
+    # one joint moves too, a little: both, the base's z first in the legend's order of indices
+    q[:, 9] += 1e-3 * np.sin(t)
+    idx, n_moved = plots.moving_dofs(_trajectory(model, t, q))
+    assert idx == [z, 8] and n_moved == 2  # q[9] is the position of v[8]
+    # more movers than MAX_LINES: the widest ranges win
+    q[:, 7:] += np.linspace(0.0, 1.0, model.nq - 7)[None, :] * t[:, None]
+    idx, n_moved = plots.moving_dofs(_trajectory(model, t, q), max_lines=3)
+    assert n_moved == 1 + (model.nq - 8) and len(idx) == 3 and z in idx  # the base, 4 of the 5 joints
+    assert idx[1:] == [model.nv - 2, model.nv - 1]  # the two joints with the largest slopes
+
+
+def test_nothing_moved_gravity_compensation_picks_the_torques(tmp_path):
+    model = gripper4()
+    t = np.linspace(0.0, 1.0, 11)
+    q = np.zeros((len(t), 4))
+    tau = np.zeros((len(t), 4))
+    tau[:, 1] = 0.3
+    assert plots.moving_dofs(_trajectory(model, t, q, tau)) == ([1], 1)
+    idx, n_moved = plots.moving_dofs(_trajectory(model, t, q))
+    assert n_moved == 0 and idx == [0, 1, 2, 3]
+
+
+def test_passive_summary_has_no_torque_panel_and_readable_legends(tmp_path, gripper_traj, monkeypatch):
+    passive = db.simulate(gripper_traj.model, gripper_traj.q[0], np.zeros(4), 0.1, 1e-3)
+    assert not np.any(passive.tau)
+    plt = plots.pyplot()
+    before = set(plt.get_fignums())
+    figures = []
+    original = plots.save_figure
+
+    def keep(fig, path, **kwargs):
+        figures.append([a.get_ylabel() for a in fig.axes])
+        texts = [t for a in fig.axes if a.get_legend() for t in a.get_legend().get_texts()]
+        assert texts and min(t.get_fontsize() for t in texts) >= 8
+        return original(fig, path, **kwargs)
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    assert_png(plots.plot_summary(passive, tmp_path / "passive.png"), (9.0, 2.3 * 3 + 0.6))
+    assert_png(plots.plot_summary(gripper_traj, tmp_path / "driven.png"), (9.0, 2.3 * 4 + 0.6))
+    assert set(plt.get_fignums()) == before
+    assert not any("torque" in label for label in figures[0])
+    assert any("torque" in label for label in figures[1])

@@ -25,6 +25,7 @@ import denoc_bridge as db
 from denoc_bridge import generators, viz
 from denoc_bridge.errors import InputError
 from denoc_bridge.io.robots import gripper4, load_robot
+from denoc_bridge.testing import random_model
 from denoc_bridge.viz import geometry as vg
 
 FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
@@ -173,7 +174,7 @@ def test_loops_off_and_skeleton_covers_the_bars():
 
 def test_urdf_meshes_tinted_by_module(panda):
     model, q = panda
-    paths = objects(viz.scene_commands(model, q))
+    paths = {p: o for p, o in objects(viz.scene_commands(model, q)).items() if "/ground/" not in p}
     root = "/meshcat/panda"
     assert set(paths) == {f"{root}/panda_link0"} | {f"{root}/{name}" for name in model.link_names}
     n_vertices = sum(
@@ -193,7 +194,7 @@ def test_ten_thousand_links_export_in_reasonable_time_and_size(tmp_path):
     out = viz.export_html(model, q, tmp_path / "chain.html")
     seconds = time.perf_counter() - start
     size = out.stat().st_size
-    paths = objects(decode_commands(out))
+    paths = {p: o for p, o in objects(decode_commands(out)).items() if "/ground/" not in p}
     assert len(paths) == 1  # one module, one colour: one merged mesh
     (obj,) = paths.values()
     n_faces = len(obj["geometries"][0]["data"]["index"]["array"].data) // 12
@@ -269,6 +270,104 @@ def test_live_viewer_listens_on_localhost_only(fourbar_trajectory):
         proc.wait()
 
 
+# ----------------------------------------------------------------------------- camera and ground
+def transforms(commands) -> dict:
+    return {c["path"]: np.array(c["matrix"]).reshape(4, 4).T for c in commands if c["type"] == "set_transform"}
+
+
+def camera_distance(commands) -> float:
+    (pos,) = [
+        c["value"]
+        for c in commands
+        if c["type"] == "set_property" and c["path"].startswith("/Cameras/") and c["property"] == "position"
+    ]
+    return float(np.linalg.norm(pos))
+
+
+def position_tracks(commands) -> dict:
+    """path -> (N, 3) key frames of the animation's .position tracks."""
+    (anim,) = [c for c in commands if c["type"] == "set_animation"]
+    out = {}
+    for a in anim["animations"]:
+        for track in a["clip"]["tracks"]:
+            if track["name"] == ".position":
+                out[a["path"]] = np.frombuffer(track["values"].data, np.float32).reshape(-1, 3)
+    return out
+
+
+def ground_height(commands, root) -> float:
+    plane = objects(commands)[f"{root}/ground/plane"]
+    z = np.frombuffer(plane["geometries"][0]["data"]["attributes"]["position"]["array"].data, np.float32)[2::3]
+    assert np.ptp(z) == 0
+    return float(z[0])
+
+
+def test_camera_frames_the_arm_when_the_fingers_fly_away(panda):
+    """panda's fingers slide 8 m out of the hand (URDF limits not enforced): the camera frames
+    the arm as if they had stayed, not the 8 m."""
+    model, q = panda
+    t = np.linspace(0.0, 2.0, 61)
+    held = np.tile(q, (len(t), 1))
+    held[:, 1] += 0.6 * np.sin(2 * t)  # the arm swings
+    flying = held.copy()
+    flying[:, 7:] = 0.03 + 2.0 * t[:, None] ** 2
+    z = np.zeros((len(t), model.nv))
+    framed = {}
+    for name, Q in (("held", held), ("flying", flying)):
+        commands = viz.scene_commands(model, db.Trajectory(model, t, Q, z, z, z), fps=30.0)
+        framed[name] = -transforms(commands)["/meshcat/panda"][:3, 3], camera_distance(commands)
+    (c_held, d_held), (c_fly, d_fly) = framed["held"], framed["flying"]
+    assert np.linalg.norm(c_fly - c_held) < 0.05, (c_fly, c_held)  # the middle of the framed box
+    assert 0.9 < d_fly / d_held < 1.1 and d_fly < 4.0, (d_fly, d_held)
+    frame = vg.framing(*viz.meshcat._placements(model, flying), {}, None)
+    assert frame.flown == (7, 8)  # the two fingers, framed at their start only
+
+
+def test_camera_follows_a_floating_base_and_the_ground_is_under_its_feet():
+    """A free-flyer falls 4.9 m in 1 s: the robot's root node is animated against the base,
+    so the base stays where the camera looks; the ground is at the lowest point of the first
+    pose and stays in the world (it goes by)."""
+    model = random_model(5, 5, floating_base=True, joint_types=(db.JointType.REVOLUTE,))
+    traj = db.simulate(model, db.neutral_configuration(model), np.zeros(model.nv), 1.0, 1e-3)
+    commands = viz.scene_commands(model, traj, fps=20.0)
+    root = f"/meshcat/{model.name}"
+    tracks = position_tracks(commands)
+    base = tracks[f"{root}/{model.link_names[0]}"]
+    assert base[-1, 2] - base[0, 2] < -4.8  # it falls
+    seen = tracks[root] + base  # where the base is drawn: still
+    assert np.abs(seen - seen[0]).max() < 1e-4
+    np.testing.assert_allclose(tracks[root][0], transforms(commands)[root][:3, 3], atol=1e-6)
+    R, p = db.forward_kinematics(model, traj.q[0])
+    ground = ground_height(commands, root)  # in the world, under the root node
+    assert ground <= p[:, 2].min() + 1e-9
+    lowest = min(p[:, 2].min(), *(p[k, 2] + (R[k] @ b)[2] for k, sk in enumerate(vg.segments(model)) for _, b in sk))
+    assert abs(ground - lowest) < 1e-6
+    assert {"type": "set_property", "path": "/Grid", "property": "visible", "value": False} in commands
+
+
+def test_ground_of_fixed_bases(panda, rope_trajectory):
+    """Under panda's base (where it is mounted: z = 0), under the lowest point of the rope's
+    motion (it has no base of its own to stand on)."""
+    model, q = panda
+    assert abs(ground_height(viz.scene_commands(model, q), "/meshcat/panda")) < 0.01
+    rope, traj = rope_trajectory
+    commands = viz.scene_commands(rope, traj)
+    lowest = min(float(db.forward_kinematics(rope, x)[1][:, 2].min()) for x in traj.resample(30.0).q)
+    assert lowest - 0.1 < ground_height(commands, f"/meshcat/{rope.name}") < lowest
+
+
+def test_page_opens_the_animation_controls_and_says_no_contact(tmp_path, fourbar_trajectory):
+    model, traj = fourbar_trajectory
+    text = viz.export_html(model, traj, tmp_path / "fourbar.html").read_text(encoding="utf-8")
+    assert '<div id="player">' in text and "anim.play()" in text and "no contact is simulated" in text
+    caption = re.search(r'<div id="caption">(.*?)</div>', text).group(1)
+    assert caption.startswith("fourbar: 4 DOF, 4 links, animation; colours: 1 kinematic module<br>"), caption
+    gripper = viz.export_html(gripper4(), None, tmp_path / "gripper.html").read_text(encoding="utf-8")
+    assert "Play, pause" not in gripper and "no contact is simulated" in gripper
+    assert 'getElementById("player").style.display = "flex"' in gripper  # shown only if there is an animation
+    assert "Play, pause" in text
+
+
 # ----------------------------------------------------------------------------- in a browser
 @pytest.fixture(scope="module")
 def chromium() -> str:
@@ -338,21 +437,67 @@ def color_mask(img: np.ndarray, rgb, hue_tol: float = 14.0) -> np.ndarray:
     return (dh < hue_tol) & (sat > 0.35) & (mx > 0.12)
 
 
+def without_controls(mask: np.ndarray) -> np.ndarray:
+    """``mask`` without the page's play bar (bottom) and meshcat's "Open Controls" (top right)."""
+    mask = mask.copy()
+    mask[-60:] = False
+    mask[:25, -250:] = False
+    return mask
+
+
+def drawn(img: np.ndarray) -> np.ndarray:
+    """Pixels of any palette colour (the robot, coloured by module), outside the controls."""
+    return without_controls(np.any([color_mask(img, c) for c in vg.PALETTE], axis=0))
+
+
+def play_bar(img: np.ndarray) -> bool:
+    """The page's play / pause bar: a dark strip at the bottom, in the middle."""
+    w = img.shape[1]
+    return bool((img[-45:-20, w // 2 - 150 : w // 2 + 150].max(axis=-1) < 0.35).mean() > 0.3)
+
+
 @pytest.mark.slow
-def test_browser_panda_with_module_colours(tmp_path, chromium, panda):
-    model, q = panda
-    html = viz.export_html(model, q, tmp_path / "panda.html")
+def test_browser_quickstart_panda_large_in_frame(tmp_path, chromium, monkeypatch):
+    """The Quickstart's command as the README gives it; its panda.html opened at t = 0.3 s
+    shows the arm large and in frame, with the animation controls open.  The picture and the
+    plot are the README gallery's first two."""
+    pytest.importorskip("example_robot_data")
+    from denoc_bridge.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "panda", "--duration", "2"]) == 0
     start = time.perf_counter()
-    img = screenshot(chromium, html, tmp_path / "panda.png", 1000, size=(900, 700))
+    img = screenshot(chromium, tmp_path / "panda.html", tmp_path / "shot.png", 1000, size=(900, 700), fragment="t=0.3")
     print(f"\npanda: chromium screenshot in {time.perf_counter() - start:.1f} s")
-    arm = color_mask(img, vg.PALETTE[0])
-    fingers = [color_mask(img, vg.PALETTE[i]) for i in (1, 2)]
-    assert arm.mean() > 0.03, "the arm (module 1) is not drawn"
-    assert all(f.sum() > 20 for f in fingers), "the fingers (modules 2 and 3) are not drawn in their colours"
-    ys, xs = np.nonzero(arm)  # framed: the robot is in the picture
+    arm = without_controls(color_mask(img, vg.PALETTE[0]))
+    assert arm.mean() > 0.02, "the arm (module 1) is not drawn large"
+    ys, xs = np.nonzero(arm)
+    assert np.ptp(ys) > 0.3 * img.shape[0], "the arm is small in the picture"
     assert 0.05 * img.shape[1] < xs.min() and xs.max() < 0.95 * img.shape[1] and ys.max() < 0.95 * img.shape[0]
+    assert play_bar(img), "no play bar at the bottom of the page"
     FIGURES.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_modules.png")
+    shutil.copyfile(tmp_path / "shot.png", FIGURES / "gallery_panda_modules.png")
+    shutil.copyfile(tmp_path / "panda.png", FIGURES / "gallery_panda_plot.png")
+
+
+@pytest.mark.slow
+def test_browser_falling_talos_stays_in_frame(tmp_path, chromium):
+    """talos falls 16 m in 1.8 s (no ground contact): the camera follows its base, so it is
+    as large at 1.8 s as at the start, in the middle of the picture."""
+    pytest.importorskip("example_robot_data")
+    model = load_robot("talos")
+    traj = db.simulate(model, db.neutral_configuration(model), np.zeros(model.nv), 1.8, 2e-3)
+    html = viz.export_html(model, traj, tmp_path / "talos.html")
+    boxes = []
+    for t in (0.0, 1.8):
+        img = screenshot(chromium, html, tmp_path / f"talos_{t}.png", 600, size=(900, 700), fragment=f"t={t}")
+        ys, xs = np.nonzero(drawn(img))
+        assert len(ys) > 0.04 * img.size / 3, f"talos is not drawn large at t = {t} s"
+        assert (
+            0.2 * img.shape[1] < xs.mean() < 0.8 * img.shape[1] and 0.2 * img.shape[0] < ys.mean() < 0.8 * img.shape[0]
+        )
+        boxes.append(np.ptp(ys))
+    assert boxes[1] > 0.5 * img.shape[0] and abs(boxes[1] - boxes[0]) < 0.05 * img.shape[0], boxes
 
 
 @pytest.mark.slow
