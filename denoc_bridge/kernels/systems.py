@@ -29,6 +29,8 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
   (:mod:`.stages`).
 * :class:`MimicSystem`: mimic relations as constraint rows ``K`` on the tree, reduced state
   (:func:`.mimic.mimic_accelerations`).
+* :class:`MimicLoopSystem`: both, as one stack of rows ``[K; C(q)]`` on the tree
+  (:mod:`.mimic_loops`), reduced state, projected like a loop system.
 * :class:`LoopSystem`: cut joints as constraint rows ``C(q)`` on the tree, Lagrange
   multipliers (004 eqs. 13-14, :func:`.loops.constrained_state_accelerations`), optionally
   projected back onto the loops after each step (:func:`.loops.project_state`).
@@ -43,6 +45,7 @@ from numba.extending import overload
 from denoc_bridge.kernels import integrators as ig
 from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import mimic as km
+from denoc_bridge.kernels import mimic_loops as kml
 from denoc_bridge.kernels.stages import first_sweep, next_rate, sweepable
 
 #: the forces of a run: ``tau_mode`` (:data:`.integrators.TAU_NONE`, ``TAU_CONSTANT``,
@@ -65,6 +68,13 @@ MimicSystem = namedtuple("MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "r
 #: max_iter), ``flat`` as for a tree and ``drift[0]``, the largest |phi| a step left before its
 #: projection
 LoopSystem = namedtuple("LoopSystem", ["kt", "kt0", "work", "pi", "pf", "sb", "opts", "flat", "drift"])
+
+#: a MimicModel whose tree has loop closures: the mimic maps, the tree's packed cut joints
+#: (``pi``, ``pf``, ``sb``, gravity-free ``kt0`` for the projection), the scratch ``B`` and
+#: ``rows`` of :mod:`.mimic_loops`, ``opts`` and ``drift`` as for a :class:`LoopSystem`
+MimicLoopSystem = namedtuple(
+    "MimicLoopSystem", ["kt", "kt0", "work", "imap", "fmap", "nqf", "pi", "pf", "sb", "B", "rows", "opts", "drift"]
+)
 
 #: the stages' view of a :class:`MimicSystem` (:func:`prepare`): the maps unpacked
 MimicStages = namedtuple("MimicStages", ["kt", "work", "im", "fm", "nqf", "reach", "f", "S"])
@@ -141,7 +151,7 @@ def _prepare(sys):
 
 @overload(applied_forces, inline="always")
 def _applied_forces(sys, fc, q, v, n, d, tau):
-    if _is(sys, MimicStages):
+    if _is(sys, MimicStages) or _is(sys, MimicLoopSystem):
 
         def mimic_impl(sys, fc, q, v, n, d, tau):
             km.actuation(fc.tau_mode, fc.taus, n, tau)
@@ -166,6 +176,8 @@ def _accelerations(sys, fc, q, v, tau, a):
         return lambda sys, fc, q, v, tau, a: _mimic_accelerations(sys, fc, q, v, tau, a)
     if _is(sys, LoopSystem):
         return lambda sys, fc, q, v, tau, a: _loop_accelerations(sys, fc, q, v, tau, a)
+    if _is(sys, MimicLoopSystem):
+        return lambda sys, fc, q, v, tau, a: _mimic_loop_accelerations(sys, fc, q, v, tau, a)
 
 
 @njit(cache=True, inline="always")
@@ -174,6 +186,14 @@ def _mimic_accelerations(sys, fc, q, v, tau, a):
     return km.mimic_accelerations(
         ki, sys.kt, sys.work, q, v, tau, fc.fext, fc.K, fc.D, fc.q_rest, fc.passive, sys.im, sys.fm, sys.nqf,
         sys.reach, sys.f, sys.S, a,
+    )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _mimic_loop_accelerations(sys, fc, q, v, tau, a):
+    return kml.accelerations(
+        sys.kt, sys.work, sys.imap, sys.fmap, sys.nqf, sys.pi, sys.pf, sys.sb, sys.B, sys.rows, q, v, tau, fc.fext,
+        fc.K, fc.D, fc.q_rest, fc.passive, sys.opts, a,
     )  # fmt: skip
 
 
@@ -209,6 +229,13 @@ def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
             return next_rates(status, vb, h, vacc, a, v1)
 
         return loop_impl
+    if _is(sys, MimicLoopSystem):
+
+        def mimic_loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
+            status = _mimic_loop_accelerations(sys, fc, qs, vs, tau, a)
+            return next_rates(status, vb, h, vacc, a, v1)
+
+        return mimic_loop_impl
 
 
 @njit(cache=True, inline="always")
@@ -244,6 +271,13 @@ def _configuration_step(sys, q, xi, out):
             km.mimic_integrate(sys.kt.view(np.int32), q, xi, sys.im, sys.fm, sys.nqf, sys.f, out)
 
         return mimic_impl
+    if _is(sys, MimicLoopSystem):
+
+        def mimic_loop_impl(sys, q, xi, out):
+            im, fm = km.unpack(sys.imap, sys.fmap)
+            km.mimic_integrate(sys.kt.view(np.int32), q, xi, im, fm, sys.nqf, sys.B, out)
+
+        return mimic_loop_impl
 
     def impl(sys, q, xi, out):
         ig.step_configuration(sys.kt.view(np.int32), sys.flat, q, xi, out)
@@ -259,6 +293,13 @@ def _tangent_rate(sys, xi, v, out):
             km.mimic_dexpinv(sys.kt.view(np.int32), xi, v, sys.im, sys.fm, sys.f, out)
 
         return mimic_impl
+    if _is(sys, MimicLoopSystem):
+
+        def mimic_loop_impl(sys, xi, v, out):
+            im, fm = km.unpack(sys.imap, sys.fmap)
+            km.mimic_dexpinv(sys.kt.view(np.int32), xi, v, im, fm, sys.B, out)
+
+        return mimic_loop_impl
 
     def impl(sys, xi, v, out):
         ig.tangent_rate(sys.kt.view(np.int32), sys.flat, xi, v, out)
@@ -282,6 +323,19 @@ def _end_step(sys, q, v, qn):
 
         return loop_impl
 
+    if _is(sys, MimicLoopSystem):
+
+        def mimic_loop_impl(sys, q, v, qn):
+            if sys.opts[4] <= 0.0:
+                return 0
+            status, err, err0 = kml.project(
+                sys.kt0, sys.work, sys.imap, sys.fmap, sys.nqf, sys.pi, sys.pf, sys.sb, sys.B, sys.rows, q, v, sys.opts
+            )
+            sys.drift[0] = max(sys.drift[0], err0)
+            return status
+
+        return mimic_loop_impl
+
     def impl(sys, q, v, qn):
         return 0
 
@@ -304,6 +358,19 @@ def _save(sys, n, save_every, r, q, v, a, out):
             return 1
 
         return loop_impl
+
+    if _is(sys, MimicLoopSystem):
+
+        def mimic_loop_impl(sys, n, save_every, r, q, v, a, out):
+            if n % save_every:
+                return 0
+            out.Qs[r, :] = q
+            out.Vs[r, :] = v
+            out.As[r, :] = a
+            out.Err[r] = kml.loop_error(sys.pi, sys.B, sys.imap)  # of the accelerations at (q, v)
+            return 1
+
+        return mimic_loop_impl
 
     def impl(sys, n, save_every, r, q, v, a, out):
         return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
@@ -333,6 +400,19 @@ def _fresh(sys):
             )  # fmt: skip
 
         return loop_impl
+
+
+@overload(fresh)
+def _fresh_mimic_loops(sys):
+    if _is(sys, MimicLoopSystem):
+
+        def impl(sys):
+            return MimicLoopSystem(
+                sys.kt, sys.kt0, np.empty_like(sys.work), sys.imap, sys.fmap, sys.nqf, sys.pi, sys.pf,
+                np.zeros_like(sys.sb), np.zeros_like(sys.B), np.zeros_like(sys.rows), sys.opts, np.zeros_like(sys.drift),
+            )  # fmt: skip
+
+        return impl
 
 
 @njit(cache=True)

@@ -158,13 +158,14 @@ class LoopSystem(TreeSystem):
         return float(self._drift[0]) if self.project else float("nan")
 
     def failure(self, status, t, stage_arrays, traj):
-        return _failure(self.model, status, t, traj)
+        return failure(self.model, status, t, traj)
 
     def ode(self, t, n, q, v, qdot, a):  # pragma: no cover - options() refuses the adaptive methods
         raise InputError("a model with loop closures is simulated by rk4 or euler")
 
 
-def _failure(model, status, t, traj):
+def failure(model, status, t, traj):
+    """The SimulationError of a run of a model with loops that stopped with ``status``."""
     if status == -3:
         return SimulationError(
             f"simulation stopped at t = {t:.6g} s: the loop constraints became singular "

@@ -11,17 +11,24 @@ smallest corrections in the kinetic-energy metric of the coupled system
 (:func:`~denoc_bridge.constraints.mimic_loops.kinetic_projection`), ``"baumgarte"``
 stabilises the loop rows, ``"none"`` lets them drift.  The trajectory carries
 ``constraint_error`` (the loops' error at each saved state) and ``constraint_drift`` (the
-largest error one step left before its projection).  RK4 and Euler, stage by stage from Python
-(``simulation.runners.run_python``; no compiled form yet).
+largest error one step left before its projection).  RK4 and Euler run in the one compiled run
+(:class:`denoc_bridge.kernels.systems.MimicLoopSystem`, :mod:`denoc_bridge.kernels.mimic_loops`),
+callables and ``dynamics="cholesky"`` stage by stage from Python, the same steps.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from denoc_bridge.constraints import loops as lp
 from denoc_bridge.constraints import mimic_loops as ml
+from denoc_bridge.constraints.solve import RANK_RTOL
 from denoc_bridge.errors import InputError, SimulationError, SingularInertiaError
 from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import mimic_loops as kml
+from denoc_bridge.kernels import systems as ks
+from denoc_bridge.simulation.loops import MAX_ITER
+from denoc_bridge.simulation.loops import failure as loop_failure
 from denoc_bridge.simulation.mimic import MimicSystem
 
 
@@ -32,7 +39,7 @@ class MimicLoopSystem(MimicSystem):
         super().__init__(model, forces, passive)
         alpha, beta, self.project, self.tol = opts
         self.baumgarte = (alpha, beta)
-        self._drift = 0.0
+        self._drift = np.zeros(1)  # the largest error a step left before its projection
 
     def _a(self, t, q, v, tau, out):
         m = self.model
@@ -51,19 +58,34 @@ class MimicLoopSystem(MimicSystem):
     loops = True
 
     def kernel_system(self):
-        """None (not the MimicSystem's: the loop rows): the stages run from Python."""
-        return None
+        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicLoopSystem`)."""
+        m, tree = self.model, self.tree
+        imap, fmap, _ = m._kernel_maps()
+        cp = lp.compiled(tree)
+        alpha, beta = self.baumgarte
+        opts = np.array([alpha, beta, RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
+        n_rows = m.n_constraints + cp.m
+        B = np.zeros(kml.scratch_shape(tree.nq, tree.nv, n_rows))
+        rows = np.zeros(max(n_rows, 1), dtype=np.int64)
+        return ks.MimicLoopSystem(
+            tree._kt, cp.kt0, cp.work, imap, fmap, tree.nq, cp.pi, cp.pf, cp.sb, B, rows, opts, self._drift
+        )
 
     def end_step(self, q, v, t):
         if self.project:
-            self._drift = max(self._drift, _project(self.model, q, v, self.tol, t))
+            self._drift[0] = max(self._drift[0], _project(self.model, q, v, self.tol, t))
+
+    def failure(self, status, t, stage_arrays, traj):
+        if status in (-3, -4):
+            return loop_failure(self.model, status, t, traj)
+        return super().failure(status, t, stage_arrays, traj)
 
     def error(self, q):
         return float(np.abs(ml.loop_residual(self.model, q)).max())
 
     @property
     def drift(self):
-        return self._drift if self.project else float("nan")
+        return float(self._drift[0]) if self.project else float("nan")
 
 
 def _project(model, q, v, tol, t):

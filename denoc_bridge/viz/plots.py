@@ -155,6 +155,8 @@ def joint_positions(model, q, dofs=None) -> np.ndarray:
     for k in links:
         jt = JointType(model.joint_type[k])
         i, n, j, m = int(model.idx_q[k]), int(model.nq_joint[k]), int(model.idx_v[k]), int(model.nv_joint[k])
+        if m == 0:  # a fixed joint, or a MimicModel's mimic joint (its coordinates follow another's)
+            continue
         x = q[:, i : i + n]
         if jt == JointType.CONTINUOUS:
             out[:, j] = np.unwrap(np.arctan2(x[:, 1], x[:, 0]))

@@ -13,6 +13,8 @@ from denoc_bridge.constraints.solve import independent_rows
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.io import generators as g
 from denoc_bridge.multibody.constraints import Mimic
+from denoc_bridge.simulation import api as simulation
+from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
 
 
 @pytest.fixture(scope="module")
@@ -256,6 +258,36 @@ def test_simulation_keeps_the_loops_closed(fivebar):
     assert np.isnan(eu.constraint_drift) and eu.constraint_error[-1] > 0
     with pytest.raises(InputError, match="method='rk4' or 'euler'"):
         db.simulate(fivebar, q, v, 0.02, 1e-3, method="RK45")
+
+
+@pytest.mark.parametrize("method", ["rk4", "euler"])
+def test_compiled_run_equals_the_python_stages(fivebar, method, monkeypatch):
+    """The one compiled run on the MimicLoopSystem (kernels/mimic_loops.py: the stacked rows, the
+    projection) takes the steps of the Python stages around constraints.mimic_loops, state by
+    state, for each stabilisation, with a torque table and the tree's dampers; a compiled run
+    that falls back to Python would fail here."""
+    rng = np.random.default_rng(21)
+    tree = fivebar.tree.replace(damping=rng.uniform(0.0, 0.05, fivebar.tree.nv))
+    model = db.MimicModel(tree)
+    q, v, _ = closed_state(model, rng)
+    table = 0.2 * rng.standard_normal((150, model.nv))
+    for stabilization in ("projection", "baumgarte", "none"):
+        kw = dict(method=method, stabilization=stabilization, baumgarte=(5.0, 5.0))
+        with monkeypatch.context() as m:
+            m.setattr(MimicLoopSystem, "kernel_system", lambda self: None)  # the Python stages
+            ref = db.simulate(model, q, v, 0.15, 1e-3, tau=table, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(simulation, "run_python", None)  # compiled only
+            ours = db.simulate(model, q, v, 0.15, 1e-3, tau=table, **kw)
+        name = f"{method}, {stabilization}"
+        assert ours.status == ref.status == "completed" and ours.q.shape == ref.q.shape == (151, 4), name
+        for field, tol in (("q", 1e-13), ("v", 1e-12), ("a", 1e-10), ("constraint_error", 1e-13)):
+            np.testing.assert_allclose(getattr(ours, field), getattr(ref, field), rtol=0, atol=tol, err_msg=name)
+        if stabilization == "projection":
+            assert ours.constraint_error.max() <= 1e-12 and 0 < ours.constraint_drift
+            np.testing.assert_allclose(ours.constraint_drift, ref.constraint_drift, rtol=1e-6, atol=1e-15)
+        else:
+            assert np.isnan(ours.constraint_drift) and ours.constraint_error[-1] > 0
 
 
 @pytest.mark.slow
