@@ -49,6 +49,13 @@ __all__ = [
 ]
 
 
+#: the position limits of the papers' chains and ropes, which have none: beyond the 1e6 that
+#: counts as "no limit" (:func:`denoc_bridge.random_configuration`, the simulation's joint limits;
+#: Pinocchio marks none with the largest double), written into their URDFs because URDF's
+#: revolute joints need a ``<limit>``
+NO_LIMIT = 1e9
+
+
 def cylinder_inertia(mass: float, length: float, radius: float) -> np.ndarray:
     """Inertia about the centre of a solid cylinder whose axis is x."""
     axial = 0.5 * mass * radius**2
@@ -126,8 +133,8 @@ def chain(
         inertia=inertia,
         damping=np.full(nv, float(damping)),
         stiffness=np.full(nv, float(stiffness)),
-        lower_limit=np.full(nv, -np.pi),
-        upper_limit=np.full(nv, np.pi),
+        lower_limit=np.full(nv, -NO_LIMIT),
+        upper_limit=np.full(nv, NO_LIMIT),
         base_name="base",
         source="denoc_bridge.generators.chain",
     )
@@ -167,8 +174,8 @@ def _joint_xml(
     rpy: Sequence[float] = (0.0, 0.0, 0.0),
     axis: Sequence[float] = (0.0, 0.0, 1.0),
     damping: float = 0.0,
-    lower: float = -np.pi,
-    upper: float = np.pi,
+    lower: float = -NO_LIMIT,
+    upper: float = NO_LIMIT,
 ) -> str:
     dyn = f'    <dynamics damping="{_f(damping)}"/>\n' if damping else ""
     return (

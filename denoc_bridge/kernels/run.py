@@ -15,6 +15,18 @@ import numpy as np
 from numba import njit, prange
 
 from denoc_bridge.kernels.systems import (
+    KV,
+    KX,
+    Q1,
+    QS,
+    SCRATCH_ROWS,
+    TAU,
+    V1,
+    VACC,
+    VS,
+    XI,
+    ZEROS,
+    D,
     Forcing,
     Saves,
     accelerations,
@@ -28,14 +40,6 @@ from denoc_bridge.kernels.systems import (
     stage,
     tangent_rate,
 )
-
-# the rows of the scratch ``s`` (width max(nq, nv)) that a run uses; a failure's stage is read
-# back from them (:mod:`denoc_bridge.simulation.runners`)
-QS, XI, VS, TAU, D = 0, 1, 2, 3, 4  # the stage's q, its tangent step, v, tau; passive scratch
-KX = 5  # rows KX .. KX + 3: the RKMK rates of the four stages
-KV = 9  # rows KV .. KV + 3: the accelerations of the four stages (Euler's: row KV)
-Q1, V1, VACC, ZEROS = 13, 14, 15, 16  # the next stage's state; k1 + 2 k2 + 2 k3; zeros
-SCRATCH_ROWS = 17
 
 
 @njit(cache=True)
@@ -91,7 +95,7 @@ def rk4_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s):
             return m, status, saved
         q[:] = q1
         v[:] = v1
-        status = end_step(sys, q, v, qs)
+        status = end_step(sys, fc, q, v, s)
         if status:
             return m + 1, status, saved
     return n_steps, 0, saved
@@ -134,7 +138,7 @@ def euler_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s):
             v[i] += dt * a[i]
             xi[i] = dt * v[i]
         configuration_step(sys, q, xi, q)
-        status = end_step(sys, q, v, s[QS, : q.shape[0]])
+        status = end_step(sys, fc, q, v, s)
         if status:
             return m + 1, status, saved
     return n_steps, 0, saved

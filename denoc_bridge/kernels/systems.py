@@ -43,10 +43,19 @@ from numba import njit, types
 from numba.extending import overload
 
 from denoc_bridge.kernels import integrators as ig
+from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import mimic_loops as kml
 from denoc_bridge.kernels.stages import first_sweep, next_rate, sweepable
+
+# the rows of a run's scratch ``s`` (width max(nq, nv)); a failure's stage is read back from them
+# (:mod:`denoc_bridge.simulation.runners`)
+QS, XI, VS, TAU, D = 0, 1, 2, 3, 4  # the stage's q, its tangent step, v, tau; passive scratch
+KX = 5  # rows KX .. KX + 3: the RKMK rates of the four stages
+KV = 9  # rows KV .. KV + 3: the accelerations of the four stages (Euler's: row KV)
+Q1, V1, VACC, ZEROS = 13, 14, 15, 16  # the next stage's state; k1 + 2 k2 + 2 k3; zeros
+SCRATCH_ROWS = 17
 
 #: the forces of a run: ``tau_mode`` (:data:`.integrators.TAU_NONE`, ``TAU_CONSTANT``,
 #: ``TAU_TABLE``) and ``taus`` (one row, or one per step), the constant external wrenches
@@ -57,8 +66,10 @@ Forcing = namedtuple("Forcing", ["tau_mode", "taus", "fext", "K", "D", "q_rest",
 Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err"])
 
 #: a tree: its table ``kt`` and work array; ``flat`` (every joint a vector space) and
-#: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`)
-TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept"])
+#: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`); its limited joints (:mod:`.limits`):
+#: ``lim_i`` (n, 2) their q and v index, ``lim_f`` (n, 2) their lower and upper limit, the
+#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced)
+TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a"])
 #: a tree with mimic relations: the packed maps of :func:`.mimic.pack`, the tree's nq, the
 #: links that hold every mimic DOF (``reach``) and the scratch ``f`` and ``S`` of
 #: :func:`.mimic.mimic_accelerations`
@@ -121,8 +132,9 @@ def tangent_rate(sys, xi, v, out):
     raise NotImplementedError
 
 
-def end_step(sys, q, v, qn):
-    """After a step: a loop system's projection of (q, v) onto its loops; returns the status."""
+def end_step(sys, fc, q, v, s):
+    """After a step: a loop system's projection of (q, v) onto its loops, a tree's joint limits
+    (``s``: the run's scratch); returns the status."""
     raise NotImplementedError
 
 
@@ -308,15 +320,15 @@ def _tangent_rate(sys, xi, v, out):
 
 
 @overload(end_step, inline="always")
-def _end_step(sys, q, v, qn):
+def _end_step(sys, fc, q, v, s):
     if _is(sys, LoopSystem):
 
-        def loop_impl(sys, q, v, qn):
+        def loop_impl(sys, fc, q, v, s):
             o = sys.opts
             if o[4] <= 0.0:
                 return 0
             status, err, err0 = kl.project(
-                sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, o[2], o[3], int(o[5]), qn
+                sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, o[2], o[3], int(o[5]), s[QS, : q.shape[0]]
             )
             sys.drift[0] = max(sys.drift[0], err0)
             return status
@@ -325,7 +337,7 @@ def _end_step(sys, q, v, qn):
 
     if _is(sys, MimicLoopSystem):
 
-        def mimic_loop_impl(sys, q, v, qn):
+        def mimic_loop_impl(sys, fc, q, v, s):
             if sys.opts[4] <= 0.0:
                 return 0
             status, err, err0 = kml.project(
@@ -336,7 +348,25 @@ def _end_step(sys, q, v, qn):
 
         return mimic_loop_impl
 
-    def impl(sys, q, v, qn):
+    if _is(sys, TreeSystem):
+
+        def tree_impl(sys, fc, q, v, s):
+            li, lf = sys.lim_i, sys.lim_f
+            if li.shape[0] == 0:
+                return 0
+            stopped, status = klim.enforce_limits(
+                sys.kt, sys.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], sys.lim_s, sys.lim_a
+            )
+            if stopped and sys.swept and status == 0:  # the next stage's twists, at the new state
+                nv = v.shape[0]
+                first_sweep(
+                    sys.kt.view(np.int32), sys.kt, sys.work, q, v, s[KV, :nv], s[ZEROS, :nv], s[V1, :nv], fc.fext
+                )
+            return status
+
+        return tree_impl
+
+    def impl(sys, fc, q, v, s):
         return 0
 
     return impl
@@ -381,7 +411,10 @@ def _save(sys, n, save_every, r, q, v, a, out):
 @overload(fresh)
 def _fresh(sys):
     if _is(sys, TreeSystem):
-        return lambda sys: TreeSystem(sys.kt, np.empty_like(sys.work), sys.flat, sys.swept)
+        return lambda sys: TreeSystem(
+            sys.kt, np.empty_like(sys.work), sys.flat, sys.swept, sys.lim_i, sys.lim_f, np.zeros_like(sys.lim_s),
+            np.zeros_like(sys.lim_a),
+        )  # fmt: skip
     if _is(sys, MimicSystem):
 
         def mimic_impl(sys):

@@ -44,6 +44,7 @@ partial trajectory attached.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import TypeAlias
@@ -111,6 +112,7 @@ def simulate(
     stabilization: str = "projection",
     baumgarte: tuple[float, float] = (10.0, 10.0),
     constraint_tol: float = 1e-12,
+    limits: bool = True,
 ) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
@@ -121,6 +123,13 @@ def simulate(
         that would store more than ``MAX_STORED`` numbers (then the smallest k that fits,
         with a warning).
     rtol, atol, max_step : for the adaptive methods.
+    limits : enforce the URDF's joint position limits (revolute and prismatic joints with
+        finite limits, lower < upper) on a tree with the fixed-step methods: after each step a
+        joint past a limit is put back on it, and the joints moving outwards at a limit are
+        stopped by the smallest impulse in the kinetic-energy metric (a plastic impact: the
+        kinetic energy drops by what the stop takes, never grows; :mod:`denoc_bridge.kernels.limits`).
+        A q0 outside the limits starts on them, with a warning naming the joints.  Not applied
+        to the adaptive methods, mimic models and models with loop closures.
     stabilization, baumgarte, constraint_tol : for models with loop closures (rk4 or euler):
         ``"projection"`` onto the loops after each step to ``constraint_tol`` (default),
         ``"baumgarte"`` with ``baumgarte = (alpha, beta)`` in 1/s, or ``"none"``; see
@@ -146,7 +155,10 @@ def simulate(
     opts = None
     if model.loops:
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
-    system = system_of(model, forces, passive, opts)
+    limits = bool(limits) and method in FIXED_STEP_METHODS
+    system = system_of(model, forces, passive, opts, limits)
+    if limits and isinstance(model, Model) and isinstance(system, TreeSystem) and system.lim_i.shape[0]:
+        q0 = start_inside_limits(model, q0, system.lim_i, system.lim_f)
     if opts is not None:
         initial_state = (
             mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
@@ -159,7 +171,7 @@ def simulate(
         try:
             return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
-            system = system_of(model, forces, passive, opts)
+            system = system_of(model, forces, passive, opts, limits)
             return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
@@ -304,10 +316,12 @@ def simulate_batch(
     return out
 
 
-def system_of(model: Model | MimicModel, forces: Forces, passive: bool, loop_options: tuple | None = None) -> System:
+def system_of(
+    model: Model | MimicModel, forces: Forces, passive: bool, loop_options: tuple | None = None, limits: bool = False
+) -> System:
     """The simulation system of a model (the one place that tells a tree, a MimicModel, a tree
     with loop closures and a MimicModel with loops apart); ``loop_options`` as
-    :func:`.loops.options` returns them."""
+    :func:`.loops.options` returns them; ``limits``: a tree's joint limits enforced."""
     if model.loops:
         opts = loop_options if loop_options is not None else (0.0, 0.0, False, 1e-12)
         if isinstance(model, MimicModel):
@@ -315,4 +329,23 @@ def system_of(model: Model | MimicModel, forces: Forces, passive: bool, loop_opt
         return LoopSystem(model, forces, passive, opts)
     if isinstance(model, MimicModel):
         return MimicSystem(model, forces, passive)
-    return TreeSystem(model, forces, passive)
+    return TreeSystem(model, forces, passive, limits)
+
+
+def start_inside_limits(model: Model, q0: np.ndarray, lim_i: np.ndarray, lim_f: np.ndarray) -> np.ndarray:
+    """q0 with the limited joints outside their limits put on them, and a warning naming them."""
+    q = q0.copy()
+    moved = []
+    for (iq, _), (lo, hi) in zip(lim_i, lim_f):
+        if not lo <= q[iq] <= hi:
+            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
+            moved.append(f"'{model.joint_names[k]}' from {q[iq]:.4g} to {min(max(q[iq], lo), hi):.4g}")
+            q[iq] = min(max(q[iq], lo), hi)
+    if moved:
+        warnings.warn(
+            f"q0 is outside the joint limits of {len(moved)} joint(s); the run starts on them: "
+            + ", ".join(moved)
+            + " (limits=False keeps q0 and ignores the limits)",
+            stacklevel=3,
+        )
+    return q

@@ -111,7 +111,7 @@ class LoopSystem(TreeSystem):
     loops = True
 
     def __init__(self, model, forces, passive, opts):
-        super().__init__(model, forces, passive)
+        super().__init__(model, forces, passive)  # (joint limits: on trees only)
         self.alpha, self.beta, self.project, self.tol = opts
         self.cp = lp.compiled(model)
         self._drift = np.zeros(1)  # the compiled run's and the Python stages' largest error before a projection

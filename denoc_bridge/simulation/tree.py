@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
+from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.simulation.common import System, normalise_rows, passive_arrays
 
 
@@ -40,14 +43,35 @@ def cholesky_accelerations(model, q, v, total, fext_pin, out):
     return 0 if np.all(np.isfinite(out)) else -1
 
 
+def limit_arrays(model) -> tuple[np.ndarray, np.ndarray]:
+    """The joints whose position limits a simulation enforces: revolute and prismatic joints whose
+    URDF limits are at most 1e6 in magnitude with lower < upper (``lower == upper``, URDF's
+    default when the attributes are missing, and Pinocchio's largest double are no limit, as in
+    :func:`denoc_bridge.random_configuration`).  Returns ((n, 2) q and v indices, (n, 2) limits)."""
+    lo, hi = np.asarray(model.lower_limit), np.asarray(model.upper_limit)
+    rows = [
+        (int(model.idx_q[k]), int(model.idx_v[k]), lo[model.idx_q[k]], hi[model.idx_q[k]])
+        for k in range(model.n_links)
+        if model.joint_type[k] in (int(JointType.REVOLUTE), int(JointType.PRISMATIC))
+        and abs(lo[model.idx_q[k]]) <= 1e6
+        and abs(hi[model.idx_q[k]]) <= 1e6
+        and lo[model.idx_q[k]] < hi[model.idx_q[k]]
+    ]
+    idx = np.array([r[:2] for r in rows], dtype=np.int64).reshape(-1, 2)
+    return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)
+
+
 class TreeSystem(System):
     """A tree model's stages for the Python steppers (:func:`run_python`, :func:`run_adaptive`):
     accelerations with the actuation, springs, dampers and external wrenches of a run, and the
     configuration maps (each one compiled call), and its compiled form for the one compiled run.
     :mod:`.mimic` and :mod:`.loops` have the same interface (:class:`.common.System`)."""
 
-    def __init__(self, model, forces, passive):
+    def __init__(self, model, forces, passive, limits=False):
         self.model, self.forces = model, forces
+        self.lim_i, self.lim_f = limit_arrays(model) if limits else (np.zeros((0, 2), np.int64), np.zeros((0, 2)))
+        n = self.lim_i.shape[0]
+        self.lim_s, self.lim_a = np.zeros(klim.scratch_shape(n, model.nv)), np.zeros(max(n, 1), np.int64)
         self.nq, self.nv = model.nq, model.nv
         self.ki = model._kt.view(T.INT)
         self.K, self.D, self.q_rest, self.use_passive = passive_arrays(model, passive)
@@ -108,7 +132,23 @@ class TreeSystem(System):
     def kernel_system(self):
         """The compiled form (:class:`denoc_bridge.kernels.systems.TreeSystem`)."""
         flat, swept = ks.tree_flags(self.model._kt)
-        return ks.TreeSystem(self.model._kt, self.work, flat, swept)
+        return ks.TreeSystem(self.model._kt, self.work, flat, swept, self.lim_i, self.lim_f, self.lim_s, self.lim_a)
+
+    def end_step(self, q, v, t):
+        """The joint limits after a step from Python (:func:`denoc_bridge.kernels.limits.enforce_limits`)."""
+        if self.lim_i.shape[0]:
+            li, lf = self.lim_i, self.lim_f
+            _, status = klim.enforce_limits(
+                self.model._kt, self.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], self.lim_s, self.lim_a
+            )
+            if status:
+                raise SimulationError(
+                    f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the "
+                    "mass matrix of the stopped joints is singular)",
+                    t,
+                    "",
+                    None,
+                )
 
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""
