@@ -9,6 +9,7 @@ Examples::
     denoc-bridge simulate puma560 --torque gravity-compensation --q0 0 0.5 -0.5 0 0 0
     denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
     denoc-bridge simulate pr2 --mimic --duration 0.5  # <mimic> joints as constraints
+    denoc-bridge simulate icub --no-passive           # without the URDF's joint damping
     denoc-bridge info panda                           # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
@@ -172,6 +173,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TAU",
         help="zero (default), gravity-compensation (tau = g(q)), or a .npy / .csv file with one row "
         "of nv torques (constant) or one row per step",
+    )
+    sim.add_argument(
+        "--passive",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the model's joint damping (URDF <dynamics damping>) and springs act (default); "
+        "--no-passive simulates without them, as simulate(..., passive=False).  URDF friction "
+        "is never applied",
+    )
+    sim.add_argument(
+        "--armature",
+        type=float,
+        default=0.0,
+        metavar="A",
+        help="rotor inertia added to every joint but a free-flyer (kg m^2; kg on prismatic "
+        "joints), as Pinocchio's model.armature: lets a joint that moves a massless link "
+        "move (default 0)",
     )
     sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
     sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")

@@ -27,6 +27,7 @@ from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
+from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
 from denoc_bridge.viz.plots import plot_summary, pyplot
 
 PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps", "ps")
@@ -125,14 +126,145 @@ def _torque(model, spec: str):
     return table, what
 
 
-def _stiffness_hint(model, method: str, dt: float) -> str:
-    """A hint for runs that blow up or drift: joint dampers make a model stiff for explicit steps."""
+#: a --dt suggested to keep the damping must not need more steps than this (RK4 compiled: ~20 s on allegro)
+MAX_SUGGESTED_STEPS = 2_000_000
 
-    damping = float(np.max(getattr(model, "tree", model).damping)) if model.nv else 0.0
+#: the adaptive explicit methods are refused when the damping would hold them to more steps than this
+MAX_ADAPTIVE_STEPS = 1_000_000
+
+#: the rotor inertia that --armature is advised with for a joint that moves no inertia
+ARMATURE_HINT = 1e-4
+
+
+def _nice_dt(max_dt: float, duration: float) -> float | None:
+    """The longest 1, 2 or 5 x 10^k step below 0.9 max_dt that divides ``duration`` (None: none)."""
+    if not (math.isfinite(max_dt) and max_dt > 0):
+        return None
+    for k in range(int(math.floor(math.log10(0.9 * max_dt))), -13, -1):
+        for m in (5, 2, 1):
+            dt = m * 10.0**k
+            steps = duration / dt
+            if dt <= 0.9 * max_dt and abs(steps - round(steps)) <= 1e-9 * max(1.0, steps):
+                return float(f"{dt:.0e}")
+    return None
+
+
+def _damping_text(model, stiff, method: str, dt: float, where: str = "") -> str:
+    """Why the joint dampers make ``model`` stiff (``where``: for which method and step), with the
+    joint named."""
+    unit_d, unit_i = ("N s/m", "kg") if stiff.linear else ("N m s/rad", "kg m^2")
+    limit = stiff.max_dt(method)
+    stable = f"; {method} is stable only for dt < {limit:.2g} s" if math.isfinite(limit) and where else ""
+    return (
+        f"the joint damping of '{model.name}' is too stiff{where}: joint "
+        f"'{stiff.joint}' (link '{stiff.link}', {stiff.mass:.3g} kg) has damping d = {stiff.damping:g} "
+        f"{unit_d} on an effective inertia I = {stiff.inertia:.3g} {unit_i}, a time constant I/d = "
+        f"{stiff.inertia / stiff.damping:.2g} s (fastest damped motion: {stiff.time_constant:.2g} s){stable}"
+    )
+
+
+def _damping_remedy(stiff, method: str, duration: float) -> str:
+    """The options that help: --no-passive, and a --dt that keeps the damping when one is practical."""
+    text = "; --no-passive simulates without the URDF's joint damping (and springs)"
+    dt = _nice_dt(stiff.max_dt(method), duration) if method in FIXED_STEP_METHODS else None
+    if dt is not None and duration / dt <= MAX_SUGGESTED_STEPS:
+        text += f", or --dt {dt:g} keeps it ({round(duration / dt):,} steps)"
+    return text
+
+
+def _check_damping(model, q0, method: str, dt: float, duration: float) -> None:
+    """Stop at once when the joint dampers make an explicit method blow up (fixed step) or crawl
+    (adaptive), naming the joint, the time constant and the options that help."""
+    if method not in STABILITY_LIMIT:
+        return
+    stiff = damping_stiffness(model, q0)
+    if stiff is None:
+        return
+    limit = stiff.max_dt(method)
+    if method in FIXED_STEP_METHODS:
+        if dt <= limit:
+            return
+        where = f" for {method} at dt = {dt:g} s"
+        raise DenocError(_damping_text(model, stiff, method, dt, where) + _damping_remedy(stiff, method, duration))
+    steps = duration / limit
+    if steps > MAX_ADAPTIVE_STEPS:
+        raise DenocError(
+            _damping_text(model, stiff, method, dt, f" for {method}")
+            + f": it would take about {steps:.1g} steps; --no-passive simulates without the URDF's joint "
+            "damping (and springs)"
+        )
+
+
+def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: bool, text: str) -> str:
+    """What to try after a run that stopped: a joint that moves no inertia wants a rotor inertia;
+    a run the joint dampers made stiff (--no-passive); else a shorter step or an implicit method."""
+    if "singular" in text:
+        return (
+            f"; --armature {ARMATURE_HINT:g} gives every joint a rotor inertia of {ARMATURE_HINT:g} kg m^2 "
+            "(or give that link a mass and inertia in the URDF)"
+        )
+    stiff = damping_stiffness(model, q0) if passive else None
+    if stiff is not None and stiff.rate * dt > STABILITY_LIMIT["rk4"]:
+        return "; " + _damping_text(model, stiff, method, dt) + _damping_remedy(stiff, method, duration)
     if method not in FIXED_STEP_METHODS:
         return ""
-    because = f" (its joint damping, up to {damping:g} N m s/rad in the URDF, makes it stiff)" if damping > 0 else ""
-    return f"; try --dt {dt / 10:g} or the implicit --method Radau{because}"
+    return f"; try --dt {dt / 10:g} or the implicit --method Radau"
+
+
+def _with_armature(model, armature: float):
+    """``model`` with ``armature`` added on every degree of freedom but a free-flyer's."""
+    import denoc_bridge as db
+
+    tree = model.tree if isinstance(model, db.MimicModel) else model
+    extra = np.full(tree.nv, armature)
+    if tree.floating_base:
+        extra[: tree.nv_joint[0]] = 0.0
+    tree = tree.replace(armature=np.asarray(tree.armature) + extra)
+    return db.MimicModel(tree) if isinstance(model, db.MimicModel) else tree
+
+
+def _passive_what(model, args) -> str:
+    """What the simulating line says about the joint dampers, springs and the added armature."""
+    tree = getattr(model, "tree", model)
+    springs = [x for x, a in (("damping", tree.damping), ("springs", tree.stiffness)) if np.any(a)]
+    text = ""
+    if springs and args.passive:
+        verb, them = ("act", "them") if len(springs) > 1 else ("acts", "it")
+        text = f"; the joint {' and '.join(springs)} {verb} (--no-passive drops {them})"
+    elif springs:
+        text = f"; without the joint {' and '.join(springs)} (--no-passive)"
+    if args.armature > 0:
+        text += f"; rotor inertia {args.armature:g} added on each joint (--armature)"
+    return text
+
+
+def _energy_summary(traj, method: str, dt: float) -> None:
+    """The energy balance against its scale (:attr:`Trajectory.energy_scale`: the peak kinetic
+    energy, the potential energy's variation, the work done, or a floor for a robot that hardly
+    moves), and a warning when it is off by more than 1 % of that scale."""
+    drift = float(np.max(np.abs(traj.energy_drift())))
+    scales = traj.energy_scales()
+    what, scale = max(scales.items(), key=lambda kv: kv[1])
+    if scale <= 0:
+        print(f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot did not move)")
+        return
+    rel = drift / scale
+    if what == "floor":
+        name = "floor 1e-6 m g L"
+        print(
+            f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot hardly moved: peak kinetic "
+            f"energy {scales['peak kinetic energy']:.2g} J; {rel:.2g} of 1e-6 m g L = {scale:.3g} J)"
+        )
+    else:
+        name = what
+        print(f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
+    if rel > 1e-2:
+        why = (
+            f"the step is too long for this motion; try --dt {dt / 10:g}"
+            if method in FIXED_STEP_METHODS
+            else f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
+        )
+        print(f"warning: the energy balance is off by {rel:.0%} of the {name}: {why}")
 
 
 def _out_name(name: str) -> str:
@@ -166,6 +298,8 @@ def simulate_command(args) -> int:
     positive_option(args.duration, "--duration")
     positive_option(args.dt, "--dt")
     checked_seed(args.seed)
+    if not (math.isfinite(args.armature) and args.armature >= 0):
+        raise DenocError(f"--armature must be a rotor inertia >= 0 (kg m^2), got {args.armature:g}")
     if not (math.isfinite(args.fps) and 0 < args.fps <= MAX_FPS):
         raise DenocError(f"--fps must be a frame rate between 0 and {MAX_FPS:g} per second, got {args.fps:g}")
     for flag, no in (("html", "no_html"), ("plot", "no_plot")):
@@ -223,22 +357,35 @@ def simulate_command(args) -> int:
         )
     tau, tau_what = _torque(model, args.torque)
     q0, q0_what = _start(model, args)
+    sim_model = _with_armature(model, args.armature) if args.armature > 0 else model
+    if args.passive:
+        _check_damping(sim_model, q0, method, args.dt, args.duration)
     if not args.no_validate:
         status = _check_against_pinocchio(src, model, args.seed)
         if status:
             return status
+    passive = _passive_what(model, args)
     print(
-        f"simulating {args.duration:g} s with {method}, dt = {args.dt:g} s; start: {q0_what}, at rest; {tau_what}",
+        f"simulating {args.duration:g} s with {method}, dt = {args.dt:g} s; start: {q0_what}, at rest; "
+        f"{tau_what}{passive}",
         flush=True,
     )
     # the progress bar (rich, on stderr) when stderr is a terminal; in a log file it would only be noise
     try:
         traj = db.simulate(
-            model, q0, np.zeros(model.nv), args.duration, args.dt, tau, method, progress=bool(sys.stderr.isatty())
+            sim_model,
+            q0,
+            np.zeros(model.nv),
+            args.duration,
+            args.dt,
+            tau,
+            method,
+            passive=args.passive,
+            progress=bool(sys.stderr.isatty()),
         )
     except db.SimulationError as exc:
         text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
-        hint = "" if "singular" in text else _stiffness_hint(model, method, args.dt)
+        hint = _failure_hint(sim_model, q0, method, args.dt, args.duration, args.passive, text)
         raise DenocError(f"{text}{hint}") from None
     rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
     print(
@@ -246,21 +393,7 @@ def simulate_command(args) -> int:
         f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time)" + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:
-        drift = traj.energy_drift()
-        peak = float(np.max(traj.kinetic_energy))
-        if peak > 0:
-            rel = np.max(np.abs(drift)) / peak
-            print(
-                f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J = "
-                f"{rel:.3g} of the peak kinetic energy ({peak:.4g} J)"
-            )
-            if rel > 1e-2:
-                print(
-                    f"warning: the energy balance is off by {rel:.0%}: the step is too long for this model"
-                    f"{_stiffness_hint(model, method, args.dt)}"
-                )
-        else:
-            print(f"energy drift: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.3g} J (the robot did not move)")
+        _energy_summary(traj, method, args.dt)
     if traj.constraint_error is not None and len(traj.constraint_error):
         extra = (
             f"; most one step left before the projection: {traj.constraint_drift:.2g}"

@@ -133,8 +133,9 @@ class Model(ModelKind):
         (cos, sin) pair.
     armature, damping, friction : per degree of freedom (``nv``).  The armature
         (rotor inertia) is added to the joint-space inertia as in Pinocchio;
-        damping and friction are recorded (Pinocchio's ``rnea``/``aba``
-        ignore them too); :func:`denoc_bridge.simulate` applies the damping.
+        damping and friction are recorded: the dynamics functions apply neither
+        (as Pinocchio's ``rnea``/``aba``), :func:`denoc_bridge.simulate` applies the
+        damping unless ``passive=False``, and friction is never applied.
     stiffness, rest_configuration : joint springs, per degree of freedom (``nv``) and
         the configuration where they are relaxed (``nq``, default neutral):
         ``tau_spring = -stiffness * difference(rest_configuration, q)``, applied by

@@ -25,7 +25,7 @@ its stages from Python.
 Forces: ``tau`` is None (passive), a constant (nv,) array, an (n_steps, nv) array (row n
 held over step n), or a callable ``tau(t, q, v)`` (a controller).  The model's joint
 ``damping`` and ``stiffness`` (springs relaxed at ``rest_configuration``) act unless
-``passive=False``.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
+``passive=False``; its ``friction`` (URDF ``<dynamics friction>``) is never applied.  ``f_ext`` is a constant (n_links, 6) array or mapping of link names to
 wrenches (Pinocchio's convention), or a callable ``f_ext(t, q, v)`` returning one.
 
 Every model is a *system* (:func:`system_of`, the one place that decides): a tree, a
@@ -152,6 +152,7 @@ def simulate(
         raise InputError(f"dynamics must be 'recursive' or 'cholesky', got {dynamics!r}")
     forces = Forces(model, tau, f_ext, n_steps, method)
     forces.cholesky = dynamics == "cholesky"
+    forces.passive = bool(passive)
     opts = None
     if model.loops:
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
@@ -244,6 +245,8 @@ def simulate_batch(
     t_final, dt, n_steps = step_count(t_final, dt, method)
     taus = batch_torques(model, tau, B, n_steps)
     forces = [Forces(model, tb, None, n_steps, method) for tb in taus]
+    for f in forces:
+        f.passive = bool(passive)
     stride = save_stride(model, n_steps, save_every)
     n_saves = count_saves(n_steps, stride)
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))

@@ -91,6 +91,7 @@ class Forces:
             self.fext_pin = internal_to_pin(self.fext)
         self.python_loop = self.tau_fn is not None or self.fext_fn is not None
         self.cholesky = False
+        self.passive = True  # the model's springs and dampers act (simulate's passive=); on the trajectory
 
     def fext_pin_at(self, t, q, v):
         """The external wrenches in Pinocchio's order (None for none)."""
@@ -321,7 +322,9 @@ class System:
 
 
 def make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):
-    return Trajectory(model, t, Q, V, A, TAU, forces.fext_pin, method, dt, wall, steps, evals, status, message)
+    return Trajectory(
+        model, t, Q, V, A, TAU, forces.fext_pin, method, dt, wall, steps, evals, status, message, passive=forces.passive
+    )
 
 
 def run_error(model, status, t, stage_arrays, traj):

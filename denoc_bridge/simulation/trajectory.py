@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from denoc_bridge.algorithms.configuration import difference, interpolate
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
-from denoc_bridge.algorithms.kinematics import energies
+from denoc_bridge.algorithms.kinematics import energies, forward_kinematics
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.inputs import real_array
@@ -66,6 +66,15 @@ def joint_passive_forces(model: Model | MimicModel, q: npt.ArrayLike, v: npt.Arr
     return model.reduce_forces(out) if isinstance(model, MimicModel) else out
 
 
+def _mass_g_size(model: Model | MimicModel, q: np.ndarray) -> float:
+    """``m g0 L``: the energy to lift the robot by its size on Earth (see ``energy_scales``)."""
+    tree = model.tree if isinstance(model, MimicModel) else model
+    R, p = forward_kinematics(model, q)
+    points = np.vstack([np.zeros((1, 3)), p, p + np.einsum("kij,kj->ki", R, tree.com)])
+    size = float(np.linalg.norm(points.max(axis=0) - points.min(axis=0)))
+    return float(tree.total_mass) * 9.81 * size
+
+
 @dataclass(eq=False)
 class Trajectory:
     """States of a simulated motion (see the module docstring).
@@ -74,6 +83,10 @@ class Trajectory:
     :class:`~denoc_bridge.errors.SimulationError`); ``wall_time`` is the seconds the
     integration took, ``n_steps`` the integration steps and ``n_evaluations`` the forward
     dynamics evaluations.
+
+    ``passive`` is False when the run ignored the model's joint springs and dampers
+    (``simulate(..., passive=False)``): its potential energy, :attr:`power_in` and
+    :meth:`passive_forces` then leave them out too.
 
     On a model with loop closures, ``constraint_error`` holds the largest loop-closure error
     (m or rad) of each saved state and ``constraint_drift`` the largest error one step left
@@ -99,6 +112,8 @@ class Trajectory:
     message: str = ""
     constraint_error: np.ndarray | None = None
     constraint_drift: float = float("nan")
+    #: whether the model's joint springs and dampers acted (``simulate(..., passive=False)``: not)
+    passive: bool = True
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -115,7 +130,7 @@ class Trajectory:
     def _energies(self) -> tuple[np.ndarray, np.ndarray]:
         if "energies" not in self._cache:
             if len(self):
-                self._cache["energies"] = energies(self.model, self.q, self.v)
+                self._cache["energies"] = energies(self.model, self.q, self.v, springs=self.passive)
             else:
                 self._cache["energies"] = (np.zeros(0), np.zeros(0))
         return self._cache["energies"]
@@ -127,7 +142,7 @@ class Trajectory:
 
     @property
     def potential_energy(self) -> np.ndarray:
-        """Gravitational potential plus the energy stored in the joint springs."""
+        """Gravitational potential plus the energy stored in the joint springs (when they acted)."""
         return self._energies()[1]
 
     @property
@@ -144,22 +159,25 @@ class Trajectory:
     def passive_forces(self) -> np.ndarray:
         """Joint damping forces ``-D v`` and spring forces ``-K (q (-) q_rest)`` at each instant
         (on a MimicModel the tree's at the expanded states, as forces on the reduced coordinates)."""
-        if not len(self):
-            return np.zeros((0, self.model.nv))
+        if not len(self) or not self.passive:
+            return np.zeros((len(self), self.model.nv))
         out = joint_passive_forces(self.model, self.q, self.v)
         return np.zeros_like(self.v) if out is None else out
 
     @property
     def power_in(self) -> np.ndarray:
         """Power of the non-conservative forces at each instant: actuation and joint damping
-        (``(tau - D v) . v``) and the external wrenches (``v . J^T f_ext``).  Springs and gravity
-        are conservative: they are in the potential energy."""
+        (``(tau - D v) . v``; without ``D`` when the dampers did not act) and the external
+        wrenches (``v . J^T f_ext``).  Springs and gravity are conservative: they are in the
+        potential energy."""
         if "power" not in self._cache:
             if not len(self):
                 self._cache["power"] = np.zeros(0)
                 return self._cache["power"]
             tree, q, v, a = self._tree_states()
-            if tree is self.model:
+            if not self.passive:
+                p = np.einsum("ij,ij->i", self.tau, self.v)
+            elif tree is self.model:
                 p = np.einsum("ij,ij->i", self.tau - tree.damping * v, v)
             else:  # the dampers act on the tree's joints
                 p = np.einsum("ij,ij->i", self.tau, self.v) - np.einsum("ij,ij->i", tree.damping * v, v)
@@ -172,15 +190,43 @@ class Trajectory:
     def energy_drift(self, relative: bool = False) -> np.ndarray:
         """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost, with
         ``W_in`` the work of :attr:`power_in` (Simpson's rule on the saved instants).  Zero for
-        exact integration; with ``relative`` divided by the peak kinetic energy."""
+        exact integration; with ``relative`` divided by :attr:`energy_scale`."""
         E = self.total_energy
         if not len(self):
             return E
         drift = E - E[0] - _cumulative_integral(self.power_in, self.t)
         if relative:
-            peak = float(np.max(self.kinetic_energy))
-            return drift / peak if peak > 0 else drift
+            scale = self.energy_scale
+            return drift / scale if scale > 0 else drift
         return drift
+
+    #: the floor of :attr:`energy_scale`, as a fraction of ``m g0 L``
+    ENERGY_FLOOR = 1e-6
+
+    def energy_scales(self) -> dict[str, float]:
+        """The energies a drift is measured against (J), by name: ``"peak kinetic energy"``,
+        ``"potential energy variation"`` (max - min), ``"work done"`` (``int |power_in| dt``)
+        and ``"floor"``: ``ENERGY_FLOOR * m g0 L``, with ``m`` the robot's mass, ``g0 = 9.81
+        m/s^2`` (whatever the model's gravity) and ``L`` its size at the first state (the
+        diagonal of the box around the base, the link frames and centres of mass), so that a
+        robot that hardly moves is not judged by its round-off."""
+        if not len(self):
+            return {"peak kinetic energy": 0.0, "potential energy variation": 0.0, "work done": 0.0, "floor": 0.0}
+        V = self.potential_energy
+        work = _cumulative_integral(np.abs(self.power_in), self.t)[-1]
+        return {
+            "peak kinetic energy": float(np.max(self.kinetic_energy)),
+            "potential energy variation": float(np.max(V) - np.min(V)),
+            "work done": float(work),
+            "floor": self.ENERGY_FLOOR * _mass_g_size(self.model, self.q[0]),
+        }
+
+    @property
+    def energy_scale(self) -> float:
+        """The largest of :meth:`energy_scales` (J): what ``energy_drift(relative=True)`` divides by."""
+        if "scale" not in self._cache:
+            self._cache["scale"] = max(self.energy_scales().values())
+        return self._cache["scale"]
 
     # ------------------------------------------------------------------ resampling and files
     def at(self, times: npt.ArrayLike) -> Trajectory:
@@ -219,6 +265,7 @@ class Trajectory:
             self.n_evaluations,
             self.status,
             self.message,
+            passive=self.passive,
         )
 
     def resample(self, fps: float) -> Trajectory:
@@ -264,6 +311,7 @@ class Trajectory:
             message=self.message,
             constraint_error=self.constraint_error if self.constraint_error is not None else np.zeros(0),
             constraint_drift=self.constraint_drift,
+            passive=self.passive,
         )
 
     @classmethod
@@ -286,6 +334,7 @@ class Trajectory:
             f_ext = f["f_ext"] if f["f_ext"].shape[0] else None
             err = f["constraint_error"] if "constraint_error" in f.files and f["constraint_error"].size else None
             drift = float(f["constraint_drift"]) if "constraint_drift" in f.files else float("nan")
+            passive = bool(f["passive"]) if "passive" in f.files else True
             return cls(
                 model,
                 f["t"],
@@ -303,4 +352,5 @@ class Trajectory:
                 str(f["message"]),
                 err,
                 drift,
+                passive,
             )

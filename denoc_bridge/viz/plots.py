@@ -311,9 +311,9 @@ def draw_energy_drift(ax, traj) -> None:
     s = _stride(traj)
     drift = traj.energy_drift()
     ax.plot(traj.t[s], drift[s], color="C4")
-    peak = float(np.max(traj.kinetic_energy))
-    rel = float(np.max(np.abs(drift))) / peak if peak > 0 else float("nan")
-    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the peak kinetic energy", fontsize=8)
+    scale = traj.energy_scale
+    rel = float(np.max(np.abs(drift))) / scale if scale > 0 else float("nan")
+    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the energy scale", fontsize=8)
     ax.set_ylabel("E - E(0) - W_in [J]", fontsize=8)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
@@ -413,7 +413,7 @@ def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
     draw_energy(ax[row, 0], traj)
     drift = traj.energy_drift(relative=True)
     ax[row, 0].set_title(
-        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the peak kinetic energy", fontsize=9
+        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the energy scale", fontsize=9
     )
     if loops:
         draw_constraint_error(ax[row + 1, 0], traj)
