@@ -183,6 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
         "is never applied",
     )
     sim.add_argument(
+        "--limits",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the URDF's joint position limits hold (default; rk4 and euler on a robot without "
+        "mimic joints or loops): a joint that reaches a limit stops there (a plastic impact); "
+        "--no-limits lets the joints pass them, as simulate(..., limits=False)",
+    )
+    sim.add_argument(
         "--armature",
         type=float,
         default=0.0,

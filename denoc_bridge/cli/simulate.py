@@ -28,6 +28,7 @@ from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
+from denoc_bridge.simulation.tree import limit_arrays
 from denoc_bridge.viz.plots import plot_summary, pyplot
 
 PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps", "ps")
@@ -60,6 +61,24 @@ def _start(model, args):
         q = db.loops.project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
+    elif getattr(args, "limits", False) and isinstance(model, db.Model):
+        q, what = _inside_limits(model, q, what)
+    return q, what
+
+
+def _inside_limits(model, q, what):
+    """q with the limited joints outside their limits put on them (the run would start there
+    anyway, with a warning), and the description saying so."""
+    idx, lim = limit_arrays(model)
+    q = q.copy()
+    moved = []
+    for (iq, _), (lo, hi) in zip(idx, lim):
+        if not lo <= q[iq] <= hi:
+            q[iq] = min(max(q[iq], lo), hi)
+            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
+            moved.append(f"{model.joint_names[k]} = {q[iq]:.4g}")
+    if moved:
+        what += f" with {', '.join(moved)} (on {'its limit' if len(moved) == 1 else 'their limits'})"
     return q, what
 
 
@@ -241,8 +260,16 @@ def _passive_what(model, args) -> str:
 def _energy_summary(traj, method: str, dt: float) -> None:
     """The energy balance against its scale (:attr:`Trajectory.energy_scale`: the peak kinetic
     energy, the potential energy's variation, the work done, or a floor for a robot that hardly
-    moves), and a warning when it is off by more than 1 % of that scale."""
+    moves), and a warning when it is off by more than 1 % of that scale (5 % when joint-limit
+    stops happened: a stop inside a step makes the balance first order in dt, measured on panda:
+    1.1 % at dt 1e-3, 0.2 % at 2.5e-4)."""
     drift = float(np.max(np.abs(traj.energy_drift())))
+    stops = traj.limit_work is not None and traj.limit_work[-1] > 0
+    if stops:
+        print(
+            f"joint limits: the stops at the limits took {traj.limit_work[-1]:.3g} J of kinetic energy "
+            "(a plastic impact each; --no-limits lets the joints pass their limits)"
+        )
     scales = traj.energy_scales()
     what, scale = max(scales.items(), key=lambda kv: kv[1])
     if scale <= 0:
@@ -257,8 +284,9 @@ def _energy_summary(traj, method: str, dt: float) -> None:
         )
     else:
         name = what
-        print(f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
-    if rel > 1e-2:
+        balance = "E - E(0) - W_in + W_stops" if stops else "E - E(0) - W_in"
+        print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
+    if rel > (5e-2 if stops else 1e-2):
         why = (
             f"the step is too long for this motion; try --dt {dt / 10:g}"
             if method in FIXED_STEP_METHODS
@@ -382,6 +410,7 @@ def simulate_command(args) -> int:
             method,
             passive=args.passive,
             progress=bool(sys.stderr.isatty()),
+            limits=args.limits,
         )
     except db.SimulationError as exc:
         text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice

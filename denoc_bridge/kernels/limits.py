@@ -55,10 +55,12 @@ def _outwards(q, v, lq, lv, lo, hi, j):
 def enforce_limits(kt, work, q, v, lq, lv, lo, hi, S, active):
     """Clamp q to the limits and stop the joints that move outwards at them (module docstring).
     Returns (joints stopped, status of the forward dynamics that gives the factors of M: 0, or
-    k + 1 for a singular articulated inertia, or -3 when E^T M^-1 E is singular)."""
+    k + 1 for a singular articulated inertia, or -3 when E^T M^-1 E is singular, the kinetic
+    energy the stops took: 1/2 lambda . E^T v summed over the passes)."""
     n, nv = lq.shape[0], v.shape[0]
+    taken = 0.0
     if n == 0:
-        return 0, 0
+        return 0, 0, taken
     moved = clamp_positions(q, lq, lo, hi)
     na = 0
     for j in range(n):
@@ -66,14 +68,14 @@ def enforce_limits(kt, work, q, v, lq, lv, lo, hi, S, active):
             active[na] = j
             na += 1
     if na == 0:
-        return moved, 0
+        return moved, 0, taken
     ki = kt.view(np.int32)
     Y, G = S[:n, :nv], S[n : 2 * n, :n]
     ev, lam, e, zero = S[2 * n, :n], S[2 * n + 1, :n], S[2 * n + 2, :nv], S[2 * n + 3, :nv]
     zero[:] = 0.0
     status = factorised_forward_dynamics(ki, kt, work, q, zero, zero, work[0:0], e)  # the factors of M at q
     if status:
-        return moved, status
+        return moved, status, taken
     done = 0
     for _ in range(n):
         for k in range(done, na):  # Y_k = M^-1 e_(joint active[k])
@@ -86,7 +88,9 @@ def enforce_limits(kt, work, q, v, lq, lv, lo, hi, S, active):
             for m in range(k + 1):
                 G[k, m] = Y[m, lv[active[k]]]  # E^T M^-1 E, lower triangle
         if not cholesky_solve(G[:na, :na], ev[:na], lam[:na]):
-            return moved, -3
+            return moved, -3, taken
+        for k in range(na):  # 1/2 (E^T v)^T (E^T M^-1 E)^-1 (E^T v): the kinetic energy the stop takes
+            taken += 0.5 * lam[k] * ev[k]
         for k in range(na):  # v -= M^-1 E lambda
             for i in range(nv):
                 v[i] -= lam[k] * Y[k, i]
@@ -104,4 +108,4 @@ def enforce_limits(kt, work, q, v, lq, lv, lo, hi, S, active):
                     grew = True
         if not grew:
             break
-    return moved + na, 0
+    return moved + na, 0, taken

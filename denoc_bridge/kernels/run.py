@@ -38,6 +38,7 @@ from denoc_bridge.kernels.systems import (
     prepare,
     save,
     stage,
+    stop_energy,
     tangent_rate,
 )
 
@@ -98,7 +99,16 @@ def rk4_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s):
         status = end_step(sys, fc, q, v, s)
         if status:
             return m + 1, status, saved
+    _end_row(sys, save0 + saved, out)
     return n_steps, 0, saved
+
+
+@njit(cache=True, inline="always")
+def _end_row(sys, r, out):
+    """The stops' energy at the run's last state into the row after the saved ones (the row of
+    the final state, when there is one)."""
+    if out.Stops.shape[0] > r:
+        out.Stops[r] = stop_energy(sys)
 
 
 @njit(cache=True, inline="always")
@@ -141,6 +151,7 @@ def euler_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s):
         status = end_step(sys, fc, q, v, s)
         if status:
             return m + 1, status, saved
+    _end_row(sys, save0 + saved, out)
     return n_steps, 0, saved
 
 
@@ -157,9 +168,10 @@ def run_batch(system, fc, Q, V, n_steps, dt, save_every, out, done, status, save
     for b in prange(Q.shape[0]):
         sys_b = fresh(system)
         fc_b = Forcing(fc.tau_mode, fc.taus[b], fc.fext, fc.K, fc.D, fc.q_rest, fc.passive)
-        out_b = Saves(out.Qs[b], out.Vs[b], out.As[b], out.Err[b])
+        out_b = Saves(out.Qs[b], out.Vs[b], out.As[b], out.Err[b], out.Stops[b])
         s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
         if euler:
-            done[b], status[b], saved[b] = euler_run(sys_b, fc_b, Q[b], V[b], 0, n_steps, dt, save_every, 0, out_b, s)
+            d, st, sv = euler_run(sys_b, fc_b, Q[b], V[b], 0, n_steps, dt, save_every, 0, out_b, s)
         else:
-            done[b], status[b], saved[b] = rk4_run(sys_b, fc_b, Q[b], V[b], 0, n_steps, dt, save_every, 0, out_b, s)
+            d, st, sv = rk4_run(sys_b, fc_b, Q[b], V[b], 0, n_steps, dt, save_every, 0, out_b, s)
+        done[b], status[b], saved[b] = d, st, sv

@@ -62,14 +62,16 @@ SCRATCH_ROWS = 17
 #: ``fext``, the springs ``K``, dampers ``D`` and rest configuration ``q_rest`` of the tree's
 #: joints, applied when ``passive``
 Forcing = namedtuple("Forcing", ["tau_mode", "taus", "fext", "K", "D", "q_rest", "passive"])
-#: the saved states: rows of q, v, a and the loops' error |phi| (zero length for no loops)
-Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err"])
+#: the saved states: rows of q, v, a, the loops' error |phi| (zero length for no loops) and the
+#: kinetic energy the joint-limit stops took so far (zero length for no limits)
+Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err", "Stops"])
 
 #: a tree: its table ``kt`` and work array; ``flat`` (every joint a vector space) and
 #: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`); its limited joints (:mod:`.limits`):
 #: ``lim_i`` (n, 2) their q and v index, ``lim_f`` (n, 2) their lower and upper limit, the
-#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced)
-TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a"])
+#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced); ``lim_e[0]`` the kinetic energy the
+#: stops took so far
+TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a", "lim_e"])
 #: a tree with mimic relations: the packed maps of :func:`.mimic.pack`, the tree's nq, the
 #: links that hold every mimic DOF (``reach``) and the scratch ``f`` and ``S`` of
 #: :func:`.mimic.mimic_accelerations`
@@ -141,6 +143,11 @@ def end_step(sys, fc, q, v, s):
 def save(sys, n, save_every, r, q, v, a, out):
     """When n % save_every == 0, the state, ``a`` (and a loop system's |phi|) into row r of
     ``out``; returns the rows saved (0 or 1)."""
+    raise NotImplementedError
+
+
+def stop_energy(sys):
+    """The kinetic energy a tree's joint-limit stops took so far (0 for other systems)."""
     raise NotImplementedError
 
 
@@ -354,9 +361,10 @@ def _end_step(sys, fc, q, v, s):
             li, lf = sys.lim_i, sys.lim_f
             if li.shape[0] == 0:
                 return 0
-            stopped, status = klim.enforce_limits(
+            stopped, status, taken = klim.enforce_limits(
                 sys.kt, sys.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], sys.lim_s, sys.lim_a
             )
+            sys.lim_e[0] += taken
             if stopped and sys.swept and status == 0:  # the next stage's twists, at the new state
                 nv = v.shape[0]
                 first_sweep(
@@ -402,10 +410,26 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
         return mimic_loop_impl
 
+    if _is(sys, TreeSystem):
+
+        def tree_impl(sys, n, save_every, r, q, v, a, out):
+            if out.Stops.shape[0] and n % save_every == 0:
+                out.Stops[r] = sys.lim_e[0]
+            return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
+
+        return tree_impl
+
     def impl(sys, n, save_every, r, q, v, a, out):
         return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
 
     return impl
+
+
+@overload(stop_energy, inline="always")
+def _stop_energy(sys):
+    if _is(sys, TreeSystem):
+        return lambda sys: sys.lim_e[0]
+    return lambda sys: 0.0
 
 
 @overload(fresh)
@@ -413,7 +437,7 @@ def _fresh(sys):
     if _is(sys, TreeSystem):
         return lambda sys: TreeSystem(
             sys.kt, np.empty_like(sys.work), sys.flat, sys.swept, sys.lim_i, sys.lim_f, np.zeros_like(sys.lim_s),
-            np.zeros_like(sys.lim_a),
+            np.zeros_like(sys.lim_a), np.zeros_like(sys.lim_e),
         )  # fmt: skip
     if _is(sys, MimicSystem):
 

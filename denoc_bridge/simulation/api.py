@@ -192,6 +192,7 @@ def simulate_batch(
     passive: bool = True,
     save_every: int | None = None,
     errors: str = "raise",
+    limits: bool = True,
 ) -> list[Trajectory | SimulationError]:
     """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
     whole fixed-step run, cases in parallel on numba's threads.
@@ -251,9 +252,12 @@ def simulate_batch(
     n_saves = count_saves(n_steps, stride)
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
-    system = system_of(model, forces[0], passive)
+    system = system_of(model, forces[0], passive, None, limits)
+    if isinstance(system, TreeSystem) and isinstance(model, Model) and system.stops:
+        Q0 = np.array([start_inside_limits(model, row, system.lim_i, system.lim_f) for row in Q0])
     done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
-    saves = Saves(Qs, Vs, As, np.zeros((B, 0)))
+    stops = np.zeros((B, n_saves + 1 if system.stops else 0))
+    saves = Saves(Qs, Vs, As, np.zeros((B, 0)), stops)
     Q, V = Q0.copy(), V0.copy()
     t0 = time.perf_counter()
     run_parallel(
@@ -288,6 +292,7 @@ def simulate_batch(
                         passive=passive,
                         save_every=stride,
                         progress=False,
+                        limits=limits,
                     )
                 )
             except SimulationError as exc:
@@ -312,8 +317,10 @@ def simulate_batch(
                 0,
                 False,
                 wall,
-                system_of(model, forces[b], passive),
+                system_of(model, forces[b], passive, None, limits),
                 np.zeros(0),
+                stops[b],
+                float(stops[b, saved[b]]) if system.stops else None,
             )
         )
     return out

@@ -279,6 +279,8 @@ class System:
     """
 
     loops = False
+    #: joint-limit stops: the saved states carry the kinetic energy they took (``stop_energy``)
+    stops = False
     #: a compiled run that meets a singular tree is rerun from Python (a mimic model's dense form)
     singular_fallback = False
     evals = 0
@@ -314,11 +316,18 @@ class System:
         """The error of a run that stopped with ``status`` at time t."""
         return run_error(self.model, status, t, stage_arrays, traj)  # type: ignore[attr-defined]
 
-    def annotate(self, traj, E) -> None:
-        """The constraint errors of the saved states (``E``) and the drift, on the trajectory."""
+    def stop_energy(self) -> float:
+        """The kinetic energy the joint-limit stops took so far (J)."""
+        return 0.0
+
+    def annotate(self, traj, E, stops=None) -> None:
+        """The constraint errors of the saved states (``E``) and the drift, and the energy the
+        joint-limit stops took up to each (``stops``), on the trajectory."""
         if self.loops:
             traj.constraint_error = np.array(E, dtype=float)
             traj.constraint_drift = self.drift
+        if self.stops and stops is not None:
+            traj.limit_work = np.array(stops, dtype=float)
 
 
 def make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, evals, status, message):

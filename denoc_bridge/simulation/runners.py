@@ -33,7 +33,8 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     n_saves = count_saves(n_steps, stride)
     Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
     E = np.zeros(n_saves if system.loops else 0)
-    out = Saves(Q, V, A, E)
+    S = np.zeros(n_saves if system.stops else 0)
+    out = Saves(Q, V, A, E, S)
     q, v = q0.copy(), v0.copy()
     ksys, fc = system.kernel_system(), system.forcing()
     s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
@@ -54,7 +55,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
     traj = finish_run(
-        model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E
+        model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E, S
     )
     if status:
         if status > 0 and system.singular_fallback:
@@ -78,7 +79,27 @@ class SingularTree(Exception):
     (the Lagrange form needs it; the Python stages fall back to the dense form)."""
 
 
-def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E):
+def finish_run(
+    model,
+    forces,
+    method,
+    dt,
+    stride,
+    step,
+    q,
+    v,
+    Q,
+    V,
+    A,
+    saved,
+    status,
+    interrupted,
+    wall,
+    system,
+    E,
+    S,
+    final_stops=None,
+):
     """The Trajectory of a compiled fixed-step run that stopped after ``step`` steps at (q, v) with
     ``saved`` rows of Q, V, A (and the loops' errors E) filled: the final state is appended when
     the run completed (also when stride does not divide the number of steps)."""
@@ -89,6 +110,8 @@ def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, st
         Q[saved], V[saved], A[saved] = q, v, a_end
         if system.loops:
             E[saved] = system.error(q)
+        if system.stops:
+            S[saved] = system.stop_energy() if final_stops is None else final_stops
         saved += 1
     steps = saved_steps(saved, stride, step if completed else None)
     t = steps * dt
@@ -112,7 +135,7 @@ def finish_run(model, forces, method, dt, stride, step, q, v, Q, V, A, saved, st
         state,
         message,
     )
-    system.annotate(traj, E[:saved])
+    system.annotate(traj, E[:saved], S[:saved] if system.stops else None)
     return traj
 
 
@@ -122,7 +145,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
     call of ``system.accelerations``, and after each step ``system.end_step``."""
     nq, nv = system.nq, system.nv
     f = system.accelerations
-    Q, V, A, TAU, E = [], [], [], [], []
+    Q, V, A, TAU, E, S = [], [], [], [], [], []
     q, v = q0.copy(), v0.copy()
     failed = None
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
@@ -139,6 +162,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
             if step % stride == 0:
                 Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
                 E.append(system.error(q))
+                S.append(system.stop_energy())
             if method == "euler":
                 v += dt * kv[0]
                 system.integrate(q, dt * v, q)
@@ -177,6 +201,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         if not st:
             Q.append(q.copy()), V.append(v.copy()), A.append(a_end), TAU.append(np.array(tau))
             E.append(system.error(q))
+            S.append(system.stop_energy())
             final = n_steps
     n = len(Q)
 
@@ -202,7 +227,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         state,
         message,
     )
-    system.annotate(traj, E)
+    system.annotate(traj, E, S)
     if failed:
         st, t_bad, detail = failed
         if st is None:

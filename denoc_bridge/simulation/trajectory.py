@@ -114,6 +114,8 @@ class Trajectory:
     constraint_drift: float = float("nan")
     #: whether the model's joint springs and dampers acted (``simulate(..., passive=False)``: not)
     passive: bool = True
+    #: the kinetic energy the joint-limit stops took up to each saved state (J; None: no limits)
+    limit_work: np.ndarray | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -195,6 +197,8 @@ class Trajectory:
         if not len(self):
             return E
         drift = E - E[0] - _cumulative_integral(self.power_in, self.t)
+        if self.limit_work is not None:  # what the joint-limit stops took is not an error
+            drift = drift + self.limit_work
         if relative:
             scale = self.energy_scale
             return drift / scale if scale > 0 else drift
@@ -205,7 +209,8 @@ class Trajectory:
 
     def energy_scales(self) -> dict[str, float]:
         """The energies a drift is measured against (J), by name: ``"peak kinetic energy"``,
-        ``"potential energy variation"`` (max - min), ``"work done"`` (``int |power_in| dt``)
+        ``"potential energy variation"`` (max - min), ``"work done"`` (``int |power_in| dt`` and
+        what the joint-limit stops took)
         and ``"floor"``: ``ENERGY_FLOOR * m g0 L``, with ``m`` the robot's mass, ``g0 = 9.81
         m/s^2`` (whatever the model's gravity) and ``L`` its size at the first state (the
         diagonal of the box around the base, the link frames and centres of mass), so that a
@@ -214,6 +219,8 @@ class Trajectory:
             return {"peak kinetic energy": 0.0, "potential energy variation": 0.0, "work done": 0.0, "floor": 0.0}
         V = self.potential_energy
         work = _cumulative_integral(np.abs(self.power_in), self.t)[-1]
+        if self.limit_work is not None:
+            work += float(self.limit_work[-1])
         return {
             "peak kinetic energy": float(np.max(self.kinetic_energy)),
             "potential energy variation": float(np.max(V) - np.min(V)),
@@ -266,6 +273,9 @@ class Trajectory:
             self.status,
             self.message,
             passive=self.passive,
+            limit_work=None
+            if self.limit_work is None
+            else self.limit_work[i] + u * (self.limit_work[j] - self.limit_work[i]),
         )
 
     def resample(self, fps: float) -> Trajectory:
@@ -312,6 +322,7 @@ class Trajectory:
             constraint_error=self.constraint_error if self.constraint_error is not None else np.zeros(0),
             constraint_drift=self.constraint_drift,
             passive=self.passive,
+            limit_work=self.limit_work if self.limit_work is not None else np.zeros(0),
         )
 
     @classmethod
@@ -335,6 +346,7 @@ class Trajectory:
             err = f["constraint_error"] if "constraint_error" in f.files and f["constraint_error"].size else None
             drift = float(f["constraint_drift"]) if "constraint_drift" in f.files else float("nan")
             passive = bool(f["passive"]) if "passive" in f.files else True
+            stops = f["limit_work"] if "limit_work" in f.files and f["limit_work"].size else None
             return cls(
                 model,
                 f["t"],
@@ -353,4 +365,5 @@ class Trajectory:
                 err,
                 drift,
                 passive,
+                stops,
             )

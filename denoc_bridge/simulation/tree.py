@@ -72,6 +72,8 @@ class TreeSystem(System):
         self.lim_i, self.lim_f = limit_arrays(model) if limits else (np.zeros((0, 2), np.int64), np.zeros((0, 2)))
         n = self.lim_i.shape[0]
         self.lim_s, self.lim_a = np.zeros(klim.scratch_shape(n, model.nv)), np.zeros(max(n, 1), np.int64)
+        self.lim_e = np.zeros(1)  # the kinetic energy the stops took so far (J)
+        self.stops = n > 0
         self.nq, self.nv = model.nq, model.nv
         self.ki = model._kt.view(T.INT)
         self.K, self.D, self.q_rest, self.use_passive = passive_arrays(model, passive)
@@ -132,15 +134,21 @@ class TreeSystem(System):
     def kernel_system(self):
         """The compiled form (:class:`denoc_bridge.kernels.systems.TreeSystem`)."""
         flat, swept = ks.tree_flags(self.model._kt)
-        return ks.TreeSystem(self.model._kt, self.work, flat, swept, self.lim_i, self.lim_f, self.lim_s, self.lim_a)
+        return ks.TreeSystem(
+            self.model._kt, self.work, flat, swept, self.lim_i, self.lim_f, self.lim_s, self.lim_a, self.lim_e
+        )
+
+    def stop_energy(self):
+        return float(self.lim_e[0])
 
     def end_step(self, q, v, t):
         """The joint limits after a step from Python (:func:`denoc_bridge.kernels.limits.enforce_limits`)."""
         if self.lim_i.shape[0]:
             li, lf = self.lim_i, self.lim_f
-            _, status = klim.enforce_limits(
+            _, status, taken = klim.enforce_limits(
                 self.model._kt, self.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], self.lim_s, self.lim_a
             )
+            self.lim_e[0] += taken
             if status:
                 raise SimulationError(
                     f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the "

@@ -42,7 +42,7 @@ def test_the_stop_is_a_plastic_impulse_in_the_kinetic_metric(panda):
     drop = 0.5 * ev @ np.linalg.solve(E.T @ np.linalg.solve(M, E), ev)
     v1, q1 = v.copy(), q.copy()
     S, act = np.zeros(klim.scratch_shape(len(li), panda.nv)), np.zeros(len(li), np.int64)
-    n, status = klim.enforce_limits(
+    n, status, taken = klim.enforce_limits(
         panda._kt, panda.thread_work(), q1, v1, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], S, act
     )
     assert status == 0 and n == 3 and np.array_equal(q1, q)
@@ -51,7 +51,7 @@ def test_the_stop_is_a_plastic_impulse_in_the_kinetic_metric(panda):
     others = np.setdiff1d(np.arange(panda.nv), li[stopped, 1])
     assert np.abs(impulse[others]).max() < 1e-12 * np.abs(impulse).max()
     kinetic = 0.5 * v @ M @ v - 0.5 * v1 @ M @ v1
-    assert kinetic == pytest.approx(drop, rel=1e-12)
+    assert kinetic == pytest.approx(drop, rel=1e-12) and taken == pytest.approx(drop, rel=1e-12)
 
 
 def test_limits_hold_and_energy_only_drops_at_stops(panda):
@@ -101,3 +101,53 @@ def test_limit_arrays_take_the_urdf_rule(panda):
     assert len(li) == 9 and np.all(lf[:, 0] < lf[:, 1])
     same = panda.replace(lower_limit=np.zeros(panda.nq), upper_limit=np.zeros(panda.nq))
     assert len(limit_arrays(same)[0]) == 0
+
+
+def test_energy_balance_counts_what_the_stops_took(panda, tmp_path):
+    """The trajectory carries the kinetic energy the stops took (limit_work, cumulative, >= 0,
+    non-decreasing); with it the energy balance closes to ~1 % (first order in dt: a stop ends
+    inside a step), without it it would be off by ~70 %; it survives resampling and files."""
+    q0 = np.clip(db.neutral_configuration(panda), panda.lower_limit, panda.upper_limit)
+    tr = db.simulate(panda, q0, np.zeros(panda.nv), 2.0, 1e-3, progress=False)
+    w = tr.limit_work
+    assert w is not None and w.shape == (len(tr),) and w[0] == 0 and np.all(np.diff(w) >= 0) and w[-1] > 10
+    rel = np.abs(tr.energy_drift()).max() / tr.energy_scale
+    assert rel < 0.02
+    assert (np.abs(tr.energy_drift() - w).max() / tr.energy_scale) > 0.5  # the stops' share
+    fine = db.simulate(panda, q0, np.zeros(panda.nv), 2.0, 2.5e-4, progress=False)
+    assert np.abs(fine.energy_drift()).max() / fine.energy_scale < rel / 3  # first order, at least
+    tr.to_npz(tmp_path / "t.npz")
+    back = db.Trajectory.load(tmp_path / "t.npz", panda)
+    np.testing.assert_array_equal(back.limit_work, w)
+    half = tr.at([0.0005, 1.0])
+    assert half.limit_work[0] == pytest.approx(0.5 * (w[0] + w[1])) and half.limit_work[1] == w[1000]
+    free = db.simulate(panda, q0, np.zeros(panda.nv), 0.1, 1e-3, progress=False, limits=False)
+    assert free.limit_work is None
+
+
+def test_batch_with_limits_equals_simulate_case_by_case(panda):
+    """simulate_batch enforces the limits as simulate does: the same numbers, case by case."""
+    rng = np.random.default_rng(4)
+    Q0 = np.array([db.random_configuration(panda, rng) for _ in range(3)])
+    V0 = 2.0 * rng.standard_normal((3, panda.nv))
+    batch = db.simulate_batch(panda, Q0, V0, 0.3, 1e-3)
+    for b in range(3):
+        alone = db.simulate(panda, Q0[b], V0[b], 0.3, 1e-3, progress=False)
+        assert np.array_equal(batch[b].q, alone.q) and np.array_equal(batch[b].v, alone.v)
+        np.testing.assert_array_equal(batch[b].limit_work, alone.limit_work)
+    assert max(tr.limit_work[-1] for tr in batch) > 0  # the limits were met
+
+
+def test_cli_starts_inside_the_limits_and_reports_the_stops(capsys):
+    """The CLI's default start respects the limits and says which joint it moved; the summary
+    names the energy the stops took; --no-limits turns them off."""
+    from denoc_bridge.cli.main import main
+
+    args = ["simulate", "panda", "--duration", "0.5", "--no-validate", "--no-html", "--no-plot"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "the neutral configuration with panda_joint4 = -0.0698 (on its limit)" in out
+    assert "joint limits: the stops at the limits took" in out and "warning" not in out
+    assert main([*args, "--no-limits"]) == 0
+    out = capsys.readouterr().out
+    assert "start: the neutral configuration, at rest" in out and "joint limits" not in out
