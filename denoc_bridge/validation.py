@@ -310,7 +310,10 @@ def compare_with_pinocchio(
             )
         if mimic:
             nle = pin.nonLinearEffects(pm, pd, q, v).copy()
-            a_pin, Minv_pin = np.linalg.solve(M_pin, tau_pin - nle), np.linalg.inv(M_pin)
+            try:
+                a_pin, Minv_pin = np.linalg.solve(M_pin, tau_pin - nle), np.linalg.inv(M_pin)
+            except np.linalg.LinAlgError:  # a singular coupled GIM (a massless link moved by a mimic joint)
+                a_pin, Minv_pin = np.full(model.nv, np.nan), np.full((model.nv, model.nv), np.nan)
         else:
             a_pin = pin.aba(pm, pd, q, v, tau_pin).copy()
             Minv_pin = pin.computeMinverse(pm, pd, q).copy()
