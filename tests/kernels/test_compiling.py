@@ -1,4 +1,5 @@
-"""The kernels compile on first use, once per argument types (denoc_bridge.kernels.compiling)."""
+"""The kernels compile on first use, once per argument types (denoc_bridge.kernels.compiling),
+and runs time their steps without the compilation."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ from numba import njit, types
 
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
+from denoc_bridge.simulation.runners import compile_for
 
 _SIG = types.float64(types.float64[::1])
 
@@ -57,3 +59,15 @@ def test_one_version_for_constant_flags_and_index_widths():
 
     assert calls(1.0) == 1.0 + 2.0 + 3.0
     assert [str(s) for s in passes.signatures] == ["(float64, bool, int64)"]
+
+
+def test_compile_for_compiles_what_the_call_uses():
+    @njit
+    def step(system, x, n, dt):
+        return x[0] + n * dt
+
+    args = ((np.zeros(2), 1.5), np.ones(3), 4, 0.5)
+    compile_for(step, *args)
+    assert len(step.signatures) == 1
+    assert step(*args) == 3.0
+    assert len(step.signatures) == 1  # the call found the compiled version
