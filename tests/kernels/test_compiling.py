@@ -1,10 +1,13 @@
 """The kernels compile on first use, once per argument types (denoc_bridge.kernels.compiling),
-and runs time their steps without the compilation."""
+runs time their steps without the compilation, and a first run says what it compiles."""
+
+import io
 
 import numpy as np
 import pytest
 from numba import njit, types
 
+from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.simulation.runners import compile_for
@@ -71,3 +74,34 @@ def test_compile_for_compiles_what_the_call_uses():
     assert len(step.signatures) == 1
     assert step(*args) == 3.0
     assert len(step.signatures) == 1  # the call found the compiled version
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_first_run_says_what_it_compiles_and_a_warm_one_nothing():
+    out = _Terminal()
+    with CompileNotice(out):
+
+        @njit
+        def fresh(x):
+            return x + 1
+
+        fresh(1)
+    text = out.getvalue()
+    assert text.startswith(FIRST_LINE) and "compiled 1 kernel in" in text.splitlines()[-1]
+    out = _Terminal()
+    with CompileNotice(out):
+        fresh(2)  # compiled: nothing to say
+    assert out.getvalue() == ""
+    pipe = io.StringIO()  # not a terminal: silent, as the progress bar
+    with CompileNotice(pipe):
+
+        @njit
+        def other(x):
+            return x - 1
+
+        other(1)
+    assert pipe.getvalue() == ""

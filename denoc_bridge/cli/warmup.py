@@ -1,0 +1,120 @@
+"""What a command says while numba compiles its kernels (a fresh install's first run only).
+
+numba compiles a kernel on its first call and keeps it in its on-disk cache; later runs load it
+in milliseconds.  A first run therefore spends most of its time compiling, which a user should
+see rather than a silent terminal.  :class:`CompileNotice` listens to numba's ``numba:compile``
+events: at the first compilation it prints one line on stderr, then shows a spinner with the
+kernel being compiled and the time so far, and at the end the total.  A run whose kernels are
+all cached compiles nothing, so it prints nothing extra.  As the progress bar, it speaks only
+to a terminal (in a log file or a pipe it would be noise, and stderr stays the errors').
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from numba.core import event
+
+from denoc_bridge._text import count
+
+#: what a user is told at the first compilation
+FIRST_LINE = (
+    "compiling the dynamics kernels with numba (first run only: later runs load them from "
+    "numba's cache; about a minute or two on 2 cores)..."
+)
+
+
+class CompileNotice(event.Listener):
+    """``with CompileNotice():`` tells the user on ``stream`` (stderr, when it is a terminal)
+    what numba compiles."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.local = threading.local()  # the nesting depth of compilations, per thread
+        self.count = 0  # kernels compiled (each specialisation once)
+        self.busy = 0.0  # seconds spent in outermost compilations
+        self.first = None  # perf_counter at the first compilation
+        self.started = 0.0
+        self.status = None  # the rich spinner while an outermost compilation runs
+        self.name = ""  # the kernel being compiled
+
+    # numba's listener interface: called in the compiling thread
+    def on_start(self, ev):
+        depth = getattr(self.local, "depth", 0)
+        self.local.depth = depth + 1
+        self.count += 1
+        name = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel")
+        if depth:
+            self.name = name
+            return
+        self.started = time.perf_counter()
+        if self.first is None:
+            self.first = self.started
+            print(FIRST_LINE, file=self.stream, flush=True)
+        self.name = name
+        from rich.console import Console
+        from rich.live import Live
+
+        live = Live(
+            _Spinner(self),
+            console=Console(file=self.stream),
+            transient=True,
+            refresh_per_second=8,
+            redirect_stdout=False,  # the results stay on stdout
+            redirect_stderr=False,
+        )
+        try:
+            live.start()
+            self.status = live
+        except Exception:  # another live display (a progress bar) is on: no spinner
+            self.status = None
+
+    def on_end(self, ev):
+        self.local.depth = max(0, getattr(self.local, "depth", 1) - 1)
+        if self.local.depth:
+            return
+        self.busy += time.perf_counter() - self.started
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def text(self) -> str:
+        elapsed = self.busy + time.perf_counter() - self.started
+        return f"compiling {self.name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
+
+    def __enter__(self):
+        if self.tty:  # as the progress bar: in a log file or a pipe it would only be noise
+            event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc):
+        if not self.tty:
+            return False
+        event.unregister("numba:compile", self)
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+        if self.first is not None:
+            print(
+                f"compiled {count(self.count, 'kernel')} in {self.busy:.0f} s (cached: the next run starts at once)",
+                file=self.stream,
+                flush=True,
+            )
+        return False
+
+
+class _Spinner:
+    """A spinner whose text (kernel, count, seconds) is read at each refresh."""
+
+    def __init__(self, notice: CompileNotice):
+        from rich.spinner import Spinner
+
+        self.notice = notice
+        self.spinner = Spinner("dots")
+
+    def __rich__(self):
+        self.spinner.update(text=self.notice.text())
+        return self.spinner
