@@ -12,7 +12,6 @@ to a terminal (in a log file or a pipe it would be noise, and stderr stays the e
 from __future__ import annotations
 
 import sys
-import threading
 import time
 
 from numba.core import event
@@ -33,28 +32,25 @@ class CompileNotice(event.Listener):
     def __init__(self, stream=None):
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.local = threading.local()  # the nesting depth of compilations, per thread
+        # numba compiles under its global compiler lock: the events of one compilation and of
+        # the kernels it calls (nested) come one at a time, from one thread
+        self.stack: list[str] = []  # the kernels being compiled, outermost first
         self.count = 0  # kernels compiled (each specialisation once)
-        self.busy = 0.0  # seconds spent in outermost compilations
+        self.busy = 0.0  # seconds spent in finished outermost compilations
         self.first = None  # perf_counter at the first compilation
-        self.started = 0.0
+        self.started = 0.0  # perf_counter at the start of the current outermost compilation
         self.status = None  # the rich spinner while an outermost compilation runs
-        self.name = ""  # the kernel being compiled
 
-    # numba's listener interface: called in the compiling thread
+    # numba's listener interface
     def on_start(self, ev):
-        depth = getattr(self.local, "depth", 0)
-        self.local.depth = depth + 1
         self.count += 1
-        name = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel")
-        if depth:
-            self.name = name
+        self.stack.append(getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel"))
+        if len(self.stack) > 1:
             return
         self.started = time.perf_counter()
         if self.first is None:
             self.first = self.started
             print(FIRST_LINE, file=self.stream, flush=True)
-        self.name = name
         from rich.console import Console
         from rich.live import Live
 
@@ -73,17 +69,20 @@ class CompileNotice(event.Listener):
             self.status = None
 
     def on_end(self, ev):
-        self.local.depth = max(0, getattr(self.local, "depth", 1) - 1)
-        if self.local.depth:
+        if self.stack:
+            self.stack.pop()
+        if self.stack:
             return
-        self.busy += time.perf_counter() - self.started
         if self.status is not None:
             self.status.stop()
             self.status = None
+        self.busy += time.perf_counter() - self.started
 
     def text(self) -> str:
-        elapsed = self.busy + time.perf_counter() - self.started
-        return f"compiling {self.name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
+        stack = self.stack
+        name = stack[-1] if stack else ""
+        elapsed = self.busy + (time.perf_counter() - self.started if stack else 0.0)
+        return f"compiling {name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
 
     def __enter__(self):
         if self.tty:  # as the progress bar: in a log file or a pipe it would only be noise
