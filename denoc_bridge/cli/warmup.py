@@ -20,8 +20,8 @@ from denoc_bridge._text import count
 
 #: what a user is told at the first compilation
 FIRST_LINE = (
-    "compiling the dynamics kernels with numba (first run only: later runs load them from "
-    "numba's cache; about a minute or two on 2 cores)..."
+    "compiling the dynamics kernels with numba: first run only, about two minutes on 2 cores "
+    "(later runs load them from numba's cache)..."
 )
 
 
