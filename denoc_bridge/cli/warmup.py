@@ -20,8 +20,8 @@ from denoc_bridge._text import count
 
 #: what a user is told at the first compilation
 FIRST_LINE = (
-    "compiling the dynamics kernels with numba: first run only, about two minutes on 2 cores "
-    "(later runs load them from numba's cache)..."
+    "compiling the kernels this command needs with numba, once (up to about two minutes on 2 "
+    "cores; later runs load them from numba's cache)..."
 )
 
 
