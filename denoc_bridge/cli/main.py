@@ -17,6 +17,7 @@ from denoc_bridge.cli.parser import build_parser
 from denoc_bridge.cli.simulate import simulate_command
 from denoc_bridge.cli.sweep import sweep_command
 from denoc_bridge.cli.validate import validate_command
+from denoc_bridge.cli.warmup import CompileNotice
 from denoc_bridge.errors import DenocError
 
 
@@ -42,7 +43,8 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line
         try:
-            return command(args)
+            with CompileNotice():  # a first run says that, and what, numba compiles
+                return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
             return 0

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange, types
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
@@ -38,7 +39,7 @@ GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work
 MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)  # kt, work, q, out (nv, nv)
 
 
-@njit(cache=True)
+@njit_one_version()
 def valid_state(ki, q, v, x, fext, out, work, nv):
     """0 if the shapes fit the model (nv entries for v, x and out) and the values are finite with
     non-zero quaternions and (cos, sin) pairs; -2 for a wrong shape, -1 for a wrong value."""
@@ -135,7 +136,7 @@ def forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, factors):
     return 0
 
 
-@njit(STATE_SIGNATURE, cache=True)
+@njit_declared(STATE_SIGNATURE)
 def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     """Joint accelerations of one state into ``out`` (see the module docstring for the status)."""
     ki, kf = kt.view(T.INT), kt
@@ -146,13 +147,13 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     return status if status else finite_result(out)
 
 
-@njit(FAST_SIGNATURE, cache=True)
+@njit_declared(FAST_SIGNATURE)
 def forward_dynamics_fast(kt, work, q, v, tau, out):
     """forward_dynamics_state without external wrenches (one argument less to dispatch)."""
     return forward_dynamics_state(kt, work, q, v, tau, work[0:0], out)
 
 
-@njit(STATE_SIGNATURE, cache=True)
+@njit_declared(STATE_SIGNATURE)
 def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     """Joint torques of one state into ``out`` (status as above)."""
     ki, kf = kt.view(T.INT), kt
@@ -165,13 +166,13 @@ def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     return finite_result(out)
 
 
-@njit(FAST_SIGNATURE, cache=True)
+@njit_declared(FAST_SIGNATURE)
 def inverse_dynamics_fast(kt, work, q, v, a, out):
     """inverse_dynamics_state without external wrenches (one argument less to dispatch)."""
     return inverse_dynamics_state(kt, work, q, v, a, work[0:0], out)
 
 
-@njit(GEOMETRY_SIGNATURE, cache=True)
+@njit_declared(GEOMETRY_SIGNATURE)
 def geometry_and_factors(kt, work, q, v, factors, energy):
     """Full geometry (E_k of every link, rows of every P_k) and the kinetic energy at velocity v
     into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for the
@@ -189,7 +190,7 @@ def geometry_and_factors(kt, work, q, v, factors, energy):
     return 0
 
 
-@njit(MASS_SIGNATURE, cache=True)
+@njit_declared(MASS_SIGNATURE)
 def mass_matrix_state(kt, work, q, out):
     """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
     (status as above)."""

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
 from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from denoc_bridge.kernels.spatial6 import (
@@ -210,7 +211,7 @@ def to_parent(code, c, s, e, rc, r0, r1, r2, M, xi, mag, col, inv, dp):
     )
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit_one_version(fastmath={"contract"})
 def articulated_backward_recursion(ki, kf, tau, work, factors):
     """M_s..M_1, eta^i..1^i: Mhat_k = M_k + sum_c A^T Mbar_c A (000 eq. 20), the joint factors
     (eq. 19), and the backward substitutions of 000 Table 3 (step 1).  Returns the index of the

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.joints import joint_subspace, joint_transform, unit_pair
 from denoc_bridge.kernels.spatial6 import rot3
 from denoc_bridge.kernels.trig import cos_sin, cos_sin_any
@@ -32,7 +33,7 @@ def set_e(work, g, n, x):
     work[g + (n >> 3), n & 7] = x
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit_one_version(fastmath={"contract"})
 def joint_geometry_pass(ki, kf, q, nv, work, full, first, end, poly):
     """Geometry of links first..end-1.  The links are independent here, so this loop is kept
     apart from the recursions (which call it block by block, so that the block is still in
@@ -61,7 +62,7 @@ def coordinate_axis_block(ki, first, end):
     return True
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit_one_version(fastmath={"contract"})
 def block_cos_sin(ki, q, work, first, end, poly):
     """cos and sin of the first coordinate of the joints of links first..end-1 (at most
     T.BLOCK links) into the scratch rows of ``work``, in one loop that compiles to SIMD code

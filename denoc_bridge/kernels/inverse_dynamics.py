@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.geometry import geometry_row, joint_geometry_pass
 from denoc_bridge.kernels.joints import UNIVERSAL
 from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
@@ -208,7 +209,7 @@ def general_joint_rates(ki, kf, work, k, qd, qdd):
     return (a[0], a[1], a[2], a[3], a[4], a[5]), (b[0], b[1], b[2], b[3], b[4], b[5]), cj
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit_one_version(fastmath={"contract"})
 def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
     """Step 1 of 000 Table 1 for every link: geometry of A_{k,b} and P_k, t_k, tdot_k, w_k.
 

@@ -39,12 +39,13 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     ksys, fc = system.kernel_system(), system.forcing()
     s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
+    stepper = kr.rk4_run if rk4 else kr.euler_run
     step, saved, status, chunk = 0, 0, 0, 8
+    compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, saved, out, s)  # before the clock
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
             t0 = time.perf_counter()
-            stepper = kr.rk4_run if rk4 else kr.euler_run
             done, status, k = stepper(ksys, fc, q, v, step, n, dt, stride, saved, out, s)
             step += done
             saved += k
@@ -64,6 +65,14 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
+
+
+def compile_for(kernel, *args):
+    """Compile ``kernel`` for the types of ``args`` (or load it from numba's cache) without
+    calling it: a run's wall time and its progress bar then start after the compilation, which
+    a fresh install pays on the first run only.  A no-op for plain Python (NUMBA_DISABLE_JIT)."""
+    if hasattr(kernel, "typeof_pyval"):
+        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 def failed_stage(s, rk4, q, v, nq, nv):

@@ -1,0 +1,119 @@
+"""What a command says while numba compiles its kernels (a fresh install's first run only).
+
+numba compiles a kernel on its first call and keeps it in its on-disk cache; later runs load it
+in milliseconds.  A first run therefore spends most of its time compiling, which a user should
+see rather than a silent terminal.  :class:`CompileNotice` listens to numba's ``numba:compile``
+events: at the first compilation it prints one line on stderr, then shows a spinner with the
+kernel being compiled and the time so far, and at the end the total.  A run whose kernels are
+all cached compiles nothing, so it prints nothing extra.  As the progress bar, it speaks only
+to a terminal (in a log file or a pipe it would be noise, and stderr stays the errors').
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from numba.core import event
+
+from denoc_bridge._text import count
+
+#: what a user is told at the first compilation
+FIRST_LINE = (
+    "compiling the kernels this command needs with numba, once (up to about two minutes on 2 "
+    "cores; later runs load them from numba's cache)..."
+)
+
+
+class CompileNotice(event.Listener):
+    """``with CompileNotice():`` tells the user on ``stream`` (stderr, when it is a terminal)
+    what numba compiles."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        # numba compiles under its global compiler lock: the events of one compilation and of
+        # the kernels it calls (nested) come one at a time, from one thread
+        self.stack: list[str] = []  # the kernels being compiled, outermost first
+        self.count = 0  # kernels compiled (each specialisation once)
+        self.busy = 0.0  # seconds spent in finished outermost compilations
+        self.first = None  # perf_counter at the first compilation
+        self.started = 0.0  # perf_counter at the start of the current outermost compilation
+        self.status = None  # the rich spinner while an outermost compilation runs
+
+    # numba's listener interface
+    def on_start(self, ev):
+        self.count += 1
+        self.stack.append(getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel"))
+        if len(self.stack) > 1:
+            return
+        self.started = time.perf_counter()
+        if self.first is None:
+            self.first = self.started
+            print(FIRST_LINE, file=self.stream, flush=True)
+        from rich.console import Console
+        from rich.live import Live
+
+        live = Live(
+            _Spinner(self),
+            console=Console(file=self.stream),
+            transient=True,
+            refresh_per_second=8,
+            redirect_stdout=False,  # the results stay on stdout
+            redirect_stderr=False,
+        )
+        try:
+            live.start()
+            self.status = live
+        except Exception:  # another live display (a progress bar) is on: no spinner
+            self.status = None
+
+    def on_end(self, ev):
+        if self.stack:
+            self.stack.pop()
+        if self.stack:
+            return
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+        self.busy += time.perf_counter() - self.started
+
+    def text(self) -> str:
+        stack = self.stack
+        name = stack[-1] if stack else ""
+        elapsed = self.busy + (time.perf_counter() - self.started if stack else 0.0)
+        return f"compiling {name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
+
+    def __enter__(self):
+        if self.tty:  # as the progress bar: in a log file or a pipe it would only be noise
+            event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc):
+        if not self.tty:
+            return False
+        event.unregister("numba:compile", self)
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+        if self.first is not None:
+            print(
+                f"compiled {count(self.count, 'kernel')} in {self.busy:.0f} s (cached: the next run starts at once)",
+                file=self.stream,
+                flush=True,
+            )
+        return False
+
+
+class _Spinner:
+    """A spinner whose text (kernel, count, seconds) is read at each refresh."""
+
+    def __init__(self, notice: CompileNotice):
+        from rich.spinner import Spinner
+
+        self.notice = notice
+        self.spinner = Spinner("dots")
+
+    def __rich__(self):
+        self.spinner.update(text=self.notice.text())
+        return self.spinner

@@ -1,0 +1,107 @@
+"""The kernels compile on first use, once per argument types (denoc_bridge.kernels.compiling),
+runs time their steps without the compilation, and a first run says what it compiles."""
+
+import io
+
+import numpy as np
+import pytest
+from numba import njit, types
+
+from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
+from denoc_bridge.kernels import entry
+from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
+from denoc_bridge.simulation.runners import compile_for
+
+_SIG = types.float64(types.float64[::1])
+
+
+def test_declared_signature_compiles_on_first_call_and_stays_strict():
+    @njit_declared(_SIG)
+    def first(a):
+        return a[0] + 1.0
+
+    assert first.signatures == []  # nothing at definition (import) time
+    assert first(np.array([1.0, 2.0])) == 2.0
+    assert len(first.signatures) == 1
+    for bad in (np.array([1, 2]), np.array([1.0, 2.0])[::-1]):  # another dtype, a strided view
+        with pytest.raises(TypeError):
+            first(bad)
+    assert len(first.signatures) == 1
+
+
+def test_declared_signature_refuses_a_wrong_first_call_and_serves_kernels():
+    @njit_declared(_SIG)
+    def second(a):
+        return a[0]
+
+    with pytest.raises(TypeError):  # the first call compiles the declared signature, not this one
+        second(np.array([1, 2]))
+    assert len(second.signatures) == 1
+
+    @njit
+    def caller(a):
+        return second(a) * 2.0
+
+    assert caller(np.array([3.0])) == 6.0
+    assert len(second.signatures) == 1
+
+
+def test_the_entries_are_declared_not_compiled_at_import():
+    for kernel in (entry.forward_dynamics_state, entry.mass_matrix_state, entry.geometry_and_factors):
+        assert kernel._declared  # compiled on first use (maybe already, by another test)
+
+
+def test_one_version_for_constant_flags_and_index_widths():
+    @njit_one_version()
+    def passes(x, flag, first):
+        return x + first if flag else x
+
+    @njit
+    def calls(x):
+        return passes(x, False, 0) + passes(x, True, np.int32(1)) + passes(x, True, 2)
+
+    assert calls(1.0) == 1.0 + 2.0 + 3.0
+    assert [str(s) for s in passes.signatures] == ["(float64, bool, int64)"]
+
+
+def test_compile_for_compiles_what_the_call_uses():
+    @njit
+    def step(system, x, n, dt):
+        return x[0] + n * dt
+
+    args = ((np.zeros(2), 1.5), np.ones(3), 4, 0.5)
+    compile_for(step, *args)
+    assert len(step.signatures) == 1
+    assert step(*args) == 3.0
+    assert len(step.signatures) == 1  # the call found the compiled version
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_first_run_says_what_it_compiles_and_a_warm_one_nothing():
+    out = _Terminal()
+    with CompileNotice(out):
+
+        @njit
+        def fresh(x):
+            return x + 1
+
+        fresh(1)
+    text = out.getvalue()
+    assert text.startswith(FIRST_LINE) and "compiled 1 kernel in" in text.splitlines()[-1]
+    out = _Terminal()
+    with CompileNotice(out):
+        fresh(2)  # compiled: nothing to say
+    assert out.getvalue() == ""
+    pipe = io.StringIO()  # not a terminal: silent, as the progress bar
+    with CompileNotice(pipe):
+
+        @njit
+        def other(x):
+            return x - 1
+
+        other(1)
+    assert pipe.getvalue() == ""
