@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit, types
 from numpy.lib.stride_tricks import as_strided
 
+from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.configuration import integrate
 from denoc_bridge.kernels.entry import valid_state
 from denoc_bridge.kernels.joints import CONTINUOUS as J_CONTINUOUS
@@ -627,7 +628,7 @@ def state_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta,
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)[0]
 
 
-@njit(ACCEL_SIGNATURE, cache=True)
+@njit_declared(ACCEL_SIGNATURE)
 def constrained_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta, rtol, a):
     """:func:`_accelerations` on the packed model (the entry called from Python), after the
     checks of :func:`..entry.valid_state` (status -2 a shape, -1 a value: the Python layer
