@@ -72,6 +72,7 @@ __all__ = ["MimicModel", "TreeOnlyError", "inverse_dynamics", "mass_matrix", "fo
 
 # ----------------------------------------------------------------------------- dynamics
 _NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)  # the entries' "no wrenches, no springs"
+_NONE.setflags(write=False)  # as the model's (read-only) springs and dampers a run passes: one compiled version
 
 
 def _vectors(*xs: object) -> bool:
