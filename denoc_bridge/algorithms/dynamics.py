@@ -47,6 +47,7 @@ __all__ = [
     "Geometry",
 ]
 _mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
+_inverse_mass_matrix_state = entry.inverse_mass_matrix_state
 
 
 def _work(model: Model, data: Data | None) -> np.ndarray:
@@ -205,23 +206,27 @@ def geometry(
     return Geometry(model, work, float(energy[0]))
 
 
-def tree_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+def tree_mass_matrix(
+    model: Model, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv) of the tree.
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
-    element-wise 003 eq. 29), in one compiled backward pass
-    (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
+    element-wise 003 eq. 29), in one compiled backward pass in the base frame
+    (:mod:`denoc_bridge.kernels.gim`).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  The checked path of :func:`denoc_bridge.mass_matrix`.
+    ``out``: an optional (nv, nv) float64 array to write into (returned).
     """
     if type(model) is not Model:
         _check_model(model)
-    out = np.empty((model.nv, model.nv))
+    res = np.empty((model.nv, model.nv)) if out is None else out
     try:  # fast path: a float64 C vector
-        if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
-            return out
+        if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+            return res
     except (TypeError, AttributeError):  # another type, no work yet
         pass
+    out = res = out_matrix(model, out, "mass_matrix")
     # converted and checked, but normalised by the kernel as on the fast path: normalising here
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
     # list differed from the same call on the fast path
@@ -233,6 +238,38 @@ def tree_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None
         _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair
         raise InputError(f"mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
     return out
+
+
+def matrix_batch(inverse: bool, model: Model, q: npt.ArrayLike, out: np.ndarray | None) -> np.ndarray:
+    """The GIM (or, with ``inverse``, its inverse) of each configuration of a batch q (B, nq) into
+    (B, nv, nv), in parallel; bit-identical to the single-state calls."""
+    name = "inverse_mass_matrix" if inverse else "mass_matrix"
+    Q = _inputs.real_array(q, "q")
+    if Q.ndim != 2 or Q.shape[1] != model.nq:
+        raise InputError(f"{name}: q must have shape (B, {model.nq}) for a batch, got shape {Q.shape}")
+    B, nv = Q.shape[0], model.nv
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    if out is None:
+        res = np.empty((B, nv, nv))
+    elif (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.shape == (B, nv, nv)
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        res = out
+    else:
+        raise InputError(f"{name}: out must be a writable C-contiguous float64 array of shape ({B}, {nv}, {nv})")
+    status = np.zeros(B, dtype=np.int64)
+    n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
+    run_parallel(entry.matrix_batch, model._kt, Q, res, status, n_chunks, inverse)
+    for b in np.flatnonzero(status):  # name the first bad state the way the single call does
+        try:
+            (tree_inverse_mass_matrix if inverse else tree_mass_matrix)(model, Q[b], out=res[b])
+        except Exception as err:
+            raise type(err)(f"state {b} of the batch: {err}") from err
+    return res
 
 
 def _factors(model: Model, q: npt.ArrayLike, level: str, data: Data | None) -> Geometry:
@@ -332,31 +369,56 @@ def inverse_udut(
     return Ubar_inv, 0.5 * (Dbar_inv + Dbar_inv.T)
 
 
-def tree_inverse_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+def out_matrix(model: Model, out: np.ndarray | None, name: str) -> np.ndarray:
+    """A new (nv, nv) array, or ``out`` once checked (C-contiguous, writable float64 (nv, nv))."""
+    nv = model.nv
+    if out is None:
+        return np.empty((nv, nv))
+    if not (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.shape == (nv, nv)
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        raise InputError(
+            f"{name}: out must be a writable C-contiguous float64 array of shape ({nv}, {nv}), got "
+            f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}"
+        )
+    return out
+
+
+def tree_inverse_mass_matrix(
+    model: Model, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
-    ``U^-1`` is built by the recursive block inverse of 002 (eqs. A.13-A.18)
-    and ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1`` (one z_k x z_k
-    block per joint); ``I`` itself is never formed nor inverted.  O(n^2);
-    equals ``pin.computeMinverse``.
+    One compiled call (:func:`denoc_bridge.kernels.entry.inverse_mass_matrix_state`,
+    :mod:`denoc_bridge.kernels.gim`): the articulated masses give ``D`` (one z_k x z_k block per
+    joint), the rows of ``D^-1 U^-1`` over each subtree come from the block recursion of 002
+    (eqs. A.13-A.18), then ``U^-T`` is applied by the forward substitution of 000 Table 3;
+    ``I`` itself is never formed nor inverted, nor is ``U^-1``.  Raises
+    :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint whose articulated
+    inertia is singular.
+    O(n^2); equals ``pin.computeMinverse``.  ``out``: an optional (nv, nv) float64 array to
+    write into (returned).
     """
-    geo = _factors(model, q, "module", data)
-    W, acc = _inverse_U(model, geo)
-    Minv = np.empty((model.nv, model.nv))
-    kim.inverse_from_factors(
-        model.module_start,
-        model.module_end,
-        model.module_parent,
-        model.parent,
-        geo.E,
-        geo.r,
-        geo.P,
-        model.idx_v,
-        model.nv_joint,
-        geo.Psi,
-        geo.IhatInv,
-        W,
-        acc,
-        Minv,
-    )
-    return Minv
+    if type(model) is not Model:
+        _check_model(model)
+    res = np.empty((model.nv, model.nv)) if out is None else out
+    try:  # fast path: a float64 C vector
+        if _inverse_mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+            return res
+    except (TypeError, AttributeError):  # another type, no work yet
+        pass
+    res = out_matrix(model, out, "inverse_mass_matrix")
+    q = _inputs.vector(model, q, "q", "q")
+    status = entry.inverse_mass_matrix_state(model._kt, _work(model, data), q, res)
+    if status == 0:
+        return res
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, "inverse_mass_matrix: ", q=q)
+    if status < 0:
+        _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair
+        raise InputError(f"inverse_mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
+    raise singular_error(model, int(status) - 1)

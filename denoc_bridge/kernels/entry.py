@@ -23,8 +23,8 @@ from numba import njit, prange, types
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
+from denoc_bridge.kernels.gim import crba, minv_from_factors
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
-from denoc_bridge.kernels.mass_matrix import composite_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
 MIN_NORM = 1e-12
@@ -203,7 +203,31 @@ def mass_matrix_state(kt, work, q, out):
     work = _work(ki, work, nv)
     out[:, :] = 0.0
     joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
-    composite_backward_recursion(ki, kf, work, nv, out)
+    crba(ki, kf, work, nv, out)
+    return finite_matrix(out)
+
+
+@njit(MASS_SIGNATURE, cache=True)
+def inverse_mass_matrix_state(kt, work, q, out):
+    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: geometry, the articulated
+    masses and the two sweeps over the rows (:mod:`.gim`; status as above)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    nv = _nv(ki)
+    if status == 0 and (out.shape[0] != nv or out.shape[1] != nv):
+        status = -2
+    if status:
+        return status
+    work = _work(ki, work, nv)
+    L = ki.shape[0]
+    joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
+    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
+        for j in range(T.C_W, T.C_W + 6):
+            work[k, j] = 0.0
+    k = articulated_backward_recursion(ki, kf, np.zeros(nv), work, True)
+    if k >= 0:
+        return k + 1
+    minv_from_factors(ki, kf, work, nv, out)
     return finite_matrix(out)
 
 
@@ -221,3 +245,17 @@ def dynamics_batch(kt, Q, V, X, FEXT, OUT, status, n_chunks, inverse):
                 status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
             else:
                 status[b] = forward_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
+
+
+@njit(cache=True, parallel=True)
+def matrix_batch(kt, Q, OUT, status, n_chunks, inverse):
+    """mass_matrix_state (or, with ``inverse``, inverse_mass_matrix_state) over the leading axis of
+    Q into OUT (B, nv, nv): chunks of states in parallel, one work array each."""
+    B = Q.shape[0]
+    for c in prange(n_chunks):
+        work = _work(kt.view(T.INT), np.empty((0, T.W)), OUT.shape[1])
+        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
+            if inverse:
+                status[b] = inverse_mass_matrix_state(kt, work, Q[b], OUT[b])
+            else:
+                status[b] = mass_matrix_state(kt, work, Q[b], OUT[b])
