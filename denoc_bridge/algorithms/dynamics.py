@@ -26,7 +26,6 @@ import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import entry
-from denoc_bridge.kernels import inverse_mass as kim
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
@@ -272,43 +271,30 @@ def matrix_batch(inverse: bool, model: Model, q: npt.ArrayLike, out: np.ndarray 
     return res
 
 
-def _factors(model: Model, q: npt.ArrayLike, level: str, data: Data | None) -> Geometry:
-    """Geometry and articulated factors for udut / inverse_udut / inverse_mass_matrix."""
+def _block_factors(
+    model: Model, q: npt.ArrayLike, level: str, inverse: bool, data: Data | None
+) -> tuple[np.ndarray, np.ndarray]:
+    name = "inverse_udut" if inverse else "udut"
     if level not in ("module", "link"):
         raise InputError(f"level must be 'module' or 'link', got {level!r}")
-    return geometry(model, q, factors=True, data=data)
-
-
-def _link_factors(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
-    """Link-level U (unit upper, 001 eq. A.4) and D = diag(Ihat_k) (001 eq. A.3)."""
-    U = np.empty((model.nv, model.nv))
-    kim.unit_upper_factor(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, geo.Psi, U)
-    D = np.zeros((model.nv, model.nv))
-    for v0, z in zip(model.idx_v, model.nv_joint):
-        D[v0 : v0 + z, v0 : v0 + z] = geo.Ihat[v0 : v0 + z, :z]
-    return U, D
-
-
-def _inverse_U(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
-    """W = U^-1 by the recursive block inverse (002 eqs. A.13-A.18), and the module accumulators."""
-    W = np.empty((model.nv, model.nv))
-    acc = np.empty((model.n_modules, 6, model.nv))
-    kim.inverse_unit_upper_factor(
-        model.module_start,
-        model.module_end,
-        model.module_parent,
-        model.parent,
-        geo.E,
-        geo.r,
-        geo.P,
-        model.idx_v,
-        model.nv_joint,
-        model.nv_subtree,
-        geo.Psi,
-        W,
-        acc,
-    )
-    return W, acc
+    if type(model) is not Model:
+        _check_model(model)
+    A, B = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))
+    try:  # fast path: a float64 C vector (the kernel checks and normalises it)
+        status = entry.block_factors_state(
+            model._kt, model._local.work if data is None else data.work, q, A, B, level == "module", inverse
+        )
+    except (TypeError, AttributeError):  # another type, no work yet
+        q = _inputs.vector(model, q, "q", "q")
+        status = entry.block_factors_state(model._kt, _work(model, data), q, A, B, level == "module", inverse)
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, f"{name}: ", q=q)
+    if status < 0:
+        _inputs.configuration(model, q)  # names a wrong shape, value, zero quaternion or (cos, sin) pair
+        raise InputError(f"{name}: the configuration was refused by the kernel (model '{model.name}')")
+    if status:
+        raise singular_error(model, int(status) - 1)
+    return A, B
 
 
 def udut(
@@ -325,21 +311,10 @@ def udut(
 
     The module-level factors are assembled from the link-level ones without any
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
-    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.
+    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.  One compiled
+    call (:func:`denoc_bridge.kernels.gim.block_factors`).
     """
-    geo = _factors(model, q, level, data)
-    U, D = _link_factors(model, geo)
-    if level == "link":
-        return U, D
-    W, _ = _inverse_U(model, geo)
-    Ubar = U.copy()
-    Dbar = np.zeros_like(D)
-    for mod in model.modules:
-        s = mod.v_slice
-        Uii = U[s, s]
-        Dbar[s, s] = Uii @ D[s, s] @ Uii.T
-        Ubar[:, s] = U[:, s] @ W[s, s]
-    return Ubar, 0.5 * (Dbar + Dbar.T)
+    return _block_factors(model, q, level, False, data)
 
 
 def inverse_udut(
@@ -350,23 +325,10 @@ def inverse_udut(
     ``U^-1`` comes from the recursive block inverse of 002 eqs. A.13-A.18 and
     ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1``; at module
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
-    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).
+    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call
+    (:func:`denoc_bridge.kernels.gim.block_factors`).
     """
-    geo = _factors(model, q, level, data)
-    W, _ = _inverse_U(model, geo)
-    Dinv = np.zeros((model.nv, model.nv))
-    for v0, z in zip(model.idx_v, model.nv_joint):
-        Dinv[v0 : v0 + z, v0 : v0 + z] = geo.IhatInv[v0 : v0 + z, :z]
-    if level == "link":
-        return W, Dinv
-    U, _ = _link_factors(model, geo)
-    Ubar_inv = W.copy()
-    Dbar_inv = np.zeros_like(Dinv)
-    for mod in model.modules:
-        s = mod.v_slice
-        Ubar_inv[s, :] = U[s, s] @ W[s, :]
-        Dbar_inv[s, s] = W[s, s].T @ Dinv[s, s] @ W[s, s]
-    return Ubar_inv, 0.5 * (Dbar_inv + Dbar_inv.T)
+    return _block_factors(model, q, level, True, data)
 
 
 def out_matrix(model: Model, out: np.ndarray | None, name: str) -> np.ndarray:

@@ -23,7 +23,7 @@ from numba import njit, prange, types
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
-from denoc_bridge.kernels.gim import crba, minv_from_factors
+from denoc_bridge.kernels.gim import block_factors, crba, minv_from_factors
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
@@ -207,6 +207,18 @@ def mass_matrix_state(kt, work, q, out):
     return finite_matrix(out)
 
 
+@njit(cache=True)
+def articulated_factors(ki, kf, q, nv, work):
+    """Geometry and the articulated pass with its factors (Psi, Ihat, Ihat^-1), without wrenches:
+    0, or k + 1 for a singular articulated inertia of link k."""
+    L = ki.shape[0]
+    joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
+    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
+        for j in range(T.C_W, T.C_W + 6):
+            work[k, j] = 0.0
+    return articulated_backward_recursion(ki, kf, np.zeros(nv), work, True) + 1
+
+
 @njit(MASS_SIGNATURE, cache=True)
 def inverse_mass_matrix_state(kt, work, q, out):
     """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: geometry, the articulated
@@ -219,16 +231,34 @@ def inverse_mass_matrix_state(kt, work, q, out):
     if status:
         return status
     work = _work(ki, work, nv)
-    L = ki.shape[0]
-    joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
-    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
-        for j in range(T.C_W, T.C_W + 6):
-            work[k, j] = 0.0
-    k = articulated_backward_recursion(ki, kf, np.zeros(nv), work, True)
-    if k >= 0:
-        return k + 1
+    k = articulated_factors(ki, kf, q, nv, work)
+    if k:
+        return k
     minv_from_factors(ki, kf, work, nv, out)
     return finite_matrix(out)
+
+
+FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolean)
+
+
+@njit(FACTORS_SIGNATURE, cache=True)
+def block_factors_state(kt, work, q, A, B, module_level, inverse):
+    """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
+    B = D^-1), link or module level (:func:`.gim.block_factors`; status as above)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    nv = _nv(ki)
+    if status == 0 and (A.shape[0] != nv or A.shape[1] != nv or B.shape[0] != nv or B.shape[1] != nv):
+        status = -2
+    if status:
+        return status
+    work = _work(ki, work, nv)
+    k = articulated_factors(ki, kf, q, nv, work)
+    if k:
+        return k
+    block_factors(ki, kf, work, nv, module_level, inverse, A, B)
+    status = finite_matrix(A)
+    return status if status else finite_matrix(B)
 
 
 @njit(cache=True, parallel=True)

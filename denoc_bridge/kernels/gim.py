@@ -52,11 +52,48 @@ def subtree_dofs(ki, sub):
             sub[b] += sub[k]
 
 
+@njit(cache=True, inline="always", fastmath={"contract"})
+def base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2):
+    """The mass of link k about the base origin into X[k]: h_P = R h and I_P = R I_O R^T about
+    p_k, then shifted to the origin."""
+    m = kf[k, T.MASS]
+    a0, a1, a2 = kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
+    h0 = R00 * a0 + R01 * a1 + R02 * a2
+    h1 = R10 * a0 + R11 * a1 + R12 * a2
+    h2 = R20 * a0 + R21 * a1 + R22 * a2
+    Ixx, Ixy, Ixz = kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2]
+    Iyy, Iyz, Izz = kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5]
+    # C = R I (rows), then I_P = C R^T (upper triangle)
+    C00 = R00 * Ixx + R01 * Ixy + R02 * Ixz
+    C01 = R00 * Ixy + R01 * Iyy + R02 * Iyz
+    C02 = R00 * Ixz + R01 * Iyz + R02 * Izz
+    C10 = R10 * Ixx + R11 * Ixy + R12 * Ixz
+    C11 = R10 * Ixy + R11 * Iyy + R12 * Iyz
+    C12 = R10 * Ixz + R11 * Iyz + R12 * Izz
+    C20 = R20 * Ixx + R21 * Ixy + R22 * Ixz
+    C21 = R20 * Ixy + R21 * Iyy + R22 * Iyz
+    C22 = R20 * Ixz + R21 * Iyz + R22 * Izz
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    ph2 = 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
+    d = m * pp + ph2  # I_O = I_P + m (|p|^2 1 - p p^T) + 2 (p.h) 1 - h p^T - p h^T
+    X[k, X_M] = m
+    X[k, X_H] = m * p0 + h0
+    X[k, X_H + 1] = m * p1 + h1
+    X[k, X_H + 2] = m * p2 + h2
+    X[k, X_I] = C00 * R00 + C01 * R01 + C02 * R02 + d - m * p0 * p0 - 2.0 * h0 * p0
+    X[k, X_I + 1] = C00 * R10 + C01 * R11 + C02 * R12 - m * p0 * p1 - h0 * p1 - p0 * h1
+    X[k, X_I + 2] = C00 * R20 + C01 * R21 + C02 * R22 - m * p0 * p2 - h0 * p2 - p0 * h2
+    X[k, X_I + 3] = C10 * R10 + C11 * R11 + C12 * R12 + d - m * p1 * p1 - 2.0 * h1 * p1
+    X[k, X_I + 4] = C10 * R20 + C11 * R21 + C12 * R22 - m * p1 * p2 - h1 * p2 - p1 * h2
+    X[k, X_I + 5] = C20 * R20 + C21 * R21 + C22 * R22 + d - m * p2 * p2 - 2.0 * h2 * p2
+
+
 @njit(cache=True, fastmath={"contract"})
-def base_frame_pass(ki, kf, work, nv, X, N):
-    """After the geometry pass (E_k as its rotation code, :mod:`.geometry`): R_k, p_k and the mass
-    of link k about the world origin in X[k] (see X_R .. X_I), and the base-frame columns of
-    N_k = A_k P_k in the rows N[idx_v[k] + n] ([angular; linear] at the world origin)."""
+def base_frame_pass(ki, kf, work, nv, X, N, masses):
+    """After the geometry pass (E_k as its rotation code, :mod:`.geometry`): R_k, p_k and, with
+    ``masses``, the mass of link k about the base origin in X[k] (see X_R .. X_I), and the
+    base-frame columns of N_k = A_k P_k in the rows N[idx_v[k] + n] ([angular; linear] at the base
+    origin)."""
     L = ki.shape[0]
     for k in range(L):
         b = ki[k, T.PARENT]
@@ -79,37 +116,8 @@ def base_frame_pass(ki, kf, work, nv, X, N):
         X[k, 3], X[k, 4], X[k, 5] = R10, R11, R12
         X[k, 6], X[k, 7], X[k, 8] = R20, R21, R22
         X[k, X_P], X[k, X_P + 1], X[k, X_P + 2] = p0, p1, p2
-        # the mass about the world origin: h_P = R h, I_P = R I_O R^T about p_k, then shifted
-        m = kf[k, T.MASS]
-        a0, a1, a2 = kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
-        h0 = R00 * a0 + R01 * a1 + R02 * a2
-        h1 = R10 * a0 + R11 * a1 + R12 * a2
-        h2 = R20 * a0 + R21 * a1 + R22 * a2
-        Ixx, Ixy, Ixz = kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2]
-        Iyy, Iyz, Izz = kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5]
-        # C = R I (rows), then I_P = C R^T (upper triangle)
-        C00 = R00 * Ixx + R01 * Ixy + R02 * Ixz
-        C01 = R00 * Ixy + R01 * Iyy + R02 * Iyz
-        C02 = R00 * Ixz + R01 * Iyz + R02 * Izz
-        C10 = R10 * Ixx + R11 * Ixy + R12 * Ixz
-        C11 = R10 * Ixy + R11 * Iyy + R12 * Iyz
-        C12 = R10 * Ixz + R11 * Iyz + R12 * Izz
-        C20 = R20 * Ixx + R21 * Ixy + R22 * Ixz
-        C21 = R20 * Ixy + R21 * Iyy + R22 * Iyz
-        C22 = R20 * Ixz + R21 * Iyz + R22 * Izz
-        pp = p0 * p0 + p1 * p1 + p2 * p2
-        ph2 = 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
-        d = m * pp + ph2  # I_O = I_P + m (|p|^2 1 - p p^T) + 2 (p.h) 1 - h p^T - p h^T
-        X[k, X_M] = m
-        X[k, X_H] = m * p0 + h0
-        X[k, X_H + 1] = m * p1 + h1
-        X[k, X_H + 2] = m * p2 + h2
-        X[k, X_I] = C00 * R00 + C01 * R01 + C02 * R02 + d - m * p0 * p0 - 2.0 * h0 * p0
-        X[k, X_I + 1] = C00 * R10 + C01 * R11 + C02 * R12 - m * p0 * p1 - h0 * p1 - p0 * h1
-        X[k, X_I + 2] = C00 * R20 + C01 * R21 + C02 * R22 - m * p0 * p2 - h0 * p2 - p0 * h2
-        X[k, X_I + 3] = C10 * R10 + C11 * R11 + C12 * R12 + d - m * p1 * p1 - 2.0 * h1 * p1
-        X[k, X_I + 4] = C10 * R20 + C11 * R21 + C12 * R22 - m * p1 * p2 - h1 * p2 - p1 * h2
-        X[k, X_I + 5] = C20 * R20 + C21 * R21 + C22 * R22 + d - m * p2 * p2 - 2.0 * h2 * p2
+        if masses:
+            base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2)
         v0 = ki[k, T.IDX_V]
         dof = T.dof_index(ki, k)
         if dof >= 0:  # P_k = sign e_d: N = sign [R e_d; p x R e_d] or sign [0; R e_(d-3)]
@@ -187,12 +195,13 @@ def composite_mass_matrix(ki, kf, nv, X, N, F, sub, out):
 def crba(ki, kf, work, nv, out):
     """The GIM into ``out`` after a full geometry pass in ``work``."""
     L = ki.shape[0]
-    X = np.empty((L, XW))
-    N = np.empty((nv, 6))
-    F = np.empty((nv, 6))
+    buf = np.empty(L * XW + 12 * nv)  # one allocation
+    X = buf[: L * XW].reshape(L, XW)
+    N = buf[L * XW : L * XW + 6 * nv].reshape(nv, 6)
+    F = buf[L * XW + 6 * nv :].reshape(nv, 6)
     sub = np.empty(L, dtype=np.int64)
     subtree_dofs(ki, sub)
-    base_frame_pass(ki, kf, work, nv, X, N)
+    base_frame_pass(ki, kf, work, nv, X, N, True)
     composite_mass_matrix(ki, kf, nv, X, N, F, sub, out)
 
 
@@ -218,6 +227,16 @@ def inverse_rows(ki, nv, N, Psi, G, out):
                     g[c, j] = 0.0
         for k in range(first, end):
             v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+            if z == 1:  # both steps in one sweep over the columns
+                s0, s1, s2, s3, s4, s5 = Psi[v0, 0], Psi[v0, 1], Psi[v0, 2], Psi[v0, 3], Psi[v0, 4], Psi[v0, 5]
+                n0, n1, n2, n3, n4, n5 = N[v0, 0], N[v0, 1], N[v0, 2], N[v0, 3], N[v0, 4], N[v0, 5]
+                for c in range(v0, nv):
+                    f0, f1, f2, f3, f4, f5 = g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5]
+                    x = out[v0, c] - (s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5)
+                    out[v0, c] = x
+                    g[c, 0], g[c, 1], g[c, 2] = f0 + n0 * x, f1 + n1 * x, f2 + n2 * x
+                    g[c, 3], g[c, 4], g[c, 5] = f3 + n3 * x, f4 + n4 * x, f5 + n5 * x
+                continue
             if p >= 0 or k > first:
                 for a in range(z):  # minus Psi_k^T mu~_c             000 Table 3 (36)
                     r = v0 + a
@@ -290,11 +309,13 @@ def factors_to_base(ki, work, nv, X, U, Psi):
 
 
 @njit(cache=True, fastmath={"contract"})
-def subtree_rows(ki, work, nv, N, U, F, sub, out):
+def subtree_rows(ki, work, nv, N, U, F, sub, out, unit):
     """Backward sweep, links L-1 .. 0 (002 eqs. A.13-A.18): the rows of ``D^-1 U^-1`` over the
     subtree of k into ``out``, Ihat_k^-1 on the diagonal block and ``-Ihat_k^-1 N_k^T eta~_c``
     beside it, and ``eta_c = PsiHat_k (D^-1 U^-1)_{k,c} + eta~_c`` in the rows of F (one wrench
-    per column; in the base frame the wrenches of a subtree add without a transform)."""
+    per column; in the base frame the wrenches of a subtree add without a transform).  With
+    ``unit`` (and Psi_k for PsiHat_k in U) the rows of ``U^-1`` itself: the identity on the
+    diagonal block, ``-N_k^T eta~_c`` beside it (002 eqs. A.13-A.18 as printed)."""
     L = ki.shape[0]
     t = np.empty(6)
     for k in range(L - 1, -1, -1):
@@ -302,19 +323,27 @@ def subtree_rows(ki, work, nv, N, U, F, sub, out):
         c1 = v0 + sub[k]
         for a in range(z):
             for n in range(z):
-                out[v0 + a, v0 + n] = work[T.ihatinv_row(L, nv, v0 + a), n]
+                if unit:
+                    out[v0 + a, v0 + n] = 1.0 if a == n else 0.0
+                else:
+                    out[v0 + a, v0 + n] = work[T.ihatinv_row(L, nv, v0 + a), n]
         for c in range(v0, v0 + z):
             for j in range(6):
                 F[c, j] = 0.0
         for a in range(z):
             r = v0 + a
             n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
-            if z == 1:
+            if z == 1:  # both steps in one sweep over the columns
                 dinv = out[v0, v0]
+                u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
+                F[v0, 0], F[v0, 1], F[v0, 2] = u0 * dinv, u1 * dinv, u2 * dinv
+                F[v0, 3], F[v0, 4], F[v0, 5] = u3 * dinv, u4 * dinv, u5 * dinv
                 for c in range(v0 + 1, c1):
-                    out[r, c] = -dinv * (
-                        n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
-                    )
+                    f0, f1, f2, f3, f4, f5 = F[c, 0], F[c, 1], F[c, 2], F[c, 3], F[c, 4], F[c, 5]
+                    x = -dinv * (n0 * f0 + n1 * f1 + n2 * f2 + n3 * f3 + n4 * f4 + n5 * f5)
+                    out[r, c] = x
+                    F[c, 0], F[c, 1], F[c, 2] = f0 + u0 * x, f1 + u1 * x, f2 + u2 * x
+                    F[c, 3], F[c, 4], F[c, 5] = f3 + u3 * x, f4 + u4 * x, f5 + u5 * x
                 break
             for c in range(v0 + z, c1):
                 out[r, c] = n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
@@ -327,6 +356,8 @@ def subtree_rows(ki, work, nv, N, U, F, sub, out):
                     for n in range(z):
                         s -= out[v0 + a, v0 + n] * t[n]
                     out[v0 + a, c] = s
+        if z == 1:
+            continue
         for a in range(z):  # eta_c += PsiHat_k (D^-1 U^-1)_{k,c}
             r = v0 + a
             u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
@@ -348,16 +379,102 @@ def minv_from_factors(ki, kf, work, nv, out):
     L = ki.shape[0]
     if L == 0:
         return
-    X = np.empty((L, XW))
-    N = np.empty((nv, 6))
-    U = np.empty((nv, 6))
-    Psi = np.empty((nv, 6))
-    F = np.empty((nv, 6))
-    G = np.empty((ki[0, T.NMOD], nv, 6))
+    S = ki[0, T.NMOD]
+    buf = np.empty(L * XW + 24 * nv + 6 * nv * S)  # one allocation
+    X = buf[: L * XW].reshape(L, XW)
+    o = L * XW
+    N = buf[o : o + 6 * nv].reshape(nv, 6)
+    U = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
+    Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
+    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
+    G = buf[o + 24 * nv :].reshape(S, nv, 6)
     sub = np.empty(L, dtype=np.int64)
     subtree_dofs(ki, sub)
-    base_frame_pass(ki, kf, work, nv, X, N)
+    base_frame_pass(ki, kf, work, nv, X, N, False)
     factors_to_base(ki, work, nv, X, U, Psi)
     out[:, :] = 0.0
-    subtree_rows(ki, work, nv, N, U, F, sub, out)
+    subtree_rows(ki, work, nv, N, U, F, sub, out, False)
     inverse_rows(ki, nv, N, Psi, G, out)
+
+
+@njit(cache=True, fastmath={"contract"})
+def block_factors(ki, kf, work, nv, module_level, inverse, A, B):
+    """The factors of :func:`denoc_bridge.udut` (``inverse`` off: A = U, B = D, I = U D U^T) or of
+    :func:`denoc_bridge.inverse_udut` (A = U^-1, B = D^-1), at link level (001 eq. A.3-A.4) or,
+    with ``module_level``, at module level (002 eqs. A.20-A.21) after the geometry pass and the
+    articulated pass with ``factors``.  Link level: U_{k,c} = N_k^T Psi_c for c in the subtree of k
+    (unit diagonal blocks), D = diag(Ihat_k); U^-1 by the backward sweep of :func:`subtree_rows`.
+    Module level, for each module's columns s: Ubar[:, s] = U[:, s] U_ss^-1,
+    Dbar_s = U_ss D_s U_ss^T, Ubar^-1[s, :] = U_ss U^-1[s, :], Dbar_s^-1 = U^-1_ss^T D_s^-1 U^-1_ss
+    (no numerical inversion)."""
+    L = ki.shape[0]
+    if L == 0:
+        return
+    buf = np.empty(L * XW + 30 * nv)
+    X = buf[: L * XW].reshape(L, XW)
+    o = L * XW
+    N = buf[o : o + 6 * nv].reshape(nv, 6)
+    Ph = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
+    Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
+    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
+    sub = np.empty(L, dtype=np.int64)
+    subtree_dofs(ki, sub)
+    base_frame_pass(ki, kf, work, nv, X, N, False)
+    factors_to_base(ki, work, nv, X, Ph, Psi)
+    # link-level U into U (A for udut, scratch for inverse_udut), W = U^-1 into A (inverse)
+    U = A if not inverse else np.zeros((nv, nv))
+    U[:, :] = 0.0
+    for k in range(L):
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for a in range(z):
+            r = v0 + a
+            U[r, r] = 1.0
+            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
+            for c in range(v0 + z, v0 + sub[k]):  # U_{k,c} = N_k^T Psi_c        001 (A.4)
+                U[r, c] = (
+                    n0 * Psi[c, 0] + n1 * Psi[c, 1] + n2 * Psi[c, 2] + n3 * Psi[c, 3] + n4 * Psi[c, 4] + n5 * Psi[c, 5]
+                )
+    B[:, :] = 0.0
+    for k in range(L):  # D = diag(Ihat_k) or D^-1
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for a in range(z):
+            for n in range(z):
+                row = T.ihatinv_row(L, nv, v0 + a) if inverse else T.ihat_row(L, nv, v0 + a)
+                B[v0 + a, v0 + n] = work[row, n]
+    if not inverse and not module_level:
+        return
+    W = A if inverse else np.empty((nv, nv))
+    W[:, :] = 0.0
+    subtree_rows(ki, work, nv, N, Psi, F, sub, W, True)  # W = U^-1   002 (A.13-A.18)
+    if not module_level:
+        return
+    Ds = np.empty((nv, nv))
+    for i in range(ki[0, T.NMOD]):
+        a0, a1 = ki[ki[i, T.MFIRST], T.IDX_V], ki[ki[i, T.MEND] - 1, T.IDX_V] + ki[ki[i, T.MEND] - 1, T.NV]
+        for r in range(a0, a1):  # Dbar_s = U_ss D_s U_ss^T, or W_ss^T D_s^-1 W_ss
+            for c in range(a0, a1):
+                s = 0.0
+                for m in range(a0, a1):
+                    s += (U[r, m] if not inverse else W[m, r]) * B[m, c]
+                Ds[r, c] = s
+        for r in range(a0, a1):  # (upper triangle, mirrored)
+            for c in range(r, a1):
+                s = 0.0
+                for m in range(a0, a1):
+                    s += Ds[r, m] * (U[c, m] if not inverse else W[m, c])
+                B[r, c] = s
+                B[c, r] = s
+        if not inverse:  # Ubar[:, s] = U[:, s] W_ss, in place, columns right to left
+            for c in range(a1 - 1, a0 - 1, -1):
+                for r in range(0, a1):
+                    s = 0.0
+                    for m in range(max(a0, r), c + 1):
+                        s += U[r, m] * W[m, c]
+                    U[r, c] = s
+        else:  # Ubar^-1[s, :] = U_ss W[s, :], in place, rows top to bottom
+            for r in range(a0, a1):
+                for c in range(a0, nv):
+                    s = 0.0
+                    for m in range(r, a1):
+                        s += U[r, m] * W[m, c]
+                    W[r, c] = s
