@@ -103,8 +103,27 @@ def _nv(ki):
 
 @njit(cache=True)
 def valid_configuration(ki, q, work):
-    """valid_state for a configuration alone."""
-    return valid_state(ki, q, q[0:0], q[0:0], np.zeros((0, 6)), q[0:0], work, 0)
+    """valid_state for a configuration alone (without its allocation of an empty wrench array:
+    a tenth of a panda GIM)."""
+    L = ki.shape[0]
+    nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
+    if q.shape[0] != nq:
+        return -2
+    nvm = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
+    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nvm, ki[0, T.NMOD] if L else 0)):
+        return -2
+    for i in range(nq):
+        if not np.isfinite(q[i]):
+            return -1
+    for k in range(L):
+        i0 = ki[k, T.NORM0]
+        if i0 >= 0:
+            s = 0.0
+            for j in range(ki[k, T.NORMSZ]):
+                s += q[i0 + j] * q[i0 + j]
+            if not np.sqrt(s) >= MIN_NORM:
+                return -1
+    return 0
 
 
 @njit(cache=True)
