@@ -183,6 +183,82 @@ def count(model, seed: int = 0) -> dict:
     return result
 
 
+class _ObjectNumpy:
+    """numpy for the GIM kernels' own buffers: ``empty``/``zeros`` of counting numbers (float
+    buffers would drop the count of every operation on what they hold)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def empty(shape, dtype=float):
+        return _flops(np.zeros(shape)) if dtype is float else np.empty(shape, dtype=dtype)
+
+    zeros = empty
+
+
+def count_gim(model, seed: int = 0) -> dict:
+    """Operations of one GIM (``mass_matrix``) and one inverse GIM (``inverse_mass_matrix``) call,
+    per pass (kernels/gim.py after the geometry pass; the inverse after the articulated pass)."""
+    import denoc_bridge as db
+    import denoc_bridge.kernels.gim as kg
+    import denoc_bridge.kernels.inverse_dynamics as kid
+    from denoc_bridge.kernels import tables as T
+    from denoc_bridge.kernels.forward_dynamics import articulated_backward_recursion
+    from denoc_bridge.kernels.geometry import joint_geometry_pass
+
+    kid.poly_ok = lambda q: False
+    kg.np = _ObjectNumpy()
+    q = db.random_configuration(model, np.random.default_rng(seed))
+    kt = model.kernel_table
+    ki = kt.view(T.INT)
+    kf = _flops(kt)
+    L, nv = model.n_links, model.nv
+    rows = T.work_rows(L, nv, model.n_modules)
+    result = {}
+
+    def run(label, fn):
+        _reset()
+        fn()
+        result[label] = dict(COUNTS)
+
+    qF = _flops(q)
+    work = _flops(np.zeros((rows, T.W)))
+    M = _flops(np.zeros((nv, nv)))
+    run("gim.geometry", lambda: joint_geometry_pass(ki, kf, qF, nv, work, False, 0, L, False))
+    run("gim.composite", lambda: kg.crba(ki, kf, work, nv, M))
+    assert np.allclose(np.array(M, dtype=float), db.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
+    work = _flops(np.zeros((rows, T.W)))
+    Minv = _flops(np.zeros((nv, nv)))
+    run("minv.geometry", lambda: joint_geometry_pass(ki, kf, qF, nv, work, False, 0, L, False))
+    run("minv.articulated", lambda: articulated_backward_recursion(ki, kf, _flops(np.zeros(nv)), work, True))
+    run("minv.sweeps", lambda: kg.minv_from_factors(ki, kf, work, nv, Minv))
+    assert np.allclose(np.array(Minv, dtype=float), db.inverse_mass_matrix(model, q), rtol=1e-10, atol=1e-12)
+    for alg in ("gim", "minv"):
+        result[alg] = {k: sum(r[k] for lab, r in result.items() if lab.startswith(alg + ".")) for k in COUNTS}
+    return result
+
+
+def per_dof_squared(ns=(10, 20, 30)) -> dict:
+    """``a n^2 + b n + c`` for the O(n^2) GIM and inverse GIM, from chains of ns links."""
+    from denoc_bridge.io.robots import serial_chain
+
+    cs = [count_gim(serial_chain(n)) for n in ns]
+    V = np.vander(np.asarray(ns, dtype=float), 3)
+    out = {}
+    for label in cs[0]:
+        out[label] = {}
+        for kind in COUNTS:
+            out[label][kind] = [round(x, 2) for x in np.linalg.solve(V, [c[label][kind] for c in cs])]
+    return out
+
+
+def _fmt2(abc):
+    a, b, c = (int(x) if float(x).is_integer() else x for x in abc)
+    terms = [f"{a}n^2" if a else "", f"{b:+}n" if b else "", f"{c:+}" if c else ""]
+    return "".join(terms).lstrip("+") or "0"
+
+
 def per_dof(n1: int = 10, n2: int = 20) -> dict:
     """``a n + b`` for each algorithm and kind of operation, from chains of n1 and n2 links."""
     from denoc_bridge.io.robots import serial_chain
@@ -225,9 +301,21 @@ def main():
         for alg in ("fd", "id"):
             c = panda[alg]
             print(f"panda {alg}: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
+    squared = per_dof_squared()
+    print("GIM and inverse GIM (O(n^2)) on the benchmark chain, as a n^2 + b n + c")
+    for label, c in squared.items():
+        md = [x + y for x, y in zip(c["mul"], c["div"])]
+        print(f"{label:<36} {_fmt2(md):>20} {_fmt2(c['add']):>20} {_fmt2(c['trig']):>8}")
+    try:
+        panda_gim = count_gim(load_robot("panda"))
+        for alg in ("gim", "minv"):
+            c = panda_gim[alg]
+            print(f"panda {alg}: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
+    except Exception as exc:  # example-robot-data missing
+        panda_gim = {"error": str(exc)}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(chain=chain, panda=panda), f, indent=1)
+            json.dump(dict(chain=chain, panda=panda, gim_chain=squared, gim_panda=panda_gim), f, indent=1)
 
 
 if __name__ == "__main__":

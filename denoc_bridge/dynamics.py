@@ -48,6 +48,7 @@ _empty = np.empty
 _inverse_dynamics_fast = entry.inverse_dynamics_fast
 _forward_dynamics_fast = entry.forward_dynamics_fast
 _mass_matrix_state = entry.mass_matrix_state
+_inverse_mass_matrix_state = entry.inverse_mass_matrix_state
 _NO_BAUMGARTE = (0.0, 0.0)
 
 
@@ -228,33 +229,55 @@ def _open_chain(model: Model | MimicModel) -> Callable[..., np.ndarray]:
     return tree.tree_inverse_dynamics if model.loops else inverse_dynamics
 
 
-def mass_matrix(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+def mass_matrix(
+    model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv).
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass
-    (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
+    (:mod:`denoc_bridge.kernels.gim`, in the base frame).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  Of the tree on a model with loop closures.  On a
     :class:`~denoc_bridge.MimicModel`, the reduced ``G^T I G`` (``pin.crba`` of Pinocchio's
-    mimic model).
+    mimic model).  A batch of configurations (B, nq) gives (B, nv, nv), in parallel.
+    ``out``: an optional preallocated float64 result (nv, nv) (or (B, nv, nv)) to write into.
     """
     if type(model) is Model:  # fast path: a float64 C vector (as tree_mass_matrix's, one call less)
-        out = _empty((model.nv, model.nv))
+        res = _empty((model.nv, model.nv)) if out is None else out
         try:
-            if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
-                return out
+            if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+                return res
         except (TypeError, AttributeError):  # another type, no work yet
             pass
+        if np.ndim(q) == 2:
+            return tree.matrix_batch(False, model, q, out)
     elif type(model) is MimicModel:
+        if out is not None:
+            raise InputError("mass_matrix: out is for the tree models (a MimicModel returns a new array)")
         return mimic.mass_matrix(model, q, data=data)
-    return tree.tree_mass_matrix(model, q, data=data)
+    return tree.tree_mass_matrix(model, q, data=data, out=out)
 
 
-def inverse_mass_matrix(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
-    """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric: equals
-    ``pin.computeMinverse`` (:func:`denoc_bridge.algorithms.dynamics.tree_inverse_mass_matrix`).  On a
+def inverse_mass_matrix(
+    model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric, in one
+    compiled call: equals ``pin.computeMinverse``
+    (:func:`denoc_bridge.algorithms.dynamics.tree_inverse_mass_matrix`).  A batch of configurations
+    (B, nq) gives (B, nv, nv), in parallel; ``out`` as in :func:`mass_matrix`.  On a
     :class:`~denoc_bridge.MimicModel`, ``(G^T I G)^-1`` (:func:`denoc_bridge.mimic.inverse_mass_matrix`)."""
-    if isinstance(model, MimicModel):
+    if type(model) is Model:  # fast path: a float64 C vector
+        res = _empty((model.nv, model.nv)) if out is None else out
+        try:
+            if _inverse_mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+                return res
+        except (TypeError, AttributeError):  # another type, no work yet
+            pass
+        if np.ndim(q) == 2:
+            return tree.matrix_batch(True, model, q, out)
+    elif type(model) is MimicModel:
+        if out is not None:
+            raise InputError("inverse_mass_matrix: out is for the tree models (a MimicModel returns a new array)")
         return mimic.inverse_mass_matrix(model, q, data=data)
-    return tree.tree_inverse_mass_matrix(model, q, data=data)
+    return tree.tree_inverse_mass_matrix(model, q, data=data, out=out)

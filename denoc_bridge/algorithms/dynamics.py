@@ -26,7 +26,6 @@ import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import entry
-from denoc_bridge.kernels import inverse_mass as kim
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
@@ -47,6 +46,7 @@ __all__ = [
     "Geometry",
 ]
 _mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
+_inverse_mass_matrix_state = entry.inverse_mass_matrix_state
 
 
 def _work(model: Model, data: Data | None) -> np.ndarray:
@@ -205,23 +205,27 @@ def geometry(
     return Geometry(model, work, float(energy[0]))
 
 
-def tree_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+def tree_mass_matrix(
+    model: Model, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The full symmetric generalized inertia matrix (GIM) ``I(q)`` (nv x nv) of the tree.
 
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
-    element-wise 003 eq. 29), in one compiled backward pass
-    (:mod:`denoc_bridge.kernels.mass_matrix`).  Includes ``model.armature`` on the
+    element-wise 003 eq. 29), in one compiled backward pass in the base frame
+    (:mod:`denoc_bridge.kernels.gim`).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  The checked path of :func:`denoc_bridge.mass_matrix`.
+    ``out``: an optional (nv, nv) float64 array to write into (returned).
     """
     if type(model) is not Model:
         _check_model(model)
-    out = np.empty((model.nv, model.nv))
+    res = np.empty((model.nv, model.nv)) if out is None else out
     try:  # fast path: a float64 C vector
-        if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, out) == 0:
-            return out
+        if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+            return res
     except (TypeError, AttributeError):  # another type, no work yet
         pass
+    out = res = out_matrix(model, out, "mass_matrix")
     # converted and checked, but normalised by the kernel as on the fast path: normalising here
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
     # list differed from the same call on the fast path
@@ -235,43 +239,62 @@ def tree_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None
     return out
 
 
-def _factors(model: Model, q: npt.ArrayLike, level: str, data: Data | None) -> Geometry:
-    """Geometry and articulated factors for udut / inverse_udut / inverse_mass_matrix."""
+def matrix_batch(inverse: bool, model: Model, q: npt.ArrayLike, out: np.ndarray | None) -> np.ndarray:
+    """The GIM (or, with ``inverse``, its inverse) of each configuration of a batch q (B, nq) into
+    (B, nv, nv), in parallel; bit-identical to the single-state calls."""
+    name = "inverse_mass_matrix" if inverse else "mass_matrix"
+    Q = _inputs.real_array(q, "q")
+    if Q.ndim != 2 or Q.shape[1] != model.nq:
+        raise InputError(f"{name}: q must have shape (B, {model.nq}) for a batch, got shape {Q.shape}")
+    B, nv = Q.shape[0], model.nv
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    if out is None:
+        res = np.empty((B, nv, nv))
+    elif (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.shape == (B, nv, nv)
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        res = out
+    else:
+        raise InputError(f"{name}: out must be a writable C-contiguous float64 array of shape ({B}, {nv}, {nv})")
+    status = np.zeros(B, dtype=np.int64)
+    n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
+    run_parallel(entry.matrix_batch, model._kt, Q, res, status, n_chunks, inverse)
+    for b in np.flatnonzero(status):  # name the first bad state the way the single call does
+        try:
+            (tree_inverse_mass_matrix if inverse else tree_mass_matrix)(model, Q[b], out=res[b])
+        except Exception as err:
+            raise type(err)(f"state {b} of the batch: {err}") from err
+    return res
+
+
+def _block_factors(
+    model: Model, q: npt.ArrayLike, level: str, inverse: bool, data: Data | None
+) -> tuple[np.ndarray, np.ndarray]:
+    name = "inverse_udut" if inverse else "udut"
     if level not in ("module", "link"):
         raise InputError(f"level must be 'module' or 'link', got {level!r}")
-    return geometry(model, q, factors=True, data=data)
-
-
-def _link_factors(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
-    """Link-level U (unit upper, 001 eq. A.4) and D = diag(Ihat_k) (001 eq. A.3)."""
-    U = np.empty((model.nv, model.nv))
-    kim.unit_upper_factor(model.parent, geo.E, geo.r, geo.P, model.idx_v, model.nv_joint, geo.Psi, U)
-    D = np.zeros((model.nv, model.nv))
-    for v0, z in zip(model.idx_v, model.nv_joint):
-        D[v0 : v0 + z, v0 : v0 + z] = geo.Ihat[v0 : v0 + z, :z]
-    return U, D
-
-
-def _inverse_U(model: Model, geo: Geometry) -> tuple[np.ndarray, np.ndarray]:
-    """W = U^-1 by the recursive block inverse (002 eqs. A.13-A.18), and the module accumulators."""
-    W = np.empty((model.nv, model.nv))
-    acc = np.empty((model.n_modules, 6, model.nv))
-    kim.inverse_unit_upper_factor(
-        model.module_start,
-        model.module_end,
-        model.module_parent,
-        model.parent,
-        geo.E,
-        geo.r,
-        geo.P,
-        model.idx_v,
-        model.nv_joint,
-        model.nv_subtree,
-        geo.Psi,
-        W,
-        acc,
-    )
-    return W, acc
+    if type(model) is not Model:
+        _check_model(model)
+    A, B = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))
+    try:  # fast path: a float64 C vector (the kernel checks and normalises it)
+        status = entry.block_factors_state(
+            model._kt, model._local.work if data is None else data.work, q, A, B, level == "module", inverse
+        )
+    except (TypeError, AttributeError):  # another type, no work yet
+        q = _inputs.vector(model, q, "q", "q")
+        status = entry.block_factors_state(model._kt, _work(model, data), q, A, B, level == "module", inverse)
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, f"{name}: ", q=q)
+    if status < 0:
+        _inputs.configuration(model, q)  # names a wrong shape, value, zero quaternion or (cos, sin) pair
+        raise InputError(f"{name}: the configuration was refused by the kernel (model '{model.name}')")
+    if status:
+        raise singular_error(model, int(status) - 1)
+    return A, B
 
 
 def udut(
@@ -288,21 +311,10 @@ def udut(
 
     The module-level factors are assembled from the link-level ones without any
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
-    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.
+    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.  One compiled
+    call (:func:`denoc_bridge.kernels.gim.block_factors`).
     """
-    geo = _factors(model, q, level, data)
-    U, D = _link_factors(model, geo)
-    if level == "link":
-        return U, D
-    W, _ = _inverse_U(model, geo)
-    Ubar = U.copy()
-    Dbar = np.zeros_like(D)
-    for mod in model.modules:
-        s = mod.v_slice
-        Uii = U[s, s]
-        Dbar[s, s] = Uii @ D[s, s] @ Uii.T
-        Ubar[:, s] = U[:, s] @ W[s, s]
-    return Ubar, 0.5 * (Dbar + Dbar.T)
+    return _block_factors(model, q, level, False, data)
 
 
 def inverse_udut(
@@ -313,50 +325,62 @@ def inverse_udut(
     ``U^-1`` comes from the recursive block inverse of 002 eqs. A.13-A.18 and
     ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1``; at module
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
-    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).
+    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call
+    (:func:`denoc_bridge.kernels.gim.block_factors`).
     """
-    geo = _factors(model, q, level, data)
-    W, _ = _inverse_U(model, geo)
-    Dinv = np.zeros((model.nv, model.nv))
-    for v0, z in zip(model.idx_v, model.nv_joint):
-        Dinv[v0 : v0 + z, v0 : v0 + z] = geo.IhatInv[v0 : v0 + z, :z]
-    if level == "link":
-        return W, Dinv
-    U, _ = _link_factors(model, geo)
-    Ubar_inv = W.copy()
-    Dbar_inv = np.zeros_like(Dinv)
-    for mod in model.modules:
-        s = mod.v_slice
-        Ubar_inv[s, :] = U[s, s] @ W[s, :]
-        Dbar_inv[s, s] = W[s, s].T @ Dinv[s, s] @ W[s, s]
-    return Ubar_inv, 0.5 * (Dbar_inv + Dbar_inv.T)
+    return _block_factors(model, q, level, True, data)
 
 
-def tree_inverse_mass_matrix(model: Model, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+def out_matrix(model: Model, out: np.ndarray | None, name: str) -> np.ndarray:
+    """A new (nv, nv) array, or ``out`` once checked (C-contiguous, writable float64 (nv, nv))."""
+    nv = model.nv
+    if out is None:
+        return np.empty((nv, nv))
+    if not (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.shape == (nv, nv)
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        raise InputError(
+            f"{name}: out must be a writable C-contiguous float64 array of shape ({nv}, {nv}), got "
+            f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}"
+        )
+    return out
+
+
+def tree_inverse_mass_matrix(
+    model: Model, q: npt.ArrayLike, *, data: Data | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
-    ``U^-1`` is built by the recursive block inverse of 002 (eqs. A.13-A.18)
-    and ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1`` (one z_k x z_k
-    block per joint); ``I`` itself is never formed nor inverted.  O(n^2);
-    equals ``pin.computeMinverse``.
+    One compiled call (:func:`denoc_bridge.kernels.entry.inverse_mass_matrix_state`,
+    :mod:`denoc_bridge.kernels.gim`): the articulated masses give ``D`` (one z_k x z_k block per
+    joint), the rows of ``D^-1 U^-1`` over each subtree come from the block recursion of 002
+    (eqs. A.13-A.18), then ``U^-T`` is applied by the forward substitution of 000 Table 3;
+    ``I`` itself is never formed nor inverted, nor is ``U^-1``.  Raises
+    :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint whose articulated
+    inertia is singular.
+    O(n^2); equals ``pin.computeMinverse``.  ``out``: an optional (nv, nv) float64 array to
+    write into (returned).
     """
-    geo = _factors(model, q, "module", data)
-    W, acc = _inverse_U(model, geo)
-    Minv = np.empty((model.nv, model.nv))
-    kim.inverse_from_factors(
-        model.module_start,
-        model.module_end,
-        model.module_parent,
-        model.parent,
-        geo.E,
-        geo.r,
-        geo.P,
-        model.idx_v,
-        model.nv_joint,
-        geo.Psi,
-        geo.IhatInv,
-        W,
-        acc,
-        Minv,
-    )
-    return Minv
+    if type(model) is not Model:
+        _check_model(model)
+    res = np.empty((model.nv, model.nv)) if out is None else out
+    try:  # fast path: a float64 C vector
+        if _inverse_mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
+            return res
+    except (TypeError, AttributeError):  # another type, no work yet
+        pass
+    res = out_matrix(model, out, "inverse_mass_matrix")
+    q = _inputs.vector(model, q, "q", "q")
+    status = entry.inverse_mass_matrix_state(model._kt, _work(model, data), q, res)
+    if status == 0:
+        return res
+    if status == entry.OVERFLOW:
+        raise _inputs.overflow_error(model, "inverse_mass_matrix: ", q=q)
+    if status < 0:
+        _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair
+        raise InputError(f"inverse_mass_matrix: the configuration was refused by the kernel (model '{model.name}')")
+    raise singular_error(model, int(status) - 1)

@@ -24,8 +24,8 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
+from denoc_bridge.kernels.gim import block_factors, crba, minv_from_factors
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
-from denoc_bridge.kernels.mass_matrix import composite_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
 MIN_NORM = 1e-12
@@ -104,8 +104,27 @@ def _nv(ki):
 
 @njit(cache=True)
 def valid_configuration(ki, q, work):
-    """valid_state for a configuration alone."""
-    return valid_state(ki, q, q[0:0], q[0:0], np.zeros((0, 6)), q[0:0], work, 0)
+    """valid_state for a configuration alone (without its allocation of an empty wrench array:
+    a tenth of a panda GIM)."""
+    L = ki.shape[0]
+    nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
+    if q.shape[0] != nq:
+        return -2
+    nvm = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
+    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nvm, ki[0, T.NMOD] if L else 0)):
+        return -2
+    for i in range(nq):
+        if not np.isfinite(q[i]):
+            return -1
+    for k in range(L):
+        i0 = ki[k, T.NORM0]
+        if i0 >= 0:
+            s = 0.0
+            for j in range(ki[k, T.NORMSZ]):
+                s += q[i0 + j] * q[i0 + j]
+            if not np.sqrt(s) >= MIN_NORM:
+                return -1
+    return 0
 
 
 @njit(cache=True)
@@ -204,8 +223,62 @@ def mass_matrix_state(kt, work, q, out):
     work = _work(ki, work, nv)
     out[:, :] = 0.0
     joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
-    composite_backward_recursion(ki, kf, work, nv, out)
+    crba(ki, kf, work, nv, out)
     return finite_matrix(out)
+
+
+@njit(cache=True)
+def articulated_factors(ki, kf, q, nv, work):
+    """Geometry and the articulated pass with its factors (Psi, Ihat, Ihat^-1), without wrenches:
+    0, or k + 1 for a singular articulated inertia of link k."""
+    L = ki.shape[0]
+    joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
+    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
+        for j in range(T.C_W, T.C_W + 6):
+            work[k, j] = 0.0
+    return articulated_backward_recursion(ki, kf, np.zeros(nv), work, True) + 1
+
+
+@njit(MASS_SIGNATURE, cache=True)
+def inverse_mass_matrix_state(kt, work, q, out):
+    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: geometry, the articulated
+    masses and the two sweeps over the rows (:mod:`.gim`; status as above)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    nv = _nv(ki)
+    if status == 0 and (out.shape[0] != nv or out.shape[1] != nv):
+        status = -2
+    if status:
+        return status
+    work = _work(ki, work, nv)
+    k = articulated_factors(ki, kf, q, nv, work)
+    if k:
+        return k
+    minv_from_factors(ki, kf, work, nv, out)
+    return finite_matrix(out)
+
+
+FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolean)
+
+
+@njit(FACTORS_SIGNATURE, cache=True)
+def block_factors_state(kt, work, q, A, B, module_level, inverse):
+    """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
+    B = D^-1), link or module level (:func:`.gim.block_factors`; status as above)."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    nv = _nv(ki)
+    if status == 0 and (A.shape[0] != nv or A.shape[1] != nv or B.shape[0] != nv or B.shape[1] != nv):
+        status = -2
+    if status:
+        return status
+    work = _work(ki, work, nv)
+    k = articulated_factors(ki, kf, q, nv, work)
+    if k:
+        return k
+    block_factors(ki, kf, work, nv, module_level, inverse, A, B)
+    status = finite_matrix(A)
+    return status if status else finite_matrix(B)
 
 
 @njit(cache=True, parallel=True)
@@ -222,3 +295,17 @@ def dynamics_batch(kt, Q, V, X, FEXT, OUT, status, n_chunks, inverse):
                 status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
             else:
                 status[b] = forward_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
+
+
+@njit(cache=True, parallel=True)
+def matrix_batch(kt, Q, OUT, status, n_chunks, inverse):
+    """mass_matrix_state (or, with ``inverse``, inverse_mass_matrix_state) over the leading axis of
+    Q into OUT (B, nv, nv): chunks of states in parallel, one work array each."""
+    B = Q.shape[0]
+    for c in prange(n_chunks):
+        work = _work(kt.view(T.INT), np.empty((0, T.W)), OUT.shape[1])
+        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
+            if inverse:
+                status[b] = inverse_mass_matrix_state(kt, work, Q[b], OUT[b])
+            else:
+                status[b] = mass_matrix_state(kt, work, Q[b], OUT[b])

@@ -1,0 +1,480 @@
+"""The GIM and its analytic inverse, one compiled pass each, in the base frame of each tree
+(000 eqs. 16-17; 002 eqs. A.13-A.18, A.22).
+
+After the geometry pass (:mod:`.geometry`), :func:`base_frame_pass` expresses every link in the
+frame of the root link of its tree (the base frame): its orientation R_k = R_b E_k^T and
+origin p_k = p_b + R_b r_k, its mass ``M_k`` about the base origin (m, h = m c, I_O: ten
+numbers) and the columns of ``N_k = A_k P_k``, the joint-motion propagation of joint k seen
+from the base.  In that frame the twist propagation A_{k,b} is the identity, so that
+
+* composite masses (000 eq. 17) are sums, ``Mtilde_b = M_b + sum_c Mtilde_c``, and the GIM
+  block of a link k and any link j of its subtree is ``N_k^T Mtilde_j N_j`` (000 eq. 16): one
+  pass over the links, each writing its row block over its subtree's columns (contiguous in
+  the depth-first numbering) and mirroring it, no walk towards the base
+  (:func:`composite_mass_matrix`);
+* the inverse ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22) comes out of two sweeps over the rows,
+  after the articulated pass of forward dynamics has given ``Psi_k``, ``Ihat_k`` and
+  ``Ihat_k^-1`` in the link frames (000 eqs. 19-21; the projections ``Mhat - PsiHat Psi^T``
+  are kept in the link frames, where they lose ~100 times fewer digits than about a far
+  origin, and its singularity test names the joint): the backward sweep
+  (:func:`subtree_rows`) builds the rows of ``D^-1 U^-1`` over each subtree, the block
+  recursion of 002 eqs. A.13-A.18 with eta~ carried as one wrench per column; the forward
+  sweep (:func:`inverse_rows`) applies ``U^-T`` (000 Table 3, step 2), mu~ carried as one
+  twist per column, in one 6 x nv accumulator per kinematic module that the intra-modular
+  recursion updates in place and a child module starts from its parent module's.
+
+The scheme is Pinocchio's CRBA and computeMinverse in their WORLD convention (Carpentier,
+Mansard 2018), anchored at the root of each tree instead of the world origin.  Work: O(n d)
+for the GIM (d the depth), O(n^2) for the inverse, 12 multiplications per (row, column) pair.
+"""
+
+import numpy as np
+from numba import njit
+
+from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.inverse_dynamics import offset, rotation
+from denoc_bridge.kernels.spatial6 import rot3
+
+#: columns of the per-link base-frame rows: R_k (9, row major), p_k (3), m, h (3), I_O (6)
+X_R, X_P, X_M, X_H, X_I, XW = 0, 9, 12, 13, 16, 24
+
+
+@njit(cache=True, fastmath={"contract"})
+def subtree_dofs(ki, sub):
+    """sub[k] = number of DOFs of the subtree of link k (its columns are idx_v[k] ..
+    idx_v[k] + sub[k] - 1: depth-first numbering)."""
+    L = ki.shape[0]
+    for k in range(L):
+        sub[k] = ki[k, T.NV]
+    for k in range(L - 1, 0, -1):
+        b = ki[k, T.PARENT]
+        if b >= 0:
+            sub[b] += sub[k]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2):
+    """The mass of link k about the base origin into X[k]: h_P = R h and I_P = R I_O R^T about
+    p_k, then shifted to the origin."""
+    m = kf[k, T.MASS]
+    a0, a1, a2 = kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
+    h0 = R00 * a0 + R01 * a1 + R02 * a2
+    h1 = R10 * a0 + R11 * a1 + R12 * a2
+    h2 = R20 * a0 + R21 * a1 + R22 * a2
+    Ixx, Ixy, Ixz = kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2]
+    Iyy, Iyz, Izz = kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5]
+    # C = R I (rows), then I_P = C R^T (upper triangle)
+    C00 = R00 * Ixx + R01 * Ixy + R02 * Ixz
+    C01 = R00 * Ixy + R01 * Iyy + R02 * Iyz
+    C02 = R00 * Ixz + R01 * Iyz + R02 * Izz
+    C10 = R10 * Ixx + R11 * Ixy + R12 * Ixz
+    C11 = R10 * Ixy + R11 * Iyy + R12 * Iyz
+    C12 = R10 * Ixz + R11 * Iyz + R12 * Izz
+    C20 = R20 * Ixx + R21 * Ixy + R22 * Ixz
+    C21 = R20 * Ixy + R21 * Iyy + R22 * Iyz
+    C22 = R20 * Ixz + R21 * Iyz + R22 * Izz
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    ph2 = 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
+    d = m * pp + ph2  # I_O = I_P + m (|p|^2 1 - p p^T) + 2 (p.h) 1 - h p^T - p h^T
+    X[k, X_M] = m
+    X[k, X_H] = m * p0 + h0
+    X[k, X_H + 1] = m * p1 + h1
+    X[k, X_H + 2] = m * p2 + h2
+    X[k, X_I] = C00 * R00 + C01 * R01 + C02 * R02 + d - m * p0 * p0 - 2.0 * h0 * p0
+    X[k, X_I + 1] = C00 * R10 + C01 * R11 + C02 * R12 - m * p0 * p1 - h0 * p1 - p0 * h1
+    X[k, X_I + 2] = C00 * R20 + C01 * R21 + C02 * R22 - m * p0 * p2 - h0 * p2 - p0 * h2
+    X[k, X_I + 3] = C10 * R10 + C11 * R11 + C12 * R12 + d - m * p1 * p1 - 2.0 * h1 * p1
+    X[k, X_I + 4] = C10 * R20 + C11 * R21 + C12 * R22 - m * p1 * p2 - h1 * p2 - p1 * h2
+    X[k, X_I + 5] = C20 * R20 + C21 * R21 + C22 * R22 + d - m * p2 * p2 - 2.0 * h2 * p2
+
+
+@njit(cache=True, fastmath={"contract"})
+def base_frame_pass(ki, kf, work, nv, X, N, masses):
+    """After the geometry pass (E_k as its rotation code, :mod:`.geometry`): R_k, p_k and, with
+    ``masses``, the mass of link k about the base origin in X[k] (see X_R .. X_I), and the
+    base-frame columns of N_k = A_k P_k in the rows N[idx_v[k] + n] ([angular; linear] at the base
+    origin)."""
+    L = ki.shape[0]
+    for k in range(L):
+        b = ki[k, T.PARENT]
+        code, cs, sn, e = rotation(ki, work, k)
+        r0, r1, r2 = offset(kf, work, L, k, code)
+        if b < 0:  # a root: its own frame is the base frame of its tree
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+            p0, p1, p2 = 0.0, 0.0, 0.0
+        else:  # R_k = R_b E_k^T (row i: E_k times row i of R_b), p_k = p_b + R_b r_k
+            B00, B01, B02 = X[b, 0], X[b, 1], X[b, 2]
+            B10, B11, B12 = X[b, 3], X[b, 4], X[b, 5]
+            B20, B21, B22 = X[b, 6], X[b, 7], X[b, 8]
+            R00, R01, R02 = rot3(code, cs, sn, e, B00, B01, B02)
+            R10, R11, R12 = rot3(code, cs, sn, e, B10, B11, B12)
+            R20, R21, R22 = rot3(code, cs, sn, e, B20, B21, B22)
+            p0 = X[b, X_P] + B00 * r0 + B01 * r1 + B02 * r2
+            p1 = X[b, X_P + 1] + B10 * r0 + B11 * r1 + B12 * r2
+            p2 = X[b, X_P + 2] + B20 * r0 + B21 * r1 + B22 * r2
+        X[k, 0], X[k, 1], X[k, 2] = R00, R01, R02
+        X[k, 3], X[k, 4], X[k, 5] = R10, R11, R12
+        X[k, 6], X[k, 7], X[k, 8] = R20, R21, R22
+        X[k, X_P], X[k, X_P + 1], X[k, X_P + 2] = p0, p1, p2
+        if masses:
+            base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2)
+        v0 = ki[k, T.IDX_V]
+        dof = T.dof_index(ki, k)
+        if dof >= 0:  # P_k = sign e_d: N = sign [R e_d; p x R e_d] or sign [0; R e_(d-3)]
+            sg = float(T.dof_sign(ki, k))
+            i = dof if dof < 3 else dof - 3
+            x0 = sg * (R00 if i == 0 else (R01 if i == 1 else R02))
+            x1 = sg * (R10 if i == 0 else (R11 if i == 1 else R12))
+            x2 = sg * (R20 if i == 0 else (R21 if i == 1 else R22))
+            if dof < 3:
+                N[v0, 0], N[v0, 1], N[v0, 2] = x0, x1, x2
+                N[v0, 3], N[v0, 4], N[v0, 5] = p1 * x2 - p2 * x1, p2 * x0 - p0 * x2, p0 * x1 - p1 * x0
+            else:
+                N[v0, 0], N[v0, 1], N[v0, 2] = 0.0, 0.0, 0.0
+                N[v0, 3], N[v0, 4], N[v0, 5] = x0, x1, x2
+            continue
+        for n in range(ki[k, T.NV]):  # N = [R w; R v + p x R w]
+            row = T.p_row(L, nv, v0 + n)
+            w0, w1, w2 = work[row, 0], work[row, 1], work[row, 2]
+            u0, u1, u2 = work[row, 3], work[row, 4], work[row, 5]
+            x0 = R00 * w0 + R01 * w1 + R02 * w2
+            x1 = R10 * w0 + R11 * w1 + R12 * w2
+            x2 = R20 * w0 + R21 * w1 + R22 * w2
+            N[v0 + n, 0], N[v0 + n, 1], N[v0 + n, 2] = x0, x1, x2
+            N[v0 + n, 3] = R00 * u0 + R01 * u1 + R02 * u2 + p1 * x2 - p2 * x1
+            N[v0 + n, 4] = R10 * u0 + R11 * u1 + R12 * u2 + p2 * x0 - p0 * x2
+            N[v0 + n, 5] = R20 * u0 + R21 * u1 + R22 * u2 + p0 * x1 - p1 * x0
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def mass_times(X, k, s0, s1, s2, s3, s4, s5):
+    """M s for the mass (m, h, I_O) in X[k] and the twist s = [w; v]: [I_O w + h x v; m v - h x w]."""
+    m, h0, h1, h2 = X[k, X_M], X[k, X_H], X[k, X_H + 1], X[k, X_H + 2]
+    Ixx, Ixy, Ixz = X[k, X_I], X[k, X_I + 1], X[k, X_I + 2]
+    Iyy, Iyz, Izz = X[k, X_I + 3], X[k, X_I + 4], X[k, X_I + 5]
+    return (
+        Ixx * s0 + Ixy * s1 + Ixz * s2 + h1 * s5 - h2 * s4,
+        Ixy * s0 + Iyy * s1 + Iyz * s2 + h2 * s3 - h0 * s5,
+        Ixz * s0 + Iyz * s1 + Izz * s2 + h0 * s4 - h1 * s3,
+        m * s3 - h1 * s2 + h2 * s1,
+        m * s4 - h2 * s0 + h0 * s2,
+        m * s5 - h0 * s1 + h1 * s0,
+    )
+
+
+@njit(cache=True, fastmath={"contract"})
+def composite_mass_matrix(ki, kf, nv, X, N, F, sub, out):
+    """The full symmetric GIM into ``out`` (000 eqs. 16-17): links L-1 .. 0, Mtilde_k complete
+    (its subtree added), F_k = Mtilde_k N_k, then the row block of k over its subtree's columns,
+    I_{k,j} = N_k^T F_j, mirrored; Mtilde_b += Mtilde_k.  The masses in X are overwritten by
+    the composite masses."""
+    L = ki.shape[0]
+    for k in range(L - 1, -1, -1):
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for n in range(z):
+            r = v0 + n
+            f = mass_times(X, k, N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5])
+            for j in range(6):
+                F[r, j] = f[j]  # F_k = Mtilde_k N_k            000 (16)
+        c1 = v0 + sub[k]
+        for a in range(z):
+            r = v0 + a
+            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
+            for c in range(r, c1):  # I_{k,j} = N_k^T Mtilde_j N_j
+                x = n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
+                out[r, c] = x
+                out[c, r] = x
+            out[r, r] += kf[k, T.ARM + a]
+        b = ki[k, T.PARENT]
+        if b >= 0:  # Mtilde_b = M_b + sum_c Mtilde_c     000 (17)
+            for j in range(X_M, X_I + 6):
+                X[b, j] += X[k, j]
+
+
+@njit(cache=True, fastmath={"contract"})
+def crba(ki, kf, work, nv, out):
+    """The GIM into ``out`` after a full geometry pass in ``work``."""
+    L = ki.shape[0]
+    buf = np.empty(L * XW + 12 * nv)  # one allocation
+    X = buf[: L * XW].reshape(L, XW)
+    N = buf[L * XW : L * XW + 6 * nv].reshape(nv, 6)
+    F = buf[L * XW + 6 * nv :].reshape(nv, 6)
+    sub = np.empty(L, dtype=np.int64)
+    subtree_dofs(ki, sub)
+    base_frame_pass(ki, kf, work, nv, X, N, True)
+    composite_mass_matrix(ki, kf, nv, X, N, F, sub, out)
+
+
+@njit(cache=True, fastmath={"contract"})
+def inverse_rows(ki, nv, N, Psi, G, out):
+    """Forward sweep, modules M_1 .. M_s and links 1^i .. eta^i (000 Table 3, step 2): the rows
+    of I^-1 = U^-T (D^-1 U^-1) (002 eq. A.22), upper triangle, over the columns c >= idx_v[k]:
+    I^-1_{k,c} = (D^-1 U^-1)_{k,c} - Ihat_k^-1 PsiHat_k^T mu~_c and mu_c = N_k I^-1_{k,c} + mu~_c,
+    with mu~ of the first link of a module the mu of the last link of its parent module.
+    ``G[i]`` (nv, 6) is the accumulator of module i."""
+    for i in range(ki[0, T.NMOD]):
+        first, end, p = ki[i, T.MFIRST], ki[i, T.MEND], ki[i, T.MPARENT]
+        g = G[i]
+        c0 = ki[first, T.IDX_V]
+        if p >= 0:
+            gp = G[p]
+            for c in range(c0, nv):
+                for j in range(6):
+                    g[c, j] = gp[c, j]
+        else:
+            for c in range(c0, nv):
+                for j in range(6):
+                    g[c, j] = 0.0
+        for k in range(first, end):
+            v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+            if z == 1:  # both steps in one sweep over the columns
+                s0, s1, s2, s3, s4, s5 = Psi[v0, 0], Psi[v0, 1], Psi[v0, 2], Psi[v0, 3], Psi[v0, 4], Psi[v0, 5]
+                n0, n1, n2, n3, n4, n5 = N[v0, 0], N[v0, 1], N[v0, 2], N[v0, 3], N[v0, 4], N[v0, 5]
+                for c in range(v0, nv):
+                    f0, f1, f2, f3, f4, f5 = g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5]
+                    x = out[v0, c] - (s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5)
+                    out[v0, c] = x
+                    g[c, 0], g[c, 1], g[c, 2] = f0 + n0 * x, f1 + n1 * x, f2 + n2 * x
+                    g[c, 3], g[c, 4], g[c, 5] = f3 + n3 * x, f4 + n4 * x, f5 + n5 * x
+                continue
+            if p >= 0 or k > first:
+                for a in range(z):  # minus Psi_k^T mu~_c             000 Table 3 (36)
+                    r = v0 + a
+                    s0, s1, s2, s3, s4, s5 = Psi[r, 0], Psi[r, 1], Psi[r, 2], Psi[r, 3], Psi[r, 4], Psi[r, 5]
+                    for c in range(v0, nv):
+                        out[r, c] -= (
+                            s0 * g[c, 0] + s1 * g[c, 1] + s2 * g[c, 2] + s3 * g[c, 3] + s4 * g[c, 4] + s5 * g[c, 5]
+                        )
+            for c in range(v0, nv):  # mu_c = N_k I^-1_{k,c} + mu~_c    000 Table 3 (37)
+                f0, f1, f2, f3, f4, f5 = g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5]
+                for a in range(z):
+                    x = out[v0 + a, c]
+                    f0 += N[v0 + a, 0] * x
+                    f1 += N[v0 + a, 1] * x
+                    f2 += N[v0 + a, 2] * x
+                    f3 += N[v0 + a, 3] * x
+                    f4 += N[v0 + a, 4] * x
+                    f5 += N[v0 + a, 5] * x
+                g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5] = f0, f1, f2, f3, f4, f5
+    for r in range(nv):  # the lower triangle
+        for c in range(r + 1, nv):
+            out[c, r] = out[r, c]
+
+
+@njit(cache=True, fastmath={"contract"})
+def factors_to_base(ki, work, nv, X, U, Psi):
+    """The articulated factors of the link-frame pass (:func:`.forward_dynamics.
+    articulated_backward_recursion` with ``factors``) in the base frame: Psi_k and PsiHat_k =
+    Psi_k Ihat_k are wrenches, [n; f] -> [R n + p x R f; R f]."""
+    L = ki.shape[0]
+    for k in range(L):
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = (
+            X[k, 0],
+            X[k, 1],
+            X[k, 2],
+            X[k, 3],
+            X[k, 4],
+            X[k, 5],
+            X[k, 6],
+            X[k, 7],
+            X[k, 8],
+        )
+        p0, p1, p2 = X[k, X_P], X[k, X_P + 1], X[k, X_P + 2]
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for n in range(z):
+            for which in range(2):
+                if which == 0:
+                    row = T.dof_row(L, v0 + n)
+                    a0, a1, a2 = work[row, T.H_PSI], work[row, T.H_PSI + 1], work[row, T.H_PSI + 2]
+                    a3, a4, a5 = work[row, T.H_PSI + 3], work[row, T.H_PSI + 4], work[row, T.H_PSI + 5]
+                else:  # PsiHat = Psi Ihat
+                    a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+                    for m in range(z):
+                        row = T.dof_row(L, v0 + m)
+                        x = work[T.ihat_row(L, nv, v0 + m), n]
+                        a0 += work[row, T.H_PSI] * x
+                        a1 += work[row, T.H_PSI + 1] * x
+                        a2 += work[row, T.H_PSI + 2] * x
+                        a3 += work[row, T.H_PSI + 3] * x
+                        a4 += work[row, T.H_PSI + 4] * x
+                        a5 += work[row, T.H_PSI + 5] * x
+                f0 = R00 * a3 + R01 * a4 + R02 * a5
+                f1 = R10 * a3 + R11 * a4 + R12 * a5
+                f2 = R20 * a3 + R21 * a4 + R22 * a5
+                y = Psi if which == 0 else U
+                y[v0 + n, 0] = R00 * a0 + R01 * a1 + R02 * a2 + p1 * f2 - p2 * f1
+                y[v0 + n, 1] = R10 * a0 + R11 * a1 + R12 * a2 + p2 * f0 - p0 * f2
+                y[v0 + n, 2] = R20 * a0 + R21 * a1 + R22 * a2 + p0 * f1 - p1 * f0
+                y[v0 + n, 3], y[v0 + n, 4], y[v0 + n, 5] = f0, f1, f2
+
+
+@njit(cache=True, fastmath={"contract"})
+def subtree_rows(ki, work, nv, N, U, F, sub, out, unit):
+    """Backward sweep, links L-1 .. 0 (002 eqs. A.13-A.18): the rows of ``D^-1 U^-1`` over the
+    subtree of k into ``out``, Ihat_k^-1 on the diagonal block and ``-Ihat_k^-1 N_k^T eta~_c``
+    beside it, and ``eta_c = PsiHat_k (D^-1 U^-1)_{k,c} + eta~_c`` in the rows of F (one wrench
+    per column; in the base frame the wrenches of a subtree add without a transform).  With
+    ``unit`` (and Psi_k for PsiHat_k in U) the rows of ``U^-1`` itself: the identity on the
+    diagonal block, ``-N_k^T eta~_c`` beside it (002 eqs. A.13-A.18 as printed)."""
+    L = ki.shape[0]
+    t = np.empty(6)
+    for k in range(L - 1, -1, -1):
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        c1 = v0 + sub[k]
+        for a in range(z):
+            for n in range(z):
+                if unit:
+                    out[v0 + a, v0 + n] = 1.0 if a == n else 0.0
+                else:
+                    out[v0 + a, v0 + n] = work[T.ihatinv_row(L, nv, v0 + a), n]
+        for c in range(v0, v0 + z):
+            for j in range(6):
+                F[c, j] = 0.0
+        for a in range(z):
+            r = v0 + a
+            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
+            if z == 1:  # both steps in one sweep over the columns
+                dinv = out[v0, v0]
+                u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
+                F[v0, 0], F[v0, 1], F[v0, 2] = u0 * dinv, u1 * dinv, u2 * dinv
+                F[v0, 3], F[v0, 4], F[v0, 5] = u3 * dinv, u4 * dinv, u5 * dinv
+                for c in range(v0 + 1, c1):
+                    f0, f1, f2, f3, f4, f5 = F[c, 0], F[c, 1], F[c, 2], F[c, 3], F[c, 4], F[c, 5]
+                    x = -dinv * (n0 * f0 + n1 * f1 + n2 * f2 + n3 * f3 + n4 * f4 + n5 * f5)
+                    out[r, c] = x
+                    F[c, 0], F[c, 1], F[c, 2] = f0 + u0 * x, f1 + u1 * x, f2 + u2 * x
+                    F[c, 3], F[c, 4], F[c, 5] = f3 + u3 * x, f4 + u4 * x, f5 + u5 * x
+                break
+            for c in range(v0 + z, c1):
+                out[r, c] = n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
+        if z > 1:
+            for c in range(v0 + z, c1):  # -Ihat^-1 (N^T eta~_c)
+                for a in range(z):
+                    t[a] = out[v0 + a, c]
+                for a in range(z):
+                    s = 0.0
+                    for n in range(z):
+                        s -= out[v0 + a, v0 + n] * t[n]
+                    out[v0 + a, c] = s
+        if z == 1:
+            continue
+        for a in range(z):  # eta_c += PsiHat_k (D^-1 U^-1)_{k,c}
+            r = v0 + a
+            u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
+            for c in range(v0, c1):
+                x = out[r, c]
+                F[c, 0] += u0 * x
+                F[c, 1] += u1 * x
+                F[c, 2] += u2 * x
+                F[c, 3] += u3 * x
+                F[c, 4] += u4 * x
+                F[c, 5] += u5 * x
+
+
+@njit(cache=True, fastmath={"contract"})
+def minv_from_factors(ki, kf, work, nv, out):
+    """I^-1 into ``out`` after the geometry pass and the articulated pass with ``factors``
+    (Psi_k, Ihat_k, Ihat_k^-1 of every joint in ``work``, link frames): the factors go to the base
+    frame, then the backward and forward sweeps over the rows."""
+    L = ki.shape[0]
+    if L == 0:
+        return
+    S = ki[0, T.NMOD]
+    buf = np.empty(L * XW + 24 * nv + 6 * nv * S)  # one allocation
+    X = buf[: L * XW].reshape(L, XW)
+    o = L * XW
+    N = buf[o : o + 6 * nv].reshape(nv, 6)
+    U = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
+    Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
+    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
+    G = buf[o + 24 * nv :].reshape(S, nv, 6)
+    sub = np.empty(L, dtype=np.int64)
+    subtree_dofs(ki, sub)
+    base_frame_pass(ki, kf, work, nv, X, N, False)
+    factors_to_base(ki, work, nv, X, U, Psi)
+    out[:, :] = 0.0
+    subtree_rows(ki, work, nv, N, U, F, sub, out, False)
+    inverse_rows(ki, nv, N, Psi, G, out)
+
+
+@njit(cache=True, fastmath={"contract"})
+def block_factors(ki, kf, work, nv, module_level, inverse, A, B):
+    """The factors of :func:`denoc_bridge.udut` (``inverse`` off: A = U, B = D, I = U D U^T) or of
+    :func:`denoc_bridge.inverse_udut` (A = U^-1, B = D^-1), at link level (001 eq. A.3-A.4) or,
+    with ``module_level``, at module level (002 eqs. A.20-A.21) after the geometry pass and the
+    articulated pass with ``factors``.  Link level: U_{k,c} = N_k^T Psi_c for c in the subtree of k
+    (unit diagonal blocks), D = diag(Ihat_k); U^-1 by the backward sweep of :func:`subtree_rows`.
+    Module level, for each module's columns s: Ubar[:, s] = U[:, s] U_ss^-1,
+    Dbar_s = U_ss D_s U_ss^T, Ubar^-1[s, :] = U_ss U^-1[s, :], Dbar_s^-1 = U^-1_ss^T D_s^-1 U^-1_ss
+    (no numerical inversion)."""
+    L = ki.shape[0]
+    if L == 0:
+        return
+    buf = np.empty(L * XW + 30 * nv)
+    X = buf[: L * XW].reshape(L, XW)
+    o = L * XW
+    N = buf[o : o + 6 * nv].reshape(nv, 6)
+    Ph = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
+    Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
+    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
+    sub = np.empty(L, dtype=np.int64)
+    subtree_dofs(ki, sub)
+    base_frame_pass(ki, kf, work, nv, X, N, False)
+    factors_to_base(ki, work, nv, X, Ph, Psi)
+    # link-level U into U (A for udut, scratch for inverse_udut), W = U^-1 into A (inverse)
+    U = A if not inverse else np.zeros((nv, nv))
+    U[:, :] = 0.0
+    for k in range(L):
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for a in range(z):
+            r = v0 + a
+            U[r, r] = 1.0
+            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
+            for c in range(v0 + z, v0 + sub[k]):  # U_{k,c} = N_k^T Psi_c        001 (A.4)
+                U[r, c] = (
+                    n0 * Psi[c, 0] + n1 * Psi[c, 1] + n2 * Psi[c, 2] + n3 * Psi[c, 3] + n4 * Psi[c, 4] + n5 * Psi[c, 5]
+                )
+    B[:, :] = 0.0
+    for k in range(L):  # D = diag(Ihat_k) or D^-1
+        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
+        for a in range(z):
+            for n in range(z):
+                row = T.ihatinv_row(L, nv, v0 + a) if inverse else T.ihat_row(L, nv, v0 + a)
+                B[v0 + a, v0 + n] = work[row, n]
+    if not inverse and not module_level:
+        return
+    W = A if inverse else np.empty((nv, nv))
+    W[:, :] = 0.0
+    subtree_rows(ki, work, nv, N, Psi, F, sub, W, True)  # W = U^-1   002 (A.13-A.18)
+    if not module_level:
+        return
+    Ds = np.empty((nv, nv))
+    for i in range(ki[0, T.NMOD]):
+        a0, a1 = ki[ki[i, T.MFIRST], T.IDX_V], ki[ki[i, T.MEND] - 1, T.IDX_V] + ki[ki[i, T.MEND] - 1, T.NV]
+        for r in range(a0, a1):  # Dbar_s = U_ss D_s U_ss^T, or W_ss^T D_s^-1 W_ss
+            for c in range(a0, a1):
+                s = 0.0
+                for m in range(a0, a1):
+                    s += (U[r, m] if not inverse else W[m, r]) * B[m, c]
+                Ds[r, c] = s
+        for r in range(a0, a1):  # (upper triangle, mirrored)
+            for c in range(r, a1):
+                s = 0.0
+                for m in range(a0, a1):
+                    s += Ds[r, m] * (U[c, m] if not inverse else W[m, c])
+                B[r, c] = s
+                B[c, r] = s
+        if not inverse:  # Ubar[:, s] = U[:, s] W_ss, in place, columns right to left
+            for c in range(a1 - 1, a0 - 1, -1):
+                for r in range(0, a1):
+                    s = 0.0
+                    for m in range(max(a0, r), c + 1):
+                        s += U[r, m] * W[m, c]
+                    U[r, c] = s
+        else:  # Ubar^-1[s, :] = U_ss W[s, :], in place, rows top to bottom
+            for r in range(a0, a1):
+                for c in range(a0, nv):
+                    s = 0.0
+                    for m in range(r, a1):
+                        s += U[r, m] * W[m, c]
+                    W[r, c] = s
