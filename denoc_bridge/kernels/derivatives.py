@@ -80,72 +80,83 @@ def _tmatvec6(A, x, out):
         out[i] = A[0, i] * x[0] + A[1, i] * x[1] + A[2, i] * x[2] + A[3, i] * x[3] + A[4, i] * x[4] + A[5, i] * x[5]
 
 
+@njit(cache=True, inline="always")
+def _cross3(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
 @njit(cache=True)
-def _world_inertia(kf, k, R, p, Iw, X, tmp):
-    """Iw = X* M_k X^-1: the 6x6 mass matrix of link k (000 eq. 2b; m, h = m c, I_O of the table)
-    expressed about the base origin in base axes, for the placement (R, p) of the link."""
+def _world_inertia(kf, k, R, p, Iw):
+    """Iw: the 6x6 mass matrix of link k (000 eqs. 2a-2b; m, h = m c and I_O of the table) about
+    the base origin in base axes, for the link placement (R, p):
+    ``[[I_0, [h']x], [-[h']x, m 1]]`` with ``h' = m p + R h`` and
+    ``I_0 = R I_O R^T + m S(p) + 2 (p . R h) 1 - p (R h)^T - (R h) p^T``, ``S(x) = |x|^2 1 - x x^T``."""
     m = kf[k, T.MASS]
     h0, h1, h2 = kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
-    Ml = np.empty((6, 6))
     io = (kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2], kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5])
-    Ml[0, 0], Ml[0, 1], Ml[0, 2] = io[0], io[1], io[2]
-    Ml[1, 0], Ml[1, 1], Ml[1, 2] = io[1], io[3], io[4]
-    Ml[2, 0], Ml[2, 1], Ml[2, 2] = io[2], io[4], io[5]
-    # n = I_O w + h x v,  f = m v - h x w
-    Ml[0, 3], Ml[0, 4], Ml[0, 5] = 0.0, -h2, h1
-    Ml[1, 3], Ml[1, 4], Ml[1, 5] = h2, 0.0, -h0
-    Ml[2, 3], Ml[2, 4], Ml[2, 5] = -h1, h0, 0.0
+    # A = R I_O (I_O symmetric: xx xy xz / yy yz / zz)
+    for i in range(3):
+        a0 = R[i, 0] * io[0] + R[i, 1] * io[1] + R[i, 2] * io[2]
+        a1 = R[i, 0] * io[1] + R[i, 1] * io[3] + R[i, 2] * io[4]
+        a2 = R[i, 0] * io[2] + R[i, 1] * io[4] + R[i, 2] * io[5]
+        for j in range(3):
+            Iw[i, j] = a0 * R[j, 0] + a1 * R[j, 1] + a2 * R[j, 2]
+    g = (
+        R[0, 0] * h0 + R[0, 1] * h1 + R[0, 2] * h2,
+        R[1, 0] * h0 + R[1, 1] * h1 + R[1, 2] * h2,
+        R[2, 0] * h0 + R[2, 1] * h1 + R[2, 2] * h2,
+    )
+    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    pg = p[0] * g[0] + p[1] * g[1] + p[2] * g[2]
     for i in range(3):
         for j in range(3):
-            Ml[3 + i, j] = Ml[j, 3 + i]
-            Ml[3 + i, 3 + j] = m if i == j else 0.0
-    # X* = [[R, [p] R], [0, R]]: tmp = X* Ml, Iw = tmp X*^T
-    px = np.empty((3, 3))
-    for j in range(3):
-        px[0, j] = p[1] * R[2, j] - p[2] * R[1, j]
-        px[1, j] = p[2] * R[0, j] - p[0] * R[2, j]
-        px[2, j] = p[0] * R[1, j] - p[1] * R[0, j]
-    for i in range(6):
-        for j in range(6):
-            X[i, j] = 0.0
+            d = m * pp + 2.0 * pg if i == j else 0.0
+            Iw[i, j] += d - m * p[i] * p[j] - p[i] * g[j] - g[i] * p[j]
+    hw0, hw1, hw2 = m * p[0] + g[0], m * p[1] + g[1], m * p[2] + g[2]
+    # n = I_0 w + h' x v,  f = m v - h' x w
+    Iw[0, 3], Iw[0, 4], Iw[0, 5] = 0.0, -hw2, hw1
+    Iw[1, 3], Iw[1, 4], Iw[1, 5] = hw2, 0.0, -hw0
+    Iw[2, 3], Iw[2, 4], Iw[2, 5] = -hw1, hw0, 0.0
     for i in range(3):
         for j in range(3):
-            X[i, j] = R[i, j]
-            X[3 + i, 3 + j] = R[i, j]
-            X[i, 3 + j] = px[i, j]
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for n in range(6):
-                s += X[i, n] * Ml[n, j]
-            tmp[i, j] = s
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for n in range(6):
-                s += tmp[i, n] * X[j, n]
-            Iw[i, j] = s
+            Iw[3 + i, j] = Iw[j, 3 + i]
+            Iw[3 + i, 3 + j] = m if i == j else 0.0
 
 
 @njit(cache=True)
 def _coriolis_matrix(Iw, t, C):
-    """C u = I (u x t) + u x* (I t) + t x* (I u) (the variation of the link wrench with t)."""
-    h = np.empty(6)
-    _matvec6(Iw, t, h)
-    e = np.empty(6)
-    col = np.empty(6)
-    x = np.empty(6)
-    y = np.empty(6)
-    z = np.empty(6)
+    """C u = I (u x t) + u x* (I t) + t x* (I u) (the variation of the link wrench with t),
+    column by column (u = e_j)."""
+    hn0 = Iw[0, 0] * t[0] + Iw[0, 1] * t[1] + Iw[0, 2] * t[2] + Iw[0, 3] * t[3] + Iw[0, 4] * t[4] + Iw[0, 5] * t[5]
+    hn1 = Iw[1, 0] * t[0] + Iw[1, 1] * t[1] + Iw[1, 2] * t[2] + Iw[1, 3] * t[3] + Iw[1, 4] * t[4] + Iw[1, 5] * t[5]
+    hn2 = Iw[2, 0] * t[0] + Iw[2, 1] * t[1] + Iw[2, 2] * t[2] + Iw[2, 3] * t[3] + Iw[2, 4] * t[4] + Iw[2, 5] * t[5]
+    hf0 = Iw[3, 0] * t[0] + Iw[3, 1] * t[1] + Iw[3, 2] * t[2] + Iw[3, 3] * t[3] + Iw[3, 4] * t[4] + Iw[3, 5] * t[5]
+    hf1 = Iw[4, 0] * t[0] + Iw[4, 1] * t[1] + Iw[4, 2] * t[2] + Iw[4, 3] * t[3] + Iw[4, 4] * t[4] + Iw[4, 5] * t[5]
+    hf2 = Iw[5, 0] * t[0] + Iw[5, 1] * t[1] + Iw[5, 2] * t[2] + Iw[5, 3] * t[3] + Iw[5, 4] * t[4] + Iw[5, 5] * t[5]
     for j in range(6):
+        e0 = 1.0 if j % 3 == 0 else 0.0
+        e1 = 1.0 if j % 3 == 1 else 0.0
+        e2 = 1.0 if j % 3 == 2 else 0.0
+        if j < 3:  # u = [e; 0]: u x t = [e x tw; e x tv], u x* h = [e x hn; e x hf]
+            x0, x1, x2 = _cross3(e0, e1, e2, t[0], t[1], t[2])
+            x3, x4, x5 = _cross3(e0, e1, e2, t[3], t[4], t[5])
+            y0, y1, y2 = _cross3(e0, e1, e2, hn0, hn1, hn2)
+            y3, y4, y5 = _cross3(e0, e1, e2, hf0, hf1, hf2)
+        else:  # u = [0; e]: u x t = [0; e x tw], u x* h = [e x hf; 0]
+            x0, x1, x2 = 0.0, 0.0, 0.0
+            x3, x4, x5 = _cross3(e0, e1, e2, t[0], t[1], t[2])
+            y0, y1, y2 = _cross3(e0, e1, e2, hf0, hf1, hf2)
+            y3, y4, y5 = 0.0, 0.0, 0.0
+        # t x* (I e_j) = [tw x n + tv x f; tw x f] with [n; f] column j of I
+        n0, n1, n2, f0, f1, f2 = Iw[0, j], Iw[1, j], Iw[2, j], Iw[3, j], Iw[4, j], Iw[5, j]
+        a0, a1, a2 = _cross3(t[0], t[1], t[2], n0, n1, n2)
+        b0, b1, b2 = _cross3(t[3], t[4], t[5], f0, f1, f2)
+        c0, c1, c2 = _cross3(t[0], t[1], t[2], f0, f1, f2)
+        z = (a0 + b0 + y0, a1 + b1 + y1, a2 + b2 + y2, c0 + y3, c1 + y4, c2 + y5)
         for i in range(6):
-            e[i] = 1.0 if i == j else 0.0
-        _mcross(e, t, x)
-        _matvec6(Iw, x, col)
-        _fcross(e, h, y)
-        _fcross(t, Iw[:, j].copy(), z)
-        for i in range(6):
-            C[i, j] = col[i] + y[i] + z[i]
+            C[i, j] = (
+                Iw[i, 0] * x0 + Iw[i, 1] * x1 + Iw[i, 2] * x2 + Iw[i, 3] * x3 + Iw[i, 4] * x4 + Iw[i, 5] * x5 + z[i]
+            )
 
 
 @njit(cache=True)
@@ -154,25 +165,29 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
     L = ki.shape[0]
     nv = v.shape[0]
     has_fext = fext.shape[0] > 0
-    oR = np.empty((L, 3, 3))
-    op = np.empty((L, 3))
-    tw = np.empty((L, 6))  # twists about the base origin
-    td = np.empty((L, 6))  # twist rates (gravity as the base's rate)
-    S = np.empty((nv, 6))  # motion subspace columns, base frame
-    alpha = np.empty((nv, 6))
-    beta = np.empty((nv, 6))
-    wv = np.empty((nv, 6))
-    Ic = np.empty((L, 6, 6))
-    Cc = np.empty((L, 6, 6))
+    buf = np.empty(L * 96 + nv * 24 + 168)  # one allocation, carved below
+    oR = buf[0 : 9 * L].reshape((L, 3, 3))
+    op = buf[9 * L : 12 * L].reshape((L, 3))
+    tw = buf[12 * L : 18 * L].reshape((L, 6))  # twists about the base origin
+    td = buf[18 * L : 24 * L].reshape((L, 6))  # twist rates (gravity as the base's rate)
+    Ic = buf[24 * L : 60 * L].reshape((L, 6, 6))
+    Cc = buf[60 * L : 96 * L].reshape((L, 6, 6))
+    o = 96 * L
+    S = buf[o : o + 6 * nv].reshape((nv, 6))  # motion subspace columns, base frame
+    alpha = buf[o + 6 * nv : o + 12 * nv].reshape((nv, 6))
+    beta = buf[o + 12 * nv : o + 18 * nv].reshape((nv, 6))
+    wv = buf[o + 18 * nv : o + 24 * nv].reshape((nv, 6))
+    o += 24 * nv
+    RJ = buf[o : o + 9].reshape((3, 3))
+    tmpR = buf[o + 9 : o + 18].reshape((3, 3))
+    Rl = buf[o + 18 : o + 27].reshape((3, 3))
+    pJ = buf[o + 27 : o + 30]
+    pl = buf[o + 30 : o + 33]
+    Pl = buf[o + 33 : o + 69].reshape((6, 6))
+    vp, ap, x6 = buf[o + 69 : o + 75], buf[o + 75 : o + 81], buf[o + 81 : o + 87]
+    y6, vn, vl = buf[o + 87 : o + 93], buf[o + 93 : o + 99], buf[o + 99 : o + 105]
+    al, va, aa = buf[o + 105 : o + 111], buf[o + 111 : o + 117], buf[o + 117 : o + 123]
     F = np.empty((L, 6))
-    RJ, pJ, tmpR = np.empty((3, 3)), np.empty(3), np.empty((3, 3))
-    Pl = np.empty((6, 6))
-    Rl = np.empty((3, 3))
-    pl = np.empty(3)
-    X, tmp6 = np.empty((6, 6)), np.empty((6, 6))
-    vp, ap, x6, y6 = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
-    vn, vl, al = np.empty(6), np.empty(6), np.empty(6)
-    va, aa = np.empty(6), np.empty(6)
     g = (kf[0, T.GRAV], kf[0, T.GRAV + 1], kf[0, T.GRAV + 2]) if L > 0 else (0.0, 0.0, 0.0)
     for k in range(L):  # forward recursion (000 Table 1, step 1)
         jt = T.joint_type(ki, k)
@@ -258,7 +273,7 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
                 alpha[c, i] = x6[i] - y6[i]
                 y6[i] = vl[i] + vn[i]
             _mcross(y6, S[c], wv[c])
-        _world_inertia(kf, k, R, o, Ic[k], X, tmp6)
+        _world_inertia(kf, k, R, o, Ic[k])
         _coriolis_matrix(Ic[k], tw[k], Cc[k])
         _matvec6(Ic[k], tw[k], x6)  # w_k = I tdot + t x* (I t) - f_ext (000 eqs. 1-2b)
         _fcross(tw[k], x6, y6)
@@ -274,11 +289,8 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             x6[2] += o[0] * x6[4] - o[1] * x6[3]
             for i in range(6):
                 F[k, i] -= x6[i]
-    Y = np.empty((6, 6))
-    Z = np.empty((6, 6))
-    gam = np.empty((6, 6))
-    rho = np.empty((6, 6))
-    mu = np.empty((6, 6))
+    back = np.empty((4, 6, 6))
+    Y, Z, gam, rho = back[0], back[1], back[2], back[3]
     for k in range(L - 1, -1, -1):  # backward recursion (000 Table 1, step 2)
         iv, nvk = ki[k, T.IDX_V], ki[k, T.NV]
         Ik, Ck, Fk = Ic[k], Cc[k], F[k]
@@ -295,7 +307,6 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             _matvec6(Ik, wv[c], x6)
             for i in range(6):
                 rho[n, i] += x6[i]
-                mu[n, i] = Y[n, i]
             tau[c] = _dot6(S[c], Fk) + kf[k, T.ARM + n] * a[c]
         for r in range(nvk):  # rows and columns of joint k
             for n in range(nvk):
@@ -316,7 +327,7 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
                     dq[c, r] = -(_dot6(Y[n], alpha[r]) + _dot6(Z[n], beta[r]))
                     dv[r, c] = _dot6(S[r], rho[n])
                     dv[c, r] = _dot6(Z[n], S[r]) + _dot6(Y[n], wv[r])
-                    x = _dot6(S[r], mu[n])
+                    x = _dot6(S[r], Y[n])  # S_r^T Ic_k S_c
                     M[r, c] = x
                     M[c, r] = x
             j = ki[j, T.PARENT]
