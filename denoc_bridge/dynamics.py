@@ -292,6 +292,10 @@ def inverse_dynamics_derivatives(
     :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
     :class:`~denoc_bridge.errors.InputError`.
     """
+    if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
+        out = _derivatives.fast_inverse_dynamics_derivatives(model, q, v, a)
+        if out is not None:
+            return out
     tree_model = _tree_for_derivatives(model, "inverse_dynamics_derivatives")
     return _derivatives.tree_inverse_dynamics_derivatives(tree_model, q, v, a, f_ext)
 
@@ -308,9 +312,13 @@ def forward_dynamics_derivatives(
     ``Minv``); ``dqdd/dtau = Minv`` is the inverse GIM.
 
     By the implicit-function theorem on ``ID(q, v, FD(q, v, tau)) = tau``:
-    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with the recursive derivatives of inverse
-    dynamics and the recursive inverse GIM (002 eqs. A.13-A.22).  Batches and refusals as
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with qdd from the O(n) forward dynamics (000
+    eqs. 18-23), the recursive derivatives of inverse dynamics and the inverse of their GIM.  Batches and refusals as
     :func:`inverse_dynamics_derivatives`.
     """
+    if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
+        out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
+        if out is not None:
+            return out
     tree_model = _tree_for_derivatives(model, "forward_dynamics_derivatives")
     return _derivatives.tree_forward_dynamics_derivatives(tree_model, q, v, tau, f_ext)

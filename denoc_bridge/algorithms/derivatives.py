@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge.algorithms.dynamics import raise_status, tree_forward_dynamics, tree_inverse_mass_matrix
+from denoc_bridge.algorithms.dynamics import raise_status
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import derivatives as kd
 from denoc_bridge.multibody import inputs as _inputs
@@ -20,11 +20,28 @@ from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import run_parallel
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
-from denoc_bridge.spatial import internal_to_pin
 
 __all__ = ["tree_inverse_dynamics_derivatives", "tree_forward_dynamics_derivatives"]
 
 Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
+_empty = np.empty
+_state_kernel = kd.inverse_dynamics_derivatives_state
+_fd_kernel = kd.forward_dynamics_derivatives_state
+_NO_FEXT = _inputs.NO_FEXT
+
+
+def fast_inverse_dynamics_derivatives(model: Model, q: object, v: object, a: object) -> Triple | None:
+    """The derivatives of a tree without external wrenches when q, v and a are float64 C
+    vectors of the right sizes with valid values (the kernel checks); None otherwise, and the
+    caller takes the checked path, which names what is wrong."""
+    nv = model.nv
+    dq, dv, M = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    try:
+        if _state_kernel(model._kt, q, v, a, _NO_FEXT, _empty(nv), dq, dv, M) == 0:
+            return dq, dv, M
+    except TypeError:
+        pass
+    return None
 
 
 def _state_derivatives(
@@ -91,24 +108,48 @@ def tree_forward_dynamics_derivatives(
     space, as ``pin.computeABADerivatives``), v and tau (``dqdd/dtau = M^-1``).
 
     ``ID(q, v, FD(q, v, tau)) = tau`` for all (q, v, tau), so by the implicit-function theorem
-    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd): the recursive derivatives of inverse dynamics
-    (:func:`tree_inverse_dynamics_derivatives`) at the accelerations of the O(n) forward
-    dynamics, times the inverse GIM of 002 eqs. A.13-A.22 (never M itself inverted).  A batch
-    of states gives (B, nv, nv) arrays.
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd): one compiled entry runs the O(n) forward
+    dynamics, the recursive derivatives of inverse dynamics
+    (:func:`tree_inverse_dynamics_derivatives`) at its accelerations, and inverts the GIM of that
+    pass.  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
     """
     _check_model(model)
     q, v, tau, fext, B = _inputs.state(model, q, v, tau, f_ext, "tau")
+    nv = model.nv
     if B is None:
-        qdd = tree_forward_dynamics(model, q, v, tau, None if fext.shape[0] == 0 else internal_to_pin(fext))
-        dq, dv, _ = _state_derivatives(model, q, v, qdd, fext, "tau")
-        Minv = tree_inverse_mass_matrix(model, q)
-        return -(Minv @ dq), -(Minv @ dv), Minv
-    qdd = tree_forward_dynamics(model, q, v, tau, None if fext.shape[0] == 0 else internal_to_pin(fext))
-    dq, dv, _ = _batch_derivatives(model, q, v, qdd, fext, B, "tau")
-    Minv = np.empty((B, model.nv, model.nv))
-    for b in range(B):
-        Minv[b] = tree_inverse_mass_matrix(model, q[b])
-    return -(Minv @ dq), -(Minv @ dv), Minv
+        return _fd_state(model, model.thread_work(), q, v, tau, fext)
+    qdd = np.empty((B, nv))
+    ddq, ddv, Minv = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
+    status = np.empty(B, dtype=np.int64)
+    run_parallel(kd.forward_dynamics_derivatives_batch, model._kt, q, v, tau, fext, qdd, ddq, ddv, Minv, status)
+    bad = np.flatnonzero(status)
+    if bad.size:
+        b = int(bad[0])
+        raise_status(model, int(status[b]), q[b], v[b], tau[b], "tau", prefix=f"state {b} of the batch: ")
+    return ddq, ddv, Minv
+
+
+def _fd_state(
+    model: Model, work: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext: np.ndarray
+) -> Triple:
+    nv = model.nv
+    ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    status = _fd_kernel(model._kt, work, q, v, tau, fext, _empty(nv), ddq, ddv, Minv)
+    if status:
+        raise_status(model, status, q, v, tau, "tau")
+    return ddq, ddv, Minv
+
+
+def fast_forward_dynamics_derivatives(model: Model, q: object, v: object, tau: object) -> Triple | None:
+    """As :func:`fast_inverse_dynamics_derivatives`, for the forward dynamics."""
+    nv = model.nv
+    ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    try:
+        if _fd_kernel(model._kt, model._local.work, q, v, tau, _NO_FEXT, _empty(nv), ddq, ddv, Minv) == 0:
+            return ddq, ddv, Minv
+    except (TypeError, AttributeError):  # another type, no work array yet
+        pass
+    return None
 
 
 def refuse(model: object, what: str, reason: str) -> InputError:

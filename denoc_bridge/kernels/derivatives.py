@@ -34,14 +34,22 @@ of its second.  Cost O(n d) for depth d, dense output.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.kernels.entry import valid_state
+from denoc_bridge.kernels.entry import forward_dynamics_state, valid_state
 from denoc_bridge.kernels.joints import UNIVERSAL, joint_subspace, joint_transform
 
+_M = types.float64[:, ::1]
+_V = types.float64[::1]
+#: kt, q, v, a, fext, tau, dtau_dq, dtau_dv, M: any other argument type raises TypeError (the
+#: Python layer then converts), instead of compiling a new version
+STATE_SIGNATURE = types.int64(_M, _V, _V, _V, _M, _V, _M, _M, _M)
+#: kt, work, q, v, tau, fext, qdd, dqdd_dq, dqdd_dv, Minv
+FD_SIGNATURE = types.int64(_M, _M, _V, _V, _V, _M, _V, _M, _M, _M)
 
-@njit(cache=True, inline="always")
+
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _mcross(a, b, out):
     """out = a x b for motions [w; v]: [aw x bw; aw x bv + av x bw]."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -52,7 +60,7 @@ def _mcross(a, b, out):
     out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _fcross(a, f, out):
     """out = a x* f for a motion a and a force f = [n; f]: [aw x n + av x f; aw x f]."""
     out[0] = a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
@@ -63,29 +71,29 @@ def _fcross(a, f, out):
     out[5] = a[0] * f[4] - a[1] * f[3]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _matvec6(A, x, out):
     for i in range(6):
         out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2] + A[i, 3] * x[3] + A[i, 4] * x[4] + A[i, 5] * x[5]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _tmatvec6(A, x, out):
     for i in range(6):
         out[i] = A[0, i] * x[0] + A[1, i] * x[1] + A[2, i] * x[2] + A[3, i] * x[3] + A[4, i] * x[4] + A[5, i] * x[5]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", fastmath={"contract"})
 def _cross3(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _world_inertia(kf, k, R, p, Iw):
     """Iw: the 6x6 mass matrix of link k (000 eqs. 2a-2b; m, h = m c and I_O of the table) about
     the base origin in base axes, for the link placement (R, p):
@@ -123,7 +131,7 @@ def _world_inertia(kf, k, R, p, Iw):
             Iw[3 + i, 3 + j] = m if i == j else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _coriolis_matrix(Iw, t, C):
     """C u = I (u x t) + u x* (I t) + t x* (I u) (the variation of the link wrench with t),
     column by column (u = e_j)."""
@@ -159,7 +167,7 @@ def _coriolis_matrix(Iw, t, C):
             )
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
     """tau = ID(q, v, a), dtau/dq (tangent space), dtau/dv and M = dtau/da of a tree."""
     L = ki.shape[0]
@@ -342,7 +350,7 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _zero(dq, dv, M):
     for i in range(dq.shape[0]):
         for j in range(dq.shape[1]):
@@ -351,7 +359,7 @@ def _zero(dq, dv, M):
             M[i, j] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _finite(x):
     for i in range(x.shape[0]):
         for j in range(x.shape[1]):
@@ -360,7 +368,7 @@ def _finite(x):
     return True
 
 
-@njit(cache=True)
+@njit(STATE_SIGNATURE, cache=True, fastmath={"contract"})
 def inverse_dynamics_derivatives_state(kt, q, v, a, fext, tau, dq, dv, M):
     """Entry: checks the state (:func:`.entry.valid_state`), then the derivatives.  Status 0, -1
     (a value), -2 (a shape) or -3 (finite inputs, non-finite result)."""
@@ -387,3 +395,51 @@ def inverse_dynamics_derivatives_batch(kt, Q, V, A, FEXT, TAU, DQ, DV, MM, statu
     for b in prange(B):
         fext = FEXT[b] if FEXT.shape[0] > 0 else none
         status[b] = inverse_dynamics_derivatives_state(kt, Q[b], V[b], A[b], fext, TAU[b], DQ[b], DV[b], MM[b])
+
+
+@njit(FD_SIGNATURE, cache=True, fastmath={"contract"})
+def forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, ddq, ddv, Minv):
+    """Entry: qdd = FD(q, v, tau) by the compiled O(n) forward dynamics (000 eqs. 18-23,
+    :func:`.entry.forward_dynamics_state`, which checks the inputs and reports a singular
+    articulated inertia), the derivatives of inverse dynamics at (q, v, qdd), then
+    ``dqdd/dx = -M^-1 dtau/dx`` (implicit-function theorem) with ``M^-1`` from the GIM of the
+    same pass (LAPACK, symmetrised).  Status as :func:`inverse_dynamics_derivatives_state`."""
+    status = forward_dynamics_state(kt, work, q, v, tau, fext, qdd)
+    if status:
+        return status
+    nv = v.shape[0]
+    if ddq.shape != (nv, nv) or ddv.shape != (nv, nv) or Minv.shape != (nv, nv):
+        return -2
+    dq = np.empty((nv, nv))
+    dv = np.empty((nv, nv))
+    M = np.empty((nv, nv))
+    status = inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), dq, dv, M)
+    if status:
+        return status
+    inv = np.linalg.inv(M)
+    for i in range(nv):
+        for j in range(nv):
+            Minv[i, j] = 0.5 * (inv[i, j] + inv[j, i])
+    np.dot(Minv, dq, ddq)
+    np.dot(Minv, dv, ddv)
+    for i in range(nv):
+        for j in range(nv):
+            ddq[i, j] = -ddq[i, j]
+            ddv[i, j] = -ddv[i, j]
+    if not (_finite(ddq) and _finite(ddv) and _finite(Minv)):
+        return -3
+    return 0
+
+
+@njit(cache=True, parallel=True)
+def forward_dynamics_derivatives_batch(kt, Q, V, TAU, FEXT, QDD, DQ, DV, MINV, status):
+    """:func:`forward_dynamics_derivatives_state` for every state of a leading batch axis, in
+    parallel (each state with its own work array)."""
+    B = Q.shape[0]
+    none = np.zeros((0, 6))
+    for b in prange(B):
+        fext = FEXT[b] if FEXT.shape[0] > 0 else none
+        work = np.empty((0, T.W))
+        status[b] = forward_dynamics_derivatives_state(
+            kt, work, Q[b], V[b], TAU[b], fext, QDD[b], DQ[b], DV[b], MINV[b]
+        )

@@ -142,6 +142,8 @@ def test_identities(seed):
     assert rel(M, db.mass_matrix(model, q)) <= 1e-14
     assert rel(M @ ddq, -dq) <= 1e-10  # the implicit-function theorem
     assert rel(M @ ddv, -dv) <= 1e-10
+    Minv_recursive = db.inverse_mass_matrix(model, q)  # 002 eqs. A.13-A.22
+    assert_solution_close("Minv", Minv, Minv_recursive, M, eye, M, eye, 1e-10)
     # no external wrenches: the default
     dq0, _, _ = db.inverse_dynamics_derivatives(model, q, v, qdd)
     assert rel(dq0, db.inverse_dynamics_derivatives(model, q, v, qdd, np.zeros_like(fext))[0]) == 0.0
@@ -159,6 +161,9 @@ def test_batches_equal_states():
                 for x, y in zip(batch, one):
                     assert x.shape == (3, model.nv, model.nv)
                     np.testing.assert_array_equal(x[b], y)
+    for fn in (db.inverse_dynamics_derivatives, db.forward_dynamics_derivatives):  # checked path
+        for x, y in zip(fn(model, *(list(z) for z in states[0][:3])), fn(model, *states[0][:3])):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_refused_models_and_inputs():
