@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge.algorithms import derivatives as _derivatives
 from denoc_bridge.algorithms import dynamics as tree
 from denoc_bridge.constraints import loops, mimic, mimic_loops
 from denoc_bridge.errors import InputError
@@ -40,6 +41,8 @@ __all__ = [
     "gravity_torques",
     "mass_matrix",
     "inverse_mass_matrix",
+    "inverse_dynamics_derivatives",
+    "forward_dynamics_derivatives",
 ]
 
 # bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
@@ -281,3 +284,64 @@ def inverse_mass_matrix(
             raise InputError("inverse_mass_matrix: out is for the tree models (a MimicModel returns a new array)")
         return mimic.inverse_mass_matrix(model, q, data=data)
     return tree.tree_inverse_mass_matrix(model, q, data=data, out=out)
+
+
+def _tree_for_derivatives(model: Model | MimicModel, what: str) -> Model:
+    """The tree whose derivatives are asked for; mimic models and loop closures are refused."""
+    if type(model) is MimicModel:
+        raise _derivatives.refuse(model, what, "derivatives in the reduced coordinates of mimic joints")
+    check_model(model)
+    assert isinstance(model, Model)
+    if model.loops:
+        raise _derivatives.refuse(model, what, "derivatives of the constrained dynamics of loop closures")
+    return model
+
+
+def inverse_dynamics_derivatives(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dtau_dq, dtau_dv, M)``: the partial derivatives of :func:`inverse_dynamics` at
+    (q, v, a), entry by entry ``pin.computeRNEADerivatives`` (``data.dtau_dq``, ``dtau_dv``,
+    ``M``).  Derivatives with respect to q are in the tangent space (``pin.integrate(q, dq)``),
+    so all three are nv x nv; ``M = dtau/da`` is the GIM (000 eq. 16) with the armature.
+
+    Computed by recursion, the DeNOC passes (000 Table 1) differentiated: O(n d) for depth d,
+    no finite differences (:func:`denoc_bridge.algorithms.derivatives.tree_inverse_dynamics_derivatives`).
+    A batch of states along a leading axis gives (B, nv, nv) arrays.  Trees only for now: a
+    :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
+    :class:`~denoc_bridge.errors.InputError`.
+    """
+    if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
+        out = _derivatives.fast_inverse_dynamics_derivatives(model, q, v, a)
+        if out is not None:
+            return out
+    tree_model = _tree_for_derivatives(model, "inverse_dynamics_derivatives")
+    return _derivatives.tree_inverse_dynamics_derivatives(tree_model, q, v, a, f_ext)
+
+
+def forward_dynamics_derivatives(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dqdd_dq, dqdd_dv, Minv)``: the partial derivatives of :func:`forward_dynamics` at
+    (q, v, tau), entry by entry ``pin.computeABADerivatives`` (``data.ddq_dq``, ``ddq_dv``,
+    ``Minv``); ``dqdd/dtau = Minv`` is the inverse GIM.
+
+    By the implicit-function theorem on ``ID(q, v, FD(q, v, tau)) = tau``:
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with qdd from the O(n) forward dynamics (000
+    eqs. 18-23), the recursive derivatives of inverse dynamics and the inverse of their GIM.  Batches and refusals as
+    :func:`inverse_dynamics_derivatives`.
+    """
+    if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
+        out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
+        if out is not None:
+            return out
+    tree_model = _tree_for_derivatives(model, "forward_dynamics_derivatives")
+    return _derivatives.tree_forward_dynamics_derivatives(tree_model, q, v, tau, f_ext)

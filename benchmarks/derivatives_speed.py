@@ -1,0 +1,129 @@
+"""Speed of the analytical derivatives next to Pinocchio's, side by side in one process.
+
+    python benchmarks/derivatives_speed.py [--repeats 15] [--min-time 0.02] [--out DIR]
+
+For panda (fixed base), talos and solo12 (free-flyer): ``inverse_dynamics_derivatives``
+against ``pin.computeRNEADerivatives`` and ``forward_dynamics_derivatives`` against
+``pin.computeABADerivatives``, on the Pinocchio model of the same layout
+(``db.to_pinocchio``), at a random state with external wrenches off.  The results are
+checked equal first (relative errors printed; the forward ones go through M^-1, so they are
+also shown mapped back by M).  Timings are medians of interleaved repeats (each repeat a batch
+of calls from Python through the public API; :func:`denoc_bridge.benchmarking.interleaved`).
+Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+import pinocchio as pin
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import denoc_bridge as db  # noqa: E402
+from denoc_bridge.benchmarking import interleaved, machine  # noqa: E402
+from denoc_bridge.validation import relative_error  # noqa: E402
+
+ROBOTS = ("panda", "talos", "solo12")
+
+
+def case(name: str, seed: int = 0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        model = db.load_robot(name)
+    pm = db.to_pinocchio(model)
+    rng = np.random.default_rng(seed)
+    q = db.random_configuration(model, rng)
+    v, x = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    return model, pm, q, v, x
+
+
+def full(upper: np.ndarray) -> np.ndarray:
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def check(model, pm, q, v, x) -> dict:
+    """Relative errors of every output against Pinocchio's."""
+    pd = pm.createData()
+    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, x)
+    pin.computeRNEADerivatives(pm, pd, q, v, x)
+    out = {
+        "dtau_dq": relative_error(dq, pd.dtau_dq),
+        "dtau_dv": relative_error(dv, pd.dtau_dv),
+        "M": relative_error(M, full(pd.M)),
+    }
+    ddq, ddv, Minv = db.forward_dynamics_derivatives(model, q, v, x)
+    pd = pm.createData()
+    pin.computeABADerivatives(pm, pd, q, v, x)
+    out |= {
+        "ddq_dq": relative_error(ddq, pd.ddq_dq),
+        "ddq_dv": relative_error(ddv, pd.ddq_dv),
+        "Minv": relative_error(Minv, full(pd.Minv)),
+        "M (ddq_dq - pin)": relative_error(M @ ddq, M @ pd.ddq_dq),
+    }
+    return out
+
+
+def timings(model, pm, q, v, x, repeats: int, min_time: float) -> dict:
+    pd = pm.createData()
+    fns = {
+        "rnea_derivatives denoc": lambda: db.inverse_dynamics_derivatives(model, q, v, x),
+        "rnea_derivatives pin": lambda: pin.computeRNEADerivatives(pm, pd, q, v, x),
+        "aba_derivatives denoc": lambda: db.forward_dynamics_derivatives(model, q, v, x),
+        "aba_derivatives pin": lambda: pin.computeABADerivatives(pm, pd, q, v, x),
+    }
+    return interleaved(fns, repeats, min_time)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--min-time", type=float, default=0.02, help="seconds per timed batch")
+    parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    rows, results = [], {}
+    for name in args.robots:
+        model, pm, q, v, x = case(name)
+        errors = check(model, pm, q, v, x)
+        worst = max(errors.values())
+        if not worst <= 1e-8:
+            print(f"{name}: results differ from Pinocchio: {errors}", file=sys.stderr)
+            return 1
+        t = timings(model, pm, q, v, x, args.repeats, args.min_time)
+        results[name] = {"nv": model.nv, "errors": errors, "seconds": t}
+        rows.append(
+            f"| {name} ({model.nv} DOF) | {t['rnea_derivatives denoc'] * 1e6:.1f} | "
+            f"{t['rnea_derivatives pin'] * 1e6:.1f} | "
+            f"{t['rnea_derivatives denoc'] / t['rnea_derivatives pin']:.2f}x | "
+            f"{t['aba_derivatives denoc'] * 1e6:.1f} | {t['aba_derivatives pin'] * 1e6:.1f} | "
+            f"{t['aba_derivatives denoc'] / t['aba_derivatives pin']:.2f}x | {worst:.1e} |"
+        )
+    table = "\n".join(
+        [
+            "| robot | ID derivatives (us) | pin.computeRNEADerivatives (us) | ratio "
+            "| FD derivatives (us) | pin.computeABADerivatives (us) | ratio | max rel. error |",
+            "|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
+    info = machine()
+    print(table)
+    print(f"\nmedians of {args.repeats} interleaved repeats; {info}")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "derivatives_speed.json"), "w") as f:
+            json.dump({"machine": info, "results": results}, f, indent=1, default=str)
+        with open(os.path.join(args.out, "derivatives_speed.md"), "w") as f:
+            f.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

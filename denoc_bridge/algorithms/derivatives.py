@@ -1,0 +1,160 @@
+"""Analytical first-order derivatives of the DeNOC dynamics of a tree (validated layer over
+:mod:`denoc_bridge.kernels.derivatives`; :mod:`denoc_bridge.dynamics` routes the public calls).
+
+Derivatives with respect to q are taken in Pinocchio's tangent space: column j is
+``d/de tau(integrate(q, e e_j))`` at ``e = 0``, so that free-flyer, spherical, planar and
+continuous joints are differentiated on their manifolds and the matrices are nv x nv, entry by
+entry those of ``pin.computeRNEADerivatives`` and ``pin.computeABADerivatives``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import derivatives as kd
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.inputs import WrenchesLike
+from denoc_bridge.multibody.model import Model
+
+__all__ = ["tree_inverse_dynamics_derivatives", "tree_forward_dynamics_derivatives"]
+
+Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
+_empty = np.empty
+_state_kernel = kd.inverse_dynamics_derivatives_state
+_fd_kernel = kd.forward_dynamics_derivatives_state
+_NO_FEXT = _inputs.NO_FEXT
+
+
+def fast_inverse_dynamics_derivatives(model: Model, q: object, v: object, a: object) -> Triple | None:
+    """The derivatives of a tree without external wrenches when q, v and a are float64 C
+    vectors of the right sizes with valid values (the kernel checks); None otherwise, and the
+    caller takes the checked path, which names what is wrong."""
+    nv = model.nv
+    dq, dv, M = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    try:
+        if _state_kernel(model._kt, q, v, a, _NO_FEXT, _empty(nv), dq, dv, M) == 0:
+            return dq, dv, M
+    except TypeError:
+        pass
+    return None
+
+
+def _state_derivatives(
+    model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, xname: str, prefix: str = ""
+) -> Triple:
+    nv = model.nv
+    tau = np.empty(nv)
+    dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    status = kd.inverse_dynamics_derivatives_state(model._kt, q, v, a, fext, tau, dq, dv, M)
+    if status:
+        raise_status(model, status, q, v, a, xname, prefix)
+    return dq, dv, M
+
+
+def _batch_derivatives(
+    model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, B: int, xname: str
+) -> Triple:
+    nv = model.nv
+    tau = np.empty((B, nv))
+    dq, dv, M = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
+    status = np.empty(B, dtype=np.int64)
+    run_parallel(kd.inverse_dynamics_derivatives_batch, model._kt, q, v, a, fext, tau, dq, dv, M, status)
+    bad = np.flatnonzero(status)
+    if bad.size:
+        b = int(bad[0])
+        raise_status(model, int(status[b]), q[b], v[b], a[b], xname, prefix=f"state {b} of the batch: ")
+    return dq, dv, M
+
+
+def tree_inverse_dynamics_derivatives(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+) -> Triple:
+    """``(dtau_dq, dtau_dv, M)`` of the tree's inverse dynamics (loop closures ignored) at
+    (q, v, a): the partial derivatives of ``tau = ID(q, v, a, f_ext)`` (000 Table 1) with respect
+    to q (tangent space, as ``pin.computeRNEADerivatives``) and v, and ``M = dtau/da``, the GIM
+    with the armature (000 eq. 16).
+
+    By recursion (:mod:`denoc_bridge.kernels.derivatives`): one forward pass of placements,
+    twists and twist rates, one backward pass of composite inertias, wrenches and their
+    variations (Carpentier & Mansard 2018), O(n d) for depth d.  ``f_ext`` (Pinocchio's
+    ``fext``: [force; moment] in the link frames) moves with the links.  A batch of states along
+    a leading axis gives (B, nv, nv) arrays, evaluated in parallel.
+    """
+    _check_model(model)
+    q, v, a, fext, B = _inputs.state(model, q, v, a, f_ext, "a")
+    if B is not None:
+        return _batch_derivatives(model, q, v, a, fext, B, "a")
+    return _state_derivatives(model, q, v, a, fext, "a")
+
+
+def tree_forward_dynamics_derivatives(
+    model: Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+) -> Triple:
+    """``(dqdd_dq, dqdd_dv, Minv)`` of the tree's forward dynamics (loop closures ignored):
+    ``qdd = FD(q, v, tau, f_ext)`` (000 eqs. 18-23) differentiated with respect to q (tangent
+    space, as ``pin.computeABADerivatives``), v and tau (``dqdd/dtau = M^-1``).
+
+    ``ID(q, v, FD(q, v, tau)) = tau`` for all (q, v, tau), so by the implicit-function theorem
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd): one compiled entry runs the O(n) forward
+    dynamics, the recursive derivatives of inverse dynamics
+    (:func:`tree_inverse_dynamics_derivatives`) at its accelerations, and inverts the GIM of that
+    pass.  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
+    """
+    _check_model(model)
+    q, v, tau, fext, B = _inputs.state(model, q, v, tau, f_ext, "tau")
+    nv = model.nv
+    if B is None:
+        return _fd_state(model, model.thread_work(), q, v, tau, fext)
+    qdd = np.empty((B, nv))
+    ddq, ddv, Minv = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
+    status = np.empty(B, dtype=np.int64)
+    run_parallel(kd.forward_dynamics_derivatives_batch, model._kt, q, v, tau, fext, qdd, ddq, ddv, Minv, status)
+    bad = np.flatnonzero(status)
+    if bad.size:
+        b = int(bad[0])
+        raise_status(model, int(status[b]), q[b], v[b], tau[b], "tau", prefix=f"state {b} of the batch: ")
+    return ddq, ddv, Minv
+
+
+def _fd_state(
+    model: Model, work: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext: np.ndarray
+) -> Triple:
+    nv = model.nv
+    ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    status = _fd_kernel(model._kt, work, q, v, tau, fext, _empty(nv), ddq, ddv, Minv)
+    if status:
+        raise_status(model, status, q, v, tau, "tau")
+    return ddq, ddv, Minv
+
+
+def fast_forward_dynamics_derivatives(model: Model, q: object, v: object, tau: object) -> Triple | None:
+    """As :func:`fast_inverse_dynamics_derivatives`, for the forward dynamics."""
+    nv = model.nv
+    ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    try:
+        if _fd_kernel(model._kt, model._local.work, q, v, tau, _NO_FEXT, _empty(nv), ddq, ddv, Minv) == 0:
+            return ddq, ddv, Minv
+    except (TypeError, AttributeError):  # another type, no work array yet
+        pass
+    return None
+
+
+def refuse(model: object, what: str, reason: str) -> InputError:
+    """The error for a model kind whose derivatives are not implemented yet."""
+    return InputError(
+        f"{what}: {reason} of model '{getattr(model, 'name', '?')}' are not supported yet "
+        "(a later step of issue 23); trees (models without mimic joints or loop closures) are"
+    )
