@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from denoc_bridge.dynamics import mass_matrix
+from denoc_bridge.dynamics import inverse_mass_matrix, mass_matrix
+from denoc_bridge.errors import DenocError
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -81,14 +82,22 @@ def damping_stiffness(model: Model | MimicModel, q: np.ndarray) -> DampingStiffn
         D = G.T @ (d_tree[:, None] * G)
     else:
         G, D = None, np.diag(d_tree)
+    d = np.diag(D)
     try:
         rates, modes = scipy.linalg.eigh(D, M, subset_by_index=[model.nv - 1, model.nv - 1])
         Minv_diag = np.diag(np.linalg.inv(M))  # numpy's: no warning on iCub's cond(M) ~ 1e19
+        rate, x = float(rates[-1]), modes[:, -1]
+        k = int(np.argmax(d * x**2))  # the damper that dissipates most of the fastest mode
     except (np.linalg.LinAlgError, ValueError):
-        return None
-    rate, x = float(rates[-1]), modes[:, -1]
-    d = np.diag(D)
-    k = int(np.argmax(d * x**2))  # the damper that dissipates most of the fastest mode
+        # M is not numerically positive definite (cond ~ 1e19: the Cholesky of eigh fails): the
+        # recursive inverse (O(n) factors, no Cholesky of M) and the bound
+        # lambda_max(M^-1 D) >= max_k d_k (M^-1)_kk, which the fastest damper attains
+        try:
+            Minv_diag = np.diag(np.asarray(inverse_mass_matrix(model, q), dtype=float))
+        except DenocError:
+            return None
+        k = int(np.argmax(d * Minv_diag))
+        rate = float(d[k] * Minv_diag[k])
     if not (math.isfinite(rate) and Minv_diag[k] > 0):
         return None
     k_tree = k if G is None else int(np.argmax(np.abs(G[:, k]) * d_tree))
