@@ -286,7 +286,12 @@ def _energy_summary(traj, method: str, dt: float) -> None:
         name = what
         balance = "E - E(0) - W_in + W_stops" if stops else "E - E(0) - W_in"
         print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
-    if rel > (5e-2 if stops else 1e-2):
+    if rel > (5e-2 if stops else 1e-2) and stops:
+        print(
+            f"warning: the energy balance is off by {rel:.0%} of the {name}: the joint-limit stops end inside "
+            f"steps (a stop's error is first order in dt); try --dt {dt / 10:g}, or --no-limits"
+        )
+    elif rel > 1e-2:
         why = (
             f"the step is too long for this motion; try --dt {dt / 10:g}"
             if method in FIXED_STEP_METHODS

@@ -150,7 +150,9 @@ def test_every_example_robot_simulates_or_stops_naming_a_remedy(tmp_path):
         m = re.search(r"--(no-passive|armature \S+)", r["message"])
         assert m is not None, r
         fix = mod.run_one(r["robot"], 2.0, 300, m.group(0).split())
-        assert fix["status"] == "completed" and "warning" not in fix["message"], fix
+        assert fix["status"] == "completed", fix
+        # the remedy's run balances its energy, or says that the joint-limit stops (first order) are why not
+        assert "warning" not in fix["message"] or "joint-limit stops end inside steps" in fix["message"], fix
 
 
 def test_trajectory_energy_scale_floor_keeps_a_motionless_robot_quiet():
