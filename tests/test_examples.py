@@ -88,7 +88,7 @@ def test_spatial_loop_example_matches_pinocchio(tmp_path):
     assert "'S4' spherical between coupler and rocker: 3 rows" in out
     assert _number(out, "max |a - a_pin| / max |a_pin|: lagrange") < 1e-11
     assert _number(out, ", partitioning") < 1e-11
-    assert _number(out, "lagrange vs partitioning") < 1e-13
+    assert _number(out, "lagrange vs partitioning") < 5e-13  # 1.5e-13 since the base-frame GIM (round-off)
     assert _number(out, "|C a + Cdot v|") < 1e-11
     assert _number(out, "both methods within") < 1e-13  # against the dense KKT solve
     assert _number(out, "max loop-closure error") < 1e-10
