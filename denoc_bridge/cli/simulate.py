@@ -28,7 +28,7 @@ from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
-from denoc_bridge.simulation.tree import limit_arrays
+from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
 from denoc_bridge.viz.plots import plot_summary, pyplot
 
 PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps", "ps")
@@ -69,16 +69,10 @@ def _start(model, args):
 def _inside_limits(model, q, what):
     """q with the limited joints outside their limits put on them (the run would start there
     anyway, with a warning), and the description saying so."""
-    idx, lim = limit_arrays(model)
-    q = q.copy()
-    moved = []
-    for (iq, _), (lo, hi) in zip(idx, lim):
-        if not lo <= q[iq] <= hi:
-            q[iq] = min(max(q[iq], lo), hi)
-            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
-            moved.append(f"{model.joint_names[k]} = {q[iq]:.4g}")
+    q, moved = clamp_to_limits(model, q, *limit_arrays(model))
     if moved:
-        what += f" with {', '.join(moved)} (on {'its limit' if len(moved) == 1 else 'their limits'})"
+        joints = ", ".join(f"{name} = {new:.4g}" for name, _, new in moved)
+        what += f" with {joints} (on {'its limit' if len(moved) == 1 else 'their limits'})"
     return q, what
 
 

@@ -89,7 +89,7 @@ from denoc_bridge.simulation.runners import (
     run_python,
 )
 from denoc_bridge.simulation.trajectory import Trajectory
-from denoc_bridge.simulation.tree import TreeSystem
+from denoc_bridge.simulation.tree import TreeSystem, clamp_to_limits
 
 __all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
@@ -339,17 +339,11 @@ def system_of(
 
 def start_inside_limits(model: Model, q0: np.ndarray, lim_i: np.ndarray, lim_f: np.ndarray) -> np.ndarray:
     """q0 with the limited joints outside their limits put on them, and a warning naming them."""
-    q = q0.copy()
-    moved = []
-    for (iq, _), (lo, hi) in zip(lim_i, lim_f):
-        if not lo <= q[iq] <= hi:
-            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
-            moved.append(f"'{model.joint_names[k]}' from {q[iq]:.4g} to {min(max(q[iq], lo), hi):.4g}")
-            q[iq] = min(max(q[iq], lo), hi)
+    q, moved = clamp_to_limits(model, q0, lim_i, lim_f)
     if moved:
         warnings.warn(
             f"q0 is outside the joint limits of {len(moved)} joint(s); the run starts on them: "
-            + ", ".join(moved)
+            + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
             + " (limits=False keeps q0 and ignores the limits)",
             stacklevel=3,
         )

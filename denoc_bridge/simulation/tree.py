@@ -61,6 +61,20 @@ def limit_arrays(model) -> tuple[np.ndarray, np.ndarray]:
     return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)
 
 
+def clamp_to_limits(model, q, lim_i, lim_f) -> tuple[np.ndarray, list[tuple[str, float, float]]]:
+    """A copy of q with the limited joints (``lim_i``, ``lim_f`` of :func:`limit_arrays`) that are
+    outside their limits put on them, and (joint name, old value, new value) of each moved."""
+    q = np.array(q, dtype=float)
+    moved = []
+    for (iq, _), (lo, hi) in zip(lim_i, lim_f):
+        if not lo <= q[iq] <= hi:
+            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
+            new = min(max(q[iq], lo), hi)
+            moved.append((model.joint_names[k], float(q[iq]), float(new)))
+            q[iq] = new
+    return q, moved
+
+
 class TreeSystem(System):
     """A tree model's stages for the Python steppers (:func:`run_python`, :func:`run_adaptive`):
     accelerations with the actuation, springs, dampers and external wrenches of a run, and the
