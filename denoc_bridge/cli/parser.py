@@ -187,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="the URDF's joint position limits hold (default; rk4 and euler on a robot without "
-        "mimic joints or loops): a joint that reaches a limit stops there (a plastic impact); "
+        "loops; with --mimic a mimic joint's limits act on the joint it mimics): a joint that "
+        "reaches a limit stops there (a plastic impact); "
         "--no-limits lets the joints pass them, as simulate(..., limits=False)",
     )
     sim.add_argument(
