@@ -299,6 +299,19 @@ def _tree_for_derivatives(model: Model | MimicModel, what: str) -> Model:
     return model
 
 
+def _loop_derivatives(
+    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: WrenchesLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dqdd_dq, dqdd_dv, dqdd_dtau) of the constrained accelerations, state by state."""
+
+    def one(model: Model, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: object) -> np.ndarray:
+        d = loops.constrained_dynamics_derivatives(model, q, v, tau, f_ext)  # type: ignore[arg-type]
+        return np.stack([d.dqdd_dq, d.dqdd_dv, d.dqdd_dtau])
+
+    out = _state_by_state(one, model, q, v, tau, "tau", f_ext, model)
+    return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+
+
 def _mimic_for_derivatives(model: MimicModel, what: str) -> MimicModel:
     if model.tree.loops:
         raise _derivatives.refuse(model, what, "derivatives of mimic joints together with loop closures")
@@ -353,12 +366,19 @@ def forward_dynamics_derivatives(
     factors of the same pass (002 eqs. A.13-A.22).  Batches as :func:`inverse_dynamics_derivatives`.
     On a :class:`~denoc_bridge.MimicModel`, those of the reduced accelerations, by the same theorem
     on the reduced inverse dynamics (``M_r = G^T M G``;
-    :mod:`denoc_bridge.constraints.mimic_derivatives`).
+    :mod:`denoc_bridge.constraints.mimic_derivatives`).  On a model with loop closures, those of
+    the constrained accelerations (004 eqs. 13-14), by the theorem on the Lagrange equations;
+    ``dqdd_dtau`` is then the constrained inverse inertia ``P`` (``P C^T = 0``), and
+    :func:`denoc_bridge.loops.constrained_dynamics_derivatives` also gives the multipliers'
+    (:mod:`denoc_bridge.constraints.loop_derivatives`).  Mimic models with loop closures are
+    refused.
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
         if out is not None:
             return out
+    if type(model) is Model and model.loops:
+        return _loop_derivatives(model, q, v, tau, f_ext)
     if type(model) is MimicModel:
         return mimic_forward_dynamics_derivatives(
             _mimic_for_derivatives(model, "forward_dynamics_derivatives"), q, v, tau, f_ext
