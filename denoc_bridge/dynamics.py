@@ -300,15 +300,17 @@ def _tree_for_derivatives(model: Model | MimicModel, what: str) -> Model:
 
 
 def _loop_derivatives(
-    model: Model, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: WrenchesLike | None
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: WrenchesLike | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dqdd_dq, dqdd_dv, dqdd_dtau) of the constrained accelerations, state by state."""
 
-    def one(model: Model, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: object) -> np.ndarray:
+    def one(
+        model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: object
+    ) -> np.ndarray:
         d = loops.constrained_dynamics_derivatives(model, q, v, tau, f_ext)  # type: ignore[arg-type]
         return np.stack([d.dqdd_dq, d.dqdd_dv, d.dqdd_dtau])
 
-    out = _state_by_state(one, model, q, v, tau, "tau", f_ext, model)
+    out = _state_by_state(one, model, q, v, tau, "tau", f_ext, model.tree if isinstance(model, MimicModel) else model)
     return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
 
 
@@ -370,14 +372,14 @@ def forward_dynamics_derivatives(
     the constrained accelerations (004 eqs. 13-14), by the theorem on the Lagrange equations;
     ``dqdd_dtau`` is then the constrained inverse inertia ``P`` (``P C^T = 0``), and
     :func:`denoc_bridge.loops.constrained_dynamics_derivatives` also gives the multipliers'
-    (:mod:`denoc_bridge.constraints.loop_derivatives`).  Mimic models with loop closures are
-    refused.
+    (:mod:`denoc_bridge.constraints.loop_derivatives`); on a MimicModel whose tree has loop
+    closures, those of its reduced accelerations.
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
         if out is not None:
             return out
-    if type(model) is Model and model.loops:
+    if (type(model) is Model and model.loops) or (type(model) is MimicModel and model.tree.loops):
         return _loop_derivatives(model, q, v, tau, f_ext)
     if type(model) is MimicModel:
         return mimic_forward_dynamics_derivatives(

@@ -40,12 +40,14 @@ import scipy.linalg
 
 from denoc_bridge.algorithms.derivatives import tree_inverse_dynamics_derivatives
 from denoc_bridge.constraints.loop_kinematics import LoopKinematics, loop_kinematics
+from denoc_bridge.constraints.mimic_loops import stacked_rows
 from denoc_bridge.constraints.solve import lagrange_accelerations
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import LoopClosure
 from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 
 __all__ = ["ConstrainedDerivatives", "constrained_dynamics_derivatives"]
@@ -232,8 +234,33 @@ def constraint_acceleration_derivatives(
     return tuple(np.concatenate([p[i] for p in parts], axis=1) for i in range(3))  # type: ignore[return-value]
 
 
+def _tree_derivatives(
+    tree: Model, q: np.ndarray, v: np.ndarray, tau: np.ndarray, f_ext: inp.WrenchesLike | None, K: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """The KKT derivatives on the tree's coordinates for the stacked rows ``[K; C(q)]`` (K
+    constant, with zero bias: mimic couplings; C the loop rows): (xq, xv, xt, a, lam, rows), the
+    x's of shape (nv + r, nv) = [d a; d lam] along q, v, tau."""
+    nv, nk = tree.nv, len(K)
+    _, C_loops, cdqd = loop_kinematics(tree, q, v)
+    J = np.vstack([K, C_loops])
+    a, lam, rows = lagrange_accelerations(tree, q, v, tau, J, np.concatenate([np.zeros(nk), -cdqd]), f_ext)
+    C, r = J[rows], len(rows)
+    acc = np.vstack([np.zeros(nv), a, np.eye(nv)])  # g is affine in a: its q-derivative at e_j gives dC/dq
+    _, gq, gv = constraint_acceleration_derivatives(tree, q, v, acc)
+    zeros = np.zeros((len(acc), nk, nv))  # the constant rows K a: no q or v dependence
+    dg_dq, dg_dv = np.concatenate([zeros, gq], axis=1)[:, rows], np.concatenate([zeros, gv], axis=1)[:, rows]
+    dC_dq = dg_dq[2:] - dg_dq[0]  # [j, row, i] = dC[row, j] / dq_i
+    dCt_lam = np.einsum("jri,r->ji", dC_dq, lam)  # d(C^T lam)/dq
+    dID_dq, dID_dv, M = tree_inverse_dynamics_derivatives(tree, q, v, a, f_ext)
+    lu = scipy.linalg.lu_factor(np.block([[M, -C.T], [C, np.zeros((r, r))]]))
+    xq = scipy.linalg.lu_solve(lu, np.vstack([dCt_lam - dID_dq, -dg_dq[1]]))
+    xv = scipy.linalg.lu_solve(lu, np.vstack([-dID_dv, -dg_dv[1]]))
+    xt = scipy.linalg.lu_solve(lu, np.vstack([np.eye(nv), np.zeros((r, nv))]))
+    return xq, xv, xt, a, lam, rows
+
+
 def constrained_dynamics_derivatives(
-    model: Model,
+    model: Model | MimicModel,
     q: npt.ArrayLike,
     v: npt.ArrayLike,
     tau: npt.ArrayLike,
@@ -247,26 +274,36 @@ def constrained_dynamics_derivatives(
 
     ``dqdd_dtau`` is ``P = M^-1 - M^-1 C^T (C M^-1 C^T)^-1 C M^-1``, the constrained inverse
     inertia (symmetric, ``P C^T = 0``, ``P M P = P``).
+
+    On a :class:`~denoc_bridge.MimicModel` whose tree has loop closures, the reduced
+    accelerations of :mod:`denoc_bridge.constraints.mimic_loops` (the mimic rows K, constant,
+    stacked on the loop rows: ``J = [K; C]``) with respect to the reduced q, v and tau (chain rule
+    through ``q_full(q_r)``, ``v_full = G v_r``, ``tau_full`` = tau on the independent joints);
+    the multipliers are those of the independent rows ``rows`` of J.
     """
     _check_model(model)
+    if isinstance(model, MimicModel):
+        if not model.tree.loops:
+            raise InputError(f"'{model.tree.name}' has no loop closures: use forward_dynamics_derivatives")
+        tau_r = model._reduced(tau, "tau", model.nv)
+        qf, vf, _, _, _ = stacked_rows(model, q, v)
+        G = model.coupling_matrix()
+        F = model.full_forces(np.eye(model.nv)).T  # d tau_full / d tau_r
+        xq, xv, xt, a, lam, rows = _tree_derivatives(
+            model.tree, qf, vf, model.full_forces(tau_r), f_ext, model.constraint_matrix()
+        )
+        keep, nvf = model._v_keep, model.tree.nv
+        xq, xv, xt = xq @ G, xv @ G, xt @ F
+        P = xt[:nvf][keep]
+        return ConstrainedDerivatives(
+            xq[:nvf][keep], xv[:nvf][keep], 0.5 * (P + P.T), xq[nvf:], xv[nvf:], xt[nvf:], a[keep], lam, rows
+        )
     if not model.loops:
         raise InputError(f"'{model.name}' has no loop closures: use forward_dynamics_derivatives of the tree")
     q = inp.configuration(model, q)
     v = inp.vector(model, v, "v", "v")
     tau = inp.vector(model, tau, "tau", "v")
     nv = model.nv
-    _, C_all, cdqd = loop_kinematics(model, q, v)
-    a, lam, rows = lagrange_accelerations(model, q, v, tau, C_all, -cdqd, f_ext)  # as the reference solve
-    C, r = C_all[rows], len(rows)
-    acc = np.vstack([np.zeros(nv), a, np.eye(nv)])  # g is affine in a: its q-derivative at e_j gives dC/dq
-    _, dg_dq, dg_dv = constraint_acceleration_derivatives(model, q, v, acc)
-    dg_dq, dg_dv = dg_dq[:, rows], dg_dv[:, rows]
-    dC_dq = dg_dq[2:] - dg_dq[0]  # [j, row, i] = dC[row, j] / dq_i
-    dCt_lam = np.einsum("jri,r->ji", dC_dq, lam)  # d(C^T lam)/dq
-    dID_dq, dID_dv, M = tree_inverse_dynamics_derivatives(model, q, v, a, f_ext)
-    lu = scipy.linalg.lu_factor(np.block([[M, -C.T], [C, np.zeros((r, r))]]))
-    xq = scipy.linalg.lu_solve(lu, np.vstack([dCt_lam - dID_dq, -dg_dq[1]]))
-    xv = scipy.linalg.lu_solve(lu, np.vstack([-dID_dv, -dg_dv[1]]))
-    xt = scipy.linalg.lu_solve(lu, np.vstack([np.eye(nv), np.zeros((r, nv))]))
+    xq, xv, xt, a, lam, rows = _tree_derivatives(model, q, v, tau, f_ext, np.zeros((0, nv)))
     P = 0.5 * (xt[:nv] + xt[:nv].T)
     return ConstrainedDerivatives(xq[:nv], xv[:nv], P, xq[nv:], xv[nv:], xt[nv:], a, lam, rows)

@@ -11,7 +11,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.constraints.loop_derivatives import constraint_acceleration_derivatives
-from denoc_bridge.generators import fourbar
+from denoc_bridge.generators import GEARED_FIVEBAR_Q, fourbar, geared_fivebar
 from denoc_bridge.testing import pin_constraint_models, random_model
 
 JT = db.JointType
@@ -175,3 +175,21 @@ def test_linearize_a_closed_chain():
     np.testing.assert_array_equal(A[4:, :4], d.dqdd_dq)
     np.testing.assert_array_equal(B[4:], d.dqdd_dtau)
     assert np.linalg.matrix_rank(B[4:]) == 2  # 4 coordinates, 2 independent loop rows: 2 DOF (slider, crank)
+
+
+def test_mimic_and_loops_together_geared_fivebar():
+    """The geared five-bar: mimic rows K stacked on the loop rows C, reduced coordinates."""
+    model = geared_fivebar()
+    rng = np.random.default_rng(8)
+    q = loops.project_configuration(model, GEARED_FIVEBAR_Q)
+    v = loops.project_velocity(model, q, rng.normal(size=model.nv))
+    tau = rng.normal(size=model.nv)
+    d = loops.constrained_dynamics_derivatives(model, q, v, tau)
+    public = db.forward_dynamics_derivatives(model, q, v, tau)
+    for x, y in zip(public, d[:3]):
+        np.testing.assert_array_equal(x, y)
+    fa = central(lambda q, v, t: db.forward_dynamics(model, q, v, t), model, q, v, tau)
+    errors = {"dqdd_dq": rel(d.dqdd_dq, fa[0]), "dqdd_dv": rel(d.dqdd_dv, fa[1]), "dqdd_dtau": rel(d.dqdd_dtau, fa[2])}
+    assert max(errors.values()) < FD_TOL, errors
+    with pytest.raises(db.InputError, match="not supported yet"):
+        db.inverse_dynamics_derivatives(model, q, v, tau)
