@@ -36,7 +36,6 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import scipy.linalg
 
 from denoc_bridge.algorithms.derivatives import tree_inverse_dynamics_derivatives
 from denoc_bridge.constraints.loop_kinematics import LoopKinematics, loop_kinematics
@@ -71,11 +70,18 @@ class ConstrainedDerivatives(NamedTuple):
     rows: np.ndarray
 
 
+def _c3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b along the last axis, broadcast (np.cross without its axis bookkeeping)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Motion cross product [w; v] x [w'; v'] = [w x w'; w x v' + v x w'] along the last axis."""
     w, u = a[..., :3], a[..., 3:]
     w2, u2 = b[..., :3], b[..., 3:]
-    return np.concatenate([np.cross(w, w2), np.cross(w, u2) + np.cross(u, w2)], axis=-1)
+    return np.concatenate([_c3(w, w2), _c3(w, u2) + _c3(u, w2)], axis=-1)
 
 
 class _Columns:
@@ -143,27 +149,24 @@ class _Motion:
                 self.dA_dv[c] += sdot
                 self.dA_dv[mb] += v[c] * _cross(s[mb], s[c])  # d sdot_c / dv_i = s_i x s_c
             m = cols.moves[:, link]
-            self.dx_dq[m] = s[m, 3:] + np.cross(s[m, :3], x)
+            self.dx_dq[m] = s[m, 3:] + _c3(s[m, :3], x)
         w, dw_dq = self.V[:3], self.dV_dq[:, :3]
         self.w, self.dw_dq, self.dw_dv = w, dw_dq, self.dV_dv[:, :3]
-        self.xd = self.V[3:] + np.cross(w, x)
-        self.dxd_dq = self.dV_dq[:, 3:] + np.cross(dw_dq, x) + np.cross(w, self.dx_dq)
-        self.dxd_dv = self.dV_dv[:, 3:] + np.cross(self.dV_dv[:, :3], x)
+        self.xd = self.V[3:] + _c3(w, x)
+        self.dxd_dq = self.dV_dq[:, 3:] + _c3(dw_dq, x) + _c3(w, self.dx_dq)
+        self.dxd_dv = self.dV_dv[:, 3:] + _c3(self.dV_dv[:, :3], x)
         Aw, Av = self.A[:, :3], self.A[:, 3:]
         self.wd, self.dwd_dq, self.dwd_dv = Aw, self.dA_dq[..., :3], self.dA_dv[:, :3]
-        self.xdd = Av + np.cross(Aw, x) + np.cross(w, self.xd)
+        self.xdd = Av + _c3(Aw, x) + _c3(w, self.xd)
         self.dxdd_dq = (
             self.dA_dq[..., 3:]
-            + np.cross(self.dA_dq[..., :3], x)
-            + np.cross(Aw[:, None, :], self.dx_dq)
-            + np.cross(dw_dq, self.xd)
-            + np.cross(w, self.dxd_dq)
+            + _c3(self.dA_dq[..., :3], x)
+            + _c3(Aw[:, None, :], self.dx_dq)
+            + _c3(dw_dq, self.xd)
+            + _c3(w, self.dxd_dq)
         )
         self.dxdd_dv = (
-            self.dA_dv[:, 3:]
-            + np.cross(self.dA_dv[:, :3], x)
-            + np.cross(self.dV_dv[:, :3], self.xd)
-            + np.cross(w, self.dxd_dv)
+            self.dA_dv[:, 3:] + _c3(self.dA_dv[:, :3], x) + _c3(self.dV_dv[:, :3], self.xd) + _c3(w, self.dxd_dv)
         )
 
 
@@ -188,10 +191,10 @@ def _rows(lc: LoopClosure, kin: LoopKinematics, cols: _Columns, v: np.ndarray, a
             b = RF1 @ n
             db = np.zeros((len(v), 3))  # d b / dq_i = w_i x b for the columns that move link 1
             if lc.link1 >= 0:
-                db = np.cross(cols.s[:, :3], b) * cols.moves[:, lc.link1, None]
-            wb = np.cross(p1.w, b)
-            dwb_dq = np.cross(p1.dw_dq, b) + np.cross(p1.w, db)
-            dwb_dv = np.cross(p1.dw_dv, b)
+                db = _c3(cols.s[:, :3], b) * cols.moves[:, lc.link1, None]
+            wb = _c3(p1.w, b)
+            dwb_dq = _c3(p1.dw_dq, b) + _c3(p1.w, db)
+            dwb_dv = _c3(p1.dw_dv, b)
             if lc.type == "revolute":  # b . wdot_rel + (w1 x b) . w_rel
                 wrel, wdrel = p2.w - p1.w, p2.wd - p1.wd
                 g.append((wdrel @ b + wb @ wrel)[:, None])
@@ -200,15 +203,10 @@ def _rows(lc: LoopClosure, kin: LoopKinematics, cols: _Columns, v: np.ndarray, a
             else:  # b . xddot_rel + 2 (w1 x b) . xdot_rel + (wdot1 x b + w1 x (w1 x b)) . d
                 d, dd_dq = p2.x - p1.x, p2.dx_dq - p1.dx_dq
                 xdrel, xddrel = p2.xd - p1.xd, p2.xdd - p1.xdd
-                bdd = np.cross(p1.wd, b) + np.cross(p1.w, wb)  # (K, 3)
+                bdd = _c3(p1.wd, b) + _c3(p1.w, wb)  # (K, 3)
                 g.append((xddrel @ b + 2.0 * wb @ xdrel + bdd @ d)[:, None])
-                dbdd_dq = (
-                    np.cross(p1.dwd_dq, b)
-                    + np.cross(p1.wd[:, None, :], db)
-                    + np.cross(p1.dw_dq, wb)
-                    + np.cross(p1.w, dwb_dq)
-                )
-                dbdd_dv = np.cross(p1.dwd_dv, b) + np.cross(p1.dw_dv, wb) + np.cross(p1.w, dwb_dv)
+                dbdd_dq = _c3(p1.dwd_dq, b) + _c3(p1.wd[:, None, :], db) + _c3(p1.dw_dq, wb) + _c3(p1.w, dwb_dq)
+                dbdd_dv = _c3(p1.dwd_dv, b) + _c3(p1.dw_dv, wb) + _c3(p1.w, dwb_dv)
                 dq = (
                     (p2.dxdd_dq - p1.dxdd_dq) @ b
                     + xddrel @ db.T
@@ -252,11 +250,11 @@ def _tree_derivatives(
     dC_dq = dg_dq[2:] - dg_dq[0]  # [j, row, i] = dC[row, j] / dq_i
     dCt_lam = np.einsum("jri,r->ji", dC_dq, lam)  # d(C^T lam)/dq
     dID_dq, dID_dv, M = tree_inverse_dynamics_derivatives(tree, q, v, a, f_ext)
-    lu = scipy.linalg.lu_factor(np.block([[M, -C.T], [C, np.zeros((r, r))]]))
-    xq = scipy.linalg.lu_solve(lu, np.vstack([dCt_lam - dID_dq, -dg_dq[1]]))
-    xv = scipy.linalg.lu_solve(lu, np.vstack([-dID_dv, -dg_dv[1]]))
-    xt = scipy.linalg.lu_solve(lu, np.vstack([np.eye(nv), np.zeros((r, nv))]))
-    return xq, xv, xt, a, lam, rows
+    rhs = np.block(
+        [[dCt_lam - dID_dq, -dID_dv, np.eye(nv)], [-dg_dq[1], -dg_dv[1], np.zeros((r, nv))]]
+    )  # the three right-hand sides of one KKT matrix, one solve
+    x = np.linalg.solve(np.block([[M, -C.T], [C, np.zeros((r, r))]]), rhs)
+    return x[:, :nv], x[:, nv : 2 * nv], x[:, 2 * nv :], a, lam, rows
 
 
 def constrained_dynamics_derivatives(
