@@ -130,3 +130,13 @@ def test_hanging_chain_example_is_a_catenary(tmp_path):
         assert balance < 1e-6  # g(q) = C^T lambda at rest
         assert a_eq < 1e-10  # the statics' equilibrium is one of the constrained dynamics
     assert 3.8 < _number(out, "n -> 2n: divided by") < 4.3
+
+
+def test_cartpole_lqr_example_stabilises(tmp_path):
+    out = _run_quick("14_cartpole_lqr.py", tmp_path)
+    assert (tmp_path / "cartpole_lqr.png").stat().st_size > 10_000
+    assert _number(out, "max |A - central differences| / max |A| =") < 1e-8
+    assert _number(out, "max Re(closed-loop eigenvalue) =") < -1.0
+    assert _number(out, "final max |x| =") < 1e-3  # the closed loop settles upright
+    assert _number(out, "max |pole angle| =") > 1.0  # the open loop falls
+    assert _number(out, "max |x_lin - x_sim| =") < 0.1  # the linear model predicts the response

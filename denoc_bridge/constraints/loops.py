@@ -51,6 +51,10 @@ from denoc_bridge.algorithms.dynamics import (
     tree_nonlinear_effects,
 )
 from denoc_bridge.constraints import mimic_loops as _mimic_loops
+from denoc_bridge.constraints.loop_derivatives import (  # public in db.loops
+    ConstrainedDerivatives,
+    constrained_dynamics_derivatives,
+)
 from denoc_bridge.constraints.loop_kinematics import (  # the public names of db.loops
     all_rows,
     constraint_report,
@@ -100,6 +104,8 @@ __all__ = [
     "project_configuration",
     "project_velocity",
     "closed_chain_inverse_dynamics",
+    "ConstrainedDerivatives",
+    "constrained_dynamics_derivatives",
 ]
 
 
