@@ -86,14 +86,22 @@ def inverse_dynamics(
 
     Parameters
     ----------
-    q : (nq,) configuration, v : (nv,) velocity, a : (nv,) acceleration
-        Pinocchio's layout, or a batch along a leading axis ((B, nq), (B, nv), (B, nv)).
+    q : (nq,) array
+        Configuration, in Pinocchio's layout, or a batch along a leading axis (B, nq).
         Quaternions and (cos, sin) pairs are normalised.
-    f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    a : (nv,) array
+        Acceleration, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link name: (6,)}
         External wrench applied to each link, as Pinocchio's ``fext``:
-        [force; moment], in the link frame, moment about the link origin.
-    actuated : on a model with loop closures, the actuated joints (names or indices into v;
-        default all): the torques of a closed chain, the other joints passive
+        [force; moment], in the link frame, moment about the link origin; (B, n_links, 6)
+        for a batch.
+    data : Data, optional
+        Work buffers of this thread (:class:`~denoc_bridge.Data`); default: the model's own.
+    actuated : joint names or indices into v, optional
+        On a model with loop closures, the actuated joints (default all): the torques of a
+        closed chain, the other joints passive
         (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
         consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
         On a MimicModel whose tree has loop closures likewise, in reduced coordinates (names

@@ -7,14 +7,12 @@ and the constraint rows they contribute, all in world coordinates (x_i = origin 
 joint frame on link i, n = joint axis, b_1, b_2 = two unit vectors normal to it, all
 carried by link 1):
 
-==============  ====  ==============================================================
-type            rows  constraint (position level; the velocity rows are its derivative)
-==============  ====  ==============================================================
-``weld``        6     x_2 - x_1 = 0,  rotation of frame 2 relative to frame 1 = 0
-``spherical``   3     x_2 - x_1 = 0
-``revolute``    5     x_2 - x_1 = 0,  b_j . (relative rotation) = 0 (axes stay parallel)
-``prismatic``   5     b_j . (x_2 - x_1) = 0,  relative rotation = 0
-==============  ====  ==============================================================
+| type            | rows | constraint (position level; the velocity rows are its derivative)       |
+|-----------------|------|-------------------------------------------------------------------------|
+| ``weld``        | 6    | x_2 - x_1 = 0,  rotation of frame 2 relative to frame 1 = 0             |
+| ``spherical``   | 3    | x_2 - x_1 = 0                                                           |
+| ``revolute``    | 5    | x_2 - x_1 = 0,  b_j . (relative rotation) = 0 (axes stay parallel)      |
+| ``prismatic``   | 5    | b_j . (x_2 - x_1) = 0,  relative rotation = 0                           |
 
 The velocity rows are ``C qdot = D* N qdot = 0`` (004 eqs. 12 and 15, with the DeNOC ``N`` as
 004's ``B``: :func:`cut_joint_jacobian` gives ``D*``, :func:`loop_jacobian` ``C``), and the

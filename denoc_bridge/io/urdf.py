@@ -337,6 +337,8 @@ def load_urdf(
         Pinocchio ignores); a mimicked joint may come after its mimic joint in the joint order
         (which Pinocchio refuses).  See :mod:`denoc_bridge.constraints.mimic`.
 
+    Notes
+    -----
     Everything that ``pin.buildModelFromUrdf`` accepts loads.  Parts that
     urdf-parser-py rejects but that carry no dynamics are repaired or dropped
     and listed in ``model.warnings``: top-level elements other than links,
