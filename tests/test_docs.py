@@ -165,6 +165,16 @@ def check_derivatives(ns, out, tmp_path):
     assert pinocchio < 1e-11 and differences < 1e-8
 
 
+def check_lqr(ns, out, tmp_path):
+    held, fell = map(float, out.split())
+    assert held < 1e-4 and fell > 1.0, out  # 5e-6 rad after 5 s; the open loop falls past 1 rad
+
+
+def check_loop_derivatives(ns, out, tmp_path):
+    keeps_closed, symmetric = map(float, out.split())
+    assert keeps_closed < 1e-13 and symmetric < 1e-13, out
+
+
 def check_validation(ns, out, tmp_path):
     assert ns["report"].passed and out.count(" ok") == 5
 
@@ -209,6 +219,8 @@ CHECKS = {
     'load_robot("pr2", mimic=True)': check_mimic,
     "Q = np.stack": check_dynamics,
     "forward_dynamics_derivatives(model": check_derivatives,
+    "cartpole_urdf(1)": check_lqr,
+    "closed = generators.fourbar()": check_loop_derivatives,
     "random_model(seed=3": check_validation,
     "print(np.round(U, 4))": check_gripper,
     'scheduler="inline"': check_inline_sweep,
