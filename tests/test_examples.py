@@ -125,3 +125,19 @@ def test_hanging_chain_example_is_a_catenary(tmp_path):
         assert balance < 1e-6  # g(q) = C^T lambda at rest
         assert a_eq < 1e-10  # the statics' equilibrium is one of the constrained dynamics
     assert 3.8 < _number(out, "n -> 2n: divided by") < 4.3
+
+
+# ----------------------------------------------------------------------------- implicit methods (issue 23)
+
+
+def test_stiff_implicit_example_beyond_rk4(tmp_path):
+    out = _run_quick("14_stiff_implicit.py", tmp_path)
+    import re
+
+    assert out.count("diverged") == 3, out  # RK4 at twice its limit, in each case
+    rows = re.findall(r"\| (implicit-euler|sdirk2) \| (\d+) \| \d+ \| " + NUMBER + r" \| [^|]+ \| " + NUMBER, out)
+    assert len(rows) == 2 * (3 + 3 + 1), out
+    for method, factor, err, dissipation in rows:
+        if method == "sdirk2" and int(factor) <= 25:
+            assert float(err) < 5e-3 and float(dissipation) < 1e-2, out  # dissipation / peak KE
+        assert float(err) < 0.5, out  # stable at 100 h_rk4, whatever the method's order

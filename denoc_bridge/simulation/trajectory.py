@@ -116,6 +116,9 @@ class Trajectory:
     passive: bool = True
     #: the kinetic energy the joint-limit stops took up to each saved state (J; None: no limits)
     limit_work: np.ndarray | None = None
+    #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
+    #: ``jacobian``: "dense" or "gmres"); empty for the other methods
+    solver_stats: dict[str, Any] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
