@@ -141,3 +141,9 @@ def test_stiff_implicit_example_beyond_rk4(tmp_path):
         if method == "sdirk2" and int(factor) <= 25:
             assert float(err) < 5e-3 and float(dissipation) < 1e-2, out  # dissipation / peak KE
         assert float(err) < 0.5, out  # stable at 100 h_rk4, whatever the method's order
+
+
+def test_identify_masses_example_recovers_the_masses(tmp_path):
+    out = _run_quick("15_identify_masses.py", tmp_path)
+    assert _number(out, "max relative difference") < 1e-6, out  # adjoint gradient vs central differences
+    assert _number(out, "masses recovered to") < 1e-8, out
