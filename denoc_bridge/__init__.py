@@ -36,6 +36,8 @@ from denoc_bridge.constraints import loops, mimic
 from denoc_bridge.dynamics import (
     forward_dynamics,
     forward_dynamics_derivatives,
+    forward_dynamics_jvp,
+    forward_dynamics_vjp,
     gravity_torques,
     inverse_dynamics,
     inverse_dynamics_derivatives,
@@ -95,6 +97,8 @@ __all__ = [
     "difference",
     "forward_dynamics",
     "forward_dynamics_derivatives",
+    "forward_dynamics_jvp",
+    "forward_dynamics_vjp",
     "forward_kinematics",
     "from_pinocchio",
     "gravity_torques",

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms import derivatives as _derivatives
+from denoc_bridge.algorithms import directional as _directional
 from denoc_bridge.algorithms import dynamics as tree
 from denoc_bridge.constraints import loops, mimic, mimic_loops
 from denoc_bridge.constraints.mimic_derivatives import (
@@ -47,6 +48,8 @@ __all__ = [
     "inverse_mass_matrix",
     "inverse_dynamics_derivatives",
     "forward_dynamics_derivatives",
+    "forward_dynamics_jvp",
+    "forward_dynamics_vjp",
 ]
 
 # bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
@@ -299,9 +302,10 @@ def inverse_mass_matrix(
 
 
 def _tree_for_derivatives(model: Model | MimicModel, what: str) -> Model:
-    """The tree whose derivatives are asked for; loop closures are refused here."""
+    """The tree whose derivatives are asked for; mimic models and loop closures are refused here."""
     check_model(model)
-    assert isinstance(model, Model)
+    if isinstance(model, MimicModel):
+        raise _derivatives.refuse(model, what, "matrix-free derivatives of mimic joints")
     if model.loops:
         raise _derivatives.refuse(model, what, "derivatives of the constrained dynamics of loop closures")
     return model
@@ -395,3 +399,62 @@ def forward_dynamics_derivatives(
         )
     tree_model = _tree_for_derivatives(model, "forward_dynamics_derivatives")
     return _derivatives.tree_forward_dynamics_derivatives(tree_model, q, v, tau, f_ext)
+
+
+def forward_dynamics_jvp(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    dq: npt.ArrayLike | None = None,
+    dv: npt.ArrayLike | None = None,
+    dtau: npt.ArrayLike | None = None,
+    f_ext: WrenchesLike | None = None,
+) -> np.ndarray:
+    """The directional derivative of :func:`forward_dynamics` in O(n), without a matrix:
+    ``dqdd = dqdd_dq dq + dqdd_dv dv + Minv dtau`` at (q, v, tau).
+
+    ``dq`` is a tangent vector (nv entries, Pinocchio's ``pin.integrate(q, dq)``), so that the
+    result is the product of :func:`forward_dynamics_derivatives`' matrices with the direction;
+    ``dq``, ``dv`` or ``dtau`` left ``None`` are zero.  By the implicit-function theorem,
+    ``dqdd = M^-1 (dtau - dtau_dq dq - dtau_dv dv)`` at (q, v, qdd): one factorised O(n)
+    forward dynamics (000 eqs. 18-23), one forward and one backward pass that sum the entries
+    of the inverse-dynamics derivatives along the tree, and one solve with the articulated
+    factors (000 Table 3); about a kilobyte per DOF of memory, kept per model and thread
+    (:mod:`denoc_bridge.kernels.directional`).  One state at a time; trees only (a
+    :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
+    :class:`~denoc_bridge.errors.InputError`).
+
+    Returns
+    -------
+    dqdd : (nv,) array
+    """
+    tree_model = _tree_for_derivatives(model, "forward_dynamics_jvp")
+    return _directional.tree_forward_dynamics_jvp(tree_model, q, v, tau, dq, dv, dtau, f_ext)
+
+
+def forward_dynamics_vjp(
+    model: Model | MimicModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    lam: npt.ArrayLike,
+    f_ext: WrenchesLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adjoint of :func:`forward_dynamics` in O(n), without a matrix:
+    ``(dqdd_dq^T lam, dqdd_dv^T lam, Minv lam)`` at (q, v, tau).
+
+    ``mu = M^-1 lam`` by one solve with the articulated factors of a factorised O(n) forward
+    dynamics (M is symmetric), then ``-dtau_dq^T mu`` and ``-dtau_dv^T mu`` by one forward and
+    one backward pass over the tree (the transposed sums of the inverse-dynamics derivatives;
+    :mod:`denoc_bridge.kernels.directional`).  The first result is a cotangent at q
+    (Pinocchio's tangent convention, as the rows of ``dqdd_dq``).  This is the gradient of
+    ``lam . qdd`` with respect to (q, v, tau): the reverse-mode step of an adjoint method
+    (trajectory optimisation, parameter identification).  One state at a time; trees only.
+
+    Returns
+    -------
+    (gq, gv, gtau) : three (nv,) arrays
+    """
+    tree_model = _tree_for_derivatives(model, "forward_dynamics_vjp")
+    return _directional.tree_forward_dynamics_vjp(tree_model, q, v, tau, lam, f_ext)

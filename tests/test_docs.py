@@ -175,6 +175,16 @@ def check_loop_derivatives(ns, out, tmp_path):
     assert keeps_closed < 1e-13 and symmetric < 1e-13, out
 
 
+def check_matrix_free(ns, out, tmp_path):
+    against_differences, adjoint = map(float, out.split())
+    assert against_differences < 1e-6 and adjoint < 1e-6, out  # 4e-8 and 2e-8 at 10,000 DOF
+
+
+def check_implicit(ns, out, tmp_path):
+    status, speed, jacobian = out.split()
+    assert status == "completed" and float(speed) < 1e-6 and jacobian == "dense", out
+
+
 def check_validation(ns, out, tmp_path):
     assert ns["report"].passed and out.count(" ok") == 5
 
@@ -213,13 +223,15 @@ CHECKS = {
     'resolve_robot("talos")': check_talos,
     "import denoc_bridge.pin as dbp": check_pin_convention,
     "from denoc_bridge.generators import rope": check_rope,
-    "limits=False": check_limits,
+    "free = db.simulate(model, q0, np.zeros(model.nv), 2.0, 1e-3, limits=False)": check_limits,
     "db.feedforward(model, motion)": check_feedforward,
     "from denoc_bridge.generators import fourbar": check_loops,
     'load_robot("pr2", mimic=True)': check_mimic,
     "Q = np.stack": check_dynamics,
     "forward_dynamics_derivatives(model": check_derivatives,
     "cartpole_urdf(1)": check_lqr,
+    "serial_chain(10_000)": check_matrix_free,
+    'method="sdirk2", limits=False': check_implicit,
     "closed = generators.fourbar()": check_loop_derivatives,
     "random_model(seed=3": check_validation,
     "print(np.round(U, 4))": check_gripper,

@@ -140,3 +140,25 @@ def test_cartpole_lqr_example_stabilises(tmp_path):
     assert _number(out, "final max |x| =") < 1e-3  # the closed loop settles upright
     assert _number(out, "max |pole angle| =") > 1.0  # the open loop falls
     assert _number(out, "max |x_lin - x_sim| =") < 0.1  # the linear model predicts the response
+
+
+# ----------------------------------------------------------------------------- implicit methods (issue 23)
+
+
+def test_stiff_implicit_example_beyond_rk4(tmp_path):
+    out = _run_quick("15_stiff_implicit.py", tmp_path)
+    import re
+
+    assert out.count("diverged") == 3, out  # RK4 at twice its limit, in each case
+    rows = re.findall(r"\| (implicit-euler|sdirk2) \| (\d+) \| \d+ \| " + NUMBER + r" \| [^|]+ \| " + NUMBER, out)
+    assert len(rows) == 2 * (3 + 3 + 1), out
+    for method, factor, err, dissipation in rows:
+        if method == "sdirk2" and int(factor) <= 25:
+            assert float(err) < 5e-3 and float(dissipation) < 1e-2, out  # dissipation / peak KE
+        assert float(err) < 0.5, out  # stable at 100 h_rk4, whatever the method's order
+
+
+def test_identify_masses_example_recovers_the_masses(tmp_path):
+    out = _run_quick("16_identify_masses.py", tmp_path)
+    assert _number(out, "max relative difference") < 1e-6, out  # adjoint gradient vs central differences
+    assert _number(out, "masses recovered to") < 1e-8, out

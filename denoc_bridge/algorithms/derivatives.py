@@ -154,7 +154,8 @@ def fast_forward_dynamics_derivatives(model: Model, q: object, v: object, tau: o
 
 def refuse(model: object, what: str, reason: str) -> InputError:
     """The error for a model kind whose derivatives are not implemented yet."""
+    hint = "" if what == "inverse_dynamics_derivatives" else "; forward_dynamics_derivatives gives them densely"
     return InputError(
-        f"{what}: {reason} of model '{getattr(model, 'name', '?')}' are not supported yet "
-        "(a later step of issue 23); trees (models without mimic joints or loop closures) are"
+        f"{what}: {reason} of model '{getattr(model, 'name', '?')}' are not supported yet; trees (models "
+        f"without mimic joints or loop closures) are{hint}"
     )

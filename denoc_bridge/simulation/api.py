@@ -11,6 +11,13 @@ Methods
     scheme, which keeps fourth order; the stepping loop is compiled.
 ``"euler"``
     Semi-implicit (symplectic) Euler: ``v += dt a(q, v)``, ``q = q (+) dt v``; compiled.
+``"implicit-euler"``, ``"sdirk2"``
+    Implicit fixed-step methods for stiff trees (stiff joint springs and dampers, long damped
+    chains) at steps far beyond the explicit methods' stability limits: backward Euler and
+    the L-stable two-stage SDIRK of order 2, Newton on each stage with the Jacobian from the
+    analytical derivatives (dense up to 300 DOFs, matrix-free GMRES with
+    :func:`~denoc_bridge.forward_dynamics_jvp` beyond); see :mod:`denoc_bridge.simulation.implicit`.
+    Trees only, stage by stage from Python, joint limits not enforced.
 ``"RK45"``, ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
     Adaptive integrators of :mod:`scipy.integrate` (``RK45`` is MATLAB's ``ode45``;
     ``Radau`` and ``BDF`` are implicit, for stiff chains) with ``rtol`` / ``atol``, stepped one
@@ -68,6 +75,7 @@ from denoc_bridge.simulation import mimic_loops as mimic_loop_simulation
 from denoc_bridge.simulation.common import (
     ADAPTIVE_METHODS,
     FIXED_STEP_METHODS,
+    IMPLICIT_METHODS,
     Forces,
     System,
     batch_torques,
@@ -78,6 +86,7 @@ from denoc_bridge.simulation.common import (
     save_stride,
     step_count,
 )
+from denoc_bridge.simulation.implicit import run_implicit
 from denoc_bridge.simulation.loops import LoopSystem
 from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
@@ -175,6 +184,20 @@ def simulate(
             mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
         )
         q0, v0 = initial_state(model, q0, v0, opts[2], opts[3])
+    if method in IMPLICIT_METHODS:
+        if not isinstance(system, TreeSystem) or dynamics != "recursive":
+            raise InputError(
+                f"method {method!r} runs trees with the recursive dynamics (Newton with the analytical "
+                f"derivatives); '{model.name}' "
+                + (
+                    "is a MimicModel or has loop closures"
+                    if not isinstance(system, TreeSystem)
+                    else "asks for cholesky"
+                )
+                + ": use rk4, euler or an adaptive method (Radau, BDF for stiff runs)"
+            )
+        stride = save_stride(model, n_steps, save_every)
+        return run_implicit(model, q0, v0, dt, n_steps, forces, method, stride, progress, system)
     if method in FIXED_STEP_METHODS:
         stride = save_stride(model, n_steps, save_every)
         if forces.python_loop or forces.cholesky or system.kernel_system() is None:

@@ -19,6 +19,8 @@ from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.spatial import internal_to_pin
 
 FIXED_STEP_METHODS = ("rk4", "euler")
+#: fixed-step implicit methods of trees (:mod:`.implicit`), Newton with the analytical derivatives
+IMPLICIT_METHODS = ("implicit-euler", "sdirk2")
 
 
 ADAPTIVE_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
@@ -32,10 +34,11 @@ CHUNK_SECONDS = 0.2
 
 
 def method_name(method: str) -> str:
-    for m in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+    names = FIXED_STEP_METHODS + IMPLICIT_METHODS + ADAPTIVE_METHODS
+    for m in names:
         if str(method).lower() == m.lower():
             return m
-    raise InputError(f"method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got {method!r}")
+    raise InputError(f"method must be one of {', '.join(names)}, got {method!r}")
 
 
 def checked_vector(model, x, n, name):
@@ -185,7 +188,7 @@ def step_count(t_final, dt, method):
     if not (math.isfinite(dt) and dt > 0):
         raise InputError(f"dt must be a positive number of seconds, got {dt}")
     n_steps = max(1, int(round(t_final / dt)))
-    if method in FIXED_STEP_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
+    if method in FIXED_STEP_METHODS + IMPLICIT_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
         raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
     return t_final, dt, n_steps
 

@@ -118,6 +118,9 @@ class Trajectory:
     #: kinetic energy less the potential energy that putting q back on a limit added
     #: (:mod:`denoc_bridge.kernels.limits`)
     limit_work: np.ndarray | None = None
+    #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
+    #: ``jacobian``: "dense" or "gmres"); empty for the other methods
+    solver_stats: dict[str, Any] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:

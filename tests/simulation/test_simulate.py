@@ -222,7 +222,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
 
 def test_arguments_are_checked(falling_gripper):
     model, q0, v0 = falling_gripper
-    with pytest.raises(db.InputError, match="method must be one of rk4, euler, RK45"):
+    with pytest.raises(db.InputError, match="method must be one of rk4, euler, implicit-euler, sdirk2, RK45"):
         db.simulate(model, q0, v0, 1.0, method="rk5")
     with pytest.raises(db.InputError, match="dt must be a positive number"):
         db.simulate(model, q0, v0, 1.0, dt=0.0)

@@ -1,0 +1,292 @@
+"""Implicit fixed-step integrators for stiff trees: backward Euler and a two-stage SDIRK, Newton
+on the stage equations with the Jacobian from the analytical derivatives.
+
+Both are diagonally implicit Runge-Kutta methods in the Runge-Kutta-Munthe-Kaas form of the
+explicit steppers (:func:`.runners.run_python`): a configuration is ``q0 (+) xi`` with xi in
+the tangent space at the step's start q0, and each stage solves, for its velocity V,
+
+    R(V) = V - v_b - h g a(q0 (+) Xi, V) = 0,   Xi = xi_b + h g dexpinv(Xi, V)
+
+(``v_b``, ``xi_b`` the known part of the stage, ``g`` the diagonal coefficient).  Newton's
+matrix is ``J = 1 - h g da/dv - (h g)^2 da/dq`` with ``da/dx = dqdd/dx + M^-1 dtau_passive/dx``
+(the springs ``-K (q (-) q_rest)`` and dampers ``-D v`` of the model): dense from
+:func:`denoc_bridge.forward_dynamics_derivatives` up to ``DENSE_MAX_DOF`` DOFs, beyond that a
+``scipy.sparse.linalg.LinearOperator`` applying J by one :func:`denoc_bridge.forward_dynamics_jvp`
+(O(n)) solved by GMRES, preconditioned by ``(M + h g D + (h g)^2 K)^-1 M`` (the dampers' and
+springs' part of J, two O(n) calls: inverse dynamics at rest and the forward dynamics of the
+model with that extra armature), which leaves GMRES the gravity, Coriolis and centrifugal
+parts: a few iterations per Newton step however stiff the joints.  The Jacobian takes the tangent map of ``q0 (+) Xi`` as ``h g`` times
+the identity (exact on vector spaces; on Lie groups Newton's matrix is then approximate, which
+changes the number of iterations, not the solution).
+
+* ``"implicit-euler"``: one stage, ``g = 1`` (first order, L-stable, dissipative);
+* ``"sdirk2"``: two stages, ``g = 1 - 1/sqrt(2)`` (Alexander's L-stable second-order SDIRK,
+  stiffly accurate: the step ends on the second stage).
+
+Newton's steps are damped by a backtracking line search on the residual (large steps of a
+falling chain start far from the solution).
+
+They cover trees (models without mimic joints or loop closures), with the actuation, the
+external wrenches and the joint springs and dampers of :func:`denoc_bridge.simulate`; the
+actuation and wrenches enter Newton's residual, not its matrix (a controller ``tau(t, q, v)`` is
+treated as constant across a step's Newton iterations, which converges to the step of a
+controller frozen at the stage, like the explicit methods' stages).  Joint limits are not
+enforced (as with the adaptive methods).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import scipy.linalg as sl
+import scipy.sparse.linalg as spla
+
+from denoc_bridge.dynamics import (
+    forward_dynamics,
+    forward_dynamics_derivatives,
+    forward_dynamics_jvp,
+    inverse_dynamics,
+)
+from denoc_bridge.errors import SimulationError
+from denoc_bridge.simulation.common import Run, make_trajectory, saved_steps
+from denoc_bridge.spatial import internal_to_pin
+
+#: up to this many DOFs Newton's matrix is formed and factorised (O(n^2) memory)
+DENSE_MAX_DOF = 300
+#: Newton stops when the update is below NEWTON_TOL (1 + |V|) in the max norm
+NEWTON_TOL = 1e-10
+NEWTON_MAX = 60
+#: ... or when the residual is below RESIDUAL_TOL (1 + |V|) (the round-off of a long chain's JVP
+#: keeps GMRES from going further)
+RESIDUAL_TOL = 1e-9
+#: a residual that no step decreases any more is converged when below STALL_TOL (1 + |V|)
+STALL_TOL = 1e-6
+#: halvings of a Newton step at most
+LINE_SEARCH = 12
+GAMMA_SDIRK2 = 1.0 - 1.0 / math.sqrt(2.0)
+
+
+class _Stage:
+    """Newton on one stage of a tree system (:class:`.tree.TreeSystem`)."""
+
+    def __init__(self, system, dense: bool, gmres_rtol: float):
+        self.s = system
+        self.model = system.model
+        self.nv, self.nq = system.nv, system.nq
+        self.dense = dense
+        self.gmres_rtol = gmres_rtol
+        self.K = system.K if system.use_passive else np.zeros(self.nv)
+        self.D = system.D if system.use_passive else np.zeros(self.nv)
+        self.newton_iterations = 0
+        self.linear_iterations = 0
+        self._shifted: dict[float, object] = {}
+
+    def shifted_model(self, c):
+        """The model with the armature plus ``c D + c^2 K``: its GIM ``M + c D + c^2 K`` is the
+        springs' and dampers' part of Newton's matrix times M (the preconditioner)."""
+        model = self._shifted.get(c)
+        if model is None:
+            m = self.model
+            model = self._shifted[c] = m.replace(armature=np.asarray(m.armature) + c * self.D + c * c * self.K)
+        return model
+
+    def preconditioner(self, q, hg):
+        """``x -> (M + hg D + hg^2 K)^-1 M x``, two O(n) calls: ``ID(q, 0, x) = M x + g(q)``, then
+        the forward dynamics at rest of :meth:`shifted_model`, whose gravity torques are the same."""
+        shifted = self.shifted_model(hg)
+        zero = np.zeros(self.nv)
+
+        def apply(x):
+            x = np.ascontiguousarray(x, dtype=float).ravel()
+            return forward_dynamics(shifted, q, zero, inverse_dynamics(self.model, q, zero, x))
+
+        return spla.LinearOperator((self.nv, self.nv), matvec=apply, dtype=float)
+
+    def acceleration(self, t, n, q, V, out):
+        st, _ = self.s.accelerations(t, n, q, V, out)
+        return st
+
+    def _evaluate(self, t, n, q0, xi_b, v_b, hg, Xi, V):
+        """(status, Xi, q, a, R) at the stage velocity V: Xi updated by one fixed-point step of
+        ``Xi = xi_b + hg dexpinv(Xi, V)``, the accelerations and the residual."""
+        dxi = np.empty(self.nv)
+        self.s.dexpinv(Xi, V, dxi)
+        Xi = xi_b + hg * dxi
+        q = np.empty(self.nq)
+        self.s.integrate(q0, Xi, q)
+        a = np.empty(self.nv)
+        st = self.acceleration(t, n, q, V, a)
+        return st, Xi, q, a, V - v_b - hg * a
+
+    def _newton_step(self, t, q, V, R, hg):
+        """Newton's update: ``J delta = -R`` (dense LU, or GMRES on the JVP operator)."""
+        nv = self.nv
+        tau = self.s.total.copy()  # actuation + springs + dampers at (q, V)
+        fx = _pin_fext(self.s.forces.fext_at(t, q, V))
+        if self.dense:
+            ddq, ddv, Minv = forward_dynamics_derivatives(self.model, q, V, tau, fx)
+            J = np.eye(nv) - hg * (ddv - Minv * self.D) - hg * hg * (ddq - Minv * self.K)
+            return 0, -sl.solve(J, R, check_finite=False)
+        if not np.any(R):
+            return 0, np.zeros(nv)
+
+        def apply(x):
+            x = np.ascontiguousarray(x, dtype=float).ravel()
+            dq = hg * x
+            return x - hg * forward_dynamics_jvp(self.model, q, V, tau, dq, x, -self.K * dq - self.D * x, f_ext=fx)
+
+        op = spla.LinearOperator((nv, nv), matvec=apply, dtype=float)
+        count = [0]
+
+        def cb(_):
+            count[0] += 1
+
+        delta, info = spla.gmres(
+            op,
+            -R,
+            rtol=self.gmres_rtol,
+            atol=0.0,
+            restart=100,
+            maxiter=5,
+            M=self.preconditioner(q, hg),
+            callback=cb,
+            callback_type="pr_norm",
+        )
+        self.linear_iterations += count[0]
+        return (-1 if info < 0 else 0), delta
+
+    def solve(self, t, n, q0, xi_b, v_b, hg, V):
+        """V (in place) and Xi of the stage by Newton with a backtracking line search on |R|
+        (the step is halved until the residual decreases, up to LINE_SEARCH times); returns
+        (status, Xi, a): 0, k + 1 (singular inertia), -1 (not finite), -2 (no convergence)."""
+        Xi = xi_b + hg * V
+        st, Xi, q, a, R = self._evaluate(t, n, q0, xi_b, v_b, hg, Xi, V)
+        if st:
+            return st, Xi, a
+        for _ in range(NEWTON_MAX):
+            if np.abs(R).max() <= RESIDUAL_TOL * (1.0 + np.abs(V).max()):
+                return 0, Xi, a
+            st, delta = self._newton_step(t, q, V, R, hg)
+            if st:
+                return st, Xi, a
+            self.newton_iterations += 1
+            if not np.all(np.isfinite(delta)):
+                return -1, Xi, a
+            small = np.abs(delta).max() <= NEWTON_TOL * (1.0 + np.abs(V).max())
+            r0, alpha = np.linalg.norm(R), 1.0  # the norm GMRES minimises: its steps descend
+            for _ in range(LINE_SEARCH):
+                trial = V + alpha * delta
+                st, Xi_t, q_t, a_t, R_t = self._evaluate(t, n, q0, xi_b, v_b, hg, Xi, trial)
+                if small or (st == 0 and np.linalg.norm(R_t) < r0):
+                    break
+                alpha *= 0.5
+            else:  # no decrease: converged to the round-off of the residual, or failed
+                stalled = st == 0 and np.abs(R).max() <= STALL_TOL * (1.0 + np.abs(V).max())
+                return (0 if stalled else (st or -2)), Xi, a
+            if st:
+                return st, Xi, a
+            V[:], Xi, q, a, R = trial, Xi_t, q_t, a_t, R_t
+            if small:
+                return 0, Xi, a
+        return -2, Xi, a
+
+
+def _pin_fext(fext):
+    """The run's wrenches (internal order) in the public API's convention, or None."""
+    return None if fext.shape[0] == 0 else internal_to_pin(fext)
+
+
+def run_implicit(
+    model, q0, v0, dt, n_steps, forces, method, stride, progress, system, jacobian="auto", gmres_rtol=1e-6
+):
+    """The implicit methods stage by stage from Python (see the module docstring); returns the
+    Trajectory, with ``newton_iterations`` and ``linear_iterations`` (GMRES) of the run in its
+    ``solver_stats``."""
+    nq, nv = system.nq, system.nv
+    dense = nv <= DENSE_MAX_DOF if jacobian == "auto" else jacobian == "dense"
+    stage = _Stage(system, dense, gmres_rtol)
+    g = 1.0 if method == "implicit-euler" else GAMMA_SDIRK2
+    Q, V, A, TAU = [], [], [], []
+    q, v = q0.copy(), v0.copy()
+    a = np.empty(nv)
+    failed = None
+    zero = np.zeros(nv)
+    step = 0
+    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
+        for step in range(n_steps):
+            t = step * dt
+            if step % stride == 0:
+                st, tau = system.accelerations(t, step, q, v, a)
+                if st:
+                    failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", a, "v")])
+                    break
+                Q.append(q.copy()), V.append(v.copy()), A.append(a.copy()), TAU.append(np.array(tau))
+            hg = g * dt
+            V1 = v.copy()
+            st, Xi1, a1 = stage.solve(t + hg, step, q, zero, v, hg, V1)
+            if st == 0 and method == "sdirk2":
+                dxi1 = np.empty(nv)
+                system.dexpinv(Xi1, V1, dxi1)
+                xi_b = (1.0 - g) * dt * dxi1
+                v_b = v + (1.0 - g) * dt * a1
+                V2 = V1.copy()
+                st, Xi1, a1 = stage.solve(t + dt, step, q, xi_b, v_b, hg, V2)
+                V1 = V2
+            if st:
+                failed = (st, t, "Newton's iterations did not converge" if st == -2 else None)
+                break
+            system.integrate(q, Xi1, q)
+            v[:] = V1
+            if step % 100 == 0:
+                run.update(step)
+        else:
+            step = n_steps
+    interrupted, wall = run.interrupted, run.wall
+    final = None
+    if not failed and not interrupted:
+        st, tau = system.accelerations(n_steps * dt, n_steps, q, v, a)
+        if not st:
+            Q.append(q.copy()), V.append(v.copy()), A.append(a.copy()), TAU.append(np.array(tau))
+            final = n_steps
+    n = len(Q)
+    t_saved = saved_steps(n, stride, final) * dt
+    state = "interrupted" if interrupted else ("failed" if failed else "completed")
+    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    traj = make_trajectory(
+        model,
+        t_saved,
+        np.array(Q).reshape(n, nq),
+        np.array(V).reshape(n, nv),
+        np.array(A).reshape(n, nv),
+        np.array(TAU).reshape(n, nv),
+        forces,
+        method,
+        dt,
+        wall,
+        step,
+        system.evals,
+        state,
+        message,
+    )
+    traj.solver_stats.update(
+        newton_iterations=stage.newton_iterations,
+        linear_iterations=stage.linear_iterations,
+        jacobian="dense" if dense else "gmres",
+    )
+    if failed:
+        st, t_bad, detail = failed
+        if isinstance(detail, list):
+            raise system.failure(st, t_bad, detail, traj)
+        raise SimulationError(
+            f"simulation stopped at t = {t_bad:.6g} s: "
+            + (detail or "the implicit step failed (a state that is not finite or a singular inertia)")
+            + f" with dt = {dt:g}; try a smaller dt",
+            t_bad,
+            "",
+            traj,
+        )
+    if interrupted:
+        warnings.warn(message, stacklevel=3)
+    return traj
