@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit, prange, types
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.entry import _nv, _work, finite_result, forward_dynamics_passes, valid_state
 from denoc_bridge.kernels.gim import minv_from_factors
 from denoc_bridge.kernels.joints import UNIVERSAL, joint_subspace, joint_transform
@@ -369,7 +370,7 @@ def _finite(x):
     return True
 
 
-@njit(STATE_SIGNATURE, cache=True, fastmath={"contract"})
+@njit_declared(STATE_SIGNATURE, fastmath={"contract"})
 def inverse_dynamics_derivatives_state(kt, q, v, a, fext, tau, dq, dv, M):
     """Entry: checks the state (:func:`.entry.valid_state`), then the derivatives.  Status 0, -1
     (a value), -2 (a shape) or -3 (finite inputs, non-finite result)."""
@@ -398,7 +399,7 @@ def inverse_dynamics_derivatives_batch(kt, Q, V, A, FEXT, TAU, DQ, DV, MM, statu
         status[b] = inverse_dynamics_derivatives_state(kt, Q[b], V[b], A[b], fext, TAU[b], DQ[b], DV[b], MM[b])
 
 
-@njit(FD_SIGNATURE, cache=True, fastmath={"contract"})
+@njit_declared(FD_SIGNATURE, fastmath={"contract"})
 def forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, ddq, ddv, Minv):
     """Entry: qdd = FD(q, v, tau) by the compiled O(n) forward dynamics (000 eqs. 18-23, as
     :func:`.entry.forward_dynamics_state`, which checks the inputs and reports a singular

@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit, types
 
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.derivatives import (
     _dot6,
     _fcross,
@@ -459,7 +460,7 @@ def _prologue(kt, work, buf, q, v, tau, fext, qdd):
     return 0
 
 
-@njit(JVP_SIGNATURE, cache=True)
+@njit_declared(JVP_SIGNATURE)
 def forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd, out):
     """qdd = FD(q, v, tau) and out = dqdd = M^-1 (dtau - dtau_dq dq - dtau_dv dv): the
     factorised forward dynamics, the base-frame pass, the directional inverse dynamics and one
@@ -483,7 +484,7 @@ def forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd
     return finite_result(out)
 
 
-@njit(VJP_SIGNATURE, cache=True)
+@njit_declared(VJP_SIGNATURE)
 def forward_dynamics_vjp_state(kt, work, buf, q, v, tau, fext, lam, qdd, gq, gv, gtau):
     """qdd = FD(q, v, tau), gtau = mu = M^-1 lam, gq = -dtau_dq^T mu, gv = -dtau_dv^T mu (the
     products of ``lam`` with dqdd_dq, dqdd_dv, dqdd_dtau).  Status as

@@ -239,7 +239,7 @@ def articulated_factors(ki, kf, q, nv, work):
     return articulated_backward_recursion(ki, kf, np.zeros(nv), work, True) + 1
 
 
-@njit(MASS_SIGNATURE, cache=True)
+@njit_declared(MASS_SIGNATURE)
 def inverse_mass_matrix_state(kt, work, q, out):
     """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: geometry, the articulated
     masses and the two sweeps over the rows (:mod:`.gim`; status as above)."""
@@ -261,7 +261,7 @@ def inverse_mass_matrix_state(kt, work, q, out):
 FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolean)
 
 
-@njit(FACTORS_SIGNATURE, cache=True)
+@njit_declared(FACTORS_SIGNATURE)
 def block_factors_state(kt, work, q, A, B, module_level, inverse):
     """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
     B = D^-1), link or module level (:func:`.gim.block_factors`; status as above)."""

@@ -2,13 +2,18 @@
 runs time their steps without the compilation, and a first run says what it compiles."""
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from numba import njit, types
 
+import denoc_bridge
 from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
-from denoc_bridge.kernels import entry
+from denoc_bridge.kernels import derivatives, directional, entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.simulation.runners import compile_for
 
@@ -47,8 +52,32 @@ def test_declared_signature_refuses_a_wrong_first_call_and_serves_kernels():
 
 
 def test_the_entries_are_declared_not_compiled_at_import():
-    for kernel in (entry.forward_dynamics_state, entry.mass_matrix_state, entry.geometry_and_factors):
+    kernels = (entry.forward_dynamics_state, entry.mass_matrix_state, entry.geometry_and_factors)
+    kernels += (entry.inverse_mass_matrix_state, entry.block_factors_state)
+    kernels += (derivatives.inverse_dynamics_derivatives_state, derivatives.forward_dynamics_derivatives_state)
+    kernels += (directional.forward_dynamics_jvp_state, directional.forward_dynamics_vjp_state)
+    for kernel in kernels:
         assert kernel._declared  # compiled on first use (maybe already, by another test)
+
+
+def test_importing_the_package_and_the_cli_compiles_nothing(tmp_path):
+    # an explicit signature (@njit(sig)) compiles at import: every command paid for it (the
+    # derivatives and the inverse GIM: ~60 s of CPU on a fresh install); an empty cache shows it
+    code = (
+        "from numba.core import event\n"
+        "names = []\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev): names.append(ev.data['dispatcher'].py_func.__qualname__)\n"
+        "    def on_end(self, ev): pass\n"
+        "event.register('numba:compile', L())\n"
+        "import denoc_bridge, denoc_bridge.cli.main, denoc_bridge.pin\n"
+        "print(names)\n"
+    )
+    root = str(Path(denoc_bridge.__file__).resolve().parents[1])  # this denoc_bridge, not the cwd's
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": root}
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=600)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_one_version_for_constant_flags_and_index_widths():
