@@ -63,7 +63,7 @@ def _start(model, args):
         q = db.loops.project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
-    elif getattr(args, "limits", False):
+    elif getattr(args, "limits", False) and method_name(args.method) in FIXED_STEP_METHODS:
         q, what = _inside_limits(model, q, what)
     return q, what
 
@@ -181,9 +181,13 @@ def _damping_text(model, stiff, method: str, dt: float, where: str = "") -> str:
     )
 
 
-def _damping_remedy(stiff, method: str, duration: float) -> str:
-    """The options that help: --no-passive, and a --dt that keeps the damping when one is practical."""
-    text = "; --no-passive simulates without the URDF's joint damping (and springs)"
+def _damping_remedy(model, stiff, method: str, duration: float) -> str:
+    """The options that help: an implicit method (a tree), --no-passive, and a --dt that keeps the
+    damping when one is practical."""
+    text = ""
+    if not isinstance(model, MimicModel) and not model.loops:
+        text = "; --method sdirk2 (implicit, Newton with the analytical derivatives) keeps the damping at this step"
+    text += "; --no-passive simulates without the URDF's joint damping (and springs)"
     dt = _nice_dt(stiff.max_dt(method), duration) if method in FIXED_STEP_METHODS else None
     if dt is not None and duration / dt <= MAX_SUGGESTED_STEPS:
         text += f", or --dt {dt:g} keeps it ({round(duration / dt):,} steps)"
@@ -203,7 +207,9 @@ def _check_damping(model, q0, method: str, dt: float, duration: float) -> None:
         if dt <= limit:
             return
         where = f" for {method} at dt = {dt:g} s"
-        raise DenocError(_damping_text(model, stiff, method, dt, where) + _damping_remedy(stiff, method, duration))
+        raise DenocError(
+            _damping_text(model, stiff, method, dt, where) + _damping_remedy(model, stiff, method, duration)
+        )
     steps = duration / limit
     if steps > MAX_ADAPTIVE_STEPS:
         raise DenocError(
@@ -223,10 +229,11 @@ def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: b
         )
     stiff = damping_stiffness(model, q0) if passive else None
     if stiff is not None and stiff.rate * dt > STABILITY_LIMIT["rk4"]:
-        return "; " + _damping_text(model, stiff, method, dt) + _damping_remedy(stiff, method, duration)
+        return "; " + _damping_text(model, stiff, method, dt) + _damping_remedy(model, stiff, method, duration)
     if method not in FIXED_STEP_METHODS:
         return ""
-    return f"; try --dt {dt / 10:g} or the implicit --method Radau"
+    implicit = "sdirk2" if not isinstance(model, MimicModel) and not model.loops else "Radau"
+    return f"; try --dt {dt / 10:g} or the implicit --method {implicit}"
 
 
 def _with_armature(model, armature: float):
@@ -391,6 +398,8 @@ def simulate_command(args) -> int:
         )
     tau, tau_what = _torque(model, args.torque)
     q0, q0_what = _start(model, args)
+    if args.limits and method not in FIXED_STEP_METHODS and not model.loops:
+        print(f"note: the joint limits hold with rk4 and euler only; {method} lets the joints pass them")
     sim_model = _with_armature(model, args.armature) if args.armature > 0 else model
     if args.passive:
         _check_damping(sim_model, q0, method, args.dt, args.duration)
