@@ -779,3 +779,9 @@ def test_misspelled_names_get_a_suggestion():
     q, v = db.neutral_configuration(model), np.zeros(model.nv)
     with pytest.raises(db.InputError, match=r"got 'Eulr'; did you mean euler\?$"):
         db.simulate(model, q, v, t_final=0.01, dt=1e-3, method="Eulr")
+
+
+@pytest.mark.parametrize("rng", ["a", True, -1, 1.5])
+def test_random_configuration_names_a_bad_seed(rng):
+    with pytest.raises(db.InputError, match=r"rng must be a numpy Generator or a non-negative integer seed, got "):
+        db.random_configuration(db.load_robot("gripper"), rng)
