@@ -99,6 +99,7 @@ def test_console_script_runs_in_a_subprocess():
 
 
 # ------------------------------------------------------------------ the installed entry point
+import dataclasses  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import struct  # noqa: E402
@@ -109,6 +110,8 @@ import numpy as np  # noqa: E402
 from conftest import denoc_bridge_cmd  # noqa: E402
 
 import denoc_bridge as db  # noqa: E402
+from denoc_bridge.cli.simulate import _energy_summary  # noqa: E402
+from denoc_bridge.io.robots import gripper4  # noqa: E402
 
 HAS_VIZ = importlib.util.find_spec("denoc_bridge.viz") is not None
 
@@ -513,3 +516,17 @@ def test_simulate_without_matplotlib(tmp_path, monkeypatch, capsys):
     assert not list(tmp_path.iterdir())
     assert main(["simulate", "gripper", "--duration", "0.05", "--no-html", "--plot", "g.png"]) == 2
     assert "--plot: plots need matplotlib" in capsys.readouterr().err
+
+
+def test_a_stop_that_took_nothing_measurable_is_not_reported(capsys):
+    """A free-floating panda touched a limit and the stops 'took 3.63e-37 J': below 1e-9 of the
+    energy scale a stop is round-off and the summary says nothing of it."""
+    model = gripper4()
+    traj = db.simulate(model, np.array([-np.pi / 3, 0.0, 0.0, 0.0]), np.zeros(4), 0.05, 1e-3)
+    n = len(traj)
+    for took, reported in ((3.6e-37, False), (0.25, True)):
+        t = dataclasses.replace(traj, limit_work=np.linspace(0.0, took, n), _cache={})
+        _energy_summary(t, "rk4", 1e-3)
+        out = capsys.readouterr().out
+        assert ("joint limits: the stops at the limits took 0.25 J" in out) is reported, out
+        assert ("W_stops" in out) is reported, out
