@@ -759,3 +759,29 @@ def test_models_and_robots_are_not_mistaken_for_each_other(call, match):
 
     with pytest.raises(db.InputTypeError, match=match):
         call(pin.buildSampleModelManipulator(), chain(2))
+
+
+def test_pinocchio_calling_order_names_data_and_points_to_pin():
+    """``db.forward_dynamics(model, data, q, v, tau)``, Pinocchio's order: the error names the
+    argument that holds a Data and the module with Pinocchio's calling convention."""
+    pin = pytest.importorskip("pinocchio")
+    model = db.load_robot("gripper")
+    q, v = db.neutral_configuration(model), np.zeros(model.nv)
+    for data, owner in ((db.Data(model), "denoc_bridge"), (pin.Model().createData(), "pinocchio")):
+        with pytest.raises(db.InputTypeError, match=rf"q is a {owner}\.Data, not an array: .*use denoc_bridge\.pin"):
+            db.forward_dynamics(model, data, q, v, v)
+
+
+def test_misspelled_names_get_a_suggestion():
+    with pytest.raises(db.RobotNotFoundError, match=r"unknown robot 'pupa560'.*; did you mean puma560\?$"):
+        db.load_robot("pupa560")
+    model = db.load_robot("gripper")
+    q, v = db.neutral_configuration(model), np.zeros(model.nv)
+    with pytest.raises(db.InputError, match=r"got 'Eulr'; did you mean euler\?$"):
+        db.simulate(model, q, v, t_final=0.01, dt=1e-3, method="Eulr")
+
+
+@pytest.mark.parametrize("rng", ["a", True, -1, 1.5])
+def test_random_configuration_names_a_bad_seed(rng):
+    with pytest.raises(db.InputError, match=r"rng must be a numpy Generator or a non-negative integer seed, got "):
+        db.random_configuration(db.load_robot("gripper"), rng)

@@ -41,8 +41,9 @@ def random_configuration(
     _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_configuration(random_configuration(model.tree, rng))
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
-        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng}")
+    seed_like = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
+    if rng is not None and not isinstance(rng, np.random.Generator) and (not seed_like or rng < 0):
+        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng!r}")
     rng = np.random.default_rng(rng)
     q = np.zeros(model.nq)
     for k in range(model.n_links):

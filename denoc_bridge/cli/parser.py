@@ -35,9 +35,11 @@ Pinocchio exits with status 1.
 from __future__ import annotations
 
 import argparse
+import re
 import textwrap
 
 from denoc_bridge import __version__
+from denoc_bridge._text import did_you_mean
 from denoc_bridge.cli.common import EXIT_USAGE
 
 ROBOT_HELP = (
@@ -50,6 +52,14 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2) instead of the usage block."""
 
     def error(self, message):
+        bad = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if bad:
+            what, word, choices = bad.group(1), bad.group(2), re.findall(r"'([^']*)'", bad.group(3))
+            hint = did_you_mean(word, choices)
+            if what == "COMMAND":
+                message = f"no command '{word}' (the commands: {', '.join(choices)}){hint}"
+            else:
+                message += hint
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 

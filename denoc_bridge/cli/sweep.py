@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 from denoc_bridge.cli.common import check_whole_steps, positive_option
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot
-from denoc_bridge.simulation.common import ADAPTIVE_METHODS, FIXED_STEP_METHODS, method_name
+from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
 from denoc_bridge.sweeps import DifferentSweepError, grid, read_cases
 from denoc_bridge.sweeps.execution import scheduler_problem
 
@@ -43,10 +44,8 @@ def sweep_command(args) -> int:
     positive_option(args.dt, "--dt")
     try:
         method = method_name(args.method)
-    except DenocError:
-        raise DenocError(
-            f"--method must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}, got {args.method!r}"
-        ) from None
+    except DenocError as exc:
+        raise DenocError(f"--{exc}") from None
     if args.save_every is not None and args.save_every < 1:
         raise DenocError(f"--save-every must be at least 1, got {args.save_every}")
     if args.workers is not None and args.workers < 1:
@@ -80,6 +79,11 @@ def sweep_command(args) -> int:
         check_whole_steps(args, method)
         if args.save_every is not None and method not in FIXED_STEP_METHODS:
             raise DenocError(f"--save-every is for --method rk4 or euler; {method} saves every --dt")
+    if not args.inline and not args.scheduler and importlib.util.find_spec("distributed") is None:
+        raise DenocError(
+            "sweeps on Dask need dask.distributed: pip install 'denoc-bridge[sweep]', or run the cases "
+            "in this process with --inline"
+        )
     model = load_robot(args.robot, floating_base=args.floating)
     where = (
         "this process"

@@ -27,6 +27,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, RobotNotFoundError
 from denoc_bridge.io import generators as g
 from denoc_bridge.io.generators import _joint_xml, _link_xml
@@ -50,6 +51,8 @@ __all__ = [
 
 #: the generator specs that ROBOT accepts besides files and example-robot-data names
 GENERATOR_SPECS = ("rope", "chain:N[:planar|spatial]", "gripper", "puma560", "fourbar")
+#: the names a misspelled robot is compared with besides example-robot-data's
+GENERATOR_NAMES = ("rope", "chain", "gripper", "puma560", "fourbar")
 
 
 class RobotSource:
@@ -260,8 +263,8 @@ def resolve_robot(spec: str | os.PathLike[str]) -> RobotSource:
     if not names:
         hint = "example-robot-data is not installed (pip install 'denoc-bridge[robots]')"
     else:
-        close = [n for n in names if spec.lower() in n.lower() or n.lower() in spec.lower()]
-        hint = f"did you mean {', '.join(close[:5])}?" if close else f"known robots: {', '.join(names)}"
+        close = did_you_mean(spec, [*names, *GENERATOR_NAMES])
+        hint = close[2:] if close else f"known robots: {', '.join(names)}"
     raise RobotNotFoundError(f"unknown robot '{spec}': expected {_known_specs()}; {hint}")
 
 

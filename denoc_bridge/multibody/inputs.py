@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, InputTypeError
+from denoc_bridge.multibody.checks import is_pinocchio_object
 from denoc_bridge.spatial import pin_to_internal
 
 _MIN_NORM = 1e-12
@@ -38,6 +39,14 @@ def real_array(x: object, name: str) -> np.ndarray:
     """``x`` as a float64 array; rejects None, strings, objects, complex and booleans."""
     if x is None:
         raise InputTypeError(f"{name} is None; expected an array of real numbers")
+    kind = type(x).__name__
+    if kind in ("Data", "Model", "MimicModel"):
+        owner = "pinocchio" if is_pinocchio_object(x) else "denoc_bridge"
+        raise InputTypeError(
+            f"{name} is a {owner}.{kind}, not an array: the functions of denoc_bridge take (model, q, v, "
+            "...) without a data (db.forward_dynamics(model, q, v, tau)); for Pinocchio's calling "
+            "convention, aba(model, data, q, v, tau), use denoc_bridge.pin"
+        )
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged nested sequences and the like

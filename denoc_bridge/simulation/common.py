@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels.systems import Forcing
@@ -38,7 +39,7 @@ def method_name(method: str) -> str:
     for m in names:
         if str(method).lower() == m.lower():
             return m
-    raise InputError(f"method must be one of {', '.join(names)}, got {method!r}")
+    raise InputError(f"method must be one of {', '.join(names)}, got {method!r}{did_you_mean(str(method), names)}")
 
 
 def checked_vector(model, x, n, name):

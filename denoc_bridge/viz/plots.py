@@ -279,7 +279,8 @@ def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = Tr
 
 
 def draw_energy(ax, traj) -> None:
-    """Kinetic, potential and total energy, and ``E(0) + W_in`` (what the total should be)."""
+    """Kinetic, potential and total energy, and ``E(0) + W_in`` (what the total should be; less
+    ``W_stops``, what joint-limit stops took, when there were some)."""
     _check_trajectory(traj)
     s = _stride(traj)
     T, V, E = traj.kinetic_energy, traj.potential_energy, traj.total_energy
@@ -287,12 +288,24 @@ def draw_energy(ax, traj) -> None:
     ax.plot(traj.t[s], V[s], label="potential")
     ax.plot(traj.t[s], E[s], "k", lw=1.4, label="total")
     balance = E - traj.energy_drift()
-    if np.any(traj.power_in != 0):
-        ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label="E(0) + work in")
+    stops = _stops(traj)
+    if np.any(traj.power_in != 0) or stops:
+        label = "E(0) + W_in - W_stops" if stops else "E(0) + work in"
+        ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label=label)
     ax.set_ylabel("energy [J]", fontsize=9)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, handlelength=1.5)
+
+
+def _stops(traj) -> bool:
+    """Whether joint-limit stops took energy in ``traj`` (``W_stops``, in its energy balance)."""
+    lw = getattr(traj, "limit_work", None)
+    return lw is not None and len(lw) > 0 and float(lw[-1]) > 0
+
+
+def _balance_text(traj) -> str:
+    return "E - E(0) - W_in + W_stops" if _stops(traj) else "E - E(0) - W_in"
 
 
 def draw_power(ax, traj) -> None:
@@ -314,7 +327,7 @@ def draw_energy_drift(ax, traj) -> None:
     scale = traj.energy_scale
     rel = float(np.max(np.abs(drift))) / scale if scale > 0 else float("nan")
     ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the energy scale", fontsize=8)
-    ax.set_ylabel("E - E(0) - W_in [J]", fontsize=8)
+    ax.set_ylabel(f"{_balance_text(traj)} [J]", fontsize=8)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
 
@@ -413,7 +426,7 @@ def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
     draw_energy(ax[row, 0], traj)
     drift = traj.energy_drift(relative=True)
     ax[row, 0].set_title(
-        f"energy balance: max |E - E(0) - W_in| = {np.max(np.abs(drift)):.2e} of the energy scale", fontsize=9
+        f"energy balance: max |{_balance_text(traj)}| = {np.max(np.abs(drift)):.2e} of the energy scale", fontsize=9
     )
     if loops:
         draw_constraint_error(ax[row + 1, 0], traj)

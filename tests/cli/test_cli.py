@@ -39,12 +39,43 @@ def test_validate_passes_on_solo12(capsys):
         (["info", "no_such_robot"], "unknown robot 'no_such_robot'"),
         (["info", "missing/robot.urdf"], "no such URDF file"),
         (["validate", "gripper", "--samples", "0"], "--samples must be at least 1"),
+        (["info", "tallos"], "unknown robot 'tallos'"),
+        (["validate", "pnda"], "did you mean panda?"),
+        (["info", "pupa560"], "did you mean puma560?"),
+        (["simulate", "gripper", "--method", "rk5"], "--method must be one of rk4, euler"),
+        (["simulate", "gripper", "--method", "rk5"], "got 'rk5'; did you mean RK45 or rk4?"),
+        (["sweep", "gripper", "--method", "Rk5", "--grid", "mass_scale=1", "--out", "x"], "did you mean RK45 or rk4?"),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_misspelled_robot_suggests_the_close_names_not_the_whole_list(capsys):
+    assert main(["info", "tallos"]) == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("did you mean talos, talos_box or talos_arm?"), err
+    assert "known robots" not in err and "alex_nub_hands" not in err
+
+
+def test_misspelled_command_suggests_the_command(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulat", "panda"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("denoc-bridge: error: no command 'simulat' (the commands: info, validate, simulate")
+    assert "; did you mean simulate? (see 'denoc-bridge --help')" in err and err.count("\n") == 1
+
+
+def test_sweep_without_dask_says_inline(monkeypatch, capsys):
+    """Without dask.distributed the CLI names its own flag (--inline), not the Python keyword."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    assert main(["sweep", "gripper", "--grid", "mass_scale=1", "--out", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'denoc-bridge[sweep]'" in err and "with --inline" in err and "scheduler=" not in err
 
 
 def test_broken_file_is_one_line(tmp_path, capsys):
@@ -68,6 +99,7 @@ def test_console_script_runs_in_a_subprocess():
 
 
 # ------------------------------------------------------------------ the installed entry point
+import dataclasses  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import struct  # noqa: E402
@@ -78,6 +110,8 @@ import numpy as np  # noqa: E402
 from conftest import denoc_bridge_cmd  # noqa: E402
 
 import denoc_bridge as db  # noqa: E402
+from denoc_bridge.cli.simulate import _energy_summary  # noqa: E402
+from denoc_bridge.io.robots import gripper4  # noqa: E402
 
 HAS_VIZ = importlib.util.find_spec("denoc_bridge.viz") is not None
 
@@ -241,7 +275,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--duration", "-1"], "--duration must be a positive number of seconds, got -1"),
         (["simulate", "gripper", "--duration", "0.0015"], "is not a whole number of steps"),
         (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
-        (["simulate", "gripper", "--method", "leapfrog"], "method must be one of rk4, euler"),
+        (["simulate", "gripper", "--method", "leapfrog"], "--method must be one of rk4, euler"),
         (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
         (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
         (["validate", "chain:1000"], "would take ~59.6 GB"),
@@ -498,3 +532,17 @@ def test_stiff_damping_names_the_implicit_method_and_it_runs(capsys):
     out = capsys.readouterr().out
     assert "note: the joint limits hold with rk4 and euler only; sdirk2 lets the joints pass them" in out
     assert "completed: 50 steps" in out and "warning" not in out, out
+
+
+def test_a_stop_that_took_nothing_measurable_is_not_reported(capsys):
+    """A free-floating panda touched a limit and the stops 'took 3.63e-37 J': below 1e-9 of the
+    energy scale a stop is round-off and the summary says nothing of it."""
+    model = gripper4()
+    traj = db.simulate(model, np.array([-np.pi / 3, 0.0, 0.0, 0.0]), np.zeros(4), 0.05, 1e-3)
+    n = len(traj)
+    for took, reported in ((3.6e-37, False), (0.25, True)):
+        t = dataclasses.replace(traj, limit_work=np.linspace(0.0, took, n), _cache={})
+        _energy_summary(t, "rk4", 1e-3)
+        out = capsys.readouterr().out
+        assert ("joint limits: the stops at the limits took 0.25 J" in out) is reported, out
+        assert ("W_stops" in out) is reported, out

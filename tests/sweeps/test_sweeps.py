@@ -543,7 +543,7 @@ _CLI = ["sweep", "chain:3", "--out", "o", "--duration", "0.01", "--inline"]
     [
         (
             ["--grid", "q0[0]=0.1", "--method", "foo"],
-            "--method must be one of rk4, euler, RK45, DOP853, Radau, BDF, LSODA, got 'foo'",
+            "--method must be one of rk4, euler, implicit-euler, sdirk2, RK45, DOP853, Radau, BDF, LSODA, got 'foo'",
         ),
         (["--grid", "q0[0]=0.1", "--save-every", "-1"], "--save-every must be at least 1, got -1"),
         (["--grid", "q0[0]=0.1", "--save-every", "0"], "--save-every must be at least 1, got 0"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 
@@ -11,6 +12,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.io.generators import chain, fourbar
 from denoc_bridge.io.robots import gripper4
+from denoc_bridge.simulation.trajectory import _cumulative_integral
 from denoc_bridge.testing import random_model
 from denoc_bridge.viz import plots
 
@@ -201,3 +203,33 @@ def test_passive_summary_has_no_torque_panel_and_readable_legends(tmp_path, grip
     assert set(plt.get_fignums()) == before
     assert not any("torque" in label for label in figures[0])
     assert any("torque" in label for label in figures[1])
+
+
+def test_energy_panel_names_what_the_joint_limit_stops_took(gripper_traj, monkeypatch):
+    """With stops (``limit_work``) the dotted line is E(0) + W_in - W_stops and says so, and the
+    summary's title writes the balance with W_stops; without, "E(0) + work in"."""
+    plt = plots.pyplot()
+    n = len(gripper_traj)
+    stopped = dataclasses.replace(gripper_traj, limit_work=np.linspace(0.0, 0.25, n), _cache={})
+    for traj, label in ((gripper_traj, "E(0) + work in"), (stopped, "E(0) + W_in - W_stops")):
+        fig, ax = plt.subplots()
+        try:
+            plots.draw_energy(ax, traj)
+            lines = {line.get_label(): line for line in ax.get_lines()}
+            assert label in lines, list(lines)
+            t, y = lines[label].get_data()
+            w_in = _cumulative_integral(traj.power_in, traj.t)
+            expected = traj.total_energy[0] + w_in - (0.0 if traj.limit_work is None else traj.limit_work)
+            assert np.allclose(y, np.interp(t, traj.t, expected), rtol=0, atol=1e-12)
+        finally:
+            plt.close(fig)
+    titles = []
+
+    def keep(fig, path, **kwargs):
+        titles.extend(a.get_title() for a in fig.axes)
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    plots.plot_summary(stopped, "unused.png")
+    assert any("max |E - E(0) - W_in + W_stops|" in t for t in titles), titles
