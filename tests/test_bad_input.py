@@ -785,3 +785,16 @@ def test_misspelled_names_get_a_suggestion():
 def test_random_configuration_names_a_bad_seed(rng):
     with pytest.raises(db.InputError, match=r"rng must be a numpy Generator or a non-negative integer seed, got "):
         db.random_configuration(db.load_robot("gripper"), rng)
+
+
+def test_a_controller_that_cannot_take_t_q_v_is_named_before_the_run():
+    import denoc_bridge as db
+
+    model = db.load_robot("gripper")
+    q0, v0 = db.neutral_configuration(model), np.zeros(model.nv)
+    with pytest.raises(db.InputError, match=r"tau must be a function tau\(t, q, v\).*<lambda>\(t\) cannot take"):
+        db.simulate(model, q0, v0, 0.01, tau=lambda t: np.zeros(model.nv))
+    with pytest.raises(db.InputError, match=r"f_ext must be a function f_ext\(t, q, v\)"):
+        db.simulate(model, q0, v0, 0.01, f_ext=lambda t, q: {})
+    traj = db.simulate(model, q0, v0, 0.01, tau=lambda t, *state: np.zeros(model.nv))  # *args is fine
+    assert traj.status == "completed"

@@ -40,11 +40,13 @@ class CompileNotice(event.Listener):
         self.first = None  # perf_counter at the first compilation
         self.started = 0.0  # perf_counter at the start of the current outermost compilation
         self.status = None  # the rich spinner while an outermost compilation runs
+        self.last = ""  # the kernel whose compilation started last
 
     # numba's listener interface
     def on_start(self, ev):
         self.count += 1
-        self.stack.append(getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel"))
+        self.last = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__name__", "a kernel")
+        self.stack.append(self.last)
         if len(self.stack) > 1:
             return
         self.started = time.perf_counter()
@@ -79,9 +81,10 @@ class CompileNotice(event.Listener):
         self.busy += time.perf_counter() - self.started
 
     def text(self) -> str:
-        stack = self.stack
-        name = stack[-1] if stack else ""
-        elapsed = self.busy + (time.perf_counter() - self.started if stack else 0.0)
+        """The spinner's line: the kernel being compiled (the last one, between two), how many so
+        far, and the seconds since the first compilation (monotone, whatever the events' order)."""
+        name = self.stack[-1] if self.stack else self.last
+        elapsed = time.perf_counter() - self.first if self.first is not None else 0.0
         return f"compiling {name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
 
     def __enter__(self):

@@ -4,6 +4,7 @@ returns and the error a failed run raises."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import time
@@ -54,6 +55,22 @@ def checked_vector(model, x, n, name):
     return np.ascontiguousarray(x, dtype=float)
 
 
+def _check_callback(name: str, fn) -> None:
+    """A controller ``tau(t, q, v)`` (or ``f_ext(t, q, v)``) that cannot take three arguments is
+    named before the run, not by Python's TypeError at the first stage."""
+    if fn is None:
+        return
+    try:
+        inspect.signature(fn).bind(0.0, None, None)
+    except TypeError:
+        raise InputError(
+            f"{name} must be a function {name}(t, q, v) of the time and the state; "
+            f"{getattr(fn, '__name__', repr(fn))}{inspect.signature(fn)} cannot take those three arguments"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): the call will tell
+        return
+
+
 class Forces:
     """The user's tau and f_ext in the forms the kernels and the Python loops need."""
 
@@ -63,6 +80,8 @@ class Forces:
         self._links = getattr(model, "tree", model)  # a MimicModel's wrenches act on its tree's links
         self.tau_fn = tau if callable(tau) else None
         self.fext_fn = f_ext if callable(f_ext) else None
+        for name, fn in (("tau", self.tau_fn), ("f_ext", self.fext_fn)):
+            _check_callback(name, fn)
         if tau is None or self.tau_fn is not None:
             self.mode, self.table = ki_.TAU_NONE, np.zeros((1, nv))
         else:

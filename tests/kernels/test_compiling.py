@@ -134,3 +134,31 @@ def test_a_first_run_says_what_it_compiles_and_a_warm_one_nothing():
 
         other(1)
     assert pipe.getvalue() == ""
+
+
+def test_the_spinner_line_names_a_kernel_and_its_seconds_never_go_back():
+    """Between two compilations the line keeps the last kernel's name (it showed an empty one),
+    and its seconds count from the first compilation (they used to jump back when events nested
+    or a compilation failed)."""
+    notice = CompileNotice(io.StringIO())  # not a terminal: no spinner, the text alone
+
+    class Ev:
+        def __init__(self, f):
+            self.data = {"dispatcher": type("D", (), {"py_func": f})()}
+
+    def first_kernel():
+        pass
+
+    def second_kernel():
+        pass
+
+    notice.on_start(Ev(first_kernel))
+    notice.on_start(Ev(second_kernel))  # nested
+    seconds = []
+    assert notice.text().startswith("compiling second_kernel (2 kernels so far, ")
+    seconds.append(float(notice.text().split(", ")[1].split()[0]))
+    notice.on_end(None)
+    notice.on_end(None)
+    assert notice.text().startswith("compiling second_kernel (2 kernels so far, ")  # between two
+    seconds.append(float(notice.text().split(", ")[1].split()[0]))
+    assert seconds == sorted(seconds)
