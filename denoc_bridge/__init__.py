@@ -53,6 +53,7 @@ from denoc_bridge.errors import (
     SimulationError,
     SingularInertiaError,
     URDFError,
+    URDFModelError,
 )
 from denoc_bridge.io import generators
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
@@ -86,6 +87,7 @@ __all__ = [
     "SingularInertiaError",
     "Trajectory",
     "URDFError",
+    "URDFModelError",
     "center_of_mass",
     "cycloidal_motion",
     "denoc_matrices",

@@ -25,6 +25,11 @@ class ModelError(DenocError, ValueError):
     """A model is structurally invalid or uses an unsupported feature."""
 
 
+class URDFModelError(URDFError, ModelError):
+    """A URDF document describes a model that contradicts itself (a limit, ``<dynamics>`` or
+    ``<mimic>`` value no robot can have); both a :class:`URDFError` and a :class:`ModelError`."""
+
+
 class InputError(DenocError, ValueError):
     """An argument of an algorithm has a wrong shape or non-finite values."""
 

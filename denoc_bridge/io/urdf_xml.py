@@ -14,7 +14,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from denoc_bridge.errors import URDFError
+from denoc_bridge.errors import URDFError, URDFModelError
 from denoc_bridge.multibody.joints import JointType
 
 JOINT_TYPES = {
@@ -108,7 +108,7 @@ def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = T
     if values.shape != (n,):
         raise URDFError(f'{where}: attribute {attr}="{raw}" must hold {n} number(s)')
     if not np.all(np.isfinite(values)):
-        raise URDFError(f'{where}: attribute {attr}="{raw}" is not finite')
+        raise URDFModelError(f'{where}: attribute {attr}="{raw}" is not finite')
     if bounded and np.abs(values).max() > LARGEST_NUMBER:
         raise URDFError(
             f'{where}: attribute {attr}="{raw}" is out of range (magnitude above '
@@ -165,8 +165,9 @@ def check_dynamics_elements(robot: ET.Element) -> None:
             a = _floats(axis, "xyz", 3, f"{where} <axis>")
             if jtype in ("revolute", "continuous", "prismatic") and not np.linalg.norm(a) > 1e-12:
                 raise URDFError(f'{where}: <axis xyz="{axis.get("xyz")}"> has zero length')
+        values: dict[str, float] = {}
         for tag, attrs in (
-            ("limit", ("lower", "upper")),
+            ("limit", ("lower", "upper", "effort", "velocity")),
             ("dynamics", ("damping", "friction")),
             ("mimic", ("multiplier", "offset")),
         ):
@@ -174,7 +175,32 @@ def check_dynamics_elements(robot: ET.Element) -> None:
             if e is not None:
                 for attr in attrs:
                     if e.get(attr) is not None:  # limits may be +-max double ("no limit")
-                        _floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")
+                        values[attr] = float(_floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")[0])
+        _check_contradictions(values, jtype, where)
+
+
+def _check_contradictions(values: dict[str, float], jtype: str, where: str) -> None:
+    """:class:`URDFModelError` naming the joint for joint data no robot can have, on the joints
+    whose data the model uses (revolute, continuous, prismatic; urdfdom and this loader ignore
+    the ``<limit>`` of the others).  Pinocchio 4.1 refuses a negative effort, velocity or friction
+    ("Some components of min_effort are greater than max_effort") and loads lower > upper."""
+    if jtype not in ("revolute", "continuous", "prismatic"):
+        return
+    for attr, tag, why in (
+        ("effort", "limit", "the largest joint force or torque"),
+        ("velocity", "limit", "the largest joint speed"),
+        ("friction", "dynamics", "a friction force cannot drive the joint"),
+    ):
+        if values.get(attr, 0.0) < 0:
+            raise URDFModelError(
+                f'{where} <{tag}>: {attr}="{values[attr]!r}" is negative ({why}; Pinocchio refuses it too)'
+            )
+    lo, hi = values.get("lower", 0.0), values.get("upper", 0.0)
+    if jtype != "continuous" and lo > hi:
+        raise URDFModelError(
+            f'{where} <limit>: lower="{lo!r}" is above upper="{hi!r}" (no position satisfies the limit; '
+            "swap the two values, or leave both out for no limit)"
+        )
 
 
 def urdf_module():

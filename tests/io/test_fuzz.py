@@ -413,6 +413,8 @@ LAX_IN_PINOCCHIO = (
     r"<inertial>: missing <(mass|inertia)>|missing attribute",  # urdfdom drops the element or uses 0
     r"has no name",  # urdfdom accepts name="" (the URDF spec requires a name)
     r"is negative \(.*\): it would feed energy",  # negative damping: Pinocchio keeps it
+    r"friction of degree of freedom .* is negative",  # on a floating or planar joint: Pinocchio keeps it
+    r"<limit>: lower=.* is above upper=",  # lower > upper: Pinocchio keeps it (no position fits)
     # urdfdom keeps only the links reachable from the root: a cycle elsewhere is dropped unseen
     r"not reachable from the root link .*their joints form a cycle",
     # the floating base is the joint 'root_joint', as in Pinocchio, which then has two joints
