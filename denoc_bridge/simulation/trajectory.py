@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._files import atomic_path
 from denoc_bridge.algorithms.configuration import difference, interpolate
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
 from denoc_bridge.algorithms.kinematics import energies, forward_kinematics
@@ -296,7 +298,13 @@ class Trajectory:
     def to_npz(self, path: str | os.PathLike[str] | IO[bytes], compress: bool = True) -> None:
         """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
         unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
-        :meth:`load` reads it back with the model."""
+        :meth:`load` reads it back with the model.  A file is written atomically: a run
+        interrupted or killed while writing leaves the previous file or none, never a torn one."""
+        if isinstance(path, (str, os.PathLike)):  # a file: written atomically (numpy's ".npz" rule)
+            target = Path(path) if str(path).endswith(".npz") else Path(f"{os.fspath(path)}.npz")
+            with atomic_path(target) as tmp, open(tmp, "wb") as f:
+                self.to_npz(f, compress=compress)
+            return
         m = self.model
         (np.savez_compressed if compress else np.savez)(
             path,
