@@ -29,6 +29,7 @@ from denoc_bridge.io.urdf_xml import (
     JOINT_TYPES,
     captured_parser_messages,
     check_dynamics_elements,
+    decode,
     parse_xml,
     read_source,
     repair,
@@ -361,12 +362,15 @@ def load_urdf(
     text, origin, path = read_source(source)
     if not text.strip():
         raise URDFError(f"{origin}: the document is empty")
+    decoded = ""
+    if isinstance(text, bytes):
+        text, decoded = decode(text, origin)
     robot_elem = parse_xml(text, origin)
     if robot_elem.tag != "robot":
         raise URDFError(f"{origin}: the root element is <{robot_elem.tag}>, expected <robot>")
     check_dynamics_elements(robot_elem)
     loop_specs = take_loop_joints(robot_elem, origin)
-    notes: list[str] = []
+    notes: list[str] = [f"{origin}: {decoded}"] if decoded else []
     urdf, core = urdf_module()
     messages: list[str] = []
     with captured_parser_messages(messages):

@@ -51,10 +51,12 @@ _LONE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot|apos);|#[0-9]+;|#x[0-9a-fA-
 _DECLARED_ENCODING = re.compile(rb"""^[ \t\r\n]*<\?xml[^>]*?encoding[ \t\r\n]*=[ \t\r\n]*["']([A-Za-z0-9._-]+)["']""")
 
 
-def decode(data: bytes, origin: str) -> str:
-    """The text of a URDF file's bytes, as urdfdom reads them: UTF-8 (with or without a
+def decode(data: bytes, origin: str) -> tuple[str, str]:
+    """(text, note) of a URDF file's bytes, as urdfdom reads them: UTF-8 (with or without a
     byte-order mark) whatever the declaration says (TinyXML2 ignores it), or UTF-16/32 with a
-    byte-order mark, or, when the bytes are not UTF-8, the encoding the declaration names."""
+    byte-order mark, or, when the bytes are not UTF-8, the encoding the declaration names, or
+    else UTF-8 with the bytes that are not replaced by U+FFFD (TinyXML2 keeps them as they
+    are), which ``note`` says ("" otherwise)."""
     for bom, codec in (
         (codecs.BOM_UTF32_LE, "utf-32"),
         (codecs.BOM_UTF32_BE, "utf-32"),
@@ -64,13 +66,13 @@ def decode(data: bytes, origin: str) -> str:
     ):
         if data.startswith(bom):
             try:
-                return data.decode(codec)
+                return data.decode(codec), ""
             except UnicodeDecodeError as exc:
                 raise URDFError(
                     f"{origin}: the byte-order mark says {codec.upper()}, but byte {exc.start} is not"
                 ) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
         bad = exc.start
     m = _DECLARED_ENCODING.match(data[:1024])
@@ -79,13 +81,16 @@ def decode(data: bytes, origin: str) -> str:
         info = codecs.lookup(declared) if declared else None
     except LookupError:
         info = None
-    if info is None or not getattr(info, "_is_text_encoding", True) or info.name == "utf-8":
-        why = f'declares encoding="{declared}"' if declared else "declares no other encoding"
-        raise URDFError(f"{origin}: byte {bad} (0x{data[bad]:02x}) is not UTF-8 and the document {why}")
-    try:
-        return data.decode(info.name)
-    except UnicodeDecodeError as exc:
-        raise URDFError(f"{origin}: byte {exc.start} is not {declared} (the declared encoding)") from None
+    if info is not None and getattr(info, "_is_text_encoding", True) and info.name != "utf-8":
+        try:
+            return data.decode(info.name), ""
+        except UnicodeDecodeError:
+            pass
+    why = f'declares encoding="{declared}"' if declared else "declares no other encoding"
+    return data.decode("utf-8", errors="replace"), (
+        f"byte {bad} (0x{data[bad]:02x}) and maybe others are not UTF-8 and the document {why}: "
+        "replaced by U+FFFD (urdfdom keeps the bytes)"
+    )
 
 
 def _skip_doctype(text: str, i: int, origin: str) -> int:
@@ -167,7 +172,7 @@ def parse_xml(text: str | bytes, origin: str = "<string>") -> ET.Element:
     caller names it).
     """
     if isinstance(text, bytes):
-        text = decode(text, origin)
+        text = decode(text, origin)[0]
     text = text.removeprefix("\ufeff")
     start = _prolog_end(text, origin)
     if start >= len(text):
@@ -234,6 +239,8 @@ def read_source(source):
         return source, "<string>", None  # text before the root element (urdfdom ignores it)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.exists() and not path.is_file():  # a folder, a device (/dev/zero never ends), a pipe
+            raise URDFError(f"{path} is not a regular file (a folder, a device or a pipe); give a .urdf file")
         if not path.is_file():
             raise FileNotFoundError(f"URDF file not found: {path}")
         return path.read_bytes(), str(path), str(path.resolve())

@@ -11,6 +11,7 @@ recursion (:func:`denoc_bridge.energies`) for all instants at once.
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -340,12 +341,21 @@ class Trajectory:
         check_model(model)
         try:
             f = np.load(path, allow_pickle=False)
-        except (ValueError, EOFError):
+        except (ValueError, EOFError, zipfile.BadZipFile):
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz (not a .npz file)") from None
         if not isinstance(f, np.lib.npyio.NpzFile) or not {"t", "q", "joint_names"} <= set(f.files):
             if isinstance(f, np.lib.npyio.NpzFile):
                 f.close()
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz")
+        try:
+            return cls._from_npz(f, path, model)
+        except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{path} is a torn or damaged .npz file ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def _from_npz(cls, f: Any, path: Any, model: Model | MimicModel) -> Trajectory:
         with f:
             names = tuple(str(s) for s in f["joint_names"])
             if names != tuple(model.joint_names):
