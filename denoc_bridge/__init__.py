@@ -60,6 +60,7 @@ from denoc_bridge.io import generators
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.io.urdf import load_urdf
+from denoc_bridge.linearization import linearize
 from denoc_bridge.multibody.data import Data
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
@@ -108,6 +109,7 @@ __all__ = [
     "inverse_mass_matrix",
     "inverse_udut",
     "kinetic_energy",
+    "linearize",
     "load_urdf",
     "mass_matrix",
     "neutral_configuration",

@@ -25,6 +25,10 @@ import numpy.typing as npt
 from denoc_bridge.algorithms import derivatives as _derivatives
 from denoc_bridge.algorithms import dynamics as tree
 from denoc_bridge.constraints import loops, mimic, mimic_loops
+from denoc_bridge.constraints.mimic_derivatives import (
+    mimic_forward_dynamics_derivatives,
+    mimic_inverse_dynamics_derivatives,
+)
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import entry
 from denoc_bridge.multibody import inputs
@@ -82,14 +86,22 @@ def inverse_dynamics(
 
     Parameters
     ----------
-    q : (nq,) configuration, v : (nv,) velocity, a : (nv,) acceleration
-        Pinocchio's layout, or a batch along a leading axis ((B, nq), (B, nv), (B, nv)).
+    q : (nq,) array
+        Configuration, in Pinocchio's layout, or a batch along a leading axis (B, nq).
         Quaternions and (cos, sin) pairs are normalised.
-    f_ext : None, (n_links, 6) array or {link name: (6,)} (or (B, n_links, 6) for a batch)
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    a : (nv,) array
+        Acceleration, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link name: (6,)}
         External wrench applied to each link, as Pinocchio's ``fext``:
-        [force; moment], in the link frame, moment about the link origin.
-    actuated : on a model with loop closures, the actuated joints (names or indices into v;
-        default all): the torques of a closed chain, the other joints passive
+        [force; moment], in the link frame, moment about the link origin; (B, n_links, 6)
+        for a batch.
+    data : Data, optional
+        Work buffers of this thread (:class:`~denoc_bridge.Data`); default: the model's own.
+    actuated : joint names or indices into v, optional
+        On a model with loop closures, the actuated joints (default all): the torques of a
+        closed chain, the other joints passive
         (:func:`denoc_bridge.loops.closed_chain_inverse_dynamics`; one state, q, v, a
         consistent with the loops).  :func:`tree_inverse_dynamics` ignores the loops.
         On a MimicModel whose tree has loop closures likewise, in reduced coordinates (names
@@ -287,13 +299,32 @@ def inverse_mass_matrix(
 
 
 def _tree_for_derivatives(model: Model | MimicModel, what: str) -> Model:
-    """The tree whose derivatives are asked for; mimic models and loop closures are refused."""
-    if type(model) is MimicModel:
-        raise _derivatives.refuse(model, what, "derivatives in the reduced coordinates of mimic joints")
+    """The tree whose derivatives are asked for; loop closures are refused here."""
     check_model(model)
     assert isinstance(model, Model)
     if model.loops:
         raise _derivatives.refuse(model, what, "derivatives of the constrained dynamics of loop closures")
+    return model
+
+
+def _loop_derivatives(
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: WrenchesLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dqdd_dq, dqdd_dv, dqdd_dtau) of the constrained accelerations, state by state."""
+
+    def one(
+        model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.ArrayLike, f_ext: object
+    ) -> np.ndarray:
+        d = loops.constrained_dynamics_derivatives(model, q, v, tau, f_ext)  # type: ignore[arg-type]
+        return np.stack([d.dqdd_dq, d.dqdd_dv, d.dqdd_dtau])
+
+    out = _state_by_state(one, model, q, v, tau, "tau", f_ext, model.tree if isinstance(model, MimicModel) else model)
+    return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+
+
+def _mimic_for_derivatives(model: MimicModel, what: str) -> MimicModel:
+    if model.tree.loops:
+        raise _derivatives.refuse(model, what, "derivatives of mimic joints together with loop closures")
     return model
 
 
@@ -311,14 +342,19 @@ def inverse_dynamics_derivatives(
 
     Computed by recursion, the DeNOC passes (000 Table 1) differentiated: O(n d) for depth d,
     no finite differences (:func:`denoc_bridge.algorithms.derivatives.tree_inverse_dynamics_derivatives`).
-    A batch of states along a leading axis gives (B, nv, nv) arrays.  Trees only for now: a
-    :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
-    :class:`~denoc_bridge.errors.InputError`.
+    A batch of states along a leading axis gives (B, nv, nv) arrays.  On a
+    :class:`~denoc_bridge.MimicModel`, the derivatives of the reduced inverse dynamics
+    ``G^T ID(G q + offset, G v, G a)``: ``G^T (.) G`` of the tree's
+    (:mod:`denoc_bridge.constraints.mimic_derivatives`; Pinocchio refuses mimic models).
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_inverse_dynamics_derivatives(model, q, v, a)
         if out is not None:
             return out
+    if type(model) is MimicModel:
+        return mimic_inverse_dynamics_derivatives(
+            _mimic_for_derivatives(model, "inverse_dynamics_derivatives"), q, v, a, f_ext
+        )
     tree_model = _tree_for_derivatives(model, "inverse_dynamics_derivatives")
     return _derivatives.tree_inverse_dynamics_derivatives(tree_model, q, v, a, f_ext)
 
@@ -336,12 +372,26 @@ def forward_dynamics_derivatives(
 
     By the implicit-function theorem on ``ID(q, v, FD(q, v, tau)) = tau``:
     ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with qdd from the O(n) forward dynamics (000
-    eqs. 18-23), the recursive derivatives of inverse dynamics and the inverse of their GIM.  Batches and refusals as
-    :func:`inverse_dynamics_derivatives`.
+    eqs. 18-23), the recursive derivatives of inverse dynamics and ``M^-1`` from the articulated
+    factors of the same pass (002 eqs. A.13-A.22).  Batches as :func:`inverse_dynamics_derivatives`.
+    On a :class:`~denoc_bridge.MimicModel`, those of the reduced accelerations, by the same theorem
+    on the reduced inverse dynamics (``M_r = G^T M G``;
+    :mod:`denoc_bridge.constraints.mimic_derivatives`).  On a model with loop closures, those of
+    the constrained accelerations (004 eqs. 13-14), by the theorem on the Lagrange equations;
+    ``dqdd_dtau`` is then the constrained inverse inertia ``P`` (``P C^T = 0``), and
+    :func:`denoc_bridge.loops.constrained_dynamics_derivatives` also gives the multipliers'
+    (:mod:`denoc_bridge.constraints.loop_derivatives`); on a MimicModel whose tree has loop
+    closures, those of its reduced accelerations.
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
         if out is not None:
             return out
+    if (type(model) is Model and model.loops) or (type(model) is MimicModel and model.tree.loops):
+        return _loop_derivatives(model, q, v, tau, f_ext)
+    if type(model) is MimicModel:
+        return mimic_forward_dynamics_derivatives(
+            _mimic_for_derivatives(model, "forward_dynamics_derivatives"), q, v, tau, f_ext
+        )
     tree_model = _tree_for_derivatives(model, "forward_dynamics_derivatives")
     return _derivatives.tree_forward_dynamics_derivatives(tree_model, q, v, tau, f_ext)

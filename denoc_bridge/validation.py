@@ -4,15 +4,13 @@
 states and reports, per quantity, the relative error
 ``max|ours - pinocchio| / max|pinocchio|``:
 
-============================  ==========================================
-denoc_bridge                  Pinocchio
-============================  ==========================================
-``inverse_dynamics``          ``pin.rnea`` (random q, v, a)
-``mass_matrix``               ``pin.crba``
-``forward_dynamics``          ``pin.aba`` (tau from ``pin.rnea``)
-``inverse_mass_matrix``       ``pin.computeMinverse``
-``forward_kinematics``        ``data.oMi``
-============================  ==========================================
+| denoc_bridge              | Pinocchio                              |
+|---------------------------|----------------------------------------|
+| ``inverse_dynamics``      | ``pin.rnea`` (random q, v, a)          |
+| ``mass_matrix``           | ``pin.crba``                           |
+| ``forward_dynamics``      | ``pin.aba`` (tau from ``pin.rnea``)    |
+| ``inverse_mass_matrix``   | ``pin.computeMinverse``                |
+| ``forward_kinematics``    | ``data.oMi``                           |
 
 A :class:`~denoc_bridge.constraints.mimic.MimicModel` is compared with Pinocchio's mimic model
 (``pin.buildModelFromUrdf(path, mimic=True)``), whose ``aba`` and ``computeMinverse``

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -165,3 +166,15 @@ def looped_tree(seed, floating):
     rng = np.random.default_rng(seed)
     q_ref = db.random_configuration(model, rng) if hasattr(db, "random_configuration") else None
     return model, q_ref, rng
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium; skipped when missing, except under CI (then an error)."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        why = "the headless-browser test needs Debian's chromium (apt-get install -y chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(why + "; CI is set, so this is an error (.ci/run installs it)")
+        pytest.skip(why)
+    return path

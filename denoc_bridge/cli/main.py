@@ -1,6 +1,6 @@
 """The ``denoc-bridge`` command line: ``main`` parses the arguments and runs one command
-(one module each: :mod:`.info`, :mod:`.validate`, :mod:`.simulate`, :mod:`.bench`, :mod:`.sweep`);
-a user mistake ends in one ``denoc-bridge: error: ...`` line and exit status 2, never a traceback."""
+(one module each: :mod:`.info`, :mod:`.validate`, :mod:`.simulate`, :mod:`.bench`, :mod:`.sweep`,
+:mod:`.docs`); a user mistake ends in one ``denoc-bridge: error: ...`` line and exit status 2, never a traceback."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from denoc_bridge.cli.bench import bench_command
 from denoc_bridge.cli.common import EXIT_USAGE, option_words
+from denoc_bridge.cli.docs import docs_command
 from denoc_bridge.cli.info import info_command
 from denoc_bridge.cli.parser import build_parser
 from denoc_bridge.cli.simulate import simulate_command
@@ -39,6 +40,7 @@ def main(argv=None) -> int:
         "simulate": simulate_command,
         "bench": bench_command,
         "sweep": sweep_command,
+        "docs": docs_command,
     }[args.command]
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line

@@ -20,6 +20,8 @@ Examples::
     denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
     denoc-bridge sweep rope --grid mass_scale=0.5,1,2 --grid "q0[0]=-0.5:0.5:5" --out sweep_rope
     denoc-bridge sweep panda --cases cases.csv --out runs --scheduler tcp://10.0.0.5:8786
+    denoc-bridge docs --open                          # build the documentation site and open it
+    denoc-bridge docs --output /tmp/site              # build it into a folder (mkdocs build --strict)
 
 ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
 generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.
@@ -187,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="the URDF's joint position limits hold (default; rk4 and euler on a robot without "
-        "mimic joints or loops): a joint that reaches a limit stops there (a plastic impact); "
+        "loops; with --mimic a mimic joint's limits act on the joint it mimics): a joint that "
+        "reaches a limit stops there (a plastic impact); "
         "--no-limits lets the joints pass them, as simulate(..., limits=False)",
     )
     sim.add_argument(
@@ -274,5 +277,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--restart",
         action="store_true",
         help="run every case again (default: resume; a DIR holding a different sweep is refused)",
+    )
+
+    docs = sub.add_parser(
+        "docs",
+        help="build the documentation site (mkdocs, strict) and serve or open it",
+        description=wrap(
+            "Build the documentation site of a clone of the repository with mkdocs build --strict "
+            '(the docs extra: pip install ".[docs]"), then serve it on 127.0.0.1 (--serve) and open '
+            "it in the web browser (--open).  The pages also open from the file system, without search."
+        ),
+        epilog=help_examples("docs"),
+        formatter_class=raw,
+    )
+    docs.add_argument("--output", metavar="DIR", help="folder of the site (default: site/ in the clone)")
+    docs.add_argument("--serve", action="store_true", help="serve the site on 127.0.0.1 until Ctrl-C")
+    docs.add_argument("--open", action="store_true", help="serve the site and open it in the web browser")
+    docs.add_argument(
+        "--port", type=int, default=8000, help="port of --serve / --open (default 8000; 0: any free port)"
     )
     return parser

@@ -26,7 +26,9 @@ from denoc_bridge.cli.common import (
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
+from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
 from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
 from denoc_bridge.viz.plots import plot_summary, pyplot
@@ -61,7 +63,7 @@ def _start(model, args):
         q = db.loops.project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
-    elif getattr(args, "limits", False) and isinstance(model, db.Model):
+    elif getattr(args, "limits", False):
         q, what = _inside_limits(model, q, what)
     return q, what
 
@@ -69,7 +71,10 @@ def _start(model, args):
 def _inside_limits(model, q, what):
     """q with the limited joints outside their limits put on them (the run would start there
     anyway, with a warning), and the description saying so."""
-    q, moved = clamp_to_limits(model, q, *limit_arrays(model))
+    if isinstance(model, MimicModel):  # a mimic joint's limits act on the joint it mimics
+        q, moved = clamp_to_limits(model, q, *mimic_limit_arrays(model))
+    else:
+        q, moved = clamp_to_limits(model, q, *limit_arrays(model))
     if moved:
         joints = ", ".join(f"{name} = {new:.4g}" for name, _, new in moved)
         what += f" with {joints} (on {'its limit' if len(moved) == 1 else 'their limits'})"
@@ -261,7 +266,7 @@ def _energy_summary(traj, method: str, dt: float) -> None:
     stops = traj.limit_work is not None and traj.limit_work[-1] > 0
     if stops:
         print(
-            f"joint limits: the stops at the limits took {traj.limit_work[-1]:.3g} J of kinetic energy "
+            f"joint limits: the stops at the limits took {traj.limit_work[-1]:.3g} J "
             "(a plastic impact each; --no-limits lets the joints pass their limits)"
         )
     scales = traj.energy_scales()
@@ -280,12 +285,14 @@ def _energy_summary(traj, method: str, dt: float) -> None:
         name = what
         balance = "E - E(0) - W_in + W_stops" if stops else "E - E(0) - W_in"
         print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
-    if rel > (5e-2 if stops else 1e-2) and stops:
+    if rel <= (5e-2 if stops else 1e-2):
+        return
+    if stops:
         print(
             f"warning: the energy balance is off by {rel:.0%} of the {name}: the joint-limit stops end inside "
             f"steps (a stop's error is first order in dt); try --dt {dt / 10:g}, or --no-limits"
         )
-    elif rel > 1e-2:
+    else:
         why = (
             f"the step is too long for this motion; try --dt {dt / 10:g}"
             if method in FIXED_STEP_METHODS

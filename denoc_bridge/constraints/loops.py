@@ -7,14 +7,12 @@ and the constraint rows they contribute, all in world coordinates (x_i = origin 
 joint frame on link i, n = joint axis, b_1, b_2 = two unit vectors normal to it, all
 carried by link 1):
 
-==============  ====  ==============================================================
-type            rows  constraint (position level; the velocity rows are its derivative)
-==============  ====  ==============================================================
-``weld``        6     x_2 - x_1 = 0,  rotation of frame 2 relative to frame 1 = 0
-``spherical``   3     x_2 - x_1 = 0
-``revolute``    5     x_2 - x_1 = 0,  b_j . (relative rotation) = 0 (axes stay parallel)
-``prismatic``   5     b_j . (x_2 - x_1) = 0,  relative rotation = 0
-==============  ====  ==============================================================
+| type            | rows | constraint (position level; the velocity rows are its derivative)       |
+|-----------------|------|-------------------------------------------------------------------------|
+| ``weld``        | 6    | x_2 - x_1 = 0,  rotation of frame 2 relative to frame 1 = 0             |
+| ``spherical``   | 3    | x_2 - x_1 = 0                                                           |
+| ``revolute``    | 5    | x_2 - x_1 = 0,  b_j . (relative rotation) = 0 (axes stay parallel)      |
+| ``prismatic``   | 5    | b_j . (x_2 - x_1) = 0,  relative rotation = 0                           |
 
 The velocity rows are ``C qdot = D* N qdot = 0`` (004 eqs. 12 and 15, with the DeNOC ``N`` as
 004's ``B``: :func:`cut_joint_jacobian` gives ``D*``, :func:`loop_jacobian` ``C``), and the
@@ -51,6 +49,10 @@ from denoc_bridge.algorithms.dynamics import (
     tree_nonlinear_effects,
 )
 from denoc_bridge.constraints import mimic_loops as _mimic_loops
+from denoc_bridge.constraints.loop_derivatives import (  # public in db.loops
+    ConstrainedDerivatives,
+    constrained_dynamics_derivatives,
+)
 from denoc_bridge.constraints.loop_kinematics import (  # the public names of db.loops
     all_rows,
     constraint_report,
@@ -100,6 +102,8 @@ __all__ = [
     "project_configuration",
     "project_velocity",
     "closed_chain_inverse_dynamics",
+    "ConstrainedDerivatives",
+    "constrained_dynamics_derivatives",
 ]
 
 

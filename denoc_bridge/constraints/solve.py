@@ -67,7 +67,7 @@ def minv_columns(model, q, X) -> np.ndarray:
 
 def partition(C, rtol: float = RANK_RTOL, independent=None):
     """(rows, dependent, independent): independent constraint rows, and a split of the
-    coordinates with C[rows][:, dependent] invertible.  The dependent coordinates are chosen
+    coordinates with ``C[rows][:, dependent]`` invertible.  The dependent coordinates are chosen
     by a pivoted QR of C, preferring the joints listed last (those nearest the cut) on ties;
     ``independent`` (indices into v) imposes the independent ones."""
     C = np.asarray(C, dtype=float)

@@ -17,6 +17,8 @@ dynamics).
 * :func:`fourbar`: the closed loop of 004 Fig. 4; :func:`geared_fivebar`: a five-bar whose
   cranks are geared (a mimic joint) carrying a two-finger gripper (a mimic joint), closed at
   its tip (a loop closure).
+* :func:`cartpole`: a cart on a rail with one or more poles (the cart-pole, the double
+  pendulum on a cart; :mod:`denoc_bridge.io.cartpole`), for control examples.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, PhysicsWarning
+from denoc_bridge.io.cartpole import cartpole, cartpole_urdf
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -46,6 +49,8 @@ __all__ = [
     "geared_fivebar",
     "geared_fivebar_urdf",
     "GEARED_FIVEBAR_Q",
+    "cartpole",
+    "cartpole_urdf",
 ]
 
 

@@ -342,6 +342,8 @@ def load_urdf(
         them) with a :class:`~denoc_bridge.errors.PhysicsWarning` and one line each in
         ``model.warnings``.  See :mod:`denoc_bridge.constraints.mimic`.
 
+    Notes
+    -----
     Everything that ``pin.buildModelFromUrdf`` accepts loads.  Parts that
     urdf-parser-py rejects but that carry no dynamics are repaired or dropped
     and listed in ``model.warnings``: top-level elements other than links,

@@ -37,7 +37,8 @@ import numpy as np
 from numba import njit, prange, types
 
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.kernels.entry import forward_dynamics_state, valid_state
+from denoc_bridge.kernels.entry import _nv, _work, finite_result, forward_dynamics_passes, valid_state
+from denoc_bridge.kernels.gim import minv_from_factors
 from denoc_bridge.kernels.joints import UNIVERSAL, joint_subspace, joint_transform
 
 _M = types.float64[:, ::1]
@@ -399,27 +400,34 @@ def inverse_dynamics_derivatives_batch(kt, Q, V, A, FEXT, TAU, DQ, DV, MM, statu
 
 @njit(FD_SIGNATURE, cache=True, fastmath={"contract"})
 def forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, ddq, ddv, Minv):
-    """Entry: qdd = FD(q, v, tau) by the compiled O(n) forward dynamics (000 eqs. 18-23,
+    """Entry: qdd = FD(q, v, tau) by the compiled O(n) forward dynamics (000 eqs. 18-23, as
     :func:`.entry.forward_dynamics_state`, which checks the inputs and reports a singular
     articulated inertia), the derivatives of inverse dynamics at (q, v, qdd), then
-    ``dqdd/dx = -M^-1 dtau/dx`` (implicit-function theorem) with ``M^-1`` from the GIM of the
-    same pass (LAPACK, symmetrised).  Status as :func:`inverse_dynamics_derivatives_state`."""
-    status = forward_dynamics_state(kt, work, q, v, tau, fext, qdd)
+    ``dqdd/dx = -M^-1 dtau/dx`` (implicit-function theorem) with ``M^-1 = U^-T D^-1 U^-1``
+    from the articulated factors of the same pass (002 eqs. A.13-A.22,
+    :func:`.gim.minv_from_factors`, as ``inverse_mass_matrix``).  Status as
+    :func:`inverse_dynamics_derivatives_state`."""
+    ki, kf = kt.view(T.INT), kt
+    nv = _nv(ki)
+    status = valid_state(ki, q, v, tau, fext, qdd, work, nv)
     if status:
         return status
-    nv = v.shape[0]
     if ddq.shape != (nv, nv) or ddv.shape != (nv, nv) or Minv.shape != (nv, nv):
         return -2
+    work = _work(ki, work, nv)
+    status = forward_dynamics_passes(ki, kf, work, q, v, tau, fext, qdd, True)  # keeps Ihat, Ihat^-1
+    if status:
+        return status
+    status = finite_result(qdd)
+    if status:
+        return status
+    minv_from_factors(ki, kf, work, nv, Minv)
     dq = np.empty((nv, nv))
     dv = np.empty((nv, nv))
     M = np.empty((nv, nv))
     status = inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), dq, dv, M)
     if status:
         return status
-    inv = np.linalg.inv(M)
-    for i in range(nv):
-        for j in range(nv):
-            Minv[i, j] = 0.5 * (inv[i, j] + inv[j, i])
     np.dot(Minv, dq, ddq)
     np.dot(Minv, dv, ddv)
     for i in range(nv):

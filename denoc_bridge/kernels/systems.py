@@ -13,7 +13,8 @@ for the system it meets, and is cached):
 ``begin(sys, fc, q, v, a, zeros, v1)``        before the first RK4 step
 ``configuration_step(sys, q, xi, out)``       ``out = q (+) xi`` on the system's manifold
 ``tangent_rate(sys, xi, v, out)``             the RKMK rate ``dexp_{-xi}^-1 v``
-``end_step(sys, q, v, qn)``                   after a step (a loop system's projection)
+``end_step(sys, fc, q, v, s)``                after a step (a loop system's projection, the
+                                              joint limits of a tree or a mimic system)
 ``save(sys, n, save_every, r, q, v, a, out)``  row r of the saved states
 ``fresh(sys)``                                the system with its own work arrays (batches)
 ``prepare(sys)``                              the system as the stages read it, once per run
@@ -63,19 +64,24 @@ SCRATCH_ROWS = 17
 #: joints, applied when ``passive``
 Forcing = namedtuple("Forcing", ["tau_mode", "taus", "fext", "K", "D", "q_rest", "passive"])
 #: the saved states: rows of q, v, a, the loops' error |phi| (zero length for no loops) and the
-#: kinetic energy the joint-limit stops took so far (zero length for no limits)
+#: energy the joint limits took so far (zero length for no limits)
 Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err", "Stops"])
 
 #: a tree: its table ``kt`` and work array; ``flat`` (every joint a vector space) and
 #: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`); its limited joints (:mod:`.limits`):
 #: ``lim_i`` (n, 2) their q and v index, ``lim_f`` (n, 2) their lower and upper limit, the
-#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced); ``lim_e[0]`` the kinetic energy the
-#: stops took so far
+#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced); ``lim_e[0]`` the energy the limits
+#: took so far
 TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a", "lim_e"])
 #: a tree with mimic relations: the packed maps of :func:`.mimic.pack`, the tree's nq, the
 #: links that hold every mimic DOF (``reach``) and the scratch ``f`` and ``S`` of
 #: :func:`.mimic.mimic_accelerations`
-MimicSystem = namedtuple("MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "reach", "f", "S"])
+#: ``lim_*``: its limited joints in reduced coordinates (as a tree's, :func:`.limits.enforce_mimic_limits`)
+#: and ``lim_r`` the mimic rows K (nc, tree nv) the stops keep
+MimicSystem = namedtuple(
+    "MimicSystem",
+    ["kt", "work", "imap", "fmap", "nqf", "reach", "f", "S", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"],
+)
 #: a tree with loop closures: the packed cut joints and scratch of :mod:`.loops` (``kt0``,
 #: ``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project,
 #: max_iter), ``flat`` as for a tree and ``drift[0]``, the largest |phi| a step left before its
@@ -90,7 +96,10 @@ MimicLoopSystem = namedtuple(
 )
 
 #: the stages' view of a :class:`MimicSystem` (:func:`prepare`): the maps unpacked
-MimicStages = namedtuple("MimicStages", ["kt", "work", "im", "fm", "nqf", "reach", "f", "S"])
+MimicStages = namedtuple(
+    "MimicStages",
+    ["kt", "work", "im", "fm", "nqf", "reach", "f", "S", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"],
+)
 
 
 def _is(sys, cls) -> bool:
@@ -162,7 +171,10 @@ def _prepare(sys):
 
         def mimic_impl(sys):
             im, fm = km.unpack(sys.imap, sys.fmap)
-            return MimicStages(sys.kt, sys.work, im, fm, sys.nqf, sys.reach, sys.f, sys.S)
+            return MimicStages(
+                sys.kt, sys.work, im, fm, sys.nqf, sys.reach, sys.f, sys.S, sys.lim_i, sys.lim_f, sys.lim_r,
+                sys.lim_s, sys.lim_a, sys.lim_e,
+            )  # fmt: skip
 
         return mimic_impl
     return lambda sys: sys
@@ -362,8 +374,9 @@ def _end_step(sys, fc, q, v, s):
             if li.shape[0] == 0:
                 return 0
             stopped, status, taken = klim.enforce_limits(
-                sys.kt, sys.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], sys.lim_s, sys.lim_a
-            )
+                sys.kt, sys.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], sys.lim_s, sys.lim_a, fc.K,
+                fc.q_rest, fc.passive,
+            )  # fmt: skip
             sys.lim_e[0] += taken
             if stopped and sys.swept and status == 0:  # the next stage's twists, at the new state
                 nv = v.shape[0]
@@ -373,6 +386,21 @@ def _end_step(sys, fc, q, v, s):
             return status
 
         return tree_impl
+
+    if _is(sys, MimicStages):
+
+        def mimic_impl(sys, fc, q, v, s):
+            li, lf = sys.lim_i, sys.lim_f
+            if li.shape[0] == 0:
+                return 0
+            stopped, status, taken = klim.enforce_mimic_limits(
+                sys.kt, sys.work, sys.im, sys.fm, sys.nqf, sys.lim_r, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1],
+                sys.lim_s, sys.lim_a, sys.f, fc.K, fc.q_rest, fc.passive,
+            )  # fmt: skip
+            sys.lim_e[0] += taken
+            return status
+
+        return mimic_impl
 
     def impl(sys, fc, q, v, s):
         return 0
@@ -410,7 +438,7 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
         return mimic_loop_impl
 
-    if _is(sys, TreeSystem):
+    if _is(sys, TreeSystem) or _is(sys, MimicStages):
 
         def tree_impl(sys, n, save_every, r, q, v, a, out):
             if out.Stops.shape[0] and n % save_every == 0:
@@ -427,7 +455,7 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
 @overload(stop_energy, inline="always")
 def _stop_energy(sys):
-    if _is(sys, TreeSystem):
+    if _is(sys, TreeSystem) or _is(sys, MimicStages) or _is(sys, MimicSystem):
         return lambda sys: sys.lim_e[0]
     return lambda sys: 0.0
 
@@ -444,7 +472,8 @@ def _fresh(sys):
         def mimic_impl(sys):
             return MimicSystem(
                 sys.kt, np.empty_like(sys.work), sys.imap, sys.fmap, sys.nqf, sys.reach, np.zeros_like(sys.f),
-                np.zeros_like(sys.S),
+                np.zeros_like(sys.S), sys.lim_i, sys.lim_f, sys.lim_r, np.zeros_like(sys.lim_s),
+                np.zeros_like(sys.lim_a), np.zeros_like(sys.lim_e),
             )  # fmt: skip
 
         return mimic_impl

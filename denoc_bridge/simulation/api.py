@@ -52,6 +52,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._text import count
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
@@ -136,8 +137,10 @@ def simulate(
         joint past a limit is put back on it, and the joints moving outwards at a limit are
         stopped by the smallest impulse in the kinetic-energy metric (a plastic impact: the
         kinetic energy drops by what the stop takes, never grows; :mod:`denoc_bridge.kernels.limits`).
-        A q0 outside the limits starts on them, with a warning naming the joints.  Not applied
-        to the adaptive methods, mimic models and models with loop closures.
+        A q0 outside the limits starts on them, with a warning naming the joints.  A mimic
+        model's stops keep its mimic relations, and a mimic joint's limits act on the joint it
+        mimics (:mod:`denoc_bridge.simulation.mimic`).  Not applied to the adaptive methods and
+        to models with loop closures.
     stabilization, baumgarte, constraint_tol : for models with loop closures (rk4 or euler):
         ``"projection"`` onto the loops after each step to ``constraint_tol`` (default),
         ``"baumgarte"`` with ``baumgarte = (alpha, beta)`` in 1/s, or ``"none"``; see
@@ -166,8 +169,8 @@ def simulate(
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
     limits = bool(limits) and method in FIXED_STEP_METHODS
     system = system_of(model, forces, passive, opts, limits)
-    if limits and isinstance(model, Model) and isinstance(system, TreeSystem) and system.lim_i.shape[0]:
-        q0 = start_inside_limits(model, q0, system.lim_i, system.lim_f)
+    if limits and system.stops:
+        q0 = start_inside_limits(model, q0, system)
     if opts is not None:
         initial_state = (
             mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
@@ -265,8 +268,8 @@ def simulate_batch(
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
     system = system_of(model, forces[0], passive, None, limits)
-    if isinstance(system, TreeSystem) and isinstance(model, Model) and system.stops:
-        Q0 = np.array([start_inside_limits(model, row, system.lim_i, system.lim_f) for row in Q0])
+    if system.stops:
+        Q0 = np.array([start_inside_limits(model, row, system) for row in Q0])
     done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
     stops = np.zeros((B, n_saves + 1 if system.stops else 0))
     saves = Saves(Qs, Vs, As, np.zeros((B, 0)), stops)
@@ -338,16 +341,17 @@ def system_of(
             return MimicLoopSystem(model, forces, passive, opts)
         return LoopSystem(model, forces, passive, opts)
     if isinstance(model, MimicModel):
-        return MimicSystem(model, forces, passive)
+        return MimicSystem(model, forces, passive, limits)
     return TreeSystem(model, forces, passive, limits)
 
 
-def start_inside_limits(model: Model, q0: np.ndarray, lim_i: np.ndarray, lim_f: np.ndarray) -> np.ndarray:
-    """q0 with the limited joints outside their limits put on them, and a warning naming them."""
-    q, moved = clamp_to_limits(model, q0, lim_i, lim_f)
+def start_inside_limits(model: Model | MimicModel, q0: np.ndarray, system: System) -> np.ndarray:
+    """q0 with the limited joints of ``system`` (a tree's or a mimic model's) outside their limits
+    put on them, and a warning naming them."""
+    q, moved = clamp_to_limits(model, q0, system.lim_i, system.lim_f, system.lim_names)
     if moved:
         warnings.warn(
-            f"q0 is outside the joint limits of {len(moved)} joint(s); the run starts on them: "
+            f"q0 is outside the joint limits of {count(len(moved), 'joint')}; the run starts on them: "
             + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
             + " (limits=False keeps q0 and ignores the limits)",
             stacklevel=3,

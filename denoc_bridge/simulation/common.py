@@ -321,8 +321,13 @@ class System:
     """
 
     loops = False
-    #: joint-limit stops: the saved states carry the kinetic energy they took (``stop_energy``)
+    #: joint-limit stops: the saved states carry the energy the limits took (``stop_energy``)
     stops = False
+    #: the limited joints (``stops``): (n, 2) q and v indices, (n, 2) limits, a name for each (None:
+    #: the model's joint at the q index)
+    lim_i: np.ndarray = np.zeros((0, 2), np.int64)
+    lim_f: np.ndarray = np.zeros((0, 2))
+    lim_names: list[str] | None = None
     #: a compiled run that meets a singular tree is rerun from Python (a mimic model's dense form)
     singular_fallback = False
     evals = 0
@@ -359,7 +364,7 @@ class System:
         return run_error(self.model, status, t, stage_arrays, traj)  # type: ignore[attr-defined]
 
     def stop_energy(self) -> float:
-        """The kinetic energy the joint-limit stops took so far (J)."""
+        """The energy the joint limits took so far (J; :mod:`denoc_bridge.kernels.limits`)."""
         return 0.0
 
     def annotate(self, traj, E, stops=None) -> None:

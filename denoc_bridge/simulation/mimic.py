@@ -19,6 +19,12 @@ RK4 and Euler with constant or tabulated torques and constant wrenches run compi
 controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articulated inertia
 is singular on its own run the stages from Python (``simulation.run_python``).
 
+Joint limits (``simulate(limits=True)``, the default): the stops of
+:func:`denoc_bridge.kernels.limits.enforce_mimic_limits`, in reduced coordinates.  A mimic
+joint's limits act on the joint it mimics (``lower <= multiplier q_m + offset <= upper``, an
+interval of q_m intersected with q_m's own limits, :func:`limit_arrays`); the stop keeps the
+mimic rows (``K v = 0``) in the kinetic-energy metric of the tree.
+
 The trajectory keeps the mimic model: its energies, power and passive forces are the
 tree's at the expanded states (:class:`~denoc_bridge.simulation.trajectory.Trajectory`).
 """
@@ -28,17 +34,60 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
-from denoc_bridge.errors import InputError, SingularInertiaError
+from denoc_bridge.errors import InputError, ModelError, SimulationError, SingularInertiaError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.simulation.common import Forces, System, normalise_rows, passive_arrays
 from denoc_bridge.simulation.runners import run_python
+from denoc_bridge.simulation.tree import limit_arrays as tree_limit_arrays
 
-__all__ = ["MimicSystem", "initial_configuration", "run_stages"]
+__all__ = ["MimicSystem", "initial_configuration", "limit_arrays", "run_stages"]
+
+
+def limit_arrays(model: MimicModel) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The reduced coordinates whose position limits a simulation enforces: each independent
+    revolute or prismatic joint with limits (those of :func:`.tree.limit_arrays`), its range
+    narrowed by the limits of the (non-continuous) joints that mimic it: ``lower <= multiplier
+    q_m + offset <= upper`` is an interval of q_m.  Returns ((n, 2) reduced q and v indices,
+    (n, 2) limits, the name of each joint).  A range that the
+    limits leave empty is a :class:`ModelError` naming the joints."""
+    tree = model.tree
+    qcol = {int(iq): r for r, iq in enumerate(model._q_keep)}
+    vcol = {int(iv): r for r, iv in enumerate(model._v_keep)}
+    mimic_of = {int(model._s_q[j]): j for j in range(model.n_constraints) if not model._circ[j]}
+    name_of = {int(tree.idx_q[k]): tree.joint_names[k] for k in range(tree.n_links)}
+    ranges: dict[int, list] = {}  # reduced q index -> [lower, upper, reduced v index, names]
+    t_i, t_f = tree_limit_arrays(tree)
+    for (iq, iv), (lo, hi) in zip(t_i.tolist(), t_f.tolist()):
+        if iq in qcol:
+            rq, rv = qcol[iq], vcol[iv]
+        elif iq in mimic_of and int(model._m_q[mimic_of[iq]]) in qcol and model._mult[mimic_of[iq]] != 0.0:
+            j = mimic_of[iq]
+            mult, off = float(model._mult[j]), float(model._off[j])
+            lo, hi = sorted(
+                ((lo - off) / mult + 0.0, (hi - off) / mult + 0.0)
+            )  # lower <= mult q_m + off <= upper (+0.0: no -0)
+            rq, rv = qcol[int(model._m_q[j])], vcol[int(model._m_v[j])]
+        else:
+            continue
+        r = ranges.setdefault(rq, [-np.inf, np.inf, rv, []])
+        r[0], r[1] = max(r[0], lo), min(r[1], hi)
+        r[3].append(name_of[iq])
+        if r[0] > r[1]:
+            raise ModelError(
+                f"model '{tree.name}': the joint limits of {' and '.join(repr(n) for n in r[3])} leave no "
+                "position (a mimic joint's limits act on the joint it mimics through its multiplier and "
+                "offset); fix the <limit> elements, or simulate with limits=False"
+            )
+    rows = sorted(ranges.items())
+    idx = np.array([[rq, r[2]] for rq, r in rows], dtype=np.int64).reshape(-1, 2)
+    lim = np.array([r[:2] for _, r in rows], dtype=float).reshape(-1, 2)
+    return idx, lim, [name_of[int(model._q_keep[rq])] for rq, _ in rows]
 
 
 def initial_configuration(model: MimicModel, q0, name: str = "q0") -> np.ndarray:
@@ -69,7 +118,7 @@ class MimicSystem(System):
     """The stages of a run of ``model`` for :func:`denoc_bridge.simulation.run_python` and
     ``run_adaptive`` (the interface of ``simulation.TreeSystem``)."""
 
-    def __init__(self, model: MimicModel, forces, passive: bool):
+    def __init__(self, model: MimicModel, forces, passive: bool, limits: bool = False):
         tree = model.tree
         self.model, self.tree, self.forces = model, tree, forces
         self.nq, self.nv = model.nq, model.nv
@@ -79,6 +128,14 @@ class MimicSystem(System):
         self.method = "dense" if forces.cholesky else "lagrange"
         self._qf, self._kf = np.empty(tree.nq), np.empty(tree.nv)
         self.evals = 0
+        empty: tuple[np.ndarray, np.ndarray, list[str]] = (np.zeros((0, 2), np.int64), np.zeros((0, 2)), [])
+        self.lim_i, self.lim_f, self.lim_names = limit_arrays(model) if limits else empty
+        n, nc = self.lim_i.shape[0], model.n_constraints
+        self.lim_r = np.ascontiguousarray(model.constraint_matrix())  # the rows K the stops keep
+        self.lim_s = np.zeros(klim.scratch_shape(n, tree.nv, nc))
+        self.lim_a, self.lim_e = np.zeros(max(n, 1), np.int64), np.zeros(1)
+        self._lim_f = np.zeros((3, max(tree.nq, tree.nv, 1)))
+        self.stops = n > 0
 
     def _a(self, t, q, v, tau, out):
         if self.method == "lagrange":  # one compiled call; a singular tree: below
@@ -148,7 +205,33 @@ class MimicSystem(System):
         tree, nc = self.tree, self.model.n_constraints
         imap, fmap, reach = self.model._kernel_maps()
         f = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
-        return ks.MimicSystem(tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, f, np.zeros((nc, nc + 1)))
+        return ks.MimicSystem(
+            tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, f, np.zeros((nc, nc + 1)), self.lim_i,
+            self.lim_f, self.lim_r, self.lim_s, self.lim_a, self.lim_e,
+        )  # fmt: skip
+
+    def stop_energy(self):
+        return float(self.lim_e[0])
+
+    def end_step(self, q, v, t):
+        """The joint limits after a step from Python (:func:`.kernels.limits.enforce_mimic_limits`)."""
+        if self.lim_i.shape[0]:
+            tree, (li, lf) = self.tree, (self.lim_i, self.lim_f)
+            imap, fmap, _ = self.model._kernel_maps()
+            im, fm = km.unpack(imap, fmap)
+            _, status, taken = klim.enforce_mimic_limits(
+                tree._kt, tree.thread_work(), im, fm, tree.nq, self.lim_r, q, v, li[:, 0], li[:, 1], lf[:, 0],
+                lf[:, 1], self.lim_s, self.lim_a, self._lim_f, self.K, self.q_rest, self.use_passive,
+            )  # fmt: skip
+            self.lim_e[0] += taken
+            if status:
+                raise SimulationError(
+                    f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the "
+                    "mass matrix of the stopped joints is singular)",
+                    t,
+                    "",
+                    None,
+                )
 
     def integrate(self, q, xi, out):
         kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)

@@ -117,7 +117,9 @@ class Trajectory:
     constraint_drift: float = float("nan")
     #: whether the model's joint springs and dampers acted (``simulate(..., passive=False)``: not)
     passive: bool = True
-    #: the kinetic energy the joint-limit stops took up to each saved state (J; None: no limits)
+    #: the energy the joint limits took up to each saved state (J; None: no limits): the stops'
+    #: kinetic energy less the potential energy that putting q back on a limit added
+    #: (:mod:`denoc_bridge.kernels.limits`)
     limit_work: np.ndarray | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 

@@ -61,16 +61,19 @@ def limit_arrays(model) -> tuple[np.ndarray, np.ndarray]:
     return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)
 
 
-def clamp_to_limits(model, q, lim_i, lim_f) -> tuple[np.ndarray, list[tuple[str, float, float]]]:
+def clamp_to_limits(model, q, lim_i, lim_f, names=None) -> tuple[np.ndarray, list[tuple[str, float, float]]]:
     """A copy of q with the limited joints (``lim_i``, ``lim_f`` of :func:`limit_arrays`) that are
-    outside their limits put on them, and (joint name, old value, new value) of each moved."""
+    outside their limits put on them, and (joint name, old value, new value) of each moved
+    (``names``: the name of each limited joint; by default the tree's joint at its q index)."""
     q = np.array(q, dtype=float)
     moved = []
-    for (iq, _), (lo, hi) in zip(lim_i, lim_f):
+    for j, ((iq, _), (lo, hi)) in enumerate(zip(lim_i, lim_f)):
         if not lo <= q[iq] <= hi:
-            k = int(np.searchsorted(model.idx_q, iq, side="right") - 1)
+            name = (
+                names[j] if names is not None else model.joint_names[int(np.searchsorted(model.idx_q, iq, "right") - 1)]
+            )
             new = min(max(q[iq], lo), hi)
-            moved.append((model.joint_names[k], float(q[iq]), float(new)))
+            moved.append((name, float(q[iq]), float(new)))
             q[iq] = new
     return q, moved
 
@@ -86,7 +89,7 @@ class TreeSystem(System):
         self.lim_i, self.lim_f = limit_arrays(model) if limits else (np.zeros((0, 2), np.int64), np.zeros((0, 2)))
         n = self.lim_i.shape[0]
         self.lim_s, self.lim_a = np.zeros(klim.scratch_shape(n, model.nv)), np.zeros(max(n, 1), np.int64)
-        self.lim_e = np.zeros(1)  # the kinetic energy the stops took so far (J)
+        self.lim_e = np.zeros(1)  # the energy the limits took so far (J)
         self.stops = n > 0
         self.nq, self.nv = model.nq, model.nv
         self.ki = model._kt.view(T.INT)
@@ -160,8 +163,9 @@ class TreeSystem(System):
         if self.lim_i.shape[0]:
             li, lf = self.lim_i, self.lim_f
             _, status, taken = klim.enforce_limits(
-                self.model._kt, self.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], self.lim_s, self.lim_a
-            )
+                self.model._kt, self.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], self.lim_s, self.lim_a,
+                self.K, self.q_rest, self.use_passive,
+            )  # fmt: skip
             self.lim_e[0] += taken
             if status:
                 raise SimulationError(

@@ -172,15 +172,16 @@ def test_refused_models_and_inputs():
         mimic = db.load_robot("panda", mimic=True)
     q = db.neutral_configuration(mimic)
     z = np.zeros(mimic.nv)
-    for fn in (db.inverse_dynamics_derivatives, db.forward_dynamics_derivatives):
-        with pytest.raises(db.InputError, match="mimic joints.*not supported yet"):
-            fn(mimic, q, z, z)
+    for fn in (db.inverse_dynamics_derivatives, db.forward_dynamics_derivatives):  # reduced coordinates
+        assert all(x.shape == (mimic.nv, mimic.nv) and np.isfinite(x).all() for x in fn(mimic, q, z, z))
+        with pytest.raises(db.InputError, match="must have shape"):
+            fn(mimic, q, z, z[:-1])
     fourbar = db.generators.fourbar()
     q = db.neutral_configuration(fourbar)
     z = np.zeros(fourbar.nv)
-    for fn in (db.inverse_dynamics_derivatives, db.forward_dynamics_derivatives):
-        with pytest.raises(db.InputError, match="loop closures.*not supported yet"):
-            fn(fourbar, q, z, z)
+    with pytest.raises(db.InputError, match="loop closures.*not supported yet"):
+        db.inverse_dynamics_derivatives(fourbar, q, z, z)
+    assert all(x.shape == (4, 4) for x in db.forward_dynamics_derivatives(fourbar, q, z, z))  # constrained
     model = random_model(seed=1, n_links=3)
     q, v, a, _ = random_state(model, 1)
     with pytest.raises(db.InputError, match="a must have shape"):

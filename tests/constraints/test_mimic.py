@@ -429,7 +429,7 @@ def test_simulate_a_mimic_model_is_rk4_on_pinocchios_mimic_model(dynamics):
     def tau(t, q, v):
         return -gains * v + 0.05 * np.sin(3 * t)
 
-    traj = db.simulate(mm, q0, v0, 0.2, 1e-3, tau=tau, f_ext=fext, dynamics=dynamics)
+    traj = db.simulate(mm, q0, v0, 0.2, 1e-3, tau=tau, f_ext=fext, dynamics=dynamics, limits=False)
     q_ref, v_ref = _pin_mimic_rk4(pm, q0.copy(), v0.copy(), 1e-3, 200, tau, fext, G.T @ np.diag(tree.damping) @ G)
     assert traj.status == "completed" and traj.q.shape == (201, mm.nq) and traj.n_evaluations == 4 * 200 + 1
     assert_close("q(0.2 s)", traj.q[-1], q_ref, 1e-11)
@@ -440,7 +440,7 @@ def test_simulate_a_mimic_model_is_rk4_on_pinocchios_mimic_model(dynamics):
     # the work of the controller, the dampers and the wrenches accounts for the energy change:
     # what is left is RK4's error, which falls about 10x per halving of the step here
     change = np.abs(traj.total_energy - traj.total_energy[0]).max()
-    half = db.simulate(mm, q0, v0, 0.2, 5e-4, tau=tau, f_ext=fext, dynamics=dynamics)
+    half = db.simulate(mm, q0, v0, 0.2, 5e-4, tau=tau, f_ext=fext, dynamics=dynamics, limits=False)
     drift, drift_half = (np.abs(x.energy_drift()).max() for x in (traj, half))
     assert drift_half < drift / 8 and drift_half < 1e-6 * change, (drift, drift_half, change)
 
@@ -459,7 +459,7 @@ def test_simulate_a_floating_mimic_model_conserves_energy_at_fourth_order():
     tree = tree.replace(stiffness=np.where(free, 0.0, rng.uniform(0.05, 0.2, tree.nv)))
     mm = db.MimicModel(tree)
     q0, v0 = db.random_configuration(mm, rng), 0.5 * rng.standard_normal(mm.nv)
-    coarse, fine = (db.simulate(mm, q0, v0, 0.4, dt) for dt in (2e-3, 1e-3))
+    coarse, fine = (db.simulate(mm, q0, v0, 0.4, dt, limits=False) for dt in (2e-3, 1e-3))
     ratio = np.abs(coarse.energy_drift()).max() / np.abs(fine.energy_drift()).max()
     assert 12 < ratio < 20, ratio
     assert np.abs(fine.energy_drift(relative=True)).max() < 1e-8
@@ -556,7 +556,7 @@ def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypat
         ref = run_stages(mm, q0, v0, 0.3, 1e-3, method=method, **case)
         with monkeypatch.context() as m:
             _compiled_only(m)
-            traj = db.simulate(mm, q0, v0, 0.3, 1e-3, method=method, **case)
+            traj = db.simulate(mm, q0, v0, 0.3, 1e-3, method=method, limits=False, **case)
         name = f"{method}, {'floating, ' if floating else ''}{list(case)[0]} {np.shape(list(case.values())[0])}"
         assert traj.status == "completed" and traj.q.shape == ref.q.shape == (301, mm.nq), name
         assert traj.n_evaluations == ref.n_evaluations, name
@@ -617,7 +617,7 @@ def test_compiled_mimic_run_without_relations_is_the_trees_run():
     rng = np.random.default_rng(3)
     q0, v0 = db.random_configuration(tree, rng), rng.standard_normal(tree.nv)
     # (the tree's joint limits are not enforced on mimic models: compare with the tree's run without them)
-    ours, ref = db.simulate(mm, q0, v0, 0.2, 1e-3), db.simulate(tree, q0, v0, 0.2, 1e-3, limits=False)
+    ours, ref = db.simulate(mm, q0, v0, 0.2, 1e-3, limits=False), db.simulate(tree, q0, v0, 0.2, 1e-3, limits=False)
     assert mm.n_constraints == 0
     for field in ("q", "v", "a"):
         assert_close(f"no relations: {field}", getattr(ours, field), getattr(ref, field), 1e-13)
@@ -777,7 +777,7 @@ def test_trajectory_torques_and_feedforward_on_a_mimic_model(springs):
     assert np.abs(tau - unforced).max() > (1e-4 if springs else -1.0)
     errors = []  # what is left is RK4's: 16x less per halving
     for dt in (5e-4, 2.5e-4):
-        traj = db.simulate(mm, qa, np.zeros(mm.nv), T, dt, tau=db.feedforward(mm, motion), progress=False)
+        traj = db.simulate(mm, qa, np.zeros(mm.nv), T, dt, tau=db.feedforward(mm, motion), progress=False, limits=False)
         qd, vd, _ = motion(traj.t)
         errors.append((np.abs(db.difference(mm, qd, traj.q)).max(), np.abs(traj.v - vd).max() / np.abs(vd).max()))
     (q1, v1), (q2, v2) = errors

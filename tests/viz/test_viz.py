@@ -1,8 +1,8 @@
 """denoc_bridge.viz: the scene, the static HTML export, the live viewer, and the exported
 pages opened in headless Chromium as a person would (which also writes the README gallery).
 
-The browser tests need Debian's ``chromium``; without it they are skipped, except under CI
-(the ``CI`` environment variable, set by ``.ci/run``) where they fail.
+The browser tests (tests/browser.py) need Debian's ``chromium``; without it they are skipped,
+except under CI (the ``CI`` environment variable, set by ``.ci/run``) where they fail.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import colorsys
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import screenshot
 
 import denoc_bridge as db
 from denoc_bridge import generators, viz
@@ -369,61 +369,6 @@ def test_page_opens_the_animation_controls_and_says_no_contact(tmp_path, fourbar
 
 
 # ----------------------------------------------------------------------------- in a browser
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Debian's chromium; skipped when missing, except under CI (then an error)."""
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        why = "the headless-browser test needs Debian's chromium (apt-get install -y chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(why + "; CI is set, so this is an error (.ci/run installs it)")
-        pytest.skip(why)
-    return path
-
-
-def screenshot(
-    chromium: str, html: Path, png: Path, virtual_ms: int, size=(800, 600), fragment: str = ""
-) -> np.ndarray:
-    """Open ``html`` (``#fragment``) in headless Chromium, with the network disabled, let
-    ``virtual_ms`` of virtual time pass (the page's clock: the animation runs), screenshot;
-    returns RGB (H, W, 3) floats in [0, 1].  Fails on a JavaScript error."""
-    from PIL import Image
-
-    profile = png.parent / f".chromium-{png.stem}"
-    cmd = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--enable-unsafe-swiftshader",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-extensions",
-        "--disable-sync",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--proxy-server=127.0.0.1:9",
-        "--host-resolver-rules=MAP * ~NOTFOUND",  # no network
-        f"--user-data-dir={profile}",
-        f"--window-size={size[0]},{size[1]}",
-        f"--virtual-time-budget={virtual_ms}",
-        f"--screenshot={png}",
-        "--hide-scrollbars",
-        "--enable-logging=stderr",
-        "--v=0",
-        html.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
-    ]
-    if png.exists():
-        png.unlink()
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    shutil.rmtree(profile, ignore_errors=True)
-    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
-    errors = [line for line in console if "Uncaught" in line or "is not defined" in line]
-    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
-    assert png.is_file(), f"chromium wrote no screenshot (exit {run.returncode}):\n{run.stderr[-2000:]}"
-    return np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255.0
-
-
 def color_mask(img: np.ndarray, rgb, hue_tol: float = 14.0) -> np.ndarray:
     """Pixels of the hue of ``rgb`` (shaded: any brightness), saturated enough not to be the grey
     background, the grid or the text."""
