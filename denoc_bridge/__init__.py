@@ -51,10 +51,12 @@ from denoc_bridge.errors import (
     InputTypeError,
     ModelError,
     PhysicsWarning,
+    ResourceError,
     RobotNotFoundError,
     SimulationError,
     SingularInertiaError,
     URDFError,
+    URDFModelError,
 )
 from denoc_bridge.io import generators
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
@@ -84,11 +86,13 @@ __all__ = [
     "ModelError",
     "Module",
     "PhysicsWarning",
+    "ResourceError",
     "RobotNotFoundError",
     "SimulationError",
     "SingularInertiaError",
     "Trajectory",
     "URDFError",
+    "URDFModelError",
     "center_of_mass",
     "cycloidal_motion",
     "denoc_matrices",

@@ -25,12 +25,33 @@ class ModelError(DenocError, ValueError):
     """A model is structurally invalid or uses an unsupported feature."""
 
 
+class URDFModelError(URDFError, ModelError):
+    """A URDF document describes a model that contradicts itself (a limit, ``<dynamics>`` or
+    ``<mimic>`` value no robot can have); both a :class:`URDFError` and a :class:`ModelError`."""
+
+
 class InputError(DenocError, ValueError):
     """An argument of an algorithm has a wrong shape or non-finite values."""
 
 
 class InputTypeError(InputError, TypeError):
     """An argument of an algorithm has a wrong type or dtype."""
+
+
+class ResourceError(InputError, MemoryError):
+    """A request needs more memory than this process can get (refused before allocating).
+
+    Attributes
+    ----------
+    needed, available : int
+        The bytes the request would allocate, and the bytes available (the smallest of the
+        machine's available memory, ``ulimit -v`` and a container's limit).
+    """
+
+    def __init__(self, message: str, needed: int = 0, available: int = 0) -> None:
+        super().__init__(message)
+        self.needed = needed
+        self.available = available
 
 
 class SingularInertiaError(DenocError, np.linalg.LinAlgError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._resources import check_memory
 from denoc_bridge.algorithms.dynamics import raise_status
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import derivatives as kd
@@ -56,6 +57,17 @@ def _state_derivatives(
     return dq, dv, M
 
 
+def _check_batch_memory(model: Model, q: npt.ArrayLike) -> None:
+    """Refuse at once a batch whose three (B, nv, nv) results (and converted inputs) cannot fit."""
+    if np.ndim(q) == 2:
+        B, nv, nq = np.shape(q)[0], model.nv, model.nq
+        check_memory(
+            8.0 * B * (3 * nv * nv + 3 * nq + 4 * nv),
+            f"the derivatives of {B:,} states of '{model.name}' (3 arrays of {B:,} x {nv} x {nv} numbers)",
+            "pass the states in chunks",
+        )
+
+
 def _batch_derivatives(
     model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, B: int, xname: str
 ) -> Triple:
@@ -90,6 +102,7 @@ def tree_inverse_dynamics_derivatives(
     a leading axis gives (B, nv, nv) arrays, evaluated in parallel.
     """
     _check_model(model)
+    _check_batch_memory(model, q)
     q, v, a, fext, B = _inputs.state(model, q, v, a, f_ext, "a")
     if B is not None:
         return _batch_derivatives(model, q, v, a, fext, B, "a")
@@ -114,6 +127,7 @@ def tree_forward_dynamics_derivatives(
     pass.  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
     """
     _check_model(model)
+    _check_batch_memory(model, q)
     q, v, tau, fext, B = _inputs.state(model, q, v, tau, f_ext, "tau")
     nv = model.nv
     if B is None:

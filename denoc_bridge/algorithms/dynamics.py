@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._resources import check_memory
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import tables as T
@@ -243,6 +244,13 @@ def matrix_batch(inverse: bool, model: Model, q: npt.ArrayLike, out: np.ndarray 
     """The GIM (or, with ``inverse``, its inverse) of each configuration of a batch q (B, nq) into
     (B, nv, nv), in parallel; bit-identical to the single-state calls."""
     name = "inverse_mass_matrix" if inverse else "mass_matrix"
+    if out is None and np.ndim(q) == 2:  # before converting q: a broadcast batch costs nothing yet
+        B, nv = np.shape(q)[0], model.nv
+        check_memory(
+            8.0 * B * (nv * nv + model.nq),
+            f"{name} of {B:,} states of '{model.name}' ({B:,} x {nv} x {nv} numbers)",
+            "pass the states in chunks, or out= an array you allocated (e.g. a numpy.memmap on disk)",
+        )
     Q = _inputs.real_array(q, "q")
     if Q.ndim != 2 or Q.shape[1] != model.nq:
         raise InputError(f"{name}: q must have shape (B, {model.nq}) for a batch, got shape {Q.shape}")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 from denoc_bridge import benchmarking
+from denoc_bridge._files import atomic_write_bytes
 from denoc_bridge.cli.common import checked_output_file
 from denoc_bridge.errors import DenocError
 from denoc_bridge.viz.plots import plot_scaling
@@ -66,13 +68,9 @@ def bench_command(args) -> int:
     console.print(scale)
     for line in benchmarking.notes(res):
         console.print(line, markup=False)
-    if args.out:
-        import json
-
-        with open(os.path.join(args.out, "speed.json"), "w") as f:
-            json.dump(res, f, indent=1)
-        with open(os.path.join(args.out, "speed.md"), "w") as f:
-            f.write(benchmarking.markdown(res))
+    if args.out:  # each file atomically: an interrupted bench leaves the previous files or none
+        atomic_write_bytes(os.path.join(args.out, "speed.json"), json.dumps(res, indent=1).encode())
+        atomic_write_bytes(os.path.join(args.out, "speed.md"), benchmarking.markdown(res).encode())
         plot_scaling(res, os.path.join(args.out, "scaling.png"))
         print(f"wrote {os.path.abspath(args.out)}/speed.json, speed.md, scaling.png")
     return 0

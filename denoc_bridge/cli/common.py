@@ -65,3 +65,21 @@ def positive_option(value: float, option: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise DenocError(f"{option} must be a positive number of seconds, got {value:g}")
     return value
+
+
+#: The Python API's option names in a ResourceError's advice, as the command line spells them.
+_OPTION_WORDS = (
+    ("pass save_every=", "pass --save-every "),
+    ("pass save_every (", "pass --save-every ("),
+    ("a shorter t_final", "a shorter --duration"),
+    ("a larger dt", "a larger --dt"),
+    ("a smaller batch_size", "a smaller --batch-size"),
+    ("fewer workers", "fewer --workers"),
+)
+
+
+def option_words(text: str) -> str:
+    """``text`` with the Python API's option names replaced by the command line's options."""
+    for api, cli in _OPTION_WORDS:
+        text = text.replace(api, cli)
+    return text

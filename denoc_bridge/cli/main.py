@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from denoc_bridge.cli.bench import bench_command
-from denoc_bridge.cli.common import EXIT_USAGE
+from denoc_bridge.cli.common import EXIT_USAGE, option_words
 from denoc_bridge.cli.docs import docs_command
 from denoc_bridge.cli.info import info_command
 from denoc_bridge.cli.parser import build_parser
@@ -19,7 +19,7 @@ from denoc_bridge.cli.simulate import simulate_command
 from denoc_bridge.cli.sweep import sweep_command
 from denoc_bridge.cli.validate import validate_command
 from denoc_bridge.cli.warmup import CompileNotice
-from denoc_bridge.errors import DenocError
+from denoc_bridge.errors import DenocError, ResourceError
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -52,6 +52,8 @@ def main(argv=None) -> int:
             return 0
         except (DenocError, OSError) as exc:
             text = " ".join(str(exc).split()) or type(exc).__name__
+            if isinstance(exc, ResourceError):
+                text = option_words(text)
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt:

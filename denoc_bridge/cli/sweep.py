@@ -115,6 +115,14 @@ def sweep_command(args) -> int:
             save_trajectories=not args.no_trajectories,
             progress=bool(sys.stderr.isatty()),
         )
+    except KeyboardInterrupt:
+        saved = len(list((Path(args.out) / "cases").glob("*.json")))
+        print(
+            f"denoc-bridge: interrupted: {saved} of {len(cases)} cases are saved in {args.out}; run the same "
+            "command again to finish the others",
+            file=sys.stderr,
+        )
+        return 130
     except DifferentSweepError as exc:
         raise DenocError(
             f"--out {args.out} holds a different sweep (its sweep.json records "

@@ -19,15 +19,17 @@ parsed with urdf-parser-py, and turned into a tree of moving links exactly as
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Literal, overload
 
 import numpy as np
 
-from denoc_bridge.errors import InputTypeError, ModelError, URDFError
+from denoc_bridge.errors import InputTypeError, ModelError, PhysicsWarning, URDFError, URDFModelError
 from denoc_bridge.io.urdf_xml import (
     JOINT_TYPES,
     captured_parser_messages,
     check_dynamics_elements,
+    decode,
     parse_xml,
     read_source,
     repair,
@@ -35,7 +37,7 @@ from denoc_bridge.io.urdf_xml import (
     urdf_module,
 )
 from denoc_bridge.multibody.joints import JointType, joint_nq, joint_nv
-from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.mimic import MimicModel, mimic_problems
 from denoc_bridge.multibody.model import Frame, Mimic, Model
 from denoc_bridge.spatial import rpy_to_matrix
 
@@ -332,10 +334,13 @@ def load_urdf(
         of the independent joints only.  Without it (default), ``<mimic>`` joints are
         independent joints, as in ``pin.buildModelFromUrdf(path)``, and the relations are
         only recorded in ``model.mimic``.  A mimic of an unknown, fixed or multi-DOF joint, of
-        itself or of another mimic joint raises :class:`~denoc_bridge.errors.URDFError` naming it
-        (Pinocchio refuses these too), as does a ``<mimic>`` on a planar or floating joint (which
-        Pinocchio ignores); a mimicked joint may come after its mimic joint in the joint order
-        (which Pinocchio refuses).  See :mod:`denoc_bridge.constraints.mimic`.
+        itself, of another mimic joint or in a cycle raises
+        :class:`~denoc_bridge.errors.URDFModelError` naming it (Pinocchio refuses these too), as
+        does a ``<mimic>`` on a planar or floating joint (which Pinocchio ignores); a mimicked
+        joint may come after its mimic joint in the joint order (which Pinocchio refuses).
+        Without ``mimic=True`` such relations load (real robots carry them, and Pinocchio loads
+        them) with a :class:`~denoc_bridge.errors.PhysicsWarning` and one line each in
+        ``model.warnings``.  See :mod:`denoc_bridge.constraints.mimic`.
 
     Notes
     -----
@@ -347,7 +352,11 @@ def load_urdf(
     Anything that does carry dynamics and is wrong raises
     :class:`~denoc_bridge.errors.URDFError` naming the joint or link; its numbers must be
     decimal numbers as urdfdom reads them (no "1_0" or non-ASCII digits), finite, and, except
-    joint limits, at most :data:`LARGEST_NUMBER` (1e50) in magnitude.
+    joint limits, at most :data:`LARGEST_NUMBER` (1e50) in magnitude.  Joint data that
+    contradicts itself raises :class:`~denoc_bridge.errors.URDFModelError` (a ``URDFError`` and
+    a ``ModelError``) naming the joint: a NaN or infinite number, a ``<limit>`` with lower >
+    upper (Pinocchio loads it), a negative effort or velocity, a negative friction (Pinocchio
+    refuses these), and a negative damping (:class:`~denoc_bridge.errors.ModelError`).
     """
     for name, flag in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic)):
         if not isinstance(flag, (bool, np.bool_)):
@@ -355,12 +364,15 @@ def load_urdf(
     text, origin, path = read_source(source)
     if not text.strip():
         raise URDFError(f"{origin}: the document is empty")
+    decoded = ""
+    if isinstance(text, bytes):
+        text, decoded = decode(text, origin)
     robot_elem = parse_xml(text, origin)
     if robot_elem.tag != "robot":
         raise URDFError(f"{origin}: the root element is <{robot_elem.tag}>, expected <robot>")
     check_dynamics_elements(robot_elem)
     loop_specs = take_loop_joints(robot_elem, origin)
-    notes: list[str] = []
+    notes: list[str] = [f"{origin}: {decoded}"] if decoded else []
     urdf, core = urdf_module()
     messages: list[str] = []
     with captured_parser_messages(messages):
@@ -382,5 +394,14 @@ def load_urdf(
         try:
             return MimicModel(model)
         except ModelError as exc:
-            raise URDFError(f"{origin}: {exc}") from None
+            raise URDFModelError(f"{origin}: {exc}") from None
+    problems = mimic_problems(model)
+    if problems:  # kept as records, as pin.buildModelFromUrdf(path) does (real robots carry them)
+        model.warnings = model.warnings + tuple(problems)
+        warnings.warn(
+            f"model '{model.name}': {len(problems)} <mimic> relation(s) that load_urdf(..., mimic=True) and "
+            f"Pinocchio's mimic=True refuse, first: {problems[0]} (listed in model.warnings)",
+            PhysicsWarning,
+            stacklevel=2,
+        )
     return model

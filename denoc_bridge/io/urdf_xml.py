@@ -4,6 +4,7 @@ expansion), the checks of its numbers that name the element, the repairs that lo
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -14,7 +15,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from denoc_bridge.errors import URDFError
+from denoc_bridge.errors import URDFError, URDFModelError
 from denoc_bridge.multibody.joints import JointType
 
 JOINT_TYPES = {
@@ -33,12 +34,159 @@ _KEEP_TOP_LEVEL = ("link", "joint", "material")
 _PARSER_LOCK = threading.Lock()
 
 
-def parse_xml(text, origin: str = "<string>") -> ET.Element:
-    """Parse XML text into an ElementTree element, refusing DTD entity declarations.
+#: The element that wraps the document for expat, so that the document level takes what
+#: TinyXML2 (urdfdom's parser) takes there: several elements, text, comments (urdfdom then reads
+#: the first <robot> element).
+_WRAPPER = "denoc_bridge_document"
 
-    Entity declarations (internal or external) are rejected before any
-    expansion, so entity bombs fail at once and no file or URL is ever read.
+#: C0 control characters other than tab, newline and carriage return: XML forbids them, TinyXML2
+#: keeps them; they are carried through expat in the private-use area and put back after.
+_CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL_CARRIER = 0xF700
+
+#: "&" that does not start one of XML's predefined entities or a character reference: TinyXML2
+#: keeps it (and any "&name;") as literal text, and so does this parser (no entity is expanded).
+_LONE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot|apos);|#[0-9]+;|#x[0-9a-fA-F]+;)")
+
+_DECLARED_ENCODING = re.compile(rb"""^[ \t\r\n]*<\?xml[^>]*?encoding[ \t\r\n]*=[ \t\r\n]*["']([A-Za-z0-9._-]+)["']""")
+
+
+def decode(data: bytes, origin: str) -> tuple[str, str]:
+    """(text, note) of a URDF file's bytes, as urdfdom reads them: UTF-8 (with or without a
+    byte-order mark) whatever the declaration says (TinyXML2 ignores it), or UTF-16/32 with a
+    byte-order mark, or, when the bytes are not UTF-8, the encoding the declaration names, or
+    else UTF-8 with the bytes that are not replaced by U+FFFD (TinyXML2 keeps them as they
+    are), which ``note`` says ("" otherwise)."""
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec), ""
+            except UnicodeDecodeError as exc:
+                raise URDFError(
+                    f"{origin}: the byte-order mark says {codec.upper()}, but byte {exc.start} is not"
+                ) from None
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+    m = _DECLARED_ENCODING.match(data[:1024])
+    declared = m.group(1).decode("ascii") if m else None
+    try:
+        info = codecs.lookup(declared) if declared else None
+    except LookupError:
+        info = None
+    if info is not None and getattr(info, "_is_text_encoding", True) and info.name != "utf-8":
+        try:
+            return data.decode(info.name), ""
+        except UnicodeDecodeError:
+            pass
+    why = f'declares encoding="{declared}"' if declared else "declares no other encoding"
+    return data.decode("utf-8", errors="replace"), (
+        f"byte {bad} (0x{data[bad]:02x}) and maybe others are not UTF-8 and the document {why}: "
+        "replaced by U+FFFD (urdfdom keeps the bytes)"
+    )
+
+
+def _skip_doctype(text: str, i: int, origin: str) -> int:
+    """The index after the ``<!DOCTYPE ...>`` at ``i`` (internal subset, quotes and comments
+    included)."""
+    depth, quote, k, n = 0, "", i + 9, len(text)
+    while k < n:
+        c = text[k]
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif text.startswith("<!--", k):
+            end = text.find("-->", k + 4)
+            k = n if end < 0 else end + 2
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+        elif c == ">" and depth <= 0:
+            return k + 1
+        k += 1
+    raise URDFError(f"{origin}: malformed XML (the <!DOCTYPE ...> declaration is not closed)")
+
+
+def _prolog_end(text: str, origin: str) -> int:
+    """Where the first element starts, past what TinyXML2 takes before it: whitespace, XML
+    declarations and processing instructions, comments, a DOCTYPE (never read: no entity is
+    declared, expanded or fetched) and stray text."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in " \t\r\n":
+            i += 1
+        elif text.startswith("<?", i) or text.startswith("<!--", i):
+            close = "?>" if text[i + 1] == "?" else "-->"
+            end = text.find(close, i + 2)
+            if end < 0:
+                raise URDFError(
+                    f"{origin}: malformed XML (a '{text[i : i + 4]}' before the root element is not closed)"
+                )
+            i = end + len(close)
+        elif text.startswith("<!DOCTYPE", i):
+            i = _skip_doctype(text, i, origin)
+        elif text.startswith("<!", i):
+            end = text.find(">", i)
+            i = n if end < 0 else end + 1
+        elif text[i] == "<":
+            return i
+        else:  # text before the root element: TinyXML2 keeps it as a text node, urdfdom ignores it
+            end = text.find("<", i)
+            i = n if end < 0 else end
+    return n
+
+
+def _restore_controls(elem: ET.Element) -> None:
+    def back(s: str) -> str:
+        return "".join(
+            chr(ord(c) - _CONTROL_CARRIER) if _CONTROL_CARRIER < ord(c) < _CONTROL_CARRIER + 32 else c for c in s
+        )
+
+    for e in elem.iter():
+        e.tag = back(e.tag)
+        e.attrib = {back(k): back(v) for k, v in e.attrib.items()}
+        e.text = back(e.text) if e.text else e.text
+        e.tail = back(e.tail) if e.tail else e.tail
+
+
+def parse_xml(text: str | bytes, origin: str = "<string>") -> ET.Element:
+    """The ``<robot>`` element of a URDF document, read as urdfdom (TinyXML2) reads it, with no
+    entity ever expanded and nothing ever fetched.
+
+    What urdfdom takes, this takes: a byte-order mark, whitespace or text before the XML
+    declaration's first markup, declarations, processing instructions, comments and a DOCTYPE
+    before the root (the DOCTYPE is skipped unread: its entities are neither declared nor
+    expanded, and ``&name;`` stays literal text, as in TinyXML2), a lone ``&``, control
+    characters, several elements at the document level (the first ``<robot>`` is the robot),
+    comments after the root.  Without a ``<robot>`` element the first element is returned (the
+    caller names it).
     """
+    if isinstance(text, bytes):
+        text = decode(text, origin)[0]
+    text = text.removeprefix("\ufeff")
+    start = _prolog_end(text, origin)
+    if start >= len(text):
+        raise URDFError(f"{origin}: the document holds no XML element")
+    body = _LONE_AMPERSAND.sub("&amp;", text[start:])
+    controls = _CONTROL.search(body) is not None
+    if controls:
+        if any(_CONTROL_CARRIER < ord(c) < _CONTROL_CARRIER + 32 for c in body):
+            raise URDFError(
+                f"{origin}: malformed XML (control characters next to private-use characters U+F701-U+F71F)"
+            )
+        body = _CONTROL.sub(lambda m: chr(_CONTROL_CARRIER + ord(m.group())), body)
+    prolog = re.sub(r"[^\n]", " ", text[:start])  # keeps the lines and columns of the errors
+    wrapped = f"<{_WRAPPER}>\n{prolog}{body}</{_WRAPPER}>"
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate()
 
@@ -48,6 +196,8 @@ def parse_xml(text, origin: str = "<string>") -> ET.Element:
     def refuse_external(*args):
         raise URDFError(f"{origin}: external DTD or entity references are not allowed in URDF")
 
+    # defence in depth: no DTD reaches expat (the prolog is skipped and one inside an element is
+    # malformed), and none would be read if it did
     parser.EntityDeclHandler = refuse_entities
     parser.UnparsedEntityDeclHandler = refuse_entities
     parser.ExternalEntityRefHandler = refuse_external
@@ -57,13 +207,24 @@ def parse_xml(text, origin: str = "<string>") -> ET.Element:
     parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
     try:
-        parser.Parse(text, True)
-        root = builder.close()
+        parser.Parse(wrapped, True)
+        document = builder.close()
     except expat.ExpatError as exc:
-        raise URDFError(f"{origin}: malformed XML ({exc})") from None
-    except AssertionError:  # TreeBuilder.close() with no element
-        raise URDFError(f"{origin}: the document holds no XML element") from None
-    return root
+        close_line = wrapped.count("\n") + 1
+        close_column = len(wrapped) - wrapped.rfind("\n") - 1 - len(f"</{_WRAPPER}>")
+        if (exc.lineno, exc.offset) >= (close_line, close_column):
+            raise URDFError(
+                f"{origin}: malformed XML (the document ends inside an element: a tag is not closed)"
+            ) from None
+        raise URDFError(
+            f"{origin}: malformed XML ({expat.ErrorString(exc.code)}: line {exc.lineno - 1}, column {exc.offset})"
+        ) from None
+    if controls:
+        _restore_controls(document)
+    elements = list(document)
+    if not elements:
+        raise URDFError(f"{origin}: the document holds no XML element")
+    return next((e for e in elements if e.tag == "robot"), elements[0])
 
 
 def read_source(source):
@@ -72,10 +233,14 @@ def read_source(source):
         return source, "<bytes>", None
     if isinstance(source, str) and not source.strip():
         raise URDFError("the URDF source is an empty string")
-    if isinstance(source, str) and source.lstrip().startswith("<"):
+    if isinstance(source, str) and source.lstrip(" \t\r\n\ufeff").startswith("<"):
         return source, "<string>", None
+    if isinstance(source, str) and "<" in source and not os.path.exists(source):
+        return source, "<string>", None  # text before the root element (urdfdom ignores it)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.exists() and not path.is_file():  # a folder, a device (/dev/zero never ends), a pipe
+            raise URDFError(f"{path} is not a regular file (a folder, a device or a pipe); give a .urdf file")
         if not path.is_file():
             raise FileNotFoundError(f"URDF file not found: {path}")
         return path.read_bytes(), str(path), str(path.resolve())
@@ -103,12 +268,13 @@ def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = T
         return np.array(default, dtype=float)
     parts = [p for p in re.split(r"[ \t\r\n]+", raw) if p]  # XML whitespace only, as urdfdom
     if not all(_NUMBER.fullmatch(p) for p in parts):
-        raise URDFError(f'{where}: attribute {attr}="{raw}" is not {n} number(s)')
+        hint = " (entity references are not expanded, as in urdfdom)" if "&" in raw else ""
+        raise URDFError(f'{where}: attribute {attr}="{raw}" is not {n} number(s){hint}')
     values = np.array([float(p) for p in parts], dtype=float)
     if values.shape != (n,):
         raise URDFError(f'{where}: attribute {attr}="{raw}" must hold {n} number(s)')
     if not np.all(np.isfinite(values)):
-        raise URDFError(f'{where}: attribute {attr}="{raw}" is not finite')
+        raise URDFModelError(f'{where}: attribute {attr}="{raw}" is not finite')
     if bounded and np.abs(values).max() > LARGEST_NUMBER:
         raise URDFError(
             f'{where}: attribute {attr}="{raw}" is out of range (magnitude above '
@@ -165,8 +331,9 @@ def check_dynamics_elements(robot: ET.Element) -> None:
             a = _floats(axis, "xyz", 3, f"{where} <axis>")
             if jtype in ("revolute", "continuous", "prismatic") and not np.linalg.norm(a) > 1e-12:
                 raise URDFError(f'{where}: <axis xyz="{axis.get("xyz")}"> has zero length')
+        values: dict[str, float] = {}
         for tag, attrs in (
-            ("limit", ("lower", "upper")),
+            ("limit", ("lower", "upper", "effort", "velocity")),
             ("dynamics", ("damping", "friction")),
             ("mimic", ("multiplier", "offset")),
         ):
@@ -174,7 +341,32 @@ def check_dynamics_elements(robot: ET.Element) -> None:
             if e is not None:
                 for attr in attrs:
                     if e.get(attr) is not None:  # limits may be +-max double ("no limit")
-                        _floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")
+                        values[attr] = float(_floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")[0])
+        _check_contradictions(values, jtype, where)
+
+
+def _check_contradictions(values: dict[str, float], jtype: str, where: str) -> None:
+    """:class:`URDFModelError` naming the joint for joint data no robot can have, on the joints
+    whose data the model uses (revolute, continuous, prismatic; urdfdom and this loader ignore
+    the ``<limit>`` of the others).  Pinocchio 4.1 refuses a negative effort, velocity or friction
+    ("Some components of min_effort are greater than max_effort") and loads lower > upper."""
+    if jtype not in ("revolute", "continuous", "prismatic"):
+        return
+    for attr, tag, why in (
+        ("effort", "limit", "the largest joint force or torque"),
+        ("velocity", "limit", "the largest joint speed"),
+        ("friction", "dynamics", "a friction force cannot drive the joint"),
+    ):
+        if values.get(attr, 0.0) < 0:
+            raise URDFModelError(
+                f'{where} <{tag}>: {attr}="{values[attr]!r}" is negative ({why}; Pinocchio refuses it too)'
+            )
+    lo, hi = values.get("lower", 0.0), values.get("upper", 0.0)
+    if jtype != "continuous" and lo > hi:
+        raise URDFModelError(
+            f'{where} <limit>: lower="{lo!r}" is above upper="{hi!r}" (no position satisfies the limit; '
+            "swap the two values, or leave both out for no limit)"
+        )
 
 
 def urdf_module():

@@ -19,7 +19,7 @@ from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.model import Model
 
-__all__ = ["MimicModel", "TreeOnlyError"]
+__all__ = ["MimicModel", "TreeOnlyError", "mimic_problems"]
 
 
 _ONE_DOF = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS)
@@ -298,6 +298,28 @@ class MimicModel(ModelKind):
         return maps
 
 
+def _mimic_cycle(joint: str, by_slave: dict[str, Mimic]) -> list[str]:
+    """The joints of the mimic cycle through ``joint`` (mimic -> mimicked -> ... -> ``joint``), or []."""
+    path, j = [joint], by_slave[joint].mimicked
+    while j in by_slave and j not in path:
+        path.append(j)
+        j = by_slave[j].mimicked
+    return path + [j] if j == joint else []
+
+
+def mimic_problems(tree: Model) -> list[str]:
+    """What :class:`MimicModel` would refuse in each of ``tree.mimic``'s relations (one message
+    naming the joint per bad relation), for a loader that keeps the relations as records only
+    (``load_urdf(path)`` without ``mimic=True``, like ``pin.buildModelFromUrdf(path)``)."""
+    problems = []
+    for r in tree.mimic:
+        try:
+            _check_relations(tree, [r])
+        except ModelError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarray, np.ndarray]:
     """(mimic links, mimicked links) of the relations; ModelError naming the joint on a bad one."""
     index = {n: k for k, n in enumerate(tree.joint_names)}
@@ -320,6 +342,12 @@ def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarra
             kind = "a fixed joint" if r.mimicked in fixed else "not a joint of the model"
             raise ModelError(f"{where}: the mimicked joint '{r.mimicked}' is {kind}")
         if r.mimicked in by_slave:
+            cycle = _mimic_cycle(r.joint, by_slave)
+            if cycle:
+                raise ModelError(
+                    f"{where}: the mimic relations form a cycle ({' -> '.join(repr(j) for j in cycle)}): "
+                    "no joint of the cycle is free to move the others"
+                )
             up = by_slave[r.mimicked]
             raise ModelError(
                 f"{where}: the mimicked joint '{r.mimicked}' is itself a mimic joint (of '{up.mimicked}'); "

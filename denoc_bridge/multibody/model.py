@@ -245,19 +245,24 @@ class Model(ModelKind):
         self.damping = per_dof(damping, "damping")
         self.friction = per_dof(friction, "friction")
         self.stiffness = per_dof(stiffness, "stiffness")
-        for what in ("armature", "damping", "stiffness"):
+        for what in ("armature", "damping", "stiffness", "friction"):
             a = getattr(self, what)
             if np.any(a < 0):
                 k = int(np.argmax(a < 0))
                 link = int(np.searchsorted(self.idx_v, k, side="right") - 1)
+                why = (
+                    "a friction force cannot drive the joint"
+                    if what == "friction"
+                    else "it would feed energy into the system"
+                )
                 raise ModelError(
-                    f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative "
-                    f"({a[k]}): it would feed energy into the system"
+                    f"{what} of degree of freedom {k} (joint '{self.joint_names[link]}') is negative ({a[k]}): {why}"
                 )
         lo = np.full(self.nq, -np.inf) if lower_limit is None else np.array(lower_limit, dtype=float)
         hi = np.full(self.nq, np.inf) if upper_limit is None else np.array(upper_limit, dtype=float)
         if lo.shape != (self.nq,) or hi.shape != (self.nq,):
             raise ModelError(f"position limits must have shape ({self.nq},)")
+        self._check_limits(lo, hi)
         self.lower_limit = _readonly(lo, float)
         self.upper_limit = _readonly(hi, float)
         self._gravity = _readonly(self._check_gravity(gravity), float)
@@ -351,6 +356,21 @@ class Model(ModelKind):
                 raise ModelError(f"joint {self.joint_label(k)}: {label} {a[k].tolist()} is not a unit vector")
         parallel = universal & (np.linalg.norm(np.cross(self.joint_axis, self.joint_axis2), axis=1) < 1e-9)
         self._first_bad(parallel, "joint", "(universal): the two axes are parallel")
+
+    def _check_limits(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """ModelError naming the joint for a NaN position limit or a lower limit above the upper one
+        (``lower == upper`` is URDF's "no limit" when the attributes are missing; infinities and
+        Pinocchio's +-max double are no limit)."""
+        bad = np.isnan(lo) | np.isnan(hi) | (lo > hi)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            k = int(np.searchsorted(self.idx_q, i, side="right") - 1)
+            which = "" if self.nq_joint[k] == 1 else f" (coordinate {i - int(self.idx_q[k])} of the joint)"
+            problem = "is NaN" if np.isnan(lo[i]) or np.isnan(hi[i]) else "has its lower limit above its upper limit"
+            raise ModelError(
+                f"joint '{self.joint_names[k]}'{which}: the position limit [{float(lo[i])!r}, {float(hi[i])!r}] {problem} "
+                "(no configuration satisfies it; swap the two values, or give lower == upper for no limit)"
+            )
 
     def _first_bad(self, bad: np.ndarray, kind: str, message: str) -> None:
         if np.any(bad):

@@ -79,6 +79,7 @@ from denoc_bridge.simulation.common import (
     Forces,
     System,
     batch_torques,
+    check_saved_states,
     check_tolerances,
     checked_vector,
     count_saves,
@@ -200,7 +201,9 @@ def simulate(
         return run_implicit(model, q0, v0, dt, n_steps, forces, method, stride, progress, system)
     if method in FIXED_STEP_METHODS:
         stride = save_stride(model, n_steps, save_every)
-        if forces.python_loop or forces.cholesky or system.kernel_system() is None:
+        python = forces.python_loop or forces.cholesky or system.kernel_system() is None
+        check_saved_states(model, n_steps, stride, count_saves(n_steps, stride), python_lists=python)
+        if python:
             return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
         try:
             return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
@@ -210,6 +213,7 @@ def simulate(
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     rtol, atol, max_step = check_tolerances(rtol, atol, max_step)
+    check_saved_states(model, n_steps, 1, int(t_final / dt) + 2, python_lists=True, adaptive=True)
     return run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system)
 
 
@@ -281,8 +285,9 @@ def simulate_batch(
     forces = [Forces(model, tb, None, n_steps, method) for tb in taus]
     for f in forces:
         f.passive = bool(passive)
-    stride = save_stride(model, n_steps, save_every)
+    stride = save_stride(model, n_steps, save_every, cases=B)
     n_saves = count_saves(n_steps, stride)
+    check_saved_states(model, n_steps, stride, n_saves, cases=B)
     Qs, Vs, As = np.empty((B, n_saves, model.nq)), np.empty((B, n_saves, model.nv)), np.empty((B, n_saves, model.nv))
     table = np.ascontiguousarray(np.stack([f.table for f in forces]))
     system = system_of(model, forces[0], passive, None, limits)

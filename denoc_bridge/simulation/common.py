@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from denoc_bridge._resources import MEMORY_FRACTION, available_memory, check_memory
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
@@ -207,6 +208,11 @@ def step_count(t_final, dt, method):
         raise InputError(f"t_final must be a positive number of seconds, got {t_final}")
     if not (math.isfinite(dt) and dt > 0):
         raise InputError(f"dt must be a positive number of seconds, got {dt}")
+    if t_final / dt > 2**62:
+        raise InputError(
+            f"t_final = {t_final:g} s at dt = {dt:g} s is {t_final / dt:.3g} steps: more than any run can take "
+            "(a larger dt or a shorter t_final)"
+        )
     n_steps = max(1, int(round(t_final / dt)))
     if method in FIXED_STEP_METHODS + IMPLICIT_METHODS and abs(n_steps * dt - t_final) > 1e-9 * max(1.0, t_final):
         raise InputError(f"t_final = {t_final} is not a whole number of steps dt = {dt}")
@@ -234,20 +240,56 @@ def check_tolerances(rtol, atol, max_step):
     return rtol, atol, max_step
 
 
-def save_stride(model, n_steps, save_every):
-    per_state = model.nq + 3 * model.nv
+def save_stride(model, n_steps, save_every, cases: int = 1):
+    """The stride of the saved states: ``save_every``, or by default 1 unless ``cases`` runs
+    would then store more than :data:`MAX_STORED` numbers (then the smallest stride that fits,
+    with a warning)."""
+    per_state = cases * (model.nq + 3 * model.nv)
     if save_every is None:
-        stride = 1
-        while (n_steps // stride + 1) * per_state > MAX_STORED:
-            stride += 1
+        fits = max(1, MAX_STORED // max(1, per_state) - 1)  # states that fit, the final one aside
+        stride = max(1, -(-n_steps // fits))
+        while stride > 1 and (n_steps // (stride - 1) + 1) * per_state <= MAX_STORED:
+            stride -= 1
         if stride > 1:
             warnings.warn(
                 f"saving every {stride}th step only: storing all {n_steps + 1} states of "
-                f"'{model.name}' would hold {(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
+                f"'{model.name}'{f' in {cases} cases' if cases > 1 else ''} would hold "
+                f"{(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
                 stacklevel=3,
             )
         return stride
     return check_save_every(save_every)
+
+
+def state_bytes(model, python_lists: bool = False) -> int:
+    """Bytes one saved state costs a run: q, v, a and tau (and a loop error and a stop energy);
+    with ``python_lists`` (the runs stepped from Python), the list of small arrays it is first
+    collected in (about 112 bytes per array and the numbers again)."""
+    numbers = model.nq + 3 * model.nv + 2
+    return 8 * numbers + ((4 * 112 + 8 * numbers) if python_lists else 0)
+
+
+def check_saved_states(
+    model, n_steps: int, stride: int, n_saves: int, cases: int = 1, python_lists: bool = False, adaptive: bool = False
+) -> None:
+    """Refuse (:class:`~denoc_bridge.errors.ResourceError`, at once) a run whose saved states
+    cannot fit in memory, naming the figure and the options that help."""
+    per = state_bytes(model, python_lists)
+    need = cases * n_saves * per
+    available, _ = available_memory()
+    if available is None or need <= MEMORY_FRACTION * available:
+        return
+    who = f"{cases} runs of '{model.name}'" if cases > 1 else f"a run of '{model.name}'"
+    what = f"{who} saving {n_saves:,} states of {per} bytes each"
+    if adaptive:
+        helps = "pass a larger dt (the interval of the saved states) or a shorter t_final"
+    else:
+        room = max(1.0, MEMORY_FRACTION * available / 2 / (cases * per))  # half the memory
+        k = max(stride + 1, int(math.ceil(n_steps / room)))
+        helps = f"pass save_every={k} (or more: every k-th state is kept), a shorter t_final or a larger dt"
+    if cases > 1:
+        helps += ", or fewer cases per call"
+    check_memory(need, what, helps)
 
 
 def check_save_every(save_every) -> int:

@@ -11,12 +11,15 @@ recursion (:func:`denoc_bridge.energies`) for all instants at once.
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._files import atomic_path
 from denoc_bridge.algorithms.configuration import difference, interpolate
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
 from denoc_bridge.algorithms.kinematics import energies, forward_kinematics
@@ -301,7 +304,13 @@ class Trajectory:
     def to_npz(self, path: str | os.PathLike[str] | IO[bytes], compress: bool = True) -> None:
         """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
         unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
-        :meth:`load` reads it back with the model."""
+        :meth:`load` reads it back with the model.  A file is written atomically: a run
+        interrupted or killed while writing leaves the previous file or none, never a torn one."""
+        if isinstance(path, (str, os.PathLike)):  # a file: written atomically (numpy's ".npz" rule)
+            target = Path(path) if str(path).endswith(".npz") else Path(f"{os.fspath(path)}.npz")
+            with atomic_path(target) as tmp, open(tmp, "wb") as f:
+                self.to_npz(f, compress=compress)
+            return
         m = self.model
         (np.savez_compressed if compress else np.savez)(
             path,
@@ -337,12 +346,21 @@ class Trajectory:
         check_model(model)
         try:
             f = np.load(path, allow_pickle=False)
-        except (ValueError, EOFError):
+        except (ValueError, EOFError, zipfile.BadZipFile):
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz (not a .npz file)") from None
         if not isinstance(f, np.lib.npyio.NpzFile) or not {"t", "q", "joint_names"} <= set(f.files):
             if isinstance(f, np.lib.npyio.NpzFile):
                 f.close()
             raise InputError(f"{path} is not a trajectory saved by Trajectory.to_npz")
+        try:
+            return cls._from_npz(f, path, model)
+        except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{path} is a torn or damaged .npz file ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def _from_npz(cls, f: Any, path: Any, model: Model | MimicModel) -> Trajectory:
         with f:
             names = tuple(str(s) for s in f["joint_names"])
             if names != tuple(model.joint_names):

@@ -67,15 +67,24 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._resources import check_memory, human_bytes
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
+from denoc_bridge.simulation.common import (
+    FIXED_STEP_METHODS,
+    MAX_STORED,
+    count_saves,
+    method_name,
+    state_bytes,
+    step_count,
+)
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.sweeps.cases import SIMULATE_KWARGS, case_ids, check_cases, checked_base_state, normalised_cases
 from denoc_bridge.sweeps.execution import (
@@ -91,6 +100,41 @@ from denoc_bridge.sweeps.results import SweepResult
 from denoc_bridge.sweeps.store import finished_rows, make_manifest, prepare_out, save_case, write_summary
 
 __all__ = ["sweep"]
+
+
+def check_sweep_memory(
+    model: Model | MimicModel,
+    kwargs: Mapping[str, Any],
+    case_list: Sequence[Mapping[str, Any]],
+    ids: Sequence[str],
+    batch_size: int,
+    concurrent: int,
+) -> None:
+    """Refuse (:class:`~denoc_bridge.errors.ResourceError`, before any case runs) a sweep whose
+    largest batch, times the batches running at once on this machine, cannot fit in memory: a
+    batch holds its cases' saved states twice (the trajectories and their npz bytes)."""
+    defaults = {"dt": 1e-3, "method": "rk4", "save_every": None}
+    worst, worst_case, seen = 0, "", set()
+    for cid, case in zip(ids, case_list):
+        opts = {**defaults, **kwargs, **{k: case[k] for k in ("t_final", *defaults) if k in case}}
+        key = (opts["t_final"], opts["dt"], opts["method"], opts["save_every"])
+        if key in seen:
+            continue
+        seen.add(key)
+        method = method_name(opts["method"])
+        _, _, n_steps = step_count(float(opts["t_final"]), float(opts["dt"]), method)
+        fixed = method in FIXED_STEP_METHODS
+        stride = (opts["save_every"] or max(1, -(-n_steps * (model.nq + 3 * model.nv) // MAX_STORED))) if fixed else 1
+        need = 2 * count_saves(n_steps, int(stride)) * state_bytes(model, python_lists=not fixed)
+        if need > worst:
+            worst, worst_case = need, cid
+    batch = min(batch_size, len(case_list))
+    check_memory(
+        worst * batch * concurrent,
+        f"the sweep's batches ({concurrent} at once, {batch} case(s) each; case {worst_case!r} saves "
+        f"{human_bytes(worst / 2)} of states)",
+        "pass save_every (every k-th state is kept), a shorter t_final, a smaller batch_size or fewer workers",
+    )
 
 
 def sweep(
@@ -156,6 +200,9 @@ def sweep(
     if why:
         raise InputError(f"scheduler {scheduler!r} is not a Dask scheduler address (tcp://HOST:PORT): {why}")
     check_cases(model, base, kwargs, case_list, ids, base_given=base_state is not None)
+    if isinstance(model, (Model, MimicModel)) and client is None and (not scheduler or scheduler == "inline"):
+        concurrent = 1 if scheduler == "inline" else int(workers or os.cpu_count() or 1)
+        check_sweep_memory(model, kwargs, case_list, ids, batch_size, concurrent)
     out_dir = None
     if out is not None:
         out_dir = prepare_out(out, make_manifest(model, base_state, case_list, ids, kwargs, list(fns)), resume)

@@ -3,9 +3,13 @@ progress of a sweep."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import logging
 import os
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,9 +216,10 @@ def execute(job, tasks, collect, client, scheduler, workers):
                 if n < 1:
                     raise InputError(f"workers must be at least 1, got {workers}")
                 try:
-                    own_cluster = LocalCluster(
-                        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
-                    )
+                    with workers_ignore_ctrl_c():
+                        own_cluster = LocalCluster(
+                            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+                        )
                 except Exception as exc:
                     raise ClusterStartError(start_problem(exc)) from exc
                 client = own_client = Client(own_cluster)
@@ -223,10 +228,34 @@ def execute(job, tasks, collect, client, scheduler, workers):
             raise InputError("pass either client or scheduler/workers, not both")
         _run_on_client(client, job, tasks, collect, as_completed)
     finally:
+        if sys.exc_info()[0] is KeyboardInterrupt:  # Ctrl-C: close the cluster without its log lines
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            if own_client is not None:  # the workers' cancelled tasks too
+                with contextlib.suppress(Exception):
+                    own_client.run(_quiet_distributed_logs)
         if own_client is not None:
             own_client.close()
         if own_cluster is not None:
             own_cluster.close()
+
+
+def _quiet_distributed_logs() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+@contextlib.contextmanager
+def workers_ignore_ctrl_c():
+    """Start worker processes with SIGINT ignored (Python keeps an ignored SIGINT ignored): a
+    Ctrl-C at the terminal reaches the whole process group, and only this process should act on
+    it (it closes the cluster, :func:`execute`), not each worker with its own traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)
 
 
 class ClusterStartError(DenocError, RuntimeError):

@@ -9,12 +9,12 @@ import functools
 import hashlib
 import io
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from denoc_bridge._files import atomic_path, atomic_write_bytes
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -181,10 +181,7 @@ def save_case(out_dir, row, blob):
 
 
 def atomic_write(path: Path, data: bytes):
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    atomic_write_bytes(path, data)
 
 
 def write_summary(out_dir, result):
@@ -210,9 +207,8 @@ def write_summary(out_dir, result):
                 [float(v) if v is not None and not isinstance(v, str) else float("nan") for v in values],
                 type=pa.float64(),
             )
-    tmp = out_dir / f"summary.parquet.tmp{os.getpid()}"
-    pq.write_table(pa.table(columns), tmp)
-    os.replace(tmp, out_dir / "summary.parquet")
+    with atomic_path(out_dir / "summary.parquet") as tmp:
+        pq.write_table(pa.table(columns), tmp)
 
 
 DifferentSweepError.__module__ = "denoc_bridge.sweeps"  # its public home

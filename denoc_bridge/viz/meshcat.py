@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from denoc_bridge._files import atomic_write_bytes
 from denoc_bridge._text import count as _count
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
@@ -513,7 +514,7 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
         commands="[\n" + ",\n".join(json.dumps(c) for c in packed) + "\n]",
     )
     out = _FilePath(path)
-    out.write_text(page, encoding="utf-8")
+    atomic_write_bytes(out, page.encode("utf-8"))  # an interrupted write leaves the old page or none
     return out
 
 

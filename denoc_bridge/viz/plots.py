@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from denoc_bridge._files import atomic_path
 from denoc_bridge.errors import DenocError, InputError
 from denoc_bridge.multibody.joints import JointType
 
@@ -97,7 +98,8 @@ def save_figure(fig, path, *, dpi: float = _DPI, close: bool = True) -> Path:
         fig.tight_layout()
     except Exception:
         pass
-    fig.savefig(path, dpi=dpi, format=None if path.suffix else "png")
+    with atomic_path(path) as tmp:  # an interrupted write leaves the old picture or none
+        fig.savefig(tmp, dpi=dpi, format=path.suffix[1:].lower() if path.suffix else "png")
     if close:
         pyplot().close(fig)
     return path

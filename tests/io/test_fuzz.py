@@ -60,6 +60,7 @@ each outcome occurred.)
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import copy
 import io
@@ -74,6 +75,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_close, erd_robot_dir
+from hostile_cases import pin_outcome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as _event
 from hypothesis import note as _note
@@ -413,6 +415,8 @@ LAX_IN_PINOCCHIO = (
     r"<inertial>: missing <(mass|inertia)>|missing attribute",  # urdfdom drops the element or uses 0
     r"has no name",  # urdfdom accepts name="" (the URDF spec requires a name)
     r"is negative \(.*\): it would feed energy",  # negative damping: Pinocchio keeps it
+    r"friction of degree of freedom .* is negative",  # on a floating or planar joint: Pinocchio keeps it
+    r"<limit>: lower=.* is above upper=",  # lower > upper: Pinocchio keeps it (no position fits)
     # urdfdom keeps only the links reachable from the root: a cycle elsewhere is dropped unseen
     r"not reachable from the root link .*their joints form a cycle",
     # the floating base is the joint 'root_joint', as in Pinocchio, which then has two joints
@@ -871,3 +875,266 @@ def test_random_trees_and_their_mutations_load_or_raise_documented_errors(doc, f
     model = check_document(text, floating, mimic, as_bytes)
     if not mutations:
         assert model is not None, "an unmutated random tree was refused"
+
+
+# ------------------------------------------------------------------ the XML layer (issue 25)
+#: Mutations of the document's text and bytes (not of its elements), each as urdfdom's TinyXML2
+#: meets them in real files: what comes before the root, BOMs, encodings declared and actual,
+#: comments, processing instructions and CDATA anywhere, namespaces, DOCTYPEs and entities,
+#: character references, quoting and line ends.  Where ``pin.buildModelFromUrdf`` loads the
+#: file, load_urdf must load the same model (joints, layout, dynamics); where it refuses, ours
+#: may load or raise a DenocError.
+_GAPS = re.compile(r">(?=\s*<)")  # between two tags
+_WS = st.text(st.sampled_from(" \t\r\n"), min_size=1, max_size=6)
+_SAFE_TEXT = st.text(st.sampled_from("abc xyz<>&;'\"=/!?-"), max_size=12).map(
+    lambda t: t.replace("--", "-").rstrip("-")
+)
+_DECLS = (
+    '<?xml version="1.0"?>',
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    "<?xml version='1.0' encoding='utf-8' standalone='yes'?>",
+    '<?xml version="1.0" encoding="ISO-8859-1"?>',
+    '<?xml version="1.0" encoding="US-ASCII"?>',
+    '<?xml version="1.0" encoding="UTF-16"?>',  # a lie: TinyXML2 reads UTF-8 anyway
+    '<?xml version="1.1"?>',
+)
+_DOCTYPES = (
+    "<!DOCTYPE robot>",
+    '<!DOCTYPE robot SYSTEM "http://127.0.0.1:9/urdf.dtd">',
+    '<!DOCTYPE robot PUBLIC "-//X//DTD URDF//EN" "file:///etc/passwd">',
+    '<!DOCTYPE robot [<!ENTITY unused "1"><!-- a ] in a comment --><!ELEMENT robot ANY>]>',
+    '<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd"><!ENTITY % p SYSTEM "http://127.0.0.1:9/x"> %p;]>',
+    '<!DOCTYPE r [<!ENTITY a "aaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;">]>',
+)
+
+
+def _strip_decl(text: str) -> tuple[str, str]:
+    m = re.match(r"\s*<\?xml[^>]*\?>", text)
+    return (m.group(), text[m.end() :]) if m else ("", text)
+
+
+def _insert_at_gap(draw, text: str, piece: str, label: str) -> str:
+    gaps = [m.end() for m in _GAPS.finditer(text)]
+    if not gaps:
+        return text
+    at = draw(st.sampled_from(gaps), label=label)
+    return text[:at] + piece + text[at:]
+
+
+def x_prefix_whitespace(draw, text):
+    return draw(_WS, label="whitespace") + text, "whitespace before the declaration"
+
+
+def x_declaration(draw, text):
+    decl = draw(st.sampled_from(_DECLS), label="declaration")
+    return decl + "\n" + _strip_decl(text)[1].lstrip(), f"declaration {decl}"
+
+
+def x_comment(draw, text):
+    piece = f"<!--{draw(_SAFE_TEXT, label='comment')}-->"
+    where = draw(st.sampled_from(["inside", "after the declaration", "after the root"]), label="comment where")
+    if where == "inside":
+        return _insert_at_gap(draw, text, piece, "comment at"), "a comment between two tags"
+    if where == "after the root":
+        return text.rstrip() + piece + "\n", "a comment after the root element"
+    decl, rest = _strip_decl(text)
+    return decl + piece + rest, "a comment before the root element"
+
+
+def x_processing_instruction(draw, text):
+    decl, rest = _strip_decl(text)
+    pi = '<?xml-stylesheet type="text/xsl" href="robot.xsl"?>'
+    if draw(st.booleans(), label="PI inside"):  # TinyXML2 refuses it there; expat takes it
+        return _insert_at_gap(draw, text, "<?denoc hello?>", "PI at"), "a processing instruction between two tags"
+    return decl + pi + rest, "a processing instruction before the root element"
+
+
+def x_cdata(draw, text):
+    piece = f"<![CDATA[{draw(_SAFE_TEXT, label='cdata').replace(']]>', '')}]]>"
+    return _insert_at_gap(draw, text, piece, "CDATA at"), "a CDATA section between two tags"
+
+
+def x_namespaces(draw, text):
+    ns = ' xmlns="http://www.ros.org" xmlns:xacro="http://www.ros.org/wiki/xacro"'
+    text = re.sub(r"<robot\b", "<robot" + ns, text, count=1)
+    tag = draw(st.sampled_from(["link", "joint", "origin", "inertial", "mass"]), label="prefixed on")
+    text = re.sub(rf"<{tag}\b", f'<{tag} xacro:note="1"', text, count=1)
+    if draw(st.booleans(), label="prefixed element"):
+        text = _insert_at_gap(draw, text, '<xacro:property name="p" value="1"/>', "prefixed element at")
+    return text, "namespace declarations, a prefixed attribute and element"
+
+
+def x_doctype(draw, text):
+    decl, rest = _strip_decl(text)
+    doctype = draw(st.sampled_from(_DOCTYPES), label="doctype")
+    return decl + doctype + rest, f"DOCTYPE {doctype}"
+
+
+def x_char_reference(draw, text):
+    """A character of a name or of a number written as a character reference (&#NN; or &#xNN;)."""
+    sites = [m for m in re.finditer(r'(name|value|xyz)="([^"&]+)"', text)]
+    if not sites:
+        return text, "no attribute to encode"
+    m = draw(st.sampled_from(sites), label="char ref site")
+    k = draw(st.integers(0, len(m.group(2)) - 1), label="char ref at")
+    c = m.group(2)[k]
+    ref = f"&#{ord(c)};" if draw(st.booleans(), label="decimal") else f"&#x{ord(c):x};"
+    value = m.group(2)[:k] + ref + m.group(2)[k + 1 :]
+    return text[: m.start(2)] + value + text[m.end(2) :], f"character reference {ref}"
+
+
+def x_predefined_entity(draw, text):
+    """A name with &amp; &lt; &gt; &quot; &apos; in it (renamed everywhere it is referenced)."""
+    names = re.findall(r'<link name="([^"&<]+)"', text)
+    if not names:
+        return text, "no link to rename"
+    old = draw(st.sampled_from(names), label="renamed link")
+    ent = draw(st.sampled_from(["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"]), label="entity")
+    return re.sub(rf'(name|link)="{re.escape(old)}"', rf'\1="{old}{ent}x"', text), f"link name with {ent}"
+
+
+def x_single_quotes(draw, text):
+    return re.sub(r'="([^"\']*)"', r"='\1'", text), "single-quoted attributes"
+
+
+def x_line_ends(draw, text):
+    return text.replace("\r\n", "\n").replace("\n", "\r\n").replace("><", ">\r\n  <"), "CRLF line ends, indentation"
+
+
+def x_second_element(draw, text):
+    return text.rstrip() + '\n<extra name="after the robot"/>\n', "a second element after the root"
+
+
+XML_MUTATIONS = {
+    f.__name__[2:]: f
+    for f in (
+        x_prefix_whitespace,
+        x_declaration,
+        x_comment,
+        x_processing_instruction,
+        x_cdata,
+        x_namespaces,
+        x_doctype,
+        x_char_reference,
+        x_predefined_entity,
+        x_single_quotes,
+        x_line_ends,
+        x_second_element,
+    )
+}
+#: What becomes of the text: UTF-8 bytes (with a BOM or not), a str (with a BOM or not), UTF-16
+#: with a BOM (Pinocchio refuses it), Latin-1 bytes under a Latin-1 declaration.
+ENCODINGS = ("utf-8", "utf-8 BOM", "str", "str BOM", "utf-16 BOM", "latin-1 declared")
+
+
+@st.composite
+def xml_mutated(draw, text: str, max_mutations: int = 4):
+    """(document as str or bytes, descriptions): ``text`` after 1..max XML-layer mutations."""
+    done = []
+    for _ in range(draw(st.integers(1, max_mutations), label="number of XML mutations")):
+        kind = draw(st.sampled_from(sorted(XML_MUTATIONS)), label="XML mutation")
+        text, what = XML_MUTATIONS[kind](draw, text)
+        done.append(what)
+        event(f"XML mutation: {kind}")
+    enc = draw(st.sampled_from(ENCODINGS), label="encoding")
+    done.append(f"as {enc}")
+    if enc == "utf-8":
+        doc = text.encode("utf-8")
+    elif enc == "utf-8 BOM":
+        doc = codecs.BOM_UTF8 + text.encode("utf-8")
+    elif enc == "str":
+        doc = text
+    elif enc == "str BOM":
+        doc = "\ufeff" + text
+    elif enc == "utf-16 BOM":
+        doc = text.encode("utf-16")
+    else:
+        decl, rest = _strip_decl(text)
+        doc = ('<?xml version="1.0" encoding="ISO-8859-1"?>' + rest).encode("latin-1", errors="replace")
+    return doc, done
+
+
+def check_xml_document(doc: str | bytes, mimic: bool = False):
+    """The XML-layer contract: where Pinocchio loads the file, we load the same model."""
+    shown = doc if isinstance(doc, str) else doc[:4000]
+    note(f"load_urdf(doc, mimic={mimic}) with doc = {shown!r}")
+    model, error = load(doc, mimic=mimic)
+    pin_said, pm = pin_outcome(doc)
+    note(f"pin.buildModelFromUrdf: {pin_said} {pm if pin_said == 'refuses' else ''}")
+    if pin_said == "refuses":
+        event("XML layer: Pinocchio refuses")
+        if error is not None:
+            event(f"XML layer: both refuse ({type(error).__name__})")
+        return model
+    assert error is None or any(re.search(p, str(error)) for p in LAX_IN_PINOCCHIO + LAX_MIMIC * mimic), (
+        f"Pinocchio loads this file but load_urdf raised {type(error).__name__}: {error}"
+    )
+    if error is not None:
+        event("XML layer: Pinocchio loads, refused as documented")
+        return None
+    event("XML layer: both load, compared")
+    tree = model.tree if isinstance(model, db.MimicModel) else model
+    assert tree.joint_names == tuple(pm.names[1:]), (
+        f"joint names {tree.joint_names} vs Pinocchio's {tuple(pm.names[1:])}"
+    )
+    assert (tree.nq, tree.nv) == (pm.nq, pm.nv)
+    rng = np.random.default_rng(STATE_SEED)
+    q = db.random_configuration(tree, rng)
+    v, a = rng.standard_normal(tree.nv), rng.standard_normal(tree.nv)
+    check_tree_dynamics(tree, pm, q, v, a, "pin.buildModelFromUrdf of the mutated file")
+    return model
+
+
+def test_xml_layer_cases_load_as_in_pinocchio():
+    """Each XML-layer mutation once, on a small robot, with its outcome in Pinocchio."""
+    text = dict(seed_documents())["urdf/gripper4.urdf"]
+    for enc_doc in (
+        "\n  " + text,
+        codecs.BOM_UTF8 + text.encode(),
+        "\ufeff" + text,
+        text.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode(),
+        re.sub(r"<robot\b", '<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot', text, count=1),
+        re.sub(r"<robot\b", "<!-- c --><?pi x?><robot", text, count=1) + "<!-- end --><extra/>",
+    ):
+        assert check_xml_document(enc_doc) is not None, "Pinocchio loads it, we must too"
+
+
+def test_the_xml_layer_check_can_fail(monkeypatch):
+    """A file Pinocchio loads and we refuse, or load differently, fails the check."""
+    text = dict(seed_documents())["urdf/gripper4.urdf"]
+    real = db.load_urdf
+
+    def refuse(source, **kwargs):
+        raise db.URDFError("made up")
+
+    monkeypatch.setattr(db, "load_urdf", refuse)
+    with pytest.raises(AssertionError, match="Pinocchio loads this file but load_urdf raised"):
+        check_xml_document(text)
+
+    def heavier(source, **kwargs):
+        m = real(source, **kwargs)
+        return m.replace(mass=m.mass * (1 + 1e-6))
+
+    monkeypatch.setattr(db, "load_urdf", heavier)
+    with pytest.raises(AssertionError, match="vs pin"):
+        check_xml_document(text)
+
+
+XML_FUZZ = settings(FUZZ, max_examples=_LONG or int(os.environ.get("DENOC_FUZZ_CI_EXAMPLES", "300")) // 3)
+
+
+@XML_FUZZ
+@given(doc=random_documents().flatmap(xml_mutated), mimic=st.integers(0, 4).map(lambda i: i == 0))
+def test_xml_layer_mutations_of_random_trees_load_as_in_pinocchio(doc, mimic):
+    text, mutations = doc
+    note(f"XML mutations: {mutations}")
+    check_xml_document(text, mimic)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(doc=st.sampled_from(seed_documents()).flatmap(lambda nd: xml_mutated(nd[1])))
+def test_xml_layer_mutations_of_real_urdfs_load_as_in_pinocchio(doc):
+    text, mutations = doc
+    note(f"XML mutations: {mutations}")
+    check_xml_document(text)
