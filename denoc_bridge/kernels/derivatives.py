@@ -95,6 +95,51 @@ def _cross3(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
+@njit(cache=True, inline="always", fastmath={"contract"})
+def link_rates(iv, nvk, universal, S, v, a, vp, ap, twk, tdk, x6, y6, va, aa, vl, al, vn, alpha, beta, wv):
+    """The forward pass of the derivatives at link k (columns iv .. iv + nvk of S, the parent's
+    twist vp and rate ap): the twist twk and its rate tdk, and each column's alpha, beta (dq) and
+    w (dqdot) of the module docstring (a universal joint's node between its two rotations)."""
+    for i in range(6):  # t_k = t_b + S qd, tdot_k = tdot_b + S qdd + t_b x S qd (+ universal)
+        x6[i] = 0.0
+        twk[i] = vp[i]
+        tdk[i] = ap[i]
+        for n in range(nvk):
+            x6[i] += S[iv + n, i] * v[iv + n]
+            tdk[i] += S[iv + n, i] * a[iv + n]
+        twk[i] += x6[i]
+    _mcross(vp, x6, y6)
+    for i in range(6):
+        tdk[i] += y6[i]
+    if universal:  # node between the two rotations: t_A, tdot_A
+        _mcross(S[iv], S[iv + 1], y6)
+        for i in range(6):
+            tdk[i] += y6[i] * v[iv] * v[iv + 1]
+            va[i] = vp[i] + S[iv, i] * v[iv]
+        _mcross(vp, S[iv], y6)
+        for i in range(6):
+            aa[i] = ap[i] + S[iv, i] * a[iv] + y6[i] * v[iv]
+    for n in range(nvk):  # alpha, beta (dq) and w (dqdot) of each column
+        c = iv + n
+        if universal and n == 1:
+            vl[:] = va
+            al[:] = aa
+        else:
+            vl[:] = vp
+            al[:] = ap
+        if universal and n == 0:
+            vn[:] = va
+        else:
+            vn[:] = twk
+        _mcross(S[c], vl, beta[c])
+        _mcross(S[c], al, x6)
+        _mcross(beta[c], vl, y6)
+        for i in range(6):
+            alpha[c, i] = x6[i] - y6[i]
+            y6[i] = vl[i] + vn[i]
+        _mcross(y6, S[c], wv[c])
+
+
 @njit(cache=True, fastmath={"contract"})
 def _world_inertia(kf, k, R, p, Iw):
     """Iw: the 6x6 mass matrix of link k (000 eqs. 2a-2b; m, h = m c and I_O of the table) about
@@ -244,45 +289,8 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             S[c, 3] += o[1] * S[c, 2] - o[2] * S[c, 1]
             S[c, 4] += o[2] * S[c, 0] - o[0] * S[c, 2]
             S[c, 5] += o[0] * S[c, 1] - o[1] * S[c, 0]
-        for i in range(6):  # t_k = t_b + S qd, tdot_k = tdot_b + S qdd + t_b x S qd (+ universal)
-            x6[i] = 0.0
-            tw[k, i] = vp[i]
-            td[k, i] = ap[i]
-            for n in range(nvk):
-                x6[i] += S[iv + n, i] * v[iv + n]
-                td[k, i] += S[iv + n, i] * a[iv + n]
-            tw[k, i] += x6[i]
-        _mcross(vp, x6, y6)
-        for i in range(6):
-            td[k, i] += y6[i]
         universal = jt == UNIVERSAL
-        if universal:  # node between the two rotations: t_A, tdot_A
-            _mcross(S[iv], S[iv + 1], y6)
-            for i in range(6):
-                td[k, i] += y6[i] * v[iv] * v[iv + 1]
-                va[i] = vp[i] + S[iv, i] * v[iv]
-            _mcross(vp, S[iv], y6)
-            for i in range(6):
-                aa[i] = ap[i] + S[iv, i] * a[iv] + y6[i] * v[iv]
-        for n in range(nvk):  # alpha, beta (dq) and w (dqdot) of each column
-            c = iv + n
-            if universal and n == 1:
-                vl[:] = va
-                al[:] = aa
-            else:
-                vl[:] = vp
-                al[:] = ap
-            if universal and n == 0:
-                vn[:] = va
-            else:
-                vn[:] = tw[k]
-            _mcross(S[c], vl, beta[c])
-            _mcross(S[c], al, x6)
-            _mcross(beta[c], vl, y6)
-            for i in range(6):
-                alpha[c, i] = x6[i] - y6[i]
-                y6[i] = vl[i] + vn[i]
-            _mcross(y6, S[c], wv[c])
+        link_rates(iv, nvk, universal, S, v, a, vp, ap, tw[k], td[k], x6, y6, va, aa, vl, al, vn, alpha, beta, wv)
         _world_inertia(kf, k, R, o, Ic[k])
         _coriolis_matrix(Ic[k], tw[k], Cc[k])
         _matvec6(Ic[k], tw[k], x6)  # w_k = I tdot + t x* (I t) - f_ext (000 eqs. 1-2b)

@@ -51,9 +51,9 @@ from denoc_bridge.kernels.derivatives import (
     _dot6,
     _fcross,
     _matvec6,
-    _mcross,
     _tmatvec6,
     _world_inertia,
+    link_rates,
 )
 from denoc_bridge.kernels.entry import finite_result, valid_state
 from denoc_bridge.kernels.inverse_dynamics import offset, rotation
@@ -213,45 +213,8 @@ def base_frame_pass(ki, kf, work, v, a, fext, buf):
                 S[c, i] = R[i, 0] * Pl[n, 0] + R[i, 1] * Pl[n, 1] + R[i, 2] * Pl[n, 2]
             for i in range(3):
                 S[c, 3 + i] = R[i, 0] * Pl[n, 3] + R[i, 1] * Pl[n, 4] + R[i, 2] * Pl[n, 5]
-        for i in range(6):  # t_k = t_b + S qd, tdot_k = tdot_b + S qdd + t_b x S qd (+ universal)
-            x6[i] = 0.0
-            tw[k, i] = vp[i]
-            td[k, i] = ap[i]
-            for n in range(nvk):
-                x6[i] += S[iv + n, i] * v[iv + n]
-                td[k, i] += S[iv + n, i] * a[iv + n]
-            tw[k, i] += x6[i]
-        _mcross(vp, x6, y6)
-        for i in range(6):
-            td[k, i] += y6[i]
         universal = jt == UNIVERSAL
-        if universal:  # node between the two rotations: t_A, tdot_A
-            _mcross(S[iv], S[iv + 1], y6)
-            for i in range(6):
-                td[k, i] += y6[i] * v[iv] * v[iv + 1]
-                va[i] = vp[i] + S[iv, i] * v[iv]
-            _mcross(vp, S[iv], y6)
-            for i in range(6):
-                aa[i] = ap[i] + S[iv, i] * a[iv] + y6[i] * v[iv]
-        for n in range(nvk):  # alpha, beta (dq) and w (dqdot) of each column
-            c = iv + n
-            if universal and n == 1:
-                vl[:] = va
-                al[:] = aa
-            else:
-                vl[:] = vp
-                al[:] = ap
-            if universal and n == 0:
-                vn[:] = va
-            else:
-                vn[:] = tw[k]
-            _mcross(S[c], vl, beta[c])
-            _mcross(S[c], al, x6)
-            _mcross(beta[c], vl, y6)
-            for i in range(6):
-                alpha[c, i] = x6[i] - y6[i]
-                y6[i] = vl[i] + vn[i]
-            _mcross(y6, S[c], wv[c])
+        link_rates(iv, nvk, universal, S, v, a, vp, ap, tw[k], td[k], x6, y6, va, aa, vl, al, vn, alpha, beta, wv)
         _world_inertia(kf, k, R, zero3, Ic[k])  # about o_k, base axes
         coriolis_matrix(Ic[k], tw[k], Cc[k], Bs)
         _matvec6(Ic[k], tw[k], x6)  # w_k = I tdot + t x* (I t) - f_ext (000 eqs. 1-2b)

@@ -319,6 +319,17 @@ def saved_steps(saved, stride, final_step):
     return steps
 
 
+def limits_failure(t: float) -> SimulationError:
+    """The error of a step whose joint-limit stop could not be applied (a tree's or a mimic model's)."""
+    return SimulationError(
+        f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the mass matrix "
+        "of the stopped joints is singular)",
+        t,
+        "",
+        None,
+    )
+
+
 def passive_arrays(model, passive):
     use = bool(passive and (np.any(model.damping) or np.any(model.stiffness)))
     return (

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
-from denoc_bridge.errors import InputError, ModelError, SimulationError, SingularInertiaError
+from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
@@ -42,7 +42,7 @@ from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
-from denoc_bridge.simulation.common import Forces, System, normalise_rows, passive_arrays
+from denoc_bridge.simulation.common import Forces, System, limits_failure, normalise_rows, passive_arrays
 from denoc_bridge.simulation.runners import run_python
 from denoc_bridge.simulation.tree import limit_arrays as tree_limit_arrays
 
@@ -225,13 +225,7 @@ class MimicSystem(System):
             )  # fmt: skip
             self.lim_e[0] += taken
             if status:
-                raise SimulationError(
-                    f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the "
-                    "mass matrix of the stopped joints is singular)",
-                    t,
-                    "",
-                    None,
-                )
+                raise limits_failure(t)
 
     def integrate(self, q, xi, out):
         kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)

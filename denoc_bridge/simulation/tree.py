@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
-from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import integrators as ki_
@@ -14,7 +13,7 @@ from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody.joints import JointType
-from denoc_bridge.simulation.common import System, normalise_rows, passive_arrays
+from denoc_bridge.simulation.common import System, limits_failure, normalise_rows, passive_arrays
 
 
 def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
@@ -168,13 +167,7 @@ class TreeSystem(System):
             )  # fmt: skip
             self.lim_e[0] += taken
             if status:
-                raise SimulationError(
-                    f"simulation stopped at t = {t:.6g} s: the joint limits could not be applied (the "
-                    "mass matrix of the stopped joints is singular)",
-                    t,
-                    "",
-                    None,
-                )
+                raise limits_failure(t)
 
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""
