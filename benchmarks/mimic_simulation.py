@@ -5,7 +5,7 @@
 On the same model and initial state, in one process (wall time of whole runs: the best of
 ``--repeats`` runs, interleaved):
 
-* ours, compiled: ``db.simulate(load_urdf(path, mimic=True), q0, v0, T, dt)`` (classical
+* ours, compiled: ``db.simulate(load_urdf(path, mimic=True), q0, v0, T, dt, limits=False)`` (classical
   RK4 in Pinocchio's mimic layout; the stepping loop compiled, :mod:`denoc_bridge.kernels.mimic`:
   per stage one forward dynamics of the tree that keeps its articulated factors, one solve
   with them per mimic joint and one for the correction);
@@ -83,11 +83,11 @@ def main(argv=None):
     for name, path, floating in robots:
         mm, pm = _models(path, floating)
         q0, v0 = db.neutral_configuration(mm), np.zeros(mm.nv)
-        db.simulate(mm, q0, v0, 2 * dt, dt)  # compiled once (numba's cache)
+        db.simulate(mm, q0, v0, 2 * dt, dt, limits=False)  # compiled once (numba's cache)
         times = {"compiled": [], "python": [], "pin": []}
         for _ in range(repeats):
             t0 = time.perf_counter()
-            ours = db.simulate(mm, q0, v0, T, dt)
+            ours = db.simulate(mm, q0, v0, T, dt, limits=False)  # Pinocchio has no joint limits
             times["compiled"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             stages = run_stages(mm, q0, v0, T, dt)

@@ -38,6 +38,15 @@ from denoc_bridge.io.robots import load_robot, serial_chain
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "docs" / "reliability_table.md"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def _default_sigint() -> None:
+    """In the child: Ctrl-C's default action, whatever the test runner inherited (a shell that
+    starts a job in the background without job control ignores SIGINT, and the children of an
+    ignoring process ignore it too, so Python would install no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 ROWS: dict[str, tuple[str, str, str]] = {}  # case -> (category, here, Pinocchio 4.1)
 CATEGORIES = ("XML layer", "model data", "numbers", "resources", "files", "concurrency", "interrupts")
 
@@ -523,6 +532,10 @@ def test_interrupts_sigkill_while_writing(tmp_path):
 
 @pytest.mark.slow
 def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
+    # the kernels compiled first (a fresh clone's cache is empty: a Ctrl-C 2 s after "simulating"
+    # would land in numba's compilation, before any step, and leave nothing to save)
+    warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot"]
+    subprocess.run([sys.executable, "-m", "denoc_bridge.cli", *warm], cwd=tmp_path, env=ENV, capture_output=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "denoc_bridge.cli", "simulate", "chain:6", "--duration", "5000", "--no-validate"]
         + ["--save", "run.npz", "--no-html", "--no-plot"],
@@ -531,6 +544,7 @@ def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
     assert proc.stdout is not None
     while not proc.stdout.readline().startswith("simulating"):

@@ -33,6 +33,13 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C's default action, whatever the test runner inherited (a shell that
+    starts a job in the background without job control ignores SIGINT, and the children of an
+    ignoring process ignore it too, so Python would install no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(*args, cwd, group=False):
     return subprocess.Popen(
         [sys.executable, "-m", "denoc_bridge.cli", *args],
@@ -42,6 +49,7 @@ def _cli(*args, cwd, group=False):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=group,
+        preexec_fn=_default_sigint,
     )
 
 

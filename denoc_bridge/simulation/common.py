@@ -252,7 +252,7 @@ def save_stride(model, n_steps, save_every, cases: int = 1):
             stride -= 1
         if stride > 1:
             warnings.warn(
-                f"saving every {stride}th step only: storing all {n_steps + 1} states of "
+                f"saving one step in {stride} only: storing all {n_steps + 1} states of "
                 f"'{model.name}'{f' in {cases} cases' if cases > 1 else ''} would hold "
                 f"{(n_steps + 1) * per_state:.2e} numbers (pass save_every)",
                 stacklevel=3,

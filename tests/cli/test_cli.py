@@ -279,7 +279,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
         (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
         (["validate", "chain:1000"], "would take ~59.6 GB"),
-        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["frobnicate"], "no command 'frobnicate' (the commands: info, validate, simulate"),
         (
             ["simulate", "xarm7", "--duration", "0.05"],
             "--no-passive simulates without the URDF's joint damping",

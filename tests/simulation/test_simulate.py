@@ -242,7 +242,7 @@ def test_saving_every_kth_step_and_the_memory_guard(falling_gripper, monkeypatch
     sparse = db.simulate(model, q0, v0, 0.1, 1e-3, save_every=10)
     assert len(sparse) == 11 and np.array_equal(sparse.q, full.q[::10]) and np.allclose(sparse.t, full.t[::10])
     monkeypatch.setattr(sim_module, "MAX_STORED", 2000)
-    with pytest.warns(UserWarning, match="saving every 2th step only"):
+    with pytest.warns(UserWarning, match="saving one step in 2 only"):
         guarded = db.simulate(model, q0, v0, 0.2, 1e-3)
     assert len(guarded) == 101
 
