@@ -39,6 +39,7 @@ non-finite numbers.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +56,7 @@ from denoc_bridge.dynamics import (
     mass_matrix,
     nonlinear_effects,
 )
-from denoc_bridge.errors import SingularInertiaError
+from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.mimic import MimicModel
@@ -65,6 +66,7 @@ from denoc_bridge.multibody.model import Model
 
 __all__ = [
     "compare_with_pinocchio",
+    "QUANTITIES",
     "ValidationReport",
     "Check",
     "relative_error",
@@ -230,13 +232,17 @@ def _solve_check(
     check: Check,
     ours: npt.ArrayLike,
     pin_value: npt.ArrayLike,
-    M_ours: npt.ArrayLike,
-    rhs_ours: npt.ArrayLike,
-    M_pin: npt.ArrayLike,
-    rhs_pin: npt.ArrayLike,
+    problems: Callable[[], tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]],
     tol: float,
 ) -> None:
-    passed, info = solve_agreement(ours, pin_value, M_ours, rhs_ours, M_pin, rhs_pin, tol)
+    """Record one solution of ``I x = rhs`` against Pinocchio's; ``problems()`` gives (M_ours,
+    rhs_ours, M_pin, rhs_pin), asked for only when the two solutions differ by more than
+    ``tol`` (:func:`solve_agreement` then weighs the conditioning)."""
+    error = relative_error(ours, pin_value)
+    if error <= tol:
+        check.max_error = max(check.max_error, error)
+        return
+    passed, info = solve_agreement(ours, pin_value, *problems(), tol)
     check.max_error = max(check.max_error, info["error"])
     if "reason" in info:
         check.notes.append(f"{info['reason']}: denoc_bridge {_finite_word(ours)}, Pinocchio {_finite_word(pin_value)}")
@@ -252,19 +258,40 @@ def _solve_check(
         check.passed = False
 
 
+#: the quantities :func:`compare_with_pinocchio` can check, by the name of the function checked
+QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix", "forward_kinematics")
+
+
 def compare_with_pinocchio(
-    model: Model | MimicModel, pin_model: Any = None, *, samples: int = 3, seed: int = 0, tol: float = 1e-9
+    model: Model | MimicModel,
+    pin_model: Any = None,
+    *,
+    samples: int = 3,
+    seed: int = 0,
+    tol: float = 1e-9,
+    quantities: Iterable[str] | None = None,
 ) -> ValidationReport:
     """Evaluate denoc_bridge and Pinocchio on ``samples`` random states (see the module docstring).
 
     ``pin_model`` defaults to :func:`denoc_bridge.to_pinocchio` of ``model``;
     pass the one built by ``pin.buildModelFromUrdf`` to check the URDF loader too.  A model
     with loop closures is compared as its tree (the cut joints removed), which is what
-    ``pin.buildModelFromUrdf`` builds.
+    ``pin.buildModelFromUrdf`` builds.  ``quantities`` (default: all of :data:`QUANTITIES`)
+    picks the functions checked: ``denoc-bridge simulate`` checks ``forward_dynamics`` and
+    ``forward_kinematics`` only, what a simulation and its animation use (the others' kernels
+    would compile on a first run for nothing).  The GIM and the bias forces that weigh an
+    ill-conditioned solve (:func:`solve_agreement`) are computed only when the solutions differ
+    by more than ``tol``.
     """
     _check_model(model)
     import pinocchio as pin
 
+    wanted = QUANTITIES if quantities is None else tuple(quantities)
+    unknown = [x for x in wanted if x not in QUANTITIES]
+    if unknown or not wanted:
+        raise InputError(
+            f"quantities must be among {', '.join(QUANTITIES)}; got {', '.join(map(repr, unknown)) or 'none'}"
+        )
     if getattr(model, "loops", ()):
         model = model.replace(loops=())
 
@@ -272,13 +299,14 @@ def compare_with_pinocchio(
     pd = pm.createData()
     rng = np.random.default_rng(seed)
     mimic = isinstance(model, MimicModel)  # Pinocchio's aba and computeMinverse
-    checks = {  # refuse mimic models
+    every = {  # refuse mimic models
         "tau": Check("inverse_dynamics", "pin.rnea"),
         "M": Check("mass_matrix", "pin.rnea columns" if mimic else "pin.crba"),
         "a": Check("forward_dynamics", "solve(M_pin, tau - pin.nonLinearEffects)" if mimic else "pin.aba"),
         "Minv": Check("inverse_mass_matrix", "inv(M_pin)" if mimic else "pin.computeMinverse"),
         "fk": Check("forward_kinematics", "data.oMi"),
     }
+    checks = {key: c for key, c in every.items() if c.quantity in wanted}
 
     def plain(key: str, ours: npt.ArrayLike, ref: npt.ArrayLike) -> None:
         e = relative_error(ours, ref)
@@ -295,17 +323,22 @@ def compare_with_pinocchio(
         v = rng.standard_normal(model.nv)
         a = rng.standard_normal(model.nv)
         tau_pin = pin.rnea(pm, pd, q, v, a).copy()  # Pinocchio returns views of its Data
-        plain("tau", inverse_dynamics(model, q, v, a), tau_pin)
+        if "tau" in checks:
+            plain("tau", inverse_dynamics(model, q, v, a), tau_pin)
         M_pin = pin_mimic_mass_matrix(pm, q) if mimic else pin.crba(pm, pd, q).copy()
-        plain("M", mass_matrix(model, q), M_pin)
-        pin.forwardKinematics(pm, pd, q)
-        R, p = forward_kinematics(model, q)
-        for k in range(model.n_links):
-            plain(
-                "fk",
-                np.concatenate([R[k].ravel(), p[k]]),
-                np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]),
-            )
+        if "M" in checks:
+            plain("M", mass_matrix(model, q), M_pin)
+        if "fk" in checks:
+            pin.forwardKinematics(pm, pd, q)
+            R, p = forward_kinematics(model, q)
+            for k in range(model.n_links):
+                plain(
+                    "fk",
+                    np.concatenate([R[k].ravel(), p[k]]),
+                    np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]),
+                )
+        if "a" not in checks and "Minv" not in checks:
+            continue
         if mimic:
             nle = pin.nonLinearEffects(pm, pd, q, v).copy()
             try:
@@ -316,10 +349,12 @@ def compare_with_pinocchio(
             a_pin = pin.aba(pm, pd, q, v, tau_pin).copy()
             Minv_pin = pin.computeMinverse(pm, pd, q).copy()
         try:
-            a_ours = forward_dynamics(model, q, v, tau_pin)
-            Minv_ours = inverse_mass_matrix(model, q)
+            a_ours = forward_dynamics(model, q, v, tau_pin) if "a" in checks else None
+            Minv_ours = inverse_mass_matrix(model, q) if "Minv" in checks else None
         except SingularInertiaError as exc:
             for key, value in (("a", a_pin), ("Minv", Minv_pin)):
+                if key not in checks:
+                    continue
                 finite = bool(np.all(np.isfinite(value)))
                 checks[key].notes.append(
                     f"singular articulated inertia at joint '{exc.joint}': denoc_bridge raises "
@@ -329,9 +364,17 @@ def compare_with_pinocchio(
                     checks[key].passed = False
             continue
         nle_pin = pin.nonLinearEffects(pm, pd, q, v).copy()
-        M_ours = mass_matrix(model, q)
-        nle_ours = nonlinear_effects(model, q, v)
-        _solve_check(checks["a"], a_ours, a_pin, M_ours, tau_pin - nle_ours, M_pin, tau_pin - nle_pin, tol)
         eye = np.eye(model.nv)
-        _solve_check(checks["Minv"], Minv_ours, Minv_pin, M_ours, eye, M_pin, eye, tol)
+
+        # called within this iteration (the closures read its q, v, ...)
+        def forward_problem() -> tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]:
+            return mass_matrix(model, q), tau_pin - nonlinear_effects(model, q, v), M_pin, tau_pin - nle_pin
+
+        def inverse_problem() -> tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]:
+            return mass_matrix(model, q), eye, M_pin, eye
+
+        if a_ours is not None:
+            _solve_check(checks["a"], a_ours, a_pin, forward_problem, tol)
+        if Minv_ours is not None:
+            _solve_check(checks["Minv"], Minv_ours, Minv_pin, inverse_problem, tol)
     return ValidationReport(model.name, model.nv, samples, tol, list(checks.values()))

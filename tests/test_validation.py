@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import denoc_bridge as db
+from denoc_bridge import validation
+from denoc_bridge.errors import InputError
 from denoc_bridge.testing import random_model
 from denoc_bridge.validation import compare_with_pinocchio, exact_solve
 
@@ -102,3 +105,34 @@ def test_a_nan_from_pinocchio_is_a_mismatch_not_a_pass(monkeypatch):
     report = compare_with_pinocchio(model, samples=1)
     failed = {c.quantity: c.max_error for c in report.checks if not c.passed}
     assert failed == {"mass_matrix": np.inf}, report.table()  # aba and computeMinverse agree still
+
+
+def test_quantities_picks_the_checks_and_refuses_unknown_names():
+    model = db.load_robot("panda")
+    report = compare_with_pinocchio(model, samples=1, quantities=("forward_dynamics", "forward_kinematics"))
+    assert [c.quantity for c in report.checks] == ["forward_dynamics", "forward_kinematics"]
+    assert report.passed
+    with pytest.raises(InputError, match="'mass_matrixx'"):
+        compare_with_pinocchio(model, samples=1, quantities=("mass_matrixx",))
+    with pytest.raises(InputError, match="none"):
+        compare_with_pinocchio(model, samples=1, quantities=())
+
+
+def test_forward_dynamics_check_forms_no_gim_when_the_solutions_agree(monkeypatch):
+    # simulate's check compiles only what the simulation uses: the GIM and the bias forces of
+    # the conditioning fallback are asked for only when the two solutions differ
+    def refuse(*args, **kwargs):
+        raise AssertionError("the GIM was formed")
+
+    monkeypatch.setattr(validation, "mass_matrix", refuse)
+    monkeypatch.setattr(validation, "nonlinear_effects", refuse)
+    report = compare_with_pinocchio(db.load_robot("panda"), samples=2, quantities=("forward_dynamics",))
+    assert report.passed and report.checks[0].max_error < 1e-12
+
+
+def test_an_ill_conditioned_solve_still_gets_the_conditioning_fallback(monkeypatch):
+    # with a tolerance below the round-off, the fallback runs and forms both GIMs
+    calls = []
+    monkeypatch.setattr(validation, "mass_matrix", lambda m, q: calls.append(q) or db.mass_matrix(m, q))
+    compare_with_pinocchio(db.load_robot("panda"), samples=1, tol=1e-18, quantities=("forward_dynamics",))
+    assert len(calls) == 1

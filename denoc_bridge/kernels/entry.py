@@ -37,6 +37,7 @@ STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)  # kt, work, q, v, x,
 FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)  # without fext
 GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work, q, v, factors, energy
 MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)  # kt, work, q, out (nv, nv)
+PLACEMENT_SIGNATURE = types.int64(_KT, _M, _V)  # kt, work, q
 
 
 @njit_one_version()
@@ -206,6 +207,22 @@ def geometry_and_factors(kt, work, q, v, factors, energy):
         k = articulated_backward_recursion(ki, kf, zero, work, True)
         if k >= 0:
             return k + 1
+    return 0
+
+
+@njit_declared(PLACEMENT_SIGNATURE)
+def geometry_state(kt, work, q):
+    """The geometry pass alone at q (E_k, r_k and the rows of P_k of every link into ``work``,
+    which must be the model's): forward kinematics without the recursions that need v or the
+    masses, so that it compiles in a fraction of :func:`geometry_and_factors`' time.  Status
+    as above."""
+    ki, kf = kt.view(T.INT), kt
+    status = valid_configuration(ki, q, work)
+    if status == 0 and work.shape[0] == 0:
+        status = -2
+    if status:
+        return status
+    joint_geometry_pass(ki, kf, q, _nv(ki), work, True, 0, ki.shape[0], poly_ok(q))
     return 0
 
 

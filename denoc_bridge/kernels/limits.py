@@ -36,6 +36,7 @@ vector and zeros.  ``active`` (int64, n) holds the stopped joints.
 import numpy as np
 from numba import njit
 
+from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.energy import energies_state
 from denoc_bridge.kernels.lagrange import cholesky_solve, factorised_forward_dynamics, solve
 from denoc_bridge.kernels.mimic import expand_configuration, expand_velocity
@@ -85,7 +86,7 @@ def _outwards(q, v, lq, lv, lo, hi, j):
     return (q[lq[j]] <= lo[j] and v[lv[j]] < 0.0) or (q[lq[j]] >= hi[j] and v[lv[j]] > 0.0)
 
 
-@njit(cache=True)
+@njit_one_version()
 def _impulse(ki, kt, work, vf, R, lvf, active, na, S, done):
     """One pass of the stop on the tree's velocity ``vf`` (module docstring): the rows R that vf
     keeps, then the unit rows of the joints ``active[:na]`` (tree v index ``lvf``);
@@ -123,7 +124,7 @@ def _impulse(ki, kt, work, vf, R, lvf, active, na, S, done):
     return True, taken
 
 
-@njit(cache=True)
+@njit_one_version()
 def _stop(ki, kt, work, q, v, vf, v_keep, lq, lv, lvf, lo, hi, R, S, active, na):
     """The passes of the stop: the joints that the impulse sets moving outwards at another limit
     join (at most one pass per limited joint).  ``v`` is the state's velocity, ``vf`` the tree's

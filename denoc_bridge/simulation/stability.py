@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from denoc_bridge.dynamics import inverse_mass_matrix, mass_matrix
+from denoc_bridge.dynamics import forward_dynamics, inverse_mass_matrix, mass_matrix
 from denoc_bridge.errors import DenocError
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
@@ -76,38 +76,77 @@ def damping_stiffness(model: Model | MimicModel, q: np.ndarray) -> DampingStiffn
     d_tree = np.asarray(tree.damping, dtype=float)
     if not np.any(d_tree) or model.nv > MAX_NV:
         return None
-    M = np.asarray(mass_matrix(model, q), dtype=float)
     if isinstance(model, MimicModel):
-        G = model.coupling_matrix()
-        D = G.T @ (d_tree[:, None] * G)
+        found = _mimic_rate(model, q, d_tree)
     else:
-        G, D = None, np.diag(d_tree)
-    d = np.diag(D)
-    try:
-        rates, modes = scipy.linalg.eigh(D, M, subset_by_index=[model.nv - 1, model.nv - 1])
-        Minv_diag = np.diag(np.linalg.inv(M))  # numpy's: no warning on iCub's cond(M) ~ 1e19
-        rate, x = float(rates[-1]), modes[:, -1]
-        k = int(np.argmax(d * x**2))  # the damper that dissipates most of the fastest mode
-    except (np.linalg.LinAlgError, ValueError):
-        # M is not numerically positive definite (cond ~ 1e19: the Cholesky of eigh fails): the
-        # recursive inverse (O(n) factors, no Cholesky of M) and the bound
-        # lambda_max(M^-1 D) >= max_k d_k (M^-1)_kk, which the fastest damper attains
-        try:
-            Minv_diag = np.diag(np.asarray(inverse_mass_matrix(model, q), dtype=float))
-        except DenocError:
-            return None
-        k = int(np.argmax(d * Minv_diag))
-        rate = float(d[k] * Minv_diag[k])
-    if not (math.isfinite(rate) and Minv_diag[k] > 0):
+        found = _tree_rate(model, q, d_tree)
+    if found is None:
         return None
-    k_tree = k if G is None else int(np.argmax(np.abs(G[:, k]) * d_tree))
+    rate, k_tree, Minv_kk, d_k = found
+    if not (math.isfinite(rate) and Minv_kk > 0):
+        return None
     joint = int(np.searchsorted(tree.idx_v, k_tree, side="right") - 1)
     return DampingStiffness(
         rate=rate,
         joint=tree.joint_names[joint],
         link=tree.link_names[joint],
         mass=float(tree.mass[joint]),
-        damping=float(d[k]),
-        inertia=float(1.0 / Minv_diag[k]),
+        damping=float(d_k),
+        inertia=float(1.0 / Minv_kk),
         linear=int(tree.joint_type[joint]) == int(JointType.PRISMATIC),
     )
+
+
+def _tree_rate(model: Model, q: np.ndarray, d: np.ndarray) -> tuple[float, int, float, float] | None:
+    """(rate, joint's v index, (M^-1)_kk, d_k) of a tree: with D = diag(d) the rates of M^-1 D
+    are the eigenvalues of the symmetric ``S = D^1/2 M^-1 D^1/2`` and, with y an eigenvector of
+    S, ``x = D^-1/2 y`` is the velocity mode, so the damper k dissipates ``d_k x_k^2 = y_k^2``
+    of it.  M^-1 comes column by column from the O(n) forward dynamics of the model without
+    gravity at v = 0 (``M^-1 e_j = FD(q, 0, e_j)``): no mass matrix is formed, no Cholesky of
+    a GIM as ill-conditioned as iCub's (cond ~ 1e19), and no kernel compiles that a simulation
+    does not also use."""
+    free = model.replace(gravity=(0.0, 0.0, 0.0))
+    zero = np.zeros(model.nv)
+    Minv = np.empty((model.nv, model.nv))
+    e = np.zeros(model.nv)
+    try:
+        for j in range(model.nv):
+            e[j] = 1.0
+            Minv[:, j] = forward_dynamics(free, q, zero, e)
+            e[j] = 0.0
+    except DenocError:
+        return None
+    Minv = 0.5 * (Minv + Minv.T)
+    root = np.sqrt(d)
+    S = root[:, None] * Minv * root[None, :]
+    try:
+        rates, modes = scipy.linalg.eigh(S, subset_by_index=[model.nv - 1, model.nv - 1])
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    k = int(np.argmax(modes[:, -1] ** 2))  # the damper that dissipates most of the fastest mode
+    return float(rates[-1]), k, float(Minv[k, k]), float(d[k])
+
+
+def _mimic_rate(model: MimicModel, q: np.ndarray, d_tree: np.ndarray) -> tuple[float, int, float, float] | None:
+    """(rate, tree v index, (M_r^-1)_kk, reduced d_kk) of a mimic model: the generalized
+    eigenproblem of the reduced ``(G^T D G, G^T M G)``; when the reduced GIM is not numerically
+    positive definite, the recursive inverse and the bound ``lambda_max(M^-1 D) >= max_k d_k
+    (M^-1)_kk``, which the fastest damper attains."""
+    M = np.asarray(mass_matrix(model, q), dtype=float)
+    G = model.coupling_matrix()
+    D = G.T @ (d_tree[:, None] * G)
+    d = np.diag(D)
+    try:
+        rates, modes = scipy.linalg.eigh(D, M, subset_by_index=[model.nv - 1, model.nv - 1])
+        Minv_diag = np.diag(np.linalg.inv(M))  # numpy's: no warning on cond(M) ~ 1e19
+        rate, x = float(rates[-1]), modes[:, -1]
+        k = int(np.argmax(d * x**2))  # the damper that dissipates most of the fastest mode
+    except (np.linalg.LinAlgError, ValueError):
+        try:
+            Minv_diag = np.diag(np.asarray(inverse_mass_matrix(model, q), dtype=float))
+        except DenocError:
+            return None
+        k = int(np.argmax(d * Minv_diag))
+        rate = float(d[k] * Minv_diag[k])
+    k_tree = int(np.argmax(np.abs(G[:, k]) * d_tree))
+    return rate, k_tree, float(Minv_diag[k]), float(d[k])
