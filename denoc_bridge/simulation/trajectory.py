@@ -138,6 +138,9 @@ class Trajectory:
     def __len__(self) -> int:
         return int(self.t.shape[0])
 
+    def __iter__(self) -> Any:
+        raise TypeError("a Trajectory is not iterable: its states are rows of traj.t, traj.q, traj.v, ...")
+
     def __getitem__(self, index: slice) -> Trajectory:
         """The trajectory of the states ``index`` (a slice: ``traj[::100]`` keeps every 100th
         state, ``traj[-1000:]`` the last thousand); views of the arrays, so that a streamed

@@ -117,6 +117,8 @@ def test_the_trajectory_reads_the_file_lazily(tmp_path):
     assert traj.energy_scale == memory.energy_scale
     with pytest.raises(db.InputError, match="indexed with a slice"):
         traj[3]
+    with pytest.raises(TypeError, match="not iterable"):
+        list(traj)
 
 
 def test_energies_by_blocks_equal_one_call(monkeypatch):
