@@ -2,16 +2,18 @@
 flushed to disk and renamed onto its name (``os.replace``, atomic on POSIX and Windows), so a
 process killed or interrupted while writing leaves the previous file, or none, never a torn one.
 
-The temporary file is ``.NAME.PID-XXXXXXXX.part`` (PID: the writing process).  A process killed
-(SIGKILL, a power cut) before its rename leaves that file behind; the next write of the same
-``NAME`` removes the ones whose process is gone (:func:`remove_stale_parts`), and no reader takes a
-``.part`` file for the file it stands for."""
+The temporary file is ``.NAME.HOST-PID-XXXXXXXX.part`` (HOST and PID: the writing process's
+machine and id).  A process killed (SIGKILL, a power cut) before its rename leaves that file
+behind; the next write of the same ``NAME`` on the same machine removes the ones whose process is
+gone (:func:`remove_stale_parts`; those of other machines, in a shared folder, are left alone), and
+no reader takes a ``.part`` file for the file it stands for."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,13 +42,16 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-_PART = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.part$")
+_PART = re.compile(r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-[A-Za-z0-9_]+\.part$")
+#: this machine's name as it stands in the temporary files' names
+_HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
 
 
 def remove_stale_parts(path: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary files that writers of ``path`` killed before their rename left next
-    to it (``.NAME.PID-XXXXXXXX.part`` whose process PID is gone); returns them.  A ``.part`` of a
-    process that still runs (another writer of the same file) is left alone."""
+    """Remove the temporary files that writers of ``path`` on this machine killed before their
+    rename left next to it (``.NAME.HOST-PID-XXXXXXXX.part`` whose process PID is gone); returns
+    them.  A ``.part`` of a process that still runs (another writer of the same file) or of
+    another machine is left alone."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     removed: list[Path] = []
@@ -56,7 +61,7 @@ def remove_stale_parts(path: str | os.PathLike[str]) -> list[Path]:
         return removed
     for entry in entries:
         m = _PART.match(entry.name)
-        if m and m["name"] == path.name and not _process_alive(int(m["pid"])):
+        if m and m["name"] == path.name and m["host"] == _HOST and not _process_alive(int(m["pid"])):
             with contextlib.suppress(OSError):
                 entry.unlink()
                 removed.append(entry)
@@ -64,12 +69,12 @@ def remove_stale_parts(path: str | os.PathLike[str]) -> list[Path]:
 
 
 def temporary_sibling(path: str | os.PathLike[str]) -> Path:
-    """A new empty temporary file next to ``path`` (``.NAME.PID-XXXXXXXX.part``), after removing
+    """A new empty temporary file next to ``path`` (``.NAME.HOST-PID-XXXXXXXX.part``), after removing
     the stale ones of earlier writers that were killed (:func:`remove_stale_parts`)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     remove_stale_parts(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".part", dir=folder)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}-{os.getpid()}-", suffix=".part", dir=folder)
     os.close(fd)
     return Path(name)
 

@@ -33,6 +33,7 @@ import pytest
 from hostile_cases import CONTRADICTIONS, our_outcome, pin_outcome, quiet_fd2, two_joints
 
 import denoc_bridge as db
+from denoc_bridge import _files
 from denoc_bridge.io.robots import load_robot, serial_chain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -492,7 +493,7 @@ def test_files_stale_part_of_a_killed_writer(tmp_path):
     chain = serial_chain(3)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = tmp_path / f".run.npz.{dead.pid}-k1ll3d_x.part"
+    stale = tmp_path / f".run.npz.{_files._HOST}-{dead.pid}-k1ll3d_x.part"
     stale.write_bytes(b"PK\x03\x04 half of a zip")
     traj = db.simulate(chain, db.neutral_configuration(chain), np.zeros(3), 0.1, 1e-3, progress=False)
     traj.to_npz(tmp_path / "run.npz")

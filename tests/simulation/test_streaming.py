@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge import _files
 from denoc_bridge.io.robots import load_robot, serial_chain
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.simulation import stream as st
@@ -240,23 +241,26 @@ def _dead_pid() -> int:
 
 @pytest.mark.parametrize("writer", ["stream", "npz"])
 def test_a_stale_part_of_a_killed_writer_is_removed_by_the_next_write(tmp_path, writer):
-    """A writer killed before its rename leaves ``.NAME.PID-XXXX.part``: the next write of the same
-    file removes it (its process is gone), and leaves the .part of a live writer alone."""
+    """A writer killed before its rename leaves ``.NAME.HOST-PID-XXXX.part``: the next write of the
+    same file removes it (its process is gone), and leaves the .part of a live writer, of another
+    file and of another machine alone."""
     chain = serial_chain(3)
     name = "run.npy" if writer == "stream" else "run.npz"
-    stale = tmp_path / f".{name}.{_dead_pid()}-abc_12xy.part"
+    stale = tmp_path / f".{name}.{_files._HOST}-{_dead_pid()}-abc_12xy.part"
     stale.write_bytes(b"half a file")
-    live = tmp_path / f".{name}.{os.getppid()}-zzzzzzzz.part"  # the test runner's parent: alive
+    live = tmp_path / f".{name}.{_files._HOST}-{os.getppid()}-zzzzzzzz.part"  # the test runner's parent: alive
     live.write_bytes(b"another writer")
-    other = tmp_path / f".other.npy.{_dead_pid()}-abcdefgh.part"
+    other = tmp_path / f".other.npy.{_files._HOST}-{_dead_pid()}-abcdefgh.part"
     other.write_bytes(b"another file's")
+    elsewhere = tmp_path / f".{name}.another_machine-{_dead_pid()}-abcdefgh.part"  # a shared folder
+    elsewhere.write_bytes(b"another machine's writer")
     q0, v0 = db.neutral_configuration(chain), np.zeros(3)
     if writer == "stream":
         traj = db.simulate(chain, q0, v0, 0.1, 1e-3, save_to=tmp_path / name)
     else:
         traj = db.simulate(chain, q0, v0, 0.1, 1e-3)
         traj.to_npz(tmp_path / name)
-    assert not stale.exists() and live.exists() and other.exists()
+    assert not stale.exists() and live.exists() and other.exists() and elsewhere.exists()
     assert len(db.Trajectory.load(tmp_path / name, chain)) == len(traj) == 101
 
 
