@@ -54,6 +54,22 @@ def _address_space_left() -> int | None:
     return soft
 
 
+def _data_left() -> int | None:
+    """What ``ulimit -d`` (RLIMIT_DATA: the heap and private anonymous mappings, not the files a
+    process maps) still allows this process, or None without a limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return max(0, soft - int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return soft
+
+
 def _cgroup_left() -> int | None:
     """What the cgroup (v2) memory limit of a container still allows, or None without one."""
     try:
@@ -70,12 +86,13 @@ def _cgroup_left() -> int | None:
 def available_memory() -> tuple[int | None, str]:
     """(bytes this process may still allocate, where the figure comes from): the smallest of the
     machine's available memory (``MemAvailable`` of /proc/meminfo), the address-space limit
-    (``ulimit -v``) and a container's cgroup limit; (None, "") where none is known."""
+    (``ulimit -v``), the data-segment limit (``ulimit -d``) and a container's cgroup limit; (None, "") where none is known."""
     figures = [
         (n, what)
         for n, what in (
             (_meminfo_available(), "available on this machine"),
             (_address_space_left(), "left under the address-space limit (ulimit -v)"),
+            (_data_left(), "left under the data-segment limit (ulimit -d)"),
             (_cgroup_left(), "left under the container's memory limit"),
         )
         if n is not None

@@ -33,6 +33,7 @@ import pytest
 from hostile_cases import CONTRADICTIONS, our_outcome, pin_outcome, quiet_fd2, two_joints
 
 import denoc_bridge as db
+from denoc_bridge import _files
 from denoc_bridge.io.robots import load_robot, serial_chain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -271,7 +272,7 @@ try:
 except db.ResourceError as e:
     out = "ResourceError in %.2f s: needs %s, names %s" % (
         time.perf_counter() - t0, human_bytes(e.needed), "/".join(sorted(set(
-            w for w in ("save_every=", "dt", "t_final", "chunks", "batch_size") if w in str(e)))))
+            w for w in ("save_every=", "dt", "t_final", "chunks", "batch_size", "save_to") if w in str(e)))))
 except BaseException as e:
     out = "%s: %s" % (type(e).__name__, str(e)[:100])
 print(json.dumps({{"outcome": out}}))
@@ -314,6 +315,49 @@ def test_resources_refused_before_allocating(case):
     here = re.sub(r"in \d\.\d\d s", "within 1 s", here) if re.search(r"in 0\.\d\d s", here) else here
     record("resources", case + " (4 GB address-space limit)", here, pinocchio)
     assert here.startswith("ResourceError within 1 s"), here
+
+
+_STREAM_FLAT = """
+import json, os, resource, time
+import numpy as np
+import denoc_bridge as db
+from denoc_bridge.io.robots import serial_chain
+from denoc_bridge._resources import human_bytes
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+chain = serial_chain(6)
+q0, v0 = db.neutral_configuration(chain), np.zeros(6)
+db.simulate(chain, q0, v0, 0.01, 1e-4, method="euler", save_to={path!r})  # compiled (or loaded) first
+resource.setrlimit(resource.RLIMIT_DATA, (status("VmData:") + 256 * 2**20, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+try:
+    db.simulate(chain, q0, v0, 1000.0, 1e-4, method="euler", save_every=1, progress=False)
+    memory = "ran"
+except db.ResourceError as e:
+    memory = "refused (%s)" % ("names save_to" if "save_to=" in str(e) else "no save_to")
+traj = db.simulate(chain, q0, v0, 1000.0, 1e-4, method="euler", save_every=1, progress=False, save_to={path!r})
+mid = traj.q[len(traj) // 2].copy()
+energy = traj[::1000].total_energy
+ok = traj.status == "completed" and np.all(np.isfinite(mid)) and np.all(np.isfinite(energy))
+out = "in memory: %s; streamed: %s, %s states, a %s file read back lazily" % (
+    memory, traj.status if ok else "broken", format(len(traj), ","), human_bytes(os.path.getsize({path!r})))
+print(json.dumps({{"outcome": out, "rss_peak": status("VmHWM:"), "s": traj.wall_time}}))
+"""
+
+
+@pytest.mark.slow
+def test_resources_a_streamed_run_in_flat_memory(tmp_path):
+    """A run whose states need 2.08 GB streams to disk under a data-segment limit 256 MB above what
+    the process holds (and the 4 GB address-space limit, which the mapped file counts against)."""
+    res = isolated(_STREAM_FLAT.format(path=str(tmp_path / "run.npy")), limit_gb=4.0, timeout=900)
+    record(
+        "resources",
+        "simulate saving 10,000,001 states (2.08 GB) with save_to, under ulimit -d of 256 MB more than at the start",
+        res["outcome"],
+        "no simulator",
+    )
+    assert res["outcome"].startswith("in memory: refused (names save_to); streamed: completed"), res
 
 
 _HUGE_CHAIN = """
@@ -445,6 +489,39 @@ def test_files_torn_npz(tmp_path):
     assert here.startswith(("InputError", "DenocError")), here
 
 
+def test_files_stale_part_of_a_killed_writer(tmp_path):
+    chain = serial_chain(3)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".run.npz.{_files._HOST}-{dead.pid}-k1ll3d_x.part"
+    stale.write_bytes(b"PK\x03\x04 half of a zip")
+    traj = db.simulate(chain, db.neutral_configuration(chain), np.zeros(3), 0.1, 1e-3, progress=False)
+    traj.to_npz(tmp_path / "run.npz")
+    here = (
+        "removed by the next write of the same file" if not stale.exists() else "left in place"
+    ) + "; the new file is written and loads" * (len(db.Trajectory.load(tmp_path / "run.npz", chain)) == len(traj))
+    record(
+        "files", "a stale .part file left by a writer killed (SIGKILL) before its rename", here, "no trajectory files"
+    )
+    assert here.startswith("removed") and here.endswith("loads")
+
+
+def test_files_torn_streamed_trajectory(tmp_path):
+    chain = serial_chain(3)
+    db.simulate(
+        chain, db.neutral_configuration(chain), np.zeros(3), 0.1, 1e-3, progress=False, save_to=tmp_path / "t.npy"
+    )
+    data = (tmp_path / "t.npy").read_bytes()
+    (tmp_path / "t.npy").write_bytes(data[: len(data) // 2])
+    try:
+        db.Trajectory.load(tmp_path / "t.npy", chain)
+        here = "loads"
+    except Exception as exc:
+        here = short(exc, 60)
+    record("files", "a streamed trajectory .npy cut in half", here, "no trajectory files")
+    assert here.startswith("InputError"), here
+
+
 def test_files_trajectory_of_another_robot(tmp_path):
     chain = serial_chain(3)
     traj = db.simulate(chain, db.neutral_configuration(chain), np.zeros(3), 0.1, 1e-3, progress=False)
@@ -560,6 +637,68 @@ def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
     )
     record("interrupts", "Ctrl-C during denoc-bridge simulate --save", here, "no command line")
     assert proc.returncode == 130 and clean and traj.status == "interrupted"
+
+
+@pytest.mark.slow
+def test_interrupts_ctrl_c_during_cli_simulate_stream(tmp_path):
+    warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot", "--stream", "w"]
+    subprocess.run([sys.executable, "-m", "denoc_bridge.cli", *warm], cwd=tmp_path, env=ENV, capture_output=True)
+    (tmp_path / "run.npy").write_bytes(b"the previous file")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "denoc_bridge.cli", "simulate", "chain:6", "--duration", "5000", "--no-validate"]
+        + ["--stream", "run.npy", "--no-html", "--no-plot"],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
+    assert proc.stdout is not None
+    while not proc.stdout.readline().startswith("simulating"):
+        pass
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    traj = db.Trajectory.load(tmp_path / "run.npy", load_robot("chain:6"))
+    clean = "Traceback" not in err and sum("interrupted" in ln for ln in err.splitlines()) == 1
+    parts = list(tmp_path.glob("*.part"))
+    here = (
+        f"exit status {proc.returncode}, {'one line' if clean else 'a traceback'} on stderr, the states so far "
+        f"in the file (status {traj.status!r}, read back lazily){'' if not parts else ', a .part left'}"
+    )
+    record("interrupts", "Ctrl-C during denoc-bridge simulate --stream", here, "no command line")
+    assert proc.returncode == 130 and clean and traj.status == "interrupted" and len(traj) > 1000 and not parts
+
+
+@pytest.mark.slow
+def test_interrupts_sigkill_while_streaming(tmp_path):
+    chain = serial_chain(4)
+    q0, v0 = db.neutral_configuration(chain), np.zeros(4)
+    target = tmp_path / "run.npy"
+    db.simulate(chain, q0, v0, 0.1, 1e-3, progress=False, save_to=target)
+    before = target.read_bytes()
+    code = f"""
+        import numpy as np, denoc_bridge as db
+        from denoc_bridge.io.robots import serial_chain
+        chain = serial_chain(4)
+        print("running", flush=True)
+        db.simulate(chain, db.neutral_configuration(chain), np.zeros(4), 1e4, 1e-3, progress=False, save_to={str(target)!r})
+        """
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=ENV, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "running"
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    intact = target.read_bytes() == before
+    parts = list(tmp_path.glob(".run.npy.*.part"))
+    db.simulate(chain, q0, v0, 0.1, 1e-3, progress=False, save_to=target)
+    cleaned = not any(p.exists() for p in parts)
+    here = ("the previous file is intact" if intact else "a torn file") + (
+        "; the next run removes the killed run's .part" if parts and cleaned else "; no .part removed"
+    )
+    record("interrupts", "SIGKILL while simulate streams to a file (save_to / --stream)", here, "no trajectory files")
+    assert intact and parts and cleaned
 
 
 # ------------------------------------------------------------------------------------ table

@@ -75,6 +75,7 @@ _OPTION_WORDS = (
     ("a larger dt", "a larger --dt"),
     ("a smaller batch_size", "a smaller --batch-size"),
     ("fewer workers", "fewer --workers"),
+    ("save_to='run.npy'", "--stream run.npy"),
 )
 
 

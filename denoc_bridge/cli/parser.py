@@ -10,6 +10,7 @@ Examples::
     denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
     denoc-bridge simulate pr2 --mimic --duration 0.5  # <mimic> joints as constraints
     denoc-bridge simulate icub --no-passive           # without the URDF's joint damping
+    denoc-bridge simulate chain:6 --duration 3600 --stream run.npy --no-html   # an hour, states on disk
     denoc-bridge info panda                           # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
@@ -215,6 +216,20 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
     sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")
     sim.add_argument("--save", metavar="OUT.npz", help="also save the trajectory (Trajectory.to_npz)")
+    sim.add_argument(
+        "--stream",
+        metavar="OUT.npy",
+        help="write the saved states to OUT.npy as the run goes, in flat memory, for runs too long to "
+        "hold in memory (rk4, euler; read back with Trajectory.load); instead of --save",
+    )
+    sim.add_argument(
+        "--save-every",
+        type=int,
+        default=None,
+        metavar="K",
+        help="keep every K-th step (rk4, euler, implicit methods); default every step (with --stream), or "
+        "every step that fits in memory",
+    )
     sim.add_argument("--no-html", action="store_true", help="do not write the HTML animation")
     sim.add_argument("--no-plot", action="store_true", help="do not write the plot")
     sim.add_argument("--no-validate", action="store_true", help="skip the check against Pinocchio")

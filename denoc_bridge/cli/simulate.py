@@ -27,7 +27,7 @@ from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.mimic import MimicModel
-from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
+from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
 from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
@@ -309,6 +309,18 @@ def _energy_summary(traj, method: str, dt: float) -> None:
         print(f"warning: the energy balance is off by {rel:.0%} of the {name}: {why}")
 
 
+#: a trajectory with more states is plotted a state in k (the plots draw at most a few thousand
+#: points per curve anyway; the energies and the balance of the summary line use every state)
+MAX_PLOTTED_STATES = 200_000
+
+
+def _for_plots(traj):
+    """``traj``, or every k-th state of it when it has more than :data:`MAX_PLOTTED_STATES`
+    (a run streamed to disk: the plots then read a fraction of the file)."""
+    k = -(-len(traj) // MAX_PLOTTED_STATES)
+    return traj if k <= 1 else traj[::k]
+
+
 def _out_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "robot"
 
@@ -363,12 +375,24 @@ def simulate_command(args) -> int:
     save = Path(args.save) if args.save else None
     if save is not None and save.suffix.lower() != ".npz" and not save.is_dir():
         save = save.with_name(save.name + ".npz")  # what numpy writes
+    stream = Path(args.stream) if args.stream else None
+    if stream is not None:
+        if save is not None:
+            raise DenocError("--stream writes the trajectory as the run goes; give --save or --stream, not both")
+        if method not in FIXED_STEP_METHODS:
+            raise DenocError(f"--stream streams the fixed-step methods (rk4, euler), not --method {method}")
+        if stream.suffix.lower() != ".npy" and not stream.is_dir():
+            stream = stream.with_name(stream.name + ".npy")  # what simulate(save_to=) writes
+    if args.save_every is not None and args.save_every < 1:
+        raise DenocError(f"--save-every must be a positive whole number of steps, got {args.save_every}")
+    if args.save_every is not None and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS:
+        raise DenocError(f"--save-every is for the fixed-step methods; --method {method} saves every --dt")
     if png is not None and png.suffix.lower().lstrip(".") not in PLOT_FORMATS:
         raise DenocError(
             f"--plot: cannot write a plot as '{png.name}': give a file ending in "
             f"{', '.join('.' + f for f in PLOT_FORMATS[:4])}, ..."
         )
-    for path, option in ((html, "--html"), (png, "--plot"), (save, "--save")):
+    for path, option in ((html, "--html"), (png, "--plot"), (save, "--save"), (stream, "--stream")):
         checked_output_file(path, option)
     export_html: Callable[..., Path] | None = None  # set when html is kept
     if html is not None:
@@ -433,6 +457,8 @@ def simulate_command(args) -> int:
             passive=args.passive,
             progress=bool(sys.stderr.isatty()),
             limits=args.limits,
+            save_every=args.save_every,
+            save_to=stream,
         )
     except db.SimulationError as exc:
         text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
@@ -456,8 +482,10 @@ def simulate_command(args) -> int:
     if save is not None:
         traj.to_npz(save)
         written.append(("trajectory", save))
+    if stream is not None:
+        written.insert(0, ("trajectory", stream))
     if png is not None:
-        written.append(("plots", plot_summary(traj, png)))
+        written.append(("plots", plot_summary(_for_plots(traj) if stream else traj, png)))
     if html is not None:
         assert export_html is not None  # html is dropped (None) when the import failed
         written.append(("animation", Path(export_html(model, traj, html, fps=args.fps, color_by="module"))))

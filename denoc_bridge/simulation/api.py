@@ -50,6 +50,7 @@ partial trajectory attached.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -79,6 +80,7 @@ from denoc_bridge.simulation.common import (
     Forces,
     System,
     batch_torques,
+    check_save_every,
     check_saved_states,
     check_tolerances,
     checked_vector,
@@ -99,6 +101,7 @@ from denoc_bridge.simulation.runners import (
     run_compiled,
     run_python,
 )
+from denoc_bridge.simulation.stream import StateStream, check_disk, record_dtype, stream_target
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.simulation.tree import TreeSystem, clamp_to_limits
 
@@ -131,6 +134,7 @@ def simulate(
     baumgarte: tuple[float, float] = (10.0, 10.0),
     constraint_tol: float = 1e-12,
     limits: bool = True,
+    save_to: str | os.PathLike[str] | None = None,
 ) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
@@ -138,8 +142,8 @@ def simulate(
     ----------
     dt : step of the fixed-step methods; interval of the saved states for the adaptive ones.
     save_every : keep every k-th step (fixed-step methods); by default every step, unless
-        that would store more than ``MAX_STORED`` numbers (then the smallest k that fits,
-        with a warning).
+        that would store more than ``MAX_STORED`` numbers in memory (then the smallest k that
+        fits, with a warning; not when streaming with ``save_to``).
     rtol, atol, max_step : for the adaptive methods.
     limits : enforce the URDF's joint position limits (revolute and prismatic joints with
         finite limits, lower < upper) on a tree with the fixed-step methods: after each step a
@@ -155,6 +159,14 @@ def simulate(
         ``"baumgarte"`` with ``baumgarte = (alpha, beta)`` in 1/s, or ``"none"``; see
         :mod:`denoc_bridge.simulation.loops`.  The trajectory then carries
         ``constraint_error`` (per saved state) and ``constraint_drift``.
+    save_to : a ``.npy`` file (the suffix is appended when missing) the saved states are
+        streamed to as the run goes (rk4 and euler, every kind of model): memory holds one
+        chunk of states (:data:`~denoc_bridge.simulation.stream.STREAM_CHUNK_BYTES`) however
+        long the run, and the trajectory returned reads the file lazily (memory-mapped; see
+        :mod:`denoc_bridge.simulation.stream` for the format).  The file appears when the run
+        ends, completed, interrupted (Ctrl-C) or failed, with the states up to there; until
+        then the previous file stays.  The numbers are those of the run in memory, bit for
+        bit.  A run whose states would not fit on the disk is refused at once.
 
     Returns
     -------
@@ -185,6 +197,11 @@ def simulate(
             mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
         )
         q0, v0 = initial_state(model, q0, v0, opts[2], opts[3])
+    if save_to is not None and method not in FIXED_STEP_METHODS:
+        raise InputError(
+            f"save_to streams the fixed-step runs (rk4, euler); method {method!r} keeps its states in memory "
+            + ("(pass save_every to keep fewer)" if method in IMPLICIT_METHODS else "(a larger dt saves fewer states)")
+        )
     if method in IMPLICIT_METHODS:
         if not isinstance(system, TreeSystem) or dynamics != "recursive":
             raise InputError(
@@ -200,21 +217,73 @@ def simulate(
         stride = save_stride(model, n_steps, save_every)
         return run_implicit(model, q0, v0, dt, n_steps, forces, method, stride, progress, system)
     if method in FIXED_STEP_METHODS:
-        stride = save_stride(model, n_steps, save_every)
         python = forces.python_loop or forces.cholesky or system.kernel_system() is None
-        check_saved_states(model, n_steps, stride, count_saves(n_steps, stride), python_lists=python)
-        if python:
-            return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
-        try:
-            return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
-        except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
-            system = system_of(model, forces, passive, opts, limits)
-            return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system)
+        if save_to is not None:
+            stride = 1 if save_every is None else check_save_every(save_every)
+            target = stream_target(save_to)
+            n_saves = count_saves(n_steps, stride)
+            check_disk(target, record_dtype(system.nq, system.nv, system.loops, system.stops), n_saves, n_steps, stride)
+            stream = StateStream(target, system.nq, system.nv, system.loops, system.stops, n_saves, stride)
+            try:
+                return _run_fixed(
+                    model,
+                    q0,
+                    v0,
+                    dt,
+                    n_steps,
+                    forces,
+                    method,
+                    passive,
+                    stride,
+                    progress,
+                    system,
+                    python,
+                    opts,
+                    limits,
+                    stream,
+                )
+            finally:
+                stream.abort()  # a no-op once the run has written its file; else the previous file stays
+        stride = save_stride(model, n_steps, save_every)
+        check_saved_states(model, n_steps, stride, count_saves(n_steps, stride), python_lists=python, stream=True)
+        return _run_fixed(
+            model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, python, opts, limits
+        )
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     rtol, atol, max_step = check_tolerances(rtol, atol, max_step)
     check_saved_states(model, n_steps, 1, int(t_final / dt) + 2, python_lists=True, adaptive=True)
     return run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol, max_step, progress, system)
+
+
+def _run_fixed(
+    model: Model | MimicModel,
+    q0: npt.ArrayLike,
+    v0: npt.ArrayLike,
+    dt: float,
+    n_steps: int,
+    forces: Forces,
+    method: str,
+    passive: bool,
+    stride: int,
+    progress: bool | None,
+    system: System,
+    python: bool,
+    opts: tuple | None,
+    limits: bool,
+    stream: StateStream | None = None,
+) -> Trajectory:
+    """The fixed-step run: compiled, or stage by stage from Python (``python``); a mimic model whose
+    tree alone becomes singular in the compiled run starts again from Python in its dense form."""
+    if python:
+        return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream)
+    try:
+        return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream)
+    except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start
+        system = system_of(model, forces, passive, opts, limits)
+        if stream is not None:
+            stream.reset()
+        return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream)
 
 
 def simulate_batch(

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from denoc_bridge._resources import MEMORY_FRACTION, available_memory, check_memory
+from denoc_bridge._resources import MEMORY_FRACTION, available_memory, check_memory, human_bytes
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
@@ -270,10 +270,18 @@ def state_bytes(model, python_lists: bool = False) -> int:
 
 
 def check_saved_states(
-    model, n_steps: int, stride: int, n_saves: int, cases: int = 1, python_lists: bool = False, adaptive: bool = False
+    model,
+    n_steps: int,
+    stride: int,
+    n_saves: int,
+    cases: int = 1,
+    python_lists: bool = False,
+    adaptive: bool = False,
+    stream: bool = False,
 ) -> None:
     """Refuse (:class:`~denoc_bridge.errors.ResourceError`, at once) a run whose saved states
-    cannot fit in memory, naming the figure and the options that help."""
+    cannot fit in memory, naming the figure and the options that help (``stream``: the run could
+    stream them to disk, ``save_to``)."""
     per = state_bytes(model, python_lists)
     need = cases * n_saves * per
     available, _ = available_memory()
@@ -289,6 +297,11 @@ def check_saved_states(
         helps = f"pass save_every={k} (or more: every k-th state is kept), a shorter t_final or a larger dt"
     if cases > 1:
         helps += ", or fewer cases per call"
+    if stream:
+        helps += (
+            f", or stream the states to disk with save_to='run.npy' (memory then holds one chunk of them; "
+            f"{human_bytes(n_saves * per)} on disk)"
+        )
     check_memory(need, what, helps)
 
 
@@ -365,6 +378,8 @@ class System:
     #: a compiled run that meets a singular tree is rerun from Python (a mimic model's dense form)
     singular_fallback = False
     evals = 0
+    nq: int
+    nv: int
     forces: Forces
     K: np.ndarray
     D: np.ndarray

@@ -24,47 +24,145 @@ from denoc_bridge.simulation.common import (
     run_error,
     saved_steps,
 )
+from denoc_bridge.simulation.trajectory import Trajectory
 
 
-def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
+def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None):
     """The fixed-step methods as the one compiled run (:mod:`denoc_bridge.kernels.run`) of
-    ``system``, in chunks sized for the progress bar and Ctrl-C."""
+    ``system``, in chunks sized for the progress bar and Ctrl-C.  With ``stream`` (a
+    :class:`.stream.StateStream`) the saved rows go to its file a buffer at a time (the same
+    calls, with at most a buffer's rows each) and the trajectory returned reads that file."""
     nq, nv = system.nq, system.nv
     n_saves = count_saves(n_steps, stride)
-    Q, V, A = np.empty((n_saves, nq)), np.empty((n_saves, nv)), np.empty((n_saves, nv))
-    E = np.zeros(n_saves if system.loops else 0)
-    S = np.zeros(n_saves if system.stops else 0)
+    rows = n_saves if stream is None else min(n_saves, stream.buffer_rows)
+    Q, V, A = np.empty((rows, nq)), np.empty((rows, nv)), np.empty((rows, nv))
+    E = np.zeros(rows if system.loops else 0)
+    S = np.zeros(rows if system.stops else 0)
     out = Saves(Q, V, A, E, S)
+    buf = _Buffer(stream, model, forces, dt, stride, Q, V, A, E, S)
     q, v = q0.copy(), v0.copy()
     ksys, fc = system.kernel_system(), system.forcing()
     s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
     stepper = kr.rk4_run if rk4 else kr.euler_run
-    step, saved, status, chunk = 0, 0, 0, 8
-    compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, saved, out, s)  # before the clock
+    step, status, chunk = 0, 0, 8
+    compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, 0, out, s)  # before the clock
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
+            if stream is not None:
+                if buf.filled == rows:
+                    buf.flush()
+                n = min(n, (rows - buf.filled) * stride)  # at most the rows left in the buffer
             t0 = time.perf_counter()
-            done, status, k = stepper(ksys, fc, q, v, step, n, dt, stride, saved, out, s)
+            done, status, k = stepper(ksys, fc, q, v, step, n, dt, stride, buf.filled, out, s)
             step += done
-            saved += k
+            buf.saved += k
+            buf.filled += k
             if status:
                 break
             elapsed = time.perf_counter() - t0
             chunk = max(1, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-6))))
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
-    traj = finish_run(
-        model, forces, method, dt, stride, step, q, v, Q, V, A, saved, status, interrupted, wall, system, E, S
-    )
+    if status > 0 and system.singular_fallback:
+        raise SingularTree(status)
+    if stream is None:
+        traj = finish_run(
+            model, forces, method, dt, stride, step, q, v, Q, V, A, buf.saved, status, interrupted, wall, system, E, S
+        )
+    else:
+        traj = finish_stream(buf, method, step, q, v, status, interrupted, wall, system, 4 if rk4 else 1)
     if status:
-        if status > 0 and system.singular_fallback:
-            raise SingularTree(status)
         raise system.failure(status, step * dt, failed_stage(s, rk4, q, v, nq, nv), traj)
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
+
+
+class _Buffer:
+    """The rows of a compiled run not yet written to its stream: ``saved`` rows in all, the last
+    ``filled`` of them in the buffer (Q, V, A, E, S).  :meth:`flush` writes the rows the stream
+    does not hold yet, so that a Ctrl-C inside a flush writes no row twice."""
+
+    def __init__(self, stream, model, forces, dt, stride, Q, V, A, E, S):
+        self.stream, self.model, self.forces, self.dt, self.stride = stream, model, forces, dt, stride
+        self.Q, self.V, self.A, self.E, self.S = Q, V, A, E, S
+        self.saved = self.filled = 0
+
+    def flush(self, final_step=None):
+        """Write the buffer's rows (the last one the final state at ``final_step``, if given)."""
+        first = self.saved - self.filled  # the run's index of the buffer's row 0
+        skip = max(0, self.stream.rows - first)
+        if skip < self.filled:
+            steps = (first + np.arange(skip, self.filled)) * self.stride
+            if final_step is not None:
+                steps[-1] = final_step
+            r = slice(skip, self.filled)
+            self.stream.append(
+                steps * self.dt,
+                self.Q[r],
+                self.V[r],
+                self.A[r],
+                actuation_table(self.model, self.forces, steps),
+                self.E[r] if self.E.shape[0] else None,
+                self.S[r] if self.S.shape[0] else None,
+            )
+        self.filled = 0
+
+
+def _final_row(forces, system, dt, step, q, v, Q, V, A, E, S, r, final_stops=None):
+    """The final state of a completed run into row r (with its acceleration, loop error, stops' energy)."""
+    tau_end = forces.tau_at(step * dt, q, v, step)
+    a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
+    Q[r], V[r], A[r] = q, v, a_end
+    if system.loops:
+        E[r] = system.error(q)
+    if system.stops:
+        S[r] = system.stop_energy() if final_stops is None else final_stops
+
+
+def finish_stream(buf, method, step, q, v, status, interrupted, wall, system, evals_per_step):
+    """The end of a streamed compiled run (completed, interrupted or failed): the final state when
+    it completed, the last rows, the footer and the rename; the trajectory reads the file."""
+    completed = not status and not interrupted
+    if completed:
+        if buf.filled == buf.Q.shape[0]:
+            buf.flush()
+        _final_row(buf.forces, system, buf.dt, step, q, v, buf.Q, buf.V, buf.A, buf.E, buf.S, buf.filled)
+        buf.filled += 1
+        buf.saved += 1
+    buf.flush(step if completed else None)
+    state = "interrupted" if interrupted else ("failed" if status else "completed")
+    message = f"interrupted by the user at t = {step * buf.dt:.6g} s" if interrupted else ""
+    evals = evals_per_step * step + (1 if completed else 0)
+    return stream_trajectory(
+        buf.stream, buf.model, buf.forces, method, buf.dt, wall, step, evals, state, message, system
+    )
+
+
+def stream_trajectory(stream, model, forces, method, dt, wall, steps, evals, state, message, system):
+    """Finish ``stream`` with the run's metadata and return its trajectory, read lazily."""
+    f_ext = forces.fext_pin
+    stream.finish(
+        {
+            "model": model.name,
+            "joint_names": list(model.joint_names),
+            "nq": model.nq,
+            "nv": model.nv,
+            "method": method,
+            "dt": dt,
+            "wall_time": wall,
+            "n_steps": int(steps),
+            "n_evaluations": int(evals),
+            "status": state,
+            "message": message,
+            "passive": bool(forces.passive),
+            "f_ext": None if f_ext is None else np.asarray(f_ext).tolist(),
+            "constraint_drift": float(system.drift) if system.loops else float("nan"),
+        }
+    )
+    return Trajectory.load(stream.target, model)
 
 
 def compile_for(kernel, *args):
@@ -114,13 +212,7 @@ def finish_run(
     the run completed (also when stride does not divide the number of steps)."""
     completed = not status and not interrupted
     if completed:  # the final state
-        tau_end = forces.tau_at(step * dt, q, v, step)
-        a_end = system.saved_accelerations([step * dt], q[None], v[None], tau_end[None])[0]
-        Q[saved], V[saved], A[saved] = q, v, a_end
-        if system.loops:
-            E[saved] = system.error(q)
-        if system.stops:
-            S[saved] = system.stop_energy() if final_stops is None else final_stops
+        _final_row(forces, system, dt, step, q, v, Q, V, A, E, S, saved, final_stops)
         saved += 1
     steps = saved_steps(saved, stride, step if completed else None)
     t = steps * dt
@@ -148,13 +240,15 @@ def finish_run(
     return traj
 
 
-def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system):
+def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None):
     """The fixed-step methods stage by stage from Python (a callable tau or f_ext, the dense
     forms, a system without a compiled form): the steps of the compiled run, each stage one
-    call of ``system.accelerations``, and after each step ``system.end_step``."""
+    call of ``system.accelerations``, and after each step ``system.end_step``.  With ``stream``
+    the saved rows go to its file a buffer at a time."""
     nq, nv = system.nq, system.nv
     f = system.accelerations
     Q, V, A, TAU, E, S = [], [], [], [], [], []
+    rows = _Rows(stream, stride, dt, nq, nv, (Q, V, A, TAU, E, S))
     q, v = q0.copy(), v0.copy()
     failed = None
     xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
@@ -172,6 +266,8 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
                 Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
                 E.append(system.error(q))
                 S.append(system.stop_energy())
+                if stream is not None and len(Q) >= stream.buffer_rows:
+                    rows.flush()
             if method == "euler":
                 v += dt * kv[0]
                 system.integrate(q, dt * v, q)
@@ -212,6 +308,12 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
             E.append(system.error(q))
             S.append(system.stop_energy())
             final = n_steps
+    if stream is not None:
+        rows.flush(final)
+        state = "interrupted" if interrupted else ("failed" if failed else "completed")
+        message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+        traj = stream_trajectory(stream, model, forces, method, dt, wall, step, system.evals, state, message, system)
+        return _python_end(system, failed, interrupted, message, traj)
     n = len(Q)
 
     def stack(x, width):
@@ -237,14 +339,50 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         message,
     )
     system.annotate(traj, E, S)
+    return _python_end(system, failed, interrupted, message, traj)
+
+
+def _python_end(system, failed, interrupted, message, traj):
     if failed:
         st, t_bad, detail = failed
         if st is None:
             raise SimulationError(detail, t_bad, "", traj)
         raise system.failure(st, t_bad, detail, traj)
     if interrupted:
-        warnings.warn(message, stacklevel=3)
+        warnings.warn(message, stacklevel=4)
     return traj
+
+
+class _Rows:
+    """The saved rows of a run from Python (lists) not yet written to its stream: ``first`` is the
+    run's index of the lists' first row.  :meth:`flush` writes the rows the stream does not hold
+    yet (a Ctrl-C inside a flush writes no row twice) and empties the lists."""
+
+    def __init__(self, stream, stride, dt, nq, nv, lists):
+        self.stream, self.stride, self.dt, self.nq, self.nv, self.lists = stream, stride, dt, nq, nv, lists
+        self.first = 0
+
+    def flush(self, final_step=None):
+        Q, V, A, TAU, E, S = self.lists
+        n = len(Q)
+        skip = max(0, self.stream.rows - self.first)
+        if skip < n:
+            steps = (self.first + np.arange(skip, n)) * self.stride
+            if final_step is not None:
+                steps[-1] = final_step
+            stops = np.array(S[skip:n], dtype=float) if self.stream.stops else None
+            self.stream.append(
+                steps * self.dt,
+                np.array(Q[skip:n]).reshape(-1, self.nq),
+                np.array(V[skip:n]).reshape(-1, self.nv),
+                np.array(A[skip:n]).reshape(-1, self.nv),
+                np.array(TAU[skip:n]).reshape(-1, self.nv),
+                np.array(E[skip:n], dtype=float) if self.stream.loops else None,
+                stops,
+            )
+        self.first += n
+        for x in self.lists:
+            x.clear()
 
 
 class _Bad(Exception):

@@ -5,7 +5,11 @@ configuration ``q`` (N, nq), velocity ``v`` (N, nv), acceleration ``a`` (N, nv) 
 the actuation ``tau`` (N, nv) (without the joint springs and dampers of the model,
 which :meth:`Trajectory.passive_forces` gives), plus the constant external wrenches
 ``f_ext`` if any.  Energies are computed on first use with the compiled O(n)
-recursion (:func:`denoc_bridge.energies`) for all instants at once.
+recursion (:func:`denoc_bridge.energies`), :data:`BLOCK` instants at a time.
+
+A trajectory streamed to disk (``simulate(..., save_to="run.npy")``, :mod:`.stream`) holds its
+arrays memory-mapped: ``traj.q[i]``, ``traj.q[a:b]``, ``traj[::k]`` (a trajectory of every k-th
+state) and the energies read only the rows they need, a block at a time.
 """
 
 from __future__ import annotations
@@ -28,8 +32,13 @@ from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
+from denoc_bridge.simulation.stream import is_stream, read_states
 
 __all__ = ["Trajectory"]
+
+#: the instants the energies and the power of a trajectory are computed for at once (a streamed
+#: trajectory's rows are read a block at a time)
+BLOCK = 65536
 
 
 def _real(x: npt.ArrayLike, name: str) -> np.ndarray:
@@ -129,6 +138,44 @@ class Trajectory:
     def __len__(self) -> int:
         return int(self.t.shape[0])
 
+    def __iter__(self) -> Any:
+        raise TypeError("a Trajectory is not iterable: its states are rows of traj.t, traj.q, traj.v, ...")
+
+    def __getitem__(self, index: slice) -> Trajectory:
+        """The trajectory of the states ``index`` (a slice: ``traj[::100]`` keeps every 100th
+        state, ``traj[-1000:]`` the last thousand); views of the arrays, so that a streamed
+        trajectory stays on disk."""
+        if not isinstance(index, slice):
+            raise InputError(
+                f"a Trajectory is indexed with a slice (traj[a:b:k]), got {type(index).__name__}; "
+                "traj.q[i] is the configuration of state i"
+            )
+
+        def cut(x: np.ndarray | None) -> np.ndarray | None:
+            return None if x is None else x[index]
+
+        return Trajectory(
+            self.model,
+            self.t[index],
+            self.q[index],
+            self.v[index],
+            self.a[index],
+            self.tau[index],
+            self.f_ext,
+            self.method,
+            self.dt,
+            self.wall_time,
+            self.n_steps,
+            self.n_evaluations,
+            self.status,
+            self.message,
+            cut(self.constraint_error),
+            self.constraint_drift,
+            self.passive,
+            cut(self.limit_work),
+            dict(self.solver_stats),
+        )
+
     def __repr__(self) -> str:
         span = f"t = {self.t[0]:g} .. {self.t[-1]:g} s" if len(self) else "empty"
         return (
@@ -139,10 +186,12 @@ class Trajectory:
     # ------------------------------------------------------------------ energies and power
     def _energies(self) -> tuple[np.ndarray, np.ndarray]:
         if "energies" not in self._cache:
-            if len(self):
-                self._cache["energies"] = energies(self.model, self.q, self.v, springs=self.passive)
-            else:
-                self._cache["energies"] = (np.zeros(0), np.zeros(0))
+            n = len(self)
+            T, V = np.empty(n), np.empty(n)
+            for i in range(0, n, BLOCK):
+                b = slice(i, min(n, i + BLOCK))
+                T[b], V[b] = energies(self.model, self.q[b], self.v[b], springs=self.passive)
+            self._cache["energies"] = (T, V)
         return self._cache["energies"]
 
     @property
@@ -184,18 +233,29 @@ class Trajectory:
             if not len(self):
                 self._cache["power"] = np.zeros(0)
                 return self._cache["power"]
-            tree, q, v, a = self._tree_states()
-            if not self.passive:
-                p = np.einsum("ij,ij->i", self.tau, self.v)
-            elif tree is self.model:
-                p = np.einsum("ij,ij->i", self.tau - tree.damping * v, v)
-            else:  # the dampers act on the tree's joints
-                p = np.einsum("ij,ij->i", self.tau, self.v) - np.einsum("ij,ij->i", tree.damping * v, v)
-            if self.f_ext is not None:
-                jtf = tid(tree, q, v, a) - tid(tree, q, v, a, self.f_ext)
-                p = p + np.einsum("ij,ij->i", jtf, v)
+            n = len(self)
+            p = np.empty(n)
+            for i in range(0, n, BLOCK):
+                b = slice(i, min(n, i + BLOCK))
+                p[b] = self._power(b)
             self._cache["power"] = p
         return self._cache["power"]
+
+    def _power(self, b: slice) -> np.ndarray:
+        """:attr:`power_in` at the states ``b``."""
+        tree, q, v, a = self[b]._tree_states()
+        tau, vr = self.tau[b], self.v[b]
+        if not self.passive:
+            p = np.einsum("ij,ij->i", tau, vr)
+        elif tree is self.model:
+            p = np.einsum("ij,ij->i", tau - tree.damping * v, v)
+        else:  # the dampers act on the tree's joints
+            p = np.einsum("ij,ij->i", tau, vr) - np.einsum("ij,ij->i", tree.damping * v, v)
+        if self.f_ext is not None:
+            q, v, a = (np.ascontiguousarray(x) for x in (q, v, a))
+            jtf = tid(tree, q, v, a) - tid(tree, q, v, a, self.f_ext)
+            p = p + np.einsum("ij,ij->i", jtf, v)
+        return p
 
     def energy_drift(self, relative: bool = False) -> np.ndarray:
         """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost, with
@@ -341,9 +401,14 @@ class Trajectory:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | IO[bytes], model: Model | MimicModel) -> Trajectory:
-        """A trajectory saved by :meth:`to_npz`, for ``model`` (checked by its joint names)."""
+        """A trajectory saved by :meth:`to_npz`, or streamed to disk by
+        ``simulate(..., save_to=path)`` (a ``.npy`` file, read lazily: memory-mapped, see
+        :mod:`denoc_bridge.simulation.stream`), for ``model`` (checked by its joint names)."""
 
         check_model(model)
+        if is_stream(path):
+            assert isinstance(path, (str, os.PathLike))  # is_stream reads paths only
+            return cls._from_stream(path, model)
         try:
             f = np.load(path, allow_pickle=False)
         except (ValueError, EOFError, zipfile.BadZipFile):
@@ -390,3 +455,32 @@ class Trajectory:
                 passive,
                 stops,
             )
+
+    @classmethod
+    def _from_stream(cls, path: str | os.PathLike[str], model: Model | MimicModel) -> Trajectory:
+        rec, meta = read_states(path)
+        names = tuple(meta.get("joint_names", ()))
+        if names != tuple(model.joint_names) or (meta.get("nq"), meta.get("nv")) != (model.nq, model.nv):
+            raise InputError(f"{path}: streamed for a model with joints {names[:3]}..., not for '{model.name}'")
+        fields = rec.dtype.names or ()
+        f_ext = meta.get("f_ext")
+        return cls(
+            model,
+            rec["t"],
+            rec["q"],
+            rec["v"],
+            rec["a"],
+            rec["tau"],
+            None if f_ext is None else np.array(f_ext, dtype=float),
+            str(meta["method"]),
+            float(meta["dt"]),
+            float(meta["wall_time"]),
+            int(meta["n_steps"]),
+            int(meta["n_evaluations"]),
+            str(meta["status"]),
+            str(meta["message"]),
+            rec["constraint_error"] if "constraint_error" in fields else None,
+            float(meta.get("constraint_drift", float("nan"))),
+            bool(meta.get("passive", True)),
+            rec["limit_work"] if "limit_work" in fields else None,
+        )

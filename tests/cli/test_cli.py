@@ -292,6 +292,14 @@ def test_torque_from_a_csv_file(tmp_path):
         ),
         (["simulate", "gripper", "--html", "/proc/x.html"], "--html: cannot write /proc/x.html"),
         (["simulate", "gripper", "--save", "."], "--save: . is a folder; give a file name"),
+        (["simulate", "gripper", "--stream", "a.npy", "--save", "b.npz"], "give --save or --stream, not both"),
+        (["simulate", "gripper", "--stream", "a.npy", "--method", "RK45"], "--stream streams the fixed-step methods"),
+        (["simulate", "gripper", "--stream", "/proc/a.npy"], "--stream: cannot write /proc/a.npy"),
+        (["simulate", "gripper", "--save-every", "0"], "--save-every must be a positive whole number of steps"),
+        (
+            ["simulate", "chain:6", "--duration", "1e6", "--dt", "1e-4", "--save-every", "1", "--no-validate"],
+            "or stream the states to disk with --stream run.npy",
+        ),
         (["simulate", "gripper", "--fps", "1e9"], "--fps must be a frame rate between 0 and 1000 per second"),
         (["simulate", "gripper", "--html", "x.html", "--no-html"], "--html and --no-html contradict each other"),
         (["simulate", "gripper", "--q0", "1_0", "0", "0", "0"], "--q0: '1_0' is not a number"),
@@ -329,6 +337,22 @@ def test_save_names_the_file_it_writes(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"wrote trajectory {(tmp_path / 'run.npz').resolve()}" in r.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
+
+
+def test_stream_writes_the_states_as_the_run_goes(tmp_path):
+    """--stream run writes run.npy (the suffix appended) and says so; it reads back lazily with the
+    numbers of the same run in memory; --save-every keeps every k-th step."""
+    r = denoc_bridge_cmd(
+        "simulate", "chain:3", "--duration", "0.5", "--no-html", "--no-plot", "--no-validate",
+        "--stream", "run", "--save-every", "10", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"wrote trajectory {(tmp_path / 'run.npy').resolve()}" in r.stdout and "51 saved states" in r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npy"]
+    chain = db.load_robot("chain:3")
+    traj = db.Trajectory.load(tmp_path / "run.npy", chain)
+    memory = db.simulate(chain, db.neutral_configuration(chain), np.zeros(3), 0.5, 1e-3, save_every=10)
+    assert np.array_equal(traj.q, memory.q) and np.array_equal(traj.t, memory.t)
 
 
 @pytest.mark.slow

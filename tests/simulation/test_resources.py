@@ -26,6 +26,7 @@ def fake_memory(monkeypatch):
     def set_available(n_bytes):
         monkeypatch.setattr(_resources, "_meminfo_available", lambda: n_bytes)
         monkeypatch.setattr(_resources, "_address_space_left", lambda: None)
+        monkeypatch.setattr(_resources, "_data_left", lambda: None)
         monkeypatch.setattr(_resources, "_cgroup_left", lambda: None)
 
     return set_available
@@ -49,6 +50,7 @@ def test_simulate_every_state_of_a_long_run_is_refused_with_save_every(chain):
         r"a run of 'chain6' saving 10,000,000,001 states of 208 bytes each would need about 2.08 TB of memory, "
         r"but .* is (available on this machine|left under).*pass save_every=\d+",
     )
+    assert "or stream the states to disk with save_to='run.npy'" in str(exc)  # issue 25: streaming helps
     k = int(str(exc).split("save_every=")[1].split()[0])
     assert 2 * count_bytes(chain, 10**10, k) <= _resources.available_memory()[0]  # the advice fits
 
@@ -132,6 +134,9 @@ def test_the_boundary_is_the_available_memory(chain, fake_memory):
 def test_available_memory_takes_the_smallest_limit(monkeypatch):
     monkeypatch.setattr(_resources, "_meminfo_available", lambda: 8 * 10**9)
     monkeypatch.setattr(_resources, "_address_space_left", lambda: 3 * 10**9)
+    monkeypatch.setattr(_resources, "_data_left", lambda: None)
     monkeypatch.setattr(_resources, "_cgroup_left", lambda: None)
     assert _resources.available_memory() == (3 * 10**9, "left under the address-space limit (ulimit -v)")
+    monkeypatch.setattr(_resources, "_data_left", lambda: 2 * 10**9)
+    assert _resources.available_memory() == (2 * 10**9, "left under the data-segment limit (ulimit -d)")
     assert _resources.human_bytes(3.2e9) == "3.2 GB" and _resources.human_bytes(12) == "12 B"
