@@ -133,6 +133,13 @@ def test_jit_and_vmap_equal_the_plain_calls(vmap_method):
     for b in range(B):
         for a, c in zip(batched, grad(Q[b], V[b], T[b])):
             np.testing.assert_array_equal(np.asarray(a[b]), np.asarray(c))
+    # nested batches: a jacobian per state (jacrev's vmap inside the outer one), a grid of states
+    jac = jax.jacrev(f, argnums=0)
+    J = jax.jit(jax.vmap(jac))(Q, V, T)
+    np.testing.assert_array_equal(np.asarray(J[1]), np.asarray(jac(Q[1], V[1], T[1])))
+    grid = jax.vmap(jax.vmap(f, in_axes=(None, 0, None)), in_axes=(0, None, 0))(Q, V, T)
+    assert grid.shape == (B, B, model.nv)
+    np.testing.assert_array_equal(np.asarray(grid[1, 2]), np.asarray(f(Q[1], V[2], T[1])))
 
 
 def test_refused_inputs():
