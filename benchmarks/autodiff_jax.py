@@ -12,9 +12,12 @@ timed side by side in one process (medians of interleaved rounds,
   a factorised forward dynamics);
 * ``jax fd``: ``jax.jit(f)`` of the bridge (one ``pure_callback``);
 * ``jax grad``: ``jax.jit(jax.grad(loss, argnums=(0, 1, 2)))`` of ``loss = w . f(q, v, tau)``
-  (two callbacks: the primal and the adjoint).
+  (one callback: the adjoint; XLA drops the primal callback, whose value the gradient does not
+  need: a ``pure_callback`` is pure);
+* ``jax value_and_grad``: the same with the loss (two callbacks).
 
-The overhead of a ``pure_callback`` is ``jax fd - fd`` and ``(jax grad - fd - vjp) / 2``.  Then
+The overhead of a ``pure_callback`` is ``jax fd - fd``, ``jax grad - vjp`` and
+``(jax value_and_grad - fd - vjp) / 2``.  Then
 a batch of ``--batch`` panda states under ``jax.vmap`` with each ``vmap_method``, against the
 package's batch entry (on all numba threads and on one: on a loaded machine the thread pool's
 start dominates small batches) and a Python loop of adjoints.  Prints a markdown table; ``--out`` also
@@ -57,7 +60,12 @@ def single(model, repeats: int, min_time: float) -> dict:
     f = forward_dynamics(model)
     jq, jv, jtau, jw = (jnp.asarray(x) for x in (q, v, tau, w))
     jf = jax.jit(f)
-    jgrad = jax.jit(jax.grad(lambda q, v, tau: jnp.dot(jw, f(q, v, tau)), argnums=(0, 1, 2)))
+
+    def loss(q, v, tau):
+        return jnp.dot(jw, f(q, v, tau))
+
+    jgrad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    jvgrad = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
     g = jgrad(jq, jv, jtau)  # compiled; and checked against the package's adjoint
     ref = db.forward_dynamics_vjp(model, q, v, tau, w)
     err = max(float(np.abs(np.asarray(a) - b).max() / np.abs(b).max()) for a, b in zip(g, ref))
@@ -66,6 +74,7 @@ def single(model, repeats: int, min_time: float) -> dict:
         "vjp": lambda: db.forward_dynamics_vjp(model, q, v, tau, w),
         "jax fd": lambda: jf(jq, jv, jtau).block_until_ready(),
         "jax grad": lambda: jax.block_until_ready(jgrad(jq, jv, jtau)),
+        "jax value_and_grad": lambda: jax.block_until_ready(jvgrad(jq, jv, jtau)),
     }
     t = interleaved(fns, repeats, min_time)
     return dict(
@@ -76,7 +85,8 @@ def single(model, repeats: int, min_time: float) -> dict:
         grad_over_vjp=t["jax grad"] / t["vjp"],
         jax_fd_over_fd=t["jax fd"] / t["fd"],
         callback_us=(t["jax fd"] - t["fd"]) * 1e6,
-        callback_us_in_grad=(t["jax grad"] - t["fd"] - t["vjp"]) / 2 * 1e6,
+        callback_us_in_grad=(t["jax grad"] - t["vjp"]) * 1e6,
+        callback_us_in_value_and_grad=(t["jax value_and_grad"] - t["fd"] - t["vjp"]) / 2 * 1e6,
         grad_rel_diff=err,
     )
 
@@ -127,16 +137,16 @@ def run(chain: int, B: int, repeats: int, min_time: float) -> dict:
 
 def markdown(result: dict) -> str:
     lines = [
-        "| model | DOF | fd (us) | vjp (us) | jax fd (us) | jax grad (us) | grad / fd | grad / vjp "
-        "| callback (us) | callback in grad (us) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | DOF | fd (us) | vjp (us) | jax fd (us) | jax grad (us) | jax value_and_grad (us) | grad / fd "
+        "| grad / vjp | callback (us): in fd, grad, value_and_grad |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in result["rows"]:
         u = r["us"]
         lines.append(
             f"| {r['model']} | {r['nv']:,} | {u['fd']:.1f} | {u['vjp']:.1f} | {u['jax fd']:.1f} | {u['jax grad']:.1f} "
-            f"| {r['grad_over_fd']:.1f}x | {r['grad_over_vjp']:.2f}x | {r['callback_us']:.1f} "
-            f"| {r['callback_us_in_grad']:.1f} |"
+            f"| {u['jax value_and_grad']:.1f} | {r['grad_over_fd']:.1f}x | {r['grad_over_vjp']:.2f}x "
+            f"| {r['callback_us']:.0f}, {r['callback_us_in_grad']:.0f}, {r['callback_us_in_value_and_grad']:.0f} |"
         )
     b = result["batch"]
     lines += ["", f"A batch of {b['batch']} states of {b['model']} (us per batch):", "", "| call | us |", "|---|---:|"]

@@ -37,8 +37,8 @@ Under :func:`jax.vmap` the callbacks use ``vmap_method="expand_dims"`` (default)
 per batch (any number of nested batch axes), the primal through the package's batch entry
 (``forward_dynamics`` on a leading axis, parallel over numba's threads), the adjoint one state
 after the other in that call (the adjoint has no batch entry).  ``"sequential"`` (one host call
-per state, a ``jax.lax.map``) is kept as an option; ``benchmarks/autodiff_jax.py`` measured it 8x
-slower for a batch of 64 panda gradients (43 ms against 5.3 ms; a host callback costs a few
+per state, a ``jax.lax.map``) is kept as an option; ``benchmarks/autodiff_jax.py`` measured it 9x
+slower for a batch of 64 panda gradients (19 ms against 2.2 ms; a host callback costs a few
 hundred microseconds on a loaded 2-core machine).
 
 Precision

@@ -3,6 +3,9 @@ jit / vmap / jacrev against the plain calls and the dense derivatives, refused i
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -180,3 +183,24 @@ def test_refused_models():
         forward_dynamics(mimic)
     with pytest.raises(db.InputError, match=r"is a model with 1 loop closure\(s\)"):
         forward_dynamics(db.generators.fourbar())
+
+
+def test_optional_dependency():
+    """denoc_bridge never imports JAX; without JAX the bridge's import names the extra."""
+    code = (
+        "import sys\n"
+        "import denoc_bridge, denoc_bridge.autodiff\n"
+        "print('jax' in sys.modules)\n"
+        "sys.modules['jax'] = None\n"
+        "try:\n"
+        "    import denoc_bridge.autodiff.jax\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.splitlines() == [
+        "False",
+        "denoc_bridge.autodiff.jax needs JAX: pip install 'denoc-bridge[autodiff]' (or pip install jax)",
+    ], out.stdout + out.stderr
