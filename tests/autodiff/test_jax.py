@@ -117,7 +117,7 @@ def test_jacrev_is_the_dense_derivatives(case):
         np.testing.assert_allclose(np.asarray(J), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
 
 
-@pytest.mark.parametrize("vmap_method", ["expand_dims", "sequential"])
+@pytest.mark.parametrize("vmap_method", ["expand_dims", pytest.param("sequential", marks=pytest.mark.slow)])
 def test_jit_and_vmap_equal_the_plain_calls(vmap_method):
     model = _model("tree")
     f = forward_dynamics(model, vmap_method=vmap_method)
