@@ -231,7 +231,7 @@ def _argument(x: Any, name: str, n: int, dim: str, model: Model) -> Any:
             "denoc_bridge.autodiff.jax computes in float64, and JAX's 64-bit mode is off (its arrays "
             'are float32): run jax.config.update("jax_enable_x64", True) at start-up, before creating arrays'
         )
-    dtype = np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+    dtype = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype  # a tracer has a dtype
     if dtype.kind in "biu":
         x = jnp.asarray(x, dtype=jnp.float64)  # exact: integers and booleans carry no gradient
     elif dtype != _F64:
