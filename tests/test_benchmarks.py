@@ -168,3 +168,20 @@ def test_mimic_simulation_benchmark_agrees_with_pinocchio(tmp_path):
     assert [c["robot"] for c in res["calls"]] == ["mimic_gripper", "panda", "pr2"]
     for c in res["calls"]:
         assert c["id_error"] < 1e-13 and c["fd_error"] < 1e-11, c
+
+
+# ----------------------------------------------------------------------------- JAX bridge
+
+
+def test_autodiff_jax_benchmark_runs(tmp_path):
+    """benchmarks/autodiff_jax.py --quick: the jitted gradient through the bridge equals the
+    package's adjoint, every call is timed, the table is written."""
+    pytest.importorskip("jax")
+    res = _module("autodiff_jax").main(["--quick", "--out", str(tmp_path)])
+    for name in ("autodiff_jax.json", "autodiff_jax.md"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert [r["nv"] for r in res["rows"]] == [9, 50]
+    for r in res["rows"]:
+        assert r["grad_rel_diff"] < 1e-13, r
+        assert min(r["us"].values()) > 0, r
+    assert len(res["batch"]["us"]) == 7 and min(res["batch"]["us"].values()) > 0

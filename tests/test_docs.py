@@ -165,6 +165,11 @@ def check_derivatives(ns, out, tmp_path):
     assert pinocchio < 1e-11 and differences < 1e-8
 
 
+def check_autodiff(ns, out, tmp_path):
+    shapes, agreement, batch = out.split("\n")[:3]
+    assert shapes == "(19,) (18,)" and float(agreement) < 1e-12 and batch == "(16, 18)", out
+
+
 def check_lqr(ns, out, tmp_path):
     held, fell = map(float, out.split())
     assert held < 1e-4 and fell > 1.0, out  # 5e-6 rad after 5 s; the open loop falls past 1 rad
@@ -231,6 +236,7 @@ CHECKS = {
     "forward_dynamics_derivatives(model": check_derivatives,
     "cartpole_urdf(1)": check_lqr,
     "serial_chain(10_000)": check_matrix_free,
+    "from denoc_bridge.autodiff.jax import": check_autodiff,
     'method="sdirk2", limits=False': check_implicit,
     "closed = generators.fourbar()": check_loop_derivatives,
     "random_model(seed=3": check_validation,

@@ -1,0 +1,206 @@
+"""The JAX bridge (denoc_bridge.autodiff.jax): values, gradients against central differences,
+jit / vmap / jacrev against the plain calls and the dense derivatives, refused inputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+
+import denoc_bridge as db  # noqa: E402
+from denoc_bridge.autodiff.jax import forward_dynamics, to_tangent  # noqa: E402
+from denoc_bridge.multibody.joints import JointType  # noqa: E402
+from denoc_bridge.testing import random_model  # noqa: E402
+
+MODELS = ("panda", "solo12", "tree")
+
+
+def _model(name: str) -> db.Model:
+    if name == "tree":  # a free-flyer and every joint type (spherical, planar, continuous, ...)
+        return random_model(seed=9, n_links=10, branching=0.4, floating_base=True)
+    return db.load_robot(name)
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def case(request):
+    model = _model(request.param)
+    rng = np.random.default_rng(3)
+    q = db.random_configuration(model, rng)
+    v = 0.3 * rng.standard_normal(model.nv)
+    tau = 0.1 * rng.standard_normal(model.nv)
+    w = rng.standard_normal(model.nv)
+    return model, forward_dynamics(model), q, v, tau, w
+
+
+def test_the_tree_has_every_curved_joint():
+    types = set(_model("tree").joint_type.tolist())
+    assert {JointType.FREEFLYER, JointType.SPHERICAL, JointType.PLANAR, JointType.CONTINUOUS} <= types
+
+
+def test_values_are_the_package_forward_dynamics(case):
+    model, f, q, v, tau, _ = case
+    a = f(q, v, tau)
+    assert a.dtype == jnp.float64 and a.shape == (model.nv,)
+    np.testing.assert_array_equal(np.asarray(a), db.forward_dynamics(model, q, v, tau))
+
+
+def _loss(f, w, nv):
+    return lambda q, v, tau: jnp.dot(w, f(q, v, tau)) + 0.5 * jnp.dot(f(q, v, tau), f(q, v, tau)) / nv
+
+
+def test_gradients_match_central_differences(case):
+    """jax.grad of a scalar loss, every entry of q (all nq coordinates, quaternions and (cos,
+    sin) pairs included: the forward dynamics normalise them), v and tau, against central
+    differences of the loss computed by the package alone."""
+    model, f, q, v, tau, w = case
+    grads = jax.grad(_loss(f, w, model.nv), argnums=(0, 1, 2))(q, v, tau)
+
+    def loss_np(x):
+        a = db.forward_dynamics(model, *x)
+        return w @ a + 0.5 * a @ a / model.nv
+
+    def shifted(k, i, t):
+        x = [q.copy(), v.copy(), tau.copy()]
+        x[k][i] += t
+        return loss_np(x)
+
+    h = 1e-4  # the five-point central stencil: O(h^4) truncation, O(eps / h) rounding
+    for k, g in enumerate(grads):
+        num = np.empty(g.shape)
+        for i in range(g.size):
+            num[i] = (8 * (shifted(k, i, h) - shifted(k, i, -h)) - shifted(k, i, 2 * h) + shifted(k, i, -2 * h)) / (
+                12 * h
+            )
+        err = np.abs(np.asarray(g) - num).max() / np.abs(num).max()
+        assert err < 1e-7, (model.name, "q v tau".split()[k], err)
+
+
+def test_vjp_is_the_package_adjoint_and_to_tangent_recovers_it(case):
+    """The cotangent of q is the tangent one pushed to R^nq: orthogonal to every quaternion and
+    (cos, sin) pair, and to_tangent maps it back to forward_dynamics_vjp's exactly."""
+    model, f, q, v, tau, w = case
+    qdd, pullback = jax.vjp(f, q, v, tau)
+    Gq, gv, gtau = pullback(jnp.asarray(w))
+    ref = db.forward_dynamics_vjp(model, q, v, tau, w)
+    np.testing.assert_allclose(np.asarray(gv), ref[1], rtol=0, atol=1e-12 * np.abs(ref[1]).max())
+    np.testing.assert_allclose(np.asarray(gtau), ref[2], rtol=0, atol=1e-12 * np.abs(ref[2]).max())
+    gq = np.asarray(to_tangent(model)(q, Gq))
+    np.testing.assert_allclose(gq, ref[0], rtol=0, atol=1e-12 * np.abs(ref[0]).max())
+    Gq = np.asarray(Gq)
+    for k, t in enumerate(model.joint_type):
+        i = model.idx_q[k]
+        pair = {JointType.SPHERICAL: (i, 4), JointType.FREEFLYER: (i + 3, 4), JointType.CONTINUOUS: (i, 2)}
+        pair[JointType.PLANAR] = (i + 2, 2)
+        if t in pair:
+            a, m = pair[t]
+            assert abs(Gq[a : a + m] @ q[a : a + m]) < 1e-12 * np.abs(Gq).max()
+    if model.nq == model.nv and all(t in (JointType.REVOLUTE, JointType.PRISMATIC) for t in model.joint_type):
+        np.testing.assert_array_equal(gq, Gq)  # a vector space: one convention
+
+
+def test_jacrev_is_the_dense_derivatives(case):
+    model, f, q, v, tau, _ = case
+    Jq, Jv, Jtau = jax.jacrev(f, argnums=(0, 1, 2))(q, v, tau)
+    assert Jq.shape == (model.nv, model.nq)
+    dq, dv, Minv = db.forward_dynamics_derivatives(model, q, v, tau)
+    Jq_tangent = np.asarray(jax.vmap(lambda G: to_tangent(model)(q, G))(Jq))
+    for J, ref in ((Jq_tangent, dq), (Jv, dv), (Jtau, Minv)):
+        np.testing.assert_allclose(np.asarray(J), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("vmap_method", ["expand_dims", pytest.param("sequential", marks=pytest.mark.slow)])
+def test_jit_and_vmap_equal_the_plain_calls(vmap_method):
+    model = _model("tree")
+    f = forward_dynamics(model, vmap_method=vmap_method)
+    rng = np.random.default_rng(5)
+    B = 4
+    Q = np.stack([db.random_configuration(model, rng) for _ in range(B)])
+    V, T, W = (0.3 * rng.standard_normal((B, model.nv)) for _ in range(3))
+    loss = _loss(f, W[0], model.nv)
+    grad = jax.grad(loss, argnums=(0, 1, 2))
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(Q[0], V[0], T[0])), np.asarray(f(Q[0], V[0], T[0])))
+    for a, b in zip(jax.jit(grad)(Q[0], V[0], T[0]), grad(Q[0], V[0], T[0])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f)(Q, V, T)), db.forward_dynamics(model, Q, V, T))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f, in_axes=(0, None, 0))(Q, V[0], T))[2], f(Q[2], V[0], T[2]))
+    batched = jax.jit(jax.vmap(grad))(Q, V, T)
+    for b in range(B):
+        for a, c in zip(batched, grad(Q[b], V[b], T[b])):
+            np.testing.assert_array_equal(np.asarray(a[b]), np.asarray(c))
+    # nested batches: a jacobian per state (jacrev's vmap inside the outer one), a grid of states
+    jac = jax.jacrev(f, argnums=0)
+    J = jax.jit(jax.vmap(jac))(Q, V, T)
+    np.testing.assert_array_equal(np.asarray(J[1]), np.asarray(jac(Q[1], V[1], T[1])))
+    grid = jax.vmap(jax.vmap(f, in_axes=(None, 0, None)), in_axes=(0, None, 0))(Q, V, T)
+    assert grid.shape == (B, B, model.nv)
+    np.testing.assert_array_equal(np.asarray(grid[1, 2]), np.asarray(f(Q[1], V[2], T[1])))
+
+
+def test_refused_inputs():
+    model = _model("panda")
+    f = forward_dynamics(model)
+    q, z = db.neutral_configuration(model), np.zeros(model.nv)
+    with pytest.raises(db.InputError, match=r"q must have shape \(9,\) \(model 'panda' has nq=9\), got shape \(8,\)"):
+        f(q[:-1], z, z)
+    with pytest.raises(
+        db.InputError, match=r"tau must have shape \(9,\).*got shape \(2, 9\); map a batch with jax.vmap"
+    ):
+        f(q, z, np.zeros((2, model.nv)))
+    with pytest.raises(db.InputTypeError, match=r"v has dtype float32.*jnp.asarray\(v, dtype=jnp.float64\)"):
+        f(q, z.astype(np.float32), z)
+    np.testing.assert_array_equal(np.asarray(f(q, np.zeros(model.nv, int), z)), np.asarray(f(q, z, z)))
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(db.InputTypeError, match=r'jax.config.update\("jax_enable_x64", True\)'):
+            f(q, z, z)
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    bad = z.copy()
+    bad[3] = np.nan
+    # the package's message (naming the joint), raised in the callback and re-raised by JAX
+    with pytest.raises(Exception, match=r"v\[3\] = nan is not finite \(joint 'panda_joint4' \(revolute\)\)"):
+        f(q, bad, z)
+    with pytest.raises(db.InputError, match="vmap_method must be one of"):
+        forward_dynamics(model, vmap_method="loop")
+    with pytest.raises(db.InputTypeError):
+        forward_dynamics("panda")  # type: ignore[arg-type]
+
+
+def test_refused_models():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        mimic = db.load_robot("panda", mimic=True)
+    with pytest.raises(db.InputError, match="takes a tree model; 'panda' is a MimicModel"):
+        forward_dynamics(mimic)
+    with pytest.raises(db.InputError, match=r"is a model with 1 loop closure\(s\)"):
+        forward_dynamics(db.generators.fourbar())
+
+
+def test_optional_dependency():
+    """denoc_bridge never imports JAX; without JAX the bridge's import names the extra."""
+    code = (
+        "import sys\n"
+        "import denoc_bridge, denoc_bridge.autodiff\n"
+        "print('jax' in sys.modules)\n"
+        "sys.modules['jax'] = None\n"
+        "try:\n"
+        "    import denoc_bridge.autodiff.jax\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.splitlines() == [
+        "False",
+        "denoc_bridge.autodiff.jax needs JAX: pip install 'denoc-bridge[autodiff]' (or pip install jax)",
+    ], out.stdout + out.stderr
