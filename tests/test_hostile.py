@@ -607,15 +607,14 @@ def test_interrupts_sigkill_while_writing(tmp_path):
     assert intact
 
 
-@pytest.mark.slow
-def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
-    # the kernels compiled first (a fresh clone's cache is empty: a Ctrl-C 2 s after "simulating"
-    # would land in numba's compilation, before any step, and leave nothing to save)
-    warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot"]
+def _ctrl_c_during_simulate(tmp_path, warm: list[str], output: list[str]) -> tuple[subprocess.Popen, str]:
+    """Run the ``warm`` command (the kernels compiled), then a long ``simulate chain:6`` writing
+    ``output``, Ctrl-C 2 s after its "simulating" line; (the process, its stderr)."""
     subprocess.run([sys.executable, "-m", "denoc_bridge.cli", *warm], cwd=tmp_path, env=ENV, capture_output=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "denoc_bridge.cli", "simulate", "chain:6", "--duration", "5000", "--no-validate"]
-        + ["--save", "run.npz", "--no-html", "--no-plot"],
+        + output
+        + ["--no-html", "--no-plot"],
         cwd=tmp_path,
         env=ENV,
         stdout=subprocess.PIPE,
@@ -628,7 +627,16 @@ def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
         pass
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
+    return proc, err
+
+
+@pytest.mark.slow
+def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
+    # the kernels compiled first (a fresh clone's cache is empty: a Ctrl-C 2 s after "simulating"
+    # would land in numba's compilation, before any step, and leave nothing to save)
+    warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot"]
+    proc, err = _ctrl_c_during_simulate(tmp_path, warm, ["--save", "run.npz"])
     traj = db.Trajectory.load(tmp_path / "run.npz", load_robot("chain:6"))
     clean = "Traceback" not in err and sum("interrupted" in ln for ln in err.splitlines()) == 1
     here = (
@@ -642,24 +650,8 @@ def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
 @pytest.mark.slow
 def test_interrupts_ctrl_c_during_cli_simulate_stream(tmp_path):
     warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot", "--stream", "w"]
-    subprocess.run([sys.executable, "-m", "denoc_bridge.cli", *warm], cwd=tmp_path, env=ENV, capture_output=True)
     (tmp_path / "run.npy").write_bytes(b"the previous file")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "denoc_bridge.cli", "simulate", "chain:6", "--duration", "5000", "--no-validate"]
-        + ["--stream", "run.npy", "--no-html", "--no-plot"],
-        cwd=tmp_path,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_sigint,
-    )
-    assert proc.stdout is not None
-    while not proc.stdout.readline().startswith("simulating"):
-        pass
-    time.sleep(2.0)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    proc, err = _ctrl_c_during_simulate(tmp_path, warm, ["--stream", "run.npy"])
     traj = db.Trajectory.load(tmp_path / "run.npy", load_robot("chain:6"))
     clean = "Traceback" not in err and sum("interrupted" in ln for ln in err.splitlines()) == 1
     parts = list(tmp_path.glob("*.part"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -154,26 +154,17 @@ class Trajectory:
         def cut(x: np.ndarray | None) -> np.ndarray | None:
             return None if x is None else x[index]
 
-        return Trajectory(
-            self.model,
-            self.t[index],
-            self.q[index],
-            self.v[index],
-            self.a[index],
-            self.tau[index],
-            self.f_ext,
-            self.method,
-            self.dt,
-            self.wall_time,
-            self.n_steps,
-            self.n_evaluations,
-            self.status,
-            self.message,
-            cut(self.constraint_error),
-            self.constraint_drift,
-            self.passive,
-            cut(self.limit_work),
-            dict(self.solver_stats),
+        return replace(
+            self,
+            t=self.t[index],
+            q=self.q[index],
+            v=self.v[index],
+            a=self.a[index],
+            tau=self.tau[index],
+            constraint_error=cut(self.constraint_error),
+            limit_work=cut(self.limit_work),
+            solver_stats=dict(self.solver_stats),
+            _cache={},  # the energies of these states are computed anew
         )
 
     def __repr__(self) -> str:

@@ -514,7 +514,10 @@ def test_cli_validate_and_simulate_a_mimic_model(tmp_path, capsys, monkeypatch):
     )
     out = capsys.readouterr().out
     assert "4 DOF (fixed base, 6 <mimic> joints as constraints)" in out
-    assert "checked against Pinocchio (pin.buildModelFromUrdf(mimic=True), 2 random states): forward dynamics and kinematics agree" in out
+    assert (
+        "checked against Pinocchio (pin.buildModelFromUrdf(mimic=True), 2 random states): forward dynamics and kinematics agree"
+        in out
+    )
     assert "completed: 200 steps" in out and (tmp_path / "g.png").stat().st_size > 0
     mm = db.load_urdf(GRIPPER, mimic=True)
     traj = db.Trajectory.load(npz, mm)
