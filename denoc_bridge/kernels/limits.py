@@ -102,7 +102,7 @@ def _impulse(ki, kt, work, vf, R, lvf, active, na, S, done):
         else:
             e[:] = 0.0
             e[lvf[active[r - nr]]] = 1.0
-        solve(ki, kt, work, e, Y[r], ki.shape[0])
+        solve(ki, kt, work, e, S[r][:nv], ki.shape[0])  # = Y[r], typed contiguous: the FD kernels serve it
     for r in range(m):  # B M^-1 B^T (lower triangle) and (0, E^T vf)
         for c in range(r + 1):
             if r < nr:
