@@ -56,6 +56,7 @@ from denoc_bridge.errors import (
     SimulationError,
     SingularInertiaError,
     URDFError,
+    URDFFileNotFoundError,
     URDFModelError,
 )
 from denoc_bridge.io import generators
@@ -92,6 +93,7 @@ __all__ = [
     "SingularInertiaError",
     "Trajectory",
     "URDFError",
+    "URDFFileNotFoundError",
     "URDFModelError",
     "center_of_mass",
     "cycloidal_motion",

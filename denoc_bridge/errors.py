@@ -76,6 +76,12 @@ class RobotNotFoundError(DenocError, LookupError):
     """A robot name is neither a file nor a known example-robot-data robot."""
 
 
+class URDFFileNotFoundError(DenocError, FileNotFoundError):
+    """A URDF path names no file; the message names the path and suggests a close file name in
+    that folder, or :func:`~denoc_bridge.load_robot` for an example-robot-data name.  Also a
+    :class:`FileNotFoundError`, so ``except FileNotFoundError`` still catches it."""
+
+
 class PhysicsWarning(UserWarning):
     """A model was accepted although some of its inertias are not physical.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import difflib
 import os
 import re
 import threading
@@ -15,7 +16,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from denoc_bridge.errors import URDFError, URDFModelError
+from denoc_bridge.errors import URDFError, URDFFileNotFoundError, URDFModelError
 from denoc_bridge.multibody.joints import JointType
 
 JOINT_TYPES = {
@@ -227,6 +228,24 @@ def parse_xml(text: str | bytes, origin: str = "<string>") -> ET.Element:
     return next((e for e in elements if e.tag == "robot"), elements[0])
 
 
+def missing_file_message(path: Path) -> str:
+    """The message for a URDF path that names no file: the path and a suggestion."""
+    text = f"URDF file not found: {path}"
+    if path.suffix.lower() != ".urdf" and path.parent == Path("."):
+        return f"{text}; for an example-robot-data robot use denoc_bridge.load_robot({str(path)!r})"
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        return f"{text} (the folder {folder} does not exist)"
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return text
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    if close:
+        return f"{text}; did you mean {folder / close[0]}?"
+    return text
+
+
 def read_source(source):
     """(text, origin, path or None) from a path, an XML string or bytes."""
     if isinstance(source, bytes):
@@ -242,7 +261,7 @@ def read_source(source):
         if path.exists() and not path.is_file():  # a folder, a device (/dev/zero never ends), a pipe
             raise URDFError(f"{path} is not a regular file (a folder, a device or a pipe); give a .urdf file")
         if not path.is_file():
-            raise FileNotFoundError(f"URDF file not found: {path}")
+            raise URDFFileNotFoundError(missing_file_message(path))
         return path.read_bytes(), str(path), str(path.resolve())
     raise URDFError(f"load_urdf expects a file path or URDF XML text, got {type(source).__name__}")
 

@@ -294,6 +294,18 @@ def test_missing_file_is_a_file_not_found_error(tmp_path):
         db.load_urdf(42)
 
 
+def test_missing_file_is_a_package_error_with_a_suggestion(tmp_path, monkeypatch):
+    (tmp_path / "robot.urdf").write_text("<robot name='r'/>")
+    with pytest.raises(db.URDFFileNotFoundError, match=r"robt.urdf; did you mean .*robot.urdf\?") as info:
+        db.load_urdf(tmp_path / "robt.urdf")
+    assert isinstance(info.value, db.DenocError) and isinstance(info.value, FileNotFoundError)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"use denoc_bridge.load_robot\('panda'\)"):
+        db.load_urdf("panda")
+    with pytest.raises(db.DenocError, match="the folder nowhere does not exist"):
+        db.load_urdf("nowhere/x.urdf")
+
+
 def test_frames_record_every_urdf_link_and_joint(panda):
     names = {f.name for f in panda.frames}
     assert {"panda_link0", "panda_link8", "panda_hand", "panda_hand_joint", "panda_joint1"} <= names
