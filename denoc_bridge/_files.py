@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes", "temporary_sibling", "commit", "remove_stale_parts"]
+__all__ = ["make_folder", "atomic_path", "atomic_write_bytes", "temporary_sibling", "commit", "remove_stale_parts"]
 
 
 def _umask() -> int:
@@ -68,11 +68,25 @@ def remove_stale_parts(path: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` and its missing parents; an :class:`OSError` naming it when that cannot
+    be done (a file stands in the way, no permission)."""
+    if folder.is_dir():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "a file stands in the way" if isinstance(exc, (FileExistsError, NotADirectoryError)) else exc.strerror
+        raise type(exc)(exc.errno, f"cannot create the folder {folder}: {why or exc}") from None
+
+
 def temporary_sibling(path: str | os.PathLike[str]) -> Path:
     """A new empty temporary file next to ``path`` (``.NAME.HOST-PID-XXXXXXXX.part``), after removing
-    the stale ones of earlier writers that were killed (:func:`remove_stale_parts`)."""
+    the stale ones of earlier writers that were killed (:func:`remove_stale_parts`).  A missing
+    folder of ``path`` is created (the one rule of every writer of the package, issue 21)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
+    make_folder(folder)
     remove_stale_parts(path)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}-{os.getpid()}-", suffix=".part", dir=folder)
     os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from denoc_bridge._files import make_folder
 from denoc_bridge.errors import DenocError
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS
 
@@ -32,14 +33,16 @@ def checked_seed(seed: int) -> int:
 
 
 def checked_output_file(path: Path | None, option: str) -> Path | None:
-    """Check, before the run, that ``path`` can be written: its folder exists, it is not a
-    folder, and a file can be created there (probed and removed again)."""
+    """Check, before the run, that ``path`` can be written: its folder exists or is created, it
+    is not a folder, and a file can be created there (probed and removed again)."""
     if path is None:
         return None
     if path.is_dir():
         raise DenocError(f"{option}: {path} is a folder; give a file name")
-    if path.parent != Path("") and not path.parent.is_dir():
-        raise DenocError(f"{option}: no such folder: {path.parent}")
+    try:  # a missing folder is created, as every writer does (before the run, not after it)
+        make_folder(path.parent)
+    except OSError as exc:
+        raise DenocError(f"{option}: {exc.strerror}") from None
     existed = path.exists()
     try:
         with open(path, "ab"):

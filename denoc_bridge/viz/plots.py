@@ -92,8 +92,6 @@ def save_figure(fig, path, *, dpi: float = _DPI, close: bool = True) -> Path:
     """Lay out ``fig``, write it to ``path`` (folders created; the format from the suffix,
     PNG by default) and close it; returns the path."""
     path = Path(path)
-    if path.parent != Path(""):
-        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fig.tight_layout()
     except Exception:

@@ -277,7 +277,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
         (["simulate", "gripper", "--method", "leapfrog"], "--method must be one of rk4, euler"),
         (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
-        (["simulate", "gripper", "--plot", "no/such/folder/x.png"], "--plot: no such folder"),
+        (["simulate", "gripper", "--plot", "/dev/null/x.png"], "--plot: cannot create the folder /dev/null"),
         (["validate", "chain:1000"], "would take ~59.6 GB"),
         (["frobnicate"], "no command 'frobnicate' (the commands: info, validate, simulate"),
         (
@@ -447,9 +447,9 @@ def test_simulate_hands_the_trajectory_to_viz_export_html(tmp_path, monkeypatch,
     assert model.name == "gripper4" and isinstance(traj, db.Trajectory) and len(traj) == 51
     assert Path(path) == Path("gripper4.html") and fps == 30.0 and color_by == "module"
     assert f"wrote animation  {(tmp_path / 'gripper4.html').resolve()}" in capsys.readouterr().out
-    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html"]) == 2
-    assert "--html: no such folder: out" in capsys.readouterr().err
-    (tmp_path / "out").mkdir()
+    (tmp_path / "blocker").write_text("a file where a folder is wanted")
+    assert main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "blocker/anim.html"]) == 2
+    assert "--html: cannot create the folder blocker" in capsys.readouterr().err
     assert (
         main(["simulate", "gripper", "--duration", "0.05", "--no-plot", "--html", "out/anim.html", "--fps", "10"]) == 0
     )

@@ -285,6 +285,14 @@ def test_the_final_state_is_saved_whatever_save_every(falling_gripper, stepper):
             run(bad)
 
 
+def test_trajectory_file_in_a_missing_folder_creates_it(falling_gripper, tmp_path):
+    model, q0, v0 = falling_gripper
+    tr = db.simulate(model, q0, v0, 0.01, 1e-3)
+    tr.to_npz(tmp_path / "runs" / "a" / "fall")
+    back = db.Trajectory.load(tmp_path / "runs" / "a" / "fall.npz", model)
+    np.testing.assert_array_equal(back.q, tr.q)
+
+
 def test_trajectory_files_and_resampling(falling_gripper, tmp_path):
     model, q0, v0 = falling_gripper
     tr = db.simulate(model, q0, v0, 0.5, 1e-3)

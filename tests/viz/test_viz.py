@@ -115,6 +115,15 @@ def test_export_is_self_contained(tmp_path, fourbar_trajectory):
     assert 0.8e6 < out.stat().st_size < 1.5e6  # meshcat's viewer is ~0.85 MB of it
 
 
+def test_export_creates_a_missing_folder_and_names_a_file_in_the_way(tmp_path):
+    model = gripper4()
+    out = viz.export_html(model, np.zeros(4), tmp_path / "new" / "deeper" / "gripper.html")
+    assert out.is_file() and out.read_text().startswith("<!DOCTYPE html>")
+    (tmp_path / "blocker").write_text("")
+    with pytest.raises(FileExistsError, match="cannot create the folder .*blocker: a file stands in the way"):
+        viz.export_html(model, np.zeros(4), tmp_path / "blocker" / "gripper.html")
+
+
 def test_configuration_export_has_no_animation(tmp_path):
     model = gripper4()
     out = viz.export_html(model, np.array([0.3, -0.2, 0.5, 0.1]), tmp_path / "gripper.html")
