@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -24,6 +26,7 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge import _files
+from denoc_bridge.cli.warmup import FIRST_LINE
 from denoc_bridge.io.robots import load_robot, serial_chain
 from denoc_bridge.sweeps.store import save_case, write_summary
 from denoc_bridge.viz.meshcat import export_html
@@ -198,6 +201,49 @@ def test_a_writer_killed_mid_write_leaves_the_previous_file(tmp_path, short_run)
 
 # ----------------------------------------------------------------------- Ctrl-C at the CLI
 @pytest.mark.slow
+def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
+    """A first run (empty numba cache) stopped by Ctrl-C during compilation: exit 130 and one
+    line naming the compilation, no traceback.  stderr is a terminal (a pty), so the compile
+    notice speaks and the test waits for its first line."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "denoc_bridge.cli",
+            "simulate",
+            "gripper",
+            "--duration",
+            "0.1",
+            "--no-html",
+            "--no-plot",
+        ],
+        cwd=tmp_path,
+        env=dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache")),
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
+    os.close(slave)
+    err = b""
+    t0 = time.monotonic()
+    while FIRST_LINE[:40].encode() not in err and time.monotonic() - t0 < 120:
+        err += os.read(master, 4096)
+    assert FIRST_LINE[:40].encode() in err, err
+    time.sleep(1.0)  # into the compilation
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    with contextlib.suppress(OSError):  # EIO once the child has closed its end
+        while chunk := os.read(master, 4096):
+            err += chunk
+    os.close(master)
+    text = err.decode(errors="replace").replace("\r\n", "\n")
+    assert proc.returncode == 130, (out, text)
+    _one_clean_line(text, "interrupted while compiling ")
+    assert "nothing was simulated yet, the kernels compiled so far are cached" in text
+
+
 def test_ctrl_c_during_cli_simulate_keeps_the_partial_run(tmp_path):
     proc = _cli(
         "simulate",

@@ -44,8 +44,9 @@ def main(argv=None) -> int:
     }[args.command]
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line
+        notice = CompileNotice()
         try:
-            with CompileNotice():  # a first run says that, and what, numba compiles
+            with notice:  # a first run says that, and what, numba compiles
                 return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt:
-            print("denoc-bridge: interrupted", file=sys.stderr)
+            print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130
 
 

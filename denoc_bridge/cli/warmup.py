@@ -41,6 +41,7 @@ class CompileNotice(event.Listener):
         self.started = 0.0  # perf_counter at the start of the current outermost compilation
         self.status = None  # the rich spinner while an outermost compilation runs
         self.last = ""  # the kernel whose compilation started last
+        self.interrupted = ""  # the kernel whose compilation Ctrl-C stopped
 
     # numba's listener interface
     def on_start(self, ev):
@@ -52,7 +53,10 @@ class CompileNotice(event.Listener):
         self.started = time.perf_counter()
         if self.first is None:
             self.first = self.started
-            print(FIRST_LINE, file=self.stream, flush=True)
+            if self.tty:
+                print(FIRST_LINE, file=self.stream, flush=True)
+        if not self.tty:  # counted (for an interruption's message), not shown
+            return
         from rich.console import Console
         from rich.live import Live
 
@@ -72,7 +76,11 @@ class CompileNotice(event.Listener):
 
     def on_end(self, ev):
         if self.stack:
-            self.stack.pop()
+            name = self.stack.pop()
+            # numba's Event has no public accessor for its exception (is_failed is inverted)
+            exc = (getattr(ev, "_exc_details", None) or (None, None))[1]
+            if isinstance(exc, KeyboardInterrupt) and not self.interrupted:
+                self.interrupted = name  # the innermost one: where Ctrl-C landed
         if self.stack:
             return
         if self.status is not None:
@@ -88,14 +96,24 @@ class CompileNotice(event.Listener):
         return f"compiling {name} ({count(self.count, 'kernel')} so far, {elapsed:.0f} s)"
 
     def __enter__(self):
-        if self.tty:  # as the progress bar: in a log file or a pipe it would only be noise
-            event.register("numba:compile", self)
+        # always listened to (an interrupted compilation is named), shown only to a terminal, as
+        # the progress bar: in a log file or a pipe it would only be noise
+        event.register("numba:compile", self)
         return self
 
+    def interruption(self) -> str | None:
+        """The line that ends a run Ctrl-C stopped while numba compiled, else None."""
+        if not self.interrupted:
+            return None
+        return (
+            f"interrupted while compiling {self.interrupted}; nothing was simulated yet, the kernels "
+            "compiled so far are cached"
+        )
+
     def __exit__(self, *exc):
-        if not self.tty:
-            return False
         event.unregister("numba:compile", self)
+        if not self.tty or self.interrupted:
+            return False
         if self.status is not None:
             self.status.stop()
             self.status = None
