@@ -40,12 +40,18 @@ def run(
         )
     log("2. scaling")
     res["scaling"] = scaling(sizes, repeats, min_time, min(pin_max, 100) if quick else pin_max, mujoco_budget, log=log)
-    log("3. memory")
-    res["memory"] = memory(big)
+    log("3. memory")  # each section's header is followed by its figures (no empty header)
+    res["memory"] = m = memory(big)
+    log(f"  {m['nv']:,}-DOF chain: {m['kept_bytes_per_dof']:.0f} B per DOF (model + work arrays)")
     log("4. batches")
-    res["batch"] = batches(256 if quick else 4096, repeats, min_time)
+    res["batch"] = b = batches(256 if quick else 4096, repeats, min_time)
+    log(
+        f"  {b['B']} panda states: forward_dynamics {b['fd_ms']:.2f} ms (pin.abaInParallel {b['aba_ms']:.2f} ms),"
+        f" inverse_dynamics {b['id_ms']:.2f} ms (pin.rneaInParallel {b['rnea_ms']:.2f} ms)"
+    )
     log("5. start-up")
-    res["startup"] = startup()
+    res["startup"] = st = startup()
+    log(f"  second process, spawn to first result: {st['second_process']['spawn_to_first_result_s']:.2f} s")
     log("6. correctness beyond Pinocchio")
     res["dense"] = dense_check(100 if quick else 1000)
     res["energy"] = energy_check(big, 0.2, 25, log=log)

@@ -521,6 +521,37 @@ def test_bench_prints_the_table_and_writes_the_files(tmp_path, monkeypatch, caps
     assert main(["bench", "--repeats", "0"]) == 2
 
 
+def test_bench_quick_gives_no_verdicts_and_no_empty_section(monkeypatch, capsys):
+    """A quick run says once that it decides no target (no "met: no" without a reason), and
+    each section header on stderr is followed by its figures."""
+    from denoc_bridge.benchmarking import runner
+
+    canned = _canned_bench()
+    monkeypatch.setattr(runner, "example_robot_names", lambda: ["panda"])
+    monkeypatch.setattr(runner, "single_calls", lambda *a: canned["single"])
+    monkeypatch.setattr(runner, "scaling", lambda *a, log: [log("  n = 10: ...")] and canned["scaling"])
+    monkeypatch.setattr(runner, "memory", lambda n: dict(nv=n, kept_bytes_per_dof=1457.0))
+    batch = dict(B=256, fd_ms=16.1, aba_ms=8.0, id_ms=15.7, rnea_ms=8.0, fd_ratio=2.01, id_ratio=1.97)
+    monkeypatch.setattr(runner, "batches", lambda *a: batch)
+    monkeypatch.setattr(
+        runner,
+        "startup",
+        lambda: dict(second_process=dict(spawn_to_first_result_s=1.47, import_s=1.0, first_fd_call_s=0.28)),
+    )
+    monkeypatch.setattr(runner, "dense_check", lambda n: canned["dense"])
+    monkeypatch.setattr(runner, "energy_check", lambda *a, log: [log("  RK4 ...")] and canned["energy"])
+    assert main(["bench", "--quick"]) == 0
+    captured = capsys.readouterr()
+    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if line[:1].isdigit():  # a section header: its figures follow
+            assert i + 1 < len(lines) and lines[i + 1].startswith("  "), captured.err
+    assert "1,000-DOF chain: 1457 B per DOF" in captured.err and "pin.abaInParallel 8.00 ms" in captured.err
+    out = captured.out
+    assert "no met/missed verdicts in a quick run" in out and "16.10 ms vs 8.00 ms = 2.01 x" in out
+    assert " met " not in out and " no " not in out
+
+
 @pytest.mark.slow
 def test_bench_quick_runs_from_the_entry_point(tmp_path):
     """The real thing, from the installed command: the benchmark core lives in the package
