@@ -39,35 +39,31 @@ def _meminfo_available() -> int | None:
         return None
 
 
-def _address_space_left() -> int | None:
-    """What ``ulimit -v`` (RLIMIT_AS) still allows this process, or None without a limit."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+def _rlimit_left(limit: int, field: str) -> int | None:
+    """What the soft ``limit`` still allows this process, given its usage ``field`` of
+    /proc/self/status (kB), or None without a limit."""
+    soft, _ = resource.getrlimit(limit)
     if soft == resource.RLIM_INFINITY:
         return None
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmSize:"):
+                if line.startswith(field):
                     return max(0, soft - int(line.split()[1]) * 1024)
     except (OSError, ValueError, IndexError):
         pass
     return soft
+
+
+def _address_space_left() -> int | None:
+    """What ``ulimit -v`` (RLIMIT_AS) still allows this process, or None without a limit."""
+    return _rlimit_left(resource.RLIMIT_AS, "VmSize:")
 
 
 def _data_left() -> int | None:
     """What ``ulimit -d`` (RLIMIT_DATA: the heap and private anonymous mappings, not the files a
     process maps) still allows this process, or None without a limit."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
-    if soft == resource.RLIM_INFINITY:
-        return None
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmData:"):
-                    return max(0, soft - int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    return soft
+    return _rlimit_left(resource.RLIMIT_DATA, "VmData:")
 
 
 def _cgroup_left() -> int | None:

@@ -11,7 +11,7 @@ The file is a NumPy ``.npy`` array of records, one per saved state::
 JSON footer with the run's metadata (model and joint names, method, dt, status, message, ...),
 which ``numpy.load`` ignores: ``<JSON> <its length, 8 bytes little-endian> DENOCTR1``.
 
-While the run goes, the records go to a temporary file next to the target (``.NAME.HOST-PID-XXXX.part``,
+While the run goes, the records go to a temporary file next to the target (``.NAME.HOST-PID-XXXXXXXX.part``,
 :mod:`denoc_bridge._files`) whose header is rewritten after each chunk, so that it always reads as
 the states written so far.  When the run ends (completed, interrupted by Ctrl-C, or failed) the
 footer is written and the file is renamed onto the target: the target is the previous file until

@@ -241,7 +241,7 @@ def _dead_pid() -> int:
 
 @pytest.mark.parametrize("writer", ["stream", "npz"])
 def test_a_stale_part_of_a_killed_writer_is_removed_by_the_next_write(tmp_path, writer):
-    """A writer killed before its rename leaves ``.NAME.HOST-PID-XXXX.part``: the next write of the
+    """A writer killed before its rename leaves ``.NAME.HOST-PID-XXXXXXXX.part``: the next write of the
     same file removes it (its process is gone), and leaves the .part of a live writer, of another
     file and of another machine alone."""
     chain = serial_chain(3)
