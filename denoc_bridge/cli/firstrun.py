@@ -240,9 +240,9 @@ def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[s
         os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
     log = start_background(run, args)
     print(
-        f"first run: numba compiles this command's kernels in the background (about two minutes on 2 "
-        f"cores, once; log {log}); meanwhile this run executes them as plain Python: the same code "
-        f"and results, slower (estimated {max(run.seconds, 1.0):.0f} s). Later runs use the compiled kernels.",
+        f"first run: numba compiles this command's kernels in the background (about two minutes on 2 cores, "
+        f"once; log {log}). Meanwhile this run executes them as plain Python: the same code, results equal "
+        f"to round-off, slower (about {max(run.seconds, 1.0):.0f} s). Later runs use the compiled kernels.",
         file=sys.stderr,
         flush=True,
     )
