@@ -23,8 +23,9 @@ closures: what selects the compiled code) and a fingerprint of the installed pac
 version, numba's and Python's, and every source file's size and modification time, the stamp
 numba's own cache keys on).  Any compiled run that succeeds writes it, so a user who waits for
 the compilation (``DENOC_BRIDGE_KERNELS=compiled``) leaves the same stamp.  A background
-compilation that fails leaves a ``.failed`` stamp instead: the next run then compiles in the
-foreground, where the error shows.
+compilation that fails unexpectedly leaves a ``.failed`` stamp instead: the next run then compiles
+in the foreground, where the error shows (a user's mistake, which the plain-Python run names,
+leaves no stamp: the next run tries again).
 
 ``DENOC_BRIDGE_KERNELS`` chooses: ``auto`` (the default, as above), ``compiled`` (always compile
 in the foreground, the behaviour before this module) or ``interpreted`` (always plain Python,
@@ -122,7 +123,9 @@ def kernel_key(args: argparse.Namespace) -> tuple[str, float] | None:
         method = method_name(args.method)
     except DenocError:
         return None
-    if method not in FIXED_STEP_METHODS or not (args.dt > 0 and math.isfinite(args.duration / args.dt)):
+    if method not in FIXED_STEP_METHODS or not (args.dt > 0 and args.duration > 0):
+        return None
+    if not math.isfinite(args.duration / args.dt):
         return None
     torque = "none" if args.torque is None else ("table" if Path(args.torque).suffix else args.torque.lower())
     evaluations = (4 if method == "rk4" else 1) * args.duration / args.dt
@@ -257,7 +260,7 @@ def background_main(argv: list[str]) -> int:
     key = os.environ[BACKGROUND_ENV]
     folder = cache_folder()
     args = argparse.Namespace(**json.loads(argv[0]))
-    status: int | None = None  # None: the command raised (its traceback goes to the log)
+    outcome: str | None = "failed"  # an unexpected error: the next run compiles in the foreground
     try:
         with tempfile.TemporaryDirectory(prefix="denoc-bridge-compile-") as tmp:
             if args.command == "simulate":
@@ -268,13 +271,17 @@ def background_main(argv: list[str]) -> int:
                 status = simulate_command(args)
             else:
                 status = validate_command(args)
+        outcome = "ready" if status in (0, 1) else "failed"  # 1: a mismatch (compiled all the same)
+    except (DenocError, OSError):  # a mistake the plain-Python run names: try again next run
+        outcome = None
+        raise
     finally:
         if folder is not None:
             with contextlib.suppress(OSError):
-                if status in (0, 1):  # 1: validate found a mismatch (compiled all the same)
+                if outcome == "ready":
                     mark_ready(key)
                     _stamp(folder, key, "log").unlink(missing_ok=True)
-                else:
+                elif outcome == "failed":
                     _stamp(folder, key, "failed").touch()
                 _stamp(folder, "any", "compiling").unlink(missing_ok=True)
     return 0

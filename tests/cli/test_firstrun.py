@@ -54,6 +54,7 @@ def cache(tmp_path, monkeypatch):
         (("simulate", "panda", "--method", "rk45"), None),  # not written as kernels
         (("simulate", "panda", "--method", "implicit-euler"), None),
         (("simulate", "tallos"), None),  # the command itself names the mistake
+        (("simulate", "panda", "--duration", "-1"), None),
         (("bench", "--quick"), None),  # timings of plain Python would mean nothing
         (("info", "panda"), None),
     ],
@@ -123,12 +124,18 @@ def test_background_run_stamps_and_writes_nothing_here(cache, monkeypatch, tmp_p
     assert firstrun.background_main([json.dumps(vars(args))]) == 0
     assert [p.suffix for p in cache.glob(f"*-{key}.*")] == [".ready"]
     assert not list(tmp_path.glob("panda*")) and not (tmp_path / "run.npz").exists()
-    # a command that fails leaves the failed stamp (the next run compiles in the foreground)
+    # a user's mistake (named by the plain-Python run) leaves no stamp: the next run tries again
     bad = parse("simulate", "panda", "--duration", "1", "--armature", "-1")
     monkeypatch.setenv(firstrun.BACKGROUND_ENV, "simulate-bad")
     with pytest.raises(DenocError, match="--armature"):
         firstrun.background_main([json.dumps(vars(bad))])
-    assert list(cache.glob("*-simulate-bad.failed"))
+    assert not list(cache.glob("*-simulate-bad.*"))
+    # an unexpected failure leaves the failed stamp: the next run compiles in the foreground
+    monkeypatch.setattr(firstrun, "simulate_command", lambda args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        firstrun.background_main([json.dumps(vars(args))])
+    assert list(cache.glob(f"*-{key}.failed"))
+    assert firstrun.first_run(args) is None
 
 
 def test_a_first_run_goes_plain_python_and_compiles_in_the_background(tmp_path):
