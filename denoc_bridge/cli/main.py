@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from denoc_bridge.cli import firstrun
 from denoc_bridge.cli.bench import bench_command
 from denoc_bridge.cli.common import EXIT_USAGE, option_words
 from denoc_bridge.cli.docs import docs_command
@@ -33,6 +34,13 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    try:  # a first run goes plain Python while numba compiles in the background (firstrun)
+        run = firstrun.first_run(args)
+        if run is not None or (firstrun.mode() == "interpreted" and not firstrun.interpreted()):
+            firstrun.run_interpreted(run, args, sys.argv[1:] if argv is None else list(argv))
+    except DenocError as exc:
+        print(f"denoc-bridge: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     np.set_printoptions(precision=4, suppress=True)
     command = {
         "info": info_command,
@@ -47,7 +55,10 @@ def main(argv=None) -> int:
         notice = CompileNotice()
         try:
             with notice:  # a first run says that, and what, numba compiles
-                return command(args)
+                status = command(args)
+            if status == 0:
+                firstrun.remember(args)
+            return status
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
             return 0

@@ -75,6 +75,12 @@ def _make(cls, func, options):
     return disp
 
 
+def jit_enabled() -> bool:
+    """False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``: the op counts, a
+    command line's first run, :mod:`denoc_bridge.cli.firstrun`)."""
+    return not config.DISABLE_JIT
+
+
 def njit_declared(*signatures, **options):
     """``@njit(signatures, cache=True, **options)`` compiled on first use instead of at import."""
 

@@ -3,7 +3,9 @@ coordinates) and a tree with loop closures, each a named tuple of the arrays its
 and the stage functions every run calls on them (:mod:`.run`).
 
 One interface, specialised by numba on the system's type (``@overload``: each run compiles only
-for the system it meets, and is cached):
+for the system it meets, and is cached).  Run as plain Python (``NUMBA_DISABLE_JIT=1``: the
+command line's first run, :mod:`denoc_bridge.cli.firstrun`), each function calls the
+implementation its overload returns for the tuple it is given, so both run the same code:
 
 ======================================  =====================================================
 ``applied_forces(sys, fc, q, v, n, d, tau)``  the generalized force of step ``n`` at (q, v)
@@ -103,66 +105,69 @@ MimicStages = namedtuple(
 
 
 def _is(sys, cls) -> bool:
+    """Whether ``sys`` (a numba type when compiling, the tuple itself as plain Python) is a ``cls``."""
+    if isinstance(sys, cls):
+        return True
     return isinstance(sys, types.BaseNamedTuple) and sys.instance_class is cls
 
 
 def prepare(sys):
     """The system as its stages read it (packed maps and scratch unpacked once per run)."""
-    raise NotImplementedError
+    return _prepare(sys)(sys)
 
 
 def applied_forces(sys, fc, q, v, n, d, tau):
     """tau_n + the springs and dampers at (q, v) into ``tau`` (a mimic system applies its
     tree's inside :func:`accelerations`)."""
-    raise NotImplementedError  # compiled only: the @overload below
+    return _applied_forces(sys, fc, q, v, n, d, tau)(sys, fc, q, v, n, d, tau)
 
 
 def accelerations(sys, fc, q, v, tau, a):
     """``a`` = the system's accelerations at (q, v) under tau; returns the status."""
-    raise NotImplementedError
+    return _accelerations(sys, fc, q, v, tau, a)(sys, fc, q, v, tau, a)
 
 
 def stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
     """One RK4 stage: ``a`` at (qs, vs) and ``v1 = vb + h (vacc + a)`` (``q1``, the next
     stage's configuration, is known); returns the status."""
-    raise NotImplementedError
+    return _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1)(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1)
 
 
 def begin(sys, fc, q, v, a, zeros, v1):
     """Before the first RK4 step of a run (a fused tree prepares its first stage)."""
-    raise NotImplementedError
+    return _begin(sys, fc, q, v, a, zeros, v1)(sys, fc, q, v, a, zeros, v1)
 
 
 def configuration_step(sys, q, xi, out):
     """out = q (+) xi."""
-    raise NotImplementedError
+    return _configuration_step(sys, q, xi, out)(sys, q, xi, out)
 
 
 def tangent_rate(sys, xi, v, out):
     """out = dexp_{-xi}^-1 v (the Runge-Kutta-Munthe-Kaas rate)."""
-    raise NotImplementedError
+    return _tangent_rate(sys, xi, v, out)(sys, xi, v, out)
 
 
 def end_step(sys, fc, q, v, s):
     """After a step: a loop system's projection of (q, v) onto its loops, a tree's joint limits
     (``s``: the run's scratch); returns the status."""
-    raise NotImplementedError
+    return _end_step(sys, fc, q, v, s)(sys, fc, q, v, s)
 
 
 def save(sys, n, save_every, r, q, v, a, out):
     """When n % save_every == 0, the state, ``a`` (and a loop system's |phi|) into row r of
     ``out``; returns the rows saved (0 or 1)."""
-    raise NotImplementedError
+    return _save(sys, n, save_every, r, q, v, a, out)(sys, n, save_every, r, q, v, a, out)
 
 
 def stop_energy(sys):
     """The kinetic energy a tree's joint-limit stops took so far (0 for other systems)."""
-    raise NotImplementedError
+    return _stop_energy(sys)(sys)
 
 
 def fresh(sys):
     """The system with work arrays of its own (one per case of a parallel batch)."""
-    raise NotImplementedError
+    return _fresh(sys)(sys)
 
 
 @overload(prepare, inline="always")
@@ -486,19 +491,15 @@ def _fresh(sys):
             )  # fmt: skip
 
         return loop_impl
-
-
-@overload(fresh)
-def _fresh_mimic_loops(sys):
     if _is(sys, MimicLoopSystem):
 
-        def impl(sys):
+        def mimic_loop_impl(sys):
             return MimicLoopSystem(
                 sys.kt, sys.kt0, np.empty_like(sys.work), sys.imap, sys.fmap, sys.nqf, sys.pi, sys.pf,
                 np.zeros_like(sys.sb), np.zeros_like(sys.B), np.zeros_like(sys.rows), sys.opts, np.zeros_like(sys.drift),
             )  # fmt: skip
 
-        return impl
+        return mimic_loop_impl
 
 
 @njit(cache=True)

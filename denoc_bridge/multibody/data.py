@@ -14,8 +14,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import numba
+
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.kernels.compiling import jit_enabled
 from denoc_bridge.multibody.checks import check_model
 
 __all__ = ["Data"]
@@ -35,9 +38,7 @@ def run_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
         return kernel(*args)
     with _PARALLEL_LOCK:
         out = kernel(*args)
-        if _layer_is_threadsafe is None:
-            import numba
-
+        if _layer_is_threadsafe is None and jit_enabled():  # plain Python has no threading layer
             _layer_is_threadsafe = numba.threading_layer() != "workqueue"
     return out
 

@@ -1,0 +1,217 @@
+"""A command line's first run: plain Python while numba compiles in the background
+(denoc_bridge.cli.firstrun), and plain Python running the same code as the compiled kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.cli import firstrun
+from denoc_bridge.cli.parser import build_parser
+from denoc_bridge.errors import DenocError
+from denoc_bridge.io import generators as g
+from denoc_bridge.io.robots import load_robot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def parse(*argv: str):
+    return build_parser().parse_args(list(argv))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """numba's cache folder (for the stamps) in tmp_path, and the auto mode."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv(firstrun.MODE_ENV, "auto")
+    monkeypatch.delenv(firstrun.BACKGROUND_ENV, raising=False)
+    folder = firstrun.cache_folder()
+    assert folder is not None and folder.is_relative_to(tmp_path)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("argv", "key"),
+    [
+        (("simulate", "panda"), "simulate-rk4-zero"),
+        (("simulate", "panda", "--method", "Euler"), "simulate-euler-zero"),
+        (("simulate", "puma560", "--torque", "gravity-compensation"), "simulate-rk4-gravity-compensation"),
+        (("simulate", "pr2", "--mimic"), "simulate-rk4-zero-mimic"),
+        (("simulate", "fourbar"), "simulate-rk4-zero-loops"),
+        (("validate", "panda"), "validate"),
+        (("validate", "fourbar"), "validate-loops"),
+        (("simulate", "panda", "--method", "rk45"), None),  # not written as kernels
+        (("simulate", "panda", "--method", "implicit-euler"), None),
+        (("simulate", "tallos"), None),  # the command itself names the mistake
+        (("simulate", "panda", "--duration", "-1"), None),
+        (("bench", "--quick"), None),  # timings of plain Python would mean nothing
+        (("info", "panda"), None),
+    ],
+)
+def test_kernel_key(argv, key):
+    planned = firstrun.kernel_key(parse(*argv))
+    assert (planned[0] if planned else None) == key
+
+
+def test_estimate_is_per_dof_and_evaluation():
+    key, seconds = firstrun.kernel_key(parse("simulate", "panda", "--duration", "2", "--dt", "1e-3"))
+    assert seconds == pytest.approx(firstrun.PYTHON_SECONDS_PER_DOF_EVALUATION * 9 * 4 * 2000)
+    _, euler = firstrun.kernel_key(parse("simulate", "panda", "--duration", "2", "--method", "euler"))
+    assert euler == pytest.approx(seconds / 4)
+
+
+def test_first_run_decides_from_the_stamps(cache):
+    args = parse("simulate", "panda", "--duration", "0.5")
+    run = firstrun.first_run(args)
+    assert run is not None and run.key == "simulate-rk4-zero" and run.folder == cache
+    firstrun.mark_ready(run.key)  # what a compiled run that succeeded leaves
+    assert firstrun.first_run(args) is None
+    assert firstrun.first_run(parse("simulate", "panda", "--method", "euler")) is not None  # another key
+    ready = next(cache.glob("*.ready"))
+    ready.unlink()
+    ready.with_suffix(".failed").touch()  # a background compilation that failed: compile in front
+    assert firstrun.first_run(args) is None
+    firstrun.mark_ready(run.key)
+    assert not list(cache.glob("*.failed"))
+
+
+def test_first_run_declines_long_runs_and_other_modes(cache, monkeypatch):
+    assert firstrun.first_run(parse("simulate", "panda", "--duration", "100")) is None  # over budget
+    assert firstrun.first_run(parse("simulate", "panda", "--duration", "1")) is not None
+    monkeypatch.setenv(firstrun.MODE_ENV, "compiled")
+    assert firstrun.first_run(parse("simulate", "panda", "--duration", "1")) is None
+    monkeypatch.setenv(firstrun.MODE_ENV, "fast")
+    with pytest.raises(DenocError, match="DENOC_BRIDGE_KERNELS='fast' is not one of auto, compiled, interpreted"):
+        firstrun.first_run(parse("simulate", "panda"))
+
+
+def test_remember_stamps_a_compiled_run(cache, monkeypatch):
+    monkeypatch.setenv(firstrun.MODE_ENV, "compiled")
+    args = parse("validate", "panda")
+    firstrun.remember(args)
+    assert [p.name.rsplit("-", 1)[-1] for p in cache.glob("*.ready")] == ["validate.ready"]
+    monkeypatch.setenv(firstrun.MODE_ENV, "auto")
+    assert firstrun.first_run(args) is None
+
+
+def test_a_stale_lock_is_not_running(tmp_path):
+    lock = tmp_path / "x.compiling"
+    lock.write_text(str(os.getpid()))
+    assert firstrun._running(lock)
+    old = time.time() - firstrun.LOCK_SECONDS - 10
+    os.utime(lock, (old, old))
+    assert not firstrun._running(lock)  # the pid may have been reused
+    lock.write_text("999999999")
+    assert not firstrun._running(lock)
+
+
+def test_background_run_stamps_and_writes_nothing_here(cache, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    args = parse("simulate", "panda", "--duration", "3", "--save", "run.npz")
+    key = firstrun.kernel_key(args)[0]
+    monkeypatch.setenv(firstrun.BACKGROUND_ENV, key)
+    assert firstrun.background_main([json.dumps(vars(args))]) == 0
+    assert [p.suffix for p in cache.glob(f"*-{key}.*")] == [".ready"]
+    assert not list(tmp_path.glob("panda*")) and not (tmp_path / "run.npz").exists()
+    # a user's mistake (named by the plain-Python run) leaves no stamp: the next run tries again
+    bad = parse("simulate", "panda", "--duration", "1", "--armature", "-1")
+    monkeypatch.setenv(firstrun.BACKGROUND_ENV, "simulate-bad")
+    with pytest.raises(DenocError, match="--armature"):
+        firstrun.background_main([json.dumps(vars(bad))])
+    assert not list(cache.glob("*-simulate-bad.*"))
+    # an unexpected failure leaves the failed stamp: the next run compiles in the foreground
+    monkeypatch.setattr(firstrun, "simulate_command", lambda args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        firstrun.background_main([json.dumps(vars(args))])
+    assert list(cache.glob(f"*-{key}.failed"))
+    assert firstrun.first_run(args) is None
+
+
+def test_a_first_run_goes_plain_python_and_compiles_in_the_background(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(ROOT))
+    env[firstrun.MODE_ENV] = "auto"
+    cmd = [sys.executable, "-m", "denoc_bridge.cli", "simulate", "panda", "--duration", "0.05", "--no-html"]
+    result = subprocess.run(cmd + ["--no-plot"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    locks = list((tmp_path / "numba").rglob("*.compiling"))
+    pid = int(locks[0].read_text()) if locks else None
+    try:
+        assert result.returncode == 0, result.stderr
+        assert "first run: numba compiles this command's kernels in the background" in result.stderr
+        assert "the kernels ran as plain Python" in result.stdout
+        assert "compiling" not in result.stderr.replace("numba compiles", "")  # no foreground compile
+        assert pid is not None
+        os.kill(pid, 0)  # the background compilation is running, in a session of its own
+        assert os.getsid(pid) == pid
+    finally:
+        if pid is not None:
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except ProcessLookupError:  # it finished or failed already
+                pass
+
+
+MODELS = {
+    "panda": lambda: load_robot("panda"),
+    "talos": lambda: load_robot("talos"),
+    "pr2-mimic": lambda: load_robot("pr2", mimic=True),
+    "fourbar": g.fourbar,
+    "fivebar-mimic-loops": g.geared_fivebar,
+}
+
+PLAIN_RUNS = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import denoc_bridge as db
+    from tests.cli.test_firstrun import MODELS, start
+
+    out = {}
+    for name, make in MODELS.items():
+        m = make()
+        q0, v0 = start(m)
+        traj = db.simulate(m, q0, v0, 0.02, 1e-3, method="rk4", passive=True)
+        out[name] = np.concatenate([traj.q.ravel(), traj.v.ravel(), traj.a.ravel()])
+    np.savez(sys.argv[1], **out)
+    """
+)
+
+
+def start(m):
+    """A moving start (random velocities); loop models on their loops."""
+    rng = np.random.default_rng(7)
+    q0 = db.neutral_configuration(m)
+    if isinstance(m, db.MimicModel) and m.loops:  # the geared five-bar
+        q0 = db.loops.project_configuration(m, g.GEARED_FIVEBAR_Q)
+    elif m.loops:
+        q0 = db.loops.project_configuration(m, q0 + 0.1)
+    v0 = rng.standard_normal(m.nv)
+    return q0, (db.loops.project_velocity(m, q0, v0) if m.loops else v0)
+
+
+def test_plain_python_runs_the_same_code_as_the_compiled_kernels(tmp_path):
+    """Every compiled system (tree, mimic, loops, mimic with loops) through the plain-Python
+    dispatch of kernels.systems, against the compiled run: equal to round-off."""
+    script = tmp_path / "runs.py"
+    script.write_text(PLAIN_RUNS)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, str(script), str(tmp_path / "plain.npz")], check=True, env=env, timeout=600)
+    plain = np.load(tmp_path / "plain.npz")
+    assert sorted(plain.files) == sorted(MODELS)
+    for name, make in MODELS.items():
+        m = make()
+        q0, v0 = start(m)
+        traj = db.simulate(m, q0, v0, 0.02, 1e-3, method="rk4", passive=True)
+        ref = np.concatenate([traj.q.ravel(), traj.v.ravel(), traj.a.ravel()])
+        assert np.abs(plain[name] - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), name
+        assert np.abs(traj.v[-1] - traj.v[0]).max() > 1e-3, name  # the systems moved
