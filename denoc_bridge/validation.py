@@ -363,11 +363,11 @@ def compare_with_pinocchio(
                 if finite:
                     checks[key].passed = False
             continue
-        nle_pin = pin.nonLinearEffects(pm, pd, q, v).copy()
         eye = np.eye(model.nv)
 
-        # called within this iteration (the closures read its q, v, ...)
+        # called within this iteration (the closures read its q, v, ...), only when the solutions differ
         def forward_problem() -> tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]:
+            nle_pin = pin.nonLinearEffects(pm, pd, q, v).copy()
             return mass_matrix(model, q), tau_pin - nonlinear_effects(model, q, v), M_pin, tau_pin - nle_pin
 
         def inverse_problem() -> tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]:

@@ -47,7 +47,9 @@ def run(
     res["batch"] = b = batches(256 if quick else 4096, repeats, min_time)
     log(
         f"  {b['B']} panda states: forward_dynamics {b['fd_ms']:.2f} ms (pin.abaInParallel {b['aba_ms']:.2f} ms),"
-        f" inverse_dynamics {b['id_ms']:.2f} ms (pin.rneaInParallel {b['rnea_ms']:.2f} ms)"
+        f" inverse_dynamics {b['id_ms']:.2f} ms (pin.rneaInParallel {b['rnea_ms']:.2f} ms) on {b['threads']} threads;"
+        f" on 1 thread {b['fd_1thread_ms']:.2f} ms ({b['aba_1thread_ms']:.2f} ms), {b['id_1thread_ms']:.2f} ms"
+        f" ({b['rnea_1thread_ms']:.2f} ms)"
     )
     log("5. start-up")
     res["startup"] = st = startup()

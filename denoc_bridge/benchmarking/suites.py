@@ -4,6 +4,7 @@ Pinocchio's reach (timings are medians of interleaved repeats, in this process).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -181,25 +182,43 @@ def batches(B: int, repeats: int, min_time: float) -> dict:
     V, TAU = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
     diff_fd = relative_difference(db.forward_dynamics(model, Q, V, TAU), pin.abaInParallel(2, pool, Q.T, V.T, TAU.T).T)
     diff_id = relative_difference(db.inverse_dynamics(model, Q, V, TAU), pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T).T)
-    t = interleaved(
-        {
-            "fd": lambda: db.forward_dynamics(model, Q, V, TAU),
-            "aba": lambda: pin.abaInParallel(2, pool, Q.T, V.T, TAU.T),
-            "id": lambda: db.inverse_dynamics(model, Q, V, TAU),
-            "rnea": lambda: pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T),
-        },
-        repeats,
-        min_time,
-    )
+    threads = numba.get_num_threads()
+
+    def timed(n: int) -> dict:
+        """Both engines on ``n`` threads each (numba's and Pinocchio's pools)."""
+        numba.set_num_threads(n)
+        try:
+            return interleaved(
+                {
+                    "fd": lambda: db.forward_dynamics(model, Q, V, TAU),
+                    "aba": lambda: pin.abaInParallel(n, pool, Q.T, V.T, TAU.T),
+                    "id": lambda: db.inverse_dynamics(model, Q, V, TAU),
+                    "rnea": lambda: pin.rneaInParallel(n, pool, Q.T, V.T, TAU.T),
+                },
+                repeats,
+                min_time,
+            )
+        finally:
+            numba.set_num_threads(threads)
+
+    # one thread first: its figures do not depend on the other processes of a busy machine, which
+    # make every parallel region wait for a time slice of each core (milliseconds on 2 cores)
+    load = os.getloadavg()[0]
+    one, t = timed(1), timed(min(threads, 2))
     return dict(
         B=B,
-        threads=numba.get_num_threads(),
+        threads=min(threads, 2),
+        load=load,
         fd_ms=t["fd"] * 1e3,
         aba_ms=t["aba"] * 1e3,
         id_ms=t["id"] * 1e3,
         rnea_ms=t["rnea"] * 1e3,
         fd_ratio=t["fd"] / t["aba"],
         id_ratio=t["id"] / t["rnea"],
+        fd_1thread_ms=one["fd"] * 1e3,
+        aba_1thread_ms=one["aba"] * 1e3,
+        id_1thread_ms=one["id"] * 1e3,
+        rnea_1thread_ms=one["rnea"] * 1e3,
         fd_rel_diff=diff_fd,
         id_rel_diff=diff_id,
     )

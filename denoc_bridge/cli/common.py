@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -33,24 +34,36 @@ def checked_seed(seed: int) -> int:
 
 
 def checked_output_file(path: Path | None, option: str) -> Path | None:
-    """Check, before the run, that ``path`` can be written: its folder exists or is created, it
-    is not a folder, and a file can be created there (probed and removed again)."""
+    """Check, before the run, that ``path`` can be written: it is not a folder, and a file can be
+    created in its folder (probed and removed again).  A missing folder is created for the probe
+    and removed again: the writer creates it (:func:`denoc_bridge._files.make_folder`), so a run
+    that fails leaves no empty folder behind."""
     if path is None:
         return None
     if path.is_dir():
         raise DenocError(f"{option}: {path} is a folder; give a file name")
-    try:  # a missing folder is created, as every writer does (before the run, not after it)
-        make_folder(path.parent)
-    except OSError as exc:
-        raise DenocError(f"{option}: {exc.strerror}") from None
-    existed = path.exists()
+    missing = []  # the folders the probe creates, deepest first
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
     try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise DenocError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
-    if not existed:
-        path.unlink()
+        try:
+            make_folder(path.parent)
+        except OSError as exc:  # it names the folder and why
+            raise DenocError(f"{option}: {exc.strerror or exc}") from None
+        existed = path.exists()
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            raise DenocError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+        if not existed:
+            path.unlink()
+    finally:
+        for created in missing:
+            with contextlib.suppress(OSError):
+                created.rmdir()
     return path
 
 

@@ -253,6 +253,22 @@ def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[s
     os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
 
 
+def run_compiled(exc: BaseException, argv: list[str]) -> None:
+    """Replace this plain-Python run by the same command with compiled kernels (compiling in the
+    foreground), after Python's math raised ``exc`` where compiled code returns inf or nan (e.g.
+    ``math.exp`` of a diverging state); does not return."""
+    print(
+        f"denoc-bridge: note: the plain-Python run stopped on {type(exc).__name__} ({exc}), where the compiled "
+        "kernels return inf or nan; running the command again with the compiled kernels (compiling them now)",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.stdout.flush()
+    env = dict(os.environ, **{MODE_ENV: "compiled"})
+    env.pop("NUMBA_DISABLE_JIT", None)
+    os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
+
+
 def background_main(argv: list[str]) -> int:
     """The background compilation: the command of ``argv[0]`` (its arguments as JSON) for
     :data:`BACKGROUND_STEPS` steps, files in a temporary folder; writes the ready stamp on

@@ -34,10 +34,11 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    words = sys.argv[1:] if argv is None else list(argv)
     try:  # a first run goes plain Python while numba compiles in the background (firstrun)
         run = firstrun.first_run(args)
         if run is not None or (firstrun.mode() == "interpreted" and not firstrun.interpreted()):
-            firstrun.run_interpreted(run, args, sys.argv[1:] if argv is None else list(argv))
+            firstrun.run_interpreted(run, args, words)
     except DenocError as exc:
         print(f"denoc-bridge: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -54,7 +55,8 @@ def main(argv=None) -> int:
         warnings.showwarning = _show_warning  # one line per warning, no source line
         notice = CompileNotice()
         try:
-            with notice:  # a first run says that, and what, numba compiles
+            # compiled kernels turn overflows into inf and nan without a warning; so does plain Python
+            with notice, np.errstate(all="ignore" if firstrun.interpreted() else None):
                 status = command(args)
             if status == 0:
                 firstrun.remember(args)
@@ -68,6 +70,11 @@ def main(argv=None) -> int:
                 text = option_words(text)
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
+        except (ArithmeticError, ValueError) as exc:
+            if not firstrun.interpreted():
+                raise
+            firstrun.run_compiled(exc, words)  # Python's math raised where compiled code gives inf or nan
+            raise
         except KeyboardInterrupt:
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130

@@ -304,7 +304,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--html", "x.html", "--no-html"], "--html and --no-html contradict each other"),
         (["simulate", "gripper", "--q0", "1_0", "0", "0", "0"], "--q0: '1_0' is not a number"),
         (["simulate", "gripper", "--torque", "complex.npy"], "--torque: cannot read complex.npy: it holds complex128"),
-        (["bench", "--out", "/proc/benchx"], "--out: cannot create /proc/benchx"),
+        (["bench", "--out", "/proc/benchx"], "--out: cannot create the folder /proc/benchx"),
     ],
 )
 def test_mistakes_are_one_line_on_stderr_and_exit_2(tmp_path, argv, message):
@@ -437,6 +437,7 @@ def test_simulate_hands_the_trajectory_to_viz_export_html(tmp_path, monkeypatch,
 
     def export_html(model, trajectory, path, fps=30.0, color_by="module"):
         calls.append((model, trajectory, path, fps, color_by))
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # as every writer does
         Path(path).write_text("<html>stub</html>")
         return Path(path)
 
@@ -531,7 +532,8 @@ def test_bench_quick_gives_no_verdicts_and_no_empty_section(monkeypatch, capsys)
     monkeypatch.setattr(runner, "single_calls", lambda *a: canned["single"])
     monkeypatch.setattr(runner, "scaling", lambda *a, log: [log("  n = 10: ...")] and canned["scaling"])
     monkeypatch.setattr(runner, "memory", lambda n: dict(nv=n, kept_bytes_per_dof=1457.0))
-    batch = dict(B=256, fd_ms=16.1, aba_ms=8.0, id_ms=15.7, rnea_ms=8.0, fd_ratio=2.01, id_ratio=1.97)
+    batch = dict(B=256, fd_ms=16.1, aba_ms=8.0, id_ms=15.7, rnea_ms=8.0, fd_ratio=2.01, id_ratio=1.97, threads=2)
+    batch.update(load=0.2, fd_1thread_ms=0.25, aba_1thread_ms=0.5, id_1thread_ms=0.18, rnea_1thread_ms=0.4)
     monkeypatch.setattr(runner, "batches", lambda *a: batch)
     monkeypatch.setattr(
         runner,
@@ -549,6 +551,8 @@ def test_bench_quick_gives_no_verdicts_and_no_empty_section(monkeypatch, capsys)
     assert "1,000-DOF chain: 1457 B per DOF" in captured.err and "pin.abaInParallel 8.00 ms" in captured.err
     out = captured.out
     assert "no met/missed verdicts in a quick run" in out and "16.10 ms vs 8.00 ms = 2.01 x" in out
+    assert "0.25 ms vs 0.50 ms = 0.50 x" in out
+    assert "on 1 thread 0.25 ms (0.50 ms)" in captured.err and "the machine was busy" not in out
     assert " met " not in out and " no " not in out
 
 
@@ -601,3 +605,19 @@ def test_a_stop_that_took_nothing_measurable_is_not_reported(capsys):
         out = capsys.readouterr().out
         assert ("joint limits: the stops at the limits took 0.25 J" in out) is reported, out
         assert ("W_stops" in out) is reported, out
+
+
+def test_a_failed_run_leaves_no_new_output_folder(tmp_path, monkeypatch, capsys):
+    """The output files' folders are checked before the run and created by the writers: a run
+    that fails leaves none behind; a file in the way is named before the run."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["simulate", "chain:3", "--dt", "1", "--duration", "50", "--no-validate"]
+    assert main([*argv, "--html", "new/sub/x.html", "--plot", "new2/p.png"]) == 2
+    assert "simulation stopped" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists() and not (tmp_path / "new2").exists()
+    (tmp_path / "blocker").touch()
+    assert main([*argv, "--html", "blocker/sub/x.html"]) == 2
+    assert "--html: cannot create the folder blocker/sub: a file stands in the way" in capsys.readouterr().err
+    ok = ["simulate", "chain:3", "--duration", "0.01", "--no-validate", "--html", "a/b/x.html", "--plot", "c/p.png"]
+    assert main(ok) == 0
+    assert (tmp_path / "a/b/x.html").is_file() and (tmp_path / "c/p.png").is_file()

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -215,3 +217,24 @@ def test_plain_python_runs_the_same_code_as_the_compiled_kernels(tmp_path):
         ref = np.concatenate([traj.q.ravel(), traj.v.ravel(), traj.a.ravel()])
         assert np.abs(plain[name] - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), name
         assert np.abs(traj.v[-1] - traj.v[0]).max() > 1e-3, name  # the systems moved
+
+
+def test_python_math_errors_rerun_with_the_compiled_kernels(monkeypatch, capsys):
+    """Python's math raises (math.exp overflow, math.cos(inf)) where compiled code gives inf or nan:
+    a plain-Python run then runs again compiled; a compiled run's error is not caught."""
+    cli_main = importlib.import_module("denoc_bridge.cli.main")  # the package exports main()
+    calls = []
+
+    def rerun(exc, argv):
+        calls.append((type(exc), argv))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(firstrun, "run_compiled", rerun)
+    monkeypatch.setattr(cli_main, "simulate_command", lambda args: math.exp(1e4))
+    monkeypatch.setattr(firstrun, "interpreted", lambda: True)
+    with pytest.raises(SystemExit):
+        cli_main.main(["simulate", "panda"])
+    assert calls == [(OverflowError, ["simulate", "panda"])]
+    monkeypatch.setattr(firstrun, "interpreted", lambda: False)
+    with pytest.raises(OverflowError):
+        cli_main.main(["simulate", "panda"])
