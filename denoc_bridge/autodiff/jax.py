@@ -67,6 +67,7 @@ except ImportError as exc:  # the optional extra is not installed
         "denoc_bridge.autodiff.jax needs JAX: pip install 'denoc-bridge[autodiff]' (or pip install jax)"
     ) from exc
 
+from denoc_bridge._text import count
 from denoc_bridge.dynamics import forward_dynamics as _forward_dynamics
 from denoc_bridge.dynamics import forward_dynamics_vjp as _forward_dynamics_vjp
 from denoc_bridge.errors import InputError, InputTypeError
@@ -212,7 +213,7 @@ def _tree(model: object, what: str) -> Model:
     check_model(model)
     if type(model) is Model and not model.loops:
         return model
-    kind = f"a model with {len(model.loops)} loop closure(s)" if type(model) is Model else "a MimicModel"
+    kind = f"a model with {count(len(model.loops), 'loop closure')}" if type(model) is Model else "a MimicModel"
     raise InputError(
         f"denoc_bridge.autodiff.jax.{what} takes a tree model; '{getattr(model, 'name', model)}' is {kind}, and the "
         "matrix-free adjoint (forward_dynamics_vjp) runs on trees only (the dense "

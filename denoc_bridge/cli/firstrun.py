@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,10 @@ BACKGROUND_ENV = "DENOC_BRIDGE_BACKGROUND"
 #: plain Python's cost per DOF and forward dynamics (simulate panda: 9.4 s for 8,001 x 9 DOF,
 #: measured on this project's 2-core machine), used to estimate a run before choosing it
 PYTHON_SECONDS_PER_DOF_EVALUATION = 130e-6
+#: plain Python's cost per DOF relative to a tree's: mimic relations (dense reduced-coordinate
+#: solves per evaluation; simulate pr2 --mimic: 211 s) and loop closures (fourbar: 15 s), measured
+PYTHON_COST_MIMIC = 8.0
+PYTHON_COST_LOOPS = 4.0
 #: a first run goes plain Python only when its estimate is below this (the compilation it
 #: replaces takes about 100 s)
 PYTHON_BUDGET_SECONDS = 60.0
@@ -113,7 +118,9 @@ def kernel_key(args: argparse.Namespace) -> tuple[str, float] | None:
     if args.command not in ("simulate", "validate"):
         return None
     try:
-        model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
+        with warnings.catch_warnings():  # the command itself shows the model's warnings
+            warnings.simplefilter("ignore")
+            model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     except (DenocError, OSError, ValueError):
         return None
     kind = ("-mimic" if args.mimic else "") + ("-loops" if model.loops else "")
@@ -129,7 +136,9 @@ def kernel_key(args: argparse.Namespace) -> tuple[str, float] | None:
         return None
     torque = "none" if args.torque is None else ("table" if Path(args.torque).suffix else args.torque.lower())
     evaluations = (4 if method == "rk4" else 1) * args.duration / args.dt
-    return f"simulate-{method}-{torque}{kind}", PYTHON_SECONDS_PER_DOF_EVALUATION * model.nv * evaluations
+    cost = PYTHON_SECONDS_PER_DOF_EVALUATION * (PYTHON_COST_MIMIC if args.mimic else 1.0)
+    cost *= PYTHON_COST_LOOPS if model.loops else 1.0
+    return f"simulate-{method}-{torque}{kind}", cost * model.nv * evaluations
 
 
 def fingerprint() -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
+from denoc_bridge._text import count
 from denoc_bridge.algorithms.dynamics import (
     tree_forward_dynamics,
 )
@@ -216,7 +217,7 @@ def actuator_torques(C, tau_tree, act, nv, describe):
     if rank < ind.size and np.abs(A @ tau_a - b).max() > 1e-9 * scale:
         raise InputError(
             f"the actuated joints ({describe() or 'none'}) cannot produce this motion: the closed "
-            f"chain has {ind.size} degree(s) of freedom and they act on {rank} of them"
+            f"chain has {count(ind.size, 'degree')} of freedom and they act on {rank} of them"
         )
     tau = np.zeros(nv)
     tau[act] = tau_a

@@ -34,6 +34,7 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._text import count
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
@@ -393,7 +394,7 @@ class Model(ModelKind):
             self.warnings = self.warnings + tuple(n for n in notes if n not in self.warnings)  # replace() keeps them
         if notes and warn:
             warnings.warn(
-                f"model '{self.name}': {len(notes)} non-physical inertia(s), first: {notes[0]} "
+                f"model '{self.name}': {count(len(notes), 'non-physical inertia')}, first: {notes[0]} "
                 "(listed in model.warnings)",
                 PhysicsWarning,
                 stacklevel=3,

@@ -74,6 +74,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory, human_bytes
+from denoc_bridge._text import count
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -131,7 +132,7 @@ def check_sweep_memory(
     batch = min(batch_size, len(case_list))
     check_memory(
         worst * batch * concurrent,
-        f"the sweep's batches ({concurrent} at once, {batch} case(s) each; case {worst_case!r} saves "
+        f"the sweep's batches ({concurrent} at once, {count(batch, 'case')} each; case {worst_case!r} saves "
         f"{human_bytes(worst / 2)} of states)",
         "pass save_every (every k-th state is kept), a shorter t_final, a smaller batch_size or fewer workers",
     )

@@ -238,3 +238,16 @@ def test_python_math_errors_rerun_with_the_compiled_kernels(monkeypatch, capsys)
     monkeypatch.setattr(firstrun, "interpreted", lambda: False)
     with pytest.raises(OverflowError):
         cli_main.main(["simulate", "panda"])
+
+
+def test_kernel_key_is_silent_and_prices_mimic_and_loops(recwarn):
+    """The plan loads the model without its warnings (the command shows them once); mimic and loop
+    models cost more per DOF in plain Python (pr2 --mimic for 2 s compiles instead)."""
+    firstrun.kernel_key(parse("simulate", "icub"))
+    assert not recwarn.list
+    per = firstrun.PYTHON_SECONDS_PER_DOF_EVALUATION * 8000
+    pr2 = load_robot("pr2", mimic=True)
+    _, mimic = firstrun.kernel_key(parse("simulate", "pr2", "--mimic"))
+    assert mimic == pytest.approx(per * firstrun.PYTHON_COST_MIMIC * pr2.nv) and mimic > firstrun.PYTHON_BUDGET_SECONDS
+    _, loops = firstrun.kernel_key(parse("simulate", "fourbar"))
+    assert loops == pytest.approx(per * firstrun.PYTHON_COST_LOOPS * g.fourbar().nv)
