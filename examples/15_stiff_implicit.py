@@ -9,10 +9,11 @@ Three stiff trees (denoc_bridge.generators.chain, planar, fixed at the base, rel
   without its held end: the implicit methods run trees, not loop closures);
 * a chain with stiff joint springs and dampers: 10 rods, springs of 200 N m/rad relaxed at
   q = 0 and dampers, released from a bent shape;
-* a long damped chain: 1,000 links (``--big``: 10,000, which takes hours: GMRES uses its whole
-  budget of 500 JVPs per Newton step on long hanging chains, whose tension stiffness the
-  springs-and-dampers preconditioner does not hold), hanging from its pin and released tilted
-  by 0.3 rad; Newton's linear systems solved matrix-free by GMRES with forward_dynamics_jvp.
+* a long damped chain: 1,000 links (``--big``: 10,000, minutes), hanging from its pin and
+  released tilted by 0.3 rad; Newton's linear systems solved matrix-free by GMRES with
+  forward_dynamics_jvp, preconditioned with the chain's tension stiffness (a few iterations per
+  Newton step; benchmarks/implicit_large.py measures RK4's limit by bisection instead and runs
+  100 to 10,000 links).
 
 For each: RK4's stability limit ``h_rk4`` from the eigenvalues of the linearised dynamics at
 the start (dense for the small chains; for the long one, the fastest damping rate by ARPACK on

@@ -185,3 +185,14 @@ def test_autodiff_jax_benchmark_runs(tmp_path):
         assert r["grad_rel_diff"] < 1e-13, r
         assert min(r["us"].values()) > 0, r
     assert len(res["batch"]["us"]) == 7 and min(res["batch"]["us"].values()) > 0
+
+
+def test_implicit_large_quick(tmp_path):
+    """benchmarks/implicit_large.py --quick on 100 links: RK4's limit found, few GMRES iterations
+    per Newton step with the tension-stiffness preconditioner, many without it."""
+    _module("implicit_large").main(["--quick", "--links", "100", "--out", str(tmp_path)])
+    res = json.loads((tmp_path / "implicit_large.json").read_text())
+    assert 2e-3 < res["cases"][0]["h_rk4"] < 6e-3
+    assert all(r["jacobian"] == "gmres" and r["gmres_max"] <= 8 for r in res["rows"]), res["rows"]
+    assert res["passive"][0]["gmres_max"] > 30
+    assert "| 100 | sdirk2 | 10 |" in (tmp_path / "implicit_large.md").read_text()

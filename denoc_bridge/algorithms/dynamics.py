@@ -39,6 +39,8 @@ __all__ = [
     "tree_inverse_dynamics",
     "tree_forward_dynamics",
     "tree_nonlinear_effects",
+    "shifted_mass_solver",
+    "link_forces",
     "tree_mass_matrix",
     "tree_inverse_mass_matrix",
     "udut",
@@ -157,6 +159,52 @@ def tree_forward_dynamics(
     """
     _check_model(model)
     return converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+
+
+def link_forces(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """(L, 3): the forces ``m_k (a_ck - g)`` the links need for the motion (q, v, a) (``a_ck`` the
+    acceleration of link k's centre of mass), in the link frames: the linear parts of the link
+    wrenches ``w_k`` of the forward recursion of inverse dynamics (000 Table 1, eq. 9)."""
+    work = model.thread_work()
+    tau = np.empty(model.nv)
+    status = entry.inverse_dynamics_fast(model._kt, work, q, v, a, tau)
+    if status:
+        raise_status(model, status, q, v, a, "a")
+    L = model.n_links
+    return np.array(work[:L, T.C_W + 3 : T.C_W + 6])
+
+
+def shifted_mass_solver(
+    model: Model, q: np.ndarray, armature: np.ndarray, inertia: np.ndarray
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``x -> (M + diag(armature) + sum_k J_k^T X_k J_k)^-1 M x`` at q, in two O(n) recursions per
+    call: ``M x`` by inverse dynamics at rest, then the articulated solve (000 eqs. 18-23) of the
+    model with ``armature`` (nv) added to its joints' armatures and the rotational inertias
+    ``inertia`` ((L, 3, 3), symmetric positive semi-definite, link frames) added to its links
+    (``X_k`` the 6x6 inertia with only that rotational block, ``J_k`` link k's Jacobian).  Both
+    run without gravity, so that the map is linear to round-off however small x is (with
+    gravity, ``ID(q, 0, x) = M x + g(q)`` would lose ``M x`` to the cancellation of g)."""
+    L, nv = model.n_links, model.nv
+    dof_link = np.repeat(np.arange(L), model.nv_joint)
+    dof_rank = np.arange(nv) - np.repeat(np.asarray(model.idx_v), model.nv_joint)
+    X = np.asarray(inertia, dtype=float).reshape(L, 3, 3)
+    six = X[:, (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+    free = T.with_gravity(model._kt, np.zeros(3))
+    shifted = T.shifted_table(free, dof_link, dof_rank, np.asarray(armature, dtype=float).reshape(nv), six)
+    zero = np.zeros(nv)
+    work = model.thread_work()
+
+    def solve(x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x, dtype=float).reshape(nv)
+        Mx, out = np.empty(nv), np.empty(nv)
+        status = entry.inverse_dynamics_fast(free, work, q, zero, x, Mx)
+        if status == 0:
+            status = entry.forward_dynamics_fast(shifted, work, q, zero, Mx, out)
+        if status:
+            raise_status(model, status, q, zero, x, "x")
+        return out
+
+    return solve
 
 
 def tree_nonlinear_effects(

@@ -18,3 +18,15 @@ def world_placements(parent, E, r, Rw, pw):
                 pw[k, i] = r[k, i]
             else:
                 pw[k, i] = pw[b, i] + Rw[b, i, 0] * r[k, 0] + Rw[b, i, 1] * r[k, 1] + Rw[b, i, 2] * r[k, 2]
+
+
+@njit(cache=True)
+def subtree_sums(parent, x, out):
+    """out_k = the sum of x_j over link k's subtree (k included), rows of (L, m) arrays; parents
+    come before their children."""
+    out[:] = x
+    for k in range(parent.shape[0] - 1, -1, -1):
+        b = parent[k]
+        if b >= 0:
+            for i in range(out.shape[1]):
+                out[b, i] += out[k, i]

@@ -197,6 +197,21 @@ def build_tables(model):
     return kt
 
 
+def shifted_table(kt, dof_link, dof_rank, armature, inertia):
+    """A copy of the table with ``armature`` (nv) added to the joints' armatures and ``inertia``
+    ((L, 6): xx, xy, xz, yy, yz, zz in the link frame) added to the links' rotational inertias.
+    A pure rotational inertia is the same about the link origin and the centre of mass; masses
+    and first moments, hence the gravity torques, are unchanged."""
+    out = aligned_empty(kt.shape)
+    out[:] = kt
+    out[dof_link, ARM + dof_rank] += armature
+    out[:, ARM0] = out[:, ARM]
+    out[:, IO : IO + 6] += inertia
+    diagonal = np.maximum(np.maximum(out[:, IO], out[:, IO + 3]), out[:, IO + 5])
+    out[:, SCALE] = np.maximum(np.maximum(out[:, SCALE], diagonal), out[:, ARM : ARM + 6].max(axis=1))
+    return out
+
+
 def with_gravity(kt, gravity):
     """A copy of the table with another gravity."""
     out = aligned_empty(kt.shape)

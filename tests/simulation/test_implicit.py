@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.algorithms.dynamics import link_forces, shifted_mass_solver
 from denoc_bridge.generators import chain
 from denoc_bridge.simulation import implicit
 from denoc_bridge.testing import random_model
@@ -130,3 +131,143 @@ def test_1000_link_damped_chain_25x_beyond_rk4():
     assert np.abs(tr.q - ref.q).max() < 0.1
     E = tr.total_energy
     assert np.all(np.diff(E) < 0)
+
+
+def hanging_chain(n, tilt=0.3, damping=1e-3):
+    """examples/15's long chain: 1 m, 1 kg, dampers damping / n, hanging from its pin (the first
+    joint at +pi/2: the chain along -z) tilted by ``tilt``."""
+    model = chain(n, "planar", length=1.0 / n, mass=1.0 / n, damping=damping / n)
+    q0 = np.zeros(n)
+    q0[0] = np.pi / 2 + tilt
+    return model, q0
+
+
+def test_geometric_stiffness_is_the_hessian_of_gravity_on_a_hanging_planar_chain():
+    """sum_k J_k^T X_k J_k = d^2 V / dq^2 exactly on a planar chain in tension (the Hessian of the
+    potential energy: d tau / dq of inverse dynamics at rest), seen through the shifted solver:
+    (M + c^2 G)^-1 M."""
+    n = 12
+    model, q = hanging_chain(n)
+    q = q + 0.1 * np.random.default_rng(5).standard_normal(n)
+    E = np.eye(n)
+    hess = db.inverse_dynamics_derivatives(model, q, np.zeros(n), np.zeros(n))[0]
+    assert np.abs(hess - hess.T).max() < 1e-12 * np.abs(hess).max()
+    assert np.linalg.eigvalsh(hess).min() > 0  # every link in tension: no eigenvalue dropped
+    c = 0.3
+    solve = shifted_mass_solver(model, q, np.zeros(n), c * c * implicit.geometric_stiffness(model, q))
+    M = db.mass_matrix(model, q)
+    P = M @ np.linalg.inv(np.array([solve(E[i]) for i in range(n)]).T)  # P^-1 M -> P
+    assert np.abs((P - M) / (c * c) - hess).max() < 1e-9 * np.abs(hess).max()
+
+
+def test_shifted_mass_solver_on_a_random_tree():
+    """(M + diag(armature) + sum_k J_k^T X_k J_k)^-1 M x against the dense GIM of the model whose
+    link inertias carry the X_k, at tiny and unit x (linear: no gravity to cancel)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        model = random_model(seed=11, n_links=9, branching=0.4, floating_base=True)
+        rng = np.random.default_rng(11)
+        A = rng.standard_normal((model.n_links, 3, 3))
+        X = np.einsum("kij,klj->kil", A, A)  # symmetric positive semi-definite
+        heavy = model.replace(inertia=np.asarray(model.inertia) + X)
+    q = db.random_configuration(model, rng)
+    arm = rng.uniform(0.0, 2.0, model.nv)
+    P = db.mass_matrix(heavy, q) + np.diag(arm)
+    M = db.mass_matrix(model, q)
+    solve = shifted_mass_solver(model, q, arm, X)
+    for scale in (1.0, 1e-12):
+        x = scale * rng.standard_normal(model.nv)
+        expected = np.linalg.solve(P, M @ x)
+        assert np.abs(solve(x) - expected).max() < 1e-11 * np.abs(expected).max()
+
+
+def test_link_forces_are_mass_times_centre_of_mass_acceleration_minus_gravity():
+    model, _ = hanging_chain(5)
+    rng = np.random.default_rng(2)
+    q, v, a = rng.standard_normal((3, 5))
+    R, _ = db.forward_kinematics(model, q)
+    F = np.einsum("kij,kj->ki", R, link_forces(model, q, v, a))
+
+    def com(t):
+        Rt, pt = db.forward_kinematics(model, q + v * t + 0.5 * a * t * t)
+        return pt + np.einsum("kij,kj->ki", Rt, model.com)
+
+    t = 1e-4
+    acc = (com(t) - 2 * com(0) + com(-t)) / t**2
+    expected = np.asarray(model.mass)[:, None] * (acc - model.gravity)
+    assert np.abs(F - expected).max() < 1e-7 * np.abs(expected).max()
+
+
+def test_preconditioned_newton_krylov_equals_dense_newton_on_a_long_chain(monkeypatch):
+    """200 links, 100 times RK4's limit (2.7e-3 s, by bisection as in benchmarks/implicit_large.py):
+    GMRES with the geometric-stiffness preconditioner takes a handful of iterations per Newton
+    step and gives the dense Newton's step; with the dampers-only preconditioner of before it
+    takes tens (the tension stiffness of the hanging chain is left to GMRES)."""
+    n = 200
+    model, q0 = hanging_chain(n)
+    v0, h = np.zeros(n), 100 * 2.7e-3
+    dense = db.simulate(model, q0, v0, 2 * h, h, method="implicit-euler")
+    assert dense.solver_stats["jacobian"] == "dense"
+    monkeypatch.setattr(implicit, "DENSE_MAX_DOF", 0)
+    krylov = db.simulate(model, q0, v0, 2 * h, h, method="implicit-euler")
+    stats = krylov.solver_stats
+    assert stats["jacobian"] == "gmres"
+    assert np.abs(krylov.q - dense.q).max() < 1e-9
+    assert np.abs(krylov.v - dense.v).max() < 1e-8
+    assert stats["max_linear_iterations"] <= 8, stats
+    assert stats["linear_iterations"] <= 4 * stats["newton_iterations"], stats
+    monkeypatch.setattr(implicit, "PRECONDITIONER", "passive")
+    passive = db.simulate(model, q0, v0, h, h, method="implicit-euler")
+    assert passive.solver_stats["max_linear_iterations"] > 30, passive.solver_stats
+    assert np.abs(passive.q[-1] - krylov.q[1]).max() < 1e-8
+
+
+@pytest.mark.slow
+def test_3000_link_damped_chain_100x_beyond_rk4_with_few_gmres_iterations():
+    """3,000 links, sdirk2 at 100 times RK4's limit (2.3e-3 s, measured by bisection as in
+    benchmarks/implicit_large.py; RK4 at twice it diverges): at most 8 GMRES iterations per
+    Newton step, the free end within 8 cm of RK4 at a tenth of the limit after 0.92 s (four steps
+    of sdirk2), and the
+    energy never grows."""
+    n = 3_000
+    model, q0 = hanging_chain(n)
+    v0, h_rk4 = np.zeros(n), 2.3e-3
+    with pytest.raises(db.SimulationError):
+        db.simulate(model, q0, v0, 1000 * h_rk4, 2 * h_rk4)
+    T = 4 * 100 * h_rk4
+    ref = db.simulate(model, q0, v0, T, h_rk4 / 10, save_every=1000)
+    tr = db.simulate(model, q0, v0, T, 100 * h_rk4, method="sdirk2")
+    stats = tr.solver_stats
+    assert stats["jacobian"] == "gmres" and stats["max_linear_iterations"] <= 8, stats
+
+    def tip(q):
+        R, p = db.forward_kinematics(model, q)
+        return p[-1] + R[-1] @ np.array([1.0 / n, 0.0, 0.0])
+
+    assert np.linalg.norm(tip(tr.q[-1]) - tip(ref.q[-1])) < 0.08  # measured 0.057 m (implicit Euler: ~0.3 m)
+    assert np.all(np.diff(tr.total_energy) < 1e-12)
+
+
+def test_spatial_hanging_chain_on_the_preconditioned_path(monkeypatch):
+    """A spatial chain (two revolute joints per rod, 3D swing), 100 times RK4's limit: the
+    geometric stiffness holds in 3D too (a handful of GMRES iterations per Newton step, the
+    dense Newton's steps); the dampers-only preconditioner needs tens."""
+    n = 40
+    model = chain(n, "spatial", length=1.0 / n, mass=1.0 / n, damping=1e-3 / n)
+    hanging = []
+    for j in (0, 1):
+        for angle in (np.pi / 2, -np.pi / 2):
+            q = np.zeros(model.nq)
+            q[j] = angle
+            hanging.append((db.potential_energy(model, q), j, q))
+    q0 = min(hanging, key=lambda x: x[:2])[2]
+    q0[:2] += (0.3, 0.2)
+    v0, h = np.zeros(model.nv), 0.23
+    dense = db.simulate(model, q0, v0, 2 * h, h, method="sdirk2")
+    monkeypatch.setattr(implicit, "DENSE_MAX_DOF", 0)
+    krylov = db.simulate(model, q0, v0, 2 * h, h, method="sdirk2")
+    assert np.abs(krylov.q - dense.q).max() < 1e-9
+    assert krylov.solver_stats["max_linear_iterations"] <= 10, krylov.solver_stats
+    monkeypatch.setattr(implicit, "PRECONDITIONER", "passive")
+    passive = db.simulate(model, q0, v0, h, h, method="implicit-euler")
+    assert passive.solver_stats["max_linear_iterations"] > 30, passive.solver_stats
