@@ -53,6 +53,7 @@ import numba
 from numba.core.caching import FunctionCache
 
 from denoc_bridge._version import __version__
+from denoc_bridge.cli.common import FIRST_RUN_ENV
 from denoc_bridge.cli.simulate import simulate_command
 from denoc_bridge.cli.validate import validate_command
 from denoc_bridge.errors import DenocError
@@ -83,7 +84,10 @@ PREFIX = "denoc-bridge-kernels"
 LOCK_SECONDS = 1800.0
 #: the background process's program (``-c``: ``-m`` would import this module twice)
 BACKGROUND_ENTRY = (
-    "import os, sys; os.nice(10); from denoc_bridge.cli.firstrun import background_main; "
+    "import os, sys\n"
+    "try:\n    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # only what the foreground leaves\n"
+    "except (AttributeError, OSError):\n    os.nice(19)\n"
+    "from denoc_bridge.cli.firstrun import background_main\n"
     "sys.exit(background_main(sys.argv[1:]))"
 )
 
@@ -219,19 +223,26 @@ def _running(lock: Path) -> bool:
     return True
 
 
-def start_background(run: FirstRun, args: argparse.Namespace) -> Path:
-    """Start the background compilation of ``run``'s kernels (unless one is running); returns
-    its log file."""
+def start_background(run: FirstRun, args: argparse.Namespace) -> Path | None:
+    """Start the background compilation of ``run``'s kernels; returns its log file, or None when
+    another background compilation is running (this command's kernels then compile on a later
+    run).  The robot and torque files are passed as absolute paths (the background runs in a
+    temporary folder)."""
     log = _stamp(run.folder, run.key, "log")
     lock = _stamp(run.folder, "any", "compiling")
     if _running(lock):
-        return log
-    payload = json.dumps(vars(args))
+        return None
+    payload = dict(vars(args))
+    for name in ("robot", "torque"):
+        value = payload.get(name)
+        if isinstance(value, str) and os.path.exists(value):
+            payload[name] = os.path.abspath(value)
     env = dict(os.environ, **{MODE_ENV: "compiled", BACKGROUND_ENV: run.key})
     env.pop("NUMBA_DISABLE_JIT", None)
+    env.pop(FIRST_RUN_ENV, None)
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", BACKGROUND_ENTRY, payload],
+            [sys.executable, "-c", BACKGROUND_ENTRY, json.dumps(payload)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -251,13 +262,19 @@ def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[s
         sys.stdout.flush()
         os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
     log = start_background(run, args)
+    where = (
+        f"numba compiles this command's kernels in the background (a few minutes on 2 cores, once; log {log})"
+        if log is not None
+        else "numba is compiling another command's kernels in the background (this command's compile on a later run)"
+    )
     print(
-        f"first run: numba compiles this command's kernels in the background (about two minutes on 2 cores, "
-        f"once; log {log}). Meanwhile this run executes them as plain Python: the same code, results equal "
-        f"to round-off, slower (about {max(run.seconds, 1.0):.0f} s). Later runs use the compiled kernels.",
+        f"first run: {where}. Meanwhile this run executes them as plain Python: the same code, results equal to "
+        f"round-off, slower (about {max(run.seconds, 1.0):.0f} s on an idle machine). Later runs use the "
+        "compiled kernels.",
         file=sys.stderr,
         flush=True,
     )
+    env[FIRST_RUN_ENV] = "1"
     sys.stdout.flush()
     os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
 

@@ -21,12 +21,12 @@ from denoc_bridge.cli.common import (
     check_whole_steps,
     checked_output_file,
     checked_seed,
+    kernels_note,
     positive_option,
 )
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot, resolve_robot
-from denoc_bridge.kernels.compiling import jit_enabled
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
@@ -35,8 +35,6 @@ from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
 from denoc_bridge.viz.plots import plot_summary, pyplot
 
 PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps", "ps")
-#: the timing figure of a run whose kernels ran as plain Python (a first run, :mod:`.firstrun`)
-PLAIN_PYTHON = "; the kernels ran as plain Python while numba compiles them: later runs are far faster"
 
 
 def _start(model, args):
@@ -467,10 +465,13 @@ def simulate_command(args) -> int:
         text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
         hint = _failure_hint(sim_model, q0, method, args.dt, args.duration, args.passive, text)
         raise DenocError(f"{text}{hint}") from None
+    if len(traj) == 0:  # Ctrl-C before the first step
+        print("interrupted before the first step: nothing simulated, nothing written", file=sys.stderr)
+        return 130
     rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
     print(
         f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
-        f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time{'' if jit_enabled() else PLAIN_PYTHON})"
+        f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time{kernels_note()})"
         + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:

@@ -251,3 +251,63 @@ def test_kernel_key_is_silent_and_prices_mimic_and_loops(recwarn):
     assert mimic == pytest.approx(per * firstrun.PYTHON_COST_MIMIC * pr2.nv) and mimic > firstrun.PYTHON_BUDGET_SECONDS
     _, loops = firstrun.kernel_key(parse("simulate", "fourbar"))
     assert loops == pytest.approx(per * firstrun.PYTHON_COST_LOOPS * g.fourbar().nv)
+
+
+class _FakePopen:
+    calls: list = []
+
+    def __init__(self, argv, **kwargs):
+        _FakePopen.calls.append((argv, kwargs))
+        self.pid = os.getpid()  # alive: the lock then says a compilation runs
+
+
+def test_background_gets_absolute_paths_and_one_runs_at_once(cache, monkeypatch, tmp_path):
+    """Relative robot and torque files reach the background (which runs in a temporary folder) as
+    absolute paths; while one background compilation runs, no second one starts and the message
+    says so."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tau.csv").write_text(",".join(["0"] * 9))
+    monkeypatch.setattr(firstrun.subprocess, "Popen", _FakePopen)
+    _FakePopen.calls.clear()
+    args = parse("simulate", "panda", "--torque", "tau.csv", "--duration", "0.5")
+    run = firstrun.first_run(args)
+    log = firstrun.start_background(run, args)
+    assert log is not None and len(_FakePopen.calls) == 1
+    argv, kwargs = _FakePopen.calls[0]
+    payload = json.loads(argv[-1])
+    assert payload["torque"] == str(tmp_path / "tau.csv") and payload["robot"] == "panda"
+    assert kwargs["start_new_session"] and kwargs["env"][firstrun.MODE_ENV] == "compiled"
+    assert "SCHED_IDLE" in argv[2]
+    assert firstrun.start_background(run, args) is None and len(_FakePopen.calls) == 1  # the lock holds
+
+
+def test_the_timing_note_says_why_the_kernels_ran_as_python(monkeypatch):
+    from denoc_bridge.cli import common
+
+    monkeypatch.setattr(common, "jit_enabled", lambda: True)
+    assert common.kernels_note() == ""
+    monkeypatch.setattr(common, "jit_enabled", lambda: False)
+    monkeypatch.setenv(common.FIRST_RUN_ENV, "1")
+    assert "while numba compiles them" in common.kernels_note()
+    monkeypatch.delenv(common.FIRST_RUN_ENV)
+    assert common.kernels_note() == "; the kernels ran as plain Python (DENOC_BRIDGE_KERNELS=interpreted)"
+
+
+class _Empty:
+    """What simulate returns when Ctrl-C lands before the first step."""
+
+    t = np.zeros(0)
+    wall_time = 0.0
+
+    def __len__(self):
+        return 0
+
+
+def test_ctrl_c_before_the_first_step_is_one_line(monkeypatch, tmp_path, capsys):
+    cli_main = importlib.import_module("denoc_bridge.cli.main")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(db, "simulate", lambda *a, **k: _Empty())
+    assert cli_main.main(["simulate", "gripper", "--duration", "0.01", "--no-validate"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted before the first step: nothing simulated, nothing written" in err
+    assert "Traceback" not in err and not list(tmp_path.iterdir())
