@@ -116,7 +116,7 @@ def test_sweep_is_refused_before_any_case_runs(chain, tmp_path):
         lambda: db.sweep(
             chain, cases, {"t_final": 1e4, "dt": 1e-4, "save_every": 1}, out=tmp_path / "s", scheduler="inline"
         ),
-        r"the sweep's batches \(1 at once, 16 case\(s\) each; case 'case00000' saves .* smaller batch_size",
+        r"the sweep's batches \(1 at once, 16 cases each; case 'case00000' saves .* smaller batch_size",
     )
     assert not (tmp_path / "s" / "cases").exists() or not any((tmp_path / "s" / "cases").iterdir())
 
