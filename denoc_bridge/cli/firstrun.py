@@ -54,7 +54,7 @@ from numba.core.caching import FunctionCache
 
 from denoc_bridge._version import __version__
 from denoc_bridge.cli.common import FIRST_RUN_ENV
-from denoc_bridge.cli.simulate import simulate_command
+from denoc_bridge.cli.simulate import simulate_command, torque_input
 from denoc_bridge.cli.validate import validate_command
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot
@@ -137,6 +137,10 @@ def kernel_key(args: argparse.Namespace) -> tuple[str, float] | None:
     if method not in FIXED_STEP_METHODS or not (args.dt > 0 and args.duration > 0):
         return None
     if not math.isfinite(args.duration / args.dt):
+        return None
+    try:  # a bad torque file is the command's to name, before any background compilation
+        torque_input(model, args.torque)
+    except DenocError:
         return None
     torque = "none" if args.torque is None else ("table" if Path(args.torque).suffix else args.torque.lower())
     evaluations = (4 if method == "rk4" else 1) * args.duration / args.dt

@@ -91,8 +91,8 @@ def _is_float(text: str) -> bool:
     return "_" not in text
 
 
-def _torque(model, spec: str):
-    """(tau for simulate, description)."""
+def torque_input(model, spec: str):
+    """(tau for simulate, description) of ``--torque``; a DenocError naming a bad value or file."""
     import denoc_bridge as db
 
     if spec in ("zero", "none", "0"):
@@ -428,7 +428,7 @@ def simulate_command(args) -> int:
             f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
             f"projection onto the loops after each step does not fit the adaptive {method})"
         )
-    tau, tau_what = _torque(model, args.torque)
+    tau, tau_what = torque_input(model, args.torque)
     q0, q0_what = _start(model, args)
     if args.limits and method not in FIXED_STEP_METHODS and not model.loops:
         print(f"note: the joint limits hold with rk4 and euler only; {method} lets the joints pass them")

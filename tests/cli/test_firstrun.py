@@ -311,3 +311,13 @@ def test_ctrl_c_before_the_first_step_is_one_line(monkeypatch, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "interrupted before the first step: nothing simulated, nothing written" in err
     assert "Traceback" not in err and not list(tmp_path.iterdir())
+
+
+def test_a_bad_torque_file_starts_no_first_run(cache, tmp_path, monkeypatch):
+    """The command names a torque file of the wrong width itself; no background compilation is
+    started for it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tau.csv").write_text("0,0,0,0,0")
+    assert firstrun.kernel_key(parse("simulate", "panda", "--torque", "tau.csv")) is None
+    (tmp_path / "tau.csv").write_text(",".join(["0.5"] * 9))
+    assert firstrun.kernel_key(parse("simulate", "panda", "--torque", "tau.csv"))[0] == "simulate-rk4-table"
