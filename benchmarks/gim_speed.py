@@ -18,7 +18,9 @@ every result is checked against Pinocchio's (relative difference max|a - b| / ma
 ``--before REV`` the package of commit REV is loaded beside this one (as in
 ``benchmarks/commits_ab.py``) and timed on the same calls.  Timings are medians of interleaved
 repeats (a, b, [old], a, b, ...) of batches of calls from Python, each batch at least 20 ms: the
-machine's load moves every column alike, so read the ratios.
+machine's load moves every column alike, so read the ratios.  ``--clock cpu`` times the single
+calls by this thread's CPU time instead (minima of the repeats): steadier on a shared machine,
+where a loaded core stretches wall-time medians unevenly.
 """
 
 from __future__ import annotations
@@ -45,20 +47,30 @@ from denoc_bridge.validation import relative_error  # noqa: E402
 TOL = 1e-12
 
 
-def per_call(fn, min_time: float = 0.02) -> float:
+#: the clock of the single-call rows: wall time (perf_counter, medians) or, with ``--clock cpu``,
+#: this thread's CPU time (thread_time, minima of the repeats): the time the calls ran, without the
+#: time the shared machine gave the core to others.  Batches (two threads) are always wall time.
+CLOCK = {"wall": (time.perf_counter, statistics.median), "cpu": (time.thread_time, min)}
+clock, summary = CLOCK["wall"]
+
+
+def per_call(fn, min_time: float = 0.02, timer=None) -> float:
+    timer = timer or clock
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = timer()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
+        dt = timer() - t0
         if dt > min_time:
             return dt / n
         n *= 2
 
 
-def interleaved(fns, repeats: int) -> list[float]:
-    """Medians (s per call) of interleaved repeats of the callables (None: not timed)."""
+def interleaved(fns, repeats: int, wall: bool = False) -> list[float]:
+    """Medians (or minima, ``--clock cpu``) in s per call of interleaved repeats of the callables
+    (None: not timed); ``wall``: wall time and medians whatever the clock (parallel batches)."""
+    timer, reduce = CLOCK["wall"] if wall else (clock, summary)
     for f in fns:
         if f is not None:
             f()
@@ -66,8 +78,8 @@ def interleaved(fns, repeats: int) -> list[float]:
     for _ in range(repeats):
         for f, t in zip(fns, ts):
             if f is not None:
-                t.append(per_call(f))
-    return [statistics.median(t) if t else float("nan") for t in ts]
+                t.append(per_call(f, timer=timer))
+    return [reduce(t) if t else float("nan") for t in ts]
 
 
 def build(pkg, name: str):
@@ -112,7 +124,10 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--only", nargs="*", default=[], help="rows whose label contains one of these words")
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="wall", help="single calls: wall or thread CPU time")
     args = parser.parse_args(argv)
+    global clock, summary
+    clock, summary = CLOCK[args.clock]
     old = None
     if args.before:
         from commits_ab import load_commit
@@ -123,6 +138,7 @@ def main(argv=None) -> int:
         f"denoc_bridge {db.__version__} ({ROOT}); Pinocchio {pin.__version__}; numba threads "
         f"{db.__name__ and __import__('numba').get_num_threads()}; load {os.getloadavg()[0]:.2f}; medians of "
         f"{args.repeats} interleaved repeats"
+        + ("" if args.clock == "wall" else " (single calls: minima of this thread's CPU time)")
     )
     head = f"{'case':44s} {'ours us':>9s} {'pin us':>9s} {'ratio':>7s}"
     if has_old:
@@ -193,7 +209,7 @@ def main(argv=None) -> int:
         if not all(np.array_equal(res[i], ours(m, Q[i])) for i in range(B)):
             raise SystemExit(f"{label}: the batch differs from the single calls")
         buf = np.empty_like(out)
-        times = interleaved([lambda: ours(m, Q, out=buf), loop], max(3, args.repeats // 2))
+        times = interleaved([lambda: ours(m, Q, out=buf), loop], max(3, args.repeats // 2), wall=True)
         row(label, [t / B for t in times] + [float("nan")], rel, has_old)
     return 0
 

@@ -50,6 +50,8 @@ __all__ = [
 ]
 _mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
 _inverse_mass_matrix_state = entry.inverse_mass_matrix_state
+_block_factors_state = entry.block_factors_state
+_empty = np.empty
 
 
 def _work(model: Model, data: Data | None) -> np.ndarray:
@@ -339,7 +341,7 @@ def _block_factors(
         raise InputError(f"level must be 'module' or 'link', got {level!r}")
     if type(model) is not Model:
         _check_model(model)
-    A, B = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))
+    A, B = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))  # (unpacking one (2, nv, nv) costs more)
     try:  # fast path: a float64 C vector (the kernel checks and normalises it)
         status = entry.block_factors_state(
             model._kt, model._local.work if data is None else data.work, q, A, B, level == "module", inverse
@@ -372,8 +374,17 @@ def udut(
     The module-level factors are assembled from the link-level ones without any
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
     where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.  One compiled
-    call (:func:`denoc_bridge.kernels.gim.block_factors`).
+    call (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
     """
+    if type(model) is Model and data is None:  # fast path: a float64 C vector, as in tree_mass_matrix
+        A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))
+        try:
+            if _block_factors_state(model._kt, model._local.work, q, A, B, level == "module", False) == 0 and (
+                level == "module" or level == "link"
+            ):
+                return A, B
+        except (TypeError, AttributeError):  # another type, no work yet
+            pass
     return _block_factors(model, q, level, False, data)
 
 
@@ -386,8 +397,17 @@ def inverse_udut(
     ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1``; at module
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
     ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call
-    (:func:`denoc_bridge.kernels.gim.block_factors`).
+    (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
     """
+    if type(model) is Model and data is None:  # fast path, as in udut
+        A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))
+        try:
+            if _block_factors_state(model._kt, model._local.work, q, A, B, level == "module", True) == 0 and (
+                level == "module" or level == "link"
+            ):
+                return A, B
+        except (TypeError, AttributeError):  # another type, no work yet
+            pass
     return _block_factors(model, q, level, True, data)
 
 

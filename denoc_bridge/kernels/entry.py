@@ -24,7 +24,8 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
-from denoc_bridge.kernels.gim import block_factors, crba, minv_from_factors
+from denoc_bridge.kernels.gim import crba, minv_from_factors
+from denoc_bridge.kernels.gim_factors import block_factors
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
@@ -86,15 +87,17 @@ def finite_result(out):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def finite_matrix(out):
-    """finite_result for a square matrix (its diagonal bounds every entry of a GIM, but a NaN
-    may sit anywhere)."""
-    for i in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            if not np.isfinite(out[i, j]):
-                return OVERFLOW
-    return 0
+    """finite_result for a C-contiguous matrix (its diagonal bounds every entry of a GIM, but a NaN
+    may sit anywhere): the sum of ``x * 0`` is 0 for finite entries and NaN as soon as one is
+    inf or NaN, in any order of summation, so the loop vectorises (an early exit per entry
+    cost a talos GIM a fifth of its time, measured)."""
+    flat = out.reshape(out.size)
+    s = 0.0
+    for i in range(flat.shape[0]):
+        s += flat[i] * 0.0
+    return 0 if s == 0.0 else OVERFLOW
 
 
 @njit(cache=True, inline="always")
@@ -281,7 +284,7 @@ FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolea
 @njit_declared(FACTORS_SIGNATURE)
 def block_factors_state(kt, work, q, A, B, module_level, inverse):
     """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
-    B = D^-1), link or module level (:func:`.gim.block_factors`; status as above)."""
+    B = D^-1), link or module level (:func:`.gim_factors.block_factors`; status as above)."""
     ki, kf = kt.view(T.INT), kt
     status = valid_configuration(ki, q, work)
     nv = _nv(ki)

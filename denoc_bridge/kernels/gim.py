@@ -211,51 +211,45 @@ def inverse_rows(ki, nv, N, Psi, G, out):
     of I^-1 = U^-T (D^-1 U^-1) (002 eq. A.22), upper triangle, over the columns c >= idx_v[k]:
     I^-1_{k,c} = (D^-1 U^-1)_{k,c} - Ihat_k^-1 PsiHat_k^T mu~_c and mu_c = N_k I^-1_{k,c} + mu~_c,
     with mu~ of the first link of a module the mu of the last link of its parent module.
-    ``G[i]`` (nv, 6) is the accumulator of module i."""
+    ``G[i]`` (6, nv) is the accumulator of module i, one row per component, so that the sweeps
+    over the columns vectorise."""
     for i in range(ki[0, T.NMOD]):
         first, end, p = ki[i, T.MFIRST], ki[i, T.MEND], ki[i, T.MPARENT]
         g = G[i]
         c0 = ki[first, T.IDX_V]
-        if p >= 0:
-            gp = G[p]
+        for j in range(6):
             for c in range(c0, nv):
-                for j in range(6):
-                    g[c, j] = gp[c, j]
-        else:
-            for c in range(c0, nv):
-                for j in range(6):
-                    g[c, j] = 0.0
+                g[j, c] = G[p, j, c] if p >= 0 else 0.0
+        g0, g1, g2, g3, g4, g5 = g[0], g[1], g[2], g[3], g[4], g[5]
         for k in range(first, end):
             v0, z = ki[k, T.IDX_V], ki[k, T.NV]
             if z == 1:  # both steps in one sweep over the columns
                 s0, s1, s2, s3, s4, s5 = Psi[v0, 0], Psi[v0, 1], Psi[v0, 2], Psi[v0, 3], Psi[v0, 4], Psi[v0, 5]
                 n0, n1, n2, n3, n4, n5 = N[v0, 0], N[v0, 1], N[v0, 2], N[v0, 3], N[v0, 4], N[v0, 5]
                 for c in range(v0, nv):
-                    f0, f1, f2, f3, f4, f5 = g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5]
+                    f0, f1, f2, f3, f4, f5 = g0[c], g1[c], g2[c], g3[c], g4[c], g5[c]
                     x = out[v0, c] - (s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5)
                     out[v0, c] = x
-                    g[c, 0], g[c, 1], g[c, 2] = f0 + n0 * x, f1 + n1 * x, f2 + n2 * x
-                    g[c, 3], g[c, 4], g[c, 5] = f3 + n3 * x, f4 + n4 * x, f5 + n5 * x
+                    g0[c], g1[c], g2[c] = f0 + n0 * x, f1 + n1 * x, f2 + n2 * x
+                    g3[c], g4[c], g5[c] = f3 + n3 * x, f4 + n4 * x, f5 + n5 * x
                 continue
             if p >= 0 or k > first:
                 for a in range(z):  # minus Psi_k^T mu~_c             000 Table 3 (36)
                     r = v0 + a
                     s0, s1, s2, s3, s4, s5 = Psi[r, 0], Psi[r, 1], Psi[r, 2], Psi[r, 3], Psi[r, 4], Psi[r, 5]
                     for c in range(v0, nv):
-                        out[r, c] -= (
-                            s0 * g[c, 0] + s1 * g[c, 1] + s2 * g[c, 2] + s3 * g[c, 3] + s4 * g[c, 4] + s5 * g[c, 5]
-                        )
-            for c in range(v0, nv):  # mu_c = N_k I^-1_{k,c} + mu~_c    000 Table 3 (37)
-                f0, f1, f2, f3, f4, f5 = g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5]
-                for a in range(z):
-                    x = out[v0 + a, c]
-                    f0 += N[v0 + a, 0] * x
-                    f1 += N[v0 + a, 1] * x
-                    f2 += N[v0 + a, 2] * x
-                    f3 += N[v0 + a, 3] * x
-                    f4 += N[v0 + a, 4] * x
-                    f5 += N[v0 + a, 5] * x
-                g[c, 0], g[c, 1], g[c, 2], g[c, 3], g[c, 4], g[c, 5] = f0, f1, f2, f3, f4, f5
+                        out[r, c] -= s0 * g0[c] + s1 * g1[c] + s2 * g2[c] + s3 * g3[c] + s4 * g4[c] + s5 * g5[c]
+            for a in range(z):  # mu_c = N_k I^-1_{k,c} + mu~_c    000 Table 3 (37)
+                r = v0 + a
+                n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
+                for c in range(v0, nv):
+                    x = out[r, c]
+                    g0[c] += n0 * x
+                    g1[c] += n1 * x
+                    g2[c] += n2 * x
+                    g3[c] += n3 * x
+                    g4[c] += n4 * x
+                    g5[c] += n5 * x
     for r in range(nv):  # the lower triangle
         for c in range(r + 1, nv):
             out[c, r] = out[r, c]
@@ -309,66 +303,62 @@ def factors_to_base(ki, work, nv, X, U, Psi):
 
 
 @njit(cache=True, fastmath={"contract"})
-def subtree_rows(ki, work, nv, N, U, F, sub, out, unit):
+def subtree_rows(ki, work, nv, N, U, F, sub, out):
     """Backward sweep, links L-1 .. 0 (002 eqs. A.13-A.18): the rows of ``D^-1 U^-1`` over the
     subtree of k into ``out``, Ihat_k^-1 on the diagonal block and ``-Ihat_k^-1 N_k^T eta~_c``
-    beside it, and ``eta_c = PsiHat_k (D^-1 U^-1)_{k,c} + eta~_c`` in the rows of F (one wrench
-    per column; in the base frame the wrenches of a subtree add without a transform).  With
-    ``unit`` (and Psi_k for PsiHat_k in U) the rows of ``U^-1`` itself: the identity on the
-    diagonal block, ``-N_k^T eta~_c`` beside it (002 eqs. A.13-A.18 as printed)."""
+    beside it, and ``eta_c = PsiHat_k (D^-1 U^-1)_{k,c} + eta~_c`` in the columns of F (6, nv),
+    one wrench per column, one row per component so that the sweeps over the columns
+    vectorise (in the base frame the wrenches of a subtree add without a transform)."""
     L = ki.shape[0]
     t = np.empty(6)
+    F0, F1, F2, F3, F4, F5 = F[0], F[1], F[2], F[3], F[4], F[5]
     for k in range(L - 1, -1, -1):
         v0, z = ki[k, T.IDX_V], ki[k, T.NV]
         c1 = v0 + sub[k]
         for a in range(z):
             for n in range(z):
-                if unit:
-                    out[v0 + a, v0 + n] = 1.0 if a == n else 0.0
-                else:
-                    out[v0 + a, v0 + n] = work[T.ihatinv_row(L, nv, v0 + a), n]
-        for c in range(v0, v0 + z):
-            for j in range(6):
-                F[c, j] = 0.0
+                out[v0 + a, v0 + n] = work[T.ihatinv_row(L, nv, v0 + a), n]
+        for j in range(6):
+            for c in range(v0, v0 + z):
+                F[j, c] = 0.0
         for a in range(z):
             r = v0 + a
             n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
             if z == 1:  # both steps in one sweep over the columns
-                dinv = out[v0, v0]
+                dinv = out[r, v0]
                 u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
-                F[v0, 0], F[v0, 1], F[v0, 2] = u0 * dinv, u1 * dinv, u2 * dinv
-                F[v0, 3], F[v0, 4], F[v0, 5] = u3 * dinv, u4 * dinv, u5 * dinv
+                F0[v0], F1[v0], F2[v0] = u0 * dinv, u1 * dinv, u2 * dinv
+                F3[v0], F4[v0], F5[v0] = u3 * dinv, u4 * dinv, u5 * dinv
                 for c in range(v0 + 1, c1):
-                    f0, f1, f2, f3, f4, f5 = F[c, 0], F[c, 1], F[c, 2], F[c, 3], F[c, 4], F[c, 5]
+                    f0, f1, f2, f3, f4, f5 = F0[c], F1[c], F2[c], F3[c], F4[c], F5[c]
                     x = -dinv * (n0 * f0 + n1 * f1 + n2 * f2 + n3 * f3 + n4 * f4 + n5 * f5)
                     out[r, c] = x
-                    F[c, 0], F[c, 1], F[c, 2] = f0 + u0 * x, f1 + u1 * x, f2 + u2 * x
-                    F[c, 3], F[c, 4], F[c, 5] = f3 + u3 * x, f4 + u4 * x, f5 + u5 * x
+                    F0[c], F1[c], F2[c] = f0 + u0 * x, f1 + u1 * x, f2 + u2 * x
+                    F3[c], F4[c], F5[c] = f3 + u3 * x, f4 + u4 * x, f5 + u5 * x
                 break
             for c in range(v0 + z, c1):
-                out[r, c] = n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
-        if z > 1:
-            for c in range(v0 + z, c1):  # -Ihat^-1 (N^T eta~_c)
-                for a in range(z):
-                    t[a] = out[v0 + a, c]
-                for a in range(z):
-                    s = 0.0
-                    for n in range(z):
-                        s -= out[v0 + a, v0 + n] * t[n]
-                    out[v0 + a, c] = s
+                out[r, c] = n0 * F0[c] + n1 * F1[c] + n2 * F2[c] + n3 * F3[c] + n4 * F4[c] + n5 * F5[c]
         if z == 1:
             continue
+        for c in range(v0 + z, c1):  # -Ihat^-1 (N^T eta~_c)
+            for a in range(z):
+                t[a] = out[v0 + a, c]
+            for a in range(z):
+                s = 0.0
+                for n in range(z):
+                    s -= out[v0 + a, v0 + n] * t[n]
+                out[v0 + a, c] = s
         for a in range(z):  # eta_c += PsiHat_k (D^-1 U^-1)_{k,c}
             r = v0 + a
             u0, u1, u2, u3, u4, u5 = U[r, 0], U[r, 1], U[r, 2], U[r, 3], U[r, 4], U[r, 5]
             for c in range(v0, c1):
                 x = out[r, c]
-                F[c, 0] += u0 * x
-                F[c, 1] += u1 * x
-                F[c, 2] += u2 * x
-                F[c, 3] += u3 * x
-                F[c, 4] += u4 * x
-                F[c, 5] += u5 * x
+                F0[c] += u0 * x
+                F1[c] += u1 * x
+                F2[c] += u2 * x
+                F3[c] += u3 * x
+                F4[c] += u4 * x
+                F5[c] += u5 * x
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -386,95 +376,12 @@ def minv_from_factors(ki, kf, work, nv, out):
     N = buf[o : o + 6 * nv].reshape(nv, 6)
     U = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
     Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
-    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
-    G = buf[o + 24 * nv :].reshape(S, nv, 6)
+    F = buf[o + 18 * nv : o + 24 * nv].reshape(6, nv)
+    G = buf[o + 24 * nv :].reshape(S, 6, nv)
     sub = np.empty(L, dtype=np.int64)
     subtree_dofs(ki, sub)
     base_frame_pass(ki, kf, work, nv, X, N, False)
     factors_to_base(ki, work, nv, X, U, Psi)
     out[:, :] = 0.0
-    subtree_rows(ki, work, nv, N, U, F, sub, out, False)
+    subtree_rows(ki, work, nv, N, U, F, sub, out)
     inverse_rows(ki, nv, N, Psi, G, out)
-
-
-@njit(cache=True, fastmath={"contract"})
-def block_factors(ki, kf, work, nv, module_level, inverse, A, B):
-    """The factors of :func:`denoc_bridge.udut` (``inverse`` off: A = U, B = D, I = U D U^T) or of
-    :func:`denoc_bridge.inverse_udut` (A = U^-1, B = D^-1), at link level (001 eq. A.3-A.4) or,
-    with ``module_level``, at module level (002 eqs. A.20-A.21) after the geometry pass and the
-    articulated pass with ``factors``.  Link level: U_{k,c} = N_k^T Psi_c for c in the subtree of k
-    (unit diagonal blocks), D = diag(Ihat_k); U^-1 by the backward sweep of :func:`subtree_rows`.
-    Module level, for each module's columns s: Ubar[:, s] = U[:, s] U_ss^-1,
-    Dbar_s = U_ss D_s U_ss^T, Ubar^-1[s, :] = U_ss U^-1[s, :], Dbar_s^-1 = U^-1_ss^T D_s^-1 U^-1_ss
-    (no numerical inversion)."""
-    L = ki.shape[0]
-    if L == 0:
-        return
-    buf = np.empty(L * XW + 30 * nv)
-    X = buf[: L * XW].reshape(L, XW)
-    o = L * XW
-    N = buf[o : o + 6 * nv].reshape(nv, 6)
-    Ph = buf[o + 6 * nv : o + 12 * nv].reshape(nv, 6)
-    Psi = buf[o + 12 * nv : o + 18 * nv].reshape(nv, 6)
-    F = buf[o + 18 * nv : o + 24 * nv].reshape(nv, 6)
-    sub = np.empty(L, dtype=np.int64)
-    subtree_dofs(ki, sub)
-    base_frame_pass(ki, kf, work, nv, X, N, False)
-    factors_to_base(ki, work, nv, X, Ph, Psi)
-    # link-level U into U (A for udut, scratch for inverse_udut), W = U^-1 into A (inverse)
-    U = A if not inverse else np.zeros((nv, nv))
-    U[:, :] = 0.0
-    for k in range(L):
-        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
-        for a in range(z):
-            r = v0 + a
-            U[r, r] = 1.0
-            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
-            for c in range(v0 + z, v0 + sub[k]):  # U_{k,c} = N_k^T Psi_c        001 (A.4)
-                U[r, c] = (
-                    n0 * Psi[c, 0] + n1 * Psi[c, 1] + n2 * Psi[c, 2] + n3 * Psi[c, 3] + n4 * Psi[c, 4] + n5 * Psi[c, 5]
-                )
-    B[:, :] = 0.0
-    for k in range(L):  # D = diag(Ihat_k) or D^-1
-        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
-        for a in range(z):
-            for n in range(z):
-                row = T.ihatinv_row(L, nv, v0 + a) if inverse else T.ihat_row(L, nv, v0 + a)
-                B[v0 + a, v0 + n] = work[row, n]
-    if not inverse and not module_level:
-        return
-    W = A if inverse else np.empty((nv, nv))
-    W[:, :] = 0.0
-    subtree_rows(ki, work, nv, N, Psi, F, sub, W, True)  # W = U^-1   002 (A.13-A.18)
-    if not module_level:
-        return
-    Ds = np.empty((nv, nv))
-    for i in range(ki[0, T.NMOD]):
-        a0, a1 = ki[ki[i, T.MFIRST], T.IDX_V], ki[ki[i, T.MEND] - 1, T.IDX_V] + ki[ki[i, T.MEND] - 1, T.NV]
-        for r in range(a0, a1):  # Dbar_s = U_ss D_s U_ss^T, or W_ss^T D_s^-1 W_ss
-            for c in range(a0, a1):
-                s = 0.0
-                for m in range(a0, a1):
-                    s += (U[r, m] if not inverse else W[m, r]) * B[m, c]
-                Ds[r, c] = s
-        for r in range(a0, a1):  # (upper triangle, mirrored)
-            for c in range(r, a1):
-                s = 0.0
-                for m in range(a0, a1):
-                    s += Ds[r, m] * (U[c, m] if not inverse else W[m, c])
-                B[r, c] = s
-                B[c, r] = s
-        if not inverse:  # Ubar[:, s] = U[:, s] W_ss, in place, columns right to left
-            for c in range(a1 - 1, a0 - 1, -1):
-                for r in range(0, a1):
-                    s = 0.0
-                    for m in range(max(a0, r), c + 1):
-                        s += U[r, m] * W[m, c]
-                    U[r, c] = s
-        else:  # Ubar^-1[s, :] = U_ss W[s, :], in place, rows top to bottom
-            for r in range(a0, a1):
-                for c in range(a0, nv):
-                    s = 0.0
-                    for m in range(r, a1):
-                        s += U[r, m] * W[m, c]
-                    W[r, c] = s
