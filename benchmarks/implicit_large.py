@@ -122,7 +122,15 @@ def main(argv=None):
     from denoc_bridge.generators import chain
     from denoc_bridge.simulation import implicit
 
+    saved = implicit.DENSE_MAX_DOF
     implicit.DENSE_MAX_DOF = 0  # the Newton-Krylov path at every size (dense up to 300 DOF by default)
+    try:  # restored: a caller in the same process (the test suite) keeps the dense path
+        return _measure(args, db, chain, implicit)
+    finally:
+        implicit.DENSE_MAX_DOF = saved
+
+
+def _measure(args, db, chain, implicit):
     links = [int(x) for x in (args.links or ("100,1000" if args.quick else "100,1000,10000")).split(",")]
     big_steps = 2 if args.quick else 8  # T = big_steps x 100 h_rk4
     rows, cases, passive = [], [], []

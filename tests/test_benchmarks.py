@@ -196,3 +196,6 @@ def test_implicit_large_quick(tmp_path):
     assert all(r["jacobian"] == "gmres" and r["gmres_max"] <= 8 for r in res["rows"]), res["rows"]
     assert res["passive"][0]["gmres_max"] > 30
     assert "| 100 | sdirk2 | 10 |" in (tmp_path / "implicit_large.md").read_text()
+    from denoc_bridge.simulation import implicit
+
+    assert (implicit.DENSE_MAX_DOF, implicit.PRECONDITIONER) == (300, "geometric")  # nothing leaks
