@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -48,6 +49,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numba
 from numba.core.caching import FunctionCache
@@ -149,9 +151,10 @@ def kernel_key(args: argparse.Namespace) -> tuple[str, float] | None:
     return f"simulate-{method}-{torque}{kind}", cost * model.nv * evaluations
 
 
+@functools.cache
 def fingerprint() -> str:
     """The installed package's fingerprint (version, numba, Python, the sources' size and
-    modification time: what numba's cache keys on)."""
+    modification time: what numba's cache keys on); computed once per process."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"{__version__} {numba.__version__} {sys.version} {platform.machine()}".encode())
     for path in sorted(root.rglob("*.py")):
@@ -185,26 +188,31 @@ def mark_ready(key: str) -> None:
         _stamp(folder, key, "failed").unlink(missing_ok=True)
 
 
-def remember(args: argparse.Namespace) -> None:
-    """After a compiled run of ``args`` that succeeded: its kernels are compiled (the ready
-    stamp, when missing)."""
+def plan(args: argparse.Namespace) -> tuple[str, float] | None:
+    """The kernel key and plain-Python estimate of ``args`` (:func:`kernel_key`), worked out once
+    per command for :func:`first_run` and :func:`remember`; None in a plain-Python or background
+    process, which neither decides nor stamps."""
     if interpreted() or os.environ.get(BACKGROUND_ENV):
-        return
-    planned = kernel_key(args)
-    folder = cache_folder()
+        return None
+    return kernel_key(args)
+
+
+def remember(planned: tuple[str, float] | None) -> None:
+    """After a compiled run of the command ``planned`` (:func:`plan`) that succeeded: its kernels
+    are compiled (the ready stamp, when missing)."""
+    folder = cache_folder() if planned is not None else None
     if planned is not None and folder is not None and not _stamp(folder, planned[0], "ready").exists():
         mark_ready(planned[0])
 
 
-def first_run(args: argparse.Namespace) -> FirstRun | None:
-    """For a command whose kernels have not been compiled (and ``DENOC_BRIDGE_KERNELS=auto``),
-    what its first run runs as plain Python; None: run as usual (compiled, compiling what is
-    missing in the foreground)."""
-    if interpreted() or mode() != "auto" or os.environ.get(BACKGROUND_ENV):
+def first_run(planned: tuple[str, float] | None) -> FirstRun | None:
+    """For the command ``planned`` (:func:`plan`) whose kernels have not been compiled (and
+    ``DENOC_BRIDGE_KERNELS=auto``), what its first run runs as plain Python; None: run as usual
+    (compiled, compiling what is missing in the foreground)."""
+    if mode() != "auto" or planned is None:
         return None
-    planned = kernel_key(args)
     folder = cache_folder()
-    if planned is None or folder is None:
+    if folder is None:
         return None
     key, seconds = planned
     if seconds > PYTHON_BUDGET_SECONDS:
@@ -258,13 +266,12 @@ def start_background(run: FirstRun, args: argparse.Namespace) -> Path | None:
     return log
 
 
-def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[str]) -> None:
+def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[str]) -> NoReturn:
     """Start the background compilation of ``run`` (None: none), say so, and replace this process
     by the same command as plain Python (does not return)."""
     env = dict(os.environ, NUMBA_DISABLE_JIT="1", **{MODE_ENV: "interpreted"})
     if run is None:  # DENOC_BRIDGE_KERNELS=interpreted
-        sys.stdout.flush()
-        os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
+        _exec(argv, env)
     log = start_background(run, args)
     where = (
         f"numba compiles this command's kernels in the background (a few minutes on 2 cores, once; log {log})"
@@ -279,11 +286,10 @@ def run_interpreted(run: FirstRun | None, args: argparse.Namespace, argv: list[s
         flush=True,
     )
     env[FIRST_RUN_ENV] = "1"
-    sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
+    _exec(argv, env)
 
 
-def run_compiled(exc: BaseException, argv: list[str]) -> None:
+def run_compiled(exc: BaseException, argv: list[str]) -> NoReturn:
     """Replace this plain-Python run by the same command with compiled kernels (compiling in the
     foreground), after Python's math raised ``exc`` where compiled code returns inf or nan (e.g.
     ``math.exp`` of a diverging state); does not return."""
@@ -293,9 +299,14 @@ def run_compiled(exc: BaseException, argv: list[str]) -> None:
         file=sys.stderr,
         flush=True,
     )
-    sys.stdout.flush()
     env = dict(os.environ, **{MODE_ENV: "compiled"})
     env.pop("NUMBA_DISABLE_JIT", None)
+    _exec(argv, env)
+
+
+def _exec(argv: list[str], env: dict[str, str]) -> NoReturn:
+    """Replace this process by ``denoc-bridge argv`` in the environment ``env``."""
+    sys.stdout.flush()
     os.execve(sys.executable, [sys.executable, "-m", "denoc_bridge.cli", *argv], env)
 
 

@@ -36,7 +36,8 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     words = sys.argv[1:] if argv is None else list(argv)
     try:  # a first run goes plain Python while numba compiles in the background (firstrun)
-        run = firstrun.first_run(args)
+        planned = firstrun.plan(args)  # the command's kernel key, worked out once
+        run = firstrun.first_run(planned)
         if run is not None or (firstrun.mode() == "interpreted" and not firstrun.interpreted()):
             firstrun.run_interpreted(run, args, words)
     except DenocError as exc:
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
             with notice, np.errstate(all="ignore" if firstrun.interpreted() else None):
                 status = command(args)
             if status == 0:
-                firstrun.remember(args)
+                firstrun.remember(planned)
             return status
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
@@ -74,7 +75,6 @@ def main(argv=None) -> int:
             if not firstrun.interpreted():
                 raise
             firstrun.run_compiled(exc, words)  # Python's math raised where compiled code gives inf or nan
-            raise
         except KeyboardInterrupt:
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130

@@ -75,36 +75,50 @@ def test_estimate_is_per_dof_and_evaluation():
 
 def test_first_run_decides_from_the_stamps(cache):
     args = parse("simulate", "panda", "--duration", "0.5")
-    run = firstrun.first_run(args)
+    run = firstrun.first_run(firstrun.plan(args))
     assert run is not None and run.key == "simulate-rk4-zero" and run.folder == cache
     firstrun.mark_ready(run.key)  # what a compiled run that succeeded leaves
-    assert firstrun.first_run(args) is None
-    assert firstrun.first_run(parse("simulate", "panda", "--method", "euler")) is not None  # another key
+    assert firstrun.first_run(firstrun.plan(args)) is None
+    assert firstrun.first_run(firstrun.plan(parse("simulate", "panda", "--method", "euler"))) is not None  # another key
     ready = next(cache.glob("*.ready"))
     ready.unlink()
     ready.with_suffix(".failed").touch()  # a background compilation that failed: compile in front
-    assert firstrun.first_run(args) is None
+    assert firstrun.first_run(firstrun.plan(args)) is None
     firstrun.mark_ready(run.key)
     assert not list(cache.glob("*.failed"))
 
 
 def test_first_run_declines_long_runs_and_other_modes(cache, monkeypatch):
-    assert firstrun.first_run(parse("simulate", "panda", "--duration", "100")) is None  # over budget
-    assert firstrun.first_run(parse("simulate", "panda", "--duration", "1")) is not None
+    assert firstrun.first_run(firstrun.plan(parse("simulate", "panda", "--duration", "100"))) is None  # over budget
+    assert firstrun.first_run(firstrun.plan(parse("simulate", "panda", "--duration", "1"))) is not None
     monkeypatch.setenv(firstrun.MODE_ENV, "compiled")
-    assert firstrun.first_run(parse("simulate", "panda", "--duration", "1")) is None
+    assert firstrun.first_run(firstrun.plan(parse("simulate", "panda", "--duration", "1"))) is None
     monkeypatch.setenv(firstrun.MODE_ENV, "fast")
     with pytest.raises(DenocError, match="DENOC_BRIDGE_KERNELS='fast' is not one of auto, compiled, interpreted"):
-        firstrun.first_run(parse("simulate", "panda"))
+        firstrun.first_run(firstrun.plan(parse("simulate", "panda")))
 
 
 def test_remember_stamps_a_compiled_run(cache, monkeypatch):
     monkeypatch.setenv(firstrun.MODE_ENV, "compiled")
     args = parse("validate", "panda")
-    firstrun.remember(args)
+    firstrun.remember(firstrun.plan(args))
     assert [p.name.rsplit("-", 1)[-1] for p in cache.glob("*.ready")] == ["validate.ready"]
     monkeypatch.setenv(firstrun.MODE_ENV, "auto")
-    assert firstrun.first_run(args) is None
+    assert firstrun.first_run(firstrun.plan(args)) is None
+
+
+def test_a_compiled_run_plans_once_and_stamps(cache, monkeypatch):
+    """main works out the kernel key once per command (it loads the robot) for both the decision
+    and the ready stamp; the fingerprint is computed once per process."""
+    cli_main = importlib.import_module("denoc_bridge.cli.main")
+    firstrun.mark_ready("validate")  # compiled before: the auto mode runs it compiled
+    calls = []
+    key = firstrun.kernel_key
+    monkeypatch.setattr(firstrun, "kernel_key", lambda args: calls.append(args.command) or key(args))
+    monkeypatch.setattr(cli_main, "validate_command", lambda args: 0)
+    assert cli_main.main(["validate", "panda"]) == 0
+    assert calls == ["validate"]
+    assert firstrun.fingerprint.cache_info().currsize == 1
 
 
 def test_a_stale_lock_is_not_running(tmp_path):
@@ -270,7 +284,7 @@ def test_background_gets_absolute_paths_and_one_runs_at_once(cache, monkeypatch,
     monkeypatch.setattr(firstrun.subprocess, "Popen", _FakePopen)
     _FakePopen.calls.clear()
     args = parse("simulate", "panda", "--torque", "tau.csv", "--duration", "0.5")
-    run = firstrun.first_run(args)
+    run = firstrun.first_run(firstrun.plan(args))
     log = firstrun.start_background(run, args)
     assert log is not None and len(_FakePopen.calls) == 1
     argv, kwargs = _FakePopen.calls[0]
