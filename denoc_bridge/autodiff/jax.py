@@ -8,6 +8,19 @@ pass).  Both run on the host through :func:`jax.pure_callback`, so ``f`` works u
 :func:`jax.jit`, :func:`jax.grad`, :func:`jax.vjp`, :func:`jax.vmap` and :func:`jax.jacrev`.
 No JAX tracing of the dynamics, no generic AD: the gradients are the package's own numbers.
 
+Mimic joints and loop closures
+------------------------------
+On a :class:`~denoc_bridge.MimicModel` (its reduced coordinates) and on a model with loop
+closures (the constrained accelerations of the Lagrange equations, exact constraint, 004 eqs.
+13-14), the primal is the same :func:`denoc_bridge.forward_dynamics` and the reverse-mode step
+the products ``lam^T dqdd/dx`` with the dense derivatives of
+:func:`denoc_bridge.forward_dynamics_derivatives` (the implicit-function theorem on the reduced
+inverse dynamics or on the Lagrange equations): O(n^2) memory and O(n^3) time a state, for the
+small closed chains and grippers where these models occur.  The cotangent of q is that of the
+reduced coordinates (the mimic joints follow theirs) or of the tree's q (a model with loops;
+the derivative is in every direction of the tree's tangent space, not only along the
+constraint manifold: the constrained accelerations are defined off it too).
+
 The cotangent of q
 ------------------
 The adjoint gives the gradient with respect to q in Pinocchio's tangent space (nv entries,
@@ -67,12 +80,13 @@ except ImportError as exc:  # the optional extra is not installed
         "denoc_bridge.autodiff.jax needs JAX: pip install 'denoc-bridge[autodiff]' (or pip install jax)"
     ) from exc
 
-from denoc_bridge._text import count
 from denoc_bridge.dynamics import forward_dynamics as _forward_dynamics
+from denoc_bridge.dynamics import forward_dynamics_derivatives as _forward_dynamics_derivatives
 from denoc_bridge.dynamics import forward_dynamics_vjp as _forward_dynamics_vjp
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 
 __all__ = ["VMAP_METHODS", "forward_dynamics", "to_tangent"]
@@ -89,10 +103,11 @@ class _Charts:
     operations of ``xp`` (numpy on the host, jax.numpy in :func:`to_tangent`): gathers by index
     arrays, products, one concatenation and one permutation, for any leading batch axes."""
 
-    def __init__(self, model: Model) -> None:
-        jt = np.asarray(model.joint_type)
-        iq, iv = np.asarray(model.idx_q), np.asarray(model.idx_v)
+    def __init__(self, model: Model | MimicModel) -> None:
         nqj, nvj = np.asarray(model.nq_joint), np.asarray(model.nv_joint)
+        own = nqj > 0  # a MimicModel's mimic joints have no coordinates of their own
+        jt = np.asarray(model.joint_type)[own]
+        iq, iv, nqj, nvj = np.asarray(model.idx_q)[own], np.asarray(model.idx_v)[own], nqj[own], nvj[own]
         vec = np.isin(jt, [int(t) for t in _VECTOR_SPACES])
         none = [np.zeros(0, dtype=np.int64)]
         self.vec_q = np.concatenate(none + [np.arange(a, a + m) for a, m in zip(iq[vec], nqj[vec])])
@@ -209,23 +224,21 @@ _TANGENT: dict[JointType, Callable[[Any, Any, Any], Any]] = {
 
 
 # ---------------------------------------------------------------- checks
-def _tree(model: object, what: str) -> Model:
+def _checked(model: object) -> Model | MimicModel:
     check_model(model)
-    if type(model) is Model and not model.loops:
-        return model
-    kind = f"a model with {count(len(model.loops), 'loop closure')}" if type(model) is Model else "a MimicModel"
-    raise InputError(
-        f"denoc_bridge.autodiff.jax.{what} takes a tree model; '{getattr(model, 'name', model)}' is {kind}, and the "
-        "matrix-free adjoint (forward_dynamics_vjp) runs on trees only (the dense "
-        "forward_dynamics_derivatives cover mimic models and loop closures)"
-    )
+    return model  # type: ignore[return-value]
+
+
+def _is_tree(model: Model | MimicModel) -> bool:
+    """Whether the matrix-free adjoint runs on ``model`` (a tree: no mimic joints, no loops)."""
+    return type(model) is Model and not model.loops
 
 
 def _x64_on() -> bool:
     return bool(jax.dtypes.canonicalize_dtype(np.float64) == _F64)
 
 
-def _argument(x: Any, name: str, n: int, dim: str, model: Model) -> Any:
+def _argument(x: Any, name: str, n: int, dim: str, model: Model | MimicModel) -> Any:
     """x as a float64 JAX array of shape (n,), or a named error (never a silent cast of floats)."""
     if not _x64_on():
         raise InputTypeError(
@@ -259,7 +272,23 @@ def _flat(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[int, ...], list[np.ndar
     ]
 
 
-def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Callable[[Any, Any, Any], Any]:
+def _tree_adjoint(
+    model: Model | MimicModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dqdd_dq^T lam, dqdd_dv^T lam, Minv lam)`` on a tree: the O(n) matrix-free adjoint."""
+    return _forward_dynamics_vjp(model, q, v, tau, lam)
+
+
+def _dense_adjoint(
+    model: Model | MimicModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same products on a mimic model or a model with loop closures, from the dense
+    derivatives of its reduced or constrained accelerations (:func:`denoc_bridge.forward_dynamics_derivatives`)."""
+    dq, dv, dtau = _forward_dynamics_derivatives(model, q, v, tau)
+    return lam @ dq, lam @ dv, lam @ dtau
+
+
+def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_dims") -> Callable[[Any, Any, Any], Any]:
     """The forward dynamics of ``model`` as a differentiable JAX function ``f(q, v, tau) -> qdd``.
 
     ``f`` is a :func:`jax.custom_vjp`: its value is :func:`denoc_bridge.forward_dynamics` and
@@ -272,8 +301,9 @@ def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Calla
 
     Parameters
     ----------
-    model : Model
-        A tree (no mimic joints, no loop closures: the adjoint runs on trees).
+    model : Model or MimicModel
+        A tree (the reverse step is the O(n) matrix-free adjoint), a model with loop closures
+        or a mimic model (the reverse step uses the dense derivatives; module docstring).
     vmap_method : {"expand_dims", "sequential"}
         How the host callbacks see a ``jax.vmap`` batch: ``"expand_dims"`` (default) makes one
         call per batch (the primal through the package's parallel batch entry),
@@ -288,8 +318,7 @@ def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Calla
     Raises
     ------
     InputError
-        At construction for a model that is not a tree; at a call for arrays of the wrong
-        shape.  Bad values (NaN, a singular inertia) raise the package's errors from the
+        At a call for arrays of the wrong shape.  Bad values (NaN, a singular inertia) raise the package's errors from the
         callback (wrapped by JAX in its runtime error under ``jax.jit``).
     InputTypeError
         At a call when JAX's 64-bit mode is off or an argument is not float64.
@@ -301,7 +330,8 @@ def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Calla
     >>> f = forward_dynamics(db.load_robot("panda"))          # doctest: +SKIP
     >>> jax.grad(lambda tau: f(q, v, tau) @ f(q, v, tau))(tau)  # doctest: +SKIP
     """
-    model = _tree(model, "forward_dynamics")
+    model = _checked(model)
+    adjoint = _tree_adjoint if _is_tree(model) else _dense_adjoint
     if vmap_method not in VMAP_METHODS:
         raise InputError(f"vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
     charts = _Charts(model)
@@ -319,7 +349,7 @@ def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Calla
         lead, (Q, V, T, L) = _flat((np.asarray(q), np.asarray(v), np.asarray(tau), np.asarray(lam)))
         gq, gv, gt = np.empty((Q.shape[0], nv)), np.empty((Q.shape[0], nv)), np.empty((Q.shape[0], nv))
         for b in range(Q.shape[0]):
-            gq[b], gv[b], gt[b] = _forward_dynamics_vjp(model, Q[b], V[b], T[b], L[b])
+            gq[b], gv[b], gt[b] = adjoint(model, Q[b], V[b], T[b], L[b])
         Gq = gq if charts.vector_space else charts.to_ambient(np, Q, gq)
         return Gq.reshape((*lead, nq)), gv.reshape((*lead, nv)), gt.reshape((*lead, nv))
 
@@ -349,7 +379,7 @@ def forward_dynamics(model: Model, *, vmap_method: str = "expand_dims") -> Calla
     return f
 
 
-def to_tangent(model: Model) -> Callable[[Any, Any], Any]:
+def to_tangent(model: Model | MimicModel) -> Callable[[Any, Any], Any]:
     """``g(q, G) -> E(q)^T G``: a cotangent at q in R^nq (what ``jax.grad`` returns for q)
     as a tangent cotangent (nv entries, Pinocchio's ``pin.integrate(q, dq)`` convention, the
     rows of :func:`denoc_bridge.forward_dynamics_derivatives`).
@@ -360,7 +390,7 @@ def to_tangent(model: Model) -> Callable[[Any, Any], Any]:
     the ambient cotangent of :func:`forward_dynamics`.  The identity on models whose joints are
     all revolute, prismatic, universal or translation.
     """
-    model = _tree(model, "to_tangent")
+    model = _checked(model)
     charts = _Charts(model)
 
     def g(q: Any, G: Any) -> Any:

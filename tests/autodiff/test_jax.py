@@ -21,12 +21,24 @@ from denoc_bridge.autodiff.jax import forward_dynamics, to_tangent  # noqa: E402
 from denoc_bridge.multibody.joints import JointType  # noqa: E402
 from denoc_bridge.testing import random_model  # noqa: E402
 
-MODELS = ("panda", "solo12", "tree")
+MODELS = ("panda", "solo12", "tree", "panda_mimic", "fourbar", "geared_fivebar")
 
 
-def _model(name: str) -> db.Model:
+def _is_tree(model) -> bool:
+    return type(model) is db.Model and not model.loops
+
+
+def _model(name: str) -> db.Model | db.MimicModel:
     if name == "tree":  # a free-flyer and every joint type (spherical, planar, continuous, ...)
         return random_model(seed=9, n_links=10, branching=0.4, floating_base=True)
+    if name == "panda_mimic":  # the fingers coupled: reduced coordinates, nv = 8
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", db.PhysicsWarning)
+            return db.load_robot("panda", mimic=True)
+    if name == "fourbar":  # one loop closure: the constrained accelerations
+        return db.generators.fourbar()
+    if name == "geared_fivebar":  # a mimic gear and gripper on a closed five-bar
+        return db.generators.geared_fivebar()
     return db.load_robot(name)
 
 
@@ -36,6 +48,10 @@ def case(request):
     rng = np.random.default_rng(3)
     q = db.random_configuration(model, rng)
     v = 0.3 * rng.standard_normal(model.nv)
+    if request.param in ("fourbar", "geared_fivebar"):  # a state on the constraint manifold
+        q0 = db.generators.GEARED_FIVEBAR_Q if request.param == "geared_fivebar" else db.neutral_configuration(model)
+        q = db.loops.project_configuration(model, q0)
+        v = db.loops.project_velocity(model, q, v)
     tau = 0.1 * rng.standard_normal(model.nv)
     w = rng.standard_normal(model.nv)
     return model, forward_dynamics(model), q, v, tau, w
@@ -90,7 +106,10 @@ def test_vjp_is_the_package_adjoint_and_to_tangent_recovers_it(case):
     model, f, q, v, tau, w = case
     qdd, pullback = jax.vjp(f, q, v, tau)
     Gq, gv, gtau = pullback(jnp.asarray(w))
-    ref = db.forward_dynamics_vjp(model, q, v, tau, w)
+    if _is_tree(model):
+        ref = db.forward_dynamics_vjp(model, q, v, tau, w)
+    else:  # mimic models and loops: the products with the dense derivatives
+        ref = tuple(w @ d for d in db.forward_dynamics_derivatives(model, q, v, tau))
     np.testing.assert_allclose(np.asarray(gv), ref[1], rtol=0, atol=1e-12 * np.abs(ref[1]).max())
     np.testing.assert_allclose(np.asarray(gtau), ref[2], rtol=0, atol=1e-12 * np.abs(ref[2]).max())
     gq = np.asarray(to_tangent(model)(q, Gq))
@@ -175,14 +194,39 @@ def test_refused_inputs():
         forward_dynamics("panda")  # type: ignore[arg-type]
 
 
-def test_refused_models():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        mimic = db.load_robot("panda", mimic=True)
-    with pytest.raises(db.InputError, match="takes a tree model; 'panda' is a MimicModel"):
-        forward_dynamics(mimic)
-    with pytest.raises(db.InputError, match=r"is a model with 1 loop closure[,: ]"):
-        forward_dynamics(db.generators.fourbar())
+@pytest.mark.parametrize("name", ["panda_mimic", "fourbar", "geared_fivebar"])
+def test_mimic_and_loop_batches_equal_the_plain_calls(name):
+    """vmap over states of the constrained models: the package's batch entry (bit for bit) and one
+    dense adjoint per state (to round-off: the batch entry of a mimic model sums in another order,
+    and the loss's cotangent contains qdd)."""
+    model = _model("panda_mimic" if name == "panda_mimic" else name)
+    f = forward_dynamics(model)
+    rng = np.random.default_rng(6)
+    B = 3
+    if name == "panda_mimic":
+        Q = np.stack([db.random_configuration(model, rng) for _ in range(B)])
+        V = 0.3 * rng.standard_normal((B, model.nv))
+    else:
+        q0 = db.generators.GEARED_FIVEBAR_Q if name == "geared_fivebar" else db.neutral_configuration(model)
+        Q = np.stack(
+            [db.loops.project_configuration(model, q0 + 0.05 * rng.standard_normal(model.nq)) for _ in range(B)]
+        )
+        V = np.stack([db.loops.project_velocity(model, q, rng.standard_normal(model.nv)) for q in Q])
+    T, W = (0.3 * rng.standard_normal((B, model.nv)) for _ in range(2))
+    grad = jax.grad(_loss(f, W[0], model.nv), argnums=(0, 1, 2))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f)(Q, V, T)), db.forward_dynamics(model, Q, V, T))
+    batched = jax.jit(jax.vmap(grad))(Q, V, T)
+    for b in range(B):
+        for a, c in zip(batched, grad(Q[b], V[b], T[b])):
+            np.testing.assert_allclose(np.asarray(a[b]), np.asarray(c), rtol=0, atol=1e-13 * np.abs(c).max())
+
+
+def test_a_mimic_model_has_the_reduced_coordinates():
+    model = _model("panda_mimic")
+    f = forward_dynamics(model)
+    assert model.nq == model.nv == 8  # the second finger follows the first
+    with pytest.raises(db.InputError, match=r"q must have shape \(8,\) \(model 'panda' has nq=8\)"):
+        f(np.zeros(9), np.zeros(8), np.zeros(8))
 
 
 def test_optional_dependency():
