@@ -7,9 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.solve import gravity_free
+from denoc_bridge.kernels import loop_rows as _rows
 from denoc_bridge.kernels import loops as _kl
 
-_TYPE_CODES = {"weld": 0, "spherical": 1, "revolute": 2, "prismatic": 3}
+_TYPE_CODES = {
+    "weld": _rows.WELD,
+    "spherical": _rows.SPHERICAL,
+    "revolute": _rows.REVOLUTE,
+    "prismatic": _rows.PRISMATIC,
+}
 
 
 class _Compiled:

@@ -32,7 +32,7 @@ from denoc_bridge.kernels.lagrange import (
     minv_rows,
     solve,
 )
-from denoc_bridge.kernels.loops import loop_rows, world_kinematics
+from denoc_bridge.kernels.loop_rows import loop_rows, world_kinematics
 from denoc_bridge.kernels.loops import unpack as unpack_loops
 from denoc_bridge.kernels.mimic import expand_configuration, expand_velocity
 from denoc_bridge.kernels.mimic import unpack as unpack_maps
