@@ -77,6 +77,77 @@ def assert_solution_close(name: str, ours, pin_value, M, rhs, M_pin, rhs_pin, to
     assert passed, f"{name}: {info}"
 
 
+def pin_fext(fext):
+    """Pinocchio's fext of an (n_links, 6) array (the universe joint's wrench first)."""
+    import pinocchio as pin
+
+    return [pin.Force.Zero()] + [pin.Force(f) for f in fext]
+
+
+def _derivative_error(ours, ref, M, v) -> float:
+    """``max|ours - ref|`` relative to ``max|ref|``, or to ``1e-3 max|M| max|v|`` (the scale of
+    dtau/dv) when the derivative vanishes up to round-off (dtau/dv of a planar chain of parallel
+    axes is 1e-18 on both sides: a relative error of round-off would mean nothing)."""
+    floor = 1e-3 * float(np.abs(M).max(initial=0.0)) * max(1.0, float(np.abs(v).max(initial=0.0)))
+    scale = max(float(np.abs(ref).max(initial=0.0)), floor)
+    return float(np.abs(np.asarray(ours) - ref).max(initial=0.0) / scale) if scale > 0 else relative_error(ours, ref)
+
+
+def assert_derivatives_match_pinocchio(
+    model, q, v, a, fext, tol: float = 1e-10, pm=None, solve_tol: float | None = None
+) -> dict:
+    """``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` entry by entry against
+    ``pin.computeRNEADerivatives`` / ``pin.computeABADerivatives`` of ``pm`` (default
+    ``to_pinocchio(model)``): the RNEA derivatives within ``tol`` relative, those through ``M^-1``
+    within ``solve_tol`` (default ``tol``) or the conditioning-aware statement of
+    :func:`assert_solution_close`.  Returns the relative errors."""
+    import pinocchio as pin
+
+    solve_tol = tol if solve_tol is None else solve_tol
+    pm = db.to_pinocchio(model) if pm is None else pm
+    pd = pm.createData()
+    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, a, fext)
+    pin.computeRNEADerivatives(pm, pd, q, v, a, pin_fext(fext))
+    M_pin = np.triu(pd.M) + np.triu(pd.M, 1).T
+    errors = {
+        "dtau_dq": _derivative_error(dq, pd.dtau_dq, M_pin, v),
+        "dtau_dv": _derivative_error(dv, pd.dtau_dv, M_pin, v),
+    }
+    errors["M"] = relative_error(M, M_pin)
+    bad = {k: e for k, e in errors.items() if not e <= tol}
+    assert not bad, f"{model.name}: relative errors above {tol:g}: {bad}"
+    tau = db.inverse_dynamics(model, q, v, a, fext)
+    ddq, ddv, Minv = db.forward_dynamics_derivatives(model, q, v, tau, fext)
+    pd = pm.createData()
+    pin.computeABADerivatives(pm, pd, q, v, tau, pin_fext(fext))
+    Minv_pin = np.triu(pd.Minv) + np.triu(pd.Minv, 1).T
+    ddq_pin, ddv_pin = pd.ddq_dq.copy(), pd.ddq_dv.copy()
+    # the solves' right-hand sides -dtau/dx at each library's own accelerations
+    qdd, qdd_pin = db.forward_dynamics(model, q, v, tau, fext), pd.ddq.copy()
+    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, qdd, fext)
+    pd = pm.createData()
+    pin.computeRNEADerivatives(pm, pd, q, v, qdd_pin, pin_fext(fext))
+    M_pin = np.triu(pd.M) + np.triu(pd.M, 1).T
+    eye = np.eye(model.nv)
+    # through M^-1: within tol of Pinocchio or, where kappa(M) amplifies the last bits beyond
+    # it, the conditioning-aware statement of validation.solve_agreement
+    for key, ours, ref, rhs, rhs_pin in (
+        ("ddq_dq", ddq, ddq_pin, -dq, -pd.dtau_dq),
+        ("ddq_dv", ddv, ddv_pin, -dv, -pd.dtau_dv),
+        ("Minv", Minv, Minv_pin, eye, eye),
+    ):
+        errors[key] = relative_error(ours, ref)
+        if key == "ddq_dv" and np.abs(ref).max(initial=0.0) < 1e-3 * max(1.0, float(np.abs(v).max(initial=0.0))):
+            # a vanishing dqdd/dv (dtau/dv of round-off, above): its scale, 1e-3 |v| (qdd per v, 1/s)
+            errors[key] = float(np.abs(ours - ref).max(initial=0.0)) / (
+                1e-3 * max(1.0, float(np.abs(v).max(initial=0.0)))
+            )
+            assert errors[key] <= solve_tol, f"{model.name} {key}: {errors[key]:.1e}"
+            continue
+        assert_solution_close(f"{model.name} {key}", ours, ref, M, rhs, M_pin, rhs_pin, solve_tol)
+    return errors
+
+
 @cache
 def erd_robot_dir() -> str:
     from denoc_bridge.io.robots import _erd_search_dirs

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import assert_derivatives_match_pinocchio as check_against_pinocchio
 from conftest import assert_solution_close, random_state
 
 import denoc_bridge as db
@@ -27,44 +28,6 @@ SEEDS = range(12)
 def rel(ours, ref) -> float:
     assert np.shape(ours) == np.shape(ref)
     return relative_error(ours, ref)
-
-
-def pin_fext(fext):
-    return [pin.Force.Zero()] + [pin.Force(f) for f in fext]
-
-
-def check_against_pinocchio(model, q, v, a, fext, tol=TIGHT):
-    pm = db.to_pinocchio(model)
-    pd = pm.createData()
-    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, a, fext)
-    pin.computeRNEADerivatives(pm, pd, q, v, a, pin_fext(fext))
-    M_pin = np.triu(pd.M) + np.triu(pd.M, 1).T
-    errors = {"dtau_dq": rel(dq, pd.dtau_dq), "dtau_dv": rel(dv, pd.dtau_dv), "M": rel(M, M_pin)}
-    bad = {k: e for k, e in errors.items() if not e <= tol}
-    assert not bad, f"{model.name}: relative errors above {tol:g}: {bad}"
-    tau = db.inverse_dynamics(model, q, v, a, fext)
-    ddq, ddv, Minv = db.forward_dynamics_derivatives(model, q, v, tau, fext)
-    pd = pm.createData()
-    pin.computeABADerivatives(pm, pd, q, v, tau, pin_fext(fext))
-    Minv_pin = np.triu(pd.Minv) + np.triu(pd.Minv, 1).T
-    ddq_pin, ddv_pin = pd.ddq_dq.copy(), pd.ddq_dv.copy()
-    # the solves' right-hand sides -dtau/dx at each library's own accelerations
-    qdd, qdd_pin = db.forward_dynamics(model, q, v, tau, fext), pd.ddq.copy()
-    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, qdd, fext)
-    pd = pm.createData()
-    pin.computeRNEADerivatives(pm, pd, q, v, qdd_pin, pin_fext(fext))
-    M_pin = np.triu(pd.M) + np.triu(pd.M, 1).T
-    eye = np.eye(model.nv)
-    # through M^-1: within tol of Pinocchio or, where kappa(M) amplifies the last bits beyond
-    # it, the conditioning-aware statement of validation.solve_agreement
-    for key, ours, ref, rhs, rhs_pin in (
-        ("ddq_dq", ddq, ddq_pin, -dq, -pd.dtau_dq),
-        ("ddq_dv", ddv, ddv_pin, -dv, -pd.dtau_dv),
-        ("Minv", Minv, Minv_pin, eye, eye),
-    ):
-        errors[key] = rel(ours, ref)
-        assert_solution_close(f"{model.name} {key}", ours, ref, M, rhs, M_pin, rhs_pin, tol)
-    return errors
 
 
 @pytest.mark.parametrize("name", ["panda", "talos", "solo12"])
