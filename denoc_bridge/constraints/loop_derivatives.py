@@ -38,8 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms.derivatives import tree_inverse_dynamics_derivatives
-from denoc_bridge.constraints.loop_kinematics import LoopKinematics, loop_kinematics
+from denoc_bridge.constraints.loop_kinematics import LoopKinematics
 from denoc_bridge.constraints.mimic_loops import stacked_rows
+from denoc_bridge.constraints.packed import tree_rows
 from denoc_bridge.constraints.solve import lagrange_accelerations
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as inp
@@ -239,7 +240,7 @@ def _tree_derivatives(
     constant, with zero bias: mimic couplings; C the loop rows): (xq, xv, xt, a, lam, rows), the
     x's of shape (nv + r, nv) = [d a; d lam] along q, v, tau."""
     nv, nk = tree.nv, len(K)
-    _, C_loops, cdqd = loop_kinematics(tree, q, v)
+    _, C_loops, cdqd = tree_rows(tree, q, v)  # the compiled rows, as the constrained dynamics
     J = np.vstack([K, C_loops])
     a, lam, rows = lagrange_accelerations(tree, q, v, tau, J, np.concatenate([np.zeros(nk), -cdqd]), f_ext)
     C, r = J[rows], len(rows)
