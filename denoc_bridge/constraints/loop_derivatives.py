@@ -75,7 +75,11 @@ def _c3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a x b along the last axis, broadcast (np.cross without its axis bookkeeping)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
