@@ -47,7 +47,6 @@ class _Compiled:
         self.pi, self.pf = pi, pf
         self.sb = np.zeros(_kl.scratch_size(L, nv, m))
         self.C, self.lam = _kl.result_views(self.sb, L, nv, m)
-        self.phi = self.sb[_kl.ds_start(L, nv) : _kl.ds_start(L, nv) + m]  # the last evaluation's phi
         self.kt0 = gravity_free(model)._kt
         self.work = model.thread_work()
 

@@ -11,14 +11,14 @@ The entries take the model and its cut joints as two arrays built once per model
         row-major), joint translation] of link k; row 1 + L + l = [R1 (9), p1, R2 (9), p2, b1,
         b2] of cut joint l, b1 and b2 the normals of its axis in the joint frame;
 ``sb``  float64 scratch of :func:`scratch_size` numbers, carved into the tuples ``ws``
-        (kinematics) and ``ds`` (constraints) by :func:`_unpack`.
+        (kinematics) and ``ds`` (constraints) by :func:`unpack`.
 
 The world kinematics and the cut joints' rows are in :mod:`denoc_bridge.kernels.loop_rows`.
 
 Cost (measured, see ``benchmarks/closed_loops.py``):
 
 * ``M^-1 C^T`` reuses the articulated factors of the forward dynamics that gives ``a0``
-  (:func:`factorised_forward_dynamics`): one :func:`solve` per independent row, the backward
+  (:func:`.lagrange.factorised_forward_dynamics`): one :func:`.lagrange.solve` per independent row, the backward
   and forward substitutions of 000 Table 3 without the twists and masses (0.1-0.3 of a
   forward dynamics);
 * the constraint rows only involve the cut joints' links and their ancestors, which come
@@ -56,7 +56,7 @@ ACCEL_SIGNATURE = types.UniTuple(types.int64, 2)(
 
 
 def scratch_size(L, nv, m):
-    """Numbers of scratch that :func:`_unpack` carves."""
+    """Numbers of scratch that :func:`unpack` carves."""
     return ds_start(L, nv) + m * (4 * nv + m + 5) + 3 * nv
 
 

@@ -17,7 +17,7 @@ Accelerations (:func:`mimic_accelerations`), as ``mimic.forward_dynamics(method=
     (K W^T) lambda = -K a0,   a_r = (a0 + M^-1 K^T lambda)[v_keep]
 
 One forward dynamics per stage that keeps the articulated factors of M, then nc + 1 solves
-with them (:func:`.loops.solve`: the backward and forward substitutions of 000 Table 3
+with them (:func:`.lagrange.solve`: the backward and forward substitutions of 000 Table 3
 without twists and masses; the nc for W only over the links up to the last mimic or
 mimicked DOF).  ``K W^T`` is SPD, solved by Cholesky here.  The steps
 are those of ``simulation._run_python`` with a ``MimicSystem``: classical RK4 with the

@@ -35,7 +35,7 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
 * :class:`MimicLoopSystem`: both, as one stack of rows ``[K; C(q)]`` on the tree
   (:mod:`.mimic_loops`), reduced state, projected like a loop system.
 * :class:`LoopSystem`: cut joints as constraint rows ``C(q)`` on the tree, Lagrange
-  multipliers (004 eqs. 13-14, :func:`.loops.constrained_state_accelerations`), optionally
+  multipliers (004 eqs. 13-14, :func:`.loops.constrained_accelerations`), optionally
   projected back onto the loops after each step (:func:`.loops.project_state`).
 """
 
