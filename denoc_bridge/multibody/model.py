@@ -25,6 +25,7 @@ Layout
 
 from __future__ import annotations
 
+import inspect
 import threading
 import warnings
 from collections.abc import Sequence
@@ -294,6 +295,31 @@ class Model(ModelKind):
         self._local = threading.local()
         self._link_index = {s: k for k, s in enumerate(self.link_names)}
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
+        self._built = True  # from here on, __setattr__ guards the public attributes
+
+    #: public attributes that may be reassigned: metadata no kernel reads (``gravity`` is a property
+    #: that repacks the kernels' tables; loops are added with :meth:`add_loop_closure`)
+    _REASSIGNABLE = frozenset({"name", "source", "warnings"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Every public attribute is fixed once the model is built: the compiled kernels packed it
+        (``_kt``), so a reassigned ``mass`` or ``armature`` would silently not count."""
+        if name.startswith("_") or name in self._REASSIGNABLE or not self.__dict__.get("_built", False):
+            object.__setattr__(self, name, value)
+            return
+        if isinstance(getattr(type(self), name, None), property):
+            object.__setattr__(self, name, value)  # a property's setter (gravity) or its error
+            return
+        if name == "loops":
+            how = "model.add_loop_closure(...) adds one, model.replace(loops=...) gives a copy"
+        elif name in inspect.signature(Model.__init__).parameters:
+            how = f"model.replace({name}=...) gives a copy with it changed"
+        else:
+            how = "it follows from the constructor's arguments (model.replace(...) gives a changed copy)"
+        raise ModelError(
+            f"Model.{name} cannot be reassigned: the compiled kernels packed the model when it was built, "
+            f"so the change would silently not count; {how}"
+        )
 
     # ------------------------------------------------------------------ checks
     def _check_rest(self, rest: npt.ArrayLike | None) -> np.ndarray:
@@ -446,7 +472,7 @@ class Model(ModelKind):
             rotation2=rotation2,
             axis=axis,
         )
-        self.loops = self.loops + (lc,)
+        object.__setattr__(self, "loops", self.loops + (lc,))  # the one way loops change in place
         return lc
 
     def replace(self, **changes: Any) -> Model:

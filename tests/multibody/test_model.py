@@ -45,6 +45,28 @@ def test_arrays_are_read_only_and_layout_is_cumulative():
     assert "nq=" in repr(model) and "free-flyer base" in repr(model)
 
 
+def test_attributes_cannot_be_reassigned(chain):
+    """The kernels pack the model once: a reassigned mass or armature would silently not count
+    (found by a review: forward_dynamics kept the old masses), so only metadata and gravity
+    (which repacks) may be set."""
+    model = db.Model(**fields(chain))
+    q = db.random_configuration(model, 0)
+    a = db.forward_dynamics(model, q, np.ones(model.nv), np.ones(model.nv))
+    for name, value, advice in (
+        ("mass", 2 * model.mass, r"model.replace\(mass=...\)"),
+        ("armature", model.armature + 1.0, r"model.replace\(armature=...\)"),
+        ("loops", (), r"model.add_loop_closure"),
+        ("nv", 2, r"it follows from the constructor's arguments"),
+    ):
+        with pytest.raises(db.ModelError, match=rf"Model.{name} cannot be reassigned: .*; {advice}"):
+            setattr(model, name, value)
+    model.name, model.source = "renamed", "here"  # metadata no kernel reads
+    assert model.name == "renamed"
+    np.testing.assert_array_equal(db.forward_dynamics(model, q, np.ones(model.nv), np.ones(model.nv)), a)
+    heavier = model.replace(mass=2 * model.mass)
+    assert not np.allclose(db.forward_dynamics(heavier, q, np.ones(model.nv), np.ones(model.nv)), a)
+
+
 def test_gravity_setter_validates(chain):
     model = db.Model(**fields(chain))
     assert model.gravity.tolist() == [0.0, 0.0, -9.81]
