@@ -17,7 +17,7 @@ from denoc_bridge.errors import ModelError
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.spatial import rpy_to_matrix
 
-__all__ = ["Mimic", "LoopClosure", "LOOP_TYPES", "make_loop_closure", "body_name"]
+__all__ = ["Mimic", "LoopClosure", "LOOP_TYPES", "make_loop_closure", "body_name", "frozen_array"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,18 @@ class Mimic:
 LOOP_TYPES = {"revolute": 5, "prismatic": 5, "spherical": 3, "weld": 6}
 
 
+def frozen_array(value: npt.ArrayLike, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """A read-only float64 copy of ``value`` of the given shape, finite; else a ModelError naming ``what``."""
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be {shape} finite numbers, got {value!r}") from None
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be {shape} finite numbers, got {a.tolist() if a.size < 20 else a.shape}")
+    a.setflags(write=False)
+    return a
+
+
 @dataclass(frozen=True, eq=False)
 class LoopClosure:
     """A cut joint closing a loop between ``link1`` and ``link2`` (model link indices, -1 for
@@ -55,6 +67,29 @@ class LoopClosure:
     rotation2: np.ndarray
     translation2: np.ndarray
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    def __post_init__(self) -> None:
+        """Checked on construction, the arrays copied read-only: the compiled loops pack them once
+        per model, so an array changed in place later would silently not count."""
+        if self.type not in LOOP_TYPES:
+            raise ModelError(f"loop closure '{self.name}': unknown type {self.type!r} (one of {sorted(LOOP_TYPES)})")
+        for what, shape in (
+            ("rotation1", (3, 3)),
+            ("translation1", (3,)),
+            ("rotation2", (3, 3)),
+            ("translation2", (3,)),
+        ):
+            object.__setattr__(
+                self, what, frozen_array(getattr(self, what), shape, f"loop closure '{self.name}': {what}")
+            )
+        for what in ("rotation1", "rotation2"):
+            R = getattr(self, what)
+            if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+                raise ModelError(f"loop closure '{self.name}': {what} is not a rotation matrix")
+        axis = frozen_array(self.axis, (3,), f"loop closure '{self.name}': axis")
+        if abs(np.linalg.norm(axis) - 1.0) > 1e-9:
+            raise ModelError(f"loop closure '{self.name}': axis must be a unit vector, got {axis.tolist()}")
+        object.__setattr__(self, "axis", axis)
 
     @property
     def n_rows(self) -> int:

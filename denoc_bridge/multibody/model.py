@@ -39,7 +39,7 @@ from denoc_bridge._text import count
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
-from denoc_bridge.multibody.constraints import LoopClosure, Mimic, make_loop_closure
+from denoc_bridge.multibody.constraints import LoopClosure, Mimic, frozen_array, make_loop_closure
 from denoc_bridge.multibody.data import Data
 from denoc_bridge.multibody.joints import (
     AXIAL,
@@ -71,6 +71,13 @@ class Frame:
     link: int
     rotation: np.ndarray
     translation: np.ndarray
+
+    def __post_init__(self) -> None:
+        """The placement copied read-only and checked (shapes, finite numbers)."""
+        object.__setattr__(self, "rotation", frozen_array(self.rotation, (3, 3), f"frame '{self.name}': rotation"))
+        object.__setattr__(
+            self, "translation", frozen_array(self.translation, (3,), f"frame '{self.name}': translation")
+        )
 
 
 def inertia_problem(inertia: npt.ArrayLike) -> str:

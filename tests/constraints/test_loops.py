@@ -9,6 +9,7 @@ from denoc_bridge import loops
 from denoc_bridge.algorithms.configuration import integrate
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.io.generators import fourbar
+from denoc_bridge.multibody.constraints import LoopClosure
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import pin_constraint_dynamics, random_model
 
@@ -260,3 +261,30 @@ def test_cli_info_lists_the_loop(tmp_path):
         [sys.executable, "-m", "denoc_bridge.cli", "info", str(path)], capture_output=True, text=True, check=True
     ).stdout
     assert "loop closure 'R5': revolute cut joint between 'body4' and 'body1' (5 constraint rows" in out
+
+
+def test_a_loop_closure_is_checked_on_construction_and_read_only():
+    """The compiled loops pack the closures once per model: an array changed in place later
+    would silently not count (found by a review), so the arrays are read-only copies, checked
+    when the LoopClosure is built (not only by make_loop_closure)."""
+    lc = db.generators.fourbar().loops[0]
+    for arr in (lc.rotation1, lc.translation1, lc.rotation2, lc.translation2, lc.axis):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 1.0
+    good = dict(
+        name="cut", type="revolute", link1=0, link2=1, rotation1=np.eye(3), translation1=np.zeros(3),
+        rotation2=np.eye(3), translation2=np.zeros(3),
+    )  # fmt: skip
+    mine = np.zeros(3)
+    assert not np.shares_memory(LoopClosure(**{**good, "translation1": mine}).translation1, mine)
+    for change, match in (
+        (dict(type="hinge"), r"loop closure 'cut': unknown type 'hinge'"),
+        (dict(translation1=[0.0, np.nan, 0.0]), r"loop closure 'cut': translation1 must be \(3,\) finite numbers"),
+        (dict(rotation2=np.ones((3, 3))), r"loop closure 'cut': rotation2 is not a rotation matrix"),
+        (dict(axis=[0.0, 0.0, 2.0]), r"loop closure 'cut': axis must be a unit vector"),
+    ):
+        with pytest.raises(db.ModelError, match=match):
+            LoopClosure(**{**good, **change})
+    frame = db.load_robot("panda").frames[0]
+    with pytest.raises(ValueError, match="read-only"):
+        frame.translation[0] = 1.0
