@@ -34,6 +34,12 @@ class InputError(DenocError, ValueError):
     """An argument of an algorithm has a wrong shape or non-finite values."""
 
 
+class NameLookupError(InputError, KeyError):
+    """A link, joint or frame name that the model does not have (also a :class:`KeyError`)."""
+
+    __str__ = BaseException.__str__  # the message as written, not KeyError's quoted repr
+
+
 class InputTypeError(InputError, TypeError):
     """An argument of an algorithm has a wrong type or dtype."""
 

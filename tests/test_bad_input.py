@@ -811,3 +811,39 @@ def test_a_controller_that_cannot_take_t_q_v_is_named_before_the_run():
         db.simulate(model, q0, v0, 0.01, f_ext=lambda t, q: {})
     traj = db.simulate(model, q0, v0, 0.01, tau=lambda t, *state: np.zeros(model.nv))  # *args is fine
     assert traj.status == "completed"
+
+
+def test_arguments_a_review_found_unchecked():
+    """baumgarte (three call sites took its first two numbers of anything), data of the wrong
+    type (an AttributeError), names the model does not have (a bare KeyError, no suggestion),
+    a gravity that is not numbers (a raw ValueError)."""
+    fb = db.generators.fourbar()
+    q, z = db.neutral_configuration(fb), np.zeros(fb.nv)
+    for bad, match in (
+        (1.0, r"baumgarte must be two numbers \(alpha, beta\) in 1/s, got 1.0"),
+        ((1, 2, 3), r"baumgarte must be two numbers \(alpha, beta\) in 1/s, got \(1, 2, 3\)"),
+        ((np.nan, 0.0), r"baumgarte = \(nan, 0.0\): alpha and beta must be finite and >= 0"),
+        ((-1.0, 0.0), r"alpha and beta must be finite and >= 0"),
+    ):
+        for call in (
+            lambda: db.loops.constrained_forward_dynamics(fb, q, z, z, baumgarte=bad),
+            lambda: db.loops.constrained_forward_dynamics(fb, q, z, z, baumgarte=bad, method="partitioning"),
+            lambda: db.loops.constraint_forces(fb, q, z, z, baumgarte=bad),
+            lambda: db.simulate(fb, q, z, 0.01, 1e-3, stabilization="baumgarte", baumgarte=bad),
+        ):
+            with pytest.raises(db.InputError, match=match):
+                call()
+    panda = db.load_robot("panda")
+    qp, zp = db.neutral_configuration(panda), np.zeros(panda.nv)
+    with pytest.raises(
+        db.InputTypeError, match=r"data must be a denoc_bridge.Data \(db.Data\(model\)\) or None, got str"
+    ):
+        db.forward_dynamics(panda, qp, zp, zp, data="x")
+    with pytest.raises(
+        db.NameLookupError, match=r"no link named 'panda_lnk1' in model 'panda'; did you mean panda_link1"
+    ):
+        panda.link_index("panda_lnk1")
+    with pytest.raises(KeyError):  # still a KeyError for code that catches one
+        panda.joint_index("panda_joint9")
+    with pytest.raises(db.ModelError, match="gravity must be 3 finite numbers, got 'x'"):
+        panda.gravity = "x"

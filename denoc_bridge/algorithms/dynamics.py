@@ -31,7 +31,7 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import Data, run_parallel
+from denoc_bridge.multibody.data import Data, run_parallel, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
@@ -55,7 +55,7 @@ _empty = np.empty
 
 
 def _work(model: Model, data: Data | None) -> np.ndarray:
-    return model.thread_work() if data is None else data.check(model).work
+    return work_of(model, data)
 
 
 def singular_error(model: Model, k: int) -> SingularInertiaError:

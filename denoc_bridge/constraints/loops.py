@@ -157,8 +157,7 @@ def fast_lagrange(
         q = np.ascontiguousarray(inp.configuration(model, q))
         v = np.ascontiguousarray(inp.vector(model, v, "v", "v"))
         tau = np.ascontiguousarray(inp.vector(model, tau, "tau", "v"))
-        alpha, beta = (float(x) for x in baumgarte)
-        return fast_lagrange(model, q, v, tau, f_ext, (alpha, beta), True, fext)
+        return fast_lagrange(model, q, v, tau, f_ext, inp.baumgarte(baumgarte), True, fext)
     if status:
         _loop_status(model, status, q)
     return a, r, cp
@@ -180,6 +179,7 @@ def _constrained(
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """(qddot, lambda, C rows of lambda) of 004 eq. 14 (see constrained_forward_dynamics)."""
     _check_method(method)
+    baumgarte = inp.baumgarte(baumgarte)
     if method == "lagrange":
         a, r, cp = fast_lagrange(model, q, v, tau, f_ext, baumgarte)
         return a, cp.lam[:r].copy(), cp.C[:r].copy()
@@ -207,7 +207,7 @@ def reference_constrained(
     v = inp.vector(model, v, "v", "v")
     tau = inp.vector(model, tau, "tau", "v")
     phi, C, cdqd = loop_kinematics(model, q, v)
-    alpha, beta = (float(x) for x in baumgarte)
+    alpha, beta = inp.baumgarte(baumgarte)
     rhs = -cdqd - 2.0 * alpha * (C @ v) - beta * beta * phi
     if method == "lagrange":  # the solve every constraint kind shares (004 eqs. 13-14)
         a, lam, rows = lagrange_accelerations(model, q, v, tau, C, rhs, f_ext)
@@ -272,7 +272,7 @@ def constrained_forward_dynamics(
     """
     _check_model(model)
     if method == "lagrange" and not return_forces:
-        return fast_lagrange(model, q, v, tau, f_ext, baumgarte)[0]
+        return fast_lagrange(model, q, v, tau, f_ext, inp.baumgarte(baumgarte))[0]
     a, lam, _ = _constrained(model, q, v, tau, f_ext, method, baumgarte, independent, return_forces)
     return (a, lam) if return_forces else a
 

@@ -65,7 +65,7 @@ from denoc_bridge.constraints.solve import lagrange_accelerations, minv_columns
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import gim_mimic as _kgm
 from denoc_bridge.kernels import mimic as _km
-from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.data import Data, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel, TreeOnlyError
 
@@ -88,7 +88,7 @@ def _entry(model: MimicModel, data: Data | None) -> tuple[np.ndarray, np.ndarray
     """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
     imap, fmap, reach = model._kernel_maps()
     tree = model.tree  # its table changes with the gravity
-    work = tree.thread_work() if data is None else data.check(tree).work
+    work = work_of(tree, data)
     return tree._kt, work, imap, fmap, tree.nq, reach
 
 

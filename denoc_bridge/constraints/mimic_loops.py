@@ -217,7 +217,7 @@ def forward_dynamics(
     tau = model._reduced(tau, "tau", model.nv)
     qf, vf, phi, J, gamma = stacked_rows(model, q, v)
     check_coupling(model, J[model.n_constraints :], phi[model.n_constraints :])
-    alpha, beta = (float(x) for x in baumgarte)
+    alpha, beta = inp.baumgarte(baumgarte)
     rhs = gamma - 2.0 * alpha * (J @ vf) - beta * beta * phi
     if method == "lagrange":
         try:

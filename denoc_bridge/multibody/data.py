@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import numba
+import numpy as np
 
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import jit_enabled
 from denoc_bridge.multibody.checks import check_model
 
-__all__ = ["Data"]
+__all__ = ["Data", "work_of"]
 
 _PARALLEL_LOCK = threading.Lock()
 _layer_is_threadsafe = None  # unknown until the first parallel kernel has run
@@ -71,9 +72,20 @@ class Data:
         self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 
     def check(self, model: _Sized) -> Data:
+        """This Data, if it was created for a model of ``model``'s sizes; else an InputError."""
         if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):
             raise InputError(
                 f"data was created for a model with {self.n_links} links and nv={self.nv}, "
                 f"not for '{model.name}' ({model.n_links} links, nv={model.nv})"
             )
         return self
+
+
+def work_of(model: Any, data: object) -> np.ndarray:
+    """The work array for ``model``'s compiled recursions: this thread's (``data`` None) or that
+    of ``data``, a :class:`Data` created for the model (an error naming ``data`` otherwise)."""
+    if data is None:
+        return model.thread_work()
+    if not isinstance(data, Data):
+        raise InputTypeError(f"data must be a denoc_bridge.Data (db.Data(model)) or None, got {type(data).__name__}")
+    return data.check(model).work

@@ -102,6 +102,18 @@ def normalise_configuration(model, q: np.ndarray, name: str = "q") -> np.ndarray
     return q
 
 
+def baumgarte(value: object) -> tuple[float, float]:
+    """``(alpha, beta)`` of Baumgarte's stabilisation (1/s) as two finite numbers >= 0, or an
+    :class:`InputError` naming ``baumgarte``."""
+    try:
+        alpha, beta = (float(x) for x in value)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InputError(f"baumgarte must be two numbers (alpha, beta) in 1/s, got {value!r}") from None
+    if not (np.isfinite(alpha) and np.isfinite(beta) and alpha >= 0 and beta >= 0):
+        raise InputError(f"baumgarte = ({alpha}, {beta}): alpha and beta must be finite and >= 0")
+    return alpha, beta
+
+
 def external_wrenches(model, f_ext) -> np.ndarray:
     """External wrenches as an (n_links, 6) array in the internal order [n; f].
 

@@ -35,8 +35,8 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge._text import count
-from denoc_bridge.errors import ModelError, PhysicsWarning
+from denoc_bridge._text import count, did_you_mean
+from denoc_bridge.errors import ModelError, NameLookupError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import LoopClosure, Mimic, frozen_array, make_loop_closure
@@ -341,7 +341,10 @@ class Model(ModelKind):
 
     @staticmethod
     def _check_gravity(g: npt.ArrayLike) -> np.ndarray:
-        g = np.array(g, dtype=float)
+        try:
+            g = np.array(g, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"gravity must be 3 finite numbers, got {g!r}") from None
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"gravity must be 3 finite numbers, got {g!r}")
         return g
@@ -603,15 +606,19 @@ class Model(ModelKind):
         """Index of a link (body) by name."""
         try:
             return self._link_index[name]
-        except KeyError:
-            raise KeyError(f"no link named '{name}' in model '{self.name}'") from None
+        except (KeyError, TypeError):
+            raise NameLookupError(
+                f"no link named {name!r} in model '{self.name}'{did_you_mean(str(name), self.link_names)}"
+            ) from None
 
     def joint_index(self, name: str) -> int:
         """Index of a joint by name (joint k moves link k)."""
         try:
             return self._joint_index[name]
-        except KeyError:
-            raise KeyError(f"no joint named '{name}' in model '{self.name}'") from None
+        except (KeyError, TypeError):
+            raise NameLookupError(
+                f"no joint named {name!r} in model '{self.name}'{did_you_mean(str(name), self.joint_names)}"
+            ) from None
 
     def joint_label(self, k: int) -> str:
         return f"'{self.joint_names[k]}' ({JointType(self.joint_type[k]).label})"

@@ -33,6 +33,7 @@ from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.simulation.common import run_error
 from denoc_bridge.simulation.tree import TreeSystem
 
@@ -54,12 +55,7 @@ def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
         )
     if stabilization not in STABILIZATIONS:
         raise InputError(f"stabilization must be one of {', '.join(STABILIZATIONS)}, got {stabilization!r}")
-    try:
-        alpha, beta = (float(x) for x in baumgarte)
-    except (TypeError, ValueError):
-        raise InputError(f"baumgarte must be two numbers (alpha, beta) in 1/s, got {baumgarte!r}") from None
-    if not (np.isfinite(alpha) and np.isfinite(beta) and alpha >= 0 and beta >= 0):
-        raise InputError(f"baumgarte = ({alpha}, {beta}): alpha and beta must be finite and >= 0")
+    alpha, beta = inp.baumgarte(baumgarte)
     tol = float(constraint_tol)
     if not (np.isfinite(tol) and tol > 0):
         raise InputError(f"constraint_tol must be a positive number, got {constraint_tol!r}")
