@@ -544,8 +544,13 @@ class Model(ModelKind):
         return work
 
     def __getstate__(self) -> dict[str, Any]:
+        """The model without what is rebuilt on use: the per-thread work and packed loops
+        (``_local``) and the gravity-free twin of the constrained dynamics (``_gravity_free``,
+        :func:`denoc_bridge.constraints.solve.gravity_free`), so that a model sent to Dask
+        workers does not carry a second model."""
         state = self.__dict__.copy()
         del state["_local"]
+        state.pop("_gravity_free", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,16 @@ def test_names_lookup(chain):
     assert chain.link_index("link2") == 2 and chain.joint_index("joint3") == 3
     with pytest.raises(KeyError, match="no link named 'x'"):
         chain.link_index("x")
+
+
+def test_a_pickled_model_leaves_its_caches_behind():
+    """The gravity-free twin that the constrained dynamics cache on a model is not pickled (a
+    review measured a four-bar's pickle grow from 5.4 kB to 9.6 kB after one call); the
+    unpickled model computes the same."""
+    fb = db.generators.fourbar()
+    before = len(pickle.dumps(fb))
+    q, v = db.neutral_configuration(fb), np.zeros(fb.nv)
+    a = db.forward_dynamics(fb, q, v, np.ones(fb.nv))
+    assert "_gravity_free" in fb.__dict__
+    assert len(pickle.dumps(fb)) == before
+    np.testing.assert_array_equal(db.forward_dynamics(pickle.loads(pickle.dumps(fb)), q, v, np.ones(fb.nv)), a)
