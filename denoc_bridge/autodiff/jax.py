@@ -85,7 +85,7 @@ from denoc_bridge.dynamics import forward_dynamics_derivatives as _forward_dynam
 from denoc_bridge.dynamics import forward_dynamics_vjp as _forward_dynamics_vjp
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model
-from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, joint_nq, joint_nv
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 
@@ -195,11 +195,8 @@ def _rot2(xp: Any, C: Any, x: Any, sign: float) -> Any:
     return xp.concatenate([c * x[..., 0:1] - s * x[..., 1:2], s * x[..., 0:1] + c * x[..., 1:2]], axis=-1)
 
 
-_CURVED = {  # joint type: (nq, nv) of the joints whose q is not their tangent
-    JointType.CONTINUOUS: (2, 1),
-    JointType.SPHERICAL: (4, 3),
-    JointType.FREEFLYER: (7, 6),
-    JointType.PLANAR: (4, 3),
+_CURVED = {  # joint type: (nq, nv) of the joints whose q holds a unit quaternion or (cos, sin) pair
+    t: (joint_nq(t), joint_nv(t)) for t in JointType if t in QUATERNION_OFFSET or t in CIRCLE_OFFSET
 }
 _AMBIENT: dict[JointType, Callable[[Any, Any, Any], Any]] = {
     JointType.CONTINUOUS: _angle_ambient,
