@@ -39,7 +39,7 @@ def group_columns(ki, g, module_level):
     return ki[g, T.IDX_V], ki[g, T.IDX_V] + ki[g, T.NV], ki[g, T.PARENT]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ancestor_rows(ki, g, module_level, nv, anc):
     """The columns of the ancestor groups of g, ascending, in ``anc[pos:nv]``; returns pos."""
     pos = nv
@@ -69,11 +69,12 @@ def ltdl_work(ki, nv, module_level):
     return w
 
 
-@njit(cache=True, fastmath={"contract"})
-def cholesky_inverse(A, c0, z, Lw, Li, out):
+@njit(cache=True, inline="always", fastmath={"contract"})
+def cholesky_inverse(A, c0, z, Lw, Li, out, wanted):
     """``out[:z, :z] = A[c0:c0+z, c0:c0+z]^-1`` for the symmetric block (upper triangle read) by
     Cholesky ``L L^T`` (L in ``Lw``, L^-1 in ``Li``), exactly symmetric; False if the block is not
-    positive definite (a pivot not above 1e-14 of the largest diagonal entry)."""
+    positive definite (a pivot not above 1e-14 of the largest diagonal entry).  Without
+    ``wanted``, the test alone (``out`` untouched)."""
     if z == 1:
         d = A[c0, c0]
         if not d > 0.0:
@@ -96,6 +97,8 @@ def cholesky_inverse(A, c0, z, Lw, Li, out):
             for m in range(j):
                 t -= Lw[i, m] * Lw[j, m]
             Lw[i, j] = t / ljj
+    if not wanted:
+        return True
     for j in range(z):  # L^-1, lower triangular, column by column
         Li[j, j] = 1.0 / Lw[j, j]
         for i in range(j + 1, z):
@@ -124,23 +127,25 @@ def block_ltdl(ki, nv, module_level, inverse, A, B):
         c0, c1, _ = group_columns(ki, g, module_level)
         zmax = max(zmax, c1 - c0)
     anc = np.empty(nv, dtype=np.int64)
-    Lw = np.empty((zmax, zmax))
-    Li = np.empty((zmax, zmax))
-    Dinv = np.empty((zmax, zmax))
-    Y = np.empty((nv, zmax))
-    Tg = np.empty((nv, zmax))
+    zz = zmax * zmax
+    buf = np.empty(3 * zz + 2 * nv * zmax)  # one allocation for the scratch
+    Lw = buf[:zz].reshape(zmax, zmax)
+    Li = buf[zz : 2 * zz].reshape(zmax, zmax)
+    Dinv = buf[2 * zz : 3 * zz].reshape(zmax, zmax)
+    Y = buf[3 * zz : 3 * zz + nv * zmax].reshape(nv, zmax)
+    Tg = buf[3 * zz + nv * zmax :].reshape(nv, zmax)
     B[:, :] = 0.0
     for g in range(n_groups - 1, -1, -1):
         c0, c1, _ = group_columns(ki, g, module_level)
         z = c1 - c0
-        if not cholesky_inverse(A, c0, z, Lw, Li, Dinv):
+        pos = ancestor_rows(ki, g, module_level, nv, anc)
+        if not cholesky_inverse(A, c0, z, Lw, Li, Dinv, inverse or pos < nv):
             return False
         for a in range(z):  # D_g (or D_g^-1) from the upper triangle, exactly symmetric
             for b in range(a, z):
                 x = Dinv[a, b] if inverse else A[c0 + a, c0 + b]
                 B[c0 + a, c0 + b] = x
                 B[c0 + b, c0 + a] = x
-        pos = ancestor_rows(ki, g, module_level, nv, anc)
         if z == 1:
             dinv = Dinv[0, 0]
             for i in range(pos, nv):  # I_{r,g}, gathered: its rows are current above the diagonal
