@@ -139,15 +139,12 @@ def block_ltdl(ki, nv, module_level, inverse, A, B):
         c0, c1, _ = group_columns(ki, g, module_level)
         z = c1 - c0
         pos = ancestor_rows(ki, g, module_level, nv, anc)
-        if not cholesky_inverse(A, c0, z, Lw, Li, Dinv, inverse or pos < nv):
-            return False
-        for a in range(z):  # D_g (or D_g^-1) from the upper triangle, exactly symmetric
-            for b in range(a, z):
-                x = Dinv[a, b] if inverse else A[c0 + a, c0 + b]
-                B[c0 + a, c0 + b] = x
-                B[c0 + b, c0 + a] = x
-        if z == 1:
-            dinv = Dinv[0, 0]
+        if z == 1:  # written out: through cholesky_inverse it cost panda 0.6 us (measured)
+            d = A[c0, c0]
+            if not d > 0.0:
+                return False
+            dinv = 1.0 / d
+            B[c0, c0] = dinv if inverse else d
             for i in range(pos, nv):  # I_{r,g}, gathered: its rows are current above the diagonal
                 Tg[i, 0] = A[anc[i], c0]
             for i in range(pos, nv):  # I_{r,s} -= U_{r,g} I_{g,s}, s >= r; U_{r,g} = I_{r,g} / D_g
@@ -157,6 +154,13 @@ def block_ltdl(ki, nv, module_level, inverse, A, B):
                     A[r, anc[j]] -= y * Tg[j, 0]
                 A[r, c0] = y
             continue
+        if not cholesky_inverse(A, c0, z, Lw, Li, Dinv, inverse or pos < nv):
+            return False
+        for a in range(z):  # D_g (or D_g^-1) from the upper triangle, exactly symmetric
+            for b in range(a, z):
+                x = Dinv[a, b] if inverse else A[c0 + a, c0 + b]
+                B[c0 + a, c0 + b] = x
+                B[c0 + b, c0 + a] = x
         for i in range(pos, nv):
             for a in range(z):
                 Tg[i, a] = A[anc[i], c0 + a]
