@@ -197,11 +197,14 @@ class _ObjectNumpy:
     zeros = empty
 
 
-def count_gim(model, seed: int = 0) -> dict:
+def count_gim(model, seed: int = 0, ltdl: bool = False) -> dict:
     """Operations of one GIM (``mass_matrix``) and one inverse GIM (``inverse_mass_matrix``) call,
-    per pass (kernels/gim.py after the geometry pass; the inverse after the articulated pass)."""
+    per pass (kernels/gim.py after the geometry pass; the inverse after the articulated pass);
+    with ``ltdl`` also the sparse block LTDL of the GIM (kernels/gim_ltdl.py, link and module
+    level, ``udut`` and ``inverse_udut``: O(n d^2), so not fitted on the chains)."""
     import denoc_bridge as db
     import denoc_bridge.kernels.gim as kg
+    import denoc_bridge.kernels.gim_ltdl as kl
     import denoc_bridge.kernels.inverse_dynamics as kid
     from denoc_bridge.kernels import tables as T
     from denoc_bridge.kernels.forward_dynamics import articulated_backward_recursion
@@ -209,6 +212,7 @@ def count_gim(model, seed: int = 0) -> dict:
 
     kid.poly_ok = lambda q: False
     kg.np = _ObjectNumpy()
+    kl.np = _ObjectNumpy()
     q = db.random_configuration(model, np.random.default_rng(seed))
     kt = model.kernel_table
     ki = kt.view(T.INT)
@@ -236,6 +240,15 @@ def count_gim(model, seed: int = 0) -> dict:
     assert np.allclose(np.array(Minv, dtype=float), db.inverse_mass_matrix(model, q), rtol=1e-10, atol=1e-12)
     for alg in ("gim", "minv"):
         result[alg] = {k: sum(r[k] for lab, r in result.items() if lab.startswith(alg + ".")) for k in COUNTS}
+    if ltdl:
+        for level in ("link", "module"):
+            for inverse in (False, True):
+                A = _flops(np.array(M, dtype=float))
+                B = _flops(np.zeros((nv, nv)))
+                label = f"ltdl.{'inverse_udut' if inverse else 'udut'}.{level}"
+                run(label, lambda: kl.block_ltdl(ki, nv, level == "module", inverse, A, B))
+                U, D = (db.inverse_udut if inverse else db.udut)(model, q, level=level)
+                assert np.allclose(np.array(A, dtype=float), U, rtol=1e-10, atol=1e-12)
     return result
 
 
@@ -307,8 +320,8 @@ def main():
         md = [x + y for x, y in zip(c["mul"], c["div"])]
         print(f"{label:<36} {_fmt2(md):>20} {_fmt2(c['add']):>20} {_fmt2(c['trig']):>8}")
     try:
-        panda_gim = count_gim(load_robot("panda"))
-        for alg in ("gim", "minv"):
+        panda_gim = count_gim(load_robot("panda"), ltdl=True)
+        for alg in ("gim", "minv") + tuple(k for k in panda_gim if k.startswith("ltdl.")):
             c = panda_gim[alg]
             print(f"panda {alg}: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
     except Exception as exc:  # example-robot-data missing

@@ -206,6 +206,18 @@ _MASSLESS_TIP = _robot(
             id="inverse_mass_matrix",
         ),
         pytest.param(
+            lambda m, z: db.udut(m, z, level="link"),
+            db.SingularInertiaError,
+            r"joint 'wrist'",
+            id="udut",  # the LTDL of the GIM meets a zero pivot and hands over to the recursion
+        ),
+        pytest.param(
+            lambda m, z: db.inverse_udut(m, z),
+            db.SingularInertiaError,
+            r"joint 'wrist'",
+            id="inverse_udut",
+        ),
+        pytest.param(
             lambda m, z: db.simulate(m, z, z, 0.01, 1e-3),
             db.SimulationError,
             r"t = 0 s: .*joint 'wrist' is singular at the initial state",

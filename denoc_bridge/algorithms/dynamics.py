@@ -371,10 +371,14 @@ def udut(
     and D = diag(Ihat_k), scalar blocks for one-DOF joints (Pinocchio's
     ``pin.cholesky.decompose`` computes the same U and D for such chains).
 
-    The module-level factors are assembled from the link-level ones without any
+    The factors are unique for the partition, and one compiled call
+    (:func:`denoc_bridge.kernels.entry.block_factors_state`) takes the cheaper of two ways:
+    on small trees the sparse block LTDL of the GIM over the link or module tree
+    (:mod:`denoc_bridge.kernels.gim_ltdl`); otherwise the recursion on the articulated masses,
+    where the module-level factors are assembled from the link-level ones without any
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
-    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18.  One compiled
-    call (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
+    where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18
+    (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
     """
     if type(model) is Model and data is None:  # fast path: a float64 C vector, as in tree_mass_matrix
         A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))
@@ -396,8 +400,9 @@ def inverse_udut(
     ``U^-1`` comes from the recursive block inverse of 002 eqs. A.13-A.18 and
     ``D^-1`` from the inverted articulated inertias ``Ihat_k^-1``; at module
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
-    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call
-    (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
+    ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call, as :func:`udut` (on small
+    trees ``U^-1`` by sparse block back substitution after the LTDL of the GIM and ``D^-1``
+    by a Cholesky inverse of each block, :mod:`denoc_bridge.kernels.gim_ltdl`).
     """
     if type(model) is Model and data is None:  # fast path, as in udut
         A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))

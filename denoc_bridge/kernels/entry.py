@@ -26,6 +26,7 @@ from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
 from denoc_bridge.kernels.gim import crba, minv_from_factors
 from denoc_bridge.kernels.gim_factors import block_factors
+from denoc_bridge.kernels.gim_ltdl import block_ltdl, ltdl_work
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
@@ -278,13 +279,22 @@ def inverse_mass_matrix_state(kt, work, q, out):
     return finite_matrix(out)
 
 
+#: the block factors come from the sparse LTDL of the GIM (:mod:`.gim_ltdl`) when its work count
+#: is at most this (panda 198-443, solo12 756-824, a 10-link chain 294-994: 0.5-0.9x the time of
+#: the recursion, whose articulated pass is a fixed cost; talos 3344-3580, 0.98-1.2x, and longer
+#: chains, where the LTDL's O(n d^2) grows past the recursion's O(n d), keep the recursion)
+LTDL_MAX_WORK = 1500
+
 FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolean)
 
 
 @njit_declared(FACTORS_SIGNATURE)
 def block_factors_state(kt, work, q, A, B, module_level, inverse):
     """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
-    B = D^-1), link or module level (:func:`.gim_factors.block_factors`; status as above)."""
+    B = D^-1), link or module level: the sparse block LTDL of the GIM while its work count is
+    at most LTDL_MAX_WORK (:mod:`.gim_ltdl`), else, or if a block of D is not numerically
+    positive definite, the recursion on the articulated masses (:func:`.gim_factors.
+    block_factors`, which names a singular joint; status as above)."""
     ki, kf = kt.view(T.INT), kt
     status = valid_configuration(ki, q, work)
     nv = _nv(ki)
@@ -293,10 +303,18 @@ def block_factors_state(kt, work, q, A, B, module_level, inverse):
     if status:
         return status
     work = _work(ki, work, nv)
-    k = articulated_factors(ki, kf, q, nv, work)
-    if k:
-        return k
-    block_factors(ki, kf, work, nv, module_level, inverse, A, B)
+    if ltdl_work(ki, nv, module_level) <= LTDL_MAX_WORK:
+        A[:, :] = 0.0  # the GIM, then its sparse block LTDL (:mod:`.gim_ltdl`)
+        joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
+        crba(ki, kf, work, nv, A)
+        done = finite_matrix(A) == 0 and block_ltdl(ki, nv, module_level, inverse, A, B)
+    else:
+        done = False
+    if not done:  # the recursion on the articulated masses (it names a singular joint)
+        k = articulated_factors(ki, kf, q, nv, work)
+        if k:
+            return k
+        block_factors(ki, kf, work, nv, module_level, inverse, A, B)
     status = finite_matrix(A)
     return status if status else finite_matrix(B)
 

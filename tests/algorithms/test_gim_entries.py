@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
+from denoc_bridge.kernels import entry, gim_factors, gim_ltdl
+from denoc_bridge.kernels import tables as T
 from tests.conftest import assert_close, random_trees
 
 
@@ -61,3 +63,54 @@ def test_a_bad_state_of_a_batch_is_named(panda):
     Q[1, 2] = np.nan
     with pytest.raises(db.InputError, match="state 1 of the batch"):
         db.inverse_mass_matrix(panda, Q)
+
+
+def _factors_both_ways(model, q, module_level, inverse):
+    """(A, B) of the sparse block LTDL of the GIM and of the recursion on the articulated masses."""
+    ki, nv = model._kt.view(T.INT), model.nv
+    A, B = db.mass_matrix(model, q), np.empty((nv, nv))
+    ok = gim_ltdl.block_ltdl(ki, nv, module_level, inverse, A, B)
+    work = entry._work(ki, np.empty((0, T.W)), nv)
+    A2, B2 = np.empty((nv, nv)), np.empty((nv, nv))
+    singular = entry.articulated_factors(ki, model._kt, np.asarray(q, dtype=float), nv, work)
+    if singular:
+        return None
+    gim_factors.block_factors(ki, model._kt, work, nv, module_level, inverse, A2, B2)
+    assert ok, "the LTDL refused a GIM whose articulated inertias are regular"
+    return A, B, A2, B2
+
+
+@given(random_trees(12), st.integers(0, 2**31 - 1))
+def test_ltdl_of_the_gim_gives_the_factors_of_the_recursion(model, seed):
+    q = db.random_configuration(model, np.random.default_rng(seed))
+    for module_level in (True, False):
+        for inverse in (False, True):
+            both = _factors_both_ways(model, q, module_level, inverse)
+            if both is None:
+                return
+            A, B, A2, B2 = both
+            what = f"{'U^-1, D^-1' if inverse else 'U, D'} at {'module' if module_level else 'link'} level"
+            assert_close(f"{what}: U", A, A2, 1e-9)
+            bound = max(1e-9, 100 * np.linalg.cond(B2) * np.finfo(float).eps)
+            assert_close(f"{what}: D", B, B2, bound)
+            assert np.array_equal(B, B.T)
+
+
+@pytest.mark.parametrize("name,ltdl", [("panda", True), ("solo12", True), ("talos", False)])
+def test_block_factors_take_the_faster_way_per_model(name, ltdl):
+    """The entry's choice (entry.LTDL_MAX_WORK): panda and solo12 by the LTDL of the GIM, talos by
+    the recursion; the public factors are those of either way."""
+    model = db.load_robot(name)
+    ki = model._kt.view(T.INT)
+    q = db.random_configuration(model, np.random.default_rng(5))
+    for module_level in (True, False):
+        assert (gim_ltdl.ltdl_work(ki, model.nv, module_level) <= entry.LTDL_MAX_WORK) == ltdl
+        level = "module" if module_level else "link"
+        A, B, A2, B2 = _factors_both_ways(model, q, module_level, False)
+        U, D = db.udut(model, q, level=level)
+        assert np.array_equal(U, A if ltdl else A2) and np.array_equal(D, B if ltdl else B2)
+        assert_close(f"U D U^T ({level})", U @ D @ U.T, db.mass_matrix(model, q), 1e-12)
+        A, B, A2, B2 = _factors_both_ways(model, q, module_level, True)
+        Uinv, Dinv = db.inverse_udut(model, q, level=level)
+        assert np.array_equal(Uinv, A if ltdl else A2) and np.array_equal(Dinv, B if ltdl else B2)
+        assert_close(f"U^-T D^-1 U^-1 ({level})", Uinv.T @ Dinv @ Uinv, db.inverse_mass_matrix(model, q), 1e-10)

@@ -1,0 +1,203 @@
+"""The block factors of the GIM straight from the GIM: a sparse block ``U D U^T`` over the tree
+of groups (Featherstone's LTDL, RBDA section 6.5, with link or module blocks), and ``U^-1`` by
+a sparse block back substitution.
+
+A *group* is a link (link level, 001 eqs. A.3-A.4) or a kinematic module (module level, 002
+eqs. A.20-A.21); its columns are contiguous and every group's ancestors come before it
+(depth-first numbering).  The factors ``I = U D U^T`` with U unit block upper triangular and D
+block diagonal over a partition are unique, so these are the factors of
+:mod:`.gim_factors` (the recursion of 002 eqs. A.13-A.18 on the articulated masses), reached
+another way: eliminate the groups from the last to the first,
+
+    D_g = I_gg,   U_{a,g} = I_{a,g} D_g^-1,   I_{a,b} -= U_{a,g} I_{g,b}   (a, b ancestors of g)
+
+which fills in only the ancestor pairs of g (no fill outside the tree's sparsity), then
+``U^-1`` column by column, ``(U^-1)_{r,c} = -(U_{r,c} + sum_{s > r} U_{r,s} (U^-1)_{s,c})``
+over the ancestor rows of c's group.  Work: ``sum_g z_g d_g^2`` (d_g the DOFs of the ancestors
+of group g) plus a z x z Cholesky per group (:func:`ltdl_work`), on top of the GIM, against the
+recursion's articulated pass and O(n d) entries at 6 multiplications: the LTDL is the faster
+way while that count is small (panda, solo12, short chains: 0.5-0.9x the recursion's time,
+measured), the recursion on talos and on long chains, where ``n d^2`` outgrows ``n d``.  The
+entry picks by the count (:data:`.entry.LTDL_MAX_WORK`).
+
+A D_g that is not numerically positive definite returns a status, and the entry falls back
+on the recursion, whose articulated pass names the joint.
+"""
+
+import numpy as np
+from numba import njit
+
+from denoc_bridge.kernels import tables as T
+
+
+@njit(cache=True, inline="always")
+def group_columns(ki, g, module_level):
+    """(first column, end column, parent group) of group g."""
+    if module_level:
+        first, end = ki[g, T.MFIRST], ki[g, T.MEND]
+        return ki[first, T.IDX_V], ki[end - 1, T.IDX_V] + ki[end - 1, T.NV], ki[g, T.MPARENT]
+    return ki[g, T.IDX_V], ki[g, T.IDX_V] + ki[g, T.NV], ki[g, T.PARENT]
+
+
+@njit(cache=True, inline="always")
+def ancestor_rows(ki, g, module_level, nv, anc):
+    """The columns of the ancestor groups of g, ascending, in ``anc[pos:nv]``; returns pos."""
+    pos = nv
+    _, _, p = group_columns(ki, g, module_level)
+    while p >= 0:
+        a0, a1, pp = group_columns(ki, p, module_level)
+        pos -= a1 - a0
+        for r in range(a0, a1):
+            anc[pos + r - a0] = r
+        p = pp
+    return pos
+
+
+@njit(cache=True)
+def ltdl_work(ki, nv, module_level):
+    """Multiplications of the block LTDL and of U^-1 (``sum_g z_g d_g^2`` plus z^3 per group)."""
+    n_groups = ki[0, T.NMOD] if module_level else ki.shape[0]
+    w = 0
+    for g in range(n_groups):
+        c0, c1, p = group_columns(ki, g, module_level)
+        z = c1 - c0
+        d = 0
+        while p >= 0:
+            a0, a1, p = group_columns(ki, p, module_level)
+            d += a1 - a0
+        w += z * d * d + z * z * z
+    return w
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def cholesky_inverse(A, c0, z, Lw, Li, out, wanted):
+    """``out[:z, :z] = A[c0:c0+z, c0:c0+z]^-1`` for the symmetric block (upper triangle read) by
+    Cholesky ``L L^T`` (L in ``Lw``, L^-1 in ``Li``), exactly symmetric; False if the block is not
+    positive definite (a pivot not above 1e-14 of the largest diagonal entry).  Without
+    ``wanted``, the test alone (``out`` untouched)."""
+    if z == 1:
+        d = A[c0, c0]
+        if not d > 0.0:
+            return False
+        out[0, 0] = 1.0 / d
+        return True
+    big = 0.0
+    for a in range(z):
+        big = max(big, A[c0 + a, c0 + a])
+    for j in range(z):
+        s = A[c0 + j, c0 + j]
+        for m in range(j):
+            s -= Lw[j, m] * Lw[j, m]
+        if not s > 1e-14 * big:
+            return False
+        ljj = np.sqrt(s)
+        Lw[j, j] = ljj
+        for i in range(j + 1, z):
+            t = A[c0 + j, c0 + i]
+            for m in range(j):
+                t -= Lw[i, m] * Lw[j, m]
+            Lw[i, j] = t / ljj
+    if not wanted:
+        return True
+    for j in range(z):  # L^-1, lower triangular, column by column
+        Li[j, j] = 1.0 / Lw[j, j]
+        for i in range(j + 1, z):
+            t = 0.0
+            for m in range(j, i):
+                t -= Lw[i, m] * Li[m, j]
+            Li[i, j] = t / Lw[i, i]
+    for a in range(z):  # A^-1 = L^-T L^-1
+        for b in range(a, z):
+            t = 0.0
+            for i in range(b, z):
+                t += Li[i, a] * Li[i, b]
+            out[a, b] = t
+            out[b, a] = t
+    return True
+
+
+@njit(cache=True, fastmath={"contract"})
+def block_ltdl(ki, nv, module_level, inverse, A, B):
+    """``A`` holds the full GIM; on return ``A = U`` and ``B = D`` (``inverse``: ``U^-1`` and
+    ``D^-1``), link or module level.  Returns False, ``A`` and ``B`` spoilt, if a D_g is not
+    numerically positive definite."""
+    n_groups = ki[0, T.NMOD] if module_level else ki.shape[0]
+    zmax = 0
+    for g in range(n_groups):
+        c0, c1, _ = group_columns(ki, g, module_level)
+        zmax = max(zmax, c1 - c0)
+    anc = np.empty(nv, dtype=np.int64)
+    zz = zmax * zmax
+    buf = np.empty(3 * zz + 2 * nv * zmax)  # one allocation for the scratch
+    Lw = buf[:zz].reshape(zmax, zmax)
+    Li = buf[zz : 2 * zz].reshape(zmax, zmax)
+    Dinv = buf[2 * zz : 3 * zz].reshape(zmax, zmax)
+    Y = buf[3 * zz : 3 * zz + nv * zmax].reshape(nv, zmax)
+    Tg = buf[3 * zz + nv * zmax :].reshape(nv, zmax)
+    B[:, :] = 0.0
+    for g in range(n_groups - 1, -1, -1):
+        c0, c1, _ = group_columns(ki, g, module_level)
+        z = c1 - c0
+        pos = ancestor_rows(ki, g, module_level, nv, anc)
+        if z == 1:  # written out: through cholesky_inverse it cost panda 0.6 us (measured)
+            d = A[c0, c0]
+            if not d > 0.0:
+                return False
+            dinv = 1.0 / d
+            B[c0, c0] = dinv if inverse else d
+            for i in range(pos, nv):  # I_{r,g}, gathered: its rows are current above the diagonal
+                Tg[i, 0] = A[anc[i], c0]
+            for i in range(pos, nv):  # I_{r,s} -= U_{r,g} I_{g,s}, s >= r; U_{r,g} = I_{r,g} / D_g
+                r = anc[i]
+                y = Tg[i, 0] * dinv
+                for j in range(i, nv):
+                    A[r, anc[j]] -= y * Tg[j, 0]
+                A[r, c0] = y
+            continue
+        if not cholesky_inverse(A, c0, z, Lw, Li, Dinv, inverse or pos < nv):
+            return False
+        for a in range(z):  # D_g (or D_g^-1) from the upper triangle, exactly symmetric
+            for b in range(a, z):
+                x = Dinv[a, b] if inverse else A[c0 + a, c0 + b]
+                B[c0 + a, c0 + b] = x
+                B[c0 + b, c0 + a] = x
+        for i in range(pos, nv):
+            for a in range(z):
+                Tg[i, a] = A[anc[i], c0 + a]
+        for i in range(pos, nv):  # U_{r,g} = I_{r,g} D_g^-1
+            for b in range(z):
+                t = 0.0
+                for a in range(z):
+                    t += Tg[i, a] * Dinv[a, b]
+                Y[i, b] = t
+        for i in range(pos, nv):  # I_{r,s} -= U_{r,g} I_{g,s}, s >= r
+            r = anc[i]
+            for j in range(i, nv):
+                x = 0.0
+                for a in range(z):
+                    x += Y[i, a] * Tg[j, a]
+                A[r, anc[j]] -= x
+            for b in range(z):
+                A[r, c0 + b] = Y[i, b]
+    for g in range(n_groups):  # unit diagonal blocks, zero lower triangle
+        c0, c1, _ = group_columns(ki, g, module_level)
+        for r in range(c0, c1):
+            for c in range(0, r):
+                A[r, c] = 0.0
+            A[r, r] = 1.0
+            for c in range(r + 1, c1):
+                A[r, c] = 0.0
+    if not inverse:
+        return True
+    for g in range(n_groups - 1, -1, -1):  # U^-1 in place, columns from the last
+        c0, c1, _ = group_columns(ki, g, module_level)
+        pos = ancestor_rows(ki, g, module_level, nv, anc)
+        for c in range(c1 - 1, c0 - 1, -1):
+            for i in range(nv - 1, pos - 1, -1):
+                r = anc[i]
+                x = A[r, c]
+                for j in range(i + 1, nv):
+                    s = anc[j]
+                    x += A[r, s] * A[s, c]
+                A[r, c] = -x
+    return True
