@@ -859,3 +859,37 @@ def test_arguments_a_review_found_unchecked():
         panda.joint_index("panda_joint9")
     with pytest.raises(db.ModelError, match="gravity must be 3 finite numbers, got 'x'"):
         panda.gravity = "x"
+
+
+def test_a_mimic_model_names_the_tree_size_and_the_joint():
+    """Full-size (tree) vectors given to a MimicModel say so and name the reduce_* method; a
+    non-finite reduced entry names its joint; reduce_* check their sizes (an IndexError
+    before); on mimic models with loops q is checked before tau (found by a review)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        mm = db.load_robot("panda", mimic=True)
+    z8, z9 = np.zeros(8), np.zeros(9)
+    for args, what, how in (
+        ((z9, z8, z8), "q", "reduce_configuration"),
+        ((z8, z9, z8), "v", "reduce_velocity"),
+        ((z8, z8, z9), "tau", "reduce_forces"),
+    ):
+        with pytest.raises(
+            db.InputError,
+            match=rf"{what} must have shape \(8,\).*got shape \(9,\); that is the tree's size .*model.{how}\({what}\)",
+        ):
+            db.forward_dynamics(mm, *args)
+    with pytest.raises(
+        db.InputError, match=r"tau\[7\] = nan of joint 'panda_finger_joint1' \(prismatic\) is not finite"
+    ):
+        db.forward_dynamics(mm, z8, z8, np.r_[np.zeros(7), np.nan])
+    for call, name in (
+        (mm.reduce_configuration, "q_full"),
+        (mm.reduce_velocity, "v_full"),
+        (mm.reduce_forces, "tau_full"),
+    ):
+        with pytest.raises(db.InputError, match=rf"{name} must have the tree's size 9"):
+            call(np.zeros(5))
+    g5 = db.generators.geared_fivebar()
+    with pytest.raises(db.InputError, match=r"^q must have shape \(4,\).*got shape \(6,\); that is the tree's size"):
+        db.forward_dynamics(g5, np.zeros(g5.tree.nq), np.zeros(g5.nv), np.zeros(g5.tree.nv))

@@ -214,8 +214,8 @@ def forward_dynamics(
                 for i in range(len(q))
             ]
         )
+    qf, vf, phi, J, gamma = stacked_rows(model, q, v)  # checks q and v first
     tau = model._reduced(tau, "tau", model.nv)
-    qf, vf, phi, J, gamma = stacked_rows(model, q, v)
     check_coupling(model, J[model.n_constraints :], phi[model.n_constraints :])
     alpha, beta = inp.baumgarte(baumgarte)
     rhs = gamma - 2.0 * alpha * (J @ vf) - beta * beta * phi

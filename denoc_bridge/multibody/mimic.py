@@ -194,17 +194,40 @@ class MimicModel(ModelKind):
         return K
 
     def _reduced(self, x: npt.ArrayLike, name: str, n: int, what: str = "v") -> np.ndarray:
-        """A reduced vector (or batch) as float64, shape and finiteness checked."""
+        """A reduced vector (or batch) as float64, shape and finiteness checked; a vector of the
+        tree's full size is named as such, a non-finite entry with its joint."""
         if not (type(x) is np.ndarray and x.dtype == np.float64):
             x = real_array(x, name)
         if x.ndim not in (1, 2) or x.shape[-1] != n:
+            full = self.tree.nq if what == "q" else self.tree.nv
+            hint = ""
+            if x.ndim in (1, 2) and x.shape[-1] == full:
+                how = {"q": "reduce_configuration", "tau": "reduce_forces"}.get(
+                    name if name == "tau" else what, "reduce_velocity"
+                )
+                hint = f"; that is the tree's size (mimic joints included): model.{how}({name}) gives the reduced one"
             raise InputError(
                 f"{name} must have shape ({n},) or (B, {n}) (model '{self.tree.name}' with mimic "
-                f"joints as constraints has n{what}={n}), got shape {x.shape}"
+                f"joints as constraints has n{what}={n}), got shape {x.shape}{hint}"
             )
         if not np.isfinite(x).all():
             i = tuple(int(j) for j in np.argwhere(~np.isfinite(x))[0])
-            raise InputError(f"{name}[{', '.join(map(str, i))}] = {x[i]} is not finite")
+            keep = self._q_keep if what == "q" else self._v_keep
+            starts = self.tree.idx_q if what == "q" else self.tree.idx_v
+            k = int(np.searchsorted(starts, keep[i[-1]], side="right") - 1)
+            raise InputError(
+                f"{name}[{', '.join(map(str, i))}] = {x[i]} of joint {self.tree.joint_label(k)} is not finite"
+            )
+        return x
+
+    def _tree_sized(self, x: npt.ArrayLike, name: str, n: int, axis: int = -1) -> np.ndarray:
+        """A tree-sized array (``n`` entries along ``axis``) as float64, or an InputError."""
+        x = real_array(x, name)
+        if x.ndim == 0 or x.shape[axis] != n:
+            raise InputError(
+                f"{name} must have the tree's size {n} along axis {axis} (model '{self.tree.name}' with its "
+                f"mimic joints), got shape {x.shape}"
+            )
         return x
 
     @overload
@@ -250,16 +273,16 @@ class MimicModel(ModelKind):
 
     def reduce_configuration(self, q_full: npt.ArrayLike) -> np.ndarray:
         """The reduced q of a tree configuration (the mimic joints' entries dropped)."""
-        return np.asarray(q_full, dtype=float)[..., self._q_keep]
+        return self._tree_sized(q_full, "q_full", self.tree.nq)[..., self._q_keep]
 
     def reduce_velocity(self, v_full: npt.ArrayLike) -> np.ndarray:
         """The reduced v (or a) of a tree velocity (the mimic DOFs dropped)."""
-        return np.asarray(v_full, dtype=float)[..., self._v_keep]
+        return self._tree_sized(v_full, "v_full", self.tree.nv)[..., self._v_keep]
 
     def reduce_forces(self, tau_full: npt.ArrayLike, axis: int = -1) -> np.ndarray:
         """``G^T tau_full``: generalized forces of the tree as forces on the reduced coordinates
         (along ``axis``; ``G^T M G`` is ``reduce_forces(reduce_forces(M, 0), 1)``)."""
-        x = np.asarray(tau_full, dtype=float)
+        x = self._tree_sized(tau_full, "tau_full", self.tree.nv, axis)
         last = axis in (-1, x.ndim - 1)
         if not last:
             x = np.moveaxis(x, axis, -1)
