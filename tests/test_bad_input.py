@@ -880,7 +880,7 @@ def test_a_mimic_model_names_the_tree_size_and_the_joint():
         ):
             db.forward_dynamics(mm, *args)
     with pytest.raises(
-        db.InputError, match=r"tau\[7\] = nan of joint 'panda_finger_joint1' \(prismatic\) is not finite"
+        db.InputError, match=r"tau\[7\] = nan is not finite \(joint 'panda_finger_joint1' \(prismatic\)\)"
     ):
         db.forward_dynamics(mm, z8, z8, np.r_[np.zeros(7), np.nan])
     for call, name in (

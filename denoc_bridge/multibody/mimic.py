@@ -216,7 +216,7 @@ class MimicModel(ModelKind):
             starts = self.tree.idx_q if what == "q" else self.tree.idx_v
             k = int(np.searchsorted(starts, keep[i[-1]], side="right") - 1)
             raise InputError(
-                f"{name}[{', '.join(map(str, i))}] = {x[i]} of joint {self.tree.joint_label(k)} is not finite"
+                f"{name}[{', '.join(map(str, i))}] = {x[i]} is not finite (joint {self.tree.joint_label(k)})"
             )
         return x
 
