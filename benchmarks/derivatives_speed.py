@@ -1,15 +1,18 @@
 """Speed of the analytical derivatives next to Pinocchio's, side by side in one process.
 
-    python benchmarks/derivatives_speed.py [--repeats 15] [--min-time 0.02] [--out DIR]
+    python benchmarks/derivatives_speed.py [--repeats 15] [--min-time 0.02] [--clock cpu] [--out DIR]
 
-For panda (fixed base), talos and solo12 (free-flyer): ``inverse_dynamics_derivatives``
+For panda (fixed base), talos and solo12 (free-flyer) and the 100-DOF benchmark chain
+(``chain100``, :func:`denoc_bridge.io.robots.serial_chain`): ``inverse_dynamics_derivatives``
 against ``pin.computeRNEADerivatives`` and ``forward_dynamics_derivatives`` against
 ``pin.computeABADerivatives``, on the Pinocchio model of the same layout
 (``db.to_pinocchio``), at a random state with external wrenches off.  The results are
 checked equal first (relative errors printed; the forward ones go through M^-1, so they are
 also shown mapped back by M).  Timings are medians of interleaved repeats (each repeat a batch
-of calls from Python through the public API; :func:`denoc_bridge.benchmarking.interleaved`).
-Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+of calls from Python through the public API, at least ``--min-time`` long).  ``--clock cpu``
+times by this thread's CPU time and takes the minima of the repeats instead (as
+``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
+wall-time medians unevenly.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -27,16 +32,50 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import denoc_bridge as db  # noqa: E402
-from denoc_bridge.benchmarking import interleaved, machine  # noqa: E402
+from denoc_bridge.benchmarking import machine  # noqa: E402
+from denoc_bridge.io.robots import serial_chain  # noqa: E402
 from denoc_bridge.validation import relative_error  # noqa: E402
 
-ROBOTS = ("panda", "talos", "solo12")
+ROBOTS = ("panda", "talos", "solo12", "chain100")
+
+#: wall time (perf_counter, medians of the repeats) or this thread's CPU time (thread_time, minima)
+CLOCK = {"wall": (time.perf_counter, statistics.median), "cpu": (time.thread_time, min)}
+
+
+def interleaved(fns: dict, repeats: int, min_time: float, clock: str = "wall") -> dict:
+    """Seconds per call of each function: the functions take turns in every repeat (a batch of
+    calls at least ``min_time`` long each) so that drifts of the machine hit all of them alike."""
+    timer, reduce = CLOCK[clock]
+    calls = {}
+    for name, fn in fns.items():
+        fn()  # warm up (compiles on a cold cache)
+        n = 1
+        while True:
+            t0 = timer()
+            for _ in range(n):
+                fn()
+            if timer() - t0 > min_time:
+                break
+            n *= 2
+        calls[name] = n
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            n = calls[name]
+            t0 = timer()
+            for _ in range(n):
+                fn()
+            times[name].append((timer() - t0) / n)
+    return {name: reduce(ts) for name, ts in times.items()}
 
 
 def case(name: str, seed: int = 0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        model = db.load_robot(name)
+    if name.startswith("chain"):
+        model = serial_chain(int(name[5:]))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", db.PhysicsWarning)
+            model = db.load_robot(name)
     pm = db.to_pinocchio(model)
     rng = np.random.default_rng(seed)
     q = db.random_configuration(model, rng)
@@ -70,7 +109,7 @@ def check(model, pm, q, v, x) -> dict:
     return out
 
 
-def timings(model, pm, q, v, x, repeats: int, min_time: float) -> dict:
+def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wall") -> dict:
     pd = pm.createData()
     fns = {
         "rnea_derivatives denoc": lambda: db.inverse_dynamics_derivatives(model, q, v, x),
@@ -78,7 +117,7 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float) -> dict:
         "aba_derivatives denoc": lambda: db.forward_dynamics_derivatives(model, q, v, x),
         "aba_derivatives pin": lambda: pin.computeABADerivatives(pm, pd, q, v, x),
     }
-    return interleaved(fns, repeats, min_time)
+    return interleaved(fns, repeats, min_time, clock)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--min-time", type=float, default=0.02, help="seconds per timed batch")
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
+    parser.add_argument("--clock", choices=tuple(CLOCK), default="wall")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     rows, results = [], {}
@@ -96,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         if not worst <= 1e-8:
             print(f"{name}: results differ from Pinocchio: {errors}", file=sys.stderr)
             return 1
-        t = timings(model, pm, q, v, x, args.repeats, args.min_time)
+        t = timings(model, pm, q, v, x, args.repeats, args.min_time, args.clock)
         results[name] = {"nv": model.nv, "errors": errors, "seconds": t}
         rows.append(
             f"| {name} ({model.nv} DOF) | {t['rnea_derivatives denoc'] * 1e6:.1f} | "
@@ -115,11 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     info = machine()
     print(table)
-    print(f"\nmedians of {args.repeats} interleaved repeats; {info}")
+    how = "medians" if args.clock == "wall" else "minima (thread CPU time)"
+    print(f"\n{how} of {args.repeats} interleaved repeats; {info}")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "derivatives_speed.json"), "w") as f:
-            json.dump({"machine": info, "results": results}, f, indent=1, default=str)
+            json.dump({"machine": info, "clock": args.clock, "results": results}, f, indent=1, default=str)
         with open(os.path.join(args.out, "derivatives_speed.md"), "w") as f:
             f.write(table + "\n")
     return 0
