@@ -12,7 +12,9 @@ also shown mapped back by M).  Timings are medians of interleaved repeats (each 
 of calls from Python through the public API, at least ``--min-time`` long).  ``--clock cpu``
 times by this thread's CPU time and takes the minima of the repeats instead (as
 ``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
-wall-time medians unevenly.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the forward dynamics pass, the
+``M^-1`` sweep, the inverse-dynamics derivatives, the two products, timed in compiled loops) and
+the Python layer of each public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import warnings
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -34,6 +37,11 @@ sys.path.insert(0, os.path.dirname(HERE))
 import denoc_bridge as db  # noqa: E402
 from denoc_bridge.benchmarking import machine  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
+from denoc_bridge.kernels import derivatives as kd  # noqa: E402
+from denoc_bridge.kernels import tables as T  # noqa: E402
+from denoc_bridge.kernels.entry import _nv, _work, forward_dynamics_passes  # noqa: E402
+from denoc_bridge.kernels.gim import minv_from_factors  # noqa: E402
+from denoc_bridge.multibody.inputs import NO_FEXT  # noqa: E402
 from denoc_bridge.validation import relative_error  # noqa: E402
 
 ROBOTS = ("panda", "talos", "solo12", "chain100")
@@ -120,6 +128,52 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wal
     return interleaved(fns, repeats, min_time, clock)
 
 
+@njit
+def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
+    """n calls of one piece of the forward derivatives, inside compiled code (no Python call):
+    0 the forward dynamics pass, 1 the same and the M^-1 sweep, 2 the whole entry, 3 the
+    inverse-dynamics derivatives entry at qdd, 4 the two products by M^-1."""
+    ki, kf = kt.view(T.INT), kt
+    nv = _nv(ki)
+    for _ in range(n):
+        if stage <= 1:
+            w = _work(ki, work, nv)
+            forward_dynamics_passes(ki, kf, w, q, v, tau, fext, qdd, True)
+            if stage == 1:
+                minv_from_factors(ki, kf, w, nv, out[0])
+        elif stage == 2:
+            kd.forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, out[0], out[1], out[2])
+        elif stage == 3:
+            kd.inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), out[0], out[1], out[2])
+        else:
+            np.dot(out[2], out[0], out[3])
+            np.dot(out[2], out[1], out[4])
+
+
+def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
+    """Seconds per call of the pieces of ``forward_dynamics_derivatives`` (:func:`_pieces`) and
+    of the two public calls, by the same interleaved timing."""
+    nv = model.nv
+    db.forward_dynamics_derivatives(model, q, v, x)  # the thread's work array
+    work, qdd = model._local.work, np.empty(nv)
+    out = np.zeros((5, nv, nv))
+    n = 20
+    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(5)}
+    fns["public FD"] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
+    fns["public ID"] = lambda: db.inverse_dynamics_derivatives(model, q, v, x)
+    t = interleaved(fns, repeats, min_time, clock)
+    fd, fdm, entry, idd, prod = (t[f"piece {i}"] / n for i in range(5))
+    return {
+        "forward dynamics pass": fd,
+        "M^-1 sweep": fdm - fd,
+        "ID derivatives pass (entry)": idd,
+        "two products by M^-1": prod,
+        "FD entry (all)": entry,
+        "Python layer (FD)": t["public FD"] - entry,
+        "Python layer (ID)": t["public ID"] - idd,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -127,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
     parser.add_argument("--clock", choices=tuple(CLOCK), default="wall")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--profile", action="store_true", help="also time the pieces of the FD derivatives")
     args = parser.parse_args(argv)
     rows, results = [], {}
     for name in args.robots:
@@ -138,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         t = timings(model, pm, q, v, x, args.repeats, args.min_time, args.clock)
         results[name] = {"nv": model.nv, "errors": errors, "seconds": t}
+        if args.profile:
+            results[name]["profile"] = profile(model, q, v, x, args.repeats, args.min_time, args.clock)
         rows.append(
             f"| {name} ({model.nv} DOF) | {t['rnea_derivatives denoc'] * 1e6:.1f} | "
             f"{t['rnea_derivatives pin'] * 1e6:.1f} | "
@@ -153,6 +210,18 @@ def main(argv: list[str] | None = None) -> int:
             *rows,
         ]
     )
+    if args.profile:
+        keys = list(next(iter(results.values()))["profile"])
+        table += "\n\n" + "\n".join(
+            [
+                "| robot | " + " | ".join(f"{k} (us)" for k in keys) + " |",
+                "|---|" + "---|" * len(keys),
+                *(
+                    f"| {name} | " + " | ".join(f"{r['profile'][k] * 1e6:.1f}" for k in keys) + " |"
+                    for name, r in results.items()
+                ),
+            ]
+        )
     info = machine()
     print(table)
     how = "medians" if args.clock == "wall" else "minima (thread CPU time)"

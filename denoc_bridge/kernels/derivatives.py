@@ -671,6 +671,50 @@ def all_finite(x, y, z):
     return acc == 0.0
 
 
+#: up to this many DOF the forward derivatives invert the GIM densely (:func:`cholesky_inverse`,
+#: about nv^3 / 2 multiplications): below it that costs less than the recursive sweep of
+#: :func:`.gim.minv_from_factors` (panda, 9 DOF: about 0.4 us against 1.8 us)
+DENSE_MINV_MAX = 20
+
+
+@njit(cache=True, fastmath={"contract"})
+def cholesky_inverse(M, Minv, W):
+    """Minv = M^-1 for a symmetric positive definite M by ``M = L L^T``: ``W = L^-1`` (lower; L in
+    W's upper part first), ``Minv = W^T W``.  False (Minv unset) if a pivot is not positive
+    (then the caller takes the recursive inverse, which reports a singular articulated inertia)."""
+    n = M.shape[0]
+    for j in range(n):  # L^T, row j, into W's upper triangle
+        s = M[j, j]
+        for k in range(j):
+            s -= W[k, j] * W[k, j]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        W[j, j] = d
+        for i in range(j + 1, n):
+            t = M[j, i]
+            for k in range(j):
+                t -= W[k, j] * W[k, i]
+            W[j, i] = t / d
+    for j in range(n):  # L^-1 column j into W's lower part: W[i, j], i >= j (L[i, k] = W[k, i])
+        Minv[j, j] = 1.0 / W[j, j]  # the diagonal of L^-1, kept in Minv while L's is in use
+        for i in range(j + 1, n):
+            t = W[j, i] * Minv[j, j]
+            for k in range(j + 1, i):
+                t += W[k, i] * W[k, j]
+            W[i, j] = -t / W[i, i]
+    for j in range(n):
+        W[j, j] = Minv[j, j]
+    for i in range(n):  # Minv = W^T W (lower-triangular W): entries k >= max(i, j)
+        for j in range(i, n):
+            t = 0.0
+            for k in range(j, n):
+                t += W[k, i] * W[k, j]
+            Minv[i, j] = t
+            Minv[j, i] = t
+    return True
+
+
 @njit_declared(STATE_SIGNATURE, fastmath={"contract"})
 def inverse_dynamics_derivatives_state(kt, q, v, a, fext, tau, dq, dv, M):
     """Entry: checks the state (:func:`.entry.valid_state`), then the derivatives.  Status 0, -1
@@ -705,8 +749,10 @@ def forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, ddq, ddv,
     """Entry: qdd = FD(q, v, tau) by the compiled O(n) forward dynamics (000 eqs. 18-23, as
     :func:`.entry.forward_dynamics_state`, which checks the inputs and reports a singular
     articulated inertia), ``M^-1 = U^-T D^-1 U^-1`` from the articulated factors of the same pass
-    (002 eqs. A.13-A.22, :func:`.gim.minv_from_factors`, as ``inverse_mass_matrix``), the
-    derivatives of inverse dynamics at (q, v, qdd) (:func:`derivatives_unchecked`), then
+    (002 eqs. A.13-A.22, :func:`.gim.minv_from_factors`, as ``inverse_mass_matrix``; up to
+    :data:`DENSE_MINV_MAX` DOF the dense :func:`cholesky_inverse` of the GIM of the next pass,
+    cheaper there), the derivatives of inverse dynamics at (q, v, qdd)
+    (:func:`derivatives_unchecked`), then
     ``dqdd/dx = -M^-1 dtau/dx`` (implicit-function theorem) by two products, negated in the pass
     that checks them.  Status as :func:`inverse_dynamics_derivatives_state`."""
     ki, kf = kt.view(T.INT), kt
@@ -723,13 +769,14 @@ def forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, ddq, ddv,
     status = finite_result(qdd)
     if status:
         return status
-    minv_from_factors(ki, kf, work, nv, Minv)
-    buf = np.empty(3 * nv * nv + nv)  # dtau_dq, dtau_dv, M and tau: one allocation
+    buf = np.empty(4 * nv * nv + nv)  # dtau_dq, dtau_dv, M, scratch and tau: one allocation
     dq = buf[: nv * nv].reshape((nv, nv))
     dv = buf[nv * nv : 2 * nv * nv].reshape((nv, nv))
     M = buf[2 * nv * nv : 3 * nv * nv].reshape((nv, nv))
     zero_unrelated(ki, nv, dq, dv, M)
-    derivatives_unchecked(ki, kf, q, v, qdd, fext, buf[3 * nv * nv :], dq, dv, M)  # at qdd: inputs checked
+    derivatives_unchecked(ki, kf, q, v, qdd, fext, buf[4 * nv * nv :], dq, dv, M)  # at qdd: inputs checked
+    if not (nv <= DENSE_MINV_MAX and cholesky_inverse(M, Minv, buf[3 * nv * nv : 4 * nv * nv].reshape((nv, nv)))):
+        minv_from_factors(ki, kf, work, nv, Minv)
     np.dot(Minv, dq, ddq)  # two square products (one nv x 2 nv product runs slower in BLAS here)
     np.dot(Minv, dv, ddv)
     acc = 0.0

@@ -120,3 +120,20 @@ def test_zeroes_everything_without_depth_first_numbering():
     unrelated[2, 3] = unrelated[3, 2] = unrelated[1, 3] = unrelated[3, 1] = True
     for x in (dq, dv, M):
         assert (x[unrelated] == 0.0).all() and np.isnan(x[~unrelated]).all()
+
+
+def test_cholesky_inverse():
+    """The dense inverse of the forward derivatives (up to DENSE_MINV_MAX DOF): equal to
+    numpy's within round-off on SPD matrices of every size up to the bound, refused (False) on
+    an indefinite one."""
+    rng = np.random.default_rng(0)
+    for n in range(1, kd.DENSE_MINV_MAX + 1):
+        A = rng.standard_normal((n, n))
+        M = A @ A.T + 0.1 * np.eye(n)
+        Minv, W = np.empty((n, n)), np.empty((n, n))
+        assert kd.cholesky_inverse(M, Minv, W)
+        ref = np.linalg.inv(M)
+        assert np.abs(Minv - ref).max() <= 1e-12 * np.linalg.cond(M) * np.abs(ref).max()
+        assert (Minv == Minv.T).all()
+    M = np.diag([1.0, -1.0, 2.0])
+    assert not kd.cholesky_inverse(M, np.empty((3, 3)), np.empty((3, 3)))
