@@ -13,8 +13,9 @@ of calls from Python through the public API, at least ``--min-time`` long).  ``-
 times by this thread's CPU time and takes the minima of the repeats instead (as
 ``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
 wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the forward dynamics pass, the
-``M^-1`` sweep, the inverse-dynamics derivatives, the two products, timed in compiled loops) and
-the Python layer of each public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+recursive ``M^-1`` sweep and the dense inverse (the entry uses the latter up to
+``DENSE_MINV_MAX`` DOF), the inverse-dynamics derivatives, the two products, timed in compiled
+loops) and the Python layer of each public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -131,8 +132,9 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wal
 @njit
 def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
     """n calls of one piece of the forward derivatives, inside compiled code (no Python call):
-    0 the forward dynamics pass, 1 the same and the M^-1 sweep, 2 the whole entry, 3 the
-    inverse-dynamics derivatives entry at qdd, 4 the two products by M^-1."""
+    0 the forward dynamics pass, 1 the same and the recursive M^-1 sweep, 2 the whole entry, 3 the
+    inverse-dynamics derivatives entry at qdd (M into out[2]), 4 the two products by M^-1, 5 the
+    dense inverse of M (:func:`.derivatives.cholesky_inverse`)."""
     ki, kf = kt.view(T.INT), kt
     nv = _nv(ki)
     for _ in range(n):
@@ -145,9 +147,11 @@ def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
             kd.forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, out[0], out[1], out[2])
         elif stage == 3:
             kd.inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), out[0], out[1], out[2])
-        else:
+        elif stage == 4:
             np.dot(out[2], out[0], out[3])
             np.dot(out[2], out[1], out[4])
+        else:
+            kd.cholesky_inverse(out[2], out[3], out[4])
 
 
 def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
@@ -158,14 +162,16 @@ def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
     work, qdd = model._local.work, np.empty(nv)
     out = np.zeros((5, nv, nv))
     n = 20
-    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(5)}
+    _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, 3, 1)  # M into out[2]
+    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(6)}
     fns["public FD"] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
     fns["public ID"] = lambda: db.inverse_dynamics_derivatives(model, q, v, x)
     t = interleaved(fns, repeats, min_time, clock)
-    fd, fdm, entry, idd, prod = (t[f"piece {i}"] / n for i in range(5))
+    fd, fdm, entry, idd, prod, chol = (t[f"piece {i}"] / n for i in range(6))
     return {
         "forward dynamics pass": fd,
-        "M^-1 sweep": fdm - fd,
+        "recursive M^-1 sweep": fdm - fd,
+        "dense M^-1": chol,
         "ID derivatives pass (entry)": idd,
         "two products by M^-1": prod,
         "FD entry (all)": entry,
