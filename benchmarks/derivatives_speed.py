@@ -1,15 +1,21 @@
 """Speed of the analytical derivatives next to Pinocchio's, side by side in one process.
 
-    python benchmarks/derivatives_speed.py [--repeats 15] [--min-time 0.02] [--out DIR]
+    python benchmarks/derivatives_speed.py [--repeats 15] [--min-time 0.02] [--clock cpu] [--out DIR]
 
-For panda (fixed base), talos and solo12 (free-flyer): ``inverse_dynamics_derivatives``
+For panda (fixed base), talos and solo12 (free-flyer) and the 100-DOF benchmark chain
+(``chain100``, :func:`denoc_bridge.io.robots.serial_chain`): ``inverse_dynamics_derivatives``
 against ``pin.computeRNEADerivatives`` and ``forward_dynamics_derivatives`` against
 ``pin.computeABADerivatives``, on the Pinocchio model of the same layout
 (``db.to_pinocchio``), at a random state with external wrenches off.  The results are
 checked equal first (relative errors printed; the forward ones go through M^-1, so they are
 also shown mapped back by M).  Timings are medians of interleaved repeats (each repeat a batch
-of calls from Python through the public API; :func:`denoc_bridge.benchmarking.interleaved`).
-Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+of calls from Python through the public API, at least ``--min-time`` long).  ``--clock cpu``
+times by this thread's CPU time and takes the minima of the repeats instead (as
+``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
+wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the forward dynamics pass, the
+recursive ``M^-1`` sweep and the dense inverse (the entry uses the latter up to
+``DENSE_MINV_MAX`` DOF), the inverse-dynamics derivatives, the two products, timed in compiled
+loops) and the Python layer of each public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -17,26 +23,68 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
+import time
 import warnings
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import denoc_bridge as db  # noqa: E402
-from denoc_bridge.benchmarking import interleaved, machine  # noqa: E402
+from denoc_bridge.benchmarking import machine  # noqa: E402
+from denoc_bridge.io.robots import serial_chain  # noqa: E402
+from denoc_bridge.kernels import derivatives as kd  # noqa: E402
+from denoc_bridge.kernels import tables as T  # noqa: E402
+from denoc_bridge.kernels.entry import _nv, _work, forward_dynamics_passes  # noqa: E402
+from denoc_bridge.kernels.gim import minv_from_factors  # noqa: E402
+from denoc_bridge.multibody.inputs import NO_FEXT  # noqa: E402
 from denoc_bridge.validation import relative_error  # noqa: E402
 
-ROBOTS = ("panda", "talos", "solo12")
+ROBOTS = ("panda", "talos", "solo12", "chain100")
+
+#: wall time (perf_counter, medians of the repeats) or this thread's CPU time (thread_time, minima)
+CLOCK = {"wall": (time.perf_counter, statistics.median), "cpu": (time.thread_time, min)}
+
+
+def interleaved(fns: dict, repeats: int, min_time: float, clock: str = "wall") -> dict:
+    """Seconds per call of each function: the functions take turns in every repeat (a batch of
+    calls at least ``min_time`` long each) so that drifts of the machine hit all of them alike."""
+    timer, reduce = CLOCK[clock]
+    calls = {}
+    for name, fn in fns.items():
+        fn()  # warm up (compiles on a cold cache)
+        n = 1
+        while True:
+            t0 = timer()
+            for _ in range(n):
+                fn()
+            if timer() - t0 > min_time:
+                break
+            n *= 2
+        calls[name] = n
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            n = calls[name]
+            t0 = timer()
+            for _ in range(n):
+                fn()
+            times[name].append((timer() - t0) / n)
+    return {name: reduce(ts) for name, ts in times.items()}
 
 
 def case(name: str, seed: int = 0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        model = db.load_robot(name)
+    if name.startswith("chain"):
+        model = serial_chain(int(name[5:]))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", db.PhysicsWarning)
+            model = db.load_robot(name)
     pm = db.to_pinocchio(model)
     rng = np.random.default_rng(seed)
     q = db.random_configuration(model, rng)
@@ -70,7 +118,7 @@ def check(model, pm, q, v, x) -> dict:
     return out
 
 
-def timings(model, pm, q, v, x, repeats: int, min_time: float) -> dict:
+def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wall") -> dict:
     pd = pm.createData()
     fns = {
         "rnea_derivatives denoc": lambda: db.inverse_dynamics_derivatives(model, q, v, x),
@@ -78,7 +126,58 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float) -> dict:
         "aba_derivatives denoc": lambda: db.forward_dynamics_derivatives(model, q, v, x),
         "aba_derivatives pin": lambda: pin.computeABADerivatives(pm, pd, q, v, x),
     }
-    return interleaved(fns, repeats, min_time)
+    return interleaved(fns, repeats, min_time, clock)
+
+
+@njit
+def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
+    """n calls of one piece of the forward derivatives, inside compiled code (no Python call):
+    0 the forward dynamics pass, 1 the same and the recursive M^-1 sweep, 2 the whole entry, 3 the
+    inverse-dynamics derivatives entry at qdd (M into out[2]), 4 the two products by M^-1, 5 the
+    dense inverse of M (:func:`.derivatives.cholesky_inverse`)."""
+    ki, kf = kt.view(T.INT), kt
+    nv = _nv(ki)
+    for _ in range(n):
+        if stage <= 1:
+            w = _work(ki, work, nv)
+            forward_dynamics_passes(ki, kf, w, q, v, tau, fext, qdd, True)
+            if stage == 1:
+                minv_from_factors(ki, kf, w, nv, out[0])
+        elif stage == 2:
+            kd.forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, out[0], out[1], out[2])
+        elif stage == 3:
+            kd.inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), out[0], out[1], out[2])
+        elif stage == 4:
+            np.dot(out[2], out[0], out[3])
+            np.dot(out[2], out[1], out[4])
+        else:
+            kd.cholesky_inverse(out[2], out[3], out[4])
+
+
+def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
+    """Seconds per call of the pieces of ``forward_dynamics_derivatives`` (:func:`_pieces`) and
+    of the two public calls, by the same interleaved timing."""
+    nv = model.nv
+    db.forward_dynamics_derivatives(model, q, v, x)  # the thread's work array
+    work, qdd = model._local.work, np.empty(nv)
+    out = np.zeros((5, nv, nv))
+    n = 20
+    _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, 3, 1)  # M into out[2]
+    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(6)}
+    fns["public FD"] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
+    fns["public ID"] = lambda: db.inverse_dynamics_derivatives(model, q, v, x)
+    t = interleaved(fns, repeats, min_time, clock)
+    fd, fdm, entry, idd, prod, chol = (t[f"piece {i}"] / n for i in range(6))
+    return {
+        "forward dynamics pass": fd,
+        "recursive M^-1 sweep": fdm - fd,
+        "dense M^-1": chol,
+        "ID derivatives pass (entry)": idd,
+        "two products by M^-1": prod,
+        "FD entry (all)": entry,
+        "Python layer (FD)": t["public FD"] - entry,
+        "Python layer (ID)": t["public ID"] - idd,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--min-time", type=float, default=0.02, help="seconds per timed batch")
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
+    parser.add_argument("--clock", choices=tuple(CLOCK), default="wall")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--profile", action="store_true", help="also time the pieces of the FD derivatives")
     args = parser.parse_args(argv)
     rows, results = [], {}
     for name in args.robots:
@@ -96,8 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         if not worst <= 1e-8:
             print(f"{name}: results differ from Pinocchio: {errors}", file=sys.stderr)
             return 1
-        t = timings(model, pm, q, v, x, args.repeats, args.min_time)
+        t = timings(model, pm, q, v, x, args.repeats, args.min_time, args.clock)
         results[name] = {"nv": model.nv, "errors": errors, "seconds": t}
+        if args.profile:
+            results[name]["profile"] = profile(model, q, v, x, args.repeats, args.min_time, args.clock)
         rows.append(
             f"| {name} ({model.nv} DOF) | {t['rnea_derivatives denoc'] * 1e6:.1f} | "
             f"{t['rnea_derivatives pin'] * 1e6:.1f} | "
@@ -113,13 +216,26 @@ def main(argv: list[str] | None = None) -> int:
             *rows,
         ]
     )
+    if args.profile:
+        keys = list(next(iter(results.values()))["profile"])
+        table += "\n\n" + "\n".join(
+            [
+                "| robot | " + " | ".join(f"{k} (us)" for k in keys) + " |",
+                "|---|" + "---|" * len(keys),
+                *(
+                    f"| {name} | " + " | ".join(f"{r['profile'][k] * 1e6:.1f}" for k in keys) + " |"
+                    for name, r in results.items()
+                ),
+            ]
+        )
     info = machine()
     print(table)
-    print(f"\nmedians of {args.repeats} interleaved repeats; {info}")
+    how = "medians" if args.clock == "wall" else "minima (thread CPU time)"
+    print(f"\n{how} of {args.repeats} interleaved repeats; {info}")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "derivatives_speed.json"), "w") as f:
-            json.dump({"machine": info, "results": results}, f, indent=1, default=str)
+            json.dump({"machine": info, "clock": args.clock, "results": results}, f, indent=1, default=str)
         with open(os.path.join(args.out, "derivatives_speed.md"), "w") as f:
             f.write(table + "\n")
     return 0

@@ -123,8 +123,9 @@ def tree_forward_dynamics_derivatives(
     ``ID(q, v, FD(q, v, tau)) = tau`` for all (q, v, tau), so by the implicit-function theorem
     ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd): one compiled entry runs the O(n) forward
     dynamics, the recursive derivatives of inverse dynamics
-    (:func:`tree_inverse_dynamics_derivatives`) at its accelerations, and inverts the GIM of that
-    pass.  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
+    (:func:`tree_inverse_dynamics_derivatives`) at its accelerations, and inverts the GIM (up to
+    20 DOF densely, the GIM of the derivative pass; beyond it by the recursive sweep over the
+    articulated factors of the forward pass).  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
     """
     _check_model(model)
     _check_batch_memory(model, q)
