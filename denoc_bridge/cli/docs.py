@@ -22,7 +22,6 @@ import time
 import webbrowser
 from pathlib import Path
 
-import denoc_bridge
 from denoc_bridge.errors import DenocError
 
 #: the modules the build needs, and the package that brings each (all in the ``docs`` extra)
@@ -34,7 +33,7 @@ INSTALL_HINT = 'pip install ".[docs]" in the clone (or pip install mkdocs-materi
 def find_root(cwd: Path | None = None) -> Path:
     """The clone whose ``mkdocs.yml`` builds the site: the one this package was imported from,
     else the current folder; :class:`DenocError` saying what to do when neither is a clone."""
-    here = Path(denoc_bridge.__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[2]  # the folder holding the package (a clone's root)
     for root in (here, (cwd or Path.cwd()).resolve()):
         if (root / "mkdocs.yml").is_file() and (root / "docs").is_dir():
             return root

@@ -14,6 +14,7 @@ import numpy as np
 
 from denoc_bridge import validation
 from denoc_bridge._text import count as _count
+from denoc_bridge.algorithms.configuration import neutral_configuration, random_configuration
 from denoc_bridge.cli.common import (
     EXIT_MISMATCH,
     MAX_FPS,
@@ -25,9 +26,12 @@ from denoc_bridge.cli.common import (
     positive_option,
 )
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
-from denoc_bridge.errors import DenocError
+from denoc_bridge.constraints.loops import project_configuration
+from denoc_bridge.dynamics import gravity_torques
+from denoc_bridge.errors import DenocError, SimulationError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.simulation import simulate
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
@@ -39,16 +43,14 @@ PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps"
 
 def _start(model, args):
     """(q0, how it was chosen)."""
-    import denoc_bridge as db
-
     values = args.q0 or ["neutral"]
     if len(values) == 1 and values[0] in ("neutral", "random"):
         if values[0] == "random":
-            q, what = db.random_configuration(model, args.seed), f"a random configuration (--seed {args.seed})"
+            q, what = random_configuration(model, args.seed), f"a random configuration (--seed {args.seed})"
         elif model.loops and model.name == "fourbar" and model.nq == 4:
             q, what = np.array([0.0, 0.5, -0.5, 0.5]), "theta_2 = 0.5 rad with the loop closed"
         else:
-            q = db.neutral_configuration(model)
+            q = neutral_configuration(model)
             what = "the neutral configuration" + (
                 " (horizontal)" if str(model.source or "").startswith("denoc_bridge.generators.chain") else ""
             )
@@ -61,7 +63,7 @@ def _start(model, args):
             raise DenocError(f"--q0 needs {model.nq} numbers for '{model.name}' (nq = {model.nq}), got {q.size}")
         what = "the given configuration"
     if model.loops:
-        q = db.loops.project_configuration(model, q)
+        q = project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
     elif getattr(args, "limits", False) and method_name(args.method) in FIXED_STEP_METHODS:
@@ -93,14 +95,12 @@ def _is_float(text: str) -> bool:
 
 def torque_input(model, spec: str):
     """(tau for simulate, description) of ``--torque``; a DenocError naming a bad value or file."""
-    import denoc_bridge as db
-
     if spec in ("zero", "none", "0"):
         return None, "no torque"
     if spec in ("gravity-compensation", "gravity"):
 
         def tau(t, q, v):
-            return db.gravity_torques(model, q)
+            return gravity_torques(model, q)
 
         return tau, "gravity compensation tau = g(q)"
     path = Path(spec)
@@ -239,14 +239,12 @@ def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: b
 
 def _with_armature(model, armature: float):
     """``model`` with ``armature`` added on every degree of freedom but a free-flyer's."""
-    import denoc_bridge as db
-
-    tree = model.tree if isinstance(model, db.MimicModel) else model
+    tree = model.tree if isinstance(model, MimicModel) else model
     extra = np.full(tree.nv, armature)
     if tree.floating_base:
         extra[: tree.nv_joint[0]] = 0.0
     tree = tree.replace(armature=np.asarray(tree.armature) + extra)
-    return db.MimicModel(tree) if isinstance(model, db.MimicModel) else tree
+    return MimicModel(tree) if isinstance(model, MimicModel) else tree
 
 
 def _passive_what(model, args) -> str:
@@ -351,8 +349,6 @@ def _check_against_pinocchio(src, model, seed: int) -> int:
 
 
 def simulate_command(args) -> int:
-    import denoc_bridge as db
-
     positive_option(args.duration, "--duration")
     positive_option(args.dt, "--dt")
     checked_seed(args.seed)
@@ -447,7 +443,7 @@ def simulate_command(args) -> int:
     )
     # the progress bar (rich, on stderr) when stderr is a terminal; in a log file it would only be noise
     try:
-        traj = db.simulate(
+        traj = simulate(
             sim_model,
             q0,
             np.zeros(model.nv),
@@ -461,7 +457,7 @@ def simulate_command(args) -> int:
             save_every=args.save_every,
             save_to=stream,
         )
-    except db.SimulationError as exc:
+    except SimulationError as exc:
         text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
         hint = _failure_hint(sim_model, q0, method, args.dt, args.duration, args.passive, text)
         raise DenocError(f"{text}{hint}") from None

@@ -13,7 +13,7 @@ from denoc_bridge.cli.common import check_whole_steps, positive_option
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
-from denoc_bridge.sweeps import DifferentSweepError, grid, read_cases
+from denoc_bridge.sweeps import DifferentSweepError, grid, read_cases, sweep
 from denoc_bridge.sweeps.execution import scheduler_problem
 
 
@@ -38,8 +38,6 @@ def _grid_axis(text: str):
 
 
 def sweep_command(args) -> int:
-    import denoc_bridge as db
-
     positive_option(args.duration, "--duration")
     positive_option(args.dt, "--dt")
     try:
@@ -102,7 +100,7 @@ def sweep_command(args) -> int:
         kwargs["save_every"] = args.save_every
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:
-        res = db.sweep(
+        res = sweep(
             model,
             cases,
             kwargs,

@@ -326,7 +326,7 @@ class _Empty:
 def test_ctrl_c_before_the_first_step_is_one_line(monkeypatch, tmp_path, capsys):
     cli_main = importlib.import_module("denoc_bridge.cli.main")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(db, "simulate", lambda *a, **k: _Empty())
+    monkeypatch.setattr(importlib.import_module("denoc_bridge.cli.simulate"), "simulate", lambda *a, **k: _Empty())
     assert cli_main.main(["simulate", "gripper", "--duration", "0.01", "--no-validate"]) == 130
     err = capsys.readouterr().err
     assert "interrupted before the first step: nothing simulated, nothing written" in err
