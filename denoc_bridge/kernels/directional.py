@@ -45,8 +45,11 @@ joint's first row also takes ``S_0^T (S_1 x* Fc_k) dq_1``).  The adjoint swaps t
 
 with ``U_l = U_p`` (``U_p + S_0 mu_0`` for the second column of a universal joint).  So a JVP is
 the factorised forward dynamics, a forward and a backward sweep of 6-vectors and one solve; a VJP
-one solve and the two transposed sweeps.  O(n) time; the buffer (:func:`buffer_size`) holds 36
-doubles per link and 18 per DOF besides the forward dynamics work array.  (An earlier version in
+one solve and the two transposed sweeps.  The sweeps run module by module (000's kinematic
+modules, serial chains): along a module the recursions' vectors stay in registers, so a JVP
+stores 12 doubles per link (D, F) and reads them back once.  O(n) time; the buffer
+(:func:`buffer_size`) holds 48 doubles per link and 18 per DOF besides the forward dynamics work
+array.  (An earlier version in
 base axes with 6x6 composite inertia and Coriolis matrices, formed through array views, cost
 about 3x more: the composites' congruences and the reference counting of per-link views.)
 """
@@ -57,14 +60,13 @@ from numba import njit, types
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.entry import finite_result, valid_state
-from denoc_bridge.kernels.inverse_dynamics import offset, rotation
+from denoc_bridge.kernels.inverse_dynamics import modules, n_modules, offset, rotation
 from denoc_bridge.kernels.joints import UNIVERSAL
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 from denoc_bridge.kernels.spatial6 import apply_A, apply_At
 
-#: doubles of the buffer per link (columns of a link's row, see :func:`_views`) and per DOF
-TW, TD, A1, A2, A3, FW = 0, 6, 12, 18, 24, 30
-PER_LINK = 36
+#: doubles of the buffer per link and per DOF (see :func:`_views`)
+PER_LINK = 48
 PER_DOF = 18
 
 _M = types.float64[:, ::1]
@@ -83,10 +85,14 @@ def buffer_size(L, nv):
 
 
 @njit(cache=True)
-def _views(buf, L, nv):
-    """(links, dofs): a row of 36 per link (twist TW, rate TD, the sweeps' vectors A1-A3, the
-    wrench FW; each 6) and of 18 per DOF (alpha, beta, w of the VJP)."""
-    return buf[: PER_LINK * L].reshape((L, PER_LINK)), buf[PER_LINK * L :].reshape((nv, PER_DOF))
+def _views(buf, L, nv, wb):
+    """(Wp, Wb, C): Wp a row of 24 per link, the (t, a, P, Q) or (t, a, U) that a module's last
+    link passes to its child modules; Wb a row of ``wb`` per link for the backward sweep, (D or
+    E, F) of the JVP (12) or (U, Y, Z, F) of the VJP (24); C a row of 18 per DOF, (alpha, beta,
+    w) of the VJP."""
+    Wp = buf[: 24 * L].reshape((L, 24))
+    Wb = buf[24 * L : 24 * L + wb * L].reshape((L, wb))
+    return Wp, Wb, buf[48 * L : 48 * L + PER_DOF * nv].reshape((nv, PER_DOF))
 
 
 # 6-vectors as tuples (:mod:`.spatial6`: helpers on scalars cost no reference counting)
@@ -279,130 +285,149 @@ def column_terms(universal, n, s, tp, ap, tk, ta, aa):
     return alpha, beta, mcross(add6(tl, tn), s)
 
 
-@njit(cache=True, inline="always", fastmath={"contract"})
-def parent_motions(W, p, o, g, root):
-    """(A_{k,b} W[p, o:o+6] or A_{k,b} root at a root): a parent's motion in link k's frame."""
-    if p < 0:
-        return to_child(g, root)
-    return to_child(g, get6(W, p, o))
-
-
 @njit(cache=True, fastmath={"contract"})
 def tangent_forward(ki, kf, work, v, a, fext, dq, dv, buf):
     """The forward sweep of the tangent RNEA at (q, v, a) in the direction (dq, dv), in link
-    frames: twist t, rate a, wrench F (000 eqs. 1-2b), the tangents P of a and Q of t and
-    D = I P + C Q (module docstring); the geometry is the forward dynamics' in ``work``."""
+    frames, module by module (the kinematic modules of 000: serial chains, carried in
+    registers; a module's last link keeps (t, a, P, Q) for its child modules): D_k and the
+    wrench F_k of every link (000 eqs. 1-2b) for :func:`tangent_backward`."""
     L, nv = ki.shape[0], v.shape[0]
-    W, _ = _views(buf, L, nv)
+    Wp, Wb, _ = _views(buf, L, nv, 12)
     grav = (0.0, 0.0, 0.0, -kf[0, T.GRAV], -kf[0, T.GRAV + 1], -kf[0, T.GRAV + 2]) if L > 0 else ZERO6
     has_fext = fext.shape[0] > 0
-    for k in range(L):
-        iv, p = ki[k, T.IDX_V], ki[k, T.PARENT]
-        g = geometry(ki, kf, work, L, k)
-        tp, ap = parent_motions(W, p, TW, g, ZERO6), parent_motions(W, p, TD, g, grav)
-        P, Q = parent_motions(W, p, A1, g, ZERO6), parent_motions(W, p, A2, g, ZERO6)
-        tk, ak, ta, aa = rates(ki, work, L, nv, k, v, a, tp, ap)
-        universal = T.joint_type(ki, k) == UNIVERSAL
-        for n in range(ki[k, T.NV]):
-            c = iv + n
-            s = joint_axis(ki, work, L, nv, k, n)
-            alpha, beta, w = column_terms(universal, n, s, tp, ap, tk, ta, aa)
-            P = axpy6(-dq[c], alpha, axpy6(dv[c], w, P))  # P_k = P_p + sum (w dv - alpha dq)
-            Q = axpy6(-dq[c], beta, axpy6(dv[c], s, Q))  # Q_k = Q_p + sum (S dv - beta dq)
-        I = inertia10(kf, k)
-        h, F = link_wrench(I, tk, ak, fext, k, has_fext)
-        put6(W, k, TW, tk)
-        put6(W, k, TD, ak)
-        put6(W, k, A1, P)
-        put6(W, k, A2, Q)
-        put6(W, k, A3, tangent_wrench(I, tk, h, P, Q))  # D_k, then E_k (tangent_backward)
-        put6(W, k, FW, F)
+    for i in range(n_modules(ki)):
+        first, end, _ = modules(ki, i)
+        p = ki[first, T.PARENT]
+        if p < 0:  # the base at rest, gravity as its acceleration
+            t, ab, P, Q = ZERO6, grav, ZERO6, ZERO6
+        else:
+            t, ab, P, Q = get6(Wp, p, 0), get6(Wp, p, 6), get6(Wp, p, 12), get6(Wp, p, 18)
+        for k in range(first, end):  # (t, a, P, Q) of the parent, in its frame, to link k's
+            iv = ki[k, T.IDX_V]
+            g = geometry(ki, kf, work, L, k)
+            tp, ap, P, Q = to_child(g, t), to_child(g, ab), to_child(g, P), to_child(g, Q)
+            t, ab, ta, aa = rates(ki, work, L, nv, k, v, a, tp, ap)
+            universal = T.joint_type(ki, k) == UNIVERSAL
+            for n in range(ki[k, T.NV]):
+                c = iv + n
+                s = joint_axis(ki, work, L, nv, k, n)
+                alpha, beta, w = column_terms(universal, n, s, tp, ap, t, ta, aa)
+                P = axpy6(-dq[c], alpha, axpy6(dv[c], w, P))  # P_k = P_p + sum (w dv - alpha dq)
+                Q = axpy6(-dq[c], beta, axpy6(dv[c], s, Q))  # Q_k = Q_p + sum (S dv - beta dq)
+            I = inertia10(kf, k)
+            h, F = link_wrench(I, t, ab, fext, k, has_fext)
+            put6(Wb, k, 0, tangent_wrench(I, t, h, P, Q))  # D_k
+            put6(Wb, k, 6, F)
+        put6(Wp, end - 1, 0, t)
+        put6(Wp, end - 1, 6, ab)
+        put6(Wp, end - 1, 12, P)
+        put6(Wp, end - 1, 18, Q)
 
 
 @njit(cache=True, fastmath={"contract"})
 def tangent_backward(ki, kf, work, nv, dq, buf, out):
     """out = dtau_dq dq + dtau_dv dv: the backward force sweep of the tangent RNEA after
     :func:`tangent_forward`, ``S_r^T E_j`` with ``E_j = Dc_j + H_j`` summed in one recursion,
-    ``E_p += A^T (E_k + s_k x* Fc_k)`` (module docstring); leaves E and Fc in the buffer."""
+    ``E_p += A^T (E_k + s_k x* Fc_k)`` and ``Fc_p += A^T Fc_k`` (module docstring; carried along
+    a module, added to the parent module's last link)."""
     L = ki.shape[0]
-    W, _ = _views(buf, L, nv)
-    for k in range(L - 1, -1, -1):
-        iv, p = ki[k, T.IDX_V], ki[k, T.PARENT]
-        F, x = get6(W, k, FW), get6(W, k, A3)
-        s = ZERO6  # s_k = sum S_c dq_c
-        for n in range(ki[k, T.NV]):
-            S = joint_axis(ki, work, L, nv, k, n)
-            out[iv + n] = dot6(S, x)
-            s = axpy6(dq[iv + n], S, s)
-        if T.joint_type(ki, k) == UNIVERSAL:  # row 0, column 1: the first axis is an ancestor
-            s0, s1 = joint_axis(ki, work, L, nv, k, 0), joint_axis(ki, work, L, nv, k, 1)
-            out[iv] += dot6(s0, fcross(s1, F)) * dq[iv + 1]
-        if p < 0:
-            continue
-        g = geometry(ki, kf, work, L, k)
-        put6(W, p, A3, add6(get6(W, p, A3), to_parent(g, add6(x, fcross(s, F)))))  # E_k + s_k x* Fc_k
-        put6(W, p, FW, add6(get6(W, p, FW), to_parent(g, F)))
+    _, Wb, _ = _views(buf, L, nv, 12)
+    for i in range(n_modules(ki) - 1, -1, -1):
+        first, end, _ = modules(ki, i)
+        E, F = get6(Wb, end - 1, 0), get6(Wb, end - 1, 6)
+        for k in range(end - 1, first - 1, -1):
+            iv, p = ki[k, T.IDX_V], ki[k, T.PARENT]
+            s = ZERO6  # s_k = sum S_c dq_c
+            for n in range(ki[k, T.NV]):
+                S = joint_axis(ki, work, L, nv, k, n)
+                out[iv + n] = dot6(S, E)
+                s = axpy6(dq[iv + n], S, s)
+            if T.joint_type(ki, k) == UNIVERSAL:  # row 0, column 1: the first axis is an ancestor
+                s0, s1 = joint_axis(ki, work, L, nv, k, 0), joint_axis(ki, work, L, nv, k, 1)
+                out[iv] += dot6(s0, fcross(s1, F)) * dq[iv + 1]
+            if p < 0:
+                continue
+            g = geometry(ki, kf, work, L, k)
+            E, F = to_parent(g, add6(E, fcross(s, F))), to_parent(g, F)  # E_k + s_k x* Fc_k
+            E, F = add6(get6(Wb, p, 0), E), add6(get6(Wb, p, 6), F)
+            if k == first:
+                put6(Wb, p, 0, E)
+                put6(Wb, p, 6, F)
 
 
 @njit(cache=True, fastmath={"contract"})
 def adjoint_forward(ki, kf, work, v, a, fext, mu, buf):
-    """The forward sweep of the adjoint at (q, v, a) for the weights mu, in link frames: twist,
-    rate and wrench (000 eqs. 1-2b), each column's alpha, beta, w, and the rows' motion U,
-    Y = I U and Z = C^T U (module docstring)."""
+    """The forward sweep of the adjoint at (q, v, a) for the weights mu, in link frames, module
+    by module as :func:`tangent_forward`: each column's alpha, beta, w and each link's U,
+    Y = I U, Z = C^T U and wrench F (000 eqs. 1-2b; module docstring)."""
     L, nv = ki.shape[0], v.shape[0]
-    W, C = _views(buf, L, nv)
+    Wp, Wb, C = _views(buf, L, nv, 24)
     grav = (0.0, 0.0, 0.0, -kf[0, T.GRAV], -kf[0, T.GRAV + 1], -kf[0, T.GRAV + 2]) if L > 0 else ZERO6
     has_fext = fext.shape[0] > 0
-    for k in range(L):
-        iv, p = ki[k, T.IDX_V], ki[k, T.PARENT]
-        g = geometry(ki, kf, work, L, k)
-        tp, ap = parent_motions(W, p, TW, g, ZERO6), parent_motions(W, p, TD, g, grav)
-        U = parent_motions(W, p, A1, g, ZERO6)
-        tk, ak, ta, aa = rates(ki, work, L, nv, k, v, a, tp, ap)
-        universal = T.joint_type(ki, k) == UNIVERSAL
-        for n in range(ki[k, T.NV]):
-            c = iv + n
-            s = joint_axis(ki, work, L, nv, k, n)
-            alpha, beta, w = column_terms(universal, n, s, tp, ap, tk, ta, aa)
-            put6(C, c, 0, alpha)
-            put6(C, c, 6, beta)
-            put6(C, c, 12, w)
-            U = axpy6(mu[c], s, U)  # U_k = U_p + sum S_c mu_c
-        I = inertia10(kf, k)
-        h, F = link_wrench(I, tk, ak, fext, k, has_fext)
-        put6(W, k, TW, tk)
-        put6(W, k, TD, ak)
-        put6(W, k, A1, U)
-        put6(W, k, A2, inertia_times(I, U))
-        put6(W, k, A3, coriolis_transpose_times(I, tk, h, U))
-        put6(W, k, FW, F)
+    for i in range(n_modules(ki)):
+        first, end, _ = modules(ki, i)
+        p = ki[first, T.PARENT]
+        if p < 0:
+            t, ab, U = ZERO6, grav, ZERO6
+        else:
+            t, ab, U = get6(Wp, p, 0), get6(Wp, p, 6), get6(Wp, p, 12)
+        for k in range(first, end):  # (t, a, U) of the parent, in its frame, to link k's
+            iv = ki[k, T.IDX_V]
+            g = geometry(ki, kf, work, L, k)
+            tp, ap, U = to_child(g, t), to_child(g, ab), to_child(g, U)
+            t, ab, ta, aa = rates(ki, work, L, nv, k, v, a, tp, ap)
+            universal = T.joint_type(ki, k) == UNIVERSAL
+            for n in range(ki[k, T.NV]):
+                c = iv + n
+                s = joint_axis(ki, work, L, nv, k, n)
+                alpha, beta, w = column_terms(universal, n, s, tp, ap, t, ta, aa)
+                put6(C, c, 0, alpha)
+                put6(C, c, 6, beta)
+                put6(C, c, 12, w)
+                U = axpy6(mu[c], s, U)  # U_k = U_p + sum S_c mu_c
+            I = inertia10(kf, k)
+            h, F = link_wrench(I, t, ab, fext, k, has_fext)
+            put6(Wb, k, 0, U)
+            put6(Wb, k, 6, inertia_times(I, U))  # Y_k
+            put6(Wb, k, 12, coriolis_transpose_times(I, t, h, U))  # Z_k
+            put6(Wb, k, 18, F)
+        put6(Wp, end - 1, 0, t)
+        put6(Wp, end - 1, 6, ab)
+        put6(Wp, end - 1, 12, U)
 
 
 @njit(cache=True, fastmath={"contract"})
 def adjoint_backward(ki, kf, work, nv, mu, buf, gq, gv):
     """gq = dtau_dq^T mu, gv = dtau_dv^T mu after :func:`adjoint_forward`: the subtree sums
-    Yc, Zc, Fc and, column by column, the products of the module docstring (``U_l = U_k - sum
-    S_c mu_c``, + S_0 mu_0 for a universal joint's second column); leaves Yc, Zc, Fc."""
+    Yc, Zc, Fc (carried along a module) and, column by column, the products of the module
+    docstring (``U_l = U_k - sum S_c mu_c``, + S_0 mu_0 for a universal joint's second column)."""
     L = ki.shape[0]
-    W, C = _views(buf, L, nv)
-    for k in range(L - 1, -1, -1):
-        iv, nvk, p = ki[k, T.IDX_V], ki[k, T.NV], ki[k, T.PARENT]
-        U, Y, Z, F = get6(W, k, A1), get6(W, k, A2), get6(W, k, A3), get6(W, k, FW)
-        for n in range(nvk):
-            U = axpy6(-mu[iv + n], joint_axis(ki, work, L, nv, k, n), U)  # U_p in link k's frame
-        universal = T.joint_type(ki, k) == UNIVERSAL
-        for n in range(nvk):
-            c = iv + n
-            S = joint_axis(ki, work, L, nv, k, n)
-            if universal and n == 1:  # the first axis is an ancestor of the second
-                U = axpy6(mu[iv], joint_axis(ki, work, L, nv, k, 0), U)
-            gq[c] = dot6(U, fcross(S, F)) - dot6(Y, get6(C, c, 0)) - dot6(Z, get6(C, c, 6))
-            gv[c] = dot6(Z, S) + dot6(Y, get6(C, c, 12))
-        if p >= 0:
+    _, Wb, C = _views(buf, L, nv, 24)
+    for i in range(n_modules(ki) - 1, -1, -1):
+        first, end, _ = modules(ki, i)
+        Y, Z, F = get6(Wb, end - 1, 6), get6(Wb, end - 1, 12), get6(Wb, end - 1, 18)
+        for k in range(end - 1, first - 1, -1):
+            iv, nvk, p = ki[k, T.IDX_V], ki[k, T.NV], ki[k, T.PARENT]
+            U = get6(Wb, k, 0)
+            for n in range(nvk):
+                U = axpy6(-mu[iv + n], joint_axis(ki, work, L, nv, k, n), U)  # U_p in link k's frame
+            universal = T.joint_type(ki, k) == UNIVERSAL
+            for n in range(nvk):
+                c = iv + n
+                S = joint_axis(ki, work, L, nv, k, n)
+                if universal and n == 1:  # the first axis is an ancestor of the second
+                    U = axpy6(mu[iv], joint_axis(ki, work, L, nv, k, 0), U)
+                gq[c] = dot6(U, fcross(S, F)) - dot6(Y, get6(C, c, 0)) - dot6(Z, get6(C, c, 6))
+                gv[c] = dot6(Z, S) + dot6(Y, get6(C, c, 12))
+            if p < 0:
+                continue
             g = geometry(ki, kf, work, L, k)
-            put6(W, p, A2, add6(get6(W, p, A2), to_parent(g, Y)))
-            put6(W, p, A3, add6(get6(W, p, A3), to_parent(g, Z)))
-            put6(W, p, FW, add6(get6(W, p, FW), to_parent(g, F)))
+            Y, Z, F = to_parent(g, Y), to_parent(g, Z), to_parent(g, F)
+            Y, Z, F = add6(get6(Wb, p, 6), Y), add6(get6(Wb, p, 12), Z), add6(get6(Wb, p, 18), F)
+            if k == first:
+                put6(Wb, p, 6, Y)
+                put6(Wb, p, 12, Z)
+                put6(Wb, p, 18, F)
 
 
 @njit(cache=True)
