@@ -63,6 +63,7 @@ from denoc_bridge.kernels.entry import finite_result, valid_state
 from denoc_bridge.kernels.inverse_dynamics import modules, n_modules, offset, rotation
 from denoc_bridge.kernels.joints import UNIVERSAL
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
+from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
 from denoc_bridge.kernels.spatial6 import apply_A, apply_At
 
 #: doubles of the buffer per link and per DOF (see :func:`_views`)
@@ -294,7 +295,7 @@ def tangent_forward(ki, kf, work, v, a, fext, dq, dv, buf):
     L, nv = ki.shape[0], v.shape[0]
     Wp, Wb, _ = _views(buf, L, nv, 12)
     grav = (0.0, 0.0, 0.0, -kf[0, T.GRAV], -kf[0, T.GRAV + 1], -kf[0, T.GRAV + 2]) if L > 0 else ZERO6
-    has_fext = fext.shape[0] > 0
+    has_fext, far = fext.shape[0] > 0, L > PREFETCH_LINKS
     for i in range(n_modules(ki)):
         first, end, _ = modules(ki, i)
         p = ki[first, T.PARENT]
@@ -303,6 +304,10 @@ def tangent_forward(ki, kf, work, v, a, fext, dq, dv, buf):
         else:
             t, ab, P, Q = get6(Wp, p, 0), get6(Wp, p, 6), get6(Wp, p, 12), get6(Wp, p, 18)
         for k in range(first, end):  # (t, a, P, Q) of the parent, in its frame, to link k's
+            if far:  # past the caches: the table's and the geometry's rows ahead
+                prefetch(kf, k + AHEAD, 0)
+                prefetch(kf, k + AHEAD, 8)
+                prefetch(work, k + AHEAD, 0)
             iv = ki[k, T.IDX_V]
             g = geometry(ki, kf, work, L, k)
             tp, ap, P, Q = to_child(g, t), to_child(g, ab), to_child(g, P), to_child(g, Q)
@@ -332,10 +337,15 @@ def tangent_backward(ki, kf, work, nv, dq, buf, out):
     a module, added to the parent module's last link)."""
     L = ki.shape[0]
     _, Wb, _ = _views(buf, L, nv, 12)
+    far = L > PREFETCH_LINKS
     for i in range(n_modules(ki) - 1, -1, -1):
         first, end, _ = modules(ki, i)
         E, F = get6(Wb, end - 1, 0), get6(Wb, end - 1, 6)
         for k in range(end - 1, first - 1, -1):
+            if far:  # past the caches: the rows behind
+                prefetch(kf, k - AHEAD, 0)
+                prefetch(work, k - AHEAD, 0)
+                prefetch(Wb, k - AHEAD, 0)
             iv, p = ki[k, T.IDX_V], ki[k, T.PARENT]
             s = ZERO6  # s_k = sum S_c dq_c
             for n in range(ki[k, T.NV]):
@@ -363,7 +373,7 @@ def adjoint_forward(ki, kf, work, v, a, fext, mu, buf):
     L, nv = ki.shape[0], v.shape[0]
     Wp, Wb, C = _views(buf, L, nv, 24)
     grav = (0.0, 0.0, 0.0, -kf[0, T.GRAV], -kf[0, T.GRAV + 1], -kf[0, T.GRAV + 2]) if L > 0 else ZERO6
-    has_fext = fext.shape[0] > 0
+    has_fext, far = fext.shape[0] > 0, L > PREFETCH_LINKS
     for i in range(n_modules(ki)):
         first, end, _ = modules(ki, i)
         p = ki[first, T.PARENT]
@@ -372,6 +382,10 @@ def adjoint_forward(ki, kf, work, v, a, fext, mu, buf):
         else:
             t, ab, U = get6(Wp, p, 0), get6(Wp, p, 6), get6(Wp, p, 12)
         for k in range(first, end):  # (t, a, U) of the parent, in its frame, to link k's
+            if far:  # past the caches: the table's and the geometry's rows ahead
+                prefetch(kf, k + AHEAD, 0)
+                prefetch(kf, k + AHEAD, 8)
+                prefetch(work, k + AHEAD, 0)
             iv = ki[k, T.IDX_V]
             g = geometry(ki, kf, work, L, k)
             tp, ap, U = to_child(g, t), to_child(g, ab), to_child(g, U)
@@ -403,10 +417,16 @@ def adjoint_backward(ki, kf, work, nv, mu, buf, gq, gv):
     docstring (``U_l = U_k - sum S_c mu_c``, + S_0 mu_0 for a universal joint's second column)."""
     L = ki.shape[0]
     _, Wb, C = _views(buf, L, nv, 24)
+    far = L > PREFETCH_LINKS
     for i in range(n_modules(ki) - 1, -1, -1):
         first, end, _ = modules(ki, i)
         Y, Z, F = get6(Wb, end - 1, 6), get6(Wb, end - 1, 12), get6(Wb, end - 1, 18)
         for k in range(end - 1, first - 1, -1):
+            if far:  # past the caches: the rows behind
+                prefetch(kf, k - AHEAD, 0)
+                prefetch(work, k - AHEAD, 0)
+                prefetch(Wb, k - AHEAD, 0)
+                prefetch(Wb, k - AHEAD, 16)
             iv, nvk, p = ki[k, T.IDX_V], ki[k, T.NV], ki[k, T.PARENT]
             U = get6(Wb, k, 0)
             for n in range(nvk):
@@ -475,7 +495,7 @@ def forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd
     if status:
         return status
     ki = kt.view(T.INT)
-    rhs = np.empty(nv)
+    rhs = buf[48 * ki.shape[0] : 48 * ki.shape[0] + nv]  # the VJP's per-DOF rows, unused here
     tangent_forward(ki, kt, work, v, qdd, fext, dq, dv, buf)
     tangent_backward(ki, kt, work, nv, dq, buf, rhs)
     for i in range(nv):
