@@ -8,11 +8,10 @@ For serial chains of n revolute joints (``denoc_bridge.io.robots.serial_chain``)
 call on the same state, interleaved in one process (medians of ``--repeats`` rounds,
 :func:`denoc_bridge.benchmarking.interleaved`), so that the ratios hold under load; the
 memory of a first call on a fresh model (its buffers, kept for the next calls, and the
-results) measured with tracemalloc, per DOF.  A breakdown into the passes (the factorised
-forward dynamics, the forward and backward sweeps of the tangent RNEA (JVP) and of its adjoint
-(VJP), the solve with the factors) shows where the time goes; the backward sweeps accumulate
-into the buffer, so timed alone they run on growing sums (same operations, same time).  Prints a markdown table; ``--out`` also writes
-``derivatives_matfree.json`` and ``.md``.
+results) measured with tracemalloc, per DOF.  A breakdown into the passes at every size (the
+factorised forward dynamics, the forward and backward sweeps of the tangent RNEA (JVP) and of
+its adjoint (VJP), the solve with the factors) shows where the time goes.  Prints markdown
+tables; ``--out`` also writes ``derivatives_matfree.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -108,7 +107,8 @@ def run(sizes, repeats: int, min_time: float) -> dict:
                 vjp_bytes_per_dof=memory_per_dof(n, "vjp"),
             )
         )
-    return dict(machine=machine(), rows=rows, breakdown_10000=breakdown(10_000, repeats, min_time))
+    passes = {n: breakdown(n, repeats, min_time) for n in sizes}
+    return dict(machine=machine(), rows=rows, breakdown=passes)
 
 
 def markdown(result: dict) -> str:
@@ -123,9 +123,11 @@ def markdown(result: dict) -> str:
             f"| {r['vjp_ns_per_dof']:.0f} | {r['vjp_ratio']:.1f}x | {r['jvp_bytes_per_dof']:.0f} "
             f"| {r['vjp_bytes_per_dof']:.0f} |"
         )
-    lines += ["", "Breakdown at 10,000 DOF (ns/DOF):", "", "| pass | ns/DOF |", "|---|---:|"]
-    for k, x in result["breakdown_10000"].items():
-        lines.append(f"| {k} | {x:.0f} |")
+    sizes = list(result["breakdown"])
+    lines += ["", "Passes (ns/DOF):", "", "| pass | " + " | ".join(f"{n:,} DOF" for n in sizes) + " |"]
+    lines.append("|---|" + "---:|" * len(sizes))
+    for k in result["breakdown"][sizes[0]]:
+        lines.append(f"| {k} | " + " | ".join(f"{result['breakdown'][n][k]:.0f}" for n in sizes) + " |")
     lines += ["", f"Machine: {result['machine']}"]
     return "\n".join(lines)
 

@@ -49,9 +49,9 @@ one solve and the two transposed sweeps.  The sweeps run module by module (000's
 modules, serial chains): along a module the recursions' vectors stay in registers, so a JVP
 stores 12 doubles per link (D, F) and reads them back once.  O(n) time; the buffer
 (:func:`buffer_size`) holds 48 doubles per link and 18 per DOF besides the forward dynamics work
-array.  (An earlier version in
-base axes with 6x6 composite inertia and Coriolis matrices, formed through array views, cost
-about 3x more: the composites' congruences and the reference counting of per-link views.)
+array.  (An earlier version in base axes with 6x6 composite inertia and Coriolis matrices, formed
+through per-link array views, cost about 3x more: the composites' congruences and the reference
+counting of the views.)
 """
 
 import numpy as np
