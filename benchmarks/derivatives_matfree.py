@@ -8,10 +8,10 @@ For serial chains of n revolute joints (``denoc_bridge.io.robots.serial_chain``)
 call on the same state, interleaved in one process (medians of ``--repeats`` rounds,
 :func:`denoc_bridge.benchmarking.interleaved`), so that the ratios hold under load; the
 memory of a first call on a fresh model (its buffers, kept for the next calls, and the
-results) measured with tracemalloc, per DOF.  A breakdown of one JVP into its passes (the
-factorised forward dynamics, the base-frame pass, the directional inverse dynamics, the
-solve) shows where the time goes.  Prints a markdown table; ``--out`` also writes
-``derivatives_matfree.json`` and ``.md``.
+results) measured with tracemalloc, per DOF.  A breakdown into the passes at every size (the
+factorised forward dynamics, the forward and backward sweeps of the tangent RNEA (JVP) and of
+its adjoint (VJP), the solve with the factors) shows where the time goes.  Prints markdown
+tables; ``--out`` also writes ``derivatives_matfree.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -69,20 +69,16 @@ def breakdown(n: int, repeats: int, min_time: float) -> dict:
     buf = np.empty(kdir.buffer_size(n, n))
     qdd, out = np.empty(n), np.empty(n)
     lagrange.factorised_forward_dynamics(ki, kt, work, q, v, tau, NO_FEXT, qdd)
+    mu = np.empty(n)
     fns = {
         "forward_dynamics": lambda: db.forward_dynamics(model, q, v, tau),
         "factorised forward dynamics": lambda: lagrange.factorised_forward_dynamics(
             ki, kt, work, q, v, tau, NO_FEXT, qdd
         ),
-        "base-frame pass": lambda: kdir.base_frame_pass(ki, kt, work, v, qdd, NO_FEXT, buf),
-        "base-frame pass + directional ID": lambda: (
-            kdir.base_frame_pass(ki, kt, work, v, qdd, NO_FEXT, buf),
-            kdir.rnea_directional(ki, n, dq, dv, buf, out),
-        ),
-        "base-frame pass + adjoint ID": lambda: (
-            kdir.base_frame_pass(ki, kt, work, v, qdd, NO_FEXT, buf),
-            kdir.rnea_adjoint(ki, n, dq, buf, out, qdd),
-        ),
+        "tangent forward sweep (JVP)": lambda: kdir.tangent_forward(ki, kt, work, v, qdd, NO_FEXT, dq, dv, buf),
+        "tangent backward sweep (JVP)": lambda: kdir.tangent_backward(ki, kt, work, n, dq, buf, out),
+        "adjoint forward sweep (VJP)": lambda: kdir.adjoint_forward(ki, kt, work, v, qdd, NO_FEXT, lam, buf),
+        "adjoint backward sweep (VJP)": lambda: kdir.adjoint_backward(ki, kt, work, n, lam, buf, out, mu),
         "solve with the factors": lambda: lagrange.solve(ki, kt, work, dtau, out, n),
     }
     return {k: t / n * 1e9 for k, t in interleaved(fns, repeats, min_time).items()}
@@ -111,7 +107,8 @@ def run(sizes, repeats: int, min_time: float) -> dict:
                 vjp_bytes_per_dof=memory_per_dof(n, "vjp"),
             )
         )
-    return dict(machine=machine(), rows=rows, breakdown_10000=breakdown(10_000, repeats, min_time))
+    passes = {n: breakdown(n, repeats, min_time) for n in sizes}
+    return dict(machine=machine(), rows=rows, breakdown=passes)
 
 
 def markdown(result: dict) -> str:
@@ -126,9 +123,11 @@ def markdown(result: dict) -> str:
             f"| {r['vjp_ns_per_dof']:.0f} | {r['vjp_ratio']:.1f}x | {r['jvp_bytes_per_dof']:.0f} "
             f"| {r['vjp_bytes_per_dof']:.0f} |"
         )
-    lines += ["", "Breakdown at 10,000 DOF (ns/DOF):", "", "| pass | ns/DOF |", "|---|---:|"]
-    for k, x in result["breakdown_10000"].items():
-        lines.append(f"| {k} | {x:.0f} |")
+    sizes = list(result["breakdown"])
+    lines += ["", "Passes (ns/DOF):", "", "| pass | " + " | ".join(f"{n:,} DOF" for n in sizes) + " |"]
+    lines.append("|---|" + "---:|" * len(sizes))
+    for k in result["breakdown"][sizes[0]]:
+        lines.append(f"| {k} | " + " | ".join(f"{result['breakdown'][n][k]:.0f}" for n in sizes) + " |")
     lines += ["", f"Machine: {result['machine']}"]
     return "\n".join(lines)
 

@@ -419,9 +419,10 @@ def forward_dynamics_jvp(
     result is the product of :func:`forward_dynamics_derivatives`' matrices with the direction;
     ``dq``, ``dv`` or ``dtau`` left ``None`` are zero.  By the implicit-function theorem,
     ``dqdd = M^-1 (dtau - dtau_dq dq - dtau_dv dv)`` at (q, v, qdd): one factorised O(n)
-    forward dynamics (000 eqs. 18-23), one forward and one backward pass that sum the entries
-    of the inverse-dynamics derivatives along the tree, and one solve with the articulated
-    factors (000 Table 3); about a kilobyte per DOF of memory, kept per model and thread
+    forward dynamics (000 eqs. 18-23), the tangent (forward-mode) inverse dynamics in link
+    frames (one forward and one backward sweep of 6-vectors), and one solve with the
+    articulated factors (000 Table 3); well under a kilobyte per DOF of memory, kept per model
+    and thread
     (:mod:`denoc_bridge.kernels.directional`).  One state at a time; trees only (a
     :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
     :class:`~denoc_bridge.errors.InputError`).
@@ -447,7 +448,8 @@ def forward_dynamics_vjp(
 
     ``mu = M^-1 lam`` by one solve with the articulated factors of a factorised O(n) forward
     dynamics (M is symmetric), then ``-dtau_dq^T mu`` and ``-dtau_dv^T mu`` by one forward and
-    one backward pass over the tree (the transposed sums of the inverse-dynamics derivatives;
+    one backward sweep over the tree in link frames (the reverse mode of the tangent inverse
+    dynamics;
     :mod:`denoc_bridge.kernels.directional`).  The first result is a cotangent at q
     (Pinocchio's tangent convention, as the rows of ``dqdd_dq``).  This is the gradient of
     ``lam . qdd`` with respect to (q, v, tau): the reverse-mode step of an adjoint method

@@ -25,7 +25,7 @@ __all__ = ["tree_forward_dynamics_jvp", "tree_forward_dynamics_vjp"]
 
 def _buffers(model: Model) -> tuple[np.ndarray, np.ndarray]:
     """(work, buf) of this thread for the model: the forward dynamics work array and the
-    buffer of the base-frame pass (kept, so that repeated calls on a large model do not pay
+    buffer of the sweeps (kept, so that repeated calls on a large model do not pay
     for fresh pages)."""
     local = model._local
     buf = getattr(local, "directional_buffer", None)
