@@ -326,7 +326,7 @@ def test_docs_command_without_mkdocs_says_what_to_install(monkeypatch, capsys, t
 
 
 def test_docs_command_outside_a_clone_says_so(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(docs_cli.denoc_bridge, "__file__", str(tmp_path / "site-packages" / "denoc_bridge" / "x.py"))
+    monkeypatch.setattr(docs_cli, "__file__", str(tmp_path / "site-packages" / "denoc_bridge" / "cli" / "docs.py"))
     monkeypatch.chdir(tmp_path)
     assert main(["docs"]) == 2
     err = capsys.readouterr().err
