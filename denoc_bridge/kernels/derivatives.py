@@ -49,6 +49,7 @@ from denoc_bridge.kernels.joints import (
     joint_transform,
     unit_pair,
 )
+from denoc_bridge.kernels.spatial6 import fcross, mcross
 
 _M = types.float64[:, ::1]
 _V = types.float64[::1]
@@ -71,86 +72,8 @@ def _mcross(a, b, out):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def _fcross(a, f, out):
-    """out = a x* f for a motion a and a force f = [n; f]: [aw x n + av x f; aw x f]."""
-    out[0] = a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
-    out[1] = a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5]
-    out[2] = a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3]
-    out[3] = a[1] * f[5] - a[2] * f[4]
-    out[4] = a[2] * f[3] - a[0] * f[5]
-    out[5] = a[0] * f[4] - a[1] * f[3]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _dot6(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _dot3(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _matvec6(A, x, out):
-    for i in range(6):
-        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2] + A[i, 3] * x[3] + A[i, 4] * x[4] + A[i, 5] * x[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _tmatvec6(A, x, out):
-    for i in range(6):
-        out[i] = A[0, i] * x[0] + A[1, i] * x[1] + A[2, i] * x[2] + A[3, i] * x[3] + A[4, i] * x[4] + A[5, i] * x[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
 def _cross3(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def link_rates(iv, nvk, universal, S, v, a, vp, ap, twk, tdk, x6, y6, va, aa, vl, al, vn, alpha, beta, wv):
-    """The forward pass of the derivatives at link k (columns iv .. iv + nvk of S, the parent's
-    twist vp and rate ap): the twist twk and its rate tdk, and each column's alpha, beta (dq) and
-    w (dqdot) of the module docstring (a universal joint's node between its two rotations)."""
-    for i in range(6):  # t_k = t_b + S qd, tdot_k = tdot_b + S qdd + t_b x S qd (+ universal)
-        x6[i] = 0.0
-        twk[i] = vp[i]
-        tdk[i] = ap[i]
-        for n in range(nvk):
-            x6[i] += S[iv + n, i] * v[iv + n]
-            tdk[i] += S[iv + n, i] * a[iv + n]
-        twk[i] += x6[i]
-    _mcross(vp, x6, y6)
-    for i in range(6):
-        tdk[i] += y6[i]
-    if universal:  # node between the two rotations: t_A, tdot_A
-        _mcross(S[iv], S[iv + 1], y6)
-        for i in range(6):
-            tdk[i] += y6[i] * v[iv] * v[iv + 1]
-            va[i] = vp[i] + S[iv, i] * v[iv]
-        _mcross(vp, S[iv], y6)
-        for i in range(6):
-            aa[i] = ap[i] + S[iv, i] * a[iv] + y6[i] * v[iv]
-    for n in range(nvk):  # alpha, beta (dq) and w (dqdot) of each column
-        c = iv + n
-        if universal and n == 1:
-            vl[:] = va
-            al[:] = aa
-        else:
-            vl[:] = vp
-            al[:] = ap
-        if universal and n == 0:
-            vn[:] = va
-        else:
-            vn[:] = twk
-        _mcross(S[c], vl, beta[c])
-        _mcross(S[c], al, x6)
-        _mcross(beta[c], vl, y6)
-        for i in range(6):
-            alpha[c, i] = x6[i] - y6[i]
-            y6[i] = vl[i] + vn[i]
-        _mcross(y6, S[c], wv[c])
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -251,32 +174,6 @@ def _add6(a, b):
 def _axpy6(s, x, y):
     """s x + y."""
     return s * x[0] + y[0], s * x[1] + y[1], s * x[2] + y[2], s * x[3] + y[3], s * x[4] + y[4], s * x[5] + y[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _mx(a, b):
-    """a x b for motions [w; v] (tuples)."""
-    return (
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-        a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1],
-        a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2],
-        a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0],
-    )
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _fx(a, f):
-    """a x* f for a motion a and a force f = [n; f] (tuples)."""
-    return (
-        a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4],
-        a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5],
-        a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3],
-        a[1] * f[5] - a[2] * f[4],
-        a[2] * f[3] - a[0] * f[5],
-        a[0] * f[4] - a[1] * f[3],
-    )
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
@@ -493,14 +390,14 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             y = _axpy6(a[c], sc, y)
         # t_k = t_b + S qd, tdot_k = tdot_b + S qdd + t_b x S qd (+ universal)
         twk = _add6(vp, x)
-        tdk = _add6(_add6(ap, y), _mx(vp, x))
+        tdk = _add6(_add6(ap, y), mcross(vp, x))
         universal = jt == UNIVERSAL
         va, aa = vp, ap
         if universal:  # node between the two rotations: t_A, tdot_A
             s0, s1 = _get6(D, iv, _S), _get6(D, iv + 1, _S)
-            tdk = _axpy6(v[iv] * v[iv + 1], _mx(s0, s1), tdk)
+            tdk = _axpy6(v[iv] * v[iv + 1], mcross(s0, s1), tdk)
             va = _axpy6(v[iv], s0, vp)
-            aa = _axpy6(v[iv], _mx(vp, s0), _axpy6(a[iv], s0, ap))
+            aa = _axpy6(v[iv], mcross(vp, s0), _axpy6(a[iv], s0, ap))
         _put6(tw, k, 0, twk)
         _put6(td, k, 0, tdk)
         for n in range(nvk):  # alpha, beta (dq) and w (dqdot) of each column
@@ -508,21 +405,21 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             sc = _get6(D, c, _S)
             vl, al = (va, aa) if universal and n == 1 else (vp, ap)
             vn = va if universal and n == 0 else twk
-            be = _mx(sc, vl)
-            al6 = _mx(sc, al)
-            bv = _mx(be, vl)
+            be = mcross(sc, vl)
+            al6 = mcross(sc, al)
+            bv = mcross(be, vl)
             _put6(
                 D,
                 c,
                 _AL,
                 (al6[0] - bv[0], al6[1] - bv[1], al6[2] - bv[2], al6[3] - bv[3], al6[4] - bv[4], al6[5] - bv[5]),
             )
-            _put6(D, c, _WV, _mx(_add6(vl, vn), sc))
+            _put6(D, c, _WV, mcross(_add6(vl, vn), sc))
             D[c, _BE], D[c, _BE + 1], D[c, _BE + 2] = be[0], be[1], be[2]
         _inertia10(kf, k, oR, op, Ic)
         h = _iact(Ic, k, twk)  # h = I t
         _coriolis12(Ic, k, twk, h, Cc)
-        fk = _add6(_iact(Ic, k, tdk), _fx(twk, h))  # w_k = I tdot + t x* (I t) - f_ext (000 eqs. 1-2b)
+        fk = _add6(_iact(Ic, k, tdk), fcross(twk, h))  # w_k = I tdot + t x* (I t) - f_ext (000 eqs. 1-2b)
         if has_fext:  # [n; f] in the link frame, about its origin -> base
             e = np.empty(6)
             for i in range(3):
@@ -547,7 +444,7 @@ def derivatives_unchecked(ki, kf, q, v, a, fext, tau, dq, dv, M):
             # gam = s x* F - Ic alpha - Cc beta
             ia = _iact(Ic, k, _get6(D, c, _AL))
             cb = _cact(Cc, k, (D[c, _BE], D[c, _BE + 1], D[c, _BE + 2], 0.0, 0.0, 0.0))
-            sf = _fx(sc, Fk)
+            sf = fcross(sc, Fk)
             _put6(
                 G,
                 c,

@@ -64,7 +64,7 @@ from denoc_bridge.kernels.inverse_dynamics import modules, n_modules, offset, ro
 from denoc_bridge.kernels.joints import UNIVERSAL
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from denoc_bridge.kernels.spatial6 import apply_A, apply_At
+from denoc_bridge.kernels.spatial6 import apply_A, apply_At, dot6, fcross, mcross
 
 #: doubles of the buffer per link and per DOF (see :func:`_views`)
 PER_LINK = 48
@@ -116,37 +116,6 @@ def add6(a, b):
 def axpy6(s, x, y):
     """y + s x."""
     return y[0] + s * x[0], y[1] + s * x[1], y[2] + s * x[2], y[3] + s * x[3], y[4] + s * x[4], y[5] + s * x[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def dot6(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def mcross(a, b):
-    """a x b for motions [w; v]: [aw x bw; aw x bv + av x bw]."""
-    return (
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-        a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1],
-        a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2],
-        a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0],
-    )
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def fcross(a, f):
-    """a x* f for a motion a and a force f = [n; f]: [aw x n + av x f; aw x f]."""
-    return (
-        a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4],
-        a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5],
-        a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3],
-        a[1] * f[5] - a[2] * f[4],
-        a[2] * f[3] - a[0] * f[5],
-        a[0] * f[4] - a[1] * f[3],
-    )
 
 
 @njit(cache=True, inline="always")

@@ -176,38 +176,3 @@ def joint_subspace_rate(jtype, axis, axis2, P, qd, c, tmp):
         cross(P[0, 0:3], axis2, tmp)
         for i in range(3):
             c[i] = tmp[i] * qd[0] * qd[1]
-
-
-@njit(cache=True)
-def joint_kinematics_pass(
-    joint_type,
-    joint_axis,
-    joint_axis2,
-    joint_rotation,
-    joint_translation,
-    idx_q,
-    nq_joint,
-    idx_v,
-    nv_joint,
-    q,
-    E,
-    r,
-    P,
-    RJ,
-    pJ,
-    tmpR,
-):
-    """For every link k: E_k (parent -> child coordinates), r_k (child origin in the
-    parent frame) and the rows of P_k, from the joint placement and the joint motion.
-    """
-    n_links = joint_type.shape[0]
-    for k in range(n_links):
-        qk = q[idx_q[k] : idx_q[k] + nq_joint[k]]
-        joint_transform(joint_type[k], joint_axis[k], joint_axis2[k], qk, RJ, pJ, tmpR)
-        R0 = joint_rotation[k]
-        for i in range(3):
-            # E_k = (R0 RJ)^T
-            for j in range(3):
-                E[k, j, i] = R0[i, 0] * RJ[0, j] + R0[i, 1] * RJ[1, j] + R0[i, 2] * RJ[2, j]
-            r[k, i] = joint_translation[k, i] + R0[i, 0] * pJ[0] + R0[i, 1] * pJ[1] + R0[i, 2] * pJ[2]
-        joint_subspace(joint_type[k], joint_axis[k], joint_axis2[k], qk, P[idx_v[k] : idx_v[k] + nv_joint[k]])

@@ -85,6 +85,37 @@ def apply_At(code, c, s, e, rc, r0, r1, r2, y0, y1, y2, y3, y4, y5):
 
 # --------------------------------------------------------------- symmetric 6x6 masses
 @njit(cache=True, inline="always", fastmath={"contract"})
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def mcross(a, b):
+    """a x b for motions [w; v]: [aw x bw; aw x bv + av x bw]."""
+    return (
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+        a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1],
+        a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2],
+        a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0],
+    )
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def fcross(a, f):
+    """a x* f for a motion a and a force f = [n; f]: [aw x n + av x f; aw x f]."""
+    return (
+        a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4],
+        a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5],
+        a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3],
+        a[1] * f[5] - a[2] * f[4],
+        a[2] * f[3] - a[0] * f[5],
+        a[0] * f[4] - a[1] * f[3],
+    )
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
 def sym_index(a, b):
     """Position of entry (a, b) of a symmetric 6x6 mass in its 21-tuple."""
     if a > b:

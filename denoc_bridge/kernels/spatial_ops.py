@@ -7,7 +7,6 @@ child coordinates) and offset ``r`` (child origin relative to the parent
 origin, parent coordinates).
 """
 
-import numpy as np
 from numba import njit
 
 
@@ -61,31 +60,3 @@ def apply_At(E, r, y, out, tmp):
     out[0] += tmp[0]
     out[1] += tmp[1]
     out[2] += tmp[2]
-
-
-@njit(cache=True)
-def carry_to_ancestors(parent, E, r, P, idx_v, nv_joint, j, F, z, out, mirror):
-    """Walk from link j to the base with the z columns F (rows of ``F``), F <- A^T F at each
-    step, and write out[rows of ancestor k, columns of j] = P_k^T F (and the transpose if
-    ``mirror``).  Used for the GIM (003 eq. 29) and for U (001 eq. A.4)."""
-    up = np.zeros(6)
-    tmp = np.zeros(3)
-    v0 = idx_v[j]
-    c = j
-    k = parent[j]
-    while k >= 0:
-        for d in range(z):
-            apply_At(E[c], r[c], F[d], up, tmp)
-            for m in range(6):
-                F[d, m] = up[m]  # F <- A_{c,k}^T F
-        k0 = idx_v[k]
-        for a in range(nv_joint[k]):
-            for d in range(z):
-                s = 0.0
-                for m in range(6):
-                    s += P[k0 + a, m] * F[d, m]
-                out[k0 + a, v0 + d] = s
-                if mirror:
-                    out[v0 + d, k0 + a] = s
-        c = k
-        k = parent[k]
