@@ -171,6 +171,36 @@ def forward_dynamics(
     on the tree (O(n) per mimic joint; :func:`denoc_bridge.mimic.forward_dynamics`); with loop
     closures on its tree, the mimic rows and the loop rows stacked in one Lagrange solve on the
     tree (:mod:`denoc_bridge.constraints.mimic_loops`).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    tau : (nv,) array
+        Joint torques and forces, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin; (B, n_links, 6) for a batch.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+    loop_method : {"lagrange", "partitioning"}
+        On a model with loop closures: Lagrange multipliers on the O(n) forward dynamics, or
+        coordinate partitioning (004 eqs. 19-25, dense).
+
+    Returns
+    -------
+    a : (nv,) or (B, nv) array
+        Joint accelerations (``pin.aba``).
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    SingularInertiaError
+        An articulated inertia is singular (naming the joint): a joint moves no inertia.
     """
     if type(model) is not Model:  # a MimicModel, or not a model at all
         if type(model) is MimicModel:
@@ -203,7 +233,25 @@ def nonlinear_effects(
     data: Data | None = None,
 ) -> np.ndarray:
     """``C(q, v) v + g(q) - J^T f_ext``: inverse dynamics with zero acceleration (``pin.nonLinearEffects``);
-    of the tree on a model with loop closures (the h of 004 eq. 14)."""
+    of the tree on a model with loop closures (the h of 004 eq. 14).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin; (B, n_links, 6) for a batch.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    h : (nv,) or (B, nv) array
+    """
     check_model(model)
     a = np.zeros(np.shape(v)) if np.ndim(v) == 2 else np.zeros(model.nv)
     return _open_chain(model)(model, q, v, a, f_ext, data=data)
@@ -211,7 +259,20 @@ def nonlinear_effects(
 
 def gravity_torques(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Generalized gravity ``g(q)`` (``pin.computeGeneralizedGravity``); of the tree on a model with
-    loop closures."""
+    loop closures.
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    g : (nv,) or (B, nv) array
+    """
     check_model(model)
     zero = np.zeros((np.shape(q)[0], model.nv)) if np.ndim(q) == 2 else np.zeros(model.nv)
     return _open_chain(model)(model, q, zero, zero.copy(), data=data)
@@ -260,6 +321,27 @@ def mass_matrix(
     :class:`~denoc_bridge.MimicModel`, the reduced ``G^T I G`` (``pin.crba`` of Pinocchio's
     mimic model).  A batch of configurations (B, nq) gives (B, nv, nv), in parallel.
     ``out``: an optional preallocated float64 result (nv, nv) (or (B, nv, nv)) to write into.
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+    out : (nv, nv) or (B, nv, nv) float64 array, optional
+        A preallocated C-contiguous result to write into (tree models only), so that a loop
+        does not allocate.
+
+    Returns
+    -------
+    M : (nv, nv) or (B, nv, nv) array
+        Symmetric, both triangles filled.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
     """
     if type(model) is Model:  # fast path: a float64 C vector (as tree_mass_matrix's, one call less)
         res = _empty((model.nv, model.nv)) if out is None else out
@@ -284,7 +366,31 @@ def inverse_mass_matrix(
     compiled call: equals ``pin.computeMinverse``
     (:func:`denoc_bridge.algorithms.dynamics.tree_inverse_mass_matrix`).  A batch of configurations
     (B, nq) gives (B, nv, nv), in parallel; ``out`` as in :func:`mass_matrix`.  On a
-    :class:`~denoc_bridge.MimicModel`, ``(G^T I G)^-1`` (:func:`denoc_bridge.mimic.inverse_mass_matrix`)."""
+    :class:`~denoc_bridge.MimicModel`, ``(G^T I G)^-1`` (:func:`denoc_bridge.mimic.inverse_mass_matrix`).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+    out : (nv, nv) or (B, nv, nv) float64 array, optional
+        A preallocated C-contiguous result to write into (tree models only), so that a loop
+        does not allocate.
+
+    Returns
+    -------
+    Minv : (nv, nv) or (B, nv, nv) array
+        Symmetric, both triangles filled.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    SingularInertiaError
+        An articulated inertia is singular (naming the joint): a joint moves no inertia.
+    """
     if type(model) is Model:  # fast path: a float64 C vector
         res = _empty((model.nv, model.nv)) if out is None else out
         try:
@@ -350,6 +456,31 @@ def inverse_dynamics_derivatives(
     :class:`~denoc_bridge.MimicModel`, the derivatives of the reduced inverse dynamics
     ``G^T ID(G q + offset, G v, G a)``: ``G^T (.) G`` of the tree's
     (:mod:`denoc_bridge.constraints.mimic_derivatives`; Pinocchio refuses mimic models).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    a : (nv,) array
+        Acceleration, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin; (B, n_links, 6) for a batch.
+
+    Returns
+    -------
+    dtau_dq, dtau_dv, M : (nv, nv) or (B, nv, nv) arrays
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    InputError
+        On a model with loop closures (the closed-chain torques' derivatives are not
+        implemented; ``forward_dynamics_derivatives`` covers loops).
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_inverse_dynamics_derivatives(model, q, v, a)
@@ -387,6 +518,31 @@ def forward_dynamics_derivatives(
     :func:`denoc_bridge.loops.constrained_dynamics_derivatives` also gives the multipliers'
     (:mod:`denoc_bridge.constraints.loop_derivatives`); on a MimicModel whose tree has loop
     closures, those of its reduced accelerations.
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (reduced on a MimicModel), or a batch (B, nq);
+        quaternions and (cos, sin) pairs are normalised.
+    v : (nv,) array
+        Velocity, or a batch (B, nv).
+    tau : (nv,) array
+        Joint torques and forces, or a batch (B, nv).
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin; (B, n_links, 6) for a batch.
+
+    Returns
+    -------
+    dqdd_dq, dqdd_dv, Minv : (nv, nv) or (B, nv, nv) arrays
+        On a model with loop closures the third is the constrained inverse inertia ``P``.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    SingularInertiaError
+        An articulated inertia is singular (naming the joint): a joint moves no inertia.
     """
     if f_ext is None and type(model) is Model and not model.loops:  # fast path: float64 C vectors
         out = _derivatives.fast_forward_dynamics_derivatives(model, q, v, tau)
@@ -427,9 +583,34 @@ def forward_dynamics_jvp(
     :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
     :class:`~denoc_bridge.errors.InputError`).
 
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (one state); quaternions and (cos, sin) pairs are
+        normalised.
+    v : (nv,) array
+        Velocity.
+    tau : (nv,) array
+        Joint torques and forces.
+    dq, dv, dtau : (nv,) arrays, optional
+        The direction: a tangent step of q (``pin.integrate(q, dq)``), of v and of tau; None
+        is zero.
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin.
+
     Returns
     -------
     dqdd : (nv,) array
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    SingularInertiaError
+        An articulated inertia is singular (naming the joint): a joint moves no inertia.
+    InputError
+        On a MimicModel or a model with loop closures (use ``forward_dynamics_derivatives``).
     """
     tree_model = _tree_for_derivatives(model, "forward_dynamics_jvp")
     return _directional.tree_forward_dynamics_jvp(tree_model, q, v, tau, dq, dv, dtau, f_ext)
@@ -455,9 +636,34 @@ def forward_dynamics_vjp(
     ``lam . qdd`` with respect to (q, v, tau): the reverse-mode step of an adjoint method
     (trajectory optimisation, parameter identification).  One state at a time; trees only.
 
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout (one state); quaternions and (cos, sin) pairs are
+        normalised.
+    v : (nv,) array
+        Velocity.
+    tau : (nv,) array
+        Joint torques and forces.
+    lam : (nv,) array
+        The cotangent of qdd (e.g. the gradient of a loss with respect to qdd).
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``: [force; moment] in the link frame, moment
+        about the link origin.
+
     Returns
     -------
-    (gq, gv, gtau) : three (nv,) arrays
+    gq, gv, gtau : three (nv,) arrays
+        ``gq`` a cotangent at q in the tangent convention (the rows of ``dqdd_dq``).
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
+    SingularInertiaError
+        An articulated inertia is singular (naming the joint): a joint moves no inertia.
+    InputError
+        On a MimicModel or a model with loop closures (use ``forward_dynamics_derivatives``).
     """
     tree_model = _tree_for_derivatives(model, "forward_dynamics_vjp")
     return _directional.tree_forward_dynamics_vjp(tree_model, q, v, tau, lam, f_ext)
