@@ -314,6 +314,39 @@ def simulate_batch(
     wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
     "return"``).
+
+    Parameters
+    ----------
+    q0, v0 : arrays
+        Initial states, as above (reduced coordinates on a MimicModel).
+    t_final : float
+        Simulated time in seconds.
+    dt : float
+        The fixed step (s).
+    tau : None or array
+        Joint torques, as above; None is zero.
+    method : {"rk4", "euler"}
+    passive : bool
+        Apply the joints' damping ``-damping * v`` and springs, as :func:`simulate`.
+    save_every : int, optional
+        Keep every k-th step (the final state always); default every step, or fewer when the
+        saved states would not fit in memory (as :func:`simulate`).
+    errors : {"raise", "return"}
+        What a failed case does (above).
+    limits : bool
+        Enforce the URDF's joint position limits as plastic stops, as :func:`simulate`.
+
+    Returns
+    -------
+    list of Trajectory (or SimulationError with ``errors="return"``), one per case, in order.
+
+    Raises
+    ------
+    InputError
+        Bad shapes or values (naming the case and entry), a model with loop closures, an
+        unknown method or ``errors`` value.
+    SimulationError
+        The first failed case, with ``errors="raise"``.
     """
     _check_model(model)
     method = method_name(method)
