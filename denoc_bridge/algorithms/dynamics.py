@@ -379,6 +379,27 @@ def udut(
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
     where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18
     (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout; quaternions and (cos, sin) pairs are normalised.
+    level : {"module", "link"}
+        Module-level blocks (002; one block per kinematic module) or link-level ones (001).
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    U, D : (nv, nv) arrays
+        ``U`` unit block upper triangular, ``D`` block diagonal, ``U D U^T`` the GIM.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes or non-finite entries (naming the entry and its joint), an unknown level.
+    SingularInertiaError
+        A singular articulated inertia (naming the joint).
     """
     if type(model) is Model and data is None:  # fast path: a float64 C vector, as in tree_mass_matrix
         A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))
@@ -403,6 +424,28 @@ def inverse_udut(
     ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call, as :func:`udut` (on small
     trees ``U^-1`` by sparse block back substitution after the LTDL of the GIM and ``D^-1``
     by a Cholesky inverse of each block, :mod:`denoc_bridge.kernels.gim_ltdl`).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        Configuration in Pinocchio's layout; quaternions and (cos, sin) pairs are normalised.
+    level : {"module", "link"}
+        Module-level blocks (002; one block per kinematic module) or link-level ones (001).
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    Uinv, Dinv : (nv, nv) arrays
+        ``U^-1`` (unit block upper triangular) and ``D^-1`` (block diagonal);
+        ``Uinv.T @ Dinv @ Uinv`` is the inverse GIM.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes or non-finite entries (naming the entry and its joint), an unknown level.
+    SingularInertiaError
+        A singular articulated inertia (naming the joint).
     """
     if type(model) is Model and data is None:  # fast path, as in udut
         A, B = _empty((model.nv, model.nv)), _empty((model.nv, model.nv))

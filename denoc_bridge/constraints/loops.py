@@ -269,6 +269,33 @@ def constrained_forward_dynamics(
     constraint.  With ``return_forces`` returns ``(qddot, lambda)``, ``lambda`` for the
     independent constraint rows (``C^T lambda`` are the generalized constraint forces;
     :func:`constraint_forces`).
+
+    Parameters
+    ----------
+    q, v, tau : arrays
+        The state and the joint torques of the tree's coordinates.
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext``.
+    method : {"lagrange", "partitioning"}
+        Lagrange multipliers on the O(n) forward dynamics (004 eqs. 13-14, compiled), or
+        coordinate partitioning (004 eqs. 19-25, dense).
+    baumgarte : (alpha, beta)
+        Drift stabilisation in 1/s, two finite numbers >= 0 (above).
+    independent : indices into v, optional
+        For ``"partitioning"``: the independent coordinates (default: chosen from C).
+    return_forces : bool
+        Also return the multipliers.
+
+    Returns
+    -------
+    qdd : (nv,) array, or ``(qdd, lambda)`` with ``return_forces``
+
+    Raises
+    ------
+    InputError
+        Bad shapes, values or ``baumgarte``; rows of C that cannot be satisfied.
+    SingularInertiaError
+        A singular articulated inertia (naming the joint).
     """
     _check_model(model)
     if method == "lagrange" and not return_forces:
@@ -318,7 +345,24 @@ def project_configuration(
     """Close the loops: Newton-Raphson on the dependent coordinates, ``C_d dq_d = -phi``
     (004 eq. 26), the independent ones kept.  Returns the corrected q; raises
     :class:`~denoc_bridge.errors.InputError` naming the cut joint when it does not converge
-    (the loops cannot be closed near q)."""
+    (the loops cannot be closed near q).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        A configuration near the loops (reduced on a MimicModel).
+    independent : indices into v, optional
+        The coordinates kept (default: chosen by :func:`partition` from the constraint rows).
+    tol : float
+        Largest loop-closure error accepted (metres and radians).
+    max_iter : int
+        Newton-Raphson iterations before giving up.
+
+    Returns
+    -------
+    q : (nq,) array
+        The configuration with the loops closed.
+    """
     _check_model(model)
     if isinstance(model, MimicModel):  # the loop rows on the reduced coordinates: C G
         return _mimic_loops.project_configuration(model, q, independent=independent, tol=tol, max_iter=max_iter)
@@ -335,7 +379,22 @@ def project_configuration(
 def project_velocity(
     model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, independent: npt.ArrayLike | None = None
 ) -> np.ndarray:
-    """The velocity satisfying C v = 0 with the same independent components (004 eq. 16)."""
+    """The velocity satisfying C v = 0 with the same independent components (004 eq. 16).
+
+    Parameters
+    ----------
+    q : (nq,) array
+        A configuration on the loops (reduced on a MimicModel).
+    v : (nv,) array
+        The velocity to correct.
+    independent : indices into v, optional
+        The components kept (default: chosen by :func:`partition`).
+
+    Returns
+    -------
+    v : (nv,) array
+        ``E v_i``: satisfies ``C v = 0``.
+    """
     _check_model(model)
     if isinstance(model, MimicModel):  # the loop rows on the reduced coordinates: C G
         return _mimic_loops.project_velocity(model, q, v, independent=independent)

@@ -289,6 +289,28 @@ def load_robot(
     example-robot-data robots that have one (as their Pinocchio loaders do),
     fixed otherwise.  ``mimic=True``: ``<mimic>`` joints as constraints (a
     :class:`~denoc_bridge.constraints.mimic.MimicModel`, see :func:`~denoc_bridge.io.urdf.load_urdf`).
+
+    Parameters
+    ----------
+    spec : str or path
+        A URDF file, the name of an example-robot-data robot (``"panda"``, ``"talos"``,
+        ``"solo12"``, ...), or a generated one: ``"rope"``, ``"chain:N[:planar|spatial]"``,
+        ``"gripper"``, ``"puma560"``, ``"fourbar"``.
+    floating_base : bool, optional
+        A free-flyer root joint (True), a fixed base (False), or the robot's usual base (None).
+    mimic : bool
+        The ``<mimic>`` joints as constraints: a :class:`~denoc_bridge.MimicModel`.
+
+    Returns
+    -------
+    Model or MimicModel
+
+    Raises
+    ------
+    RobotNotFoundError
+        No such file or robot name (with the closest names).
+    URDFError
+        A malformed URDF (naming the element).
     """
     src = resolve_robot(spec)
     fb = src.floating_base if floating_base is None else bool(floating_base)
