@@ -269,13 +269,6 @@ def _flat(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[int, ...], list[np.ndar
     ]
 
 
-def _tree_adjoint(
-    model: Model | MimicModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(dqdd_dq^T lam, dqdd_dv^T lam, Minv lam)`` on a tree: the O(n) matrix-free adjoint."""
-    return _forward_dynamics_vjp(model, q, v, tau, lam)
-
-
 def _dense_adjoint(
     model: Model | MimicModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -328,7 +321,7 @@ def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_di
     >>> jax.grad(lambda tau: f(q, v, tau) @ f(q, v, tau))(tau)  # doctest: +SKIP
     """
     model = _checked(model)
-    adjoint = _tree_adjoint if _is_tree(model) else _dense_adjoint
+    adjoint = _forward_dynamics_vjp if _is_tree(model) else _dense_adjoint  # O(n) on trees
     if vmap_method not in VMAP_METHODS:
         raise InputError(f"vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
     charts = _Charts(model)

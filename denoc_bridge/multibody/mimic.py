@@ -202,9 +202,7 @@ class MimicModel(ModelKind):
             full = self.tree.nq if what == "q" else self.tree.nv
             hint = ""
             if x.ndim in (1, 2) and x.shape[-1] == full:
-                how = {"q": "reduce_configuration", "tau": "reduce_forces"}.get(
-                    name if name == "tau" else what, "reduce_velocity"
-                )
+                how = "reduce_configuration" if what == "q" else "reduce_forces" if name == "tau" else "reduce_velocity"
                 hint = f"; that is the tree's size (mimic joints included): model.{how}({name}) gives the reduced one"
             raise InputError(
                 f"{name} must have shape ({n},) or (B, {n}) (model '{self.tree.name}' with mimic "
