@@ -376,8 +376,10 @@ def simulate_command(args) -> int:
     if stream is not None:
         if save is not None:
             raise DenocError("--stream writes the trajectory as the run goes; give --save or --stream, not both")
-        if method not in FIXED_STEP_METHODS:
-            raise DenocError(f"--stream streams the fixed-step methods (rk4, euler), not --method {method}")
+        if method not in FIXED_STEP_METHODS + IMPLICIT_METHODS:
+            raise DenocError(
+                f"--stream streams the fixed-step methods (rk4, euler, implicit-euler, sdirk2), not --method {method}"
+            )
         if stream.suffix.lower() != ".npy" and not stream.is_dir():
             stream = stream.with_name(stream.name + ".npy")  # what simulate(save_to=) writes
     if args.save_every is not None and args.save_every < 1:

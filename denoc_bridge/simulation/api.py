@@ -89,7 +89,7 @@ from denoc_bridge.simulation.common import (
     save_stride,
     step_count,
 )
-from denoc_bridge.simulation.implicit import run_implicit
+from denoc_bridge.simulation.implicit import ImplicitSteps
 from denoc_bridge.simulation.loops import LoopSystem
 from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
@@ -160,7 +160,8 @@ def simulate(
         :mod:`denoc_bridge.simulation.loops`.  The trajectory then carries
         ``constraint_error`` (per saved state) and ``constraint_drift``.
     save_to : a ``.npy`` file (the suffix is appended when missing) the saved states are
-        streamed to as the run goes (rk4 and euler, every kind of model): memory holds one
+        streamed to as the run goes (the fixed-step methods: rk4 and euler on every kind of
+        model, implicit-euler and sdirk2 on trees): memory holds one
         chunk of states (:data:`~denoc_bridge.simulation.stream.STREAM_CHUNK_BYTES`) however
         long the run, and the trajectory returned reads the file lazily (memory-mapped; see
         :mod:`denoc_bridge.simulation.stream` for the format).  The file appears when the run
@@ -197,10 +198,10 @@ def simulate(
             mimic_loop_simulation.initial_state if isinstance(model, MimicModel) else loop_simulation.initial_state
         )
         q0, v0 = initial_state(model, q0, v0, opts[2], opts[3])
-    if save_to is not None and method not in FIXED_STEP_METHODS:
+    if save_to is not None and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS:
         raise InputError(
-            f"save_to streams the fixed-step runs (rk4, euler); method {method!r} keeps its states in memory "
-            + ("(pass save_every to keep fewer)" if method in IMPLICIT_METHODS else "(a larger dt saves fewer states)")
+            f"save_to streams the fixed-step runs (rk4, euler, implicit-euler, sdirk2); method {method!r} keeps "
+            "its states in memory (a larger dt saves fewer states)"
         )
     if method in IMPLICIT_METHODS:
         if not isinstance(system, TreeSystem) or dynamics != "recursive":
@@ -214,10 +215,9 @@ def simulate(
                 )
                 + ": use rk4, euler or an adaptive method (Radau, BDF for stiff runs)"
             )
-        stride = save_stride(model, n_steps, save_every)
-        return run_implicit(model, q0, v0, dt, n_steps, forces, method, stride, progress, system)
-    if method in FIXED_STEP_METHODS:
-        python = forces.python_loop or forces.cholesky or system.kernel_system() is None
+    steps = ImplicitSteps(system, method, dt) if method in IMPLICIT_METHODS else None
+    if method in FIXED_STEP_METHODS + IMPLICIT_METHODS:
+        python = steps is not None or forces.python_loop or forces.cholesky or system.kernel_system() is None
         if save_to is not None:
             stride = 1 if save_every is None else check_save_every(save_every)
             target = stream_target(save_to)
@@ -241,13 +241,29 @@ def simulate(
                     opts,
                     limits,
                     stream,
+                    steps,
                 )
             finally:
                 stream.abort()  # a no-op once the run has written its file; else the previous file stays
         stride = save_stride(model, n_steps, save_every)
         check_saved_states(model, n_steps, stride, count_saves(n_steps, stride), python_lists=python, stream=True)
         return _run_fixed(
-            model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, python, opts, limits
+            model,
+            q0,
+            v0,
+            dt,
+            n_steps,
+            forces,
+            method,
+            passive,
+            stride,
+            progress,
+            system,
+            python,
+            opts,
+            limits,
+            None,
+            steps,
         )
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
@@ -272,11 +288,13 @@ def _run_fixed(
     opts: tuple | None,
     limits: bool,
     stream: StateStream | None = None,
+    steps: ImplicitSteps | None = None,
 ) -> Trajectory:
-    """The fixed-step run: compiled, or stage by stage from Python (``python``); a mimic model whose
-    tree alone becomes singular in the compiled run starts again from Python in its dense form."""
+    """The fixed-step run: compiled, or step by step from Python (``python``; the implicit
+    methods' ``steps``); a mimic model whose tree alone becomes singular in the compiled run
+    starts again from Python in its dense form."""
     if python:
-        return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream)
+        return run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream, steps)
     try:
         return run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream)
     except SingularTree:  # a mimic model's tree alone became singular: its dense form, from the start

@@ -44,7 +44,6 @@ enforced (as with the adaptive methods).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import scipy.linalg as sl
@@ -56,9 +55,7 @@ from denoc_bridge.dynamics import (
     forward_dynamics_derivatives,
     forward_dynamics_jvp,
 )
-from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels.kinematics import subtree_sums
-from denoc_bridge.simulation.common import Run, make_trajectory, saved_steps
 from denoc_bridge.spatial import internal_to_pin
 
 #: up to this many DOFs Newton's matrix is formed and factorised (O(n^2) memory)
@@ -240,96 +237,51 @@ def _pin_fext(fext):
     return None if fext.shape[0] == 0 else internal_to_pin(fext)
 
 
-def run_implicit(
-    model, q0, v0, dt, n_steps, forces, method, stride, progress, system, jacobian="auto", gmres_rtol=1e-6
-):
-    """The implicit methods stage by stage from Python (see the module docstring); returns the
-    Trajectory, with ``newton_iterations`` and ``linear_iterations`` (GMRES) of the run in its
-    ``solver_stats``."""
-    nq, nv = system.nq, system.nv
-    dense = nv <= DENSE_MAX_DOF if jacobian == "auto" else jacobian == "dense"
-    stage = _Stage(system, dense, gmres_rtol)
-    g = 1.0 if method == "implicit-euler" else GAMMA_SDIRK2
-    Q, V, A, TAU = [], [], [], []
-    q, v = q0.copy(), v0.copy()
-    a = np.empty(nv)
-    failed = None
-    zero = np.zeros(nv)
-    step = 0
-    with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
-        for step in range(n_steps):
-            t = step * dt
-            if step % stride == 0:
-                st, tau = system.accelerations(t, step, q, v, a)
-                if st:
-                    failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", a, "v")])
-                    break
-                Q.append(q.copy()), V.append(v.copy()), A.append(a.copy()), TAU.append(np.array(tau))
-            hg = g * dt
-            V1 = v.copy()
-            st, Xi1, a1 = stage.solve(t + hg, step, q, zero, v, hg, V1)
-            if st == 0 and method == "sdirk2":
-                dxi1 = np.empty(nv)
-                system.dexpinv(Xi1, V1, dxi1)
-                xi_b = (1.0 - g) * dt * dxi1
-                v_b = v + (1.0 - g) * dt * a1
-                V2 = V1.copy()
-                st, Xi1, a1 = stage.solve(t + dt, step, q, xi_b, v_b, hg, V2)
-                V1 = V2
-            if st:
-                failed = (st, t, "Newton's iterations did not converge" if st == -2 else None)
-                break
-            system.integrate(q, Xi1, q)
-            v[:] = V1
-            if step % 100 == 0:
-                run.update(step)
-        else:
-            step = n_steps
-    interrupted, wall = run.interrupted, run.wall
-    final = None
-    if not failed and not interrupted:
-        st, tau = system.accelerations(n_steps * dt, n_steps, q, v, a)
-        if not st:
-            Q.append(q.copy()), V.append(v.copy()), A.append(a.copy()), TAU.append(np.array(tau))
-            final = n_steps
-    n = len(Q)
-    t_saved = saved_steps(n, stride, final) * dt
-    state = "interrupted" if interrupted else ("failed" if failed else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
-    traj = make_trajectory(
-        model,
-        t_saved,
-        np.array(Q).reshape(n, nq),
-        np.array(V).reshape(n, nv),
-        np.array(A).reshape(n, nv),
-        np.array(TAU).reshape(n, nv),
-        forces,
-        method,
-        dt,
-        wall,
-        step,
-        system.evals,
-        state,
-        message,
-    )
-    traj.solver_stats.update(
-        newton_iterations=stage.newton_iterations,
-        linear_iterations=stage.linear_iterations,
-        max_linear_iterations=stage.max_linear_iterations,
-        jacobian="dense" if dense else "gmres",
-    )
-    if failed:
-        st, t_bad, detail = failed
-        if isinstance(detail, list):
-            raise system.failure(st, t_bad, detail, traj)
-        raise SimulationError(
-            f"simulation stopped at t = {t_bad:.6g} s: "
-            + (detail or "the implicit step failed (a state that is not finite or a singular inertia)")
-            + f" with dt = {dt:g}; try a smaller dt",
-            t_bad,
-            "",
-            traj,
+class ImplicitSteps:
+    """The implicit methods one step at a time, for :func:`.runners.run_python` (the one run from
+    Python of the fixed-step methods: saving, streaming, progress and failures are its own):
+    each step solves its stages by Newton (:class:`_Stage`) and advances q and v in place; the
+    run's accelerations are only needed at the saved states (``needs_start`` False)."""
+
+    needs_start = False
+
+    def __init__(self, system, method, dt, jacobian="auto", gmres_rtol=1e-6):
+        self.system, self.method, self.dt = system, method, dt
+        self.dense = system.nv <= DENSE_MAX_DOF if jacobian == "auto" else jacobian == "dense"
+        self.stage = _Stage(system, self.dense, gmres_rtol)
+        self.g = 1.0 if method == "implicit-euler" else GAMMA_SDIRK2
+        self.zero = np.zeros(system.nv)
+
+    def step(self, t, step, q, v, a0):
+        """One step from (q, v) at t; returns None, or the failure ``(None, t, message)``."""
+        dt, g, stage = self.dt, self.g, self.stage
+        hg = g * dt
+        V1 = v.copy()
+        st, Xi1, a1 = stage.solve(t + hg, step, q, self.zero, v, hg, V1)
+        if st == 0 and self.method == "sdirk2":
+            dxi1 = np.empty(self.system.nv)
+            self.system.dexpinv(Xi1, V1, dxi1)
+            xi_b = (1.0 - g) * dt * dxi1
+            v_b = v + (1.0 - g) * dt * a1
+            V2 = V1.copy()
+            st, Xi1, a1 = stage.solve(t + dt, step, q, xi_b, v_b, hg, V2)
+            V1 = V2
+        if st:
+            detail = (
+                "Newton's iterations did not converge"
+                if st == -2
+                else "the implicit step failed (a state that is not finite or a singular inertia)"
+            )
+            return (None, t, f"simulation stopped at t = {t:.6g} s: {detail} with dt = {dt:g}; try a smaller dt")
+        self.system.integrate(q, Xi1, q)
+        v[:] = V1
+        return None
+
+    def annotate(self, traj):
+        """Newton's and GMRES's iteration counts of the run in ``traj.solver_stats``."""
+        traj.solver_stats.update(
+            newton_iterations=self.stage.newton_iterations,
+            linear_iterations=self.stage.linear_iterations,
+            max_linear_iterations=self.stage.max_linear_iterations,
+            jacobian="dense" if self.dense else "gmres",
         )
-    if interrupted:
-        warnings.warn(message, stacklevel=3)
-    return traj

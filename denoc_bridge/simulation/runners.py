@@ -240,53 +240,79 @@ def finish_run(
     return traj
 
 
-def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None):
-    """The fixed-step methods stage by stage from Python (a callable tau or f_ext, the dense
-    forms, a system without a compiled form): the steps of the compiled run, each stage one
-    call of ``system.accelerations``, and after each step ``system.end_step``.  With ``stream``
-    the saved rows go to its file a buffer at a time."""
+class ExplicitSteps:
+    """The explicit fixed-step methods (``"euler"``, ``"rk4"``) one step at a time from Python,
+    on the manifold (Runge-Kutta-Munthe-Kaas): each step starts from the accelerations ``a0`` at
+    (q, v) (``needs_start``) and advances q and v in place."""
+
+    needs_start = True
+
+    def __init__(self, system, method, dt):
+        self.system, self.dt, self.rk4 = system, dt, method == "rk4"
+        nq, nv = system.nq, system.nv
+        self.xi, self.qs, self.vs = np.empty(nv), np.empty(nq), np.empty(nv)
+        self.kx = [np.empty(nv) for _ in range(4)]
+        self.kv = [np.empty(nv) for _ in range(4)]
+
+    def step(self, t, step, q, v, a0):
+        """One step from (q, v) at t; returns None, or the failure ``(status, t, named arrays)``."""
+        system, dt = self.system, self.dt
+        if not self.rk4:
+            v += dt * a0
+            system.integrate(q, dt * v, q)
+            return None
+        xi, qs, vs, kx, kv = self.xi, self.qs, self.vs, self.kx, self.kv
+        kx[0][:], kv[0][:] = v, a0
+        for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
+            xi[:] = c * dt * kx[prev]
+            system.integrate(q, xi, qs)
+            vs[:] = v + c * dt * kv[prev]
+            system.dexpinv(xi, vs, kx[i + 1])
+            st, tau_s = system.accelerations(t + c * dt, step, qs, vs, kv[i + 1])
+            if st:
+                return (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"), ("a", kv[i + 1], "v")])
+        xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
+        v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
+        system.integrate(q, xi, q)
+        return None
+
+    def annotate(self, traj):
+        """What the method adds to the trajectory (nothing)."""
+
+
+def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None, steps=None):
+    """The fixed-step methods step by step from Python (a callable tau or f_ext, the dense
+    forms, a system without a compiled form, the implicit methods): ``steps`` (default
+    :class:`ExplicitSteps` of ``method``; :class:`.implicit.ImplicitSteps`) advances (q, v) by a
+    step, each stage one call of ``system.accelerations``, and after each step
+    ``system.end_step``.  With ``stream`` the saved rows go to its file a buffer at a time."""
     nq, nv = system.nq, system.nv
     f = system.accelerations
+    steps = ExplicitSteps(system, method, dt) if steps is None else steps
     Q, V, A, TAU, E, S = [], [], [], [], [], []
     rows = _Rows(stream, stride, dt, nq, nv, (Q, V, A, TAU, E, S))
     q, v = q0.copy(), v0.copy()
     failed = None
-    xi, qs, vs = np.empty(nv), np.empty(nq), np.empty(nv)
-    kx = [np.empty(nv) for _ in range(4)]
-    kv = [np.empty(nv) for _ in range(4)]
+    a0 = np.empty(nv)
     step = 0
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         for step in range(n_steps):
             t = step * dt
-            st, tau = f(t, step, q, v, kv[0])
-            if st:
-                failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", kv[0], "v")])
-                break
-            if step % stride == 0:
-                Q.append(q.copy()), V.append(v.copy()), A.append(kv[0].copy()), TAU.append(np.array(tau))
+            save = step % stride == 0
+            if save or steps.needs_start:
+                st, tau = f(t, step, q, v, a0)
+                if st:
+                    failed = (st, t, [("q", q, "q"), ("v", v, "v"), ("tau", tau, "v"), ("a", a0, "v")])
+                    break
+            if save:
+                Q.append(q.copy()), V.append(v.copy()), A.append(a0.copy()), TAU.append(np.array(tau))
                 E.append(system.error(q))
                 S.append(system.stop_energy())
                 if stream is not None and len(Q) >= stream.buffer_rows:
                     rows.flush()
-            if method == "euler":
-                v += dt * kv[0]
-                system.integrate(q, dt * v, q)
-            else:
-                kx[0][:] = v
-                for i, (c, prev) in enumerate(((0.5, 0), (0.5, 1), (1.0, 2))):
-                    xi[:] = c * dt * kx[prev]
-                    system.integrate(q, xi, qs)
-                    vs[:] = v + c * dt * kv[prev]
-                    system.dexpinv(xi, vs, kx[i + 1])
-                    st, tau_s = f(t + c * dt, step, qs, vs, kv[i + 1])
-                    if st:
-                        failed = (st, t, [("q", qs, "q"), ("v", vs, "v"), ("tau", tau_s, "v"), ("a", kv[i + 1], "v")])
-                        break
-                if failed:
-                    break
-                xi[:] = dt / 6.0 * (kx[0] + 2 * kx[1] + 2 * kx[2] + kx[3])
-                v += dt / 6.0 * (kv[0] + 2 * kv[1] + 2 * kv[2] + kv[3])
-                system.integrate(q, xi, q)
+            failed = steps.step(t, step, q, v, a0)
+            if failed:
+                break
             try:
                 system.end_step(q, v, t + dt)
             except SimulationError as exc:
@@ -313,6 +339,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         state = "interrupted" if interrupted else ("failed" if failed else "completed")
         message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
         traj = stream_trajectory(stream, model, forces, method, dt, wall, step, system.evals, state, message, system)
+        steps.annotate(traj)
         return _python_end(system, failed, interrupted, message, traj)
     n = len(Q)
 
@@ -339,6 +366,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         message,
     )
     system.annotate(traj, E, S)
+    steps.annotate(traj)
     return _python_end(system, failed, interrupted, message, traj)
 
 
