@@ -34,11 +34,13 @@ Newton's steps are damped by a backtracking line search on the residual (large s
 falling chain start far from the solution).
 
 They cover trees (models without mimic joints or loop closures), with the actuation, the
-external wrenches and the joint springs and dampers of :func:`denoc_bridge.simulate`; the
-actuation and wrenches enter Newton's residual, not its matrix (a controller ``tau(t, q, v)`` is
-treated as constant across a step's Newton iterations, which converges to the step of a
-controller frozen at the stage, like the explicit methods' stages).  Joint limits are not
-enforced (as with the adaptive methods).
+external wrenches and the joint springs and dampers of :func:`denoc_bridge.simulate`.  A
+controller ``tau(t, q, v)`` and wrenches ``f_ext(t, q, v)`` are implicit too: they are evaluated at
+each Newton iterate, and their derivatives in (q, v) enter Newton's matrix by forward differences
+(``FD_STEP``; dense: 2 nv calls per Newton step, GMRES: one per product), the wrenches through
+the Jacobians (inverse dynamics with and without them), so that a stiff PD controller on a light
+robot converges as the same springs and dampers do (tested; left out of the matrix, Newton
+diverged there).  Joint limits are not enforced (as with the adaptive methods).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.dynamics import (
     forward_dynamics_derivatives,
     forward_dynamics_jvp,
+    inverse_dynamics,
 )
 from denoc_bridge.kernels.kinematics import subtree_sums
 from denoc_bridge.spatial import internal_to_pin
@@ -71,6 +74,10 @@ STALL_TOL = 1e-6
 #: halvings of a Newton step at most
 LINE_SEARCH = 12
 GAMMA_SDIRK2 = 1.0 - 1.0 / math.sqrt(2.0)
+#: the forward-difference step of the derivatives of a controller tau(t, q, v) and of wrenches
+#: f_ext(t, q, v) (user callables, for Newton's matrix: its accuracy sets the convergence rate, not
+#: the solution)
+FD_STEP = 1e-7
 #: the GMRES preconditioner: "geometric" (springs, dampers and the gravity load's geometric
 #: stiffness) or "passive" (springs and dampers only)
 PRECONDITIONER = "geometric"
@@ -124,6 +131,7 @@ class _Stage:
         self.gmres_rtol = gmres_rtol
         self.K = system.K if system.use_passive else np.zeros(self.nv)
         self.D = system.D if system.use_passive else np.zeros(self.nv)
+        self.zero = np.zeros(self.nv)
         self.newton_iterations = 0
         self.linear_iterations = 0
         self.max_linear_iterations = 0
@@ -156,7 +164,45 @@ class _Stage:
         st = self.acceleration(t, n, q, V, a)
         return st, Xi, q, a, V - v_b - hg * a
 
-    def _newton_step(self, t, q, V, a, R, hg):
+    def _callable_forces(self, t, n, q, V, q_base, rest):
+        """The generalized forces of the run's callables at (q, V): the controller
+        ``tau(t, q, v)`` and the wrenches ``f_ext(t, q, v)`` mapped by the Jacobians at
+        ``q_base`` (their dependence on q at fixed wrenches is in the analytical derivatives);
+        ``rest`` = inverse dynamics at (q_base, 0, 0) without wrenches."""
+        f = self.s.forces
+        out = np.zeros(self.nv)
+        if f.tau_fn is not None:
+            out += f.tau_at(t, q, V, n)
+        if f.fext_fn is not None:
+            fx = _pin_fext(f.fext_at(t, q, V))
+            if fx is not None:
+                out += rest - inverse_dynamics(self.model, q_base, self.zero, self.zero, f_ext=fx)
+        return out
+
+    def _callable_jacobians(self, t, n, q, V):
+        """``(d g/dq, d g/dV)`` of the callables' forces g (:meth:`_callable_forces`) by forward
+        differences on the manifold (q moved along its tangent directions), or None without
+        callables: a controller or wrenches that depend on the state enter Newton's matrix, so
+        that a stiff controller (a PD on a light robot) converges as the springs do."""
+        f = self.s.forces
+        if f.tau_fn is None and f.fext_fn is None:
+            return None
+        nv = self.nv
+        rest = inverse_dynamics(self.model, q, self.zero, self.zero) if f.fext_fn is not None else None
+        g0 = self._callable_forces(t, n, q, V, q, rest)
+        Cq, Cv = np.empty((nv, nv)), np.empty((nv, nv))
+        dx, qe = np.zeros(nv), np.empty(self.nq)
+        for i in range(nv):
+            h = FD_STEP * (1.0 + abs(V[i]))
+            dx[i] = h
+            Cv[:, i] = (self._callable_forces(t, n, q, V + dx, q, rest) - g0) / h
+            dx[i] = FD_STEP
+            self.s.integrate(q, dx, qe)
+            Cq[:, i] = (self._callable_forces(t, n, qe, V, q, rest) - g0) / FD_STEP
+            dx[i] = 0.0
+        return Cq, Cv
+
+    def _newton_step(self, t, n, q, V, a, R, hg):
         """Newton's update: ``J delta = -R`` (dense LU, or GMRES on the JVP operator)."""
         nv = self.nv
         tau = self.s.total.copy()  # actuation + springs + dampers at (q, V)
@@ -164,14 +210,27 @@ class _Stage:
         if self.dense:
             ddq, ddv, Minv = forward_dynamics_derivatives(self.model, q, V, tau, fx)
             J = np.eye(nv) - hg * (ddv - Minv * self.D) - hg * hg * (ddq - Minv * self.K)
+            C = self._callable_jacobians(t, n, q, V)
+            if C is not None:
+                J -= Minv @ (hg * C[1] + hg * hg * C[0])
             return 0, -sl.solve(J, R, check_finite=False)
         if not np.any(R):
             return 0, np.zeros(nv)
+        f = self.s.forces
+        callables = f.tau_fn is not None or f.fext_fn is not None
+        rest = inverse_dynamics(self.model, q, self.zero, self.zero) if f.fext_fn is not None else None
+        g0 = self._callable_forces(t, n, q, V, q, rest) if callables else None
+        qe = np.empty(self.nq)
 
         def apply(x):
             x = np.ascontiguousarray(x, dtype=float).ravel()
             dq = hg * x
-            return x - hg * forward_dynamics_jvp(self.model, q, V, tau, dq, x, -self.K * dq - self.D * x, f_ext=fx)
+            dtau = -self.K * dq - self.D * x
+            if callables:  # the callables' directional derivative by a forward difference
+                h = FD_STEP / max(np.abs(x).max(), 1e-300)
+                self.s.integrate(q, h * dq, qe)
+                dtau += (self._callable_forces(t, n, qe, V + h * x, q, rest) - g0) / h
+            return x - hg * forward_dynamics_jvp(self.model, q, V, tau, dq, x, dtau, f_ext=fx)
 
         op = spla.LinearOperator((nv, nv), matvec=apply, dtype=float)
         count = [0]
@@ -207,7 +266,7 @@ class _Stage:
         for _ in range(NEWTON_MAX):
             if np.abs(R).max() <= RESIDUAL_TOL * (1.0 + np.abs(V).max()):
                 return 0, Xi, a
-            st, delta = self._newton_step(t, q, V, a, R, hg)
+            st, delta = self._newton_step(t, n, q, V, a, R, hg)
             if st:
                 return st, Xi, a
             self.newton_iterations += 1

@@ -271,3 +271,46 @@ def test_spatial_hanging_chain_on_the_preconditioned_path(monkeypatch):
     monkeypatch.setattr(implicit, "PRECONDITIONER", "passive")
     passive = db.simulate(model, q0, v0, h, h, method="implicit-euler")
     assert passive.solver_stats["max_linear_iterations"] > 30, passive.solver_stats
+
+
+LIGHT = dict(length=0.05, mass=0.004)  # eigenvalues of M^-1 up to ~1e6: a PD is stiff for it
+
+
+@pytest.mark.parametrize("krylov", [False, True])
+def test_a_stiff_pd_controller_converges_as_the_same_springs_and_dampers(krylov, monkeypatch):
+    """A controller ``tau = -Kp (q - q*) - Kd v`` is the model's springs and dampers: the implicit
+    runs of both must agree.  The controller enters Newton's matrix by forward differences; left
+    out (as before), Newton diverged at the first step on this light chain."""
+    if krylov:
+        monkeypatch.setattr(implicit, "DENSE_MAX_DOF", 0)
+    model = chain(4, "planar", **LIGHT)
+    Kp, Kd, target = np.array([2.0, 1.0, 0.5, 0.2]), np.array([0.05, 0.03, 0.02, 0.01]), np.full(4, 0.3)
+    springs = model.replace(stiffness=Kp, damping=Kd, rest_configuration=target)
+    q0, v0 = np.zeros(4), np.zeros(4)
+    for method in ("implicit-euler", "sdirk2"):
+        ref = db.simulate(springs, q0, v0, 0.2, 2e-3, method=method, progress=False)
+        pd = db.simulate(model, q0, v0, 0.2, 2e-3, method=method, tau=lambda t, q, v: -Kp * (q - target) - Kd * v)
+        assert pd.status == "completed" and np.abs(ref.q[-1] - target).max() < 0.05  # it got there
+        assert np.abs(pd.q - ref.q).max() < 1e-8 and np.abs(pd.v - ref.v).max() < 1e-6, method
+        assert pd.solver_stats["newton_iterations"] <= 1.5 * ref.solver_stats["newton_iterations"]
+
+
+@pytest.mark.parametrize("krylov", [False, True])
+def test_velocity_dependent_wrenches_converge_as_the_same_dampers(krylov, monkeypatch):
+    """Torque pairs about the joint axes (y) on each link and its parent, ``-/+ c_k v_k``, are joint
+    dampers c: the wrenches' dependence on v enters Newton's matrix through the Jacobians."""
+    if krylov:
+        monkeypatch.setattr(implicit, "DENSE_MAX_DOF", 0)
+    model = chain(4, "planar", **LIGHT)
+    c = np.array([0.05, 0.03, 0.02, 0.01])
+
+    def wrenches(t, q, v):
+        F = np.zeros((4, 6))
+        F[:, 4] -= c * v
+        F[:-1, 4] += c[1:] * v[1:]  # the reaction on the parent
+        return F
+
+    q0, v0 = np.full(4, 0.4), np.zeros(4)
+    ref = db.simulate(model.replace(damping=c), q0, v0, 0.2, 2e-3, method="sdirk2")
+    tr = db.simulate(model, q0, v0, 0.2, 2e-3, method="sdirk2", f_ext=wrenches)
+    assert np.abs(tr.q - ref.q).max() < 1e-8 and np.abs(tr.v - ref.v).max() < 1e-6

@@ -69,7 +69,10 @@ CASES = {
     ),
     "constant external wrenches": ("chain:3", {"f_ext": {"link2": np.array([0.0, 0.0, 0.01, 0.0, 0.002, 0.0])}}),
     "implicit method (sdirk2)": ("chain:3", {"method": "sdirk2"}),
-    "implicit Euler, save_every 4": ("chain:3", {"method": "implicit-euler", "save_every": 4}),
+    "implicit Euler, save_every 4, a controller": (
+        "chain:3",
+        {"method": "implicit-euler", "save_every": 4, "tau": lambda t, q, v: -0.05 * v},
+    ),
 }
 
 
