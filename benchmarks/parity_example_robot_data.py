@@ -21,7 +21,7 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.io.robots import _erd_search_dirs
-from denoc_bridge.validation import compare_with_pinocchio
+from denoc_bridge.validation import QUANTITIES, compare_with_pinocchio
 
 
 def main():
@@ -60,7 +60,7 @@ def main():
                     notes=sorted({n for c in rep.checks for n in c.notes}),
                 )
                 rows.append(row)
-    quantities = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix", "forward_kinematics"]
+    quantities = list(QUANTITIES)
     print(
         f"{len(rows)} models ({len({r['urdf'] for r in rows})} URDFs x fixed/floating), "
         f"{sum(r['passed'] for r in rows)} passed"

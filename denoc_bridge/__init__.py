@@ -29,6 +29,7 @@ from denoc_bridge.algorithms.kinematics import (
     energies,
     forward_kinematics,
     kinetic_energy,
+    link_velocities,
     potential_energy,
 )
 from denoc_bridge.algorithms.reference import denoc_matrices, uncoupled_newton_euler
@@ -118,6 +119,7 @@ __all__ = [
     "inverse_udut",
     "kinetic_energy",
     "linearize",
+    "link_velocities",
     "load_urdf",
     "mass_matrix",
     "neutral_configuration",

@@ -11,6 +11,7 @@ states and reports, per quantity, the relative error
 | ``forward_dynamics``      | ``pin.aba`` (tau from ``pin.rnea``)    |
 | ``inverse_mass_matrix``   | ``pin.computeMinverse``                |
 | ``forward_kinematics``    | ``data.oMi``                           |
+| ``link_velocities``       | ``data.v`` (``pin.forwardKinematics``) |
 
 A :class:`~denoc_bridge.constraints.mimic.MimicModel` is compared with Pinocchio's mimic model
 (``pin.buildModelFromUrdf(path, mimic=True)``), whose ``aba`` and ``computeMinverse``
@@ -48,7 +49,7 @@ import numpy.typing as npt
 
 from denoc_bridge._text import count
 from denoc_bridge.algorithms.configuration import random_configuration
-from denoc_bridge.algorithms.kinematics import forward_kinematics
+from denoc_bridge.algorithms.kinematics import forward_kinematics, link_velocities
 from denoc_bridge.dynamics import (
     forward_dynamics,
     inverse_dynamics,
@@ -259,7 +260,14 @@ def _solve_check(
 
 
 #: the quantities :func:`compare_with_pinocchio` can check, by the name of the function checked
-QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix", "forward_kinematics")
+QUANTITIES = (
+    "inverse_dynamics",
+    "mass_matrix",
+    "forward_dynamics",
+    "inverse_mass_matrix",
+    "forward_kinematics",
+    "link_velocities",
+)
 
 
 def compare_with_pinocchio(
@@ -305,6 +313,7 @@ def compare_with_pinocchio(
         "a": Check("forward_dynamics", "solve(M_pin, tau - pin.nonLinearEffects)" if mimic else "pin.aba"),
         "Minv": Check("inverse_mass_matrix", "inv(M_pin)" if mimic else "pin.computeMinverse"),
         "fk": Check("forward_kinematics", "data.oMi"),
+        "lv": Check("link_velocities", "data.v"),
     }
     checks = {key: c for key, c in every.items() if c.quantity in wanted}
 
@@ -337,6 +346,9 @@ def compare_with_pinocchio(
                     np.concatenate([R[k].ravel(), p[k]]),
                     np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]),
                 )
+        if "lv" in checks:
+            pin.forwardKinematics(pm, pd, q, v)
+            plain("lv", link_velocities(model, q, v), np.array([pd.v[k + 1].vector for k in range(model.n_links)]))
         if "a" not in checks and "Minv" not in checks:
             continue
         if mimic:

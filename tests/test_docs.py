@@ -166,8 +166,9 @@ def check_derivatives(ns, out, tmp_path):
 
 
 def check_autodiff(ns, out, tmp_path):
-    shapes, agreement, batch = out.split("\n")[:3]
+    shapes, agreement, batch, wrenches = out.split("\n")[:4]
     assert shapes == "(19,) (18,)" and float(agreement) < 1e-12 and batch == "(16, 18)", out
+    assert float(wrenches) < 1e-12, out  # the wrench cotangent: the twists at mu
 
 
 def check_lqr(ns, out, tmp_path):

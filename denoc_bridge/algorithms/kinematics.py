@@ -14,8 +14,9 @@ from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import Data, run_parallel
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
+from denoc_bridge.spatial import internal_to_pin
 
-__all__ = ["forward_kinematics", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
+__all__ = ["forward_kinematics", "link_velocities", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
 
 
 def forward_kinematics(
@@ -34,6 +35,65 @@ def forward_kinematics(
     p = np.empty((model.n_links, 3))
     kk.world_placements(model.parent, geo.E, geo.r, R, p)
     return R, p
+
+
+def link_velocities(
+    model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, data: Data | None = None
+) -> np.ndarray:
+    """The spatial velocity (twist) of every link in its own frame: Pinocchio's ``data.v``.
+
+    The forward recursion of the twists, ``t_k = A_{k,b} t_b + P_k v_k`` (000 eq. 5; the base at
+    rest), after one geometry pass: O(n), compiled (:func:`denoc_bridge.kernels.kinematics.
+    link_twists`).  Row k is ``data.v[k + 1]`` of ``pin.forwardKinematics(pin_model, data, q,
+    v)``: linear then angular, in link k's frame (Pinocchio's ``LOCAL``).  Linear in v: row k
+    is ``J_k v`` with ``J_k`` link k's body Jacobian, so with v = mu it gives the products
+    ``J_k mu`` an adjoint needs for the wrenches on the links (the JAX bridge's cotangent of
+    ``f_ext``).
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+        A MimicModel takes reduced q and v (the mimic joints follow).
+    q : (nq,) or (B, nq) array
+        Configuration in Pinocchio's layout; a leading batch axis gives (B, n_links, 6).
+    v : (nv,) or (B, nv) array
+        Joint velocities.
+    data : Data, optional
+        Work buffers for this thread; default: the model's own.
+
+    Returns
+    -------
+    (n_links, 6) or (B, n_links, 6) array
+        ``[v_linear, w_angular]`` of each link, in the link's frame.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes or non-finite entries (naming the joint), a zero quaternion.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> model = db.load_robot("panda")
+    >>> q, v = db.neutral_configuration(model), np.zeros(model.nv)
+    >>> v[0] = 1.0                                  # the first joint turns at 1 rad/s
+    >>> db.link_velocities(model, q, v)[0]          # link 1 turns about its z axis
+    array([0., 0., 0., 0., 0., 1.])
+    """
+    _check_model(model)
+    if isinstance(model, MimicModel):
+        qf, vf = model.expand(q, v)
+        return link_velocities(model.tree, qf, vf, data=data)
+    if np.ndim(q) == 2 or np.ndim(v) == 2:
+        q, v, _, _, B = _inputs.state(model, q, v, v, None, "v")
+        if B is not None:
+            return np.stack([link_velocities(model, q[b], v[b], data=data) for b in range(q.shape[0])])
+    v = _inputs.vector(model, v, "v", "v")
+    geo = geometry(model, q, data=data)
+    t = np.empty((model.n_links, 6))
+    kk.link_twists(model.parent, model.idx_v, model.nv_joint, geo.E, geo.r, geo.P, v, t)
+    return internal_to_pin(t)
 
 
 def center_of_mass(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:

@@ -80,6 +80,7 @@ except ImportError as exc:  # the optional extra is not installed
         "denoc_bridge.autodiff.jax needs JAX: pip install 'denoc-bridge[autodiff]' (or pip install jax)"
     ) from exc
 
+from denoc_bridge.algorithms.kinematics import link_velocities as _link_velocities
 from denoc_bridge.dynamics import forward_dynamics as _forward_dynamics
 from denoc_bridge.dynamics import forward_dynamics_derivatives as _forward_dynamics_derivatives
 from denoc_bridge.dynamics import forward_dynamics_vjp as _forward_dynamics_vjp
@@ -235,8 +236,11 @@ def _x64_on() -> bool:
     return bool(jax.dtypes.canonicalize_dtype(np.float64) == _F64)
 
 
-def _argument(x: Any, name: str, n: int, dim: str, model: Model | MimicModel) -> Any:
-    """x as a float64 JAX array of shape (n,), or a named error (never a silent cast of floats)."""
+def _argument(
+    x: Any, name: str, n: int, dim: str, model: Model | MimicModel, shape: tuple[int, ...] | None = None
+) -> Any:
+    """x as a float64 JAX array of shape (n,) (or ``shape``), or a named error (never a silent
+    cast of floats)."""
     if not _x64_on():
         raise InputTypeError(
             "denoc_bridge.autodiff.jax computes in float64, and JAX's 64-bit mode is off (its arrays "
@@ -251,9 +255,10 @@ def _argument(x: Any, name: str, n: int, dim: str, model: Model | MimicModel) ->
             f"(jnp.asarray({name}, dtype=jnp.float64)), so that nothing is rounded silently"
         )
     x = jnp.asarray(x)
-    if x.shape != (n,):
+    shape = (n,) if shape is None else shape
+    if x.shape != shape:
         raise InputError(
-            f"{name} must have shape ({n},) (model '{model.name}' has {dim}={n}), got shape {x.shape}; "
+            f"{name} must have shape {shape} (model '{model.name}' has {dim}={n}), got shape {x.shape}; "
             "map a batch with jax.vmap"
         )
     return x
@@ -270,16 +275,31 @@ def _flat(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[int, ...], list[np.ndar
 
 
 def _dense_adjoint(
-    model: Model | MimicModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
+    model: Model | MimicModel,
+    q: np.ndarray,
+    v: np.ndarray,
+    tau: np.ndarray,
+    lam: np.ndarray,
+    f_ext: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The same products on a mimic model or a model with loop closures, from the dense
     derivatives of its reduced or constrained accelerations (:func:`denoc_bridge.forward_dynamics_derivatives`)."""
-    dq, dv, dtau = _forward_dynamics_derivatives(model, q, v, tau)
+    dq, dv, dtau = _forward_dynamics_derivatives(model, q, v, tau, f_ext)
     return lam @ dq, lam @ dv, lam @ dtau
 
 
-def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_dims") -> Callable[[Any, Any, Any], Any]:
-    """The forward dynamics of ``model`` as a differentiable JAX function ``f(q, v, tau) -> qdd``.
+def _wrench_cotangent(model: Model | MimicModel, q: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """``lam^T dqdd/df_ext``, (n_links, 6): the accelerations depend on the wrenches through the
+    generalized forces ``J_k^T f_k`` only (added to tau, the tree's on a mimic model or with
+    loops), so the cotangent of ``f_k`` is ``J_k mu`` with ``mu = (dqdd/dtau)^T lam`` (the
+    adjoint's third output): the links' twists at the joint rates mu
+    (:func:`denoc_bridge.link_velocities`, Pinocchio's order and frames)."""
+    return _link_velocities(model, q, mu)
+
+
+def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_dims") -> Callable[..., Any]:
+    """The forward dynamics of ``model`` as a differentiable JAX function ``f(q, v, tau) -> qdd``
+    (``f(q, v, tau, f_ext) -> qdd`` with external wrenches).
 
     ``f`` is a :func:`jax.custom_vjp`: its value is :func:`denoc_bridge.forward_dynamics` and
     its reverse-mode derivative :func:`denoc_bridge.forward_dynamics_vjp` (O(n), no matrix),
@@ -302,8 +322,12 @@ def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_di
     Returns
     -------
     f : callable
-        ``f(q, v, tau)`` with q of shape (nq,), v and tau of shape (nv,), float64 (JAX's
-        64-bit mode on); returns qdd of shape (nv,).
+        ``f(q, v, tau, f_ext=None)`` with q of shape (nq,), v and tau of shape (nv,), float64
+        (JAX's 64-bit mode on), and optionally the external wrenches ``f_ext`` of shape
+        (n_links, 6) (Pinocchio's convention, as for :func:`denoc_bridge.forward_dynamics`:
+        linear then angular, in each link's frame); returns qdd of shape (nv,).  The gradient
+        of ``f_ext`` is ``J_k mu`` per link, ``mu = (dqdd/dtau)^T lam`` (the links' twists at
+        the joint rates mu, :func:`denoc_bridge.link_velocities`): O(n) on trees too.
 
     Raises
     ------
@@ -325,26 +349,37 @@ def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_di
     if vmap_method not in VMAP_METHODS:
         raise InputError(f"vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
     charts = _Charts(model)
-    nq, nv = model.nq, model.nv
+    nq, nv, L = model.nq, model.nv, model.n_links
 
-    def primal_host(q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        lead, (Q, V, T) = _flat((np.asarray(q), np.asarray(v), np.asarray(tau)))
+    def flat(arrays: tuple[Any, ...], F: tuple[Any, ...]) -> tuple[tuple[int, ...], list[np.ndarray]]:
+        """The leading shape and the arrays flattened to (B, n); wrenches (..., L, 6) as (B, 6 L)."""
+        wrenches = tuple(np.asarray(x).reshape((*np.shape(x)[:-2], 6 * L)) for x in F)
+        return _flat((*(np.asarray(a) for a in arrays), *wrenches))
+
+    def primal_host(q: np.ndarray, v: np.ndarray, tau: np.ndarray, *F: np.ndarray) -> np.ndarray:
+        lead, (Q, V, T, *W) = flat((q, v, tau), F)
+        fx = W[0].reshape(-1, L, 6) if F else None
         if lead == ():
-            return _forward_dynamics(model, Q[0], V[0], T[0])
-        return _forward_dynamics(model, Q, V, T).reshape((*lead, nv))
+            return _forward_dynamics(model, Q[0], V[0], T[0], None if fx is None else fx[0])
+        return _forward_dynamics(model, Q, V, T, fx).reshape((*lead, nv))
 
-    def adjoint_host(
-        q: np.ndarray, v: np.ndarray, tau: np.ndarray, lam: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        lead, (Q, V, T, L) = _flat((np.asarray(q), np.asarray(v), np.asarray(tau), np.asarray(lam)))
-        gq, gv, gt = np.empty((Q.shape[0], nv)), np.empty((Q.shape[0], nv)), np.empty((Q.shape[0], nv))
-        for b in range(Q.shape[0]):
-            gq[b], gv[b], gt[b] = adjoint(model, Q[b], V[b], T[b], L[b])
+    def adjoint_host(q: np.ndarray, v: np.ndarray, tau: np.ndarray, *rest: np.ndarray) -> tuple[np.ndarray, ...]:
+        *F, lam = rest
+        lead, (Q, V, T, Lam, *W) = flat((q, v, tau, lam), tuple(F))
+        fx = W[0].reshape(-1, L, 6) if F else None
+        B = Q.shape[0]
+        gq, gv, gt, gf = np.empty((B, nv)), np.empty((B, nv)), np.empty((B, nv)), np.empty((B, L, 6))
+        for b in range(B):
+            gq[b], gv[b], gt[b] = adjoint(model, Q[b], V[b], T[b], Lam[b], None if fx is None else fx[b])
+            if F:
+                gf[b] = _wrench_cotangent(model, Q[b], gt[b])
         Gq = gq if charts.vector_space else charts.to_ambient(np, Q, gq)
-        return Gq.reshape((*lead, nq)), gv.reshape((*lead, nv)), gt.reshape((*lead, nv))
+        out = (Gq.reshape((*lead, nq)), gv.reshape((*lead, nv)), gt.reshape((*lead, nv)))
+        return (*out, gf.reshape((*lead, L, 6))) if F else out
 
     vector = jax.ShapeDtypeStruct((nv,), jnp.float64)
     config = jax.ShapeDtypeStruct((nq,), jnp.float64)
+    wrenches = jax.ShapeDtypeStruct((L, 6), jnp.float64)
 
     @jax.custom_vjp
     def fd(q: Any, v: Any, tau: Any) -> Any:
@@ -358,14 +393,33 @@ def forward_dynamics(model: Model | MimicModel, *, vmap_method: str = "expand_di
 
     fd.defvjp(fd_fwd, fd_bwd)
 
-    def f(q: Any, v: Any, tau: Any) -> Any:
-        return fd(
+    @jax.custom_vjp
+    def fd_ext(q: Any, v: Any, tau: Any, f_ext: Any) -> Any:
+        return jax.pure_callback(primal_host, vector, q, v, tau, f_ext, vmap_method=vmap_method)
+
+    def fd_ext_fwd(q: Any, v: Any, tau: Any, f_ext: Any) -> tuple[Any, tuple[Any, Any, Any, Any]]:
+        return fd_ext(q, v, tau, f_ext), (q, v, tau, f_ext)
+
+    def fd_ext_bwd(res: tuple[Any, Any, Any, Any], lam: Any) -> tuple[Any, Any, Any, Any]:
+        shapes = (config, vector, vector, wrenches)
+        return tuple(jax.pure_callback(adjoint_host, shapes, *res, lam, vmap_method=vmap_method))
+
+    fd_ext.defvjp(fd_ext_fwd, fd_ext_bwd)
+
+    def f(q: Any, v: Any, tau: Any, f_ext: Any = None) -> Any:
+        args = (
             _argument(q, "q", nq, "nq", model),
             _argument(v, "v", nv, "nv", model),
             _argument(tau, "tau", nv, "nv", model),
         )
+        if f_ext is None:
+            return fd(*args)
+        return fd_ext(*args, _argument(f_ext, "f_ext", L, "n_links", model, (L, 6)))
 
-    f.__doc__ = f"qdd = FD(q, v, tau) of '{model.name}' (nq={nq}, nv={nv}); see denoc_bridge.autodiff.jax."
+    f.__doc__ = (
+        f"qdd = FD(q, v, tau[, f_ext]) of '{model.name}' (nq={nq}, nv={nv}, n_links={L}); "
+        "see denoc_bridge.autodiff.jax."
+    )
     return f
 
 

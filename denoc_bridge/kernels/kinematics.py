@@ -30,3 +30,25 @@ def subtree_sums(parent, x, out):
         if b >= 0:
             for i in range(out.shape[1]):
                 out[b, i] += out[k, i]
+
+
+@njit(cache=True)
+def link_twists(parent, idx_v, nv_joint, E, r, P, v, t):
+    """The twists t_k = (w_k, v_k) of the links in their own frames (internal order, angular
+    first) at the joint rates v: ``t_k = A_{k,b} t_b + P_k v_k`` (000 eq. 5), with
+    ``A_{k,b} t_b = (E_k w_b, E_k (v_b + w_b x r_k))`` (E_k: parent to link k frame, r_k: the
+    link's origin in its parent's frame; base: at rest)."""
+    for k in range(parent.shape[0]):
+        b = parent[k]
+        w0 = w1 = w2 = u0 = u1 = u2 = 0.0
+        if b >= 0:
+            w0, w1, w2 = t[b, 0], t[b, 1], t[b, 2]
+            u0 = t[b, 3] + w1 * r[k, 2] - w2 * r[k, 1]
+            u1 = t[b, 4] + w2 * r[k, 0] - w0 * r[k, 2]
+            u2 = t[b, 5] + w0 * r[k, 1] - w1 * r[k, 0]
+        for i in range(3):
+            t[k, i] = E[k, i, 0] * w0 + E[k, i, 1] * w1 + E[k, i, 2] * w2
+            t[k, 3 + i] = E[k, i, 0] * u0 + E[k, i, 1] * u1 + E[k, i, 2] * u2
+        for n in range(nv_joint[k]):
+            for j in range(6):
+                t[k, j] += P[idx_v[k] + n, j] * v[idx_v[k] + n]

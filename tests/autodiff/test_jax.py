@@ -126,6 +126,62 @@ def test_vjp_is_the_package_adjoint_and_to_tangent_recovers_it(case):
         np.testing.assert_array_equal(gq, Gq)  # a vector space: one convention
 
 
+def test_external_wrenches_values_and_gradients(case):
+    """``f(q, v, tau, f_ext)``: the value is the package's, and the gradients of q, v, tau and
+    every wrench entry match central differences of the package's forward dynamics (the wrench
+    cotangent: the links' twists at ``(dqdd/dtau)^T lam``)."""
+    model, f, q, v, tau, w = case
+    rng = np.random.default_rng(11)
+    F = 0.2 * rng.standard_normal((model.n_links, 6))
+    a = f(q, v, tau, F)
+    np.testing.assert_array_equal(np.asarray(a), db.forward_dynamics(model, q, v, tau, F))
+
+    def loss(q, v, tau, F):
+        a = f(q, v, tau, F)
+        return jnp.dot(w, a) + 0.5 * jnp.dot(a, a) / model.nv
+
+    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))(q, v, tau, F)
+
+    def loss_np(x):
+        a = db.forward_dynamics(model, *x)
+        return w @ a + 0.5 * a @ a / model.nv
+
+    h = 1e-4
+    for k, g in enumerate(grads):
+        g = np.asarray(g).ravel()
+        num = np.empty(g.size)
+        for i in range(g.size):
+            vals = []
+            for t in (h, -h, 2 * h, -2 * h):
+                x = [q.copy(), v.copy(), tau.copy(), F.copy()]
+                x[k].reshape(-1)[i] += t
+                vals.append(loss_np(x))
+            num[i] = (8 * (vals[0] - vals[1]) - vals[2] + vals[3]) / (12 * h)
+        err = np.abs(g - num).max() / np.abs(num).max()
+        assert err < 1e-7, (model.name, "q v tau f_ext".split()[k], err)
+
+
+def test_wrench_cotangent_is_the_jacobian_product():
+    """On a tree the f_ext cotangent is ``J_k Minv lam`` with Pinocchio's LOCAL joint Jacobians."""
+    import pinocchio as pin
+
+    model = db.load_robot("solo12")
+    rng = np.random.default_rng(5)
+    q, v, tau = db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    F, lam = rng.standard_normal((model.n_links, 6)), rng.standard_normal(model.nv)
+    _, pullback = jax.vjp(forward_dynamics(model), q, v, tau, F)
+    gF = np.asarray(pullback(jnp.asarray(lam))[3])
+    pm = db.to_pinocchio(model)
+    pd = pm.createData()
+    pin.computeJointJacobians(pm, pd, q)
+    mu = db.inverse_mass_matrix(model, q) @ lam
+    for k in range(model.n_links):
+        J = pin.getJointJacobian(pm, pd, k + 1, pin.ReferenceFrame.LOCAL)
+        np.testing.assert_allclose(gF[k], J @ mu, rtol=0, atol=1e-12 * np.abs(J @ mu).max())
+    with pytest.raises(db.InputError, match=r"f_ext must have shape \(13, 6\) \(model 'solo' has n_links=13\)"):
+        forward_dynamics(model)(q, v, tau, F[:3])
+
+
 def test_jacrev_is_the_dense_derivatives(case):
     model, f, q, v, tau, _ = case
     Jq, Jv, Jtau = jax.jacrev(f, argnums=(0, 1, 2))(q, v, tau)
