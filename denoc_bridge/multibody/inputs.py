@@ -16,7 +16,8 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge.errors import InputError, InputTypeError
+from denoc_bridge._text import did_you_mean
+from denoc_bridge.errors import InputError, InputTypeError, NameLookupError
 from denoc_bridge.multibody.checks import is_pinocchio_object
 from denoc_bridge.spatial import pin_to_internal
 
@@ -160,7 +161,11 @@ def _frame_wrench(model, key, w):
     frame and origin)."""
     frame = next((f for f in getattr(model, "frames", ()) if f.name == key), None)
     if frame is None:
-        raise InputError(f"f_ext names '{key}', which is neither a link, a joint nor a frame of '{model.name}'")
+        names = [*model.link_names, *model.joint_names, *(f.name for f in getattr(model, "frames", ()))]
+        raise NameLookupError(
+            f"f_ext names '{key}', which is neither a link, a joint nor a frame of '{model.name}'"
+            + did_you_mean(key, names)
+        )
     if frame.link < 0:
         raise InputError(
             f"f_ext names '{key}', a frame fixed to the base of '{model.name}': a wrench there does not "

@@ -124,8 +124,12 @@ def test_wrenches_on_frames_of_merged_links_match_pinocchio():
     assert checked == 3  # hand, its joint, link8: merged frames
     with pytest.raises(db.InputError, match="f_ext names 'panda_link0', a frame fixed to the base"):
         db.inverse_dynamics(model, q, v, a, {"panda_link0": w})
-    with pytest.raises(db.InputError, match="neither a link, a joint nor a frame of 'panda'"):
+    with pytest.raises(
+        db.NameLookupError, match="neither a link, a joint nor a frame of 'panda'; did you mean panda_hand"
+    ):
         db.inverse_dynamics(model, q, v, a, {"panda_hnad": w})
+    with pytest.raises(KeyError, match="did you mean panda_hand"):  # a NameLookupError is a KeyError too
+        db.forward_dynamics(model, q, v, a, {"hand": w})
 
 
 def test_singular_articulated_inertia_names_the_joint():
