@@ -218,6 +218,7 @@ def simulate(
     steps = ImplicitSteps(system, method, dt) if method in IMPLICIT_METHODS else None
     if method in FIXED_STEP_METHODS + IMPLICIT_METHODS:
         python = steps is not None or forces.python_loop or forces.cholesky or system.kernel_system() is None
+        run = (model, q0, v0, dt, n_steps, forces, method, passive)
         if save_to is not None:
             stride = 1 if save_every is None else check_save_every(save_every)
             target = stream_target(save_to)
@@ -225,46 +226,12 @@ def simulate(
             check_disk(target, record_dtype(system.nq, system.nv, system.loops, system.stops), n_saves, n_steps, stride)
             stream = StateStream(target, system.nq, system.nv, system.loops, system.stops, n_saves, stride)
             try:
-                return _run_fixed(
-                    model,
-                    q0,
-                    v0,
-                    dt,
-                    n_steps,
-                    forces,
-                    method,
-                    passive,
-                    stride,
-                    progress,
-                    system,
-                    python,
-                    opts,
-                    limits,
-                    stream,
-                    steps,
-                )
+                return _run_fixed(*run, stride, progress, system, python, opts, limits, stream, steps)
             finally:
                 stream.abort()  # a no-op once the run has written its file; else the previous file stays
         stride = save_stride(model, n_steps, save_every)
         check_saved_states(model, n_steps, stride, count_saves(n_steps, stride), python_lists=python, stream=True)
-        return _run_fixed(
-            model,
-            q0,
-            v0,
-            dt,
-            n_steps,
-            forces,
-            method,
-            passive,
-            stride,
-            progress,
-            system,
-            python,
-            opts,
-            limits,
-            None,
-            steps,
-        )
+        return _run_fixed(*run, stride, progress, system, python, opts, limits, None, steps)
     if save_every is not None:
         raise InputError("save_every is for the fixed-step methods; the adaptive ones save every dt")
     rtol, atol, max_step = check_tolerances(rtol, atol, max_step)
