@@ -87,7 +87,7 @@ def _python(script: Path, cwd: Path) -> subprocess.CompletedProcess:
 
 # ------------------------------------------------------------------ what some blocks must give
 def check_readme_example(ns, out, tmp_path):
-    assert out.count(" ok") == 5 and "MISMATCH" not in out, out
+    assert out.count(" ok") == 6 and "MISMATCH" not in out, out
     assert float(out.split("\n")[-2]) < 1e-12  # forward dynamics undoes inverse dynamics
     assert out.split("\n")[-1].startswith("completed 2000 steps in ")
     traj = ns["traj"]
@@ -96,7 +96,7 @@ def check_readme_example(ns, out, tmp_path):
 
 
 def check_getting_started(ns, out, tmp_path):
-    assert out.count(" ok") == 5 and "MISMATCH" not in out, out
+    assert out.count(" ok") == 6 and "MISMATCH" not in out, out
     assert np.abs(ns["traj"].q - ns["q"]).max() < 1e-12, "gravity compensation holds the arm still"
     assert ns["fall"].status == "completed" and np.ptp(ns["fall"].q[:, 1]) > 0.1, "the arm falls"
     assert (tmp_path / "panda.html").is_file() and (tmp_path / "panda.png").is_file()
@@ -107,7 +107,7 @@ def check_talos(ns, out, tmp_path):
     ref = pin.rnea(ns["pin_model"], ns["pin_data"], q, v, a)
     assert np.abs(tau - ref).max() <= 1e-12 * np.abs(ref).max(), "inverse_dynamics vs pin.rnea"
     assert "M1 (parent 0): ('root_joint',)" in out
-    assert out.count(" ok") == 5 and "MISMATCH" not in out, out
+    assert out.count(" ok") == 6 and "MISMATCH" not in out, out
 
 
 def check_pin_convention(ns, out, tmp_path):
@@ -192,7 +192,7 @@ def check_implicit(ns, out, tmp_path):
 
 
 def check_validation(ns, out, tmp_path):
-    assert ns["report"].passed and out.count(" ok") == 5
+    assert ns["report"].passed and out.count(" ok") == 6
 
 
 def check_gripper(ns, out, tmp_path):

@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--limits",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="the URDF's joint position limits hold (default; rk4 and euler on a robot without "
+        help="the URDF's joint position limits hold (default; the fixed-step methods on a robot without "
         "loops; with --mimic a mimic joint's limits act on the joint it mimics): a joint that "
         "reaches a limit stops there (a plastic impact); "
         "--no-limits lets the joints pass them, as simulate(..., limits=False)",

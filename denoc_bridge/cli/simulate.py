@@ -66,7 +66,7 @@ def _start(model, args):
         q = project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
-    elif getattr(args, "limits", False) and method_name(args.method) in FIXED_STEP_METHODS:
+    elif getattr(args, "limits", False) and method_name(args.method) in FIXED_STEP_METHODS + IMPLICIT_METHODS:
         q, what = _inside_limits(model, q, what)
     return q, what
 
@@ -428,8 +428,8 @@ def simulate_command(args) -> int:
         )
     tau, tau_what = torque_input(model, args.torque)
     q0, q0_what = _start(model, args)
-    if args.limits and method not in FIXED_STEP_METHODS and not model.loops:
-        print(f"note: the joint limits hold with rk4 and euler only; {method} lets the joints pass them")
+    if args.limits and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS and not model.loops:
+        print(f"note: the joint limits hold with the fixed-step methods only; {method} lets the joints pass them")
     sim_model = _with_armature(model, args.armature) if args.armature > 0 else model
     if args.passive:
         _check_damping(sim_model, q0, method, args.dt, args.duration)

@@ -17,7 +17,7 @@ Methods
     the L-stable two-stage SDIRK of order 2, Newton on each stage with the Jacobian from the
     analytical derivatives (dense up to 300 DOFs, matrix-free GMRES with
     :func:`~denoc_bridge.forward_dynamics_jvp` beyond); see :mod:`denoc_bridge.simulation.implicit`.
-    Trees only, stage by stage from Python, joint limits not enforced.
+    Trees only, step by step from Python; the joint limits hold as for rk4 and euler.
 ``"RK45"``, ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
     Adaptive integrators of :mod:`scipy.integrate` (``RK45`` is MATLAB's ``ode45``;
     ``Radau`` and ``BDF`` are implicit, for stiff chains) with ``rtol`` / ``atol``, stepped one
@@ -146,7 +146,8 @@ def simulate(
         fits, with a warning; not when streaming with ``save_to``).
     rtol, atol, max_step : for the adaptive methods.
     limits : enforce the URDF's joint position limits (revolute and prismatic joints with
-        finite limits, lower < upper) on a tree with the fixed-step methods: after each step a
+        finite limits, lower < upper) on a tree with the fixed-step methods (explicit and
+        implicit): after each step a
         joint past a limit is put back on it, and the joints moving outwards at a limit are
         stopped by the smallest impulse in the kinetic-energy metric (a plastic impact: the
         kinetic energy drops by what the stop takes, never grows; :mod:`denoc_bridge.kernels.limits`).
@@ -189,7 +190,7 @@ def simulate(
     opts = None
     if model.loops:
         opts = loop_simulation.options(model, method, dynamics, stabilization, baumgarte, constraint_tol)
-    limits = bool(limits) and method in FIXED_STEP_METHODS
+    limits = bool(limits) and method in FIXED_STEP_METHODS + IMPLICIT_METHODS
     system = system_of(model, forces, passive, opts, limits)
     if limits and system.stops:
         q0 = start_inside_limits(model, q0, system)

@@ -40,7 +40,8 @@ each Newton iterate, and their derivatives in (q, v) enter Newton's matrix by fo
 (``FD_STEP``; dense: 2 nv calls per Newton step, GMRES: one per product), the wrenches through
 the Jacobians (inverse dynamics with and without them), so that a stiff PD controller on a light
 robot converges as the same springs and dampers do (tested; left out of the matrix, Newton
-diverged there).  Joint limits are not enforced (as with the adaptive methods).
+diverged there).  The joint limits hold as for the explicit methods: after each step
+(:meth:`.tree.TreeSystem.end_step`, plastic stops), outside Newton's equations.
 """
 
 from __future__ import annotations

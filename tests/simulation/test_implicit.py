@@ -314,3 +314,23 @@ def test_velocity_dependent_wrenches_converge_as_the_same_dampers(krylov, monkey
     ref = db.simulate(model.replace(damping=c), q0, v0, 0.2, 2e-3, method="sdirk2")
     tr = db.simulate(model, q0, v0, 0.2, 2e-3, method="sdirk2", f_ext=wrenches)
     assert np.abs(tr.q - ref.q).max() < 1e-8 and np.abs(tr.v - ref.v).max() < 1e-6
+
+
+def test_joint_limits_hold_with_the_implicit_methods():
+    """panda falls with panda_joint4 on its limit: with the implicit methods the stops act after
+    each step as with rk4, so the run follows a fine rk4 with stops, converging as dt shrinks (at
+    first order: a stop ends inside a step); limits=False lets the joints pass (3.4 rad away)."""
+    model = db.load_robot("panda")
+    q0 = np.clip(db.neutral_configuration(model), model.lower_limit, model.upper_limit)
+    v0, lo, hi = np.zeros(model.nv), model.lower_limit, model.upper_limit
+    ref = db.simulate(model, q0, v0, 0.5, 1e-4, save_every=10)
+    for method in ("implicit-euler", "sdirk2"):
+        errors = []
+        for dt in (1e-3, 5e-4):
+            tr = db.simulate(model, q0, v0, 0.5, dt, method=method, save_every=round(1e-3 / dt))
+            assert np.all(tr.q >= lo - 1e-12) and np.all(tr.q <= hi + 1e-12), method
+            assert tr.limit_work is not None and tr.limit_work[-1] > 0.5 * ref.limit_work[-1] > 0, method
+            errors.append(np.abs(tr.q - ref.q).max())
+        assert errors[1] < 2e-2 and errors[0] / errors[1] > 1.6, (method, errors)
+    free = db.simulate(model, q0, v0, 0.5, 1e-3, method="sdirk2", limits=False, save_every=1)
+    assert np.abs(free.q - ref.q).max() > 1.0
