@@ -163,3 +163,28 @@ def test_inverse_takes_the_faster_way_per_model(name, ltdl):
     assert chosen == ltdl
     assert np.array_equal(db.inverse_mass_matrix(model, q), A if ltdl else R)
     assert_close("LTDL vs recursion", A, R, 1e-12)
+
+
+def test_a_pivot_below_the_ltdl_threshold_hands_over_to_the_recursion():
+    """Panda with fingers of 1e-9 of their mass: the finger pivots are 1e-11 of the GIM's largest
+    diagonal entry, below gim_ltdl.MINV_PIVOT_RTOL, so the LTDL refuses and the entry returns the
+    recursion's inverse (bit for bit), a regular one."""
+    panda = db.load_robot("panda")
+    mass, inertia = np.array(panda.mass, dtype=float), np.array(panda.inertia, dtype=float)
+    fingers = [panda.link_names.index(n) for n in ("panda_leftfinger", "panda_rightfinger")]
+    mass[fingers] *= 1e-9
+    inertia[fingers] *= 1e-9
+    model = panda.replace(mass=mass, inertia=inertia)
+    q = db.random_configuration(model, np.random.default_rng(7))
+    ki, nv = model._kt.view(T.INT), model.nv
+    M = db.mass_matrix(model, q)
+    A, lam = M.copy(), np.empty(nv, dtype=np.int64)
+    gim_ltdl.dof_parents(ki, lam)
+    assert not gim_ltdl.ltdl_minv(nv, A, lam, np.empty(nv))
+    work = entry._work(ki, np.empty((0, T.W)), nv)
+    assert entry.articulated_factors(ki, model._kt, q, nv, work) == 0
+    R = np.empty((nv, nv))
+    gim.minv_from_factors(ki, model._kt, work, nv, R)
+    Minv = db.inverse_mass_matrix(model, q)
+    assert np.array_equal(Minv, R)
+    assert_close("I I^-1", M @ Minv, np.eye(nv), 1e-12)
