@@ -201,7 +201,9 @@ def count_gim(model, seed: int = 0, ltdl: bool = False) -> dict:
     """Operations of one GIM (``mass_matrix``) and one inverse GIM (``inverse_mass_matrix``) call,
     per pass (kernels/gim.py after the geometry pass; the inverse after the articulated pass);
     with ``ltdl`` also the sparse block LTDL of the GIM (kernels/gim_ltdl.py, link and module
-    level, ``udut`` and ``inverse_udut``: O(n d^2), so not fitted on the chains)."""
+    level, ``udut`` and ``inverse_udut``: O(n d^2), so not fitted on the chains) and the inverse
+    GIM on top of the GIM by the scalar LTDL and Takahashi's recurrence (``ltdl_minv``, the way
+    ``inverse_mass_matrix`` takes on small trees)."""
     import denoc_bridge as db
     import denoc_bridge.kernels.gim as kg
     import denoc_bridge.kernels.gim_ltdl as kl
@@ -249,6 +251,11 @@ def count_gim(model, seed: int = 0, ltdl: bool = False) -> dict:
                 run(label, lambda: kl.block_ltdl(ki, nv, level == "module", inverse, A, B))
                 U, D = (db.inverse_udut if inverse else db.udut)(model, q, level=level)
                 assert np.allclose(np.array(A, dtype=float), U, rtol=1e-10, atol=1e-12)
+        A = _flops(np.array(M, dtype=float))  # the inverse GIM by the scalar LTDL and Takahashi
+        lam = np.empty(nv, dtype=np.int64)
+        kl.dof_parents(ki, lam)
+        run("ltdl.inverse_mass_matrix", lambda: kl.ltdl_minv(nv, A, lam, _flops(np.zeros(nv))))
+        assert np.allclose(np.array(A, dtype=float), db.inverse_mass_matrix(model, q), rtol=1e-10, atol=1e-12)
     return result
 
 

@@ -483,11 +483,16 @@ def tree_inverse_mass_matrix(
 ) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
-    One compiled call (:func:`denoc_bridge.kernels.entry.inverse_mass_matrix_state`,
-    :mod:`denoc_bridge.kernels.gim`): the articulated masses give ``D`` (one z_k x z_k block per
-    joint), the rows of ``D^-1 U^-1`` over each subtree come from the block recursion of 002
-    (eqs. A.13-A.18), then ``U^-T`` is applied by the forward substitution of 000 Table 3;
-    ``I`` itself is never formed nor inverted, nor is ``U^-1``.  Raises
+    One compiled call (:func:`denoc_bridge.kernels.entry.inverse_mass_matrix_state`), which
+    takes the cheaper of two ways by a work count.  On small trees (panda, solo12, talos, chains
+    up to ~20 DOF) the GIM of the composite masses, its scalar ``U D U^T`` over the tree of
+    DOFs (no fill outside the ancestor pairs) and Takahashi's recurrence for the inverse
+    (:func:`denoc_bridge.kernels.gim_ltdl.ltdl_minv`).  Otherwise, or when a pivot is not
+    clearly positive, the recursion (:mod:`denoc_bridge.kernels.gim`): the articulated masses
+    give ``D`` (one z_k x z_k block per joint), the rows of ``D^-1 U^-1`` over each subtree come
+    from the block recursion of 002 (eqs. A.13-A.18), then ``U^-T`` is applied by the forward
+    substitution of 000 Table 3; ``I`` itself is never formed nor inverted, nor is ``U^-1``.
+    Raises
     :class:`~denoc_bridge.errors.SingularInertiaError` naming the joint whose articulated
     inertia is singular.
     O(n^2); equals ``pin.computeMinverse``.  ``out``: an optional (nv, nv) float64 array to

@@ -26,7 +26,7 @@ from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
 from denoc_bridge.kernels.gim import crba, minv_from_factors
 from denoc_bridge.kernels.gim_factors import block_factors
-from denoc_bridge.kernels.gim_ltdl import block_ltdl, ltdl_work
+from denoc_bridge.kernels.gim_ltdl import block_ltdl, dof_parents, ltdl_minv, ltdl_work, minv_work
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
@@ -260,10 +260,30 @@ def articulated_factors(ki, kf, q, nv, work):
     return articulated_backward_recursion(ki, kf, np.zeros(nv), work, True) + 1
 
 
+#: the inverse GIM comes from the GIM, its scalar LTDL and Takahashi's recurrence
+#: (:func:`.gim_ltdl.ltdl_minv`) when its work count (:func:`.gim_ltdl.minv_work`) is at most this
+#: many times nv^2 (panda 3.6, solo12 4.2, talos 6.2, a 20-DOF chain 9.3: 0.55-0.75x the time of
+#: the recursion, measured; a 24-DOF chain 11.3 and longer ones, where the O(n^2 d) count outgrows
+#: the recursion's O(n^2) sweeps, keep the recursion)
+MINV_LTDL_WORK_PER_ENTRY = 10
+
+
+@njit(cache=True, inline="always")
+def ltdl_scratch(work, nv, L):
+    """Two rows of nv ints and nv floats in the Ihat rows of ``work`` (unused by the GIM and its
+    LTDL)."""
+    r0 = T.ihat_row(L, nv, 0)
+    ints = work[r0 : r0 + nv].reshape(T.W * nv).view(np.int64)
+    return ints[:nv], ints[nv : 2 * nv], work[r0 + nv : r0 + 2 * nv, 0]
+
+
 @njit_declared(MASS_SIGNATURE)
 def inverse_mass_matrix_state(kt, work, q, out):
-    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: geometry, the articulated
-    masses and the two sweeps over the rows (:mod:`.gim`; status as above)."""
+    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: on small trees (work count
+    at most MINV_LTDL_WORK_PER_ENTRY nv^2) the GIM, its scalar LTDL and Takahashi's recurrence
+    (:func:`.gim_ltdl.ltdl_minv`); otherwise, or if a pivot is not clearly positive, geometry, the
+    articulated masses and the two sweeps over the rows (:mod:`.gim`, which names a singular
+    joint; status as above)."""
     ki, kf = kt.view(T.INT), kt
     status = valid_configuration(ki, q, work)
     nv = _nv(ki)
@@ -272,6 +292,14 @@ def inverse_mass_matrix_state(kt, work, q, out):
     if status:
         return status
     work = _work(ki, work, nv)
+    L = ki.shape[0]
+    lam, depth, u = ltdl_scratch(work, nv, L)
+    dof_parents(ki, lam)
+    if minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv:
+        joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
+        crba(ki, kf, work, nv, out)  # every ancestor pair, all the LTDL reads
+        if ltdl_minv(nv, out, lam, u) and finite_matrix(out) == 0:
+            return 0
     k = articulated_factors(ki, kf, q, nv, work)
     if k:
         return k

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
-from denoc_bridge.kernels import entry, gim_factors, gim_ltdl
+from denoc_bridge.io.robots import serial_chain
+from denoc_bridge.kernels import entry, gim, gim_factors, gim_ltdl
 from denoc_bridge.kernels import tables as T
 from tests.conftest import assert_close, random_trees
 
@@ -114,3 +115,76 @@ def test_block_factors_take_the_faster_way_per_model(name, ltdl):
         Uinv, Dinv = db.inverse_udut(model, q, level=level)
         assert np.array_equal(Uinv, A if ltdl else A2) and np.array_equal(Dinv, B if ltdl else B2)
         assert_close(f"U^-T D^-1 U^-1 ({level})", Uinv.T @ Dinv @ Uinv, db.inverse_mass_matrix(model, q), 1e-10)
+
+
+def _minv_both_ways(model, q):
+    """(I, I^-1 by the LTDL of the GIM and Takahashi's recurrence, I^-1 by the recursion on the
+    articulated masses, whether the entry takes the LTDL), or None for a singular articulated
+    inertia."""
+    ki, nv = model._kt.view(T.INT), model.nv
+    q = np.asarray(q, dtype=float)
+    M = db.mass_matrix(model, q)
+    A = M.copy()
+    lam, depth, u = np.empty(nv, dtype=np.int64), np.empty(nv, dtype=np.int64), np.empty(nv)
+    gim_ltdl.dof_parents(ki, lam)
+    ok = gim_ltdl.ltdl_minv(nv, A, lam, u)
+    work = entry._work(ki, np.empty((0, T.W)), nv)
+    if entry.articulated_factors(ki, model._kt, q, nv, work):
+        return None
+    R = np.empty((nv, nv))
+    gim.minv_from_factors(ki, model._kt, work, nv, R)
+    assert ok or np.linalg.cond(M) > 1e9, "the LTDL refused a well-conditioned GIM"
+    ltdl = ok and gim_ltdl.minv_work(lam, depth, nv) <= entry.MINV_LTDL_WORK_PER_ENTRY * nv * nv
+    return M, A, R, ltdl
+
+
+@given(random_trees(12), st.integers(0, 2**31 - 1))
+def test_ltdl_inverse_matches_the_recursion_and_a_dense_inverse(model, seed):
+    q = db.random_configuration(model, np.random.default_rng(seed))
+    both = _minv_both_ways(model, q)
+    if both is None:
+        return
+    M, A, R, ltdl = both
+    assert np.array_equal(A, A.T)
+    bound = max(1e-11, 10 * np.linalg.cond(M) * np.finfo(float).eps)
+    assert_close("I^-1: LTDL vs numpy.linalg.inv(I)", A, np.linalg.inv(M), bound)
+    assert_close("I^-1: LTDL vs the recursion", A, R, bound)
+    assert_close("I I^-1 (LTDL)", M @ A, np.eye(model.nv), bound)
+    assert np.array_equal(db.inverse_mass_matrix(model, q), A if ltdl else R)
+
+
+@pytest.mark.parametrize("name,ltdl", [("panda", True), ("solo12", True), ("talos", True), ("chain30", False)])
+def test_inverse_takes_the_faster_way_per_model(name, ltdl):
+    """The entry's choice (entry.MINV_LTDL_WORK_PER_ENTRY): the LTDL of the GIM on the robots, the
+    recursion on a 30-DOF chain; the public inverse is that of either way, bit for bit."""
+    model = serial_chain(30) if name == "chain30" else db.load_robot(name)
+    q = db.random_configuration(model, np.random.default_rng(6))
+    M, A, R, chosen = _minv_both_ways(model, q)
+    assert chosen == ltdl
+    assert np.array_equal(db.inverse_mass_matrix(model, q), A if ltdl else R)
+    assert_close("LTDL vs recursion", A, R, 1e-12)
+
+
+def test_a_pivot_below_the_ltdl_threshold_hands_over_to_the_recursion():
+    """Panda with fingers of 1e-9 of their mass: the finger pivots are 1e-11 of the GIM's largest
+    diagonal entry, below gim_ltdl.MINV_PIVOT_RTOL, so the LTDL refuses and the entry returns the
+    recursion's inverse (bit for bit), a regular one."""
+    panda = db.load_robot("panda")
+    mass, inertia = np.array(panda.mass, dtype=float), np.array(panda.inertia, dtype=float)
+    fingers = [panda.link_names.index(n) for n in ("panda_leftfinger", "panda_rightfinger")]
+    mass[fingers] *= 1e-9
+    inertia[fingers] *= 1e-9
+    model = panda.replace(mass=mass, inertia=inertia)
+    q = db.random_configuration(model, np.random.default_rng(7))
+    ki, nv = model._kt.view(T.INT), model.nv
+    M = db.mass_matrix(model, q)
+    A, lam = M.copy(), np.empty(nv, dtype=np.int64)
+    gim_ltdl.dof_parents(ki, lam)
+    assert not gim_ltdl.ltdl_minv(nv, A, lam, np.empty(nv))
+    work = entry._work(ki, np.empty((0, T.W)), nv)
+    assert entry.articulated_factors(ki, model._kt, q, nv, work) == 0
+    R = np.empty((nv, nv))
+    gim.minv_from_factors(ki, model._kt, work, nv, R)
+    Minv = db.inverse_mass_matrix(model, q)
+    assert np.array_equal(Minv, R)
+    assert_close("I I^-1", M @ Minv, np.eye(nv), 1e-12)
