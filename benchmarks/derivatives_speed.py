@@ -141,15 +141,14 @@ def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
     path beyond ``DENSE_MINV_MAX`` DOF)."""
     ki, kf = kt.view(T.INT), kt
     nv = _nv(ki)
-    L = ki.shape[0]
-    buf = np.empty(kp.buffer_size(L, nv))
+    ws = kp.workspace(ki.shape[0], nv)
     zero, bias = np.zeros(nv), np.empty(nv)
     for _ in range(n):
         if stage <= 1:
-            kp.kinematics_pass(ki, kf, q, v, zero, fext, buf)
-            kp.composite_pass(ki, kf, zero, bias, out[0], out[1], out[2], buf, False)
+            kp.kinematics_pass(ki, kf, q, v, zero, fext, ws)
+            kp.composite_pass(ki, kf, zero, bias, out[0], out[1], out[2], ws, False)
             if stage == 1:
-                kp.acceleration_pass(ki, kf, tau, out[0], buf)
+                kp.acceleration_pass(ki, tau, out[0], ws)
         elif stage == 2:
             kd.forward_dynamics_derivatives_fast(kt, q, v, tau, out[:3])
         elif stage == 3:

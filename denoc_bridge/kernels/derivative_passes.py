@@ -120,7 +120,7 @@ def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True, inline="always", fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"})
 def kinematics_pass(ki, kf, q, v, a, fext, ws):
     """The forward recursion (000 Table 1, step 1) into the arrays ws of :func:`workspace`:
     placements, S, alpha, w, beta per DOF, twists, rates, link inertias (Ic and Il), C and
@@ -253,7 +253,7 @@ def kinematics_pass(ki, kf, q, v, a, fext, ws):
             Il[k, i] = Ic[k, i]
 
 
-@njit(cache=True, inline="always", fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"})
 def composite_pass(ki, kf, a, tau, dq, dv, M, ws, with_dq):
     """The backward recursion (000 Table 1, step 2) after :func:`kinematics_pass`: tau, dv, M
     (and dq if with_dq; else :func:`acceleration_pass` writes it) on every supporting chain,
@@ -337,7 +337,7 @@ def composite_pass(ki, kf, a, tau, dq, dv, M, ws, with_dq):
         # entries of rows outside the support and subtree of k stay zero
 
 
-@njit(cache=True, inline="always", fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"})
 def acceleration_pass(ki, da, dq, ws):
     """dq at the accelerations ``a + da`` after :func:`kinematics_pass` at a and
     :func:`composite_pass` without dq: forward, ``dtd_k = dtd_parent + S_k da_k`` and alpha +=

@@ -6,10 +6,11 @@ at ``qdd = FD(q, v, tau)`` (implicit-function theorem; Pinocchio's ``computeABAD
 Up to :data:`DENSE_MINV_MAX` DOF the forward derivatives need no forward-dynamics pass: the
 passes at ``a = 0`` give the GIM M, ``dtau/dv`` and the bias ``tau(q, v, 0)``; the dense
 Cholesky inverse of M gives ``M^-1`` and ``qdd = M^-1 (tau - bias)``, and
-:func:`.derivative_passes.acceleration_pass` adds the terms of qdd to ``dtau/dq``.  Beyond it (or
-for a GIM the Cholesky factorisation finds singular) qdd comes from the O(n) forward dynamics
-(000 eqs. 18-23, which names a joint of singular articulated inertia) and ``M^-1`` from its
-articulated factors (002 eqs. A.13-A.22).
+:func:`.derivative_passes.acceleration_pass` adds the terms of qdd to ``dtau/dq``.  If the
+Cholesky factorisation finds M singular, qdd comes from the O(n) forward dynamics (000 eqs.
+18-23, which names a joint of singular articulated inertia) and ``M^-1`` from its articulated
+factors (002 eqs. A.13-A.22); beyond :data:`DENSE_MINV_MAX` DOF the same, then the fused passes
+at qdd.
 """
 
 import numpy as np
@@ -166,15 +167,18 @@ def fd_derivatives_unchecked(ki, kf, work, q, v, tau, fext, qdd, ddq, ddv, Minv)
     vecs = np.zeros((2, nv))  # bias, zero
     bias, zero = vecs[0], vecs[1]
     zero_unrelated(ki, nv, dq, dv, M)
-    kinematics_pass(ki, kf, q, v, zero, fext, ws)
-    composite_pass(ki, kf, zero, bias, dq, dv, M, ws, False)  # M, dtau_dv, bias = ID(q, v, 0)
-    if nv <= DENSE_MINV_MAX and cholesky_inverse(M, Minv, W):
+    dense = nv <= DENSE_MINV_MAX
+    if dense:
+        kinematics_pass(ki, kf, q, v, zero, fext, ws)
+        composite_pass(ki, kf, zero, bias, dq, dv, M, ws, False)  # M, dtau_dv, bias = ID(q, v, 0)
+        dense = cholesky_inverse(M, Minv, W)
+    if dense:
         for i in range(nv):  # qdd = M^-1 (tau - bias)
             s = 0.0
             for j in range(nv):
                 s += Minv[i, j] * (tau[j] - bias[j])
             qdd[i] = s
-    else:
+    else:  # the O(n) forward dynamics (names a singular articulated inertia) and its factors
         w = _work(ki, work, nv)
         status = forward_dynamics_passes(ki, kf, w, q, v, tau, fext, qdd, True)  # keeps Ihat, Ihat^-1
         if status:
@@ -183,7 +187,11 @@ def fd_derivatives_unchecked(ki, kf, work, q, v, tau, fext, qdd, ddq, ddv, Minv)
     status = finite_result(qdd)
     if status:
         return status
-    acceleration_pass(ki, qdd, dq, ws)  # dtau_dq at (q, v, qdd)
+    if nv <= DENSE_MINV_MAX:
+        acceleration_pass(ki, qdd, dq, ws)  # dtau_dq at (q, v, qdd)
+    else:  # the fused passes at qdd (the forward dynamics came first)
+        kinematics_pass(ki, kf, q, v, qdd, fext, ws)
+        composite_pass(ki, kf, qdd, bias, dq, dv, M, ws, True)
     if not negated_products(Minv, dq, dv, ddq, ddv):
         return -3
     return 0
