@@ -12,10 +12,11 @@ also shown mapped back by M).  Timings are medians of interleaved repeats (each 
 of calls from Python through the public API, at least ``--min-time`` long).  ``--clock cpu``
 times by this thread's CPU time and takes the minima of the repeats instead (as
 ``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
-wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the forward dynamics pass, the
-recursive ``M^-1`` sweep and the dense inverse (the entry uses the latter up to
-``DENSE_MINV_MAX`` DOF), the inverse-dynamics derivatives, the two products, timed in compiled
-loops) and the Python layer of each public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the kinematics and composite passes
+at a = 0, the acceleration pass, the dense inverse, the two products by ``M^-1``, the whole
+entry; the inverse-dynamics derivatives and the forward-dynamics pass of the path beyond
+``DENSE_MINV_MAX`` DOF for comparison, timed in compiled loops) and the Python layer of each
+public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 import denoc_bridge as db  # noqa: E402
 from denoc_bridge.benchmarking import machine  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
+from denoc_bridge.kernels import derivative_passes as kp  # noqa: E402
 from denoc_bridge.kernels import derivatives as kd  # noqa: E402
 from denoc_bridge.kernels import tables as T  # noqa: E402
 from denoc_bridge.kernels.entry import _nv, _work, forward_dynamics_passes  # noqa: E402
-from denoc_bridge.kernels.gim import minv_from_factors  # noqa: E402
 from denoc_bridge.multibody.inputs import NO_FEXT  # noqa: E402
 from denoc_bridge.validation import relative_error  # noqa: E402
 
@@ -132,49 +133,55 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wal
 @njit
 def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
     """n calls of one piece of the forward derivatives, inside compiled code (no Python call):
-    0 the forward dynamics pass, 1 the same and the recursive M^-1 sweep, 2 the whole entry, 3 the
-    inverse-dynamics derivatives entry at qdd (M into out[2]), 4 the two products by M^-1, 5 the
-    dense inverse of M (:func:`.derivatives.cholesky_inverse`)."""
+    0 the kinematics and composite passes at a = 0 (M, dtau/dv, the bias; M into out[2]), 1 the
+    same and the acceleration pass (dtau/dq), 2 the whole entry of the public call
+    (:func:`.derivatives.forward_dynamics_derivatives_fast`), 3 the inverse-dynamics derivatives
+    entry at tau, 4 the two products by M^-1 (:func:`.derivatives.negated_products`), 5 the dense
+    inverse of M (:func:`.derivatives.cholesky_inverse`), 6 the O(n) forward-dynamics pass (the
+    path beyond ``DENSE_MINV_MAX`` DOF)."""
     ki, kf = kt.view(T.INT), kt
     nv = _nv(ki)
+    ws = kp.workspace(ki.shape[0], nv)
+    zero, bias = np.zeros(nv), np.empty(nv)
     for _ in range(n):
         if stage <= 1:
-            w = _work(ki, work, nv)
-            forward_dynamics_passes(ki, kf, w, q, v, tau, fext, qdd, True)
+            kp.kinematics_pass(ki, kf, q, v, zero, fext, ws)
+            kp.composite_pass(ki, kf, zero, bias, out[0], out[1], out[2], ws, False)
             if stage == 1:
-                minv_from_factors(ki, kf, w, nv, out[0])
+                kp.acceleration_pass(ki, tau, out[0], ws)
         elif stage == 2:
-            kd.forward_dynamics_derivatives_state(kt, work, q, v, tau, fext, qdd, out[0], out[1], out[2])
+            kd.forward_dynamics_derivatives_fast(kt, q, v, tau, out[:3])
         elif stage == 3:
-            kd.inverse_dynamics_derivatives_state(kt, q, v, qdd, fext, np.empty(nv), out[0], out[1], out[2])
+            kd.inverse_dynamics_derivatives_state(kt, q, v, tau, fext, np.empty(nv), out[0], out[1], out[2])
         elif stage == 4:
-            np.dot(out[2], out[0], out[3])
-            np.dot(out[2], out[1], out[4])
-        else:
+            kd.negated_products(out[2], out[0], out[1], out[3], out[4])
+        elif stage == 5:
             kd.cholesky_inverse(out[2], out[3], out[4])
+        else:
+            forward_dynamics_passes(ki, kf, _work(ki, work, nv), q, v, tau, fext, qdd, True)
 
 
 def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
     """Seconds per call of the pieces of ``forward_dynamics_derivatives`` (:func:`_pieces`) and
     of the two public calls, by the same interleaved timing."""
     nv = model.nv
-    db.forward_dynamics_derivatives(model, q, v, x)  # the thread's work array
-    work, qdd = model._local.work, np.empty(nv)
+    work, qdd = np.empty((0, T.W)), np.empty(nv)
     out = np.zeros((5, nv, nv))
     n = 20
     _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, 3, 1)  # M into out[2]
-    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(6)}
+    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(7)}
     fns["public FD"] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
     fns["public ID"] = lambda: db.inverse_dynamics_derivatives(model, q, v, x)
     t = interleaved(fns, repeats, min_time, clock)
-    fd, fdm, entry, idd, prod, chol = (t[f"piece {i}"] / n for i in range(6))
+    passes, passes_acc, entry, idd, prod, chol, fd = (t[f"piece {i}"] / n for i in range(7))
     return {
-        "forward dynamics pass": fd,
-        "recursive M^-1 sweep": fdm - fd,
+        "passes at a = 0": passes,
+        "acceleration pass": passes_acc - passes,
         "dense M^-1": chol,
-        "ID derivatives pass (entry)": idd,
         "two products by M^-1": prod,
         "FD entry (all)": entry,
+        "ID derivatives (entry)": idd,
+        "FD pass (beyond 20 DOF)": fd,
         "Python layer (FD)": t["public FD"] - entry,
         "Python layer (ID)": t["public ID"] - idd,
     }

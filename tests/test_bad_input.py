@@ -206,6 +206,18 @@ _MASSLESS_TIP = _robot(
             id="inverse_mass_matrix",
         ),
         pytest.param(
+            lambda m, z: db.forward_dynamics_derivatives(m, z, z, z),
+            db.SingularInertiaError,
+            r"joint 'wrist'",
+            id="forward_dynamics_derivatives",  # the dense Cholesky of M fails: the O(n) pass names it
+        ),
+        pytest.param(
+            lambda m, z: db.forward_dynamics_derivatives(m, z, z, z, np.zeros((m.n_links, 6))),
+            db.SingularInertiaError,
+            r"joint 'wrist'",
+            id="forward_dynamics_derivatives-checked",
+        ),
+        pytest.param(
             lambda m, z: db.udut(m, z, level="link"),
             db.SingularInertiaError,
             r"joint 'wrist'",

@@ -28,6 +28,7 @@ Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 _empty = np.empty
 _state_kernel = kd.inverse_dynamics_derivatives_state
 _fd_kernel = kd.forward_dynamics_derivatives_state
+_fd_fast_kernel = kd.forward_dynamics_derivatives_fast
 _NO_FEXT = _inputs.NO_FEXT
 
 
@@ -158,11 +159,11 @@ def _fd_state(
 def fast_forward_dynamics_derivatives(model: Model, q: object, v: object, tau: object) -> Triple | None:
     """As :func:`fast_inverse_dynamics_derivatives`, for the forward dynamics."""
     nv = model.nv
-    ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    out = _empty((3, nv, nv))  # one allocation, three views
     try:
-        if _fd_kernel(model._kt, model._local.work, q, v, tau, _NO_FEXT, _empty(nv), ddq, ddv, Minv) == 0:
-            return ddq, ddv, Minv
-    except (TypeError, AttributeError):  # another type, no work array yet
+        if _fd_fast_kernel(model._kt, q, v, tau, out) == 0:
+            return out[0], out[1], out[2]
+    except TypeError:
         pass
     return None
 

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.kernels import derivative_algebra as ka
+from denoc_bridge.kernels import derivative_passes as kp
 from denoc_bridge.kernels import derivatives as kd
 from denoc_bridge.kernels import tables as T
+from denoc_bridge.multibody import inputs
 from denoc_bridge.multibody.inputs import NO_FEXT
 from denoc_bridge.testing import random_model
 
@@ -45,17 +48,17 @@ def test_inertia_and_coriolis_closed_forms(seed):
     I10, C12 = np.empty((kf.shape[0], 10)), np.empty((kf.shape[0], 12))
     Iw, Cw = np.empty((6, 6)), np.empty((6, 6))
     for k in range(kf.shape[0]):
-        kd._inertia10(kf, k, oR, op, I10)
-        kd._world_inertia(kf, k, oR[k], op[k], Iw)
+        ka._inertia10(kf, k, oR.reshape(-1, 9), op, I10)
+        ka._world_inertia(kf, k, oR[k], op[k], Iw)
         assert np.abs(_full_inertia(I10[k]) - Iw).max() <= 1e-13 * np.abs(Iw).max()
         t, x = rng.standard_normal(6), rng.standard_normal(6)
-        h = kd._iact(I10, k, tuple(t))
+        h = ka._iact(I10, k, tuple(t))
         assert np.allclose(h, Iw @ t, rtol=0, atol=1e-13 * np.abs(Iw).max() * np.abs(t).max())
-        kd._coriolis12(I10, k, tuple(t), h, C12)
-        kd._coriolis_matrix(Iw, t, Cw)
+        ka._coriolis12(I10, k, tuple(t), h, C12)
+        ka._coriolis_matrix(Iw, t, Cw)
         scale = np.abs(Cw).max()
         assert np.abs(_full_coriolis(C12[k]) - Cw).max() <= 1e-13 * scale
-        assert np.abs(np.array(kd._cact(C12, k, tuple(x))) - Cw @ x).max() <= 1e-13 * scale * np.abs(x).max()
+        assert np.abs(np.array(ka._cact(C12, k, tuple(x))) - Cw @ x).max() <= 1e-13 * scale * np.abs(x).max()
 
 
 def _nan_filled_derivatives(model, q, v, a, ki=None):
@@ -137,3 +140,41 @@ def test_cholesky_inverse():
         assert (Minv == Minv.T).all()
     M = np.diag([1.0, -1.0, 2.0])
     assert not kd.cholesky_inverse(M, np.empty((3, 3)), np.empty((3, 3)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_acceleration_pass_adds_the_terms_of_the_accelerations(seed):
+    """The passes at a = 0 (M, dtau/dv and the bias tau(q, v, 0)) then
+    :func:`.derivative_passes.acceleration_pass` with the accelerations a give dtau/dq of the
+    fused passes at a (alpha and the composite wrenches are linear in a): every joint type,
+    universal joints included (their second column's node rate moves with the first's
+    acceleration), with and without external wrenches; and the forward derivatives of such trees
+    (the entry solves ``M qdd = tau - bias`` with the passes at a = 0) satisfy the
+    implicit-function theorem against the inverse derivatives at FD(q, v, tau)."""
+    types = (db.JointType.UNIVERSAL, db.JointType.REVOLUTE) if seed < 2 else tuple(db.JointType)
+    model = random_model(seed=seed, n_links=8, branching=0.5, joint_types=types, floating_base=seed % 2 == 1)
+    rng = np.random.default_rng(seed)
+    q = db.random_configuration(model, rng)
+    v, a = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    fext = rng.standard_normal((model.n_links, 6)) if seed % 3 else None
+    q, v, a, fx, _ = inputs.state(model, q, v, a, fext, "a")
+    ki, kt, nv = model._kt.view(T.INT), model._kt, model.nv
+    ref = [np.zeros((nv, nv)) for _ in range(3)]
+    tau = np.empty(nv)
+    kd.derivatives_unchecked(ki, kt, q, v, a, fx, tau, *ref)
+    split = [np.zeros((nv, nv)) for _ in range(3)]
+    ws, zero, bias = kp.workspace(ki.shape[0], nv), np.zeros(nv), np.empty(nv)
+    kp.kinematics_pass(ki, kt, q, v, zero, fx, ws)
+    kp.composite_pass(ki, kt, zero, bias, *split, ws, False)
+    kp.acceleration_pass(ki, a, split[0], ws)
+    scale = np.abs(ref[0]).max()
+    assert np.abs(split[0] - ref[0]).max() <= 1e-12 * scale
+    assert np.array_equal(split[1], ref[1]) and np.array_equal(split[2], ref[2])  # no a in dv, M
+    assert np.abs(bias + ref[2] @ a - tau).max() <= 1e-12 * np.abs(tau).max()
+    ddq, ddv, Minv = db.forward_dynamics_derivatives(model, q, v, tau, fext)
+    qdd = db.forward_dynamics(model, q, v, tau, fext)
+    assert np.abs(qdd - a).max() <= 1e-9 * np.abs(a).max()
+    dq, dv, M = db.inverse_dynamics_derivatives(model, q, v, qdd, fext)
+    assert np.abs(M @ ddq + dq).max() <= 1e-10 * np.abs(dq).max()
+    assert np.abs(M @ ddv + dv).max() <= 1e-10 * np.abs(dv).max()
+    assert np.abs(Minv @ M - np.eye(nv)).max() <= 1e-10

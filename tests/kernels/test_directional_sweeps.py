@@ -11,7 +11,7 @@ from conftest import random_state
 
 import denoc_bridge as db
 from denoc_bridge.algorithms import directional as adir
-from denoc_bridge.kernels import derivatives as kder
+from denoc_bridge.kernels import derivative_algebra as kder
 from denoc_bridge.kernels import directional as kdir
 from denoc_bridge.kernels import lagrange
 from denoc_bridge.testing import random_model
