@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -76,26 +77,35 @@ def cycloidal_motion(
            [ 0.,  0.],
            [ 0.,  0.]])
     """
-    q0, q1 = (np.atleast_1d(_finite(x, name)) for x, name in ((q_start, "q_start"), (q_end, "q_end")))
-    if q0.shape != q1.shape or q0.ndim != 1:
+    q0, q1 = _joint_values(q_start, "q_start"), _joint_values(q_end, "q_end")
+    if q0.shape != q1.shape:
         raise InputError(f"q_start and q_end must be numbers or 1-D arrays of one shape, got {q0.shape} and {q1.shape}")
-    duration = _finite(T, "T")
-    if duration.ndim or not duration > 0:
-        raise InputError(f"T must be a positive number, got {T!r}")
+    Tf = _duration(T)
+    w = 2.0 * np.pi / Tf
+    slope = (q1 - q0) / Tf
+    if type(t) is float or type(t) is int:  # one time (a controller's call): no arrays for it
+        tc = float(t)
+        if not math.isfinite(tc):
+            raise InputError(f"t must hold finite numbers, got {t!r}")
+        if tc <= 0.0 or tc >= Tf:  # at rest at the ends, exactly
+            return (q0.copy() if tc <= 0.0 else q1.copy()), np.zeros(q0.shape), np.zeros(q0.shape)
+        return (
+            q0 + slope * (tc - math.sin(w * tc) / w),
+            slope * (1.0 - math.cos(w * tc)),
+            slope * (w * math.sin(w * tc)),
+        )
     tt = _finite(t, "t")
     if tt.ndim > 1:
         raise InputError(f"t must be a number or a 1-D array of times, got shape {tt.shape}")
     scalar = tt.ndim == 0
-    Tf = float(duration)
     tt = np.clip(np.atleast_1d(tt), 0.0, Tf)[:, None]  # at rest before 0 and after T
-    w = 2.0 * np.pi / Tf
-    slope = (q1 - q0) / Tf
     q = q0 + slope * (tt - np.sin(w * tt) / w)
     v = slope * (1.0 - np.cos(w * tt))
     a = slope * w * np.sin(w * tt)
-    ends = (tt[:, 0] == 0.0) | (tt[:, 0] == Tf)  # exact ends: no round-off of sin(2 pi)
-    q[ends] = np.where(tt[ends] == 0.0, q0, q1)
-    v[ends] = a[ends] = 0.0
+    ends = (tt[:, 0] == 0.0) | (tt[:, 0] == Tf)
+    if ends.any():  # exactly at rest there: no round-off of sin(2 pi)
+        q[ends] = np.where(tt[ends] == 0.0, q0, q1)
+        v[ends] = a[ends] = 0.0
     if scalar:
         return q[0], v[0], a[0]
     return q, v, a
@@ -103,10 +113,36 @@ def cycloidal_motion(
 
 def _finite(x: object, name: str) -> np.ndarray:
     """``x`` as a float64 array of finite numbers, or an error naming ``name``."""
-    arr = real_array(x, name)
-    if not np.all(np.isfinite(arr)):
+    arr = x if type(x) is np.ndarray and x.dtype == np.float64 else real_array(x, name)
+    if not np.isfinite(arr).all():
         raise InputError(f"{name} must hold finite numbers, got {x!r}")
     return arr
+
+
+def _joint_values(x: object, name: str) -> np.ndarray:
+    """``q_start`` or ``q_end``: a number or a 1-D array of finite numbers, as a 1-D float64 array."""
+    arr = _finite(x, name)
+    if arr.ndim > 1:
+        raise InputError(
+            f"q_start and q_end must be numbers or 1-D arrays of one shape, got {name} of shape {arr.shape}"
+        )
+    return arr.reshape(-1) if arr.ndim == 0 else arr
+
+
+def _duration(T: object) -> float:
+    """``T`` as a finite positive float, or an error naming it."""
+    if type(T) is float or type(T) is int:
+        Tf = float(T)
+    else:
+        arr = _finite(T, "T")
+        if arr.ndim:
+            raise InputError(f"T must be a positive number, got {T!r}")
+        Tf = float(arr)
+    if not math.isfinite(Tf):
+        raise InputError(f"T must hold finite numbers, got {T!r}")
+    if not Tf > 0:
+        raise InputError(f"T must be a positive number, got {T!r}")
+    return Tf
 
 
 def trajectory_torques(
