@@ -110,9 +110,15 @@ class Data:
             ...
         denoc_bridge.errors.InputError: data was created for a model with 9 links and nv=9, not for 'planar_chain3' (3 links, nv=3)
         """
+        sizes = (self.n_links, self.nq, self.nv, self.n_modules)
+        try:  # the common case first: the model this Data was made for (a check per call)
+            if sizes == (model.n_links, model.nq, model.nv, model.n_modules):
+                return self
+        except AttributeError:  # not a model: named below
+            pass
         check_model(model)
         tree = _tree_of(model)
-        if (self.n_links, self.nq, self.nv, self.n_modules) != (tree.n_links, tree.nq, tree.nv, tree.n_modules):
+        if sizes != (tree.n_links, tree.nq, tree.nv, tree.n_modules):
             raise InputError(
                 f"data was created for a model with {self.n_links} links and nv={self.nv}, "
                 f"not for '{tree.name}' ({tree.n_links} links, nv={tree.nv})"
