@@ -19,8 +19,32 @@ __all__ = ["neutral_configuration", "random_configuration", "integrate", "differ
 
 
 def neutral_configuration(model: Model | MimicModel) -> np.ndarray:
-    """Zero angles and displacements, identity quaternions (``pin.neutral``; for a
-    :class:`~denoc_bridge.constraints.mimic.MimicModel`, in reduced coordinates as ``pin.neutral`` of the mimic model)."""
+    """The neutral configuration: zero angles and displacements, identity quaternions.
+
+    As ``pin.neutral``: (cos, sin) = (1, 0) for continuous and planar joints, quaternions
+    (x, y, z, w) = (0, 0, 0, 1).  For a :class:`~denoc_bridge.constraints.mimic.MimicModel`, in
+    reduced coordinates, as ``pin.neutral`` of the mimic model.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+
+    Returns
+    -------
+    (nq,) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a denoc_bridge model.
+
+    Examples
+    --------
+    >>> import denoc_bridge as db
+    >>> solo = db.load_robot("solo12")  # a free-flyer base: position, then quaternion
+    >>> db.neutral_configuration(solo)[:7]
+    array([0., 0., 0., 0., 0., 0., 1.])
+    """
     _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_configuration(neutral_configuration(model.tree))
@@ -37,6 +61,35 @@ def random_configuration(
     continuous, universal and planar joints in [-pi, pi]; quaternions uniformly
     on the unit sphere; free translations from a unit normal distribution.  For a
     :class:`~denoc_bridge.constraints.mimic.MimicModel`, the independent joints' entries.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    rng : int, numpy.random.Generator or None
+        A non-negative seed (the same seed, the same configuration), a Generator (advanced by
+        the draws), or None for fresh entropy.
+
+    Returns
+    -------
+    (nq,) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a denoc_bridge model.
+    InputError
+        ``rng`` is neither a Generator nor a non-negative integer (booleans refused).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> q = db.random_configuration(panda, 0)
+    >>> bool(np.all((panda.lower_limit <= q) & (q <= panda.upper_limit)))
+    True
+    >>> bool(np.array_equal(q, db.random_configuration(panda, np.random.default_rng(0))))
+    True
     """
     _check_model(model)
     if isinstance(model, MimicModel):
@@ -76,12 +129,16 @@ def _pair(
     a, b = _inputs.real_array(a, names[0]), _inputs.real_array(b, names[1])
     batch = a.ndim == 2
     for arr, n, name in ((a, na, names[0]), (b, nb, names[1])):
-        if arr.shape[-1:] != (n,) or arr.ndim != a.ndim or (batch and arr.shape[0] != a.shape[0]):
+        if arr.ndim not in (1, 2) or arr.shape[-1] != n or arr.ndim != a.ndim or (batch and arr.shape[0] != a.shape[0]):
             raise InputError(
                 f"{name} must have shape ({n},) or (B, {n}) like {names[0]} (model '{model.name}'), got {arr.shape}"
             )
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"{name} holds a value that is not finite")
+            *row, i = (int(x) for x in np.argwhere(~np.isfinite(arr))[0])
+            starts = model.idx_q if n == model.nq else model.idx_v
+            k = int(np.searchsorted(starts, i, side="right") - 1)
+            at = ", ".join(map(str, [*row, i]))
+            raise InputError(f"{name}[{at}] = {arr[tuple(row) + (i,)]} is not finite (joint {model.joint_label(k)})")
     a = _inputs.normalise_configuration(model, np.array(a, dtype=float, order="C"), names[0])
     b = np.array(b, dtype=float, order="C")
     if nb == model.nq:  # q0, q1: both configurations
@@ -95,7 +152,38 @@ def integrate(model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike) -> 
     spherical joints on SO(3), continuous joints on SO(2), planar joints on SE(2); vector
     spaces add).  Quaternions and (cos, sin) pairs of the result are unit.  A leading batch
     axis is allowed.  On a :class:`~denoc_bridge.constraints.mimic.MimicModel`, reduced q and v (the tree's
-    integration of the expanded state, reduced)."""
+    integration of the expanded state, reduced).
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) or (B, nq) array
+        Configuration, or a batch; quaternions and (cos, sin) pairs are normalised first.
+    v : (nv,) or (B, nv) array
+        Velocity (the displacement in unit time), or one per state of the batch.
+
+    Returns
+    -------
+    (nq,) or (B, nq) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` or ``v`` not real numbers.
+    InputError
+        A wrong shape or batch, a non-finite entry (naming it and its joint), a zero
+        quaternion or (cos, sin) pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> solo = db.load_robot("solo12")
+    >>> v = np.zeros(solo.nv)
+    >>> v[5] = np.pi / 2  # turn the base by 90 degrees about z
+    >>> db.integrate(solo, db.neutral_configuration(solo), v)[:7].round(4)
+    array([0.    , 0.    , 0.    , 0.    , 0.    , 0.7071, 0.7071])
+    """
     _check_model(model)
     if isinstance(model, MimicModel):
         qf, vf = model.expand(q, v)
@@ -112,7 +200,41 @@ def integrate(model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike) -> 
 
 def difference(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike) -> np.ndarray:
     """The velocity that takes ``q0`` to ``q1`` in unit time, ``log(q0^-1 q1)`` joint by joint
-    (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``."""
+    (``pinocchio.difference``); ``integrate(model, q0, difference(model, q0, q1)) = q1``.
+
+    Angles of continuous joints wrap: the difference is the shorter way round.  On a
+    :class:`~denoc_bridge.constraints.mimic.MimicModel`, reduced q0, q1 and result.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q0, q1 : (nq,) or (B, nq) arrays
+        Configurations, or batches of the same size; quaternions and (cos, sin) pairs are
+        normalised first.
+
+    Returns
+    -------
+    (nv,) or (B, nv) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q0`` or ``q1`` not real numbers.
+    InputError
+        A wrong shape or batch, a non-finite entry (naming it and its joint), a zero
+        quaternion or (cos, sin) pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> solo = db.load_robot("solo12")
+    >>> q0 = db.neutral_configuration(solo)
+    >>> q1 = q0.copy()
+    >>> q1[3:7] = [0, 0, np.sin(np.pi / 4), np.cos(np.pi / 4)]  # the base turned 90 degrees about z
+    >>> db.difference(solo, q0, q1)[:6].round(4)
+    array([0.    , 0.    , 0.    , 0.    , 0.    , 1.5708])
+    """
     _check_model(model)
     if isinstance(model, MimicModel):
         return model.reduce_velocity(difference(model.tree, model.expand(q0), model.expand(q1)))
@@ -128,7 +250,42 @@ def difference(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike) 
 
 def interpolate(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike, u: npt.ArrayLike) -> np.ndarray:
     """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
-    ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch."""
+    ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch.
+
+    ``u`` outside [0, 1] extrapolates along the same geodesic.  On a
+    :class:`~denoc_bridge.constraints.mimic.MimicModel`, reduced configurations.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q0, q1 : (nq,) or (B, nq) arrays
+        The configurations at u = 0 and u = 1, or batches of the same size.
+    u : float or (B,) array
+        The fraction of the way, one number or one per state of the batch.
+
+    Returns
+    -------
+    (nq,) or (B, nq) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, an argument not real numbers.
+    InputError
+        A wrong shape or batch, a non-finite entry (naming it and its joint), a zero
+        quaternion or (cos, sin) pair, ``u`` not finite or not one per state.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> solo = db.load_robot("solo12")
+    >>> q0 = db.neutral_configuration(solo)
+    >>> q1 = q0.copy()
+    >>> q1[3:7] = [0, 0, np.sin(np.pi / 4), np.cos(np.pi / 4)]  # 90 degrees about z
+    >>> db.interpolate(solo, q0, q1, 0.5)[3:7].round(4)  # half way: 45 degrees
+    array([0.    , 0.    , 0.3827, 0.9239])
+    """
     _check_model(model)
 
     d = difference(model, q0, q1)

@@ -11,7 +11,7 @@ from denoc_bridge.kernels import energy as _ke
 from denoc_bridge.kernels import kinematics as kk
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import Data, run_parallel
+from denoc_bridge.multibody.data import Data, run_parallel, work_of
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import internal_to_pin
@@ -24,8 +24,41 @@ def forward_kinematics(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Placements of the link frames in the base frame: ``(R, p)``, shapes (L, 3, 3) and (L, 3).
 
-    Link k's frame is Pinocchio's ``data.oMi[k + 1]``.  A :class:`~denoc_bridge.constraints.mimic.MimicModel`
-    takes reduced q.
+    Link k's frame is Pinocchio's ``data.oMi[k + 1]`` (``R[k]`` its ``rotation``, ``p[k]`` its
+    ``translation``), from the compiled O(n) geometry pass.  A
+    :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) array
+        One configuration in Pinocchio's layout (no batch); quaternions and (cos, sin) pairs
+        are normalised.
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    R : (n_links, 3, 3) array
+        Orientation of each link frame in the base frame.
+    p : (n_links, 3) array
+        Origin of each link frame in the base frame.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` not real numbers, ``data`` not a Data.
+    InputError
+        A wrong shape, a non-finite entry (naming it and its joint), a zero quaternion, a
+        ``data`` of another model.
+
+    Examples
+    --------
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> R, p = db.forward_kinematics(panda, db.neutral_configuration(panda))
+    >>> R.shape, p[panda.link_index("panda_link7")].round(4)
+    ((9, 3, 3), array([0.088, 0.   , 1.033]))
     """
     _check_model(model)
     if isinstance(model, MimicModel):
@@ -97,7 +130,39 @@ def link_velocities(
 
 
 def center_of_mass(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
-    """Centre of mass of the moving links in the base frame (``pin.centerOfMass``)."""
+    """Centre of mass of the moving links in the base frame (``pin.centerOfMass``).
+
+    The mass-weighted mean of the links' centres of mass, placed by :func:`forward_kinematics`;
+    ``(0, 0, 0)`` for a model without mass.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) array
+        One configuration (reduced on a MimicModel; no batch).
+    data : Data, optional
+        Work buffers (:class:`~denoc_bridge.Data`) for this thread; default: the model's own.
+
+    Returns
+    -------
+    (3,) array
+        The centre of mass, metres.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` not real numbers, ``data`` not a Data.
+    InputError
+        A wrong shape, a non-finite entry (naming it and its joint), a zero quaternion, a
+        ``data`` of another model.
+
+    Examples
+    --------
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> db.center_of_mass(panda, db.neutral_configuration(panda)).round(4)
+    array([0.0256, 0.0063, 0.627 ])
+    """
     _check_model(model)
     if isinstance(model, MimicModel):
         return center_of_mass(model.tree, model.expand(q), data=data)
@@ -112,10 +177,49 @@ def center_of_mass(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | 
 def energies(
     model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike, *, springs: bool = True
 ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
-    """``(T, V)``: kinetic energy ``1/2 v^T I(q) v`` (armature included) and potential energy
-    (gravity, plus the joint springs of the model unless ``springs=False``), in one compiled O(n)
-    forward recursion (:mod:`denoc_bridge.kernels.energy`).  A leading batch axis gives arrays.
-    A :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q and v."""
+    """``(T, V)``: kinetic and potential energy in one compiled O(n) forward recursion.
+
+    ``T = 1/2 v^T I(q) v`` (armature included, :func:`kinetic_energy`) and ``V`` the
+    gravitational potential plus the joint springs of the model unless ``springs=False``
+    (:func:`potential_energy`), by :mod:`denoc_bridge.kernels.energy`.  A
+    :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q and v.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) or (B, nq) array
+        Configuration, or a batch of B; quaternions and (cos, sin) pairs are normalised.
+    v : (nv,) or (B, nv) array
+        Velocity, or a batch of B.
+    springs : bool
+        Count the energy stored in the joint springs (``model.stiffness``) in ``V``.
+
+    Returns
+    -------
+    T, V : float, or (B,) arrays for a batch
+        Joules.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` or ``v`` not real numbers.
+    InputError
+        A wrong shape, a non-finite entry (naming it, its joint and the state of a batch), a
+        zero quaternion, energies that overflow float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> q = db.neutral_configuration(panda)
+    >>> T, V = db.energies(panda, q, np.ones(panda.nv))
+    >>> round(T, 4), round(V, 4)
+    (0.8171, 103.4787)
+    >>> T, V = db.energies(panda, np.stack([q, q]), np.zeros((2, panda.nv)))  # a batch
+    >>> T, V.round(4)
+    (array([0., 0.]), array([103.4787, 103.4787]))
+    """
     _check_model(model)
     if isinstance(model, MimicModel):
         qf, vf = model.expand(q, v)
@@ -151,8 +255,43 @@ def energies(
 
 def potential_energy(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> float | np.ndarray:
     """Potential energy: gravity ``V = -sum_k m_k g . c_k`` (``pin.computePotentialEnergy``)
-    plus the joint springs ``1/2 K (q (-) q_rest)^2`` (none unless the model has stiffness)."""
+    plus the joint springs ``1/2 K (q (-) q_rest)^2`` (none unless the model has stiffness).
+
+    ``c_k`` is link k's centre of mass in the base frame and ``g`` the model's gravity, so
+    ``V = 0`` at the height of the base.  Computed by :func:`energies`.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) or (B, nq) array
+        Configuration (reduced on a MimicModel), or a batch of B.
+    data : Data, optional
+        Checked like the other algorithms' (a :class:`~denoc_bridge.Data` of this model), but
+        not needed: the energy recursion runs without work buffers.
+
+    Returns
+    -------
+    float, or (B,) array for a batch
+        Joules.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` not real numbers, ``data`` not a Data.
+    InputError
+        A wrong shape, a non-finite entry (naming it and its joint), a zero quaternion, a
+        ``data`` of another model.
+
+    Examples
+    --------
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> round(db.potential_energy(panda, db.neutral_configuration(panda)), 4)
+    103.4787
+    """
     _check_model(model)
+    if data is not None:
+        work_of(model, data)  # refused when it is not a Data of this model, as elsewhere
     return energies(model, q, np.zeros(np.shape(q)[:-1] + (model.nv,)))[1]
 
 
@@ -165,6 +304,42 @@ def kinetic_energy(
     pin.crba v`` and Pinocchio 4.1's ``computeKineticEnergy``, armature included, except on a
     revolute joint about an arbitrary axis (``JointModelRevoluteUnaligned``), whose armature
     term Pinocchio's kinetic energy gets wrong (``tests/algorithms/test_energies.py``).
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+    q : (nq,) or (B, nq) array
+        Configuration (reduced on a MimicModel), or a batch of B.
+    v : (nv,) or (B, nv) array
+        Velocity, or a batch of B.
+    data : Data, optional
+        Checked like the other algorithms' (a :class:`~denoc_bridge.Data` of this model), but
+        not needed: the energy recursion runs without work buffers.
+
+    Returns
+    -------
+    float, or (B,) array for a batch
+        Joules.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a model, ``q`` or ``v`` not real numbers, ``data`` not a Data.
+    InputError
+        A wrong shape, a non-finite entry (naming it and its joint), a zero quaternion, a
+        ``data`` of another model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> q, v = db.neutral_configuration(panda), np.ones(panda.nv)
+    >>> T = db.kinetic_energy(panda, q, v)
+    >>> bool(np.isclose(T, 0.5 * v @ db.mass_matrix(panda, q) @ v, rtol=1e-12))
+    True
     """
     _check_model(model)
+    if data is not None:
+        work_of(model, data)  # refused when it is not a Data of this model, as elsewhere
     return energies(model, q, v, springs=False)[0]

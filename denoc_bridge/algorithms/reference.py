@@ -13,13 +13,14 @@ world coordinates.
 
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import geometry
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.inputs import WrenchesLike
@@ -60,7 +61,21 @@ class _Placed(Protocol):
 MAX_LINKS = 400  # 6L x 6L dense matrices: 400 links is 5 GB for the reference GIM products
 
 
-def _check_size(model: Model, max_links: int) -> None:
+def _check_size(model: Model, max_links: int, function: str) -> None:
+    """Refuse a model that is not a tree :class:`Model` (naming ``function``) or has more than
+    ``max_links`` links (checked to be an integer >= 0)."""
+    _check_model(model)
+    if not isinstance(model, Model):  # a MimicModel
+        raise InputTypeError(
+            f"{function} takes a tree Model (the explicit matrices of the papers); for a MimicModel "
+            "pass model.tree and the expanded state model.expand(q, v, a)"
+        )
+    try:
+        max_links = operator.index(max_links)
+    except TypeError:
+        raise InputTypeError(f"max_links must be an integer, got {type(max_links).__name__}") from None
+    if max_links < 0:
+        raise InputError(f"max_links must be >= 0, got {max_links}")
     if model.n_links > max_links:
         raise InputError(
             f"the explicit DeNOC matrices of '{model.name}' would be {6 * model.n_links} x {6 * model.n_links} "
@@ -140,10 +155,47 @@ def denoc_matrices(model: Model, q: npt.ArrayLike, *, max_links: int = MAX_LINKS
     propagation matrices ``N^i`` (000 eq. 7a).  ``t = N_l N_d qdot`` (eq. 9) and
     the GIM is ``N_d^T N_l^T M N_l N_d`` (eq. 13) with ``M`` from
     :func:`uncoupled_newton_euler`.  L is the number of links; models with more
-    than ``max_links`` links are refused (dense 6L x 6L matrices).
+    than ``max_links`` links are refused (dense 6L x 6L matrices).  The test oracle of
+    the recursive algorithms; the matrices are of the tree (loop closures are not in them).
+
+    Parameters
+    ----------
+    model : Model
+        A tree (not a MimicModel: take ``model.tree`` and ``model.expand(q)``).
+    q : (nq,) array
+        One configuration; quaternions and (cos, sin) pairs are normalised.
+    max_links : int
+        The most links accepted (O(L^2) memory).
+
+    Returns
+    -------
+    N_l : (6L, 6L) array
+    N_d : (6L, nv) array
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a tree Model, ``q`` not real numbers, ``max_links`` not an integer.
+    InputError
+        More than ``max_links`` links, a negative ``max_links``, a wrong shape or a non-finite
+        entry of ``q`` (naming it and its joint), a zero quaternion.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> gripper = db.load_robot("gripper")  # 000's gripper: 4 links in 3 modules
+    >>> q, v = db.random_configuration(gripper, 0), np.ones(gripper.nv)
+    >>> N_l, N_d = db.denoc_matrices(gripper, q)
+    >>> N_l.shape, N_d.shape
+    ((24, 24), (24, 4))
+    >>> M = db.uncoupled_newton_euler(gripper, q).M
+    >>> bool(np.allclose(N_d.T @ N_l.T @ M @ N_l @ N_d, db.mass_matrix(gripper, q)))  # 000 eq. (13)
+    True
+    >>> bool(np.allclose(N_l @ N_d @ v, db.uncoupled_newton_euler(gripper, q, v).t))  # eq. (9)
+    True
     """
-    _check_model(model)
-    _check_size(model, max_links)
+    _check_size(model, max_links, "denoc_matrices")
     q = _inputs.configuration(model, q)
     kin = world_kinematics(model, q)
     L = model.n_links
@@ -200,10 +252,50 @@ def uncoupled_newton_euler(
 
     ``t = N qdot`` and ``tdot = N qddot + Ndot qdot + [0; -g]`` (stacked) with
     ``N = N_l N_d`` and ``Ndot`` built element by element (``A_dot`` from the
-    relative velocity of the link origins, ``P_dot = Omega P``).
+    relative velocity of the link origins, ``P_dot = Omega P``).  Then
+    ``tau = N_d^T N_l^T w`` (000 eq. 11) plus the armature term ``armature * a``.
+
+    Parameters
+    ----------
+    model : Model
+        A tree (not a MimicModel: take ``model.tree`` and ``model.expand(q, v, a)``).
+    q : (nq,) array
+        One configuration; quaternions and (cos, sin) pairs are normalised.
+    v, a : (nv,) arrays, optional
+        Joint velocity and acceleration; default zero.
+    f_ext : None, (n_links, 6) array or {link or frame name: (6,)}, optional
+        External wrenches as Pinocchio's ``fext`` (in the link frames).
+    max_links : int
+        The most links accepted (O(L^2) memory).
+
+    Returns
+    -------
+    NewtonEuler
+        The 6L x 6L matrices ``M``, ``Omega``, ``E``; the 6L vectors ``t``, ``tdot``,
+        ``w_ext`` (in world coordinates), ``w``; the link-level ``N`` (6L x nv) and ``Ndot``.
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a tree Model, an argument not real numbers, ``max_links`` not an
+        integer.
+    InputError
+        More than ``max_links`` links, a negative ``max_links``, wrong shapes, non-finite
+        entries (naming them and their joint), a zero quaternion, an unknown name in
+        ``f_ext``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> gripper = db.load_robot("gripper")
+    >>> q, v, a = db.random_configuration(gripper, 0), np.ones(gripper.nv), np.zeros(gripper.nv)
+    >>> ne = db.uncoupled_newton_euler(gripper, q, v, a)
+    >>> N_l, N_d = db.denoc_matrices(gripper, q)
+    >>> bool(np.allclose(N_d.T @ N_l.T @ ne.w, db.inverse_dynamics(gripper, q, v, a)))  # 000 eq. (11)
+    True
     """
-    _check_model(model)
-    _check_size(model, max_links)
+    _check_size(model, max_links, "uncoupled_newton_euler")
     q = _inputs.configuration(model, q)
     v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
     a = np.zeros(model.nv) if a is None else _inputs.vector(model, a, "a", "v")

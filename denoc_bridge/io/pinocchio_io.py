@@ -83,6 +83,40 @@ def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
     friction, position limits and gravity are taken over unchanged; the body
     frame attached to each joint gives the link name.  The Pinocchio model must
     number its joints depth first (as every Pinocchio parser does).
+
+    Every frame of ``pin_model.frames`` is kept in ``model.frames`` (names for ``f_ext`` and
+    loop closures).  Non-physical inertias are accepted, each listed in ``model.warnings``
+    with a :class:`~denoc_bridge.errors.PhysicsWarning`, as Pinocchio accepts them.
+
+    Parameters
+    ----------
+    pin_model : pinocchio.Model
+        Revolute, prismatic, continuous (unbounded), spherical, free-flyer, universal, planar
+        and translation joints, aligned with an axis or not.
+    name : str, optional
+        The model's name; default ``pin_model.name`` (``"robot"`` if empty).
+
+    Returns
+    -------
+    Model
+        Link k is Pinocchio's joint ``k + 1``; q, v, a and tau pass unchanged.
+
+    Raises
+    ------
+    InputTypeError
+        ``pin_model`` is not a ``pinocchio.Model`` (a denoc_bridge model is named as such).
+    ModelError
+        An unsupported joint type (naming the joint; a ``JointModelMimic`` with how to load
+        mimic joints), joints not numbered depth first, or values a :class:`Model` refuses.
+
+    Examples
+    --------
+    >>> import pinocchio as pin
+    >>> import denoc_bridge as db
+    >>> pin_model = pin.buildSampleModelManipulator()
+    >>> model = db.from_pinocchio(pin_model)
+    >>> model.nq == pin_model.nq, model.joint_names[0] == pin_model.names[1]
+    (True, True)
     """
     import pinocchio as pin
 
@@ -217,6 +251,39 @@ def to_pinocchio(model: Model | MimicModel) -> Any:
     ``pin.buildModelFromUrdf(path, mimic=True)``: ``JointModelMimic`` joints made by
     ``pin.transformJointIntoMimic``), which Pinocchio builds only when each mimicked joint
     comes before its mimic joint and the mimic joints have no armature.
+
+    Loop closures are not converted (a ``pinocchio.Model`` is a tree): the result is the
+    model's tree.  Each link gets a body frame of its name; other frames are not added.
+
+    Parameters
+    ----------
+    model : Model or MimicModel
+
+    Returns
+    -------
+    pinocchio.Model
+        Joint ``k + 1`` is link k; q, v, a and tau pass unchanged (reduced ones for a
+        MimicModel).
+
+    Raises
+    ------
+    InputTypeError
+        ``model`` is not a denoc_bridge model.
+    ModelError
+        A MimicModel whose mimic joint comes before its mimicked joint, or has an armature
+        (naming the joint).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pinocchio as pin
+    >>> import denoc_bridge as db
+    >>> panda = db.load_robot("panda")
+    >>> pin_model = db.to_pinocchio(panda)
+    >>> q = db.random_configuration(panda, 0)
+    >>> M = pin.crba(pin_model, pin_model.createData(), q)
+    >>> bool(np.allclose(np.triu(M), np.triu(db.mass_matrix(panda, q)), atol=1e-12))
+    True
     """
     _check_model(model)
     import pinocchio as pin

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import ModelError
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.spatial import rpy_to_matrix
@@ -127,10 +128,27 @@ def body_name(model: _Links, link: int) -> str:
     return model.base_name if link < 0 else model.link_names[link]
 
 
+def _numbers(value: npt.ArrayLike, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """``value`` as a float64 array of ``shape`` with finite entries, or a ModelError naming ``what``."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        a = np.full(1, np.nan)  # strings, None, ragged lists: refused below
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what} must be {'x'.join(map(str, shape))} finite numbers, got {value!r}")
+    return a
+
+
 def _placement(
-    model: _Links, where: str, xyz: npt.ArrayLike | None, rpy: npt.ArrayLike | None, rotation: npt.ArrayLike | None
+    model: _Links,
+    where: str,
+    xyz: npt.ArrayLike | None,
+    rpy: npt.ArrayLike | None,
+    rotation: npt.ArrayLike | None,
+    label: str = "loop closure",
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    """(link index, R, p) of a frame given on a link or frame named ``where``."""
+    """(link index, R, p) of a frame given on a link or frame named ``where`` (errors start with
+    ``label``)."""
     if where in ("world", "universe", model.base_name):
         link, R0, p0 = -1, np.eye(3), np.zeros(3)
     elif where in model.link_names:
@@ -138,19 +156,19 @@ def _placement(
     else:
         frame = next((f for f in model.frames if f.name == where), None)
         if frame is None:
-            raise ModelError(f"loop closure: no link or frame named '{where}' in '{model.name}'")
+            names = [*model.link_names, *(f.name for f in model.frames)]
+            raise ModelError(
+                f"{label}: no link or frame named '{where}' in '{model.name}'{did_you_mean(str(where), names)}"
+            )
         link, R0, p0 = frame.link, np.asarray(frame.rotation, float), np.asarray(frame.translation, float)
-    p = np.zeros(3) if xyz is None else np.asarray(xyz, dtype=float)
+    on = f"{label}: the frame on '{where}'"
+    p = np.zeros(3) if xyz is None else _numbers(xyz, (3,), f"{on}: xyz")
     if rotation is not None:
-        R = np.asarray(rotation, dtype=float)
+        R = _numbers(rotation, (3, 3), f"{on}: rotation")
     else:
-        R = rpy_to_matrix(np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float))
-    if p.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(R))):
-        raise ModelError(
-            f"loop closure: the frame on '{where}' needs 3 finite numbers for xyz and rpy (or a 3 x 3 rotation)"
-        )
+        R = rpy_to_matrix(np.zeros(3) if rpy is None else _numbers(rpy, (3,), f"{on}: rpy"))
     if not np.allclose(R @ R.T, np.eye(3), atol=1e-9):
-        raise ModelError(f"loop closure: the rotation given on '{where}' is not a rotation matrix")
+        raise ModelError(f"{label}: the rotation given on '{where}' is not a rotation matrix")
     return link, R0 @ R, p0 + R0 @ p
 
 
@@ -171,16 +189,21 @@ def make_loop_closure(
 ) -> LoopClosure:
     """Validate and build a :class:`LoopClosure` (see :meth:`Model.add_loop_closure`)."""
     _check_model(model)
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"a loop closure's name must be a non-empty string, got {name!r}")
     if type not in LOOP_TYPES:
         raise ModelError(f"loop closure '{name}': unknown type {type!r} (one of {sorted(LOOP_TYPES)})")
-    l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1)
-    l2, R2, p2 = _placement(model, link2, xyz2, rpy2, rotation2)
+    l1, R1, p1 = _placement(model, link1, xyz1, rpy1, rotation1, f"loop closure '{name}'")
+    l2, R2, p2 = _placement(model, link2, xyz2, rpy2, rotation2, f"loop closure '{name}'")
     if l1 == l2:
         raise ModelError(
             f"loop closure '{name}': '{link1}' and '{link2}' are the same rigid body; a cut joint "
             "must join two different bodies"
         )
-    a = np.asarray(axis, dtype=float)
+    try:
+        a = np.asarray(axis, dtype=float)
+    except (TypeError, ValueError):
+        a = np.zeros(0)  # refused below
     n = np.linalg.norm(a) if a.shape == (3,) and np.all(np.isfinite(a)) else 0.0
     if not n > 1e-12:
         raise ModelError(f"loop closure '{name}': the axis must be 3 finite numbers of non-zero length, got {axis!r}")

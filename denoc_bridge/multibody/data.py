@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numba
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import jit_enabled
-from denoc_bridge.multibody.checks import check_model
+from denoc_bridge.multibody.checks import ModelKind, check_model
 
 __all__ = ["Data", "work_of"]
 
@@ -63,22 +63,74 @@ class Data:
     """Work buffers for a :class:`~denoc_bridge.multibody.model.Model` (see the module docstring).
 
     ``work`` is the (rows, W) work array of :mod:`denoc_bridge.kernels.tables`
-    (regions of rows per link, per DOF and per kinematic module).
+    (regions of rows per link, per DOF and per kinematic module).  ``Data(mimic_model)`` holds
+    the buffers of ``mimic_model.tree``, whose recursions a
+    :class:`~denoc_bridge.MimicModel` runs.
     """
 
     def __init__(self, model: _Sized) -> None:
         check_model(model)
+        model = _tree_of(model)
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
         self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
 
     def check(self, model: _Sized) -> Data:
-        """This Data, if it was created for a model of ``model``'s sizes; else an InputError."""
-        if (self.n_links, self.nq, self.nv, self.n_modules) != (model.n_links, model.nq, model.nv, model.n_modules):
+        """Check that this Data fits ``model`` and return it.
+
+        A Data fits every model of the sizes it was created for (numbers of links,
+        configuration and velocity entries, kinematic modules); a
+        :class:`~denoc_bridge.MimicModel` is sized by its tree.
+
+        Parameters
+        ----------
+        model : Model or MimicModel
+            The model the buffers are about to be used for.
+
+        Returns
+        -------
+        Data
+            This Data (so that ``work = data.check(model).work`` reads in one line).
+
+        Raises
+        ------
+        InputTypeError
+            ``model`` is not a denoc_bridge model.
+        InputError
+            The Data was created for a model of other sizes (naming both).
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> panda = db.load_robot("panda")
+        >>> data = db.Data(panda)
+        >>> data.check(panda) is data
+        True
+        >>> data.check(db.load_robot("chain:3"))
+        Traceback (most recent call last):
+            ...
+        denoc_bridge.errors.InputError: data was created for a model with 9 links and nv=9, not for 'planar_chain3' (3 links, nv=3)
+        """
+        sizes = (self.n_links, self.nq, self.nv, self.n_modules)
+        try:  # the common case first: the model this Data was made for (a check per call)
+            if sizes == (model.n_links, model.nq, model.nv, model.n_modules):
+                return self
+        except AttributeError:  # not a model: named below
+            pass
+        check_model(model)
+        tree = _tree_of(model)
+        if sizes != (tree.n_links, tree.nq, tree.nv, tree.n_modules):
             raise InputError(
                 f"data was created for a model with {self.n_links} links and nv={self.nv}, "
-                f"not for '{model.name}' ({model.n_links} links, nv={model.nv})"
+                f"not for '{tree.name}' ({tree.n_links} links, nv={tree.nv})"
             )
         return self
+
+
+def _tree_of(model: _Sized) -> _Sized:
+    """The model whose recursions run: a MimicModel's tree (``multibody.mimic`` imports this
+    module, so a MimicModel is recognised by its ``tree``), any other model itself."""
+    tree = getattr(model, "tree", None)
+    return cast(_Sized, tree) if isinstance(tree, ModelKind) else model
 
 
 def work_of(model: Any, data: object) -> np.ndarray:

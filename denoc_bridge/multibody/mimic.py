@@ -4,6 +4,7 @@ coordinates (see :mod:`denoc_bridge.constraints.mimic` for the dynamics)."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, final, overload
 
@@ -11,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._text import count
-from denoc_bridge.errors import InputError, ModelError
+from denoc_bridge.errors import InputError, InputTypeError, ModelError
 from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import Mimic
@@ -221,6 +222,7 @@ class MimicModel(ModelKind):
     def _tree_sized(self, x: npt.ArrayLike, name: str, n: int, axis: int = -1) -> np.ndarray:
         """A tree-sized array (``n`` entries along ``axis``) as float64, or an InputError."""
         x = real_array(x, name)
+        axis = _axis(axis, x.ndim, name)
         if x.ndim == 0 or x.shape[axis] != n:
             raise InputError(
                 f"{name} must have the tree's size {n} along axis {axis} (model '{self.tree.name}' with its "
@@ -241,9 +243,49 @@ class MimicModel(ModelKind):
     def expand(
         self, q: npt.ArrayLike, v: npt.ArrayLike | None = None, a: npt.ArrayLike | None = None
     ) -> np.ndarray | tuple[np.ndarray | None, ...]:
-        """The tree's state from reduced coordinates: ``q_full`` alone, ``(q_full, v_full)`` when
-        ``a`` is None, else ``(q_full, v_full, a_full)``; ``q_full = G q_r + offset`` (angles for
-        continuous joints), ``v_full = G v_r``, ``a_full = G a_r``.  A leading batch axis is allowed."""
+        """The tree's state from reduced coordinates (the mimic joints' entries filled in).
+
+        ``q_full = G q_r + offset`` (on the angle for continuous joints), ``v_full = G v_r``,
+        ``a_full = G a_r``: each mimic joint follows its mimicked joint.  What the functions that
+        need the tree layout take (with ``model.tree``).
+
+        Parameters
+        ----------
+        q : (nq,) or (B, nq) array
+            Reduced configuration (``model.nq`` entries), or a batch.
+        v : (nv,) or (B, nv) array, optional
+            Reduced velocity, the same batch as ``q``.
+        a : (nv,) or (B, nv) array, optional
+            Reduced acceleration, the same batch as ``q``.
+
+        Returns
+        -------
+        q_full : (tree.nq,) or (B, tree.nq) array
+            When ``v`` and ``a`` are None.
+        (q_full, v_full) : tuple of arrays
+            When ``v`` is given and ``a`` is None.
+        (q_full, v_full, a_full) : tuple of arrays
+            When ``a`` is given (``v_full`` is None if ``v`` is).
+
+        Raises
+        ------
+        InputTypeError
+            An argument that is not an array of real numbers.
+        InputError
+            A wrong shape (the tree's size is named as such), a non-finite entry (naming the
+            entry and its joint), ``v`` or ``a`` not of ``q``'s batch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("panda", mimic=True)  # finger 2 mimics finger 1
+        >>> model.nq, model.tree.nq
+        (8, 9)
+        >>> q_full, v_full = model.expand(np.full(8, 0.02), np.ones(8))
+        >>> q_full[-2:], v_full[-2:]
+        (array([0.02, 0.02]), array([1., 1.]))
+        """
         q = self._reduced(q, "q", self.nq, "q")
         qf = np.empty(q.shape[:-1] + (self.tree.nq,))
         qf[..., self._q_keep] = q
@@ -270,16 +312,109 @@ class MimicModel(ModelKind):
         return x[..., self._col] * self._scale
 
     def reduce_configuration(self, q_full: npt.ArrayLike) -> np.ndarray:
-        """The reduced q of a tree configuration (the mimic joints' entries dropped)."""
+        """The reduced q of a tree configuration: the mimic joints' entries dropped.
+
+        The inverse of :meth:`expand` on configurations that satisfy the mimic relations;
+        on others, the mimic joints' values are dropped unchecked.  Values pass through
+        unchanged (a pure selection: not normalised, not checked for finiteness).
+
+        Parameters
+        ----------
+        q_full : (..., tree.nq) array
+            A configuration of ``model.tree``, or a batch of them (any leading axes).
+
+        Returns
+        -------
+        q : (..., nq) array
+
+        Raises
+        ------
+        InputTypeError
+            ``q_full`` is not an array of real numbers.
+        InputError
+            Its last axis is not the tree's ``nq``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("panda", mimic=True)
+        >>> model.reduce_configuration(np.arange(9.0))
+        array([0., 1., 2., 3., 4., 5., 6., 7.])
+        """
         return self._tree_sized(q_full, "q_full", self.tree.nq)[..., self._q_keep]
 
     def reduce_velocity(self, v_full: npt.ArrayLike) -> np.ndarray:
-        """The reduced v (or a) of a tree velocity (the mimic DOFs dropped)."""
+        """The reduced v (or a) of a tree velocity: the mimic joints' DOFs dropped.
+
+        The inverse of ``G``  (:meth:`expand`) on velocities that satisfy the mimic relations
+        (``K v_full = 0``); values pass through unchanged (a pure selection).
+
+        Parameters
+        ----------
+        v_full : (..., tree.nv) array
+            A velocity or acceleration of ``model.tree``, or a batch (any leading axes).
+
+        Returns
+        -------
+        v : (..., nv) array
+
+        Raises
+        ------
+        InputTypeError
+            ``v_full`` is not an array of real numbers.
+        InputError
+            Its last axis is not the tree's ``nv``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("panda", mimic=True)
+        >>> model.reduce_velocity(np.arange(9.0))
+        array([0., 1., 2., 3., 4., 5., 6., 7.])
+        """
         return self._tree_sized(v_full, "v_full", self.tree.nv)[..., self._v_keep]
 
     def reduce_forces(self, tau_full: npt.ArrayLike, axis: int = -1) -> np.ndarray:
-        """``G^T tau_full``: generalized forces of the tree as forces on the reduced coordinates
-        (along ``axis``; ``G^T M G`` is ``reduce_forces(reduce_forces(M, 0), 1)``)."""
+        """``G^T tau_full``: generalized forces of the tree as forces on the reduced coordinates.
+
+        A mimic joint's force adds, times its multiplier, to its mimicked joint's (the virtual
+        work ``tau_full . G v_r`` is kept).  Along ``axis``, so that ``G^T M G`` is
+        ``reduce_forces(reduce_forces(M, 0), 1)``.  Values pass through unchanged (not checked
+        for finiteness).
+
+        Parameters
+        ----------
+        tau_full : array with ``tree.nv`` entries along ``axis``
+            Forces of ``model.tree`` (a vector, a batch, or a matrix such as the tree's GIM).
+        axis : int
+            The axis of the tree's DOFs (negative values count from the end).
+
+        Returns
+        -------
+        tau : array
+            ``tau_full`` with ``axis`` reduced to ``nv`` entries.
+
+        Raises
+        ------
+        InputTypeError
+            ``tau_full`` is not an array of real numbers, ``axis`` not an integer.
+        InputError
+            ``axis`` is out of range, or ``tau_full`` does not have the tree's ``nv`` entries
+            along it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("panda", mimic=True)
+        >>> model.reduce_forces(np.arange(9.0))  # finger 2's force acts on finger 1
+        array([ 0.,  1.,  2.,  3.,  4.,  5.,  6., 15.])
+        >>> q_full = model.expand(np.zeros(8))
+        >>> model.reduce_forces(model.reduce_forces(db.mass_matrix(model.tree, q_full), 0), 1).shape
+        (8, 8)
+        """
         x = self._tree_sized(tau_full, "tau_full", self.tree.nv, axis)
         last = axis in (-1, x.ndim - 1)
         if not last:
@@ -288,7 +423,36 @@ class MimicModel(ModelKind):
         return out if last else np.moveaxis(out, -1, axis)
 
     def full_forces(self, tau: npt.ArrayLike) -> np.ndarray:
-        """``tau_full`` with ``G^T tau_full = tau``: tau on the independent DOFs, zero on the mimic ones."""
+        """Tree forces ``tau_full`` with ``G^T tau_full = tau``: tau on the independent DOFs, zero
+        on the mimic joints' ones.
+
+        A right inverse of :meth:`reduce_forces`: ``reduce_forces(full_forces(tau)) == tau``.
+
+        Parameters
+        ----------
+        tau : (nv,) or (B, nv) array
+            Forces on the reduced coordinates, or a batch.
+
+        Returns
+        -------
+        tau_full : (tree.nv,) or (B, tree.nv) array
+
+        Raises
+        ------
+        InputTypeError
+            ``tau`` is not an array of real numbers.
+        InputError
+            A wrong shape (the tree's size is named as such), a non-finite entry (naming the
+            entry and its joint).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("panda", mimic=True)
+        >>> model.full_forces(np.arange(8.0))
+        array([0., 1., 2., 3., 4., 5., 6., 7., 0.])
+        """
         tau_r = self._reduced(tau, "tau", self.nv)
         out = np.zeros(tau_r.shape[:-1] + (self.tree.nv,))
         out[..., self._v_keep] = tau_r
@@ -317,6 +481,17 @@ class MimicModel(ModelKind):
             reach = int(self.tree.idx_v.searchsorted(dofs.max(), side="right")) if dofs.size else 0
             maps = self._maps = (imap, fmap, reach)
         return maps
+
+
+def _axis(axis: object, ndim: int, name: str) -> int:
+    """``axis`` of the array ``name`` (``ndim`` dimensions) as an integer in range, or an error naming it."""
+    try:
+        k = operator.index(axis)  # type: ignore[arg-type]
+    except TypeError:
+        raise InputTypeError(f"axis must be an integer, got {type(axis).__name__}") from None
+    if not -max(ndim, 1) <= k < max(ndim, 1):
+        raise InputError(f"axis {k} is out of range for {name} with {ndim} dimension(s)")
+    return k
 
 
 def _mimic_cycle(joint: str, by_slave: dict[str, Mimic]) -> list[str]:

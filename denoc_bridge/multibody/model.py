@@ -26,6 +26,7 @@ Layout
 from __future__ import annotations
 
 import inspect
+import operator
 import threading
 import warnings
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._text import count, did_you_mean
-from denoc_bridge.errors import ModelError, NameLookupError, PhysicsWarning
+from denoc_bridge.errors import InputError, InputTypeError, ModelError, NameLookupError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import LoopClosure, Mimic, frozen_array, make_loop_closure
@@ -460,13 +461,57 @@ class Model(ModelKind):
     ) -> LoopClosure:
         """Close a kinematic loop with a cut joint between two links (004 §2.3).
 
-        ``type``: ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"weld"``.  ``link1`` and
-        ``link2`` are link or frame names (``"world"`` for the fixed base); the joint frame sits
-        at ``xyz1``/``rpy1`` (or ``rotation1``) in link 1's frame and at ``xyz2``/``rpy2`` in
-        link 2's frame: the two coincide when the loop is closed.  ``axis`` (joint frame) is
-        the axis of a revolute or prismatic cut joint.  The model gains the loop in place (its
-        tree, arrays and kernels are unchanged) and :func:`denoc_bridge.forward_dynamics`
-        then returns the constrained accelerations.  Returns the :class:`LoopClosure`.
+        The joint frame sits at ``xyz1``/``rpy1`` (or ``rotation1``) in link 1's frame and at
+        ``xyz2``/``rpy2`` (or ``rotation2``) in link 2's frame: the two coincide when the loop
+        is closed.  The model gains the loop in place (its tree, arrays and kernels are
+        unchanged) and :func:`denoc_bridge.forward_dynamics` then returns the constrained
+        accelerations (:mod:`denoc_bridge.loops`).
+
+        Parameters
+        ----------
+        name : str
+            The cut joint's name (unique among the model's loop closures).
+        type : {"revolute", "prismatic", "spherical", "weld"}
+            The cut joint: 5, 5, 3 or 6 constraint rows.
+        link1, link2 : str
+            Link or frame names (``"world"``, ``"universe"`` or the base's name for the fixed
+            base); two different rigid bodies.
+        xyz1, xyz2 : (3,) array, optional
+            The joint frame's origin in link 1's (link 2's) frame, metres; default zero.
+        rpy1, rpy2 : (3,) array, optional
+            Its orientation as URDF roll, pitch, yaw (radians); default zero.
+        rotation1, rotation2 : (3, 3) array, optional
+            Its orientation as a rotation matrix (instead of ``rpy1``, ``rpy2``).
+        axis : (3,) array
+            The axis of a revolute or prismatic cut joint in the joint frame (normalised).
+
+        Returns
+        -------
+        LoopClosure
+            The loop closure added to ``model.loops``.
+
+        Raises
+        ------
+        ModelError
+            An unknown type, an unknown link or frame name, the same body twice, a frame that
+            is not 3 finite numbers or a rotation matrix, a zero axis, a name already used (each
+            naming the loop closure or the link).
+
+        Examples
+        --------
+        The four-bar linkage of 004 (Fig. 4), its cut joint R5 added again: body 4 (the
+        rocker, 2 m long) is pinned to body 1 (the ground bar, sqrt(2) m long) at their ends.
+
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.load_robot("fourbar").replace(loops=())  # the open chain T1-R2-R3-R4
+        >>> loop = model.add_loop_closure("R5", "revolute", "body4", "body1", xyz1=[2, 0, 0],
+        ...                               xyz2=[np.sqrt(2), 0, 0], rpy2=[0, 0, -np.pi / 2])
+        >>> loop.n_rows, len(model.loops)
+        (5, 1)
+        >>> a = db.forward_dynamics(model, np.zeros(4), np.zeros(4), [0.0, 1.0, 0.0, 0.0])  # 1 N m on R2
+        >>> a.round(4)  # the parallelogram keeps theta_3 = -theta_2 and theta_4 = theta_2
+        array([ 0.2403,  0.2403, -0.2403,  0.2403])
         """
         lc = make_loop_closure(
             self,
@@ -486,8 +531,39 @@ class Model(ModelKind):
         return lc
 
     def replace(self, **changes: Any) -> Model:
-        """A copy of the model with some constructor arguments changed, e.g.
-        ``model.replace(damping=d, stiffness=k)`` or ``model.replace(gravity=(0, 0, 0))``."""
+        """A copy of the model with some constructor arguments changed.
+
+        The model's arrays cannot be changed in place (the compiled kernels packed them when it
+        was built); ``replace`` builds a new, checked model.  Inertias already reported as
+        non-physical are not reported again unless ``mass``, ``com`` or ``inertia`` change.
+
+        Parameters
+        ----------
+        **changes
+            Arguments of :class:`Model`'s constructor (``mass``, ``damping``, ``stiffness``,
+            ``rest_configuration``, ``gravity``, ``loops``, ``name``, ...).
+
+        Returns
+        -------
+        Model
+            The new model; this one is unchanged.
+
+        Raises
+        ------
+        InputTypeError
+            An argument that is not one of the constructor's.
+        ModelError
+            A changed value the constructor refuses (a wrong shape, a negative mass or damping,
+            a non-physical inertia, ... naming the link or joint).
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> panda = db.load_robot("panda")
+        >>> damped = panda.replace(damping=[0.5] * panda.nv, gravity=(0, 0, 0))
+        >>> damped.damping[:3], damped.gravity, panda.gravity
+        (array([0.5, 0.5, 0.5]), array([0., 0., 0.]), array([ 0.  ,  0.  , -9.81]))
+        """
         args: dict[str, Any] = dict(
             name=self.name,
             link_names=self.link_names,
@@ -520,7 +596,9 @@ class Model(ModelKind):
         )
         unknown = set(changes) - set(args)
         if unknown:
-            raise TypeError(f"Model.replace: unknown argument(s) {sorted(unknown)}")
+            raise InputTypeError(
+                f"Model.replace: unknown argument(s) {sorted(unknown)}{did_you_mean(str(min(unknown)), list(args))}"
+            )
         args.update(changes)
         # inertias already reported for this model are not reported again; no warnings.catch_warnings()
         # here: it swaps the process-wide filters and is not thread-safe (concurrent first calls on a
@@ -608,7 +686,36 @@ class Model(ModelKind):
         return self._modules
 
     def link_index(self, name: str) -> int:
-        """Index of a link (body) by name."""
+        """Index of a link (body) by name.
+
+        Parameters
+        ----------
+        name : str
+            A link name of ``model.link_names`` (a URDF link merged by a fixed joint is a frame
+            of ``model.frames``, not a link).
+
+        Returns
+        -------
+        int
+            k with ``model.link_names[k] == name``; link k is moved by joint k and is joint
+            ``k + 1`` of the equivalent ``pinocchio.Model``.
+
+        Raises
+        ------
+        NameLookupError
+            No link of that name (with the closest names); also a :class:`KeyError`.
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> panda = db.load_robot("panda")
+        >>> panda.link_index("panda_link3")
+        2
+        >>> panda.link_index("panda_lnk3")
+        Traceback (most recent call last):
+            ...
+        denoc_bridge.errors.NameLookupError: no link named 'panda_lnk3' in model 'panda'; did you mean panda_link3, panda_link7 or panda_link6?
+        """
         try:
             return self._link_index[name]
         except (KeyError, TypeError):
@@ -617,7 +724,32 @@ class Model(ModelKind):
             ) from None
 
     def joint_index(self, name: str) -> int:
-        """Index of a joint by name (joint k moves link k)."""
+        """Index of a joint by name (joint k moves link k).
+
+        Parameters
+        ----------
+        name : str
+            A moving joint's name of ``model.joint_names`` (fixed joints are merged away).
+
+        Returns
+        -------
+        int
+            k with ``model.joint_names[k] == name``; its coordinates are
+            ``q[idx_q[k] : idx_q[k] + nq_joint[k]]`` and ``v[idx_v[k] : idx_v[k] + nv_joint[k]]``.
+
+        Raises
+        ------
+        NameLookupError
+            No joint of that name (with the closest names); also a :class:`KeyError`.
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> panda = db.load_robot("panda")
+        >>> k = panda.joint_index("panda_joint4")
+        >>> k, int(panda.idx_v[k])  # joint 4's velocity is v[3]
+        (3, 3)
+        """
         try:
             return self._joint_index[name]
         except (KeyError, TypeError):
@@ -626,7 +758,39 @@ class Model(ModelKind):
             ) from None
 
     def joint_label(self, k: int) -> str:
-        return f"'{self.joint_names[k]}' ({JointType(self.joint_type[k]).label})"
+        """The name and type of joint ``k``, as error messages name a joint.
+
+        Parameters
+        ----------
+        k : int
+            A joint (link) index, ``0 <= k < n_links``.
+
+        Returns
+        -------
+        str
+            ``"'NAME' (TYPE)"``.
+
+        Raises
+        ------
+        InputTypeError
+            ``k`` is not an integer.
+        InputError
+            ``k`` is out of range (negative indices do not count from the end: ``-1`` is the
+            base in ``parent``).
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> db.load_robot("panda").joint_label(3)
+        "'panda_joint4' (revolute)"
+        """
+        try:
+            i = operator.index(k)
+        except TypeError:
+            raise InputTypeError(f"joint index must be an integer, got {type(k).__name__}") from None
+        if not 0 <= i < len(self.joint_names):
+            raise InputError(f"joint index {i} is out of range for model '{self.name}' ({self.n_links} joints)")
+        return f"'{self.joint_names[i]}' ({JointType(self.joint_type[i]).label})"
 
     @property
     def total_mass(self) -> float:

@@ -27,7 +27,7 @@ from denoc_bridge._files import atomic_path
 from denoc_bridge.algorithms.configuration import difference, interpolate
 from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
 from denoc_bridge.algorithms.kinematics import energies, forward_kinematics
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.mimic import MimicModel
@@ -249,9 +249,32 @@ class Trajectory:
         return p
 
     def energy_drift(self, relative: bool = False) -> np.ndarray:
-        """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost, with
-        ``W_in`` the work of :attr:`power_in` (Simpson's rule on the saved instants).  Zero for
-        exact integration; with ``relative`` divided by :attr:`energy_scale`."""
+        """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost.
+
+        ``E`` is :attr:`total_energy`, ``W_in`` the work of :attr:`power_in` (Simpson's rule on
+        the saved instants) plus what the joint-limit stops took (:attr:`limit_work`, not an
+        error).  Zero for exact integration.
+
+        Parameters
+        ----------
+        relative : bool
+            Divide by :attr:`energy_scale` (when it is > 0): a drift as a fraction of the
+            energies at play.
+
+        Returns
+        -------
+        (N,) array
+            The drift at each saved instant, J (or relative); empty for an empty trajectory.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> pendulum = db.load_robot("chain:2")  # a planar double pendulum
+        >>> traj = db.simulate(pendulum, [0.3, 0.0], [0.0, 0.0], 1.0, 1e-3, progress=False)
+        >>> bool(abs(traj.energy_drift(relative=True)[-1]) < 1e-7)  # RK4 at 1 ms
+        True
+        """
         E = self.total_energy
         if not len(self):
             return E
@@ -298,7 +321,40 @@ class Trajectory:
     def at(self, times: npt.ArrayLike) -> Trajectory:
         """The trajectory at other instants (within its time span): configurations along the
         geodesics between saved states (:func:`denoc_bridge.interpolate`), velocities,
-        accelerations and actuation linearly."""
+        accelerations and actuation linearly.
+
+        The limit work is interpolated linearly too; the run's metadata (method, step,
+        status, wall time, counts, ``constraint_drift``, ``solver_stats``) is kept; the per-state
+        ``constraint_error`` is not (None).
+
+        Parameters
+        ----------
+        times : float or (M,) array
+            Finite instants within ``[t[0], t[-1]]`` (1e-12 s of slack), in any order.
+
+        Returns
+        -------
+        Trajectory
+            M states at ``times``.
+
+        Raises
+        ------
+        InputTypeError
+            ``times`` is not real numbers.
+        InputError
+            An empty trajectory, ``times`` not finite, of more than one axis, or outside the
+            time span.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> pendulum = db.load_robot("chain:2")
+        >>> traj = db.simulate(pendulum, [0.3, 0.0], [0.0, 0.0], 1.0, 1e-3, progress=False)
+        >>> half = traj.at([0.25, 0.5])
+        >>> half.t, bool(np.allclose(half.q, traj.q[[250, 500]]))  # saved instants: the saved states
+        (array([0.25, 0.5 ]), True)
+        """
 
         times = np.atleast_1d(_real(times, "times"))
         if len(self) == 0:
@@ -331,7 +387,9 @@ class Trajectory:
             self.n_evaluations,
             self.status,
             self.message,
+            constraint_drift=self.constraint_drift,
             passive=self.passive,
+            solver_stats=dict(self.solver_stats),
             limit_work=None
             if self.limit_work is None
             else self.limit_work[i] + u * (self.limit_work[j] - self.limit_work[i]),
@@ -339,10 +397,41 @@ class Trajectory:
 
     def resample(self, fps: float) -> Trajectory:
         """The trajectory at ``fps`` frames per second (for animation), from its first instant;
-        at most ``MAX_FRAMES`` frames."""
-        fps = float(_real(fps, "fps"))
-        if not (np.isfinite(fps) and fps > 0):
-            raise InputError(f"fps must be a positive frame rate, got {fps}")
+        at most ``MAX_FRAMES`` frames.
+
+        Frames at ``t[0] + k / fps`` up to the last saved instant, by :meth:`at`.
+
+        Parameters
+        ----------
+        fps : float
+            Frames per second, a finite number > 0.
+
+        Returns
+        -------
+        Trajectory
+
+        Raises
+        ------
+        InputTypeError
+            ``fps`` is not a real number.
+        InputError
+            ``fps`` not one positive finite number, more than ``MAX_FRAMES`` frames, an empty
+            trajectory.
+
+        Examples
+        --------
+        >>> import denoc_bridge as db
+        >>> pendulum = db.load_robot("chain:2")
+        >>> traj = db.simulate(pendulum, [0.3, 0.0], [0.0, 0.0], 1.0, 1e-3, progress=False)
+        >>> traj.resample(4).t
+        array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+        """
+        rate = _real(fps, "fps")
+        if rate.ndim or not (np.isfinite(rate) and rate > 0):
+            raise InputError(f"fps must be a positive frame rate (one number), got {fps!r}")
+        fps = float(rate)
+        if len(self) == 0:
+            raise InputError("the trajectory is empty: there is nothing to resample")
         frames = (self.t[-1] - self.t[0]) * fps + 1
         if frames > self.MAX_FRAMES:
             raise InputError(
@@ -356,7 +445,41 @@ class Trajectory:
         """Save to a ``.npz`` (arrays, the model's name and joint names, metadata), compressed
         unless ``compress=False`` (several times faster to write); ``path`` may be a file object.
         :meth:`load` reads it back with the model.  A file is written atomically: a run
-        interrupted or killed while writing leaves the previous file or none, never a torn one."""
+        interrupted or killed while writing leaves the previous file or none, never a torn one.
+
+        The energies are saved too (computed now if they were not).  A path without the
+        ``.npz`` suffix gets it (numpy's rule); missing folders are created.
+
+        Parameters
+        ----------
+        path : str, path or binary file object
+            Where to write.
+        compress : bool
+            Deflate the arrays (smaller, slower to write).
+
+        Raises
+        ------
+        InputTypeError
+            ``path`` is neither a path nor a binary file object.
+        OSError
+            The file or its folder cannot be written (naming it).
+
+        Examples
+        --------
+        >>> import io
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> pendulum = db.load_robot("chain:2")
+        >>> traj = db.simulate(pendulum, [0.3, 0.0], [0.0, 0.0], 0.1, 1e-3, progress=False)
+        >>> buffer = io.BytesIO()  # or a path: traj.to_npz("run.npz")
+        >>> traj.to_npz(buffer)
+        >>> _ = buffer.seek(0)
+        >>> again = db.Trajectory.load(buffer, pendulum)
+        >>> bool(np.array_equal(again.q, traj.q))
+        True
+        """
+        if not isinstance(path, (str, os.PathLike)) and not callable(getattr(path, "write", None)):
+            raise InputTypeError(f"path must be a file name, a path or a binary file object, got {type(path).__name__}")
         if isinstance(path, (str, os.PathLike)):  # a file: written atomically (numpy's ".npz" rule)
             target = Path(path) if str(path).endswith(".npz") else Path(f"{os.fspath(path)}.npz")
             with atomic_path(target) as tmp, open(tmp, "wb") as f:

@@ -58,8 +58,18 @@ def test_bad_arguments_are_named():
     q = db.neutral_configuration(model)
     with pytest.raises(db.InputError, match=r"v must have shape \(3,\) or \(B, 3\)"):
         db.integrate(model, q, np.zeros(4))
-    with pytest.raises(db.InputError, match="v holds a value that is not finite"):
+    with pytest.raises(db.InputError, match=rf"v\[1\] = nan is not finite \(joint '{model.joint_names[1]}'"):
         db.integrate(model, q, np.array([0.0, np.nan, 0.0]))
+    with pytest.raises(db.InputError, match=r"q1\[1, 2\] = inf is not finite"):  # a batch: the state and entry
+        db.difference(model, np.zeros((2, 3)), np.array([[0.0, 0.0, 0.0], [0.0, 0.0, np.inf]]))
+
+
+def test_three_dimensional_batches_are_refused_by_name():
+    """A (1, 2, nq) array reached the compiled kernel, whose numba TypingError named nothing."""
+    model = random_model(1, 3, joint_types=(db.JointType.REVOLUTE,))
+    for f in (db.integrate, db.difference):
+        with pytest.raises(db.InputError, match=r"q0? must have shape \(3,\) or \(B, 3\).*got \(1, 2, 3\)"):
+            f(model, np.zeros((1, 2, 3)), np.zeros((1, 2, 3)))
 
 
 @pytest.mark.parametrize("scale", [3.0, 1e-9, 1e200])

@@ -54,3 +54,16 @@ def test_springs_and_batches():
     assert np.array_equal(db.energies(sprung, Q, Vv, springs=False)[1], V0)
     for b in range(7):
         assert db.energies(sprung, Q[b], Vv[b]) == (T[b], V[b])
+
+
+def test_kinetic_and_potential_energy_check_their_data_argument():
+    """``data`` was accepted and ignored, whatever it was (a string, another model's Data);
+    now it is checked as by the other algorithms (the energy recursion still needs none)."""
+    model = db.load_robot("chain:3")
+    q, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, 0.5, -0.5])
+    for f, args in ((db.kinetic_energy, (q, v)), (db.potential_energy, (q,))):
+        with pytest.raises(db.InputTypeError, match="data must be a denoc_bridge.Data"):
+            f(model, *args, data="data")
+        with pytest.raises(db.InputError, match="data was created for a model with 4 links"):
+            f(model, *args, data=db.Data(db.load_robot("chain:4")))
+        assert f(model, *args, data=db.Data(model)) == f(model, *args)

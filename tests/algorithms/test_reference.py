@@ -97,3 +97,20 @@ def test_explicit_matrices_refuse_large_models():
         db.denoc_matrices(model, db.neutral_configuration(model), max_links=20)
     N_l, N_d = db.denoc_matrices(model, db.neutral_configuration(model))
     assert N_l.shape == (180, 180)
+
+
+def test_the_explicit_matrices_name_a_mimic_model_and_a_bad_max_links():
+    """A MimicModel failed inside with "'quaternion_index' of model 'panda'" (or a shape error
+    about its reduced q); max_links="a" or None raised a bare TypeError."""
+    mm = db.load_robot("panda", mimic=True)
+    for f in (db.denoc_matrices, db.uncoupled_newton_euler):
+        with pytest.raises(db.InputTypeError, match=rf"{f.__name__} takes a tree Model.*model.tree"):
+            f(mm, np.zeros(mm.tree.nq))
+    model = db.load_robot("chain:3")
+    for bad in ("a", None, 2.5):
+        with pytest.raises(db.InputTypeError, match="max_links must be an integer"):
+            db.denoc_matrices(model, np.zeros(3), max_links=bad)
+    with pytest.raises(db.InputError, match="max_links must be >= 0"):
+        db.uncoupled_newton_euler(model, np.zeros(3), max_links=-1)
+    with pytest.raises(db.InputError, match=r"3 links > max_links=2"):
+        db.denoc_matrices(model, np.zeros(3), max_links=np.int64(2))

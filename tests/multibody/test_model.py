@@ -137,3 +137,44 @@ def test_a_pickled_model_leaves_its_caches_behind():
     assert "_gravity_free" in fb.__dict__
     assert len(pickle.dumps(fb)) == before
     np.testing.assert_array_equal(db.forward_dynamics(pickle.loads(pickle.dumps(fb)), q, v, np.ones(fb.nv)), a)
+
+
+def test_joint_label_refuses_indices_out_of_range_by_name():
+    """``joint_label(-1)`` named the last joint (-1 is the base in ``parent``), 99 raised a bare
+    IndexError and 2.0 a TypeError."""
+    model = db.load_robot("chain:3")
+    assert model.joint_label(np.int64(2)) == f"'{model.joint_names[2]}' (revolute)"
+    for bad in (-1, 3, 99):
+        with pytest.raises(db.InputError, match=rf"joint index {bad} is out of range .* \(3 joints\)"):
+            model.joint_label(bad)
+    for bad in (2.0, "joint1", None):
+        with pytest.raises(db.InputTypeError, match="joint index must be an integer"):
+            model.joint_label(bad)
+
+
+def test_replace_names_an_unknown_argument_as_an_input_type_error():
+    """A bare TypeError before; InputTypeError is still a TypeError."""
+    model = db.load_robot("chain:3")
+    with pytest.raises(db.InputTypeError, match=r"unknown argument\(s\) \['dampng'\]; did you mean damping\?"):
+        model.replace(dampng=np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(xyz1="abc"), r"loop closure 'cut': the frame on 'body4': xyz must be 3 finite numbers, got 'abc'"),
+        (dict(xyz2=[1, "a", 2]), r"the frame on 'body1': xyz must be 3 finite numbers"),
+        (dict(rpy1=[1.0, 2.0]), r"the frame on 'body4': rpy must be 3 finite numbers, got \[1.0, 2.0\]"),
+        (dict(rotation2=[[1, 0], [0, 1]]), r"the frame on 'body1': rotation must be 3x3 finite numbers"),
+        (dict(axis="z"), r"loop closure 'cut': the axis must be 3 finite numbers of non-zero length, got 'z'"),
+        (dict(name=None), r"a loop closure's name must be a non-empty string, got None"),
+        (dict(link2="bdy1"), r"loop closure 'cut': no link or frame named 'bdy1' in 'fourbar'; did you mean body1"),
+    ],
+)
+def test_add_loop_closure_names_the_loop_for_values_that_are_not_numbers(kwargs, message):
+    """Strings for xyz, rpy or axis, and an rpy of two numbers, escaped as bare ValueErrors."""
+    model = db.load_robot("fourbar").replace(loops=())
+    args = dict(name="cut", type="revolute", link1="body4", link2="body1") | kwargs
+    with pytest.raises(db.ModelError, match=message):
+        model.add_loop_closure(**args)
+    assert model.loops == ()

@@ -604,3 +604,21 @@ def test_cli_sweep_refuses_another_sweep_and_names_restart(tmp_path, monkeypatch
         )
     assert main(_CLI + ["--grid", "mass_scale=0.7", "--restart"]) == 0
     assert "1 case: 1 completed (1 run now, 0 from an earlier run)" in capsys.readouterr().out
+
+
+def test_result_column_and_trajectory_name_an_unknown_name(rope, tmp_path):
+    """``column`` raised a bare KeyError; ``trajectory`` of a misspelt case said only that no file
+    was there (and built a path from whatever it was given)."""
+    res = db.sweep(rope, [{"case": "light", "mass_scale": 0.5}], KW, out=tmp_path, scheduler="inline")
+    with pytest.raises(db.NameLookupError, match=r"no column 'energy_drft'; did you mean energy_drift\?"):
+        res.column("energy_drft")
+    with pytest.raises(KeyError):  # still a KeyError
+        res.column("nope")
+    with pytest.raises(db.NameLookupError, match=r"no case named 'lihgt' in this sweep; did you mean light\?"):
+        res.trajectory("lihgt", rope)
+    with pytest.raises(db.NameLookupError, match="no case named '../sweep'"):
+        res.trajectory("../sweep", rope)
+    assert res.trajectory("light", rope).t[-1] == res.column("t_end")[0]
+    bare = db.sweep(rope, [{"case": "light"}], KW, out=tmp_path / "b", scheduler="inline", save_trajectories=False)
+    with pytest.raises(db.InputError, match="no saved trajectory for case 'light'.*save_trajectories=False"):
+        bare.trajectory("light", rope)

@@ -1,0 +1,41 @@
+"""Data: the work buffers and the check that they fit a model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+
+
+def test_check_refuses_what_is_not_a_model_by_name():
+    """``data.check(None)`` raised AttributeError ('NoneType' object has no attribute 'n_links')."""
+    data = db.Data(db.load_robot("chain:3"))
+    for bad in (None, "chain:3", 3):
+        with pytest.raises(db.InputTypeError, match="model must be a denoc_bridge Model"):
+            data.check(bad)
+
+
+def test_check_names_both_sizes_for_another_model():
+    data = db.Data(db.load_robot("chain:3"))
+    with pytest.raises(db.InputError, match=r"3 links and nv=3, not for 'planar_chain4' \(4 links, nv=4\)"):
+        data.check(db.load_robot("chain:4"))
+
+
+def test_a_data_of_a_mimic_model_holds_its_trees_buffers():
+    """``db.Data(mimic_model)`` was sized by the reduced nq/nv, so that every function given it
+    refused it ('data was created for a model with 9 links and nv=8, not for 'panda' (9 links,
+    nv=9)'): the recursions run on the tree.  Now it is the tree's Data, and the results equal
+    those without a data."""
+    mm = db.load_robot("panda", mimic=True)
+    data = db.Data(mm)
+    assert (data.nq, data.nv) == (mm.tree.nq, mm.tree.nv)
+    assert data.check(mm) is data and data.check(mm.tree) is data
+    q, v = db.random_configuration(mm, 1), np.linspace(-1.0, 1.0, mm.nv)
+    R, p = db.forward_kinematics(mm, q, data=data)
+    R0, p0 = db.forward_kinematics(mm, q)
+    assert np.array_equal(R, R0) and np.array_equal(p, p0)
+    tau = np.linspace(0.5, -0.5, mm.nv)
+    assert np.array_equal(db.forward_dynamics(mm, q, v, tau, data=data), db.forward_dynamics(mm, q, v, tau))
+    with pytest.raises(db.InputError, match="data was created for a model with 9 links and nv=9"):
+        data.check(db.load_robot("chain:3"))
