@@ -36,6 +36,7 @@ DOCUMENTED = [
     db.center_of_mass,
     db.energies,
     db.forward_kinematics,
+    db.link_velocities,
     db.kinetic_energy,
     db.potential_energy,
     db.cycloidal_motion,
