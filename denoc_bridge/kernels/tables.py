@@ -233,7 +233,9 @@ def with_gravity(kt, gravity):
 #:   Ihat rows      nv     rows of Ihat_k (z_k entries), then Ihat_k^-1 rows
 #:   module rows    6 S    articulated mass (21 entries over the first three rows) and its
 #:                         scale (row 2, column 5), a 6-vector (row 3), twist (row 4) and
-#:                         twist rate (row 5)
+#:                         twist rate (row 5); the energy pass keeps W_k and p_k of the last
+#:                         link in the first two rows instead (laid out as E_k and r_k in
+#:                         the geometry rows)
 #:   scratch rows   32     blocks of 64 contiguous numbers for the geometry pass (angles,
 #:                         cosines, sines).
 #: Rows are indexed in two dimensions everywhere: compiled code indexing a flat view of the
@@ -246,6 +248,7 @@ MOD_ROWS = 6  # rows per module
 SCRATCH_ROWS = 32  # 4 x 64 numbers
 BLOCK = 64  # links per block of the geometry pass
 M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5  # scale: column of row 2; vector, twist, rate: rows
+M_FRAME = 0  # energy pass: W_k (8 entries, the ninth in column 0 of the next row), p_k (next row, from G_R)
 
 
 @njit(cache=True)
