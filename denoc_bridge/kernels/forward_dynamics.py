@@ -248,19 +248,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 prefetch(work, k - AHEAD, 0)
                 prefetch(work, T.dof_row(L, ki[k, T.IDX_V]) - AHEAD, 0)
             if not T.massless(ki, k):
-                M = plus_link_mass(
-                    M,
-                    kf[k, T.MASS],
-                    kf[k, T.H],
-                    kf[k, T.H + 1],
-                    kf[k, T.H + 2],
-                    kf[k, T.IO],
-                    kf[k, T.IO + 1],
-                    kf[k, T.IO + 2],
-                    kf[k, T.IO + 3],
-                    kf[k, T.IO + 4],
-                    kf[k, T.IO + 5],
-                )  # Mhat_k = M_k + ...       000 (20)
+                M = plus_link_mass(M, T.inertia10(kf, k))  # Mhat_k = M_k + ...       000 (20)
             o = T.C_W
             xi = (
                 xi[0] + work[k, o],

@@ -102,6 +102,24 @@ def joint_type(ki, k):
 
 
 @njit(cache=True, inline="always")
+def inertia10(kf, k):
+    """The 10 inertia parameters of link k about its origin in its axes: m, h = m c, I_O
+    (xx xy xz yy yz zz), 000 eq. 2b."""
+    return (
+        kf[k, MASS],
+        kf[k, H],
+        kf[k, H + 1],
+        kf[k, H + 2],
+        kf[k, IO],
+        kf[k, IO + 1],
+        kf[k, IO + 2],
+        kf[k, IO + 3],
+        kf[k, IO + 4],
+        kf[k, IO + 5],
+    )
+
+
+@njit(cache=True, inline="always")
 def massless(ki, k):
     """True for a link without mass and inertia (FLAGS bit 15): its wrench is zero."""
     return (ki[k, FLAGS] >> 15) & 1 == 1
