@@ -51,18 +51,6 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def hanging_tilted(db, model, tilt=0.3):
-    """The chain hanging straight down from its pin, tilted by ``tilt`` rad at the pin."""
-    best = None
-    for sign in (1.0, -1.0):
-        q = np.zeros(model.nq)
-        q[0] = sign * np.pi / 2 + tilt
-        energy = db.potential_energy(model, q)
-        if best is None or energy < best[0]:
-            best = (energy, q)
-    return best[1]
-
-
 def rk4_limit(db, model, q0, v0, steps=500):
     """The largest dt (to 1 %) at which ``steps`` RK4 steps do not blow up."""
 
@@ -119,24 +107,25 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import denoc_bridge as db
+    from denoc_bridge.algorithms.kinematics import hanging_configuration
     from denoc_bridge.generators import chain
     from denoc_bridge.simulation import implicit
 
     saved = implicit.DENSE_MAX_DOF
     implicit.DENSE_MAX_DOF = 0  # the Newton-Krylov path at every size (dense up to 300 DOF by default)
     try:  # restored: a caller in the same process (the test suite) keeps the dense path
-        return _measure(args, db, chain, implicit)
+        return _measure(args, db, chain, implicit, hanging_configuration)
     finally:
         implicit.DENSE_MAX_DOF = saved
 
 
-def _measure(args, db, chain, implicit):
+def _measure(args, db, chain, implicit, hanging_configuration):
     links = [int(x) for x in (args.links or ("100,1000" if args.quick else "100,1000,10000")).split(",")]
     big_steps = 2 if args.quick else 8  # T = big_steps x 100 h_rk4
     rows, cases, passive = [], [], []
     for n in links:
         model = chain(n, "planar", length=1.0 / n, mass=1.0 / n, damping=1e-3 / n)
-        q0, v0 = hanging_tilted(db, model), np.zeros(n)
+        q0, v0 = hanging_configuration(model, 0.3), np.zeros(n)
         D = np.asarray(model.damping)
         t0 = time.perf_counter()
         h_rk4 = rk4_limit(db, model, q0, v0)
@@ -147,7 +136,7 @@ def _measure(args, db, chain, implicit):
         q_ref, v_ref, w_ref, t_ref = reference(db, model, q0, v0, h_ref, 10 * 100 * big_steps)
         E0 = energy(db, model, q0, v0)
         drop_ref = E0 - energy(db, model, q_ref, v_ref)
-        e_swing = E0 - energy(db, model, hanging_tilted(db, model, 0.0), v0)  # above the chain at rest
+        e_swing = E0 - energy(db, model, hanging_configuration(model, 0.0), v0)  # above the chain at rest
         case = dict(
             links=n,
             h_rk4=h_rk4,

@@ -7,6 +7,9 @@ type, arbitrary axes, placements, masses and inertias; together with
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from denoc_bridge.io.pinocchio_io import to_pinocchio
@@ -26,37 +29,40 @@ __all__ = [
 ALL_JOINT_TYPES = tuple(JointType)
 
 
-def random_rotation(rng) -> np.ndarray:
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
     """A uniformly distributed rotation matrix."""
     quat = rng.standard_normal(4)
     return quaternion_to_matrix(quat / np.linalg.norm(quat))
 
 
-def random_inertia(rng, mass: float) -> np.ndarray:
+def random_inertia(rng: np.random.Generator, mass: float) -> np.ndarray:
     """Rotational inertia about the COM of a solid box of random size (satisfies the triangle inequality)."""
     a, b, c = rng.uniform(0.02, 0.5, 3)
     principal = mass / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
     R = random_rotation(rng)
-    return R @ np.diag(principal) @ R.T
+    inertia: np.ndarray = R @ np.diag(principal) @ R.T
+    return inertia
 
 
-def _unit(rng) -> np.ndarray:
+def _unit(rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.3:
         e = np.zeros(3)
         e[rng.integers(3)] = rng.choice([-1.0, 1.0])
         return e
     e = rng.standard_normal(3)
-    return e / np.linalg.norm(e)
+    unit: np.ndarray = e / np.linalg.norm(e)
+    return unit
 
 
-def _depth_first(parent: list) -> list:
+def _depth_first(parent: Sequence[int]) -> list[int]:
     """Order of the links, depth first, children in index order."""
     n = len(parent)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
     for k, p in enumerate(parent):
         (roots if p < 0 else children[p]).append(k)
-    order, stack = [], list(reversed(roots))
+    order: list[int] = []
+    stack = list(reversed(roots))
     while stack:
         k = stack.pop()
         order.append(k)
@@ -65,12 +71,12 @@ def _depth_first(parent: list) -> list:
 
 
 def random_model(
-    seed=None,
+    seed: int | np.random.SeedSequence | None = None,
     n_links: int = 8,
     *,
     branching: float = 0.35,
     n_roots: int = 1,
-    joint_types=ALL_JOINT_TYPES,
+    joint_types: Sequence[JointType | int] = ALL_JOINT_TYPES,
     floating_base: bool = False,
     massless: float = 0.0,
     name: str = "random",
@@ -89,7 +95,7 @@ def random_model(
         regular (children with mass, moved by 1-DOF, universal or spherical joints).
     """
     rng = np.random.default_rng(seed)
-    raw_parent = []
+    raw_parent: list[int] = []
     for k in range(n_links):
         if k < n_roots:
             raw_parent.append(-1 if not floating_base or k == 0 else 0)
@@ -128,7 +134,13 @@ def random_model(
             and not (parent[k] >= 0 and massless_link[parent[k]])
             and rng.random() < massless
         )
-    axes, axes2, R0, r0, mass, com, inertia = [], [], [], [], [], [], []
+    axes: list[np.ndarray] = []
+    axes2: list[np.ndarray] = []
+    R0: list[np.ndarray] = []
+    r0: list[np.ndarray] = []
+    mass: list[float] = []
+    com: list[np.ndarray] = []
+    inertia: list[np.ndarray] = []
     for k in range(n_links):
         a1 = _unit(rng)
         a2 = np.cross(a1, _unit(rng))
@@ -159,54 +171,15 @@ def random_model(
     )
 
 
-def random_urdf(
-    seed=None, n_links: int = 8, *, fixed: float = 0.25, no_inertial: float = 0.15, branching: float = 0.35
-) -> str:
-    """A random URDF document: random names (so that the order of siblings by joint name
-    matters), links and joints declared in random order, revolute/continuous/prismatic/fixed
-    joints with arbitrary (non-normalised) axes and rpy origins, inertial frames with rpy,
-    and some links without ``<inertial>``.  Leaf links always have an inertia."""
-    rng = np.random.default_rng(seed)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-
-    def name():
-        return "".join(rng.choice(letters, 6))
-
-    links = [name() + f"_l{k}" for k in range(n_links + 1)]  # links[0] is the root
-    parent = [-1] + [int(rng.integers(0, k)) if rng.random() < branching else k - 1 for k in range(1, n_links + 1)]
-    has_child = {p for p in parent if p >= 0}
-
-    def floats(x):
-        return " ".join(repr(float(v)) for v in x)
-
-    elements = []
-    for k, lk in enumerate(links):
-        if k in has_child and rng.random() < no_inertial:
-            elements.append(f'<link name="{lk}"/>')
-            continue
-        m = float(np.exp(rng.uniform(np.log(0.1), np.log(5))))
-        I = random_inertia(rng, m)
-        elements.append(
-            f'<link name="{lk}"><inertial><origin xyz="{floats(0.1 * rng.standard_normal(3))}" '
-            f'rpy="{floats(rng.uniform(-3, 3, 3))}"/><mass value="{m!r}"/>'
-            f'<inertia ixx="{float(I[0, 0])!r}" ixy="{float(I[0, 1])!r}" ixz="{float(I[0, 2])!r}" '
-            f'iyy="{float(I[1, 1])!r}" iyz="{float(I[1, 2])!r}" izz="{float(I[2, 2])!r}"/></inertial></link>'
-        )
-    for k in range(1, n_links + 1):
-        jtype = "fixed" if rng.random() < fixed else str(rng.choice(["revolute", "continuous", "prismatic"]))
-        axis = rng.standard_normal(3) * rng.uniform(0.5, 3.0)
-        limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if jtype in ("revolute", "prismatic") else ""
-        elements.append(
-            f'<joint name="{name()}_j{k}" type="{jtype}"><parent link="{links[parent[k]]}"/>'
-            f'<child link="{links[k]}"/><origin xyz="{floats(0.3 * rng.standard_normal(3))}" '
-            f'rpy="{floats(rng.uniform(-3, 3, 3))}"/><axis xyz="{floats(axis)}"/>{limit}</joint>'
-        )
-    order = rng.permutation(len(elements))
-    body = "\n  ".join(elements[i] for i in order)
-    return f'<?xml version="1.0"?>\n<robot name="random_{seed}">\n  {body}\n</robot>\n'
-
-
-def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
+def pin_rk4(
+    pm: Any,
+    q: np.ndarray,
+    v: np.ndarray,
+    dt: float,
+    steps: int,
+    tau: np.ndarray | None = None,
+    each_step: Callable[[Any, np.ndarray, np.ndarray], object] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The plain Python RK4 loop around ``pin.aba`` that the tests and examples compare with
     (q and v in a vector space: revolute and prismatic joints); ``each_step(data, q, v)`` is
     called after every step.  Returns the final (q, v)."""
@@ -228,7 +201,16 @@ def pin_rk4(pm, q, v, dt, steps, tau=None, each_step=None):
     return q, v
 
 
-def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
+def pin_mimic_rk4(
+    pm: Any,
+    q: np.ndarray,
+    v: np.ndarray,
+    dt: float,
+    steps: int,
+    tau_fn: Callable[[float, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    fext: np.ndarray | None = None,
+    damping: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Classical RK4 on a Pinocchio mimic model (``pin.buildModelFromUrdf(path, mimic=True)``):
     ``a = crba^-1 (tau_fn(t, q, v) - rnea(q, v, 0, fext) - damping v)`` (Pinocchio 4.1's
     ``aba`` refuses mimic models), q stepped with ``pin.integrate``.  Pinocchio 4.1's ``crba``
@@ -249,7 +231,7 @@ def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
     ]
     damping = np.zeros((pm.nv, pm.nv)) if damping is None else damping
 
-    def acc(t, q, v):
+    def acc(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         M = pin.crba(pm, pd, q)
         M = np.triu(M) + np.triu(M, 1).T
         tau = zero if tau_fn is None else tau_fn(t, q, v)
@@ -275,7 +257,7 @@ def pin_mimic_rk4(pm, q, v, dt, steps, tau_fn=None, fext=None, damping=None):
 PIN_CONTACT = {"spherical": "CONTACT_3D", "revolute": "CONTACT_3D", "weld": "CONTACT_6D"}
 
 
-def pin_constraint_models(model, pm):
+def pin_constraint_models(model: Model, pm: Any) -> tuple[list[Any], list[Any]]:
     """One ``pin.RigidConstraintModel`` per cut joint of ``model`` (on ``pm``, its Pinocchio
     twin from :func:`denoc_bridge.to_pinocchio`), and their datas, as Python lists."""
     import pinocchio as pin
@@ -298,7 +280,9 @@ def pin_constraint_models(model, pm):
     return cms, [cm.createData() for cm in cms]
 
 
-def pin_constraint_dynamics(model, pm=None, *, accuracy: float = 1e-14, mu: float = 1e-10, max_iter: int = 200):
+def pin_constraint_dynamics(
+    model: Model, pm: Any = None, *, accuracy: float = 1e-14, mu: float = 1e-10, max_iter: int = 200
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """``f(q, v, tau)``: the accelerations of ``pin.constraintDynamics`` for the model's cut
     joints (after ``pin.initConstraintDynamics``), a copy per call; the reference of the
     closed-loop tests, examples and benchmark."""
@@ -310,34 +294,3 @@ def pin_constraint_dynamics(model, pm=None, *, accuracy: float = 1e-14, mu: floa
     pin.initConstraintDynamics(pm, pd, cms, cds)
     settings = pin.ProximalSettings(accuracy, mu, max_iter)
     return lambda q, v, tau: pin.constraintDynamics(pm, pd, q, v, tau, cms, cds, settings).copy()
-
-
-class KillWorkerOnce:
-    """A sweep metric that kills the process it runs in (SIGKILL, as a crash or the OOM killer
-    would) the ``after``-th time it is called across all processes, once; otherwise returns 0.
-
-    For the test of a sweep that loses a Dask worker mid-run (tests/sweeps/test_sweeps.py): the
-    calls are counted with files in ``folder`` (exclusive creation), so exactly one process
-    dies, whatever the scheduling.
-    """
-
-    __name__ = "kill_worker_once"
-
-    def __init__(self, folder, after: int = 3):
-        self.folder = str(folder)
-        self.after = int(after)
-
-    def __call__(self, trajectory) -> float:
-        import os
-        import signal
-
-        for i in range(1, 1 << 20):
-            try:
-                fd = os.open(os.path.join(self.folder, f"call{i}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                continue
-            os.close(fd)
-            if i == self.after:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return 0.0
-        return 0.0

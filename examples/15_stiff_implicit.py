@@ -36,6 +36,7 @@ import scipy.sparse.linalg as spla
 from _common import arguments, pyplot, save
 
 import denoc_bridge as db
+from denoc_bridge.algorithms.kinematics import hanging_configuration
 from denoc_bridge.generators import chain
 
 BIG = "--big" in sys.argv  # the 10,000-link chain (minutes)
@@ -83,19 +84,6 @@ def rk4_step_limit(model, q, v) -> float:
     return rk4_limit([-rate])
 
 
-def hanging_tilted(model, tilt=0.3):
-    """The chain hanging straight down from its pin (the first joint at the angle of lower
-    potential energy of +-pi/2), tilted by ``tilt`` rad at the pin."""
-    best = None
-    for sign in (1.0, -1.0):
-        q = np.zeros(model.nq)
-        q[0] = sign * np.pi / 2 + tilt
-        energy = db.potential_energy(model, q)
-        if best is None or energy < best[0]:
-            best = (energy, q)
-    return best[1]
-
-
 def cases():
     n_long = 10_000 if BIG else 1_000
     hanging = chain(20, "planar", length=0.05, mass=0.05, damping=0.02, name="hanging_chain20")
@@ -105,7 +93,12 @@ def cases():
     return [
         ("damped hanging chain (20 rods)", hanging, np.zeros(hanging.nq), 10),
         ("stiff springs and dampers (10 rods)", springs, bent, 10),
-        (f"long damped chain ({n_long} links)", long_chain, hanging_tilted(long_chain), 1 if args.quick else 3),
+        (
+            f"long damped chain ({n_long} links)",
+            long_chain,
+            hanging_configuration(long_chain, tilt=0.3),
+            1 if args.quick else 3,
+        ),
     ]
 
 

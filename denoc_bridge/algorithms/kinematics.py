@@ -7,16 +7,26 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import geometry
+from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import energy as _ke
 from denoc_bridge.kernels import kinematics as kk
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import Data, run_parallel, work_of
+from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import internal_to_pin
 
-__all__ = ["forward_kinematics", "link_velocities", "center_of_mass", "kinetic_energy", "potential_energy", "energies"]
+__all__ = [
+    "forward_kinematics",
+    "link_velocities",
+    "center_of_mass",
+    "kinetic_energy",
+    "potential_energy",
+    "energies",
+    "hanging_configuration",
+]
 
 
 def forward_kinematics(
@@ -293,6 +303,47 @@ def potential_energy(model: Model | MimicModel, q: npt.ArrayLike, *, data: Data 
     if data is not None:
         work_of(model, data)  # refused when it is not a Data of this model, as elsewhere
     return energies(model, q, np.zeros(np.shape(q)[:-1] + (model.nv,)))[1]
+
+
+def hanging_configuration(model: Model, tilt: float = 0.0) -> np.ndarray:
+    """A chain that is straight at q = 0 (:func:`denoc_bridge.generators.chain`) hanging from its
+    first joint: q = 0 but the first joint at +pi/2 or -pi/2, whichever has the lower potential
+    energy (+pi/2 on a tie), then turned by ``tilt``.
+
+    Parameters
+    ----------
+    model : Model
+        A model whose first joint is revolute (an angle, not a continuous joint's (cos, sin))
+        and perpendicular to gravity.
+    tilt : float
+        Angle (rad) added to the first joint: 0 hangs straight down, otherwise the chain is
+        released tilted at its pin.
+
+    Returns
+    -------
+    numpy.ndarray
+        The configuration, shape ``(model.nq,)``.
+
+    Raises
+    ------
+    InputError
+        When ``model`` has no joint, its first joint is not revolute, or ``tilt`` is not finite.
+    """
+    _check_model(model)
+    if model.nq == 0 or int(model.joint_type[0]) != int(JointType.REVOLUTE):
+        first = model.joint_names[0] if model.joint_names else "(none)"
+        raise InputError(f"hanging_configuration: the first joint of model '{model.name}' ({first}) must be revolute")
+    if not np.isfinite(tilt):
+        raise InputError(f"hanging_configuration: tilt must be finite, got {tilt!r}")
+    best: tuple[float, np.ndarray] | None = None
+    for sign in (1.0, -1.0):
+        q = np.zeros(model.nq)
+        q[0] = sign * np.pi / 2 + tilt
+        energy = float(potential_energy(model, q))
+        if best is None or energy < best[0]:
+            best = (energy, q)
+    assert best is not None
+    return best[1]
 
 
 def kinetic_energy(

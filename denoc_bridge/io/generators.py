@@ -24,14 +24,14 @@ dynamics).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from denoc_bridge.errors import InputError, PhysicsWarning
 from denoc_bridge.io.cartpole import cartpole, cartpole_urdf
+from denoc_bridge.io.urdf import load_urdf
+from denoc_bridge.io.urdf_writer import NO_LIMIT, joint_xml, link_xml, number, rpy
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -52,13 +52,6 @@ __all__ = [
     "cartpole",
     "cartpole_urdf",
 ]
-
-
-#: the position limits of the papers' chains and ropes, which have none: beyond the 1e6 that
-#: counts as "no limit" (:func:`denoc_bridge.random_configuration`, the simulation's joint limits;
-#: Pinocchio marks none with the largest double), written into their URDFs because URDF's
-#: revolute joints need a ``<limit>``
-NO_LIMIT = 1e9
 
 
 def cylinder_inertia(mass: float, length: float, radius: float) -> np.ndarray:
@@ -145,55 +138,6 @@ def chain(
     )
 
 
-def _f(x: float) -> str:
-    return repr(float(x))
-
-
-def _link_xml(
-    name: str,
-    mass: float = 0.0,
-    com: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
-    inertia: npt.ArrayLike | None = None,
-    visual: str = "",
-) -> str:
-    if mass == 0.0 and inertia is None:
-        return f'  <link name="{name}"/>\n'
-    I = np.zeros((3, 3)) if inertia is None else np.asarray(inertia)
-    return (
-        f'  <link name="{name}">\n'
-        f"    <inertial>\n"
-        f'      <origin xyz="{_f(com[0])} {_f(com[1])} {_f(com[2])}" rpy="0 0 0"/>\n'
-        f'      <mass value="{_f(mass)}"/>\n'
-        f'      <inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" iyy="{_f(I[1, 1])}" '
-        f'iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/>\n'
-        f"    </inertial>\n{visual}"
-        f"  </link>\n"
-    )
-
-
-def _joint_xml(
-    name: str,
-    parent: str,
-    child: str,
-    xyz: Sequence[float] = (0.0, 0.0, 0.0),
-    rpy: Sequence[float] = (0.0, 0.0, 0.0),
-    axis: Sequence[float] = (0.0, 0.0, 1.0),
-    damping: float = 0.0,
-    lower: float = -NO_LIMIT,
-    upper: float = NO_LIMIT,
-) -> str:
-    dyn = f'    <dynamics damping="{_f(damping)}"/>\n' if damping else ""
-    return (
-        f'  <joint name="{name}" type="revolute">\n'
-        f'    <parent link="{parent}"/>\n'
-        f'    <child link="{child}"/>\n'
-        f'    <origin xyz="{_f(xyz[0])} {_f(xyz[1])} {_f(xyz[2])}" rpy="{_f(rpy[0])} {_f(rpy[1])} {_f(rpy[2])}"/>\n'
-        f'    <axis xyz="{_f(axis[0])} {_f(axis[1])} {_f(axis[2])}"/>\n'
-        f'    <limit lower="{_f(lower)}" upper="{_f(upper)}" effort="100" velocity="100"/>\n{dyn}'
-        f"  </joint>\n"
-    )
-
-
 def chain_urdf(
     n: int,
     kind: str = "planar",
@@ -210,8 +154,8 @@ def chain_urdf(
     name = name or f"{kind}_chain{n}"
     visual = (
         f"    <visual>\n"
-        f'      <origin xyz="{_f(length / 2)} 0 0" rpy="0 1.5707963267948966 0"/>\n'
-        f'      <geometry><cylinder radius="{_f(radius)}" length="{_f(length)}"/></geometry>\n'
+        f'      <origin xyz="{number(length / 2)} 0 0" rpy="0 1.5707963267948966 0"/>\n'
+        f'      <geometry><cylinder radius="{number(radius)}" length="{number(length)}"/></geometry>\n'
         f"    </visual>\n"
     )
     parts = ['<?xml version="1.0"?>\n']
@@ -221,11 +165,11 @@ def chain_urdf(
     parent = "base"
     for link, joint, axis, moves, body in _chain_layout(n, kind):
         if body:
-            parts.append(_link_xml(link, mass, (length / 2, 0.0, 0.0), cylinder_inertia(mass, length, radius), visual))
+            parts.append(link_xml(link, mass, (length / 2, 0.0, 0.0), cylinder_inertia(mass, length, radius), visual))
         else:
-            parts.append(_link_xml(link))
+            parts.append(link_xml(link))
         parts.append(
-            _joint_xml(joint, parent, link, xyz=(length if moves else 0.0, 0.0, 0.0), axis=axis, damping=damping)
+            joint_xml(joint, parent, link, xyz=(length if moves else 0.0, 0.0, 0.0), axis=axis, damping=damping)
         )
         parent = link
     parts.append("</robot>\n")
@@ -346,9 +290,9 @@ def puma560_urdf() -> str:
     parent, xyz, rpy = "base", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     for i, (a, b, alpha, m, hub) in enumerate(PUMA560_DH):
         mi, ci, Ii = _rod_link(a, b, m, hub)
-        parts.append(_link_xml(f"link{i + 1}", mi, ci, Ii))
+        parts.append(link_xml(f"link{i + 1}", mi, ci, Ii))
         parts.append(
-            _joint_xml(f"joint{i + 1}", parent, f"link{i + 1}", xyz=xyz, rpy=rpy, lower=-2 * np.pi, upper=2 * np.pi)
+            joint_xml(f"joint{i + 1}", parent, f"link{i + 1}", xyz=xyz, rpy=rpy, lower=-2 * np.pi, upper=2 * np.pi)
         )
         parent, xyz, rpy = f"link{i + 1}", (a, 0.0, b), (alpha, 0.0, 0.0)
     parts.append("</robot>\n")
@@ -416,13 +360,6 @@ def fourbar(
     return model
 
 
-def _rpy(R: npt.ArrayLike) -> tuple[float, ...]:
-    """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix."""
-    from scipy.spatial.transform import Rotation
-
-    return tuple(Rotation.from_matrix(R).as_euler("xyz"))
-
-
 def fourbar_urdf() -> str:
     """URDF text of :func:`fourbar` (``urdf/fourbar.urdf``), with its cut joint R5 as a
     ``<loop_joint>`` element."""
@@ -437,33 +374,38 @@ def fourbar_urdf() -> str:
         '  <link name="ground"/>\n',
     ]
     for k in range(model.n_links):
-        parts.append(_link_xml(model.link_names[k], model.mass[k], model.com[k], model.inertia[k]))
+        parts.append(link_xml(model.link_names[k], model.mass[k], model.com[k], model.inertia[k]))
         parent = "ground" if model.parent[k] < 0 else model.link_names[model.parent[k]]
         kind = "prismatic" if model.joint_type[k] == int(JointType.PRISMATIC) else "revolute"
-        t, r, a = model.joint_translation[k], _rpy(model.joint_rotation[k]), model.joint_axis[k]
         parts.append(
-            f'  <joint name="{model.joint_names[k]}" type="{kind}">\n'
-            f'    <parent link="{parent}"/>\n    <child link="{model.link_names[k]}"/>\n'
-            f'    <origin xyz="{_f(t[0])} {_f(t[1])} {_f(t[2])}" rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n'
-            f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n'
-            + '    <limit lower="-10" upper="10" effort="100" velocity="10"/>\n'
-            + "  </joint>\n"
+            joint_xml(
+                model.joint_names[k],
+                parent,
+                model.link_names[k],
+                kind=kind,
+                xyz=model.joint_translation[k],
+                rpy=rpy(model.joint_rotation[k]),
+                axis=model.joint_axis[k],
+                lower=-10.0,
+                upper=10.0,
+                velocity=10.0,
+            )
         )
     for lc in model.loops:
         sides = []
         for i, (link, R, p) in enumerate(
             ((lc.link1, lc.rotation1, lc.translation1), (lc.link2, lc.rotation2, lc.translation2)), start=1
         ):
-            r = _rpy(R)
+            r = rpy(R)
             sides.append(
-                f'    <link{i} link="{model.link_names[link]}" xyz="{_f(p[0])} {_f(p[1])} {_f(p[2])}" '
-                f'rpy="{_f(r[0])} {_f(r[1])} {_f(r[2])}"/>\n'
+                f'    <link{i} link="{model.link_names[link]}" xyz="{number(p[0])} {number(p[1])} {number(p[2])}" '
+                f'rpy="{number(r[0])} {number(r[1])} {number(r[2])}"/>\n'
             )
         a = lc.axis
         parts.append(
             f'  <loop_joint name="{lc.name}" type="{lc.type}">\n'
             + "".join(sides)
-            + f'    <axis xyz="{_f(a[0])} {_f(a[1])} {_f(a[2])}"/>\n  </loop_joint>\n'
+            + f'    <axis xyz="{number(a[0])} {number(a[1])} {number(a[2])}"/>\n  </loop_joint>\n'
         )
     parts.append("</robot>\n")
     return "".join(parts)
@@ -501,92 +443,40 @@ def geared_fivebar_urdf(
     f = 0.02  # finger: a 2 x 2 x 4 cm block
     If = finger_mass * np.diag([2 * f * f + 4 * f * f, 2 * f * f + 4 * f * f, 2 * f * f]) / 12.0
 
-    def joint(
-        name: str,
-        kind: str,
-        parent: str,
-        child: str,
-        xyz: Sequence[float],
-        rpy: Sequence[float],
-        axis: Sequence[float],
-        lower: float,
-        upper: float,
-        mimic: str | None = None,
-    ) -> str:
-        m = f'    <mimic joint="{mimic}" multiplier="1" offset="0"/>\n' if mimic else ""
-        return (
-            f'  <joint name="{name}" type="{kind}">\n'
-            f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
-            f'    <origin xyz="{_f(xyz[0])} {_f(xyz[1])} {_f(xyz[2])}" rpy="{_f(rpy[0])} {_f(rpy[1])} {_f(rpy[2])}"/>\n'
-            f'    <axis xyz="{_f(axis[0])} {_f(axis[1])} {_f(axis[2])}"/>\n'
-            f'    <limit lower="{_f(lower)}" upper="{_f(upper)}" effort="100" velocity="10"/>\n{m}'
-            "  </joint>\n"
-        )
-
     up = (0.0, -np.pi / 2, 0.0)  # the crank's x along +z at q = 0
+    arm: dict[str, Any] = dict(kind="revolute", lower=-3.0, upper=3.0, velocity=10.0)
+    jaw: dict[str, Any] = dict(kind="prismatic", lower=-0.05, upper=0.05, velocity=10.0)
     parts = [
         '<?xml version="1.0"?>\n',
         "<!-- A geared five-bar with a parallel gripper: a loop closure (<loop_joint>, a denoc_bridge\n"
         "     extension) and mimic joints together. Generated by denoc_bridge.generators. -->\n",
         '<robot name="geared_fivebar">\n',
         '  <link name="base"/>\n',
-        _link_xml("crank_left_link", ma, (a / 2, 0, 0), cylinder_inertia(ma, a, radius)),
-        _link_xml("distal_left_link", mb, (b / 2, 0, 0), cylinder_inertia(mb, b, radius)),
-        _link_xml("finger_left_link", finger_mass, (0, 0, 0), If),
-        _link_xml("finger_right_link", finger_mass, (0, 0, 0), If),
-        _link_xml("crank_right_link", ma, (a / 2, 0, 0), cylinder_inertia(ma, a, radius)),
-        _link_xml("distal_right_link", mb, (b / 2, 0, 0), cylinder_inertia(mb, b, radius)),
-        joint("crank_left", "revolute", "base", "crank_left_link", (-d, 0, 0), up, (0, 1, 0), -3, 3),
-        joint("elbow_left", "revolute", "crank_left_link", "distal_left_link", (a, 0, 0), (0, 0, 0), (0, 1, 0), -3, 3),
-        joint(
-            "finger_left",
-            "prismatic",
-            "distal_left_link",
-            "finger_left_link",
-            (b, f, 0),
-            (0, 0, 0),
-            (0, 0, 1),
-            -0.05,
-            0.05,
-        ),
-        joint(
+        link_xml("crank_left_link", ma, (a / 2, 0, 0), cylinder_inertia(ma, a, radius)),
+        link_xml("distal_left_link", mb, (b / 2, 0, 0), cylinder_inertia(mb, b, radius)),
+        link_xml("finger_left_link", finger_mass, (0, 0, 0), If),
+        link_xml("finger_right_link", finger_mass, (0, 0, 0), If),
+        link_xml("crank_right_link", ma, (a / 2, 0, 0), cylinder_inertia(ma, a, radius)),
+        link_xml("distal_right_link", mb, (b / 2, 0, 0), cylinder_inertia(mb, b, radius)),
+        joint_xml("crank_left", "base", "crank_left_link", xyz=(-d, 0, 0), rpy=up, axis=(0, 1, 0), **arm),
+        joint_xml("elbow_left", "crank_left_link", "distal_left_link", xyz=(a, 0, 0), axis=(0, 1, 0), **arm),
+        joint_xml("finger_left", "distal_left_link", "finger_left_link", xyz=(b, f, 0), axis=(0, 0, 1), **jaw),
+        joint_xml(
             "finger_right",
-            "prismatic",
             "distal_left_link",
             "finger_right_link",
-            (b, -f, 0),
-            (0, 0, 0),
-            (0, 0, -1),
-            -0.05,
-            0.05,
+            xyz=(b, -f, 0),
+            axis=(0, 0, -1),
             mimic="finger_left",
+            **jaw,
         ),
-        joint(
-            "crank_right",
-            "revolute",
-            "base",
-            "crank_right_link",
-            (d, 0, 0),
-            up,
-            (0, -1, 0),
-            -3,
-            3,
-            mimic="crank_left",
+        joint_xml(
+            "crank_right", "base", "crank_right_link", xyz=(d, 0, 0), rpy=up, axis=(0, -1, 0), mimic="crank_left", **arm
         ),
-        joint(
-            "elbow_right",
-            "revolute",
-            "crank_right_link",
-            "distal_right_link",
-            (a, 0, 0),
-            (0, 0, 0),
-            (0, -1, 0),
-            -3,
-            3,
-        ),
+        joint_xml("elbow_right", "crank_right_link", "distal_right_link", xyz=(a, 0, 0), axis=(0, -1, 0), **arm),
         '  <loop_joint name="tip" type="revolute">\n'
-        f'    <link1 link="distal_left_link" xyz="{_f(b)} 0 0" rpy="0 0 0"/>\n'
-        f'    <link2 link="distal_right_link" xyz="{_f(b)} 0 0" rpy="0 0 0"/>\n'
+        f'    <link1 link="distal_left_link" xyz="{number(b)} 0 0" rpy="0 0 0"/>\n'
+        f'    <link2 link="distal_right_link" xyz="{number(b)} 0 0" rpy="0 0 0"/>\n'
         '    <axis xyz="0 1 0"/>\n  </loop_joint>\n',
         "</robot>\n",
     ]
@@ -600,6 +490,4 @@ GEARED_FIVEBAR_Q = np.array([-0.3, 1.269, 0.0, 1.269])
 def geared_fivebar(**changes: float) -> MimicModel:
     """The :func:`geared_fivebar_urdf` robot as a :class:`~denoc_bridge.MimicModel` (mimic joints as
     constraints, the tip as a loop closure): ``load_urdf(geared_fivebar_urdf(...), mimic=True)``."""
-    from denoc_bridge.io.urdf import load_urdf
-
     return load_urdf(geared_fivebar_urdf(**changes), mimic=True)

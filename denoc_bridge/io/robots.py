@@ -30,8 +30,8 @@ import numpy as np
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, RobotNotFoundError
 from denoc_bridge.io import generators as g
-from denoc_bridge.io.generators import _joint_xml, _link_xml
 from denoc_bridge.io.urdf import load_urdf
+from denoc_bridge.io.urdf_writer import joint_xml, link_xml
 from denoc_bridge.multibody.checks import is_pinocchio_object
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
@@ -443,9 +443,9 @@ def _serial_chain_urdf(n: int) -> str:
     parts = ['<?xml version="1.0"?>\n', f'<robot name="{model.name}">\n', '  <link name="base"/>\n']
     parent = "base"
     for k in range(n):
-        parts.append(_link_xml(model.link_names[k], float(model.mass[k]), model.com[k], model.inertia[k]))
+        parts.append(link_xml(model.link_names[k], float(model.mass[k]), model.com[k], model.inertia[k]))
         parts.append(
-            _joint_xml(
+            joint_xml(
                 model.joint_names[k],
                 parent,
                 model.link_names[k],

@@ -118,23 +118,6 @@ def axpy6(s, x, y):
     return y[0] + s * x[0], y[1] + s * x[1], y[2] + s * x[2], y[3] + s * x[3], y[4] + s * x[4], y[5] + s * x[5]
 
 
-@njit(cache=True, inline="always")
-def inertia10(kf, k):
-    """The 10 inertia parameters of link k about its origin in its axes: m, h = m c, I_O."""
-    return (
-        kf[k, T.MASS],
-        kf[k, T.H],
-        kf[k, T.H + 1],
-        kf[k, T.H + 2],
-        kf[k, T.IO],
-        kf[k, T.IO + 1],
-        kf[k, T.IO + 2],
-        kf[k, T.IO + 3],
-        kf[k, T.IO + 4],
-        kf[k, T.IO + 5],
-    )
-
-
 @njit(cache=True, inline="always", fastmath={"contract"})
 def inertia_times(I, x):
     """M_k x = [I_O w + h x v; m v - h x w] for I = (m, h, I_O: xx xy xz yy yz zz), 000 eqs. 2a-2b."""
@@ -288,7 +271,7 @@ def tangent_forward(ki, kf, work, v, a, fext, dq, dv, buf):
                 alpha, beta, w = column_terms(universal, n, s, tp, ap, t, ta, aa)
                 P = axpy6(-dq[c], alpha, axpy6(dv[c], w, P))  # P_k = P_p + sum (w dv - alpha dq)
                 Q = axpy6(-dq[c], beta, axpy6(dv[c], s, Q))  # Q_k = Q_p + sum (S dv - beta dq)
-            I = inertia10(kf, k)
+            I = T.inertia10(kf, k)
             h, F = link_wrench(I, t, ab, fext, k, has_fext)
             put6(Wb, k, 0, tangent_wrench(I, t, h, P, Q))  # D_k
             put6(Wb, k, 6, F)
@@ -368,7 +351,7 @@ def adjoint_forward(ki, kf, work, v, a, fext, mu, buf):
                 put6(C, c, 6, beta)
                 put6(C, c, 12, w)
                 U = axpy6(mu[c], s, U)  # U_k = U_p + sum S_c mu_c
-            I = inertia10(kf, k)
+            I = T.inertia10(kf, k)
             h, F = link_wrench(I, t, ab, fext, k, has_fext)
             put6(Wb, k, 0, U)
             put6(Wb, k, 6, inertia_times(I, U))  # Y_k

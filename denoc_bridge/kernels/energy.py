@@ -55,19 +55,20 @@ def energy_forward_recursion(ki, kf, q, v, work):
                     t, W, p = zero, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
                 else:  # last link of the parent module
                     b = module_row(L, nv, parent)
-                    t = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
+                    tw, f = b + T.M_TWIST, b + T.M_FRAME
+                    t = (work[tw, 0], work[tw, 1], work[tw, 2], work[tw, 3], work[tw, 4], work[tw, 5])
                     W = (
-                        work[b + 1, 0],
-                        work[b + 1, 1],
-                        work[b + 1, 2],
-                        work[b + 1, 3],
-                        work[b + 1, 4],
-                        work[b + 1, 5],
-                        work[b + 1, 6],
-                        work[b + 1, 7],
-                        work[b + 2, 0],
+                        work[f, 0],
+                        work[f, 1],
+                        work[f, 2],
+                        work[f, 3],
+                        work[f, 4],
+                        work[f, 5],
+                        work[f, 6],
+                        work[f, 7],
+                        work[f + 1, 0],
                     )
-                    p = (work[b + 2, 1], work[b + 2, 2], work[b + 2, 3])
+                    p = (work[f + 1, T.G_R], work[f + 1, T.G_R + 1], work[f + 1, T.G_R + 2])
             code, c, s, e = rotation(ki, work, k)
             r0, r1, r2 = offset(kf, work, L, k, code)
             d = T.dof_index(ki, k)
@@ -94,13 +95,14 @@ def energy_forward_recursion(ki, kf, q, v, work):
             wg1 = W[3] * g0 + W[4] * g1 + W[5] * g2
             wg2 = W[6] * g0 + W[7] * g1 + W[8] * g2
             potential -= m * (g0 * p[0] + g1 * p[1] + g2 * p[2]) + wg0 * h0 + wg1 * h1 + wg2 * h2
-        b = module_row(L, nv, i)
+        b = module_row(L, nv, i)  # for the child modules: t, W and p of the last link
+        tw, f = b + T.M_TWIST, b + T.M_FRAME
         for j in range(6):
-            work[b, j] = t[j]
+            work[tw, j] = t[j]
         for j in range(8):
-            work[b + 1, j] = W[j]
-        work[b + 2, 0] = W[8]
-        work[b + 2, 1], work[b + 2, 2], work[b + 2, 3] = p[0], p[1], p[2]
+            work[f, j] = W[j]
+        work[f + 1, 0] = W[8]
+        work[f + 1, T.G_R], work[f + 1, T.G_R + 1], work[f + 1, T.G_R + 2] = p[0], p[1], p[2]
     return kinetic, potential
 
 

@@ -248,19 +248,7 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
                 prefetch(work, k - AHEAD, 0)
                 prefetch(work, T.dof_row(L, ki[k, T.IDX_V]) - AHEAD, 0)
             if not T.massless(ki, k):
-                M = plus_link_mass(
-                    M,
-                    kf[k, T.MASS],
-                    kf[k, T.H],
-                    kf[k, T.H + 1],
-                    kf[k, T.H + 2],
-                    kf[k, T.IO],
-                    kf[k, T.IO + 1],
-                    kf[k, T.IO + 2],
-                    kf[k, T.IO + 3],
-                    kf[k, T.IO + 4],
-                    kf[k, T.IO + 5],
-                )  # Mhat_k = M_k + ...       000 (20)
+                M = plus_link_mass(M, T.inertia10(kf, k))  # Mhat_k = M_k + ...       000 (20)
             o = T.C_W
             xi = (
                 xi[0] + work[k, o],
@@ -346,15 +334,27 @@ def articulated_backward_recursion(ki, kf, tau, work, factors):
 
 @njit(cache=True, fastmath={"contract"})
 def acceleration_forward_recursion(ki, kf, work, qdd):
-    """Step 2 of 000 Table 3, M_1..M_s and 1^i..eta^i: mu~_k = A_{k,b} mu_b (003 eq. 37),
-    qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k (eq. 37).
-    The vector row of module i receives mu of its last link for the child modules."""
+    """Step 2 of 000 Table 3 over all links: :func:`acceleration_forward_links` with n = L."""
+    acceleration_forward_links(ki, kf, work, qdd, ki.shape[0])
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def acceleration_forward_links(ki, kf, work, qdd, n):
+    """Step 2 of 000 Table 3 over the links before n, M_1..M_s and 1^i..eta^i: mu~_k = A_{k,b}
+    mu_b (003 eq. 37), qdd_k = phitilde_k - Psi_k^T mu~_k (eq. 36), mu_k = P_k qdd_k + mu~_k
+    (eq. 37).  The vector row of module i receives mu of its last link (before n) for the child
+    modules; modules that start at or after n are skipped (the accelerations before n do not
+    depend on the links after it: :func:`..lagrange.solve` with rows zero after n).  Inlined
+    (numba IR) into its two callers: as a call, the forward dynamics of panda took 3-5 % longer
+    and the four-bar's simulation 2-4 % (benchmarks/commits_ab.py, against an A/A control)."""
     L, nv = ki.shape[0], qdd.shape[0]
     far = L > PREFETCH_LINKS  # past the caches: prefetch rows
     mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
         first, end, p = modules(ki, i)
-        for k in range(first, end):  # intra-modular: 1^i .. eta^i
+        if first >= n:
+            continue
+        for k in range(first, min(end, n)):  # intra-modular: 1^i .. eta^i
             if far:  # the rows a few links ahead
                 prefetch(kf, k + AHEAD, 0)
                 prefetch(kf, k + AHEAD, 8)
@@ -391,9 +391,9 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 )
             v0 = ki[k, T.IDX_V]
             d = T.dof_index(ki, k)
-            for n in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
-                row, o = T.dof_row(L, v0 + n), T.H_PSI
-                qdd[v0 + n] = work[row, T.H_PHIT] - (
+            for a in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
+                row, o = T.dof_row(L, v0 + a), T.H_PSI
+                qdd[v0 + a] = work[row, T.H_PHIT] - (
                     work[row, o] * m0
                     + work[row, o + 1] * m1
                     + work[row, o + 2] * m2
@@ -405,14 +405,14 @@ def acceleration_forward_recursion(ki, kf, work, qdd):
                 u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
                 mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
             else:
-                for n in range(ki[k, T.NV]):
-                    a, row = qdd[v0 + n], T.p_row(L, nv, v0 + n)
-                    m0 += work[row, 0] * a
-                    m1 += work[row, 1] * a
-                    m2 += work[row, 2] * a
-                    m3 += work[row, 3] * a
-                    m4 += work[row, 4] * a
-                    m5 += work[row, 5] * a
+                for a in range(ki[k, T.NV]):
+                    x, row = qdd[v0 + a], T.p_row(L, nv, v0 + a)
+                    m0 += work[row, 0] * x
+                    m1 += work[row, 1] * x
+                    m2 += work[row, 2] * x
+                    m3 += work[row, 3] * x
+                    m4 += work[row, 4] * x
+                    m5 += work[row, 5] * x
                 mu = (m0, m1, m2, m3, m4, m5)
         b = module_row(L, nv, i) + T.M_VEC
         for j in range(6):

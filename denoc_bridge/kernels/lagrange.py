@@ -8,9 +8,9 @@ from numba import njit
 
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.entry import forward_dynamics_passes
-from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion
-from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation, unit6
-from denoc_bridge.kernels.spatial6 import apply_A, apply_At, pick6
+from denoc_bridge.kernels.forward_dynamics import acceleration_forward_links
+from denoc_bridge.kernels.inverse_dynamics import NO_E, module_row, modules, n_modules, offset, rotation
+from denoc_bridge.kernels.spatial6 import apply_At, pick6
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -185,81 +185,7 @@ def solve(ki, kf, work, x, out, n):
                 pa = module_row(L, nv, p) + T.M_VEC
                 for j in range(6):
                     work[pa, j] += xi[j]
-    if n == L:
-        acceleration_forward_recursion(ki, kf, work, out)
-    else:
-        _forward_substitution(ki, kf, work, out, n)
-
-
-@njit(cache=True, fastmath={"contract"})
-def _forward_substitution(ki, kf, work, qdd, n):
-    """:func:`..forward_dynamics.acceleration_forward_recursion` over the links before n (000
-    Table 3, step 2: mu~_k = A_{k,b} mu_b, qdd_k = phitilde_k - Psi_k^T mu~_k, mu_k = P_k qdd_k
-    + mu~_k; without its prefetching, which only models of thousands of links need)."""
-    L, nv = ki.shape[0], qdd.shape[0]
-    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for i in range(n_modules(ki)):  # inter-modular: M_1 .. M_s
-        first, end, p = modules(ki, i)
-        if first >= n:
-            continue
-        for k in range(first, min(end, n)):  # intra-modular: 1^i .. eta^i
-            code, c, s, e = rotation(ki, work, k)
-            if k == first:
-                if p >= 0:
-                    b = module_row(L, nv, p) + T.M_VEC
-                    mu = (work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5])
-                else:
-                    mu = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            if code <= 2:  # r_k = r0
-                m0, m1, m2, m3, m4, m5 = apply_A(
-                    code,
-                    c,
-                    s,
-                    NO_E,
-                    T.offset_code(ki, k),
-                    kf[k, T.T0],
-                    kf[k, T.T0 + 1],
-                    kf[k, T.T0 + 2],
-                    mu[0],
-                    mu[1],
-                    mu[2],
-                    mu[3],
-                    mu[4],
-                    mu[5],
-                )  # mu~_k
-            else:
-                r0, r1, r2 = offset(kf, work, L, k, code)
-                m0, m1, m2, m3, m4, m5 = apply_A(
-                    code, c, s, e, T.R_GENERAL, r0, r1, r2, mu[0], mu[1], mu[2], mu[3], mu[4], mu[5]
-                )
-            v0 = ki[k, T.IDX_V]
-            d = T.dof_index(ki, k)
-            for a in range(ki[k, T.NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
-                row, o = T.dof_row(L, v0 + a), T.H_PSI
-                qdd[v0 + a] = work[row, T.H_PHIT] - (
-                    work[row, o] * m0
-                    + work[row, o + 1] * m1
-                    + work[row, o + 2] * m2
-                    + work[row, o + 3] * m3
-                    + work[row, o + 4] * m4
-                    + work[row, o + 5] * m5
-                )
-            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   003 (37)
-                u = unit6(d, T.dof_sign(ki, k) * qdd[v0])
-                mu = (m0 + u[0], m1 + u[1], m2 + u[2], m3 + u[3], m4 + u[4], m5 + u[5])
-            else:
-                for a in range(ki[k, T.NV]):
-                    x, row = qdd[v0 + a], T.p_row(L, nv, v0 + a)
-                    m0 += work[row, 0] * x
-                    m1 += work[row, 1] * x
-                    m2 += work[row, 2] * x
-                    m3 += work[row, 3] * x
-                    m4 += work[row, 4] * x
-                    m5 += work[row, 5] * x
-                mu = (m0, m1, m2, m3, m4, m5)
-        b = module_row(L, nv, i) + T.M_VEC
-        for j in range(6):
-            work[b, j] = mu[j]
+    acceleration_forward_links(ki, kf, work, out, n)  # step 2 over the links before n
 
 
 @njit(cache=True)

@@ -444,8 +444,10 @@ def minus_outer(M, x, y):
 
 
 @njit(cache=True, inline="always", fastmath={"contract"})
-def plus_link_mass(M, m, h0, h1, h2, i0, i1, i2, i3, i4, i5):
-    """M + M_k with M_k = [[I_O, hx], [-hx, m 1]] (000 eq. 2b)."""
+def plus_link_mass(M, I):
+    """M + M_k with M_k = [[I_O, hx], [-hx, m 1]] (000 eq. 2b), I = (m, h, I_O) the ten numbers
+    of :func:`.tables.inertia10`."""
+    m, h0, h1, h2, i0, i1, i2, i3, i4, i5 = I
     return (
         M[0] + i0,
         M[1] + i1,

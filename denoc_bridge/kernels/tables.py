@@ -102,6 +102,24 @@ def joint_type(ki, k):
 
 
 @njit(cache=True, inline="always")
+def inertia10(kf, k):
+    """The 10 inertia parameters of link k about its origin in its axes: m, h = m c, I_O
+    (xx xy xz yy yz zz), 000 eq. 2b."""
+    return (
+        kf[k, MASS],
+        kf[k, H],
+        kf[k, H + 1],
+        kf[k, H + 2],
+        kf[k, IO],
+        kf[k, IO + 1],
+        kf[k, IO + 2],
+        kf[k, IO + 3],
+        kf[k, IO + 4],
+        kf[k, IO + 5],
+    )
+
+
+@njit(cache=True, inline="always")
 def massless(ki, k):
     """True for a link without mass and inertia (FLAGS bit 15): its wrench is zero."""
     return (ki[k, FLAGS] >> 15) & 1 == 1
@@ -233,7 +251,9 @@ def with_gravity(kt, gravity):
 #:   Ihat rows      nv     rows of Ihat_k (z_k entries), then Ihat_k^-1 rows
 #:   module rows    6 S    articulated mass (21 entries over the first three rows) and its
 #:                         scale (row 2, column 5), a 6-vector (row 3), twist (row 4) and
-#:                         twist rate (row 5)
+#:                         twist rate (row 5); the energy pass keeps W_k and p_k of the last
+#:                         link in the first two rows instead (laid out as E_k and r_k in
+#:                         the geometry rows)
 #:   scratch rows   32     blocks of 64 contiguous numbers for the geometry pass (angles,
 #:                         cosines, sines).
 #: Rows are indexed in two dimensions everywhere: compiled code indexing a flat view of the
@@ -246,6 +266,7 @@ MOD_ROWS = 6  # rows per module
 SCRATCH_ROWS = 32  # 4 x 64 numbers
 BLOCK = 64  # links per block of the geometry pass
 M_MAG, M_VEC, M_TWIST, M_RATE = 5, 3, 4, 5  # scale: column of row 2; vector, twist, rate: rows
+M_FRAME = 0  # energy pass: W_k (8 entries, the ninth in column 0 of the next row), p_k (next row, from G_R)
 
 
 @njit(cache=True)

@@ -67,3 +67,24 @@ def test_kinetic_and_potential_energy_check_their_data_argument():
         with pytest.raises(db.InputError, match="data was created for a model with 4 links"):
             f(model, *args, data=db.Data(db.load_robot("chain:4")))
         assert f(model, *args, data=db.Data(model)) == f(model, *args)
+
+
+def test_hanging_configuration():
+    """The chain hangs from its pin on the side of lower potential energy, whichever way gravity
+    points along z; ``tilt`` turns the pin; a first joint that is not revolute is named."""
+    from denoc_bridge.algorithms.kinematics import hanging_configuration
+
+    chain = db.generators.chain(5, "planar")
+    q = hanging_configuration(chain)
+    assert q[0] == np.pi / 2 and not q[1:].any()  # x turned about y by +pi/2: along -z, with gravity
+    rest = db.potential_energy(chain, q)
+    for dq in (-1e-3, 1e-3, np.pi):
+        assert db.potential_energy(chain, q + np.eye(chain.nq)[0] * dq) > rest
+    tilted = hanging_configuration(chain, 0.3)
+    assert tilted[0] == np.pi / 2 + 0.3 and not tilted[1:].any()
+    up = chain.replace(gravity=(0.0, 0.0, 9.81))
+    assert hanging_configuration(up)[0] == -np.pi / 2
+    with pytest.raises(db.InputError, match="T1"):
+        hanging_configuration(db.generators.fourbar())
+    with pytest.raises(db.InputError, match="tilt"):
+        hanging_configuration(chain, float("nan"))

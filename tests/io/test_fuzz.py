@@ -6,7 +6,7 @@ What is generated
 -----------------
 * Documents: our own files (``urdf/*.urdf``: a closed loop, mimic joints, a 100-link rope,
   ...), a few example-robot-data robots (meshes kept: neither loader opens them), and random
-  trees written by :func:`denoc_bridge.testing.random_urdf`.
+  trees written by :func:`urdf_samples.random_urdf`.
 * Mutations of the XML tree (1 to 4 per document, any order): drop an element or an
   attribute, replace a number by junk (text, "nan", "inf", "-1e400", "", too many or too few
   numbers, ...) or by other valid numbers, shuffle the children of the robot or of an element
@@ -81,10 +81,10 @@ from hypothesis import event as _event
 from hypothesis import note as _note
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
+from urdf_samples import random_urdf
 
 import denoc_bridge as db
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
-from denoc_bridge.testing import random_urdf
 from denoc_bridge.validation import solve_agreement
 
 # ---------------------------------------------------------------------------- settings

@@ -95,3 +95,32 @@ def test_puma560_is_the_dh_table():
     assert np.allclose(m.mass, [10.521, 15.7612, 8.767, 0, 0, 0])
     assert np.allclose(m.com[1], [0.432**2 / 2 / 0.581, 0.0, (0.149**2 / 2 + 0.432 * 0.149) / 0.581])
     assert [m.inertia[k][2, 2] for k in (3, 4, 5)] == [0.181, 0.0735, 0.0141]
+
+
+def test_urdf_writer_elements_load_back_exactly():
+    """The elements of io/urdf_writer (every generated robot's URDF) read back to the same numbers:
+    the inertial frame, a prismatic joint with its limits and damping, a mimic joint."""
+    from denoc_bridge.io.urdf_writer import NO_LIMIT, joint_xml, link_xml, number
+
+    rng = np.random.default_rng(7)
+    com, inertia = rng.standard_normal(3), np.diag(rng.uniform(0.1, 1.0, 3))
+    axis = np.array([0.6, 0.0, 0.8])
+    text = (
+        '<?xml version="1.0"?>\n<robot name="written">\n  <link name="base"/>\n'
+        + link_xml("a", 1.0 / 3.0, com, inertia)
+        + link_xml("b", 0.7, (0.0, 0.1, 0.2), inertia)
+        + link_xml("c", 0.5, (0.1, 0.0, 0.0), inertia)
+        + joint_xml("slide", "base", "a", kind="prismatic", xyz=(0.1, 0.2, 0.3), axis=axis, damping=0.25)
+        + joint_xml("hinge", "a", "b", rpy=(0.3, -0.2, 0.1), lower=-1.5, upper=2.5)
+        + joint_xml("hinge2", "b", "c", xyz=(0.2, 0.0, 0.0), lower=-1.5, upper=2.5, mimic="hinge")
+        + "</robot>\n"
+    )
+    assert number(1.0 / 3.0) == repr(1.0 / 3.0) and float(number(0.1)) == 0.1
+    model = db.load_urdf(text)
+    assert model.mass[0] == 1.0 / 3.0 and np.array_equal(model.com[0], com)
+    np.testing.assert_array_equal(model.inertia[0], inertia)
+    assert model.lower_limit[0] == -NO_LIMIT and model.upper_limit[0] == NO_LIMIT and model.damping[0] == 0.25
+    assert (model.lower_limit[1], model.upper_limit[1]) == (-1.5, 2.5)
+    np.testing.assert_allclose(model.joint_axis[0], axis, rtol=0, atol=1e-15)
+    mimic = db.load_urdf(text, mimic=True)
+    assert mimic.nv == 2 and mimic.tree.nv == 3

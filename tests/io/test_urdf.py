@@ -13,9 +13,9 @@ import pytest
 from conftest import assert_close, erd_robot_dir, load_quietly
 from hypothesis import given
 from hypothesis import strategies as st
+from urdf_samples import random_urdf
 
 import denoc_bridge as db
-from denoc_bridge.testing import random_urdf
 
 
 def robot(body: str, name: str = "r") -> str:

@@ -9,10 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from sweep_workers import KillWorkerOnce
 
 import denoc_bridge as db
 from denoc_bridge import generators, sweeps
-from denoc_bridge.testing import KillWorkerOnce, random_model
+from denoc_bridge.testing import random_model
 
 distributed = pytest.importorskip("distributed")
 
