@@ -60,7 +60,7 @@ from numba import njit, types
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.entry import finite_result, valid_state
-from denoc_bridge.kernels.inverse_dynamics import modules, n_modules, offset, rotation
+from denoc_bridge.kernels.inverse_dynamics import modules, n_modules, offset, rotation, unit6
 from denoc_bridge.kernels.joints import UNIVERSAL
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
@@ -166,15 +166,7 @@ def joint_axis(ki, work, L, nv, k, n):
     """S_c of column n of joint k in the link's axes: P_k = sign e_d, or the row of P_k."""
     d = T.dof_index(ki, k)
     if d >= 0:
-        sg = float(T.dof_sign(ki, k))
-        return (
-            sg if d == 0 else 0.0,
-            sg if d == 1 else 0.0,
-            sg if d == 2 else 0.0,
-            sg if d == 3 else 0.0,
-            sg if d == 4 else 0.0,
-            sg if d == 5 else 0.0,
-        )
+        return unit6(d, float(T.dof_sign(ki, k)))
     return get6(work, T.p_row(L, nv, ki[k, T.IDX_V] + n), 0)
 
 
