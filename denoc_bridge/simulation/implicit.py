@@ -180,26 +180,35 @@ class _Stage:
                 out += rest - inverse_dynamics(self.model, q_base, self.zero, self.zero, f_ext=fx)
         return out
 
+    def _callables_change(self, t, n, q, V):
+        """``(qe, Ve) -> g(qe, Ve) - g(q, V)``: the change of the callables' forces g
+        (:meth:`_callable_forces`, the wrenches mapped by the Jacobians at q) from (q, V), or
+        None without callables."""
+        f = self.s.forces
+        if f.tau_fn is None and f.fext_fn is None:
+            return None
+        rest = inverse_dynamics(self.model, q, self.zero, self.zero) if f.fext_fn is not None else None
+        g0 = self._callable_forces(t, n, q, V, q, rest)
+        return lambda qe, Ve: self._callable_forces(t, n, qe, Ve, q, rest) - g0
+
     def _callable_jacobians(self, t, n, q, V):
         """``(d g/dq, d g/dV)`` of the callables' forces g (:meth:`_callable_forces`) by forward
         differences on the manifold (q moved along its tangent directions), or None without
         callables: a controller or wrenches that depend on the state enter Newton's matrix, so
         that a stiff controller (a PD on a light robot) converges as the springs do."""
-        f = self.s.forces
-        if f.tau_fn is None and f.fext_fn is None:
+        change = self._callables_change(t, n, q, V)
+        if change is None:
             return None
         nv = self.nv
-        rest = inverse_dynamics(self.model, q, self.zero, self.zero) if f.fext_fn is not None else None
-        g0 = self._callable_forces(t, n, q, V, q, rest)
         Cq, Cv = np.empty((nv, nv)), np.empty((nv, nv))
         dx, qe = np.zeros(nv), np.empty(self.nq)
         for i in range(nv):
             h = FD_STEP * (1.0 + abs(V[i]))
             dx[i] = h
-            Cv[:, i] = (self._callable_forces(t, n, q, V + dx, q, rest) - g0) / h
+            Cv[:, i] = change(q, V + dx) / h
             dx[i] = FD_STEP
             self.s.integrate(q, dx, qe)
-            Cq[:, i] = (self._callable_forces(t, n, qe, V, q, rest) - g0) / FD_STEP
+            Cq[:, i] = change(qe, V) / FD_STEP
             dx[i] = 0.0
         return Cq, Cv
 
@@ -217,20 +226,17 @@ class _Stage:
             return 0, -sl.solve(J, R, check_finite=False)
         if not np.any(R):
             return 0, np.zeros(nv)
-        f = self.s.forces
-        callables = f.tau_fn is not None or f.fext_fn is not None
-        rest = inverse_dynamics(self.model, q, self.zero, self.zero) if f.fext_fn is not None else None
-        g0 = self._callable_forces(t, n, q, V, q, rest) if callables else None
+        change = self._callables_change(t, n, q, V)
         qe = np.empty(self.nq)
 
         def apply(x):
             x = np.ascontiguousarray(x, dtype=float).ravel()
             dq = hg * x
             dtau = -self.K * dq - self.D * x
-            if callables:  # the callables' directional derivative by a forward difference
+            if change is not None:  # the callables' directional derivative by a forward difference
                 h = FD_STEP / max(np.abs(x).max(), 1e-300)
                 self.s.integrate(q, h * dq, qe)
-                dtau += (self._callable_forces(t, n, qe, V + h * x, q, rest) - g0) / h
+                dtau += change(qe, V + h * x) / h
             return x - hg * forward_dynamics_jvp(self.model, q, V, tau, dq, x, dtau, f_ext=fx)
 
         op = spla.LinearOperator((nv, nv), matvec=apply, dtype=float)
