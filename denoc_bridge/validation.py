@@ -337,8 +337,9 @@ def compare_with_pinocchio(
         M_pin = pin_mimic_mass_matrix(pm, q) if mimic else pin.crba(pm, pd, q).copy()
         if "M" in checks:
             plain("M", mass_matrix(model, q), M_pin)
+        if "fk" in checks or "lv" in checks:
+            pin.forwardKinematics(pm, pd, q, v)  # data.oMi and data.v
         if "fk" in checks:
-            pin.forwardKinematics(pm, pd, q)
             R, p = forward_kinematics(model, q)
             for k in range(model.n_links):
                 plain(
@@ -347,7 +348,6 @@ def compare_with_pinocchio(
                     np.concatenate([pd.oMi[k + 1].rotation.ravel(), pd.oMi[k + 1].translation]),
                 )
         if "lv" in checks:
-            pin.forwardKinematics(pm, pd, q, v)
             plain("lv", link_velocities(model, q, v), np.array([pd.v[k + 1].vector for k in range(model.n_links)]))
         if "a" not in checks and "Minv" not in checks:
             continue
