@@ -22,10 +22,6 @@ from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 from denoc_bridge.validation import relative_error, solve_agreement
 
-# the suite runs the compiled kernels: a command line's first run would otherwise go plain Python
-# and exec itself (denoc_bridge.cli.firstrun; tests/cli/test_firstrun.py covers that)
-os.environ["DENOC_BRIDGE_KERNELS"] = "compiled"
-
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("DENOC_HYPOTHESIS_PROFILE", "ci"))

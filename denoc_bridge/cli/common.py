@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from pathlib import Path
 
 from denoc_bridge._files import make_folder
@@ -26,17 +25,11 @@ VALIDATE_MAX_BYTES = 2 * 2**30
 SIMULATE_CHECK_MAX_BYTES = 300 * 2**20
 
 
-#: set in a first run's plain-Python process (:mod:`.firstrun`), whose kernels compile meanwhile
-FIRST_RUN_ENV = "DENOC_BRIDGE_FIRST_RUN"
-
-
 def kernels_note() -> str:
     """What a run's timing figure adds when its kernels ran as plain Python (else nothing)."""
     if jit_enabled():
         return ""
-    if os.environ.get(FIRST_RUN_ENV):
-        return "; the kernels ran as plain Python while numba compiles them: later runs are far faster"
-    return "; the kernels ran as plain Python (DENOC_BRIDGE_KERNELS=interpreted)"
+    return "; the kernels ran as plain Python (NUMBA_DISABLE_JIT=1)"
 
 
 MAX_FPS = 1000.0  # frames per second of the animation (browsers draw at most 240)

@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 
-from denoc_bridge.cli import firstrun
 from denoc_bridge.cli.bench import bench_command
 from denoc_bridge.cli.common import EXIT_USAGE, option_words
+from denoc_bridge.cli.compile import compile_command
 from denoc_bridge.cli.docs import docs_command
 from denoc_bridge.cli.info import info_command
 from denoc_bridge.cli.parser import build_parser
@@ -34,15 +34,6 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    words = sys.argv[1:] if argv is None else list(argv)
-    try:  # a first run goes plain Python while numba compiles in the background (firstrun)
-        planned = firstrun.plan(args)  # the command's kernel key, worked out once
-        run = firstrun.first_run(planned)
-        if run is not None or (firstrun.mode() == "interpreted" and not firstrun.interpreted()):
-            firstrun.run_interpreted(run, args, words)
-    except DenocError as exc:
-        print(f"denoc-bridge: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     np.set_printoptions(precision=4, suppress=True)
     command = {
         "info": info_command,
@@ -51,17 +42,14 @@ def main(argv=None) -> int:
         "bench": bench_command,
         "sweep": sweep_command,
         "docs": docs_command,
+        "compile": compile_command,
     }[args.command]
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line
         notice = CompileNotice()
         try:
-            # compiled kernels turn overflows into inf and nan without a warning; so does plain Python
-            with notice, np.errstate(all="ignore" if firstrun.interpreted() else None):
-                status = command(args)
-            if status == 0:
-                firstrun.remember(planned)
-            return status
+            with notice:
+                return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
             return 0
@@ -71,10 +59,6 @@ def main(argv=None) -> int:
                 text = option_words(text)
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
-        except (ArithmeticError, ValueError) as exc:
-            if not firstrun.interpreted():
-                raise
-            firstrun.run_compiled(exc, words)  # Python's math raised where compiled code gives inf or nan
         except KeyboardInterrupt:
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130

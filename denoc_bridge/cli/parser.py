@@ -23,6 +23,8 @@ Examples::
     denoc-bridge sweep panda --cases cases.csv --out runs --scheduler tcp://10.0.0.5:8786
     denoc-bridge docs --open                          # build the documentation site and open it
     denoc-bridge docs --output /tmp/site              # build it into a folder (mkdocs build --strict)
+    denoc-bridge compile                              # compile every kernel now (pip install does it)
+    denoc-bridge compile --units tree,simulate --jobs 1
 
 ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
 generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.
@@ -321,4 +323,27 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument(
         "--port", type=int, default=8000, help="port of --serve / --open (default 8000; 0: any free port)"
     )
+    comp = sub.add_parser(
+        "compile",
+        help="compile every kernel now, into the cache later runs load (pip install does it)",
+        description=wrap(
+            "Compile the numba kernels of every capability (tree dynamics, derivatives, simulation, "
+            "loops, mimic joints, validation) on small generated robots, in one process per core, "
+            "into the cache that later processes load from; then check in a fresh process that "
+            "nothing compiles any more.  pip install runs it; run it after a numba upgrade, or when "
+            "a first call says it compiles."
+        ),
+        epilog=help_examples("compile"),
+        formatter_class=raw,
+    )
+    compile_arguments(comp)
     return parser
+
+
+def compile_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``denoc-bridge compile`` (also the build step's :func:`.compile.main`)."""
+    p.add_argument("--jobs", type=int, default=None, help="processes (default: one per core)")
+    p.add_argument("--units", default=None, help="comma-separated groups of kernels (default: all)")
+    p.add_argument("--no-check", action="store_true", help="skip the last pass that checks every kernel is cached")
+    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)

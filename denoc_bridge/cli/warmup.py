@@ -1,12 +1,12 @@
-"""What a command says while numba compiles its kernels (a fresh install's first run only).
+"""What a command shows while numba compiles its kernels (only when the install's compiled
+kernels do not fit: a wheel built elsewhere, another numba, changed sources).
 
-numba compiles a kernel on its first call and keeps it in its on-disk cache; later runs load it
-in milliseconds.  A first run therefore spends most of its time compiling, which a user should
-see rather than a silent terminal.  :class:`CompileNotice` listens to numba's ``numba:compile``
-events: at the first compilation it prints one line on stderr, then shows a spinner with the
-kernel being compiled and the time so far, and at the end the total.  A run whose kernels are
-all cached compiles nothing, so it prints nothing extra.  As the progress bar, it speaks only
-to a terminal (in a log file or a pipe it would be noise, and stderr stays the errors').
+``pip install`` compiles every kernel (``denoc-bridge compile``), so a command normally compiles
+nothing and this module stays silent.  When something does compile, :mod:`denoc_bridge.kernels.notice`
+says so in one line on stderr (from Python and the command line alike); on a terminal,
+:class:`CompileNotice` adds a spinner with the kernel being compiled and the time so far, and at
+the end the total.  It also names the kernel a Ctrl-C interrupted.  As the progress bar, the
+spinner speaks only to a terminal (in a log file or a pipe it would be noise).
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ import time
 from numba.core import event
 
 from denoc_bridge._text import count
+from denoc_bridge.kernels.notice import MESSAGE
 
-#: what a user is told at the first compilation
-FIRST_LINE = (
-    "compiling the kernels this command needs with numba, once (up to about two minutes on 2 "
-    "cores; later runs load them from numba's cache)..."
-)
+#: the start of what a user is told at the first compilation (:data:`.notice.MESSAGE`)
+FIRST_LINE = MESSAGE.split(":", 1)[0] + ": compiling"
 
 
 class CompileNotice(event.Listener):
@@ -53,8 +51,6 @@ class CompileNotice(event.Listener):
         self.started = time.perf_counter()
         if self.first is None:
             self.first = self.started
-            if self.tty:
-                print(FIRST_LINE, file=self.stream, flush=True)
         if not self.tty:  # counted (for an interruption's message), not shown
             return
         from rich.console import Console

@@ -6,3 +6,9 @@ explicit-matrix formulation that the kernels are tested against lives in
 :mod:`denoc_bridge.algorithms.reference`.  The spatial convention is the one of
 :mod:`denoc_bridge.spatial`.
 """
+
+from denoc_bridge.kernels import cache as _cache
+from denoc_bridge.kernels import notice as _notice
+
+_cache.install()  # before any kernel's dispatcher asks numba where its cache is (kernels.cache)
+_notice.install()  # one line on stderr if a kernel compiles in this process (kernels.notice)

@@ -12,7 +12,7 @@ import pytest
 from numba import njit, types
 
 import denoc_bridge
-from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
+from denoc_bridge.cli.warmup import CompileNotice
 from denoc_bridge.kernels import derivatives, directional, entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.simulation.runners import compile_for
@@ -121,7 +121,7 @@ def test_a_first_run_says_what_it_compiles_and_a_warm_one_nothing():
 
         fresh(1)
     text = out.getvalue()
-    assert text.startswith(FIRST_LINE) and "compiled 1 kernel in" in text.splitlines()[-1]
+    assert "compiled 1 kernel in" in text.splitlines()[-1]
     out = _Terminal()
     with CompileNotice(out):
         fresh(2)  # compiled: nothing to say
