@@ -104,10 +104,10 @@ def worker(names: list[str]) -> dict:
     return {"setup": setup, "firsts": firsts, "kernels": dict(kernels)}
 
 
-def run_cold(names: list[str], cache: str | None = None) -> dict:
-    """The worker in a fresh process with an empty (or the given) numba cache."""
+def run_cold(names: list[str], warm: bool = False) -> dict:
+    """The worker in a fresh process with an empty numba cache (``warm``: the installed one)."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache or tmp, DENOC_BRIDGE_CACHE_DIR=cache or tmp)
+        env = dict(os.environ) if warm else dict(os.environ, NUMBA_CACHE_DIR=tmp)
         out = subprocess.run(
             [sys.executable, __file__, "--worker", ",".join(names)],
             env=env,
@@ -148,6 +148,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--only", help="comma-separated capabilities (default: all)")
     p.add_argument("--each", action="store_true", help="also each capability alone in a cold cache")
+    p.add_argument(
+        "--warm",
+        action="store_true",
+        help="with the installed cache instead: each capability's first call in a new process (what a user meets)",
+    )
     p.add_argument("--top", type=int, default=30, help="kernels listed")
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
@@ -158,6 +163,17 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [n for n in names if n not in CAPABILITIES]
     if unknown:
         raise SystemExit(f"unknown capabilities {unknown}; choose from {', '.join(CAPABILITIES)}")
+    if args.warm:
+        total = 0.0
+        for name in names:
+            r = run_cold([name], warm=True)
+            compiled = sum(k["versions"] for k in r["kernels"].values())
+            total += r["firsts"][name]["wall"]
+            print(
+                f"{name:12s} first call in a new process: {r['firsts'][name]['wall']:6.2f} s wall, {compiled} kernels compiled"
+            )
+        print(f"all first calls: {total:.1f} s")
+        return
     result = run_cold(names)
     text = table(result, args.top)
     print(text)
