@@ -62,6 +62,7 @@ from denoc_bridge.errors import (
     URDFModelError,
 )
 from denoc_bridge.io import generators
+from denoc_bridge.io.mjcf import load_mjcf
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.io.urdf import load_urdf
@@ -120,6 +121,7 @@ __all__ = [
     "kinetic_energy",
     "linearize",
     "link_velocities",
+    "load_mjcf",
     "load_urdf",
     "mass_matrix",
     "neutral_configuration",

@@ -1,4 +1,4 @@
-"""Cross-validation of denoc_bridge against Pinocchio.
+"""Cross-validation of denoc_bridge against Pinocchio (and MuJoCo).
 
 :func:`compare_with_pinocchio` evaluates both libraries on the same random
 states and reports, per quantity, the relative error
@@ -36,6 +36,12 @@ disagreement stays within the perturbation bound (:func:`solve_agreement`).  Whe
 singular, the check passes if denoc_bridge raises
 :class:`~denoc_bridge.errors.SingularInertiaError` and Pinocchio returns
 non-finite numbers.
+
+:func:`compare_with_mujoco` checks a model loaded from MJCF against MuJoCo itself: the GIM
+against ``mj_fullM`` (armature included), the bias forces against ``qfrc_bias`` and forward
+dynamics against ``qacc`` of ``mj_forward`` with contacts, limits, equality constraints,
+actuation and passive forces disabled, every vector converted in
+:mod:`denoc_bridge.io.mujoco_layout`.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ from denoc_bridge.dynamics import (
     nonlinear_effects,
 )
 from denoc_bridge.errors import InputError, SingularInertiaError
+from denoc_bridge.io import mujoco_layout as mjl
+from denoc_bridge.io.mjcf import import_mujoco
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.mimic import MimicModel
@@ -67,6 +75,7 @@ from denoc_bridge.multibody.model import Model
 
 __all__ = [
     "compare_with_pinocchio",
+    "compare_with_mujoco",
     "QUANTITIES",
     "ValidationReport",
     "Check",
@@ -150,13 +159,14 @@ class Check:
 
 @dataclass
 class ValidationReport:
-    """Per-quantity results of :func:`compare_with_pinocchio`."""
+    """Per-quantity results of :func:`compare_with_pinocchio` (or :func:`compare_with_mujoco`)."""
 
     model_name: str
     nv: int
     samples: int
     tolerance: float
     checks: list[Check]
+    engine: str = "Pinocchio"
 
     @property
     def passed(self) -> bool:
@@ -164,7 +174,7 @@ class ValidationReport:
 
     def table(self) -> str:
         """A plain-text table of the checks."""
-        head = f"{'quantity':<22} {'Pinocchio':<24} {'max rel. error':>15} {'vs exact':>10}  result"
+        head = f"{'quantity':<22} {self.engine:<24} {'max rel. error':>15} {'vs exact':>10}  result"
         states = count(self.samples, "random state")
         lines = [f"{self.model_name}: nv = {self.nv}, {states}, tolerance {self.tolerance:g}", head, "-" * len(head)]
         for c in self.checks:
@@ -390,3 +400,112 @@ def compare_with_pinocchio(
         if Minv_ours is not None:
             _solve_check(checks["Minv"], Minv_ours, Minv_pin, inverse_problem, tol)
     return ValidationReport(model.name, model.nv, samples, tol, list(checks.values()))
+
+
+Problem = tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]
+
+
+def _given(M: npt.ArrayLike, rhs: npt.ArrayLike, M_ref: npt.ArrayLike, rhs_ref: npt.ArrayLike) -> Callable[[], Problem]:
+    """The ``problems`` argument of :func:`_solve_check` for problems already computed."""
+    return lambda: (M, rhs, M_ref, rhs_ref)
+
+
+def _disable_flags(mj: Any) -> int:
+    """MuJoCo's flags that leave the smooth dynamics: no contacts, limits, equalities, friction
+    loss, actuation, springs or dampers (passive forces)."""
+    b = mj.mjtDisableBit
+    flags = 0
+    for name in ("CONTACT", "LIMIT", "EQUALITY", "FRICTIONLOSS", "CONSTRAINT", "ACTUATION", "SPRING", "DAMPER"):
+        flags |= int(getattr(b, f"mjDSBL_{name}"))
+    return flags
+
+
+def compare_with_mujoco(
+    model: Model | MimicModel,
+    mj_model: Any = None,
+    *,
+    samples: int = 3,
+    seed: int = 0,
+    tol: float = 1e-8,
+) -> ValidationReport:
+    """Evaluate denoc_bridge and MuJoCo on ``samples`` random states (see the module docstring).
+
+    ``mj_model`` (a ``mujoco.MjModel``) defaults to MuJoCo's compilation of ``model.source``
+    (the MJCF file :func:`~denoc_bridge.load_mjcf` read).  Constrained models are compared
+    as their trees (MuJoCo's equality constraints disabled).  The errors are relative
+    (:func:`relative_error`) and measured in MuJoCo's layout:
+
+    ==================  ==============================================================
+    ``mass_matrix``     ``mj_fullM`` vs ``T^T M T``
+    ``bias_forces``     ``qfrc_bias`` vs ``inverse_dynamics`` at the acceleration that
+                        is MuJoCo's ``qacc = 0``
+    ``forward_dynamics`` ``qacc`` vs ``forward_dynamics`` of ``qfrc_applied`` (random)
+    ==================  ==============================================================
+
+    An ill-conditioned GIM is weighed as in :func:`compare_with_pinocchio`.  MuJoCo's
+    ``opt.disableflags`` is restored on return.
+
+    Raises
+    ------
+    InputError
+        No ``mj_model`` and the model does not come from an MJCF file, or the two models'
+        ``nq``/``nv`` differ.
+    ModelError
+        ``mujoco`` is not installed (naming the extra), or the model has joints MuJoCo has not.
+    """
+    _check_model(model)
+    mj = import_mujoco()
+    tree = model.tree if isinstance(model, MimicModel) else model
+    if tree.loops:
+        tree = tree.replace(loops=())
+    if mj_model is None:
+        src = tree.source
+        if not (isinstance(src, str) and src.lower().endswith(".xml")):
+            raise InputError(f"compare_with_mujoco: model '{tree.name}' does not come from an MJCF file; pass mj_model")
+        mj_model = mj.MjModel.from_xml_path(src)
+    if (mj_model.nq, mj_model.nv) != (tree.nq, tree.nv):
+        raise InputError(
+            f"compare_with_mujoco: MuJoCo's model has nq = {mj_model.nq}, nv = {mj_model.nv}, "
+            f"'{tree.name}' has nq = {tree.nq}, nv = {tree.nv}"
+        )
+    checks = {
+        "M": Check("mass_matrix", "mj_fullM"),
+        "b": Check("bias_forces", "qfrc_bias"),
+        "a": Check("forward_dynamics", "qacc (mj_forward)"),
+    }
+    saved = int(mj_model.opt.disableflags)
+    mj_model.opt.disableflags = saved | _disable_flags(mj)
+    try:
+        d = mj.MjData(mj_model)
+        rng = np.random.default_rng(seed)
+        zero = np.zeros(tree.nv)
+        for _ in range(samples):
+            q = random_configuration(tree, rng)
+            v = rng.standard_normal(tree.nv)
+            d.qpos[:] = mjl.q_to_mujoco_qpos(tree, q)
+            d.qvel[:] = mjl.v_to_mujoco_qvel(tree, q, v)
+            d.qfrc_applied[:] = rng.standard_normal(tree.nv)
+            d.xfrc_applied[:] = 0.0
+            mj.mj_forward(mj_model, d)
+            M_mj = np.zeros((tree.nv, tree.nv))
+            mj.mj_fullM(mj_model, d, M_mj)
+            M_ours = mjl.mass_matrix_to_mujoco(tree, q, mass_matrix(tree, q))
+            bias_ours = mjl.tau_to_mujoco_force(
+                tree, q, inverse_dynamics(tree, q, v, mjl.mujoco_qacc_to_a(tree, q, v, zero))
+            )
+            bias_mj, qfrc, qacc = d.qfrc_bias.copy(), d.qfrc_applied.copy(), d.qacc.copy()
+            for key, ours, ref in (("M", M_ours, M_mj), ("b", bias_ours, bias_mj)):
+                e = relative_error(ours, ref)
+                checks[key].max_error = max(checks[key].max_error, e)
+                checks[key].passed &= e <= tol
+            try:
+                a = forward_dynamics(tree, q, v, mjl.mujoco_force_to_tau(tree, q, qfrc))
+            except SingularInertiaError as exc:
+                checks["a"].notes.append(f"singular articulated inertia at joint '{exc.joint}'")
+                checks["a"].passed = False
+                continue
+            problem = _given(M_ours, qfrc - bias_ours, M_mj, qfrc - bias_mj)
+            _solve_check(checks["a"], mjl.a_to_mujoco_qacc(tree, q, v, a), qacc, problem, tol)
+    finally:
+        mj_model.opt.disableflags = saved
+    return ValidationReport(tree.name, tree.nv, samples, tol, list(checks.values()), engine="MuJoCo")

@@ -14,6 +14,7 @@ from denoc_bridge import validation
 from denoc_bridge._text import count as _count
 from denoc_bridge.cli.common import EXIT_MISMATCH, VALIDATE_MAX_BYTES, checked_seed
 from denoc_bridge.errors import DenocError
+from denoc_bridge.io.mjcf import is_mjcf
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.mimic import MimicModel
@@ -90,6 +91,8 @@ def pinocchio_model(src, model):
     """(Pinocchio model or None for ``to_pinocchio``, where it comes from)."""
     import pinocchio as pin
 
+    if src.path is not None and is_mjcf(src.path):
+        return to_pinocchio(model), "to_pinocchio (an MJCF file; 'denoc-bridge validate' checks it against MuJoCo)"
     if isinstance(model, MimicModel):
         return _pinocchio_mimic_model(src, model)
     if src.build is not None and not model.floating_base:
@@ -133,7 +136,7 @@ def report_table(report) -> None:
         title_justify="left",
     )
     table.add_column("quantity")
-    table.add_column("Pinocchio")
+    table.add_column(report.engine)
     table.add_column("max rel. error", justify="right")
     table.add_column("vs exact", justify="right")
     table.add_column("result")
@@ -161,6 +164,8 @@ def validate_command(args) -> int:
     checked_seed(args.seed)
     src = resolve_robot(args.robot)
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
+    if src.path is not None and is_mjcf(src.path):
+        return _validate_mjcf(src.path, model, args)
     too_big = too_big_for_pinocchio(model, VALIDATE_MAX_BYTES)
     if too_big:
         raise DenocError(f"{too_big}; validate a shorter chain (the algorithms do not depend on the length)")
@@ -170,3 +175,51 @@ def validate_command(args) -> int:
     report_table(report)
     print("all checks passed" if report.passed else "MISMATCH")
     return 0 if report.passed else EXIT_MISMATCH
+
+
+def _validate_mjcf(path: str, model, args) -> int:
+    """An MJCF file: against MuJoCo (the reference for what the file means), then against
+    ``pin.buildModelFromMJCF`` where Pinocchio's parser loads the file into the same layout; a
+    Pinocchio that disagrees with us, who agree with MuJoCo, disagrees with MuJoCo: named, and
+    not counted as a failure."""
+    report = validation.compare_with_mujoco(model, samples=args.samples, seed=args.seed, tol=max(args.tol, 1e-8))
+    report_table(report)
+    ok = report.passed
+    tree = model.tree if isinstance(model, MimicModel) else model
+    pm, why = _pinocchio_from_mjcf(path, tree)
+    if pm is None:
+        print(f"Pinocchio: not compared ({why})")
+    else:
+        dyn = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix")
+        pin_report = validation.compare_with_pinocchio(
+            tree, pm, samples=args.samples, seed=args.seed, tol=args.tol, quantities=dyn
+        )
+        if pin_report.passed or not ok:
+            print("Pinocchio model from pin.buildModelFromMJCF")
+            report_table(pin_report)
+            ok = ok and pin_report.passed
+        else:
+            worst = max(pin_report.checks, key=lambda c: c.max_error)
+            print(
+                f"Pinocchio: pin.buildModelFromMJCF disagrees with MuJoCo's compiler ({worst.quantity} off by "
+                f"{worst.max_error:.1e} relative, where denoc_bridge agrees with MuJoCo): not a reference here"
+            )
+    print("all checks passed" if ok else "MISMATCH")
+    return 0 if ok else EXIT_MISMATCH
+
+
+def _pinocchio_from_mjcf(path: str, tree) -> tuple:
+    """(``pin.buildModelFromMJCF(path)``, "") when it loads with our q/v layout, else (None, why)."""
+    import pinocchio as pin
+
+    try:
+        with warnings.catch_warnings(), NativeStderr() as native:
+            warnings.simplefilter("ignore")
+            pm = pin.buildModelFromMJCF(path)
+    except Exception as exc:
+        return None, "its MJCF parser refuses the file: " + (
+            _first_line(str(exc)) or _first_line(native.text) or type(exc).__name__
+        )
+    if (pm.nq, pm.nv) != (tree.nq, tree.nv):
+        return None, f"its MJCF parser gives nq = {pm.nq}, nv = {pm.nv} where MuJoCo has {tree.nq}, {tree.nv}"
+    return pm, ""

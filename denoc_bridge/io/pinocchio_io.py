@@ -26,7 +26,8 @@ _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _SUPPORTED = (
     "JointModelRX/RY/RZ, JointModelRevoluteUnaligned, JointModelRUBX/RUBY/RUBZ, "
     "JointModelRevoluteUnboundedUnaligned, JointModelPX/PY/PZ, JointModelPrismaticUnaligned, "
-    "JointModelSpherical, JointModelFreeFlyer, JointModelUniversal, JointModelPlanar, JointModelTranslation"
+    "JointModelSpherical, JointModelFreeFlyer, JointModelUniversal, JointModelPlanar, JointModelTranslation, "
+    "JointModelComposite of these"
 )
 
 
@@ -83,6 +84,11 @@ def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
     friction, position limits and gravity are taken over unchanged; the body
     frame attached to each joint gives the link name.  The Pinocchio model must
     number its joints depth first (as every Pinocchio parser does).
+
+    A ``JointModelComposite`` (what ``pin.buildModelFromMJCF`` makes of a MuJoCo body with
+    several joints) becomes a serial run of its joints, one link each: the links between them
+    are massless (named ``body:joint:i``), the last one carries the body and keeps the
+    composite's name; q and v still pass unchanged.
 
     Every frame of ``pin_model.frames`` is kept in ``model.frames`` (names for ``f_ext`` and
     loop closures).  Non-physical inertias are accepted, each listed in ``model.warnings``
@@ -148,23 +154,29 @@ def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
     mass: list[float] = []
     com: list[np.ndarray] = []
     inertia: list[np.ndarray] = []
+    last = {0: -1}  # Pinocchio joint -> our link that carries its body (a composite's last part)
     for i in range(1, nj):
         jname = pin_model.names[i]
-        jt, a1, a2 = _joint_from_pin(pin_model.joints[i], jname)
-        joint_names.append(jname)
-        link_names.append(body_names.get(i, jname))
-        parent.append(int(pin_model.parents[i]) - 1)
-        jtypes.append(int(jt))
-        axes.append(a1)
-        axes2.append(a2)
-        M = pin_model.jointPlacements[i]
-        R0.append(np.array(M.rotation))
-        r0.append(np.array(M.translation))
-        Y = pin_model.inertias[i]
-        mass.append(float(Y.mass))
-        com.append(np.array(Y.lever))
-        inertia.append(np.array(Y.inertia))
-    n = nj - 1
+        parts = _parts(pin_model.joints[i], pin_model.jointPlacements[i], jname)
+        for j, (jm, M, pname) in enumerate(parts):
+            jt, a1, a2 = _joint_from_pin(jm, pname)
+            final = j == len(parts) - 1
+            joint_names.append(pname)
+            link_names.append(body_names.get(i, jname) if final else f"{body_names.get(i, jname)}:{pname}")
+            parent.append(last[int(pin_model.parents[i])] if j == 0 else len(parent) - 1)
+            jtypes.append(int(jt))
+            axes.append(a1)
+            axes2.append(a2)
+            R0.append(np.array(M.rotation))
+            r0.append(np.array(M.translation))
+            Y = pin_model.inertias[i] if final else pin.Inertia.Zero()
+            mass.append(float(Y.mass))
+            com.append(np.array(Y.lever))
+            inertia.append(np.array(Y.inertia))
+        last[i] = len(parent) - 1
+    n = len(parent)
+    for f in frames:  # frames on a composite joint move with its last part
+        object.__setattr__(f, "link", last[f.link + 1])
     model = Model(
         name=name or pin_model.name or "robot",
         link_names=link_names,
@@ -193,12 +205,32 @@ def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
     return model
 
 
+def _parts(jmodel: Any, placement: Any, name: str) -> list[tuple[Any, Any, str]]:
+    """(joint model, placement, name) of each joint of a ``JointModelComposite`` (a serial run:
+    Pinocchio's composite moves by ``prod_i jointPlacements[i] * M_i(q_i)``), or of the joint."""
+    if jmodel.shortname() != "JointModelComposite":
+        return [(jmodel, placement, name)]
+    c = jmodel.extract()
+    out = []
+    for i, (jm, M) in enumerate(zip(c.joints, c.jointPlacements)):
+        if jm.shortname() == "JointModelComposite":
+            raise ModelError(f"joint '{name}': a composite joint inside a composite joint is not supported")
+        out.append((jm, placement * M if i == 0 else M, name if i == len(c.joints) - 1 else f"{name}:{i}"))
+    return out
+
+
 def _check_layout(model: Model, pin_model: Any) -> None:
+    expected = []  # (idx_q, idx_v) of each of our links, Pinocchio's joints (composites) in order
+    for i in range(1, pin_model.njoints):
+        j = pin_model.joints[i]
+        iq, iv = int(j.idx_q), int(j.idx_v)
+        for jm, _, _ in _parts(j, pin_model.jointPlacements[i], pin_model.names[i]):
+            expected.append((iq, iv))
+            iq, iv = iq + int(jm.nq), iv + int(jm.nv)
     for k in range(model.n_links):
-        j = pin_model.joints[k + 1]
-        if (j.idx_q, j.idx_v) != (model.idx_q[k], model.idx_v[k]):
+        if expected[k] != (int(model.idx_q[k]), int(model.idx_v[k])):
             raise ModelError(
-                f"joint '{model.joint_names[k]}': Pinocchio's q/v indices ({j.idx_q}, {j.idx_v}) do not follow "
+                f"joint '{model.joint_names[k]}': Pinocchio's q/v indices {expected[k]} do not follow "
                 "the joint order; only depth-first numbered Pinocchio models are supported"
             )
 

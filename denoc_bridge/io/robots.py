@@ -2,7 +2,8 @@
 
 ``load_robot(spec)`` accepts
 
-* a path to a ``.urdf`` file;
+* a path to a ``.urdf`` file, or to an MJCF ``.xml`` file (:func:`~denoc_bridge.load_mjcf`,
+  through MuJoCo's compiler);
 * an example-robot-data name (``panda``, ``talos``, ``solo12``, ...), resolved
   through ``example_robot_data.robots_loader.ROBOTS`` (the
   example-robot-data-loaders package) without building its Pinocchio model;
@@ -30,6 +31,7 @@ import numpy as np
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, RobotNotFoundError
 from denoc_bridge.io import generators as g
+from denoc_bridge.io.mjcf import is_mjcf, load_mjcf
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.io.urdf_writer import joint_xml, link_xml
 from denoc_bridge.multibody.checks import is_pinocchio_object
@@ -287,13 +289,14 @@ def load_robot(
 
     ``floating_base=None`` uses the robot's usual base: a free-flyer for the
     example-robot-data robots that have one (as their Pinocchio loaders do),
-    fixed otherwise.  ``mimic=True``: ``<mimic>`` joints as constraints (a
+    fixed otherwise (an MJCF file has a free joint or not).  ``mimic=True``: ``<mimic>`` joints
+    (MJCF: ``<joint>`` equalities) as constraints (a
     :class:`~denoc_bridge.constraints.mimic.MimicModel`, see :func:`~denoc_bridge.io.urdf.load_urdf`).
 
     Parameters
     ----------
     spec : str or path
-        A URDF file, the name of an example-robot-data robot (``"panda"``, ``"talos"``,
+        A URDF or MJCF (``.xml``) file, the name of an example-robot-data robot (``"panda"``, ``"talos"``,
         ``"solo12"``, ...), or a generated one: ``"rope"``, ``"chain:N[:planar|spatial]"``,
         ``"gripper"``, ``"puma560"``, ``"fourbar"``.
     floating_base : bool, optional
@@ -313,6 +316,16 @@ def load_robot(
         A malformed URDF (naming the element).
     """
     src = resolve_robot(spec)
+    if src.path is not None and is_mjcf(src.path):
+        if floating_base is not None:
+            raise InputError(
+                f"robot '{spec}': an MJCF file says itself whether its base floats (a free joint); "
+                "floating_base must be None"
+            )
+        # as for a URDF: the <joint> equalities are recorded in model.mimic, applied with mimic=True
+        mj_model = load_mjcf(src.path)
+        tree = mj_model.tree if isinstance(mj_model, MimicModel) else mj_model
+        return MimicModel(tree) if mimic else tree
     fb = src.floating_base if floating_base is None else bool(floating_base)
     if src.build is not None and not fb:
         model = src.build()

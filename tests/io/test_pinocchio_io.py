@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import warnings
 
+import gymnasium
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -11,6 +13,7 @@ from conftest import assert_close, erd_robot_dir
 
 import denoc_bridge as db
 from denoc_bridge.testing import random_model
+from denoc_bridge.validation import compare_with_pinocchio
 
 
 def test_round_trip_keeps_every_field():
@@ -75,3 +78,27 @@ def test_continuous_joint_about_an_unaligned_axis_survives_to_pinocchio():
     pm = db.to_pinocchio(model)
     q, v = db.random_configuration(model, 1), np.ones(model.nv)
     assert_close("rnea", db.inverse_dynamics(model, q, v, v), pin.rnea(pm, pm.createData(), q, v, v))
+
+
+@pytest.mark.parametrize("name", ["hopper", "walker2d", "humanoid", "half_cheetah"])
+def test_composite_joints_of_pinocchio_s_mjcf_parser_agree_with_pinocchio(name):
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pm = pin.buildModelFromMJCF(path)
+    assert any(j.shortname() == "JointModelComposite" for j in pm.joints)
+    model = db.from_pinocchio(pm)
+    assert model.nq == pm.nq and model.n_links > pm.njoints - 1
+    dyn = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "inverse_mass_matrix")
+    report = compare_with_pinocchio(model, pm, samples=3, quantities=dyn)
+    assert report.passed, report.table()
+    # frames follow the composite's last part: Pinocchio's frame placements
+    pd = pm.createData()
+    q = db.random_configuration(model, 0)
+    pin.framesForwardKinematics(pm, pd, q)
+    R, p = db.forward_kinematics(model, q)
+    for f, pf in zip(model.frames, pd.oMf):
+        Rf = np.eye(3) if f.link < 0 else R[f.link]
+        pl = np.zeros(3) if f.link < 0 else p[f.link]
+        np.testing.assert_allclose(Rf @ f.rotation, pf.rotation, atol=1e-12)
+        np.testing.assert_allclose(Rf @ f.translation + pl, pf.translation, atol=1e-12)

@@ -1,0 +1,103 @@
+"""MuJoCo's equality constraints as denoc_bridge constraints (used by :mod:`denoc_bridge.io.mjcf`).
+
+* ``<connect>`` (bodies or sites) -> a ``"spherical"`` :class:`~denoc_bridge.multibody.constraints.LoopClosure`
+  at the anchor: MuJoCo's compiled ``eq_data[0:3]`` is the point in body 1's frame,
+  ``eq_data[3:6]`` the same point in body 2's frame;
+* ``<weld>`` -> a ``"weld"`` loop closure: ``eq_data[0:3]`` is the anchor in body 2's frame,
+  ``eq_data[3:6]`` the same point in body 1's frame and ``eq_data[6:10]`` (w, x, y, z) the
+  orientation of body 2 in body 1's frame when the weld holds (``torquescale`` has no meaning
+  for a hard weld);
+* ``<joint>`` with ``polycoef = (c0, c1, 0, 0, 0)`` -> a :class:`~denoc_bridge.Mimic`
+  ``q1 = c1 q2 + (q1_ref + c0 - c1 q2_ref)`` (MuJoCo measures both joints from ``qpos0``).
+
+MuJoCo's constraints are soft (``solref``, ``solimp``); these are exact.  A ``<joint>``
+equality that fixes a joint (no ``joint2``) or is nonlinear, ``<tendon>`` and ``<flex>``
+equalities are refused by name; an equality inactive at the start (``active="false"``) is
+skipped with a note.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from denoc_bridge.errors import ModelError
+from denoc_bridge.io.mujoco_layout import wxyz_to_matrix
+from denoc_bridge.multibody.constraints import LoopClosure, Mimic
+
+__all__ = ["equalities"]
+
+_CONNECT, _WELD, _JOINT, _TENDON = 0, 1, 2, 3
+_KIND = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
+Pose = tuple[np.ndarray, np.ndarray]
+
+
+def _on_link(where: Pose, R: np.ndarray, p: np.ndarray) -> Pose:
+    """A frame given in a body's frame, in the frame of the body's link."""
+    return where[0] @ R, where[0] @ p + where[1]
+
+
+def equalities(
+    m: Any,
+    mj: Any,
+    joint_names: list[str],
+    owner: list[int],
+    where: list[Pose],
+    constraints: bool,
+    notes: list[str],
+) -> tuple[list[LoopClosure], list[Mimic]]:
+    """Loop closures and mimic couplings of the compiled model's equalities (see the module
+    docstring); ``owner[b]``/``where[b]``: the link carrying body b and the body's frame in it."""
+    loops: list[LoopClosure] = []
+    mimic: list[Mimic] = []
+    for e in range(m.neq):
+        kind = _KIND.get(int(m.eq_type[e]), f"type {int(m.eq_type[e])}")
+        name = mj.mj_id2name(m, mj.mjtObj.mjOBJ_EQUALITY, e) or f"{kind}{e}"
+        label = f"<{kind}> equality '{name}'"
+        if int(m.eq_type[e]) not in (_CONNECT, _WELD, _JOINT):
+            raise ModelError(f"{label}: {kind} equalities are not supported (connect, weld and linear joint are)")
+        if not m.eq_active0[e]:
+            notes.append(f"{label} is inactive at the start (active='false') and is not modelled")
+            continue
+        if not constraints:
+            notes.append(f"{label} is not applied (constraints=False)")
+            continue
+        data = np.array(m.eq_data[e], dtype=float)
+        i1, i2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        if int(m.eq_type[e]) == _JOINT:
+            mimic.append(_mimic(m, data, i1, i2, joint_names, label))
+            continue
+        if int(m.eq_objtype[e]) == int(mj.mjtObj.mjOBJ_SITE):  # the two sites' frames (origins) coincide
+            b1, b2 = int(m.site_bodyid[i1]), int(m.site_bodyid[i2])
+            f1 = _on_link(where[b1], wxyz_to_matrix(m.site_quat[i1]), m.site_pos[i1])
+            f2 = _on_link(where[b2], wxyz_to_matrix(m.site_quat[i2]), m.site_pos[i2])
+        elif int(m.eq_type[e]) == _CONNECT:
+            b1, b2 = i1, i2
+            f1 = _on_link(where[b1], np.eye(3), data[0:3])
+            f2 = _on_link(where[b2], np.eye(3), data[3:6])
+        else:
+            b1, b2 = i1, i2
+            f1 = _on_link(where[b1], wxyz_to_matrix(data[6:10]), data[3:6])
+            f2 = _on_link(where[b2], np.eye(3), data[0:3])
+        if owner[b1] == owner[b2]:
+            raise ModelError(f"{label}: both bodies move with the same link (nothing to constrain)")
+        kind_loop = "spherical" if int(m.eq_type[e]) == _CONNECT else "weld"
+        loops.append(LoopClosure(name, kind_loop, owner[b1], owner[b2], f1[0], f1[1], f2[0], f2[1]))
+    return loops, mimic
+
+
+def _mimic(m: Any, data: np.ndarray, j1: int, j2: int, joint_names: list[str], label: str) -> Mimic:
+    """``q1 - q1_0 = c0 + c1 (q2 - q2_0)`` as ``q1 = c1 q2 + offset``."""
+    if j2 < 0:
+        raise ModelError(f"{label}: fixes joint '{joint_names[j1]}' (no joint2), which is not supported")
+    if np.any(data[2:5]):
+        raise ModelError(
+            f"{label}: a nonlinear polycoef {data[:5].tolist()} is not supported (only c0 + c1 q2 couplings are)"
+        )
+    for j in (j1, j2):
+        if int(m.jnt_type[j]) not in (2, 3):  # slide, hinge
+            raise ModelError(f"{label}: joint '{joint_names[j]}' is not a hinge or slide joint")
+    q10, q20 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
+    c0, c1 = float(data[0]), float(data[1])
+    return Mimic(joint_names[j1], joint_names[j2], c1, q10 + c0 - c1 * q20)

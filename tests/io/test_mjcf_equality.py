@@ -1,0 +1,153 @@
+"""MJCF equality constraints: <connect>/<weld> as loop closures, <joint> as mimic couplings;
+each checked against MuJoCo's own constraint residual (efc_pos)."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.constraints.loop_kinematics import loop_residual
+from denoc_bridge.errors import ModelError, PhysicsWarning
+from denoc_bridge.io import mujoco_layout as mjl
+from denoc_bridge.io.mjcf import loads_mjcf
+from tests.io.mjcf_samples import FOURBAR
+
+#: two arms hanging from the world; their tips joined by a weld, a site connect and a joint coupling
+TWO_ARMS = """
+<mujoco model="two_arms">
+  <worldbody>
+    <body name="a1" pos="0 0 1" euler="0.1 0.2 0">
+      <joint name="ja1" type="ball"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      <body name="a2" pos="0.3 0 0">
+        <joint name="ja2" type="hinge" axis="0 1 0" ref="0.2"/>
+        <joint name="ja3" type="slide" axis="1 0 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+        <site name="sa" pos="0.3 0 0.01" euler="0.3 0 0"/>
+      </body>
+    </body>
+    <body name="b1" pos="0.7 0.1 1" euler="0 0.4 0.1">
+      <joint name="jb1" type="hinge" axis="0 1 0" ref="-0.1"/>
+      <geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.02"/>
+      <body name="b2" pos="-0.2 0 0">
+        <joint name="jb2" type="hinge" axis="0 0 1"/>
+        <geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.02"/>
+        <site name="sb" pos="-0.2 0.05 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    {equality}
+  </equality>
+</mujoco>
+"""
+
+
+def _efc_pos(m: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
+    """MuJoCo's equality residuals at qpos (only equalities are active)."""
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT)
+    d = mujoco.MjData(m)
+    d.qpos[:] = qpos
+    mujoco.mj_forward(m, d)
+    return d.efc_pos[: d.nefc].copy()
+
+
+@pytest.mark.parametrize(
+    "equality",
+    [
+        '<weld name="w" body1="a2" body2="b2" anchor="0.1 0.02 0"/>',
+        '<connect name="c" body1="a2" body2="b2" anchor="0.25 0 0.01"/>',
+        '<connect name="cs" site1="sa" site2="sb"/>',
+        '<weld name="ws" site1="sa" site2="sb"/>',
+    ],
+    ids=["weld", "connect", "connect-sites", "weld-sites"],
+)
+def test_loop_closures_close_where_mujoco_s_do(equality: str) -> None:
+    xml = TWO_ARMS.format(equality=equality)
+    model, m = loads_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    (lc,) = model.loops
+    assert lc.type == ("weld" if "weld" in equality else "spherical")
+    rng = np.random.default_rng(0)
+    q0 = mjl.mujoco_qpos_to_q(model, m.qpos0)
+    for _ in range(3):
+        q = db.loops.project_configuration(model, db.integrate(model, q0, 0.3 * rng.standard_normal(model.nv)))
+        assert np.abs(loop_residual(model, q)).max() < 1e-12
+        assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model, q))).max() < 1e-10
+        # and a configuration that violates ours violates MuJoCo's (the check can fail)
+        q_off = db.integrate(model, q, 0.05 * rng.standard_normal(model.nv))
+        assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model, q_off))).max() > 1e-4
+
+
+def test_a_loop_within_one_link_is_refused_by_name() -> None:
+    """A jointless body is part of its parent's link: connecting the two constrains nothing."""
+    xml = FOURBAR.replace(
+        '<geom type="capsule" fromto="0 0 0 0.5 0 0.3" size="0.01"/>',
+        '<geom type="capsule" fromto="0 0 0 0.5 0 0.3" size="0.01"/><body name="tip" pos="0.5 0 0.3"/>',
+    ).replace('body2="rocker" anchor="0.5 0 0.3"', 'body2="tip" anchor="0.5 0 0.3"')
+    with pytest.raises(ModelError, match="'close': both bodies move with the same link"):
+        loads_mjcf(xml)
+
+
+def test_joint_equality_is_a_mimic_coupling() -> None:
+    xml = TWO_ARMS.format(equality='<joint name="couple" joint1="jb1" joint2="ja2" polycoef="0.3 -1.5 0 0 0"/>')
+    model, m = loads_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    assert isinstance(model, db.MimicModel)
+    (r,) = model.mimic
+    assert (r.joint, r.mimicked, r.multiplier) == ("jb1", "ja2", -1.5)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q_full = model.expand(db.random_configuration(model, rng))
+        assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model.tree, q_full))).max() < 1e-12
+    q_full[model.tree.idx_q[model.tree.joint_index("jb1")]] += 0.1
+    assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model.tree, q_full))).max() == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    ("equality", "match"),
+    [
+        ('<joint name="nl" joint1="jb1" joint2="ja2" polycoef="0 1 0.5 0 0"/>', "'nl': a nonlinear polycoef"),
+        ('<joint name="fix" joint1="jb1"/>', "'fix': fixes joint 'jb1'"),
+    ],
+)
+def test_unsupported_equalities_are_refused_by_name(equality: str, match: str) -> None:
+    with pytest.raises(ModelError, match=match):
+        loads_mjcf(TWO_ARMS.format(equality=equality))
+
+
+def test_tendon_equality_is_refused_by_name() -> None:
+    xml = TWO_ARMS.format(equality='<tendon name="te" tendon1="t"/>').replace(
+        "</worldbody>", '</worldbody><tendon><fixed name="t"><joint joint="jb1" coef="1"/></fixed></tendon>'
+    )
+    with pytest.raises(ModelError, match="<tendon> equality 'te'"):
+        loads_mjcf(xml)
+
+
+def test_inactive_and_unapplied_equalities_are_named() -> None:
+    xml = TWO_ARMS.format(equality='<connect name="off" body1="a2" body2="b2" anchor="0 0 0" active="false"/>')
+    with pytest.warns(PhysicsWarning, match="'off' is inactive"):
+        model = loads_mjcf(xml)
+    assert model.loops == ()
+    with pytest.warns(PhysicsWarning, match="'c' is not applied"):
+        model = loads_mjcf(FOURBAR.replace('name="close"', 'name="c"'), constraints=False)
+    assert model.loops == ()
+
+
+def test_fourbar_simulates_with_its_loop_closed() -> None:
+    model, m = loads_mjcf(FOURBAR), mujoco.MjModel.from_xml_string(FOURBAR)
+    assert [lc.name for lc in model.loops] == ["close"] and model.n_links == 3
+    q0 = np.zeros(3)
+    assert np.abs(loop_residual(model, q0)).max() < 1e-15
+    tr = db.simulate(model, q0, np.zeros(3), 1.0, 1e-3)
+    assert tr.status == "completed"
+    assert tr.constraint_error.max() < 1e-10
+    assert np.ptp(tr.q[:, 0]) > 0.1  # it moved
+    # the two ends meet in MuJoCo's kinematics too
+    d = mujoco.MjData(m)
+    for q in tr.q[:: len(tr.q) // 10]:
+        d.qpos[:] = q
+        mujoco.mj_kinematics(m, d)
+        end_coupler = d.xmat[2].reshape(3, 3) @ [0.5, 0, 0.3] + d.xpos[2]
+        end_rocker = d.xmat[3].reshape(3, 3) @ [0.1, 0, 0.3] + d.xpos[3]
+        assert np.abs(end_coupler - end_rocker).max() < 1e-10
