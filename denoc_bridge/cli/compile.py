@@ -104,7 +104,9 @@ def unit_tree() -> None:
         db.energies(model, Q, V)
         db.kinetic_energy(model, q, v)
         db.integrate(model, q, v)
+        db.integrate(model, Q, V)
         db.difference(model, q, q)
+        db.difference(model, Q, Q)
         db.interpolate(model, q, q, 0.5)
 
 
