@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
+from lying_clock import install as install_lying_clock
 
 import denoc_bridge as db
 from denoc_bridge.multibody.joints import JointType
@@ -25,6 +26,8 @@ from denoc_bridge.validation import relative_error, solve_agreement
 # the suite runs the compiled kernels: a command line's first run would otherwise go plain Python
 # and exec itself (denoc_bridge.cli.firstrun; tests/cli/test_firstrun.py covers that)
 os.environ["DENOC_BRIDGE_KERNELS"] = "compiled"
+# DENOC_TEST_CLOCK=still|huge: the suite under the clock of a much faster or slower machine
+install_lying_clock()
 
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("long", max_examples=1000, deadline=None)

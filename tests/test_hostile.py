@@ -31,6 +31,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from hostile_cases import CONTRADICTIONS, our_outcome, pin_outcome, quiet_fd2, two_joints
+from lying_clock import child_prefix
 
 import denoc_bridge as db
 from denoc_bridge import _files
@@ -76,7 +77,7 @@ def isolated(code: str, limit_gb: float = 4.0, timeout: float = 120.0) -> dict:
 
     try:
         p = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [sys.executable, "-c", child_prefix() + textwrap.dedent(code)],  # DENOC_TEST_CLOCK too
             preexec_fn=limit,
             capture_output=True,
             text=True,

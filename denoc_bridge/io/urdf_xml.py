@@ -373,6 +373,7 @@ def _check_inertial(link: ET.Element, inertial: ET.Element, where: str, strict: 
     mass = inertial.find("mass")
     if mass is None:
         raise URDFError(f"{where}: missing <mass>")
+    _any_floats(mass, "value", 1, f"{where} <mass>")  # junk (not a number) first, as before
     inertia = inertial.find("inertia")
     if inertia is None:
         raise URDFError(f"{where}: missing <inertia>")
