@@ -16,11 +16,15 @@ import numpy as np
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
+from lying_clock import install as install_lying_clock
 
 import denoc_bridge as db
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 from denoc_bridge.validation import relative_error, solve_agreement
+
+# DENOC_TEST_CLOCK=still|huge: the suite under the clock of a much faster or slower machine
+install_lying_clock()
 
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("long", max_examples=1000, deadline=None)

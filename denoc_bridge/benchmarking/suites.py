@@ -26,14 +26,26 @@ def _per_call(fn, calls: int) -> float:
     return (time.perf_counter() - t0) / calls
 
 
+#: the most calls of one function in one repeat of :func:`interleaved`, whatever the clock says
+#: (a clock that returns the same time twice once asked for min_time / 1e-9 calls: hours)
+MAX_CALLS = 100_000
+
+
+def calls_for(min_time: float, seconds_per_call: float) -> int:
+    """Calls of a function that take about ``min_time`` at ``seconds_per_call``: between 1 and
+    :data:`MAX_CALLS` (0, negative or NaN measured time: the most; a huge one: 1)."""
+    if not seconds_per_call > 0:
+        return MAX_CALLS
+    return max(1, int(min(min_time / seconds_per_call, MAX_CALLS)))
+
+
 def interleaved(fns: dict, repeats: int, min_time: float) -> dict:
     """Median seconds per call of each function; the functions take turns in every repeat so
     that drifts of the machine hit all of them alike."""
     calls = {}
     for name, fn in fns.items():
         fn()  # warm up (compiles on a cold cache)
-        t = _per_call(fn, 1)
-        calls[name] = max(1, int(min_time / max(t, 1e-9)))
+        calls[name] = calls_for(min_time, _per_call(fn, 1))
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():

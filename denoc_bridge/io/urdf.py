@@ -353,10 +353,18 @@ def load_urdf(
     :class:`~denoc_bridge.errors.URDFError` naming the joint or link; its numbers must be
     decimal numbers as urdfdom reads them (no "1_0" or non-ASCII digits), finite, and, except
     joint limits, at most :data:`LARGEST_NUMBER` (1e50) in magnitude.  Joint data that
-    contradicts itself raises :class:`~denoc_bridge.errors.URDFModelError` (a ``URDFError`` and
-    a ``ModelError``) naming the joint: a NaN or infinite number, a ``<limit>`` with lower >
-    upper (Pinocchio loads it), a negative effort or velocity, a negative friction (Pinocchio
-    refuses these), and a negative damping (:class:`~denoc_bridge.errors.ModelError`).
+    contradicts itself and that Pinocchio refuses too raises
+    :class:`~denoc_bridge.errors.URDFModelError` (a ``URDFError`` and a ``ModelError``) naming
+    the joint: a NaN or infinite number of a joint, a negative effort, velocity or friction.
+    What contradicts itself but Pinocchio loads, loads, with a
+    :class:`~denoc_bridge.errors.PhysicsWarning` naming the joint or link and one line each in
+    ``model.warnings``, read as its source means it: a ``<limit>`` with lower > upper is no
+    limit (robot collections write it on purpose; no limit in simulation, ``lower_limit`` /
+    ``upper_limit`` and ``random_configuration``); a NaN or infinite number in an
+    ``<inertial>`` drops it as Pinocchio does (in the origin or the mass: the whole
+    ``<inertial>``; in the inertia: the rotational inertia; ``strict=True`` refuses it); a
+    negative damping, or a negative friction of a planar or floating joint, is 0; a
+    ``<mimic>`` on a planar or floating joint is ignored.
     """
     for name, flag in (("floating_base", floating_base), ("strict", strict), ("mimic", mimic)):
         if not isinstance(flag, (bool, np.bool_)):
@@ -370,9 +378,10 @@ def load_urdf(
     robot_elem = parse_xml(text, origin)
     if robot_elem.tag != "robot":
         raise URDFError(f"{origin}: the root element is <{robot_elem.tag}>, expected <robot>")
-    check_dynamics_elements(robot_elem)
+    ignored = check_dynamics_elements(robot_elem, bool(strict))
     loop_specs = take_loop_joints(robot_elem, origin)
     notes: list[str] = [f"{origin}: {decoded}"] if decoded else []
+    notes += ignored
     urdf, core = urdf_module()
     messages: list[str] = []
     with captured_parser_messages(messages):
@@ -385,6 +394,9 @@ def load_urdf(
     if messages:
         notes.append(f"urdf-parser-py: {len(messages)} message(s), first: {messages[0].strip()}")
     model = _build(robot, bool(floating_base), notes, path, "raise" if strict else "warn")
+    if ignored:  # what Pinocchio loads although it contradicts itself, named (also in model.warnings)
+        more = f"; and {len(ignored) - 3} more (model.warnings lists them)" if len(ignored) > 3 else ""
+        warnings.warn(f"model '{model.name}': " + "; ".join(ignored[:3]) + more, PhysicsWarning, stacklevel=2)
     for spec in loop_specs:
         try:
             model.add_loop_closure(**spec)

@@ -280,6 +280,19 @@ LARGEST_NUMBER = 1e50
 def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = True):
     """Attribute ``attr`` of ``elem`` as ``n`` finite floats (``default`` when absent), of
     magnitude at most :data:`LARGEST_NUMBER` when ``bounded``."""
+    values = _any_floats(elem, attr, n, where, default)
+    if not np.all(np.isfinite(values)):
+        raise URDFModelError(f'{where}: attribute {attr}="{elem.get(attr)}" is not finite')
+    if bounded and np.abs(values).max() > LARGEST_NUMBER:
+        raise URDFError(
+            f'{where}: attribute {attr}="{elem.get(attr)}" is out of range (magnitude above '
+            f"{LARGEST_NUMBER:g}: the dynamics would overflow)"
+        )
+    return values
+
+
+def _any_floats(elem, attr: str, n: int, where: str, default=None):
+    """Attribute ``attr`` of ``elem`` as ``n`` floats, finite or not (``default`` when absent)."""
     raw = elem.get(attr) if elem is not None else None
     if raw is None:
         if default is None:
@@ -292,18 +305,18 @@ def _floats(elem, attr: str, n: int, where: str, default=None, bounded: bool = T
     values = np.array([float(p) for p in parts], dtype=float)
     if values.shape != (n,):
         raise URDFError(f'{where}: attribute {attr}="{raw}" must hold {n} number(s)')
-    if not np.all(np.isfinite(values)):
-        raise URDFModelError(f'{where}: attribute {attr}="{raw}" is not finite')
-    if bounded and np.abs(values).max() > LARGEST_NUMBER:
-        raise URDFError(
-            f'{where}: attribute {attr}="{raw}" is out of range (magnitude above '
-            f"{LARGEST_NUMBER:g}: the dynamics would overflow)"
-        )
     return values
 
 
-def check_dynamics_elements(robot: ET.Element) -> None:
-    """Clear errors, naming the element, for everything that carries dynamics."""
+INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def check_dynamics_elements(robot: ET.Element, strict: bool = False) -> list[str]:
+    """Clear errors, naming the element, for everything that carries dynamics.  What Pinocchio
+    loads although it contradicts itself is ignored as Pinocchio or the simulators that write it
+    read it (see :func:`_ignore_as_pinocchio`): the document is edited accordingly and the
+    returned notes (one per value, naming the joint or link) say what was ignored."""
+    ignored: list[str] = []
     links = robot.findall("link")
     if not links:
         raise URDFError("the URDF has no <link> element")
@@ -313,22 +326,7 @@ def check_dynamics_elements(robot: ET.Element) -> None:
             raise URDFError(f"<link> number {i + 1} has no name")
         inertial = link.find("inertial")
         if inertial is not None:
-            where = f"link '{name}' <inertial>"
-            mass = inertial.find("mass")
-            if mass is None:
-                raise URDFError(f"{where}: missing <mass>")
-            m = _floats(mass, "value", 1, f"{where} <mass>")[0]
-            if m < 0:
-                raise URDFError(f"{where}: negative mass {m}")
-            inertia = inertial.find("inertia")
-            if inertia is None:
-                raise URDFError(f"{where}: missing <inertia>")
-            for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-                _floats(inertia, key, 1, f"{where} <inertia>")
-            origin = inertial.find("origin")
-            if origin is not None:
-                _floats(origin, "xyz", 3, f"{where} <origin>", (0, 0, 0))
-                _floats(origin, "rpy", 3, f"{where} <origin>", (0, 0, 0))
+            _check_inertial(link, inertial, f"link '{name}' <inertial>", strict, ignored)
     for i, joint in enumerate(robot.findall("joint")):
         name = joint.get("name")
         if not name:
@@ -362,13 +360,96 @@ def check_dynamics_elements(robot: ET.Element) -> None:
                     if e.get(attr) is not None:  # limits may be +-max double ("no limit")
                         values[attr] = float(_floats(e, attr, 1, f"{where} <{tag}>", bounded=tag != "limit")[0])
         _check_contradictions(values, jtype, where)
+        ignored += _ignore_as_pinocchio(joint, values, jtype, where)
+    return ignored
+
+
+def _check_inertial(link: ET.Element, inertial: ET.Element, where: str, strict: bool, ignored: list[str]) -> None:
+    """The numbers of an ``<inertial>``.  A NaN or infinite one is a :class:`URDFModelError`
+    with ``strict``; otherwise it is ignored as ``pin.buildModelFromUrdf`` does (urdfdom reads
+    the origin, the mass, then the inertia, and stops at the first bad number): in the origin or
+    the mass, the ``<inertial>`` is dropped (zero mass and inertia); in the inertia, the rotational
+    inertia is dropped (the mass at its centre of mass kept)."""
+    mass = inertial.find("mass")
+    if mass is None:
+        raise URDFError(f"{where}: missing <mass>")
+    _any_floats(mass, "value", 1, f"{where} <mass>")  # junk (not a number) first, as before
+    inertia = inertial.find("inertia")
+    if inertia is None:
+        raise URDFError(f"{where}: missing <inertia>")
+    origin = inertial.find("origin")
+    fields: list[tuple[ET.Element, str, int, str, tuple | None]] = [
+        (origin, attr, 3, f"{where} <origin>", (0, 0, 0)) for attr in ("xyz", "rpy") if origin is not None
+    ]
+    fields += [(mass, "value", 1, f"{where} <mass>", None)]
+    fields += [(inertia, key, 1, f"{where} <inertia>", None) for key in INERTIA_KEYS]
+    for elem, attr, n, at, default in fields:
+        if np.all(np.isfinite(_any_floats(elem, attr, n, at, default))):
+            continue
+        if strict:
+            _floats(elem, attr, n, at, default)  # the URDFModelError naming it
+        problem = f'{at}: attribute {attr}="{elem.get(attr)}" is not finite'
+        if elem is inertia:
+            for key in INERTIA_KEYS:
+                inertia.set(key, "0")
+            ignored.append(f"{problem}: the rotational inertia is ignored (a point mass), as Pinocchio loads it")
+        else:
+            link.remove(inertial)
+            ignored.append(f"{problem}: the <inertial> is ignored (zero mass and inertia), as Pinocchio loads it")
+            return
+        break
+    for elem, attr, n, at, default in fields:
+        _floats(elem, attr, n, at, default)
+    m = _floats(mass, "value", 1, f"{where} <mass>")[0]
+    if m < 0:
+        raise URDFError(f"{where}: negative mass {m}")
+
+
+def _ignore_as_pinocchio(joint: ET.Element, values: dict[str, float], jtype: str, where: str) -> list[str]:
+    """The joint data that contradicts itself but that ``pin.buildModelFromUrdf`` loads, ignored
+    (the document edited) with a note each: a ``<limit>`` with lower > upper on a revolute or
+    prismatic joint is no limit (robot collections write it on purpose: their simulator reads
+    lower > upper as "unlimited"); a ``<mimic>`` on a planar or floating joint is no relation
+    (Pinocchio's ``mimic=True`` leaves that joint free); a negative damping (on any moving joint)
+    and a negative friction on a floating or planar joint are 0 (they would feed energy into the
+    joint; Pinocchio keeps them, and its dynamics use neither)."""
+    notes = []
+    lo, hi = values.get("lower", 0.0), values.get("upper", 0.0)
+    if jtype in ("revolute", "prismatic") and lo > hi:
+        limit = joint.find("limit")
+        assert limit is not None
+        limit.set("lower", "-inf")
+        limit.set("upper", "inf")
+        notes.append(
+            f'{where} <limit>: lower="{lo!r}" is above upper="{hi!r}": the limit is ignored (no position limit '
+            "for this joint: in simulation, lower_limit/upper_limit and random_configuration), as the "
+            "simulators that write lower > upper for no limit read it; Pinocchio loads it too"
+        )
+    relation = joint.find("mimic")
+    if jtype in ("planar", "floating") and relation is not None:
+        joint.remove(relation)
+        notes.append(
+            f"{where} ({jtype}): its <mimic> is ignored (the joint moves freely; mimic relations are "
+            "between one-DOF joints), as Pinocchio loads it"
+        )
+    dynamics = joint.find("dynamics")
+    for attr, why in (("damping", "it would feed energy into the joint"), ("friction", "it cannot drive the joint")):
+        if jtype == "fixed" or values.get(attr, 0.0) >= 0:
+            continue
+        assert dynamics is not None
+        dynamics.set(attr, "0")
+        notes.append(
+            f'{where} <dynamics>: {attr}="{values[attr]!r}" is negative ({why}): ignored (0), as Pinocchio loads it'
+        )
+    return notes
 
 
 def _check_contradictions(values: dict[str, float], jtype: str, where: str) -> None:
-    """:class:`URDFModelError` naming the joint for joint data no robot can have, on the joints
-    whose data the model uses (revolute, continuous, prismatic; urdfdom and this loader ignore
-    the ``<limit>`` of the others).  Pinocchio 4.1 refuses a negative effort, velocity or friction
-    ("Some components of min_effort are greater than max_effort") and loads lower > upper."""
+    """:class:`URDFModelError` naming the joint for joint data no robot can have and no loader
+    accepts, on the joints whose data the model uses (revolute, continuous, prismatic; urdfdom
+    and this loader ignore the ``<limit>`` of the others): Pinocchio 4.1 refuses a negative
+    effort, velocity or friction ("Some components of min_effort are greater than max_effort").
+    What it loads is ignored instead, with a note (:func:`_ignore_as_pinocchio`)."""
     if jtype not in ("revolute", "continuous", "prismatic"):
         return
     for attr, tag, why in (
@@ -380,12 +461,6 @@ def _check_contradictions(values: dict[str, float], jtype: str, where: str) -> N
             raise URDFModelError(
                 f'{where} <{tag}>: {attr}="{values[attr]!r}" is negative ({why}; Pinocchio refuses it too)'
             )
-    lo, hi = values.get("lower", 0.0), values.get("upper", 0.0)
-    if jtype != "continuous" and lo > hi:
-        raise URDFModelError(
-            f'{where} <limit>: lower="{lo!r}" is above upper="{hi!r}" (no position satisfies the limit; '
-            "swap the two values, or leave both out for no limit)"
-        )
 
 
 def urdf_module():

@@ -76,8 +76,8 @@ def _make(cls, func, options):
 
 
 def jit_enabled() -> bool:
-    """False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``: the op counts, a
-    command line's first run, :mod:`denoc_bridge.cli.firstrun`)."""
+    """False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``: the op counts of
+    ``benchmarks/op_counts.py``)."""
     return not config.DISABLE_JIT
 
 

@@ -3,8 +3,8 @@ coordinates) and a tree with loop closures, each a named tuple of the arrays its
 and the stage functions every run calls on them (:mod:`.run`).
 
 One interface, specialised by numba on the system's type (``@overload``: each run compiles only
-for the system it meets, and is cached).  Run as plain Python (``NUMBA_DISABLE_JIT=1``: the
-command line's first run, :mod:`denoc_bridge.cli.firstrun`), each function calls the
+for the system it meets, and is cached).  Run as plain Python (``NUMBA_DISABLE_JIT=1``: the op
+counts, the tests that compare plain Python with the compiled runs), each function calls the
 implementation its overload returns for the tuple it is given, so both run the same code:
 
 ======================================  =====================================================

@@ -33,7 +33,24 @@ ADAPTIVE_METHODS = ("RK45", "DOP853", "Radau", "BDF", "LSODA")
 MAX_STORED = 50_000_000
 
 
+#: a compiled run steps in chunks of about this many seconds between two looks at the progress
+#: bar and Ctrl-C (see :func:`next_chunk`)
 CHUNK_SECONDS = 0.2
+#: the most steps of one chunk, whatever the clock says: on a machine fast enough (or a clock
+#: that returns the same time twice) the chunk stops growing here instead of overflowing, and a
+#: Ctrl-C still lands within one chunk of the steps
+MAX_CHUNK = 1 << 20
+
+
+def next_chunk(chunk: int, elapsed: float) -> int:
+    """The steps of the next chunk of a compiled run whose last ``chunk`` steps took ``elapsed``
+    seconds: aimed at :data:`CHUNK_SECONDS`, at most 4x the last one and :data:`MAX_CHUNK`, at
+    least 1.  Bounded whatever the clock returns: 0 or a negative time (a coarse or stepped-back
+    clock) counts as fast, NaN too, a huge time gives chunks of one step (slow, never stalled)."""
+    grown = min(4 * chunk, MAX_CHUNK)
+    if not elapsed > 0:
+        return max(1, grown)
+    return max(1, min(grown, int(min(chunk * CHUNK_SECONDS / elapsed, MAX_CHUNK))))
 
 
 def method_name(method: str) -> str:

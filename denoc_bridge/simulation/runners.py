@@ -16,11 +16,11 @@ from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.simulation.common import (
-    CHUNK_SECONDS,
     Run,
     actuation_table,
     count_saves,
     make_trajectory,
+    next_chunk,
     run_error,
     saved_steps,
 )
@@ -62,7 +62,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             if status:
                 break
             elapsed = time.perf_counter() - t0
-            chunk = max(1, min(4 * chunk, int(chunk * CHUNK_SECONDS / max(elapsed, 1e-6))))
+            chunk = next_chunk(chunk, elapsed)
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
     if status > 0 and system.singular_fallback:

@@ -1,0 +1,152 @@
+"""Ctrl-C at any moment of a command, imports included (issue 35, item 3): the console script
+``denoc-bridge`` is the thin :mod:`denoc_bridge_cli`, whose import imports nothing heavy, and
+which imports the command line inside its own ``try``.  SIGINT 0.05, 0.2, 0.5 and 1 s after the
+script starts, with an empty and with a warm numba cache: exit status 130, one line, no
+traceback.  ("After the script starts": once Python runs the script's first line; before that
+Python itself is starting, its interpreter and its ``site`` module, which no script can reach.)"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+DELAYS = (0.05, 0.2, 0.5, 1.0)
+SIMULATE = ["simulate", "chain:6", "--duration", "5000", "--no-validate", "--no-html", "--no-plot"]
+
+
+def _entry_point() -> tuple[str, str]:
+    """(module, function) of the ``denoc-bridge`` console script in pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text()
+    found = re.search(r'^denoc-bridge = "([\w.]+):(\w+)"$', text, re.MULTILINE)
+    assert found, "no denoc-bridge script in pyproject.toml"
+    return found.group(1), found.group(2)
+
+
+def _script(marker: bool = True) -> str:
+    """The console script pip writes for the entry point of pyproject.toml, with a first line
+    that writes "R" on stdout (the moment the script starts) when ``marker``."""
+    module, function = _entry_point()
+    return "\n".join(
+        [
+            "import os, re, sys",
+            "os.write(1, b'R')" if marker else "",
+            f"from {module} import {function}",
+            "if __name__ == '__main__':",
+            "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])",
+            f"    sys.exit({function}())",
+        ]
+    )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # whatever the test runner inherited
+
+
+def _ctrl_c_after(delay: float, args: list[str], env: dict, cwd: Path) -> tuple[int, str, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _script(), *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
+    )
+    assert proc.stdout is not None and proc.stdout.read(1) == b"R"
+    try:
+        proc.wait(timeout=delay)  # the delay, unless the command ends before
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def _one_line_and_130(rc: int, out: str, err: str) -> None:
+    assert rc == 130, (rc, out, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    said = [ln for ln in err.splitlines() if "interrupted" in ln]
+    assert len(said) == 1 and said[0].startswith("denoc-bridge: "), err
+
+
+def test_the_console_script_imports_nothing_heavy():
+    module, function = _entry_point()
+    assert (module, function) == ("denoc_bridge_cli", "main")
+    code = f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'numpy', 'numba', 'denoc_bridge', 'scipy', 'rich'}}))"
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+@pytest.mark.parametrize("delay", DELAYS)
+def test_ctrl_c_with_an_empty_numba_cache(delay, tmp_path):
+    env = dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    _one_line_and_130(*_ctrl_c_after(delay, SIMULATE, env, tmp_path))
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """The kernels of ``simulate chain:6`` compiled (or loaded) once, in numba's usual cache."""
+    cwd = tmp_path_factory.mktemp("warm")
+    subprocess.run(
+        [sys.executable, "-c", _script(marker=False), "simulate", "chain:6", "--duration", "0.01"] + SIMULATE[4:],
+        env=ENV,
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+    )
+    return cwd
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", DELAYS)
+def test_ctrl_c_with_a_warm_numba_cache(delay, warm):
+    _one_line_and_130(*_ctrl_c_after(delay, SIMULATE, ENV, warm))
+
+
+@pytest.mark.slow
+def test_ctrl_c_after_the_command_ended_says_one_line_and_130(tmp_path):
+    """A Ctrl-C once the command has written its output (Python shutting down): the output is
+    kept, one line, 130."""
+    module, function = _entry_point()
+    code = (
+        f"import os, signal, sys\nfrom {module} import {function}\nstatus = {function}(['info', 'chain:3'])\n"
+        "os.kill(os.getpid(), signal.SIGINT)\nimport time; time.sleep(30)\nsys.exit(status)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=ENV, cwd=tmp_path, capture_output=True, text=True, preexec_fn=_default_sigint
+    )
+    _one_line_and_130(proc.returncode, proc.stdout, proc.stderr)
+    assert "planar_chain3" in proc.stdout
+
+
+def test_an_interrupt_inside_the_command_is_said_once_by_the_entry(monkeypatch, capsys):
+    """The command line raises KeyboardInterrupt (as Ctrl-C during its imports or its parser):
+    the entry says one line and returns 130, and restores nothing it should not."""
+    import denoc_bridge_cli
+
+    cli_main = importlib.import_module("denoc_bridge.cli.main")  # (the attribute is the function)
+
+    def interrupted(argv=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "main", interrupted)
+    monkeypatch.setattr(denoc_bridge_cli, "_said", [False])
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert denoc_bridge_cli.main(["info", "panda"]) == 130
+        assert capsys.readouterr().err == "denoc-bridge: interrupted\n"
+        monkeypatch.setattr(denoc_bridge_cli, "_said", [False])
+        monkeypatch.setattr(cli_main, "main", lambda argv=None: 130)  # the command said its own line
+        assert denoc_bridge_cli.main(["simulate", "panda"]) == 130
+        assert denoc_bridge_cli._said[0] and capsys.readouterr().err == ""  # no second line at exit
+        monkeypatch.setattr(cli_main, "main", lambda argv=None: 0)
+        assert denoc_bridge_cli.main(["info", "panda"]) == 0 and not denoc_bridge_cli._said[0]
+    finally:
+        signal.signal(signal.SIGINT, before)
