@@ -21,14 +21,16 @@ import numpy as np
 
 from denoc_bridge.algorithms.dynamics import singular_error
 from denoc_bridge.constraints.solve import gravity_free
+from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import contact as _kc
+from denoc_bridge.kernels import contact_solver as _ks
 from denoc_bridge.kernels import loops as _kl
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.contact import ContactPoint, Ground, grounds_of, points_of
 from denoc_bridge.multibody.mimic import MimicModel
 
-__all__ = ["ContactSet", "Contacts", "contact_rows", "delassus_matrix"]
+__all__ = ["ContactSet", "Contacts", "ContactSolution", "contact_rows", "delassus_matrix", "solve_contact"]
 
 
 @dataclass(frozen=True)
@@ -186,3 +188,51 @@ def delassus_matrix(model: Any, q: Any, points: Any, grounds: Any = None) -> tup
     qq = np.ascontiguousarray(_inputs.vector(cs.model, q, "q", "q"), dtype=float)
     c = cs.contacts(qq)
     return cs.delassus(qq, 3 * c.m).copy(), c
+
+
+@dataclass(frozen=True)
+class ContactSolution:
+    """The impulses ``lam`` (3m: t1, t2, n per contact) of a contact problem, the velocities
+    ``sigma = G lam + g`` they produce, the sweeps taken and whether the solver converged."""
+
+    lam: np.ndarray
+    sigma: np.ndarray
+    sweeps: int
+    converged: bool
+
+
+def solve_contact(
+    G: Any, g: Any, mu: Any, lam0: Any = None, *, tol: float = 1e-12, max_iter: int = 10_000
+) -> ContactSolution:
+    """Solve the frictional contact problem on the Delassus operator ``G`` (3m x 3m), free
+    velocity ``g`` (3m) and friction coefficients ``mu`` (m), warm-started from ``lam0``: the
+    impulses in the Coulomb cones with Signorini's condition and maximal dissipation
+    (:mod:`denoc_bridge.kernels.contact_solver`, projected Gauss-Seidel, compiled).  The same
+    problem as Pinocchio's ``ADMMConstraintSolver`` / ``PGSConstraintSolver`` with
+    ``CoulombFrictionCone`` sets and ``solve_ncp``.
+
+    Raises
+    ------
+    InputError
+        Shapes that do not agree, non-finite numbers, a negative mu or G not square.
+    """
+    Ga = np.ascontiguousarray(G, dtype=float)
+    ga = np.ascontiguousarray(g, dtype=float).ravel()
+    mua = np.ascontiguousarray(mu, dtype=float).ravel()
+    m = mua.shape[0]
+    if Ga.shape != (3 * m, 3 * m) or ga.shape != (3 * m,):
+        raise InputError(
+            f"solve_contact: G must be (3m, 3m) and g (3m,) for m = {m} friction coefficients, "
+            f"got G {Ga.shape} and g {ga.shape}"
+        )
+    for name, a in (("G", Ga), ("g", ga), ("mu", mua)):
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"solve_contact: {name} has non-finite entries")
+    if np.any(mua < 0):
+        raise InputError(f"solve_contact: mu must be >= 0, got {mua.min()}")
+    lam = np.zeros(3 * m) if lam0 is None else np.array(lam0, dtype=float).ravel()
+    if lam.shape != (3 * m,) or not np.all(np.isfinite(lam)):
+        raise InputError(f"solve_contact: lam0 must be 3m = {3 * m} finite numbers")
+    sigma = np.zeros(3 * m)
+    sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+    return ContactSolution(lam, sigma, int(min(sweeps, max_iter)), bool(sweeps <= max_iter))
