@@ -15,8 +15,10 @@ One sweep updates each contact in turn, the normal impulse by its exact one-row 
 ``max(0, lambda_n - sigma_n / G_nn)`` and then the tangential impulse by a step along
 ``-sigma_t`` (scaled by the largest eigenvalue of the 2 x 2 tangential block, so that a fixed
 point slides against its impulse) projected onto the disk of radius ``mu lambda_n``; ``sigma``
-is kept up to date column by column.  The sweeps stop when the largest change of an impulse
-falls below ``tol`` (relative to the largest impulse) or after ``max_iter`` sweeps.
+is kept up to date column by column.  The sweeps stop when no update of a sweep changes the
+velocity of its own row by more than ``tol`` times the largest free velocity ``|g|`` (velocity
+units: the impulses of an indeterminate problem, four corners of a box, need not settle to
+the last digit for the velocities to), or after ``max_iter`` sweeps.
 """
 
 import numpy as np
@@ -33,7 +35,7 @@ def _add_column(G, sigma, c, d, r):
 def pgs(G, g, mu, m, lam, sigma, tol, max_iter):
     """Solve the contact problem of m contacts (G: 3m x 3m at least, g: 3m, mu: m) in place of
     ``lam`` (its entry values: the warm start), with ``sigma = G lam + g`` on return.  Returns
-    (sweeps, last largest change); sweeps == max_iter + 1 if not converged."""
+    (sweeps, the last sweep's largest velocity change); sweeps == max_iter + 1 if not converged."""
     r = 3 * m
     for i in range(r):
         s = g[i]
@@ -53,9 +55,12 @@ def pgs(G, g, mu, m, lam, sigma, tol, max_iter):
             if d != 0.0:
                 lam[c] = new
                 _add_column(G, sigma, c, d, r)
+    scale = 1e-300  # the problem's velocities
+    for i in range(r):
+        scale = max(scale, abs(g[i]))
     change = 0.0
     for sweep in range(1, max_iter + 1):
-        change, scale = 0.0, 0.0
+        change = 0.0  # the largest velocity change an update of the sweep made on its own row
         for i in range(m):
             n, t1, t2 = 3 * i + 2, 3 * i, 3 * i + 1
             if G[n, n] <= 0.0:
@@ -65,7 +70,7 @@ def pgs(G, g, mu, m, lam, sigma, tol, max_iter):
             if d != 0.0:
                 lam[n] = ln
                 _add_column(G, sigma, n, d, r)
-                change = max(change, abs(d))
+                change = max(change, abs(d) * G[n, n])
             # the tangential step: 1 / (largest eigenvalue of the 2 x 2 block)
             a11, a22, a12 = G[t1, t1], G[t2, t2], G[t1, t2]
             gamma = 0.5 * (a11 + a22) + np.sqrt(0.25 * (a11 - a22) ** 2 + a12 * a12)
@@ -82,9 +87,8 @@ def pgs(G, g, mu, m, lam, sigma, tol, max_iter):
                 if d2 != 0.0:
                     lam[t2] = b
                     _add_column(G, sigma, t2, d2, r)
-                change = max(change, abs(d1), abs(d2))
-            scale = max(scale, abs(lam[n]))
-        if change <= tol * max(scale, 1e-300):
+                change = max(change, abs(d1) * a11, abs(d2) * a22)
+        if change <= tol * scale:
             return sweep, change
     return max_iter + 1, change
 
