@@ -98,7 +98,7 @@ class ContactSet:
         self.m_max = len(self.points) * len(self.grounds)
         self.J = np.zeros((3 * self.m_max, nv))
         self.Y = np.zeros((3 * self.m_max, nv))
-        self.G = np.zeros((3 * self.m_max, 3 * self.m_max))
+        self.G = np.zeros((0, 0))  # grown to the active rows on demand (m_max^2 may not fit)
         self.dist = np.zeros(self.m_max)
         self.pos = np.zeros((self.m_max, 3))
         self.pair = np.zeros((self.m_max, 2), dtype=np.int64)
@@ -148,6 +148,8 @@ class ContactSet:
     def delassus(self, q: np.ndarray, r: int) -> np.ndarray:
         """``G = J M^-1 J^T`` of the first r rows of ``self.J`` (a view of this set's buffer),
         ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``."""
+        if r > self.G.shape[0]:
+            self.G = np.zeros((r, r))
         status = _kc.delassus(self.kt0, self.work, q, self.J, r, self.Y, self.zero, self.G)
         if status:
             raise singular_error(self.model, int(status) - 1)

@@ -9,17 +9,24 @@ frames (a link merged by a fixed joint is a frame of its moving parent):
 * ``<cylinder radius length>``: ``rim_points`` points on each of its two rims;
 * ``<capsule radius length>`` (an extension some files use): two contact spheres at the ends
   of its axis;
-* ``<mesh>``: skipped, listed in the returned notes (no mesh loader is used here yet).
+* ``<mesh filename scale>``: the vertices of its convex hull (read by coal, the mesh loader
+  Pinocchio itself uses, and its Qhull hull; ``package://`` names are looked up in the URDF's
+  ancestor folders, as the pictures do); a mesh that cannot be found or read is skipped and
+  listed in the notes.  A hull has tens to hundreds of vertices: the contact problem grows
+  with them (``meshes=False`` skips meshes).
 
 Collision shapes on links fixed to the base of a fixed-base robot never move and are skipped.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import coal
 import numpy as np
 
 from denoc_bridge.errors import InputError, URDFError
@@ -47,6 +54,52 @@ def _positive(elem: ET.Element, attr: str, where: str) -> float:
     if not x > 0:
         raise URDFError(f'{where}: {attr}="{elem.get(attr)}" must be positive')
     return x
+
+
+@functools.lru_cache(maxsize=64)
+def _hull_vertices(path: str, mtime: float, sx: float, sy: float, sz: float) -> np.ndarray:
+    """The vertices of the convex hull of a mesh file, scaled, (n, 3)."""
+    mesh = coal.MeshLoader().load(path, np.array([sx, sy, sz]))
+    mesh.buildConvexHull(False, "Qt")
+    hull = mesh.convex
+    out = np.array(hull.points(), dtype=float).reshape(-1, 3)
+    out.setflags(write=False)
+    return out
+
+
+def _mesh_file(filename: str, urdf_dir: Path | None) -> Path | None:
+    """The file a URDF mesh name points to: ``package://pkg/rest`` in an ancestor folder of the
+    URDF holding ``pkg``, ``file://`` paths, or a path relative to the URDF; None if not found."""
+    if filename.startswith("file://"):
+        path = Path(filename[len("file://") :])
+        return path if path.is_file() else None
+    if filename.startswith("package://"):
+        rest = filename[len("package://") :]
+        if urdf_dir is None:
+            return None
+        for folder in (urdf_dir, *urdf_dir.parents):
+            if (folder / rest).is_file():
+                return folder / rest
+        return None
+    path = Path(filename) if urdf_dir is None or os.path.isabs(filename) else urdf_dir / filename
+    return path if path.is_file() else None
+
+
+def _mesh_points(
+    shape: ET.Element, where: str, urdf_dir: Path | None, notes: list[str]
+) -> list[tuple[np.ndarray, float]]:
+    filename = shape.get("filename", "")
+    scale = _floats(shape, "scale", 3, f"{where} <mesh>", "1 1 1")
+    path = _mesh_file(filename, urdf_dir)
+    if path is None:
+        notes.append(f"{where}: mesh '{filename}' not found, skipped")
+        return []
+    try:
+        vertices = _hull_vertices(str(path), path.stat().st_mtime, *map(float, scale))
+    except Exception as exc:  # coal refuses the file: no contact points from it
+        notes.append(f"{where}: mesh '{filename}' not read ({exc}), skipped")
+        return []
+    return [(x, 0.0) for x in vertices]
 
 
 def _shape_points(geom: ET.Element, where: str, rim_points: int) -> tuple[list[tuple[np.ndarray, float]], str]:
@@ -81,11 +134,13 @@ def collision_points(
     *,
     margin: float = 0.0,
     rim_points: int = 8,
+    meshes: bool = True,
 ) -> tuple[tuple[ContactPoint, ...], list[str]]:
     """``(points, notes)``: the contact candidates of ``model`` from the ``<collision>``
     shapes of its URDF (``source``, default the file it was loaded from, ``model.source``),
     each a :class:`~denoc_bridge.multibody.contact.ContactPoint` named ``link:shape#i``, and
-    notes on what was skipped (meshes, unknown shapes, shapes fixed to the base).
+    notes on what was skipped (meshes not found or, with ``meshes=False``, all meshes; unknown
+    shapes; shapes fixed to the base).
 
     Raises
     ------
@@ -105,7 +160,8 @@ def collision_points(
                 f"model '{model.name}' was not loaded from a URDF file: pass the URDF as source= "
                 "to read its <collision> shapes"
             )
-    text, origin, _ = read_source(source)
+    text, origin, path = read_source(source)
+    urdf_dir = Path(path).resolve().parent if path is not None else None
     robot = parse_xml(text, origin)
     frames = {f.name: f for f in model.frames if f.kind == "link"}
     points: list[ContactPoint] = []
@@ -125,8 +181,14 @@ def collision_points(
                 notes.append(f"{where}: fixed to the base, skipped (it never moves)")
                 continue
             shape_points, kind = _shape_points(geom, where, int(rim_points))
-            if not shape_points:
-                notes.append(f"{where}: <{kind}> skipped (only sphere, box, cylinder and capsule are read)")
+            if kind == "mesh" and meshes:
+                shape_points = _mesh_points(next(iter(geom)), where, urdf_dir, notes)
+                if not shape_points:
+                    continue
+            elif not shape_points:
+                notes.append(
+                    f"{where}: <{kind}> skipped (meshes=False)" if kind == "mesh" else f"{where}: <{kind}> skipped"
+                )
                 continue
             origin_elem = col.find("origin")
             Rc, pc = np.eye(3), np.zeros(3)

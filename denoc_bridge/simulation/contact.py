@@ -22,8 +22,8 @@ The work of the contact forces over a step, ``lambda . J v+`` (the contact point
 (``lambda_t . sigma_t = -|lambda_t| |sigma_t|``) and a closing gap gives ``-lambda_n d / dt``.  The
 trajectory's ``contact_work`` holds its sum up to each saved state (it enters
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
-``contact_force`` the force ``lambda / dt`` of every (point, ground) pair in the world frame
-(zero when apart).  The joint springs and dampers act (explicitly, in step 1); the joint limits
+``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
+(zero when apart; ``contact_names`` names them).  The joint springs and dampers act (explicitly, in step 1); the joint limits
 are not part of this method yet; loops and mimic joints are refused by name.
 """
 
@@ -88,7 +88,8 @@ def simulate_contact(
     """Simulate a tree ``model`` touching the ground(s) ``contact`` at ``contact_points`` with
     the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
     controller ``tau(t, q, v)``.  Returns a :class:`Trajectory` with ``contact_force`` (saved
-    states x pairs x 3, world frame, N) and ``contact_work`` (J, cumulative, <= 0)."""
+    states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
+    points) and ``contact_work`` (J, cumulative, <= 0)."""
     cs = ContactSet(model, contact_points, contact)
     cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
     q = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)
@@ -101,15 +102,21 @@ def simulate_contact(
         raise InputError(f"save_every must be an integer >= 1, got {save_every!r}")
     n_steps = int(round(t_final / dt))
     torque = _torque(model, tau)
+    # the forces are saved per (link, ground): the resultant on each link that has contact points
+    links = sorted({c.link for c in cs.points})
+    n_grounds = len(cs.grounds)
+    group_of_pair = np.array(
+        [links.index(c.link) * n_grounds + g for c in cs.points for g in range(n_grounds)], dtype=np.int64
+    )
+    n_groups = len(links) * n_grounds
     n_pairs = cs.m_max
     saves = n_steps // save_every + 1
     T = np.zeros(saves)
     Q, V, A, TAU = (np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv))
-    F = np.zeros((saves, n_pairs, 3))
+    F = np.zeros((saves, n_groups, 3))
     W = np.zeros(saves)
     Q[0], V[0] = q, v
     previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
-    n_grounds = len(cs.grounds)
     work = 0.0
     start = time.perf_counter()
     for k in range(n_steps):
@@ -119,7 +126,7 @@ def simulate_contact(
         v_free = v + dt * tree_forward_dynamics(model, q, v, tk if passive is None else tk + passive)
         _finite(v_free, t)
         m = cs.active(q)
-        force = np.zeros((n_pairs, 3))
+        force = np.zeros((n_groups, 3))
         if m:
             r = 3 * m
             G = _finite(cs.delassus(q, r), t)
@@ -139,7 +146,7 @@ def simulate_contact(
             previous[:] = 0.0
             previous[ids] = lam.reshape(m, 3)
             B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
-            force[ids] = np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt
+            np.add.at(force, group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
         else:
             v_plus = v_free
             previous[:] = 0.0
@@ -165,7 +172,7 @@ def simulate_contact(
         n_evaluations=n_steps,
         contact_force=F,
         contact_work=W,
-        contact_names=tuple(f"{p.name}/{g.name}" for p in cs.points for g in cs.grounds),
+        contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),
     )
     return traj
 

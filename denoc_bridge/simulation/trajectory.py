@@ -130,8 +130,9 @@ class Trajectory:
     #: kinetic energy less the potential energy that putting q back on a limit added
     #: (:mod:`denoc_bridge.kernels.limits`)
     limit_work: np.ndarray | None = None
-    #: ground contact (``method="contact-euler"``): the force of every (point, ground) pair at each
-    #: saved state (N, world frame; states x pairs x 3), the pairs' names, and the work of the
+    #: ground contact (``method="contact-euler"``): the resultant contact force on each (link,
+    #: ground) pair at each saved state (N, world frame; states x pairs x 3), the pairs' names
+    #: (``"link/ground"``), and the work of the
     #: contact forces up to each state (J, never positive); None otherwise
     contact_force: np.ndarray | None = None
     contact_work: np.ndarray | None = None

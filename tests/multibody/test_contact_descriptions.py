@@ -153,4 +153,22 @@ def test_collision_points_of_talos_on_merged_links():
     wrist = [p for p in pts if p.name.startswith("wrist_left_ft_link:cylinder")]
     frame = next(f for f in talos.frames if f.name == "wrist_left_ft_link")
     assert len(wrist) == 16 and {p.link for p in wrist} == {frame.link}
-    assert any("leg_left_6_link" in n and "mesh" in n for n in notes)  # the feet are meshes
+    assert not notes  # every mesh found and read
+
+
+def test_collision_meshes_give_their_convex_hull_vertices():
+    """solo12's collision shapes are meshes (package:// names): the hull of its foot mesh reaches
+    16 mm below the FOOT frame (the foot's ball), and meshes=False skips them all."""
+    solo = db.load_robot("solo12")
+    pts, notes = collision_points(solo)
+    assert not notes
+    foot = [p for p in pts if p.name.startswith("FL_FOOT:mesh")]
+    frame = next(f for f in solo.frames if f.name == "FL_FOOT")
+    assert len(foot) > 100 and {p.link for p in foot} == {frame.link}
+    q = db.neutral_configuration(solo)
+    R, p = db.forward_kinematics(solo, q)
+    z = [(p[c.link] + R[c.link] @ c.point)[2] for c in foot]
+    z_frame = (p[frame.link] + R[frame.link] @ frame.translation)[2]
+    assert min(z) == pytest.approx(z_frame - 0.016, abs=1e-4)
+    none, notes = collision_points(solo, meshes=False)
+    assert not none and len(notes) == 17 and all("meshes=False" in n for n in notes)
