@@ -62,11 +62,13 @@ from denoc_bridge.errors import (
     URDFModelError,
 )
 from denoc_bridge.io import generators
+from denoc_bridge.io.collision import collision_points
 from denoc_bridge.io.mjcf import load_mjcf
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.linearization import linearize
+from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
 from denoc_bridge.multibody.data import Data
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
@@ -130,6 +132,10 @@ __all__ = [
     "random_configuration",
     "simulate",
     "simulate_batch",
+    "Ground",
+    "ContactPoint",
+    "contact_point",
+    "collision_points",
     "sweep",
     "SweepResult",
     "to_pinocchio",

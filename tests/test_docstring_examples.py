@@ -51,6 +51,8 @@ DOCUMENTED = [
     db.to_pinocchio,
     db.denoc_matrices,
     db.uncoupled_newton_euler,
+    db.Ground,
+    db.contact_point,
     SweepResult.column,
     SweepResult.trajectory,
 ]

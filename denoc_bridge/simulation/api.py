@@ -55,7 +55,7 @@ import time
 import warnings
 from collections.abc import Callable
 from functools import partial
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -70,6 +70,7 @@ from denoc_bridge.multibody.data import run_parallel
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
+from denoc_bridge.simulation import contact as contact_simulation
 from denoc_bridge.simulation import loops as loop_simulation
 from denoc_bridge.simulation import mimic as mimic_simulation
 from denoc_bridge.simulation import mimic_loops as mimic_loop_simulation
@@ -135,6 +136,8 @@ def simulate(
     constraint_tol: float = 1e-12,
     limits: bool = True,
     save_to: str | os.PathLike[str] | None = None,
+    contact: Any = None,
+    contact_points: Any = None,
 ) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
@@ -170,11 +173,22 @@ def simulate(
         then the previous file stays.  The numbers are those of the run in memory, bit for
         bit.  A run whose states would not fit on the disk is refused at once.
 
+    contact, contact_points : ground contact: a :class:`~denoc_bridge.multibody.contact.Ground`
+        (or a list of them) with ``method="contact-euler"``, the only method that takes it (the
+        others refuse it by name); the points that may touch (ContactPoints or link names; by
+        default the ``<collision>`` shapes of the model's URDF).  See
+        :mod:`denoc_bridge.simulation.contact`; the trajectory then carries ``contact_force``
+        and ``contact_work``.  That method does not enforce the joint limits yet.
+
     Returns
     -------
     Trajectory with t, q, v, a (accelerations at the saved states) and tau (actuation).
     """
     _check_model(model)
+    if contact is not None or str(method).lower() in contact_simulation.CONTACT_METHODS:
+        return contact_simulation.run(
+            model, q0, v0, t_final, dt, tau, method, contact, contact_points, save_every, f_ext
+        )
     method = method_name(method)
     if isinstance(model, MimicModel):
         q0 = mimic_simulation.initial_configuration(model, q0)

@@ -130,6 +130,13 @@ class Trajectory:
     #: kinetic energy less the potential energy that putting q back on a limit added
     #: (:mod:`denoc_bridge.kernels.limits`)
     limit_work: np.ndarray | None = None
+    #: ground contact (``method="contact-euler"``): the resultant contact force on each (link,
+    #: ground) pair at each saved state (N, world frame; states x pairs x 3), the pairs' names
+    #: (``"link/ground"``), and the work of the
+    #: contact forces up to each state (J, never positive); None otherwise
+    contact_force: np.ndarray | None = None
+    contact_work: np.ndarray | None = None
+    contact_names: tuple[str, ...] = ()
     #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
     #: ``jacobian``: "dense" or "gmres"); empty for the other methods
     solver_stats: dict[str, Any] = field(default_factory=dict)
@@ -163,6 +170,8 @@ class Trajectory:
             tau=self.tau[index],
             constraint_error=cut(self.constraint_error),
             limit_work=cut(self.limit_work),
+            contact_force=cut(self.contact_force),
+            contact_work=cut(self.contact_work),
             solver_stats=dict(self.solver_stats),
             _cache={},  # the energies of these states are computed anew
         )
@@ -253,7 +262,7 @@ class Trajectory:
 
         ``E`` is :attr:`total_energy`, ``W_in`` the work of :attr:`power_in` (Simpson's rule on
         the saved instants) plus what the joint-limit stops took (:attr:`limit_work`, not an
-        error).  Zero for exact integration.
+        error) and the work of the ground contact (:attr:`contact_work`).  Zero for exact integration.
 
         Parameters
         ----------
@@ -281,6 +290,8 @@ class Trajectory:
         drift = E - E[0] - _cumulative_integral(self.power_in, self.t)
         if self.limit_work is not None:  # what the joint-limit stops took is not an error
             drift = drift + self.limit_work
+        if self.contact_work is not None:  # nor the work of the ground contact
+            drift = drift - self.contact_work
         if relative:
             scale = self.energy_scale
             return drift / scale if scale > 0 else drift
@@ -303,6 +314,8 @@ class Trajectory:
         work = _cumulative_integral(np.abs(self.power_in), self.t)[-1]
         if self.limit_work is not None:
             work += float(self.limit_work[-1])
+        if self.contact_work is not None:
+            work -= float(self.contact_work[-1])
         return {
             "peak kinetic energy": float(np.max(self.kinetic_energy)),
             "potential energy variation": float(np.max(V) - np.min(V)),

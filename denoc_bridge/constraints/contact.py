@@ -1,0 +1,240 @@
+"""Frictional ground contact on the constraint layer: the rows of the active contacts and the
+Delassus operator.
+
+A contact between a robot point and a ground is three rows on the tree's velocities, the
+velocity of the contact point in the contact frame ``(t1, t2, n)`` (the tangents first, the
+normal last, as Pinocchio's ``PointContactConstraintModel`` with a ``CoulombFrictionCone``):
+``J v = [v_t1, v_t2, v_n]``.  Unlike a loop or a mimic row it may only push: its impulse lies
+in the Coulomb cone ``|lambda_t| <= mu lambda_n`` and the normal velocity may open.  The
+Delassus operator ``G = J M^-1 J^T`` (004 eq. 14's ``C M^-1 C^T`` for these rows) takes the
+``M^-1 J^T`` columns from the O(n) articulated solve that the loops' Lagrange solve uses
+(:func:`denoc_bridge.kernels.lagrange.minv_rows`): one factorisation per state, O(n) per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from denoc_bridge.algorithms.dynamics import singular_error
+from denoc_bridge.constraints.solve import gravity_free
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import contact as _kc
+from denoc_bridge.kernels import contact_solver as _ks
+from denoc_bridge.kernels import loops as _kl
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.contact import ContactPoint, Ground, grounds_of, points_of
+from denoc_bridge.multibody.mimic import MimicModel
+
+__all__ = ["ContactSet", "Contacts", "ContactSolution", "contact_rows", "delassus_matrix", "solve_contact"]
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """The active contacts at one configuration (m of them): ``J`` (3m, nv) rows (t1, t2, n per
+    contact), ``distance`` (m,) signed distances (negative: penetration), ``position`` (m, 3)
+    world contact points, ``point`` and ``ground`` (m,) indices into the ContactSet's points
+    and grounds, ``mu`` (m,) friction coefficients, ``restitution`` (m,)."""
+
+    J: np.ndarray
+    distance: np.ndarray
+    position: np.ndarray
+    point: np.ndarray
+    ground: np.ndarray
+    mu: np.ndarray
+    restitution: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return int(self.distance.shape[0])
+
+
+class ContactSet:
+    """The contact points of a tree model and the grounds, packed once for the compiled kernels
+    (:mod:`denoc_bridge.kernels.contact`), with this object's scratch (one per thread).
+
+    Parameters
+    ----------
+    model : Model
+        A tree (loops and mimic joints are not routed through contact yet: refused by name).
+    points : iterable of ContactPoint or link names
+    grounds : Ground or iterable of Ground
+    """
+
+    def __init__(self, model: Any, points: Iterable[ContactPoint | str], grounds: Ground | Sequence[Ground]):
+        _check_model(model)
+        if isinstance(model, MimicModel) or model.loops:
+            kind = "mimic joints" if isinstance(model, MimicModel) else "loop closures"
+            raise NotImplementedError(
+                f"model '{model.name}': ground contact on a model with {kind} is not supported yet"
+            )
+        self.model = model
+        self.points = points_of(model, points)
+        self.grounds = grounds_of(grounds)
+        L, nv = model.n_links, model.nv
+        pi = np.zeros((1 + L, 6), dtype=np.int64)
+        pf = np.zeros((1 + L, 30))
+        pi[0] = (L, 0, 0, nv, model.nq, 0)
+        pi[1:] = np.column_stack(
+            [model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v, model.nv_joint]
+        )
+        pf[1:, :18] = np.column_stack(
+            [model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9), model.joint_translation]
+        )
+        self.pi, self.pf = pi, pf
+        self.sb = np.zeros(_kl.scratch_size(L, nv, 0))
+        self.cl = np.array([c.link for c in self.points], dtype=np.int64)
+        self.cp = np.array([c.point for c in self.points], dtype=float).reshape(-1, 3)
+        self.crad = np.array([c.radius for c in self.points], dtype=float)
+        self.cmar = np.array([c.margin for c in self.points], dtype=float)
+        self.gB = np.array([g.frame() for g in self.grounds], dtype=float).reshape(-1, 3, 3)
+        self.goff = np.array([g.offset for g in self.grounds], dtype=float)
+        self.gmu = np.array([g.mu for g in self.grounds], dtype=float)
+        self.grest = np.array([g.restitution for g in self.grounds], dtype=float)
+        self.m_max = len(self.points) * len(self.grounds)
+        self.J = np.zeros((3 * self.m_max, nv))
+        self.Y = np.zeros((3 * self.m_max, nv))
+        self.G = np.zeros((0, 0))  # grown to the active rows on demand (m_max^2 may not fit)
+        self.dist = np.zeros(self.m_max)
+        self.pos = np.zeros((self.m_max, 3))
+        self.pair = np.zeros((self.m_max, 2), dtype=np.int64)
+        self.Jw = np.zeros((3, nv))
+        self.Jx = np.zeros((3, nv))
+        self.zero = np.zeros(nv)
+        self.kt0 = gravity_free(model)._kt
+        self.work = model.thread_work()
+
+    def active(self, q: np.ndarray) -> int:
+        """The number of active contacts at q (float64, checked), their rows in ``self.J``."""
+        return int(
+            _kc.active_contacts(
+                self.pi,
+                self.pf,
+                self.sb,
+                q,
+                self.cl,
+                self.cp,
+                self.crad,
+                self.cmar,
+                self.gB,
+                self.goff,
+                self.J,
+                self.dist,
+                self.pos,
+                self.pair,
+                self.Jw,
+                self.Jx,
+            )
+        )
+
+    def contacts(self, q: np.ndarray) -> Contacts:
+        """The active contacts at q (copies)."""
+        m = self.active(q)
+        g = self.pair[:m, 1].copy()
+        return Contacts(
+            self.J[: 3 * m].copy(),
+            self.dist[:m].copy(),
+            self.pos[:m].copy(),
+            self.pair[:m, 0].copy(),
+            g,
+            self.gmu[g],
+            self.grest[g],
+        )
+
+    def delassus(self, q: np.ndarray, r: int) -> np.ndarray:
+        """``G = J M^-1 J^T`` of the first r rows of ``self.J`` (a view of this set's buffer),
+        ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``."""
+        if r > self.G.shape[0]:
+            self.G = np.zeros((r, r))
+        status = _kc.delassus(self.kt0, self.work, q, self.J, r, self.Y, self.zero, self.G)
+        if status:
+            raise singular_error(self.model, int(status) - 1)
+        return self.G[:r, :r]
+
+
+def _set(model: Any, points: Any, grounds: Any) -> ContactSet:
+    return points if isinstance(points, ContactSet) else ContactSet(model, points, grounds)
+
+
+def contact_rows(model: Any, q: Any, points: Any, grounds: Any = None) -> Contacts:
+    """The active contacts of ``points`` (ContactPoints, link names, or a :class:`ContactSet`)
+    against ``grounds`` at q: their rows ``J`` (3 per contact: t1, t2, n), distances, points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import denoc_bridge as db
+    >>> from denoc_bridge.constraints.contact import contact_rows
+    >>> from denoc_bridge.multibody.contact import Ground, contact_point
+    >>> solo = db.load_robot("solo12")
+    >>> q = db.neutral_configuration(solo)
+    >>> feet = [contact_point(solo, f, margin=1.0) for f in ("FL_FOOT", "FR_FOOT")]
+    >>> c = contact_rows(solo, q, feet, Ground(height=-0.5))
+    >>> c.m, c.J.shape
+    (2, (6, 18))
+    """
+    cs = _set(model, points, grounds)
+    qq = _inputs.vector(cs.model, q, "q", "q")
+    return cs.contacts(np.ascontiguousarray(qq, dtype=float))
+
+
+def delassus_matrix(model: Any, q: Any, points: Any, grounds: Any = None) -> tuple[np.ndarray, Contacts]:
+    """``(G, contacts)``: the Delassus operator ``G = J M^-1 J^T`` (3m x 3m) of the active
+    contacts at q and the contacts, through the O(n) articulated solve (one factorisation,
+    O(n) per row); equal to Pinocchio's ``computeDelassusMatrix`` on the same point contacts."""
+    cs = _set(model, points, grounds)
+    qq = np.ascontiguousarray(_inputs.vector(cs.model, q, "q", "q"), dtype=float)
+    c = cs.contacts(qq)
+    return cs.delassus(qq, 3 * c.m).copy(), c
+
+
+@dataclass(frozen=True)
+class ContactSolution:
+    """The impulses ``lam`` (3m: t1, t2, n per contact) of a contact problem, the velocities
+    ``sigma = G lam + g`` they produce, the sweeps taken and whether the solver converged."""
+
+    lam: np.ndarray
+    sigma: np.ndarray
+    sweeps: int
+    converged: bool
+
+
+def solve_contact(
+    G: Any, g: Any, mu: Any, lam0: Any = None, *, tol: float = 1e-12, max_iter: int = 10_000
+) -> ContactSolution:
+    """Solve the frictional contact problem on the Delassus operator ``G`` (3m x 3m), free
+    velocity ``g`` (3m) and friction coefficients ``mu`` (m), warm-started from ``lam0``: the
+    impulses in the Coulomb cones with Signorini's condition and maximal dissipation
+    (:mod:`denoc_bridge.kernels.contact_solver`, projected Gauss-Seidel, compiled).  The same
+    problem as Pinocchio's ``ADMMConstraintSolver`` / ``PGSConstraintSolver`` with
+    ``CoulombFrictionCone`` sets and ``solve_ncp``.
+
+    Raises
+    ------
+    InputError
+        Shapes that do not agree, non-finite numbers, a negative mu or G not square.
+    """
+    Ga = np.ascontiguousarray(G, dtype=float)
+    ga = np.ascontiguousarray(g, dtype=float).ravel()
+    mua = np.ascontiguousarray(mu, dtype=float).ravel()
+    m = mua.shape[0]
+    if Ga.shape != (3 * m, 3 * m) or ga.shape != (3 * m,):
+        raise InputError(
+            f"solve_contact: G must be (3m, 3m) and g (3m,) for m = {m} friction coefficients, "
+            f"got G {Ga.shape} and g {ga.shape}"
+        )
+    for name, a in (("G", Ga), ("g", ga), ("mu", mua)):
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"solve_contact: {name} has non-finite entries")
+    if np.any(mua < 0):
+        raise InputError(f"solve_contact: mu must be >= 0, got {mua.min()}")
+    lam = np.zeros(3 * m) if lam0 is None else np.array(lam0, dtype=float).ravel()
+    if lam.shape != (3 * m,) or not np.all(np.isfinite(lam)):
+        raise InputError(f"solve_contact: lam0 must be 3m = {3 * m} finite numbers")
+    sigma = np.zeros(3 * m)
+    sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+    return ContactSolution(lam, sigma, int(min(sweeps, max_iter)), bool(sweeps <= max_iter))

@@ -1,0 +1,238 @@
+"""Ground contact in the simulator: a velocity-level time stepper of the Moreau-Jean / Anitescu
+kind (method ``"contact-euler"``), a Python stage loop over the compiled pieces.
+
+One step of length dt from (q, v), the active contacts and their rows J taken at q:
+
+1. ``v_free = v + dt M^-1 (tau - h)``: the tree's O(n) forward dynamics;
+2. the contact impulses ``lambda`` (3 per contact, in the contact frame) of the problem
+   ``sigma = G lambda + g`` with ``G = J M^-1 J^T`` (:mod:`denoc_bridge.constraints.contact`) and
+   ``g = J v_free``, whose normal rows are shifted by the gap ``max(d, 0) / dt`` (a contact
+   within its margin may close its gap in this step, not more) and by the restitution
+   ``e min(v_n, 0)`` (Newton's law on the approach velocity; 0 by default), solved by the
+   warm-started PGS on the Coulomb cones (:func:`denoc_bridge.constraints.contact.solve_contact`);
+3. ``v+ = v_free + M^-1 J^T lambda``, ``q+ = q (+) dt v+``;
+   Contacts enter the problem within their margin (at least :data:`MIN_MARGIN`);
+4. a position correction where a contact still penetrates (by curvature: the rows are those
+   of q) deeper than ``slop``: q is moved by ``M^-1 J_n^T delta`` (delta >= 0, frictionless,
+   the least change in the mass metric) onto the surface, and v is left alone: it adds no
+   kinetic energy, and gives back only the potential energy the penetration had taken.
+
+The work of the contact forces over a step, ``lambda . J v+`` (the contact points move by
+``dt J v+``), is never positive: ``lambda_n sigma_n = 0``, the friction opposes the slip
+(``lambda_t . sigma_t = -|lambda_t| |sigma_t|``) and a closing gap gives ``-lambda_n d / dt``.  The
+trajectory's ``contact_work`` holds its sum up to each saved state (it enters
+:meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
+``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
+(zero when apart; ``contact_names`` names them).  The joint springs and dampers act (explicitly, in step 1); the joint limits
+are not part of this method yet; loops and mimic joints are refused by name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from denoc_bridge.algorithms.configuration import integrate
+from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
+from denoc_bridge.constraints.contact import ContactSet, solve_contact
+from denoc_bridge.errors import InputError, SimulationError
+from denoc_bridge.io.collision import collision_points
+from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.contact import ContactPoint
+from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
+
+__all__ = ["CONTACT_METHODS", "simulate_contact"]
+
+CONTACT_METHODS = ("contact-euler",)
+SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the position correction acts
+#: m: the smallest margin of a contact in the stepper: a point put back on the surface by the
+#: position correction stays in the problem (the gap term lets it close, never pulls it)
+MIN_MARGIN = 1e-3
+
+
+def _torque(model: Any, tau: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
+    """tau as a function of (t, q, v): None (zero), a constant (nv,) or a controller."""
+    if tau is None:
+        zero = np.zeros(model.nv)
+        return lambda t, q, v: zero
+    if callable(tau):
+
+        def controller(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+            out = np.asarray(tau(t, q, v), dtype=float)
+            if out.shape != (model.nv,) or not np.all(np.isfinite(out)):
+                raise InputError(f"tau(t, q, v) must return {model.nv} finite numbers, got {out!r} at t = {t:g}")
+            return out
+
+        return controller
+    const = _inputs.vector(model, tau, "tau", "v")
+    return lambda t, q, v: const
+
+
+def simulate_contact(
+    model: Any,
+    q0: Any,
+    v0: Any,
+    t_final: float,
+    dt: float,
+    contact: Any,
+    contact_points: Iterable[ContactPoint | str],
+    tau: Any = None,
+    *,
+    save_every: int = 1,
+    tol: float = 1e-12,
+    max_sweeps: int = 10_000,
+) -> Trajectory:
+    """Simulate a tree ``model`` touching the ground(s) ``contact`` at ``contact_points`` with
+    the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
+    controller ``tau(t, q, v)``.  Returns a :class:`Trajectory` with ``contact_force`` (saved
+    states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
+    points) and ``contact_work`` (J, cumulative, <= 0)."""
+    cs = ContactSet(model, contact_points, contact)
+    cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
+    q = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)
+    v = np.ascontiguousarray(_inputs.vector(model, v0, "v0", "v"), dtype=float)
+    if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+        raise InputError(f"dt must be a positive number, got {dt!r}")
+    if not (isinstance(t_final, (int, float, np.floating)) and np.isfinite(t_final) and t_final >= 0):
+        raise InputError(f"t_final must be a finite number >= 0, got {t_final!r}")
+    if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
+        raise InputError(f"save_every must be an integer >= 1, got {save_every!r}")
+    n_steps = int(round(t_final / dt))
+    torque = _torque(model, tau)
+    # the forces are saved per (link, ground): the resultant on each link that has contact points
+    links = sorted({c.link for c in cs.points})
+    n_grounds = len(cs.grounds)
+    group_of_pair = np.array(
+        [links.index(c.link) * n_grounds + g for c in cs.points for g in range(n_grounds)], dtype=np.int64
+    )
+    n_groups = len(links) * n_grounds
+    n_pairs = cs.m_max
+    saves = n_steps // save_every + 1
+    T = np.zeros(saves)
+    Q, V, A, TAU = (np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv))
+    F = np.zeros((saves, n_groups, 3))
+    W = np.zeros(saves)
+    Q[0], V[0] = q, v
+    previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
+    work = 0.0
+    start = time.perf_counter()
+    for k in range(n_steps):
+        t = k * dt
+        tk = torque(t, q, v)
+        passive = joint_passive_forces(model, q, v)  # the joint springs and dampers, explicit
+        v_free = v + dt * tree_forward_dynamics(model, q, v, tk if passive is None else tk + passive)
+        _finite(v_free, t)
+        m = cs.active(q)
+        force = np.zeros((n_groups, 3))
+        if m:
+            r = 3 * m
+            G = _finite(cs.delassus(q, r), t)
+            J, Y = cs.J[:r], cs.Y[:r]
+            ids = cs.pair[:m, 0] * n_grounds + cs.pair[:m, 1]
+            g = J @ v_free
+            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
+            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], previous[ids].ravel(), tol=tol, max_iter=max_sweeps)
+            if not sol.converged:
+                raise SimulationError(
+                    f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
+                    f"({m} contacts); raise max_sweeps or lower dt"
+                )
+            lam = sol.lam
+            v_plus = v_free + Y.T @ lam
+            work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
+            previous[:] = 0.0
+            previous[ids] = lam.reshape(m, 3)
+            B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
+            np.add.at(force, group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
+        else:
+            v_plus = v_free
+            previous[:] = 0.0
+        q_plus = _correct_positions(model, cs, _finite(integrate(model, q, dt * v_plus), t), t)
+        _finite(q_plus, t)
+        a = (v_plus - v) / dt
+        q, v = q_plus, v_plus
+        if (k + 1) % save_every == 0:
+            s = (k + 1) // save_every
+            T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, work
+    wall = time.perf_counter() - start
+    traj = Trajectory(
+        model,
+        T,
+        Q,
+        V,
+        A,
+        TAU,
+        method="contact-euler",
+        dt=float(dt),
+        wall_time=wall,
+        n_steps=n_steps,
+        n_evaluations=n_steps,
+        contact_force=F,
+        contact_work=W,
+        contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),
+    )
+    return traj
+
+
+def _finite(x: np.ndarray, t: float) -> np.ndarray:
+    """x, or the SimulationError of a run that left the finite numbers at t."""
+    if not np.all(np.isfinite(x)):
+        raise SimulationError(
+            f"contact-euler: the state left the finite numbers at t = {t:g} (an explicit step too long "
+            "for the stiffest joint, its springs, dampers or controller gains: lower dt)"
+        )
+    return x
+
+
+def _correct_positions(model: Any, cs: ContactSet, q: np.ndarray, t: float) -> np.ndarray:
+    """q moved onto the surfaces where a contact penetrates deeper than SLOP: ``q (+) M^-1 J_n^T
+    delta`` with ``delta >= 0`` the frictionless impulses that close the penetrations in the mass
+    metric (one linearised projection)."""
+    m = cs.active(q)
+    if m == 0 or cs.dist[:m].min() >= -SLOP:
+        return q
+    r = 3 * m
+    G = _finite(cs.delassus(q, r), t)
+    g = np.zeros(r)
+    g[2::3] = np.minimum(cs.dist[:m], 0.0)
+    sol = solve_contact(G, g, np.zeros(m), tol=1e-14, max_iter=10_000)
+    return integrate(model, q, cs.Y[:r].T @ sol.lam)
+
+
+def run(
+    model: Any,
+    q0: Any,
+    v0: Any,
+    t_final: float,
+    dt: float,
+    tau: Any,
+    method: str,
+    contact: Any,
+    contact_points: Any,
+    save_every: int | None,
+    f_ext: Any,
+) -> Trajectory:
+    """``simulate(..., contact=...)``: the checks that name what does not go with contact, the
+    contact points (by default the ``<collision>`` shapes of the model's URDF), the run."""
+    if str(method).lower() not in CONTACT_METHODS:
+        raise InputError(
+            f"method {method!r} does not simulate ground contact: use method='contact-euler' "
+            "(a velocity-level time stepper; rk4, euler, the implicit and adaptive methods refuse contact=)"
+        )
+    if contact is None:
+        raise InputError("method 'contact-euler' needs the ground: simulate(..., contact=Ground(...))")
+    if f_ext is not None:
+        raise InputError("method 'contact-euler' does not take f_ext yet")
+    if contact_points is None:
+        contact_points, _ = collision_points(model)
+        if not contact_points:
+            raise InputError(
+                f"'{model.name}' has no sphere, box, cylinder or capsule <collision> shapes: pass "
+                "contact_points=[contact_point(model, 'link', xyz), ...]"
+            )
+    return simulate_contact(
+        model, q0, v0, t_final, dt, contact, contact_points, tau, save_every=1 if save_every is None else save_every
+    )

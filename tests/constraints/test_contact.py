@@ -1,0 +1,135 @@
+"""Contact rows and the Delassus operator G = J M^-1 J^T (by the O(n) articulated solve)
+against Pinocchio's computeDelassusMatrix and its joint Jacobians, on solo12 and talos feet
+and on random trees of every joint type."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from conftest import random_trees
+from hypothesis import given
+from hypothesis import strategies as st
+
+import denoc_bridge as db
+from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix
+from denoc_bridge.errors import InputError
+from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
+from denoc_bridge.spatial import skew
+
+RTOL = 1e-10
+
+
+def pinocchio_reference(model, q, points, ground, contacts):
+    """(J, G) of the same point contacts by Pinocchio: RigidConstraintModel CONTACT_3D in the
+    contact frame (t1, t2, n) at the contact point, computeDelassusMatrix; the rows from the
+    LOCAL joint Jacobians shifted to the point and turned into the contact frame."""
+    pm = db.to_pinocchio(model)
+    pd = pm.createData()
+    pin.computeJointJacobians(pm, pd, q)
+    B = ground.frame()
+    cms, rows = pin.StdVec_RigidConstraintModel(), []
+    for i in range(contacts.m):
+        cp = points[contacts.point[i]]
+        Rk = pd.oMi[cp.link + 1].rotation
+        p = cp.point - cp.radius * Rk.T @ ground.normal  # the contact point in the link frame
+        cms.append(
+            pin.RigidConstraintModel(
+                pin.ContactType.CONTACT_3D, pm, cp.link + 1, pin.SE3(Rk.T @ B, p), pin.ReferenceFrame.LOCAL
+            )
+        )
+        J6 = np.reshape(pin.getJointJacobian(pm, pd, cp.link + 1, pin.ReferenceFrame.LOCAL), (6, model.nv))
+        rows.append(B.T @ Rk @ (J6[:3] - skew(p) @ J6[3:]))
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+    G = pin.computeDelassusMatrix(pm, pm.createData(), q, cms, cds)
+    return np.vstack(rows), G
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+def random_configuration(model, rng):
+    q = db.neutral_configuration(model)
+    return db.integrate(model, q, rng.uniform(-1.0, 1.0, model.nv))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_solo12_feet_match_pinocchio(seed):
+    solo = db.load_robot("solo12")
+    rng = np.random.default_rng(seed)
+    q = random_configuration(solo, rng)
+    feet = [contact_point(solo, f, radius=0.015, margin=10.0) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    ground = Ground(normal=(0.1, -0.2, 1.0), height=-2.0, mu=0.7)
+    G, c = delassus_matrix(solo, q, feet, ground)
+    assert c.m == 4 and G.shape == (12, 12)
+    J_pin, G_pin = pinocchio_reference(solo, q, feet, ground, c)
+    assert rel(c.J, J_pin) < RTOL
+    assert rel(G, G_pin) < RTOL
+    np.testing.assert_array_equal(G, G.T)
+
+
+def test_talos_soles_match_pinocchio():
+    talos = db.load_robot("talos")
+    rng = np.random.default_rng(3)
+    q = random_configuration(talos, rng)
+    corners = [(sx * 0.1, sy * 0.05, 0.0) for sx in (-1, 1) for sy in (-1, 1)]
+    soles = [contact_point(talos, s, p, margin=10.0) for s in ("left_sole_link", "right_sole_link") for p in corners]
+    ground = Ground(height=-3.0)
+    G, c = delassus_matrix(talos, q, soles, ground)
+    assert c.m == 8
+    J_pin, G_pin = pinocchio_reference(talos, q, soles, ground, c)
+    assert rel(c.J, J_pin) < RTOL
+    assert rel(G, G_pin) < RTOL
+
+
+@given(model=random_trees(10, 3), seed=st.integers(0, 2**32 - 1))
+def test_random_trees_match_pinocchio(model, seed):
+    rng = np.random.default_rng(seed)
+    q = random_configuration(model, rng)
+    links = rng.choice(model.n_links, size=min(3, model.n_links), replace=False)
+    points = [ContactPoint(int(k), rng.normal(size=3), float(rng.uniform(0, 0.1)), 100.0) for k in links]
+    ground = Ground(normal=rng.normal(size=3) + (0.0, 0.0, 3.0), height=-50.0)
+    G, c = delassus_matrix(model, q, points, ground)
+    assert c.m == len(points)
+    J_pin, G_pin = pinocchio_reference(model, q, points, ground, c)
+    assert rel(c.J, J_pin) < RTOL
+    assert rel(G, G_pin) < RTOL
+
+
+def test_active_set_distances_and_points():
+    """Only the points within their margin are active; distances and points are exact."""
+    solo = db.load_robot("solo12")
+    q = db.neutral_configuration(solo)
+    R, p = db.forward_kinematics(solo, q)
+    feet = [contact_point(solo, f, radius=0.01, margin=0.005) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    x = np.array([p[c.link] + R[c.link] @ c.point for c in feet])
+    h = x[:, 2].min() - 0.01  # the lowest sphere touches, those higher than 5 mm do not
+    cs = ContactSet(solo, feet, [Ground(height=h - 0.002, name="low"), Ground(height=h + 1e-3, name="high", mu=0.2)])
+    c = contact_rows(solo, q, cs)
+    expected = [(i, g) for i in range(4) for g, hg in enumerate((h - 0.002, h + 1e-3)) if x[i, 2] - 0.01 - hg <= 0.005]
+    assert list(zip(c.point.tolist(), c.ground.tolist())) == expected and c.m >= 2
+    for j in range(c.m):
+        hg = (h - 0.002, h + 1e-3)[c.ground[j]]
+        assert c.distance[j] == pytest.approx(x[c.point[j], 2] - 0.01 - hg, abs=1e-14)
+        np.testing.assert_allclose(c.position[j], x[c.point[j]] - (0, 0, 0.01), atol=1e-14)
+        assert c.mu[j] == (0.8, 0.2)[c.ground[j]]
+    # normal rows: the vertical velocity of the contact point
+    v = np.random.default_rng(0).normal(size=solo.nv)
+    twists = db.link_velocities(solo, q, v)
+    for j in range(c.m):
+        cp = feet[c.point[j]]
+        k = cp.link
+        s = R[k].T @ (c.position[j] - p[k])
+        vel = R[k] @ (twists[k, :3] + np.cross(twists[k, 3:], s))
+        assert c.J[3 * j + 2] @ v == pytest.approx(vel[2], abs=1e-12)
+
+
+def test_contact_set_refuses_loops_and_bad_q():
+    solo = db.load_robot("solo12")
+    with pytest.raises(InputError, match="q"):
+        contact_rows(solo, np.zeros(3), ["FL_FOOT"], Ground())
+    looped = solo.replace()
+    looped.add_loop_closure("cut", "spherical", "FL_FOOT", "FR_FOOT")
+    with pytest.raises(NotImplementedError, match="loop closures"):
+        ContactSet(looped, ["FL_FOOT"], Ground())

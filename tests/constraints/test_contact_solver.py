@@ -1,0 +1,138 @@
+"""The frictional contact solver (PGS on Coulomb cones) against Pinocchio 4.1's
+ADMMConstraintSolver and PGSConstraintSolver on the same Delassus problems, and against the
+analytic answers of one contact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.constraints.contact import delassus_matrix, solve_contact
+from denoc_bridge.errors import InputError
+from denoc_bridge.kernels.contact_solver import ncp_residual
+from denoc_bridge.multibody.contact import Ground, contact_point
+
+TOL = 1e-12  # both solvers' stopping tolerance
+AGREE = 1e-8  # relative agreement of the impulses
+
+
+def pinocchio_impulses(G, g, mu, kind):
+    """Pinocchio's solution of the same problem: point contacts carrying Coulomb cones (their
+    Jacobians do not enter: the solvers see only G, g and the cones)."""
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "ff")
+    model.appendBodyToJoint(j, pin.Inertia.FromBox(1.0, 1.0, 1.0, 1.0), pin.SE3.Identity())
+    cms = pin.StdVec_ConstraintModel()
+    for mu_i in mu:
+        cm = pin.PointContactConstraintModel(model, 1, pin.SE3.Identity())
+        cm.setFriction(float(mu_i))
+        cms.append(pin.ConstraintModel(cm))
+    cds = pin.StdVec_ConstraintData([c.createData() for c in cms])
+    n = len(g)
+    if kind == "admm":
+        s, res, solver = pin.ADMMSolverSettings(), pin.ADMMSolverResult(), pin.ADMMConstraintSolver(n)
+        s.lanczos_size = n
+    else:
+        s, res, solver = pin.PGSSolverSettings(), pin.PGSSolverResult(), pin.PGSConstraintSolver(n)
+    s.absolute_feasibility_tol = s.absolute_complementarity_tol = TOL
+    s.relative_feasibility_tol = s.relative_complementarity_tol = TOL
+    s.max_iterations = 100_000
+    converged = solver.solve(pin.DelassusOperatorDense(np.asarray(G)), np.asarray(g), cms, cds, s, res)
+    return converged, res.retrieveConstraintImpulses().copy()
+
+
+def assert_agrees(G, g, mu):
+    """Our impulses solve the problem and equal ADMM's; and PGS's where Pinocchio's PGS finds a
+    solution (it stalls, or stops early, on some sticking and frictionless problems: measured,
+    its answer then violates the contact conditions, so it is no reference there).  Returns
+    whether PGS was compared."""
+    ours = solve_contact(G, g, mu, tol=TOL)
+    assert ours.converged
+    bound = 1e-10 * (1 + np.abs(g).max())
+    assert ncp_residual(G, g, mu, len(mu), ours.lam) < bound
+    compared_pgs = False
+    for kind in ("admm", "pgs"):
+        converged, lam = pinocchio_impulses(G, g, mu, kind)
+        if kind == "pgs" and not (converged and ncp_residual(G, g, mu, len(mu), lam) < bound):
+            continue
+        assert converged, kind
+        assert np.abs(ours.lam - lam).max() <= AGREE * max(np.abs(lam).max(), 1e-300), kind
+        compared_pgs |= kind == "pgs"
+    return compared_pgs
+
+
+def test_random_problems_match_pinocchio():
+    compared_pgs = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        m = int(rng.integers(1, 6))
+        A = rng.normal(size=(3 * m, 3 * m + 4))
+        G = A @ A.T + 0.01 * np.eye(3 * m)
+        g = rng.normal(size=3 * m)
+        mu = rng.uniform(0.1, 1.5, m)
+        compared_pgs += assert_agrees(G, g, mu)
+    assert compared_pgs >= 8  # Pinocchio's PGS solved most of them too
+
+
+@pytest.mark.parametrize(
+    "velocity, mu",
+    [
+        ((0.0, 0.0, -1.0), 0.7),
+        ((0.3, 0.0, -1.0), 0.7),
+        ((2.0, -1.0, -0.2), 0.4),
+        ((0.1, 0.2, 0.5), 0.7),
+        ((1.0, 0.0, -1.0), 0.0),
+    ],
+)
+def test_solo12_feet_problem_matches_pinocchio(velocity, mu):
+    """The Delassus problem of solo12's four feet on the ground (sticking, sliding, opening)."""
+    solo = db.load_robot("solo12")
+    q = db.integrate(solo, db.neutral_configuration(solo), np.random.default_rng(0).uniform(-0.3, 0.3, solo.nv))
+    feet = [contact_point(solo, f, margin=10.0) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    G, c = delassus_matrix(solo, q, feet, Ground(height=-1.0, mu=mu))
+    g = np.tile(velocity, 4) + 0.05 * np.random.default_rng(1).normal(size=12)
+    assert_agrees(G, g, c.mu)
+
+
+def test_one_contact_analytic():
+    """One contact with G = I: sticking cancels the velocity, sliding clamps to the cone with the
+    friction against the slip, separating leaves it alone."""
+    G, mu = np.eye(3), np.array([0.5])
+    stick = solve_contact(G, np.array([0.2, -0.1, -1.0]), mu)
+    np.testing.assert_allclose(stick.lam, [-0.2, 0.1, 1.0], atol=1e-14)
+    np.testing.assert_allclose(stick.sigma, 0.0, atol=1e-14)
+    slide = solve_contact(G, np.array([3.0, 4.0, -1.0]), mu)
+    np.testing.assert_allclose(slide.lam, [-0.3, -0.4, 1.0], atol=1e-14)  # |lambda_t| = mu lambda_n
+    np.testing.assert_allclose(slide.sigma, [2.7, 3.6, 0.0], atol=1e-14)  # slip continues, opposed
+    free = solve_contact(G, np.array([3.0, 4.0, 0.5]), mu)
+    np.testing.assert_array_equal(free.lam, 0.0)
+
+
+def test_warm_start_and_limits():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(12, 16))
+    G, g, mu = A @ A.T + 0.01 * np.eye(12), rng.normal(size=12) - (0, 0, 1) * 4, np.full(4, 0.8)
+    cold = solve_contact(G, g, mu)
+    warm = solve_contact(G, g, mu, cold.lam)
+    assert warm.converged and warm.sweeps < cold.sweeps
+    np.testing.assert_allclose(warm.lam, cold.lam, atol=1e-10 * np.abs(cold.lam).max())
+    short = solve_contact(G, g, mu, max_iter=1)
+    assert not short.converged and short.sweeps == 1
+    outside = solve_contact(G, g, mu, np.tile([5.0, 0.0, -1.0], 4))  # a warm start outside the cones
+    np.testing.assert_allclose(outside.lam, cold.lam, atol=1e-9 * np.abs(cold.lam).max())
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ((np.eye(3), np.zeros(2), [0.5]), "g"),
+        ((np.eye(2), np.zeros(3), [0.5]), "G"),
+        ((np.eye(3), np.full(3, np.nan), [0.5]), "g has non-finite"),
+        ((np.eye(3), np.zeros(3), [-0.5]), "mu must be >= 0"),
+    ],
+)
+def test_bad_problems_are_refused(args, words):
+    with pytest.raises(InputError, match=words):
+        solve_contact(*args)

@@ -1,0 +1,242 @@
+"""Ground contact in the simulator (method "contact-euler"): physics that can fail. A box at
+rest, a box sliding to a stop, a box on a slope sticking or sliding, a ball that stays, and the
+kinetic energy the contact takes (never gives)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.errors import InputError, SimulationError
+from denoc_bridge.io.collision import collision_points
+from denoc_bridge.multibody.contact import Ground, contact_point
+from denoc_bridge.simulation.contact import simulate_contact
+
+G0 = 9.81
+MASS, A, B, C = 2.0, 0.2, 0.3, 0.1  # kg, box edges (m)
+BOX = f"""<robot name="box"><link name="box"><inertial><mass value="{MASS}"/>
+<inertia ixx="{MASS * (B * B + C * C) / 12}" iyy="{MASS * (A * A + C * C) / 12}" izz="{MASS * (A * A + B * B) / 12}"
+ ixy="0" ixz="0" iyz="0"/></inertial>
+<collision><geometry><box size="{A} {B} {C}"/></geometry></collision></link></robot>"""
+BALL = """<robot name="ball"><link name="ball"><inertial><mass value="1"/>
+<inertia ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0" iyz="0"/></inertial>
+<collision><geometry><sphere radius="0.1"/></geometry></collision></link></robot>"""
+
+
+@pytest.fixture(scope="module")
+def box():
+    model = db.load_urdf(BOX, floating_base=True)
+    points, _ = collision_points(model, BOX)
+    return model, points
+
+
+def at_height(model, z, rotation=None):
+    q = db.neutral_configuration(model)
+    q[2] = z
+    if rotation is not None:  # (x, y, z, w)
+        q[3:7] = rotation
+    return q
+
+
+def test_box_at_rest_for_10_s(box):
+    model, points = box
+    traj = simulate_contact(model, at_height(model, C / 2), np.zeros(6), 10.0, 1e-3, Ground(mu=0.5), points)
+    assert len(traj) == 10_001
+    assert np.abs(traj.q[:, :3] - [0.0, 0.0, C / 2]).max() < 1e-6
+    normal = traj.contact_force[:-1, :, 2].sum(axis=1)  # the force of each step (the last state has none)
+    np.testing.assert_allclose(normal, MASS * G0, rtol=1e-9)
+    # no net friction at rest (the four corners' problem is indeterminate: friction forces that
+    # cancel between corners are one of its solutions; the saved force is their resultant)
+    assert np.abs(traj.contact_force[:-1, :, :2].sum(axis=1)).max() < 1e-9
+    assert traj.contact_names == ("box/ground",) and traj.contact_force.shape == (10_001, 1, 3)
+
+
+@pytest.mark.parametrize("v0, mu", [(2.0, 0.5), (1.0, 0.3)])
+def test_box_sliding_stops_after_v0_squared_over_2_mu_g(box, v0, mu):
+    model, points = box
+    v = np.zeros(6)
+    v[0] = v0
+    traj = simulate_contact(model, at_height(model, C / 2), v, 1.5 * v0 / (mu * G0), 1e-3, Ground(mu=mu), points)
+    distance = traj.q[-1, 0]
+    assert distance == pytest.approx(v0**2 / (2 * mu * G0), rel=0.01)
+    stop = traj.t[np.argmax(np.abs(traj.v[:, 0]) < 1e-9)]
+    assert stop == pytest.approx(v0 / (mu * G0), rel=0.01)
+    assert np.abs(traj.v[-1]).max() < 1e-9 and abs(traj.q[-1, 2] - C / 2) < 1e-6
+
+
+def slope_start(model, theta):
+    """The box resting flat on a slope of angle theta rising along +x (its centre C/2 above)."""
+    n = np.array([-np.sin(theta), 0.0, np.cos(theta)])
+    q = at_height(model, 0.0, (0.0, np.sin(-theta / 2), 0.0, np.cos(-theta / 2)))  # about y by -theta
+    q[:3] = C / 2 * n
+    return q, Ground(normal=n, mu=0.5)
+
+
+def test_box_on_a_slope_sticks_when_tan_theta_below_mu(box):
+    model, points = box
+    theta = np.arctan(0.5) - 0.05
+    q0, slope = slope_start(model, theta)
+    traj = simulate_contact(model, q0, np.zeros(6), 2.0, 1e-3, slope, points)
+    assert np.abs(traj.q[:, :3] - q0[:3]).max() < 1e-6
+    total = traj.contact_force[-2].sum(axis=0)  # the ground carries the weight
+    np.testing.assert_allclose(total, [0.0, 0.0, MASS * G0], atol=1e-8)
+
+
+def test_box_on_a_slope_slides_at_g_sin_minus_mu_cos(box):
+    model, points = box
+    theta = np.arctan(0.5) + 0.2
+    q0, slope = slope_start(model, theta)
+    T = 1.0
+    traj = simulate_contact(model, q0, np.zeros(6), T, 1e-3, slope, points)
+    down = np.array([-np.cos(theta), 0.0, -np.sin(theta)])  # down the slope
+    s = (traj.q[:, :3] - q0[:3]) @ down
+    a = G0 * (np.sin(theta) - 0.5 * np.cos(theta))
+    assert s[-1] == pytest.approx(0.5 * a * T**2, rel=0.01)
+    n = slope.normal
+    assert np.abs((traj.q[:, :3] - q0[:3]) @ n).max() < 1e-6  # on the surface all along
+
+
+def test_ball_dropped_with_restitution_0_stays():
+    model = db.load_urdf(BALL, floating_base=True)
+    points, _ = collision_points(model, BALL)
+    traj = simulate_contact(model, at_height(model, 0.4), np.zeros(6), 1.0, 1e-3, Ground(), points)
+    landed = traj.t > 0.3  # it falls 0.3 m in 0.247 s
+    assert np.abs(traj.q[landed, 2] - 0.1).max() < 1e-6
+    assert np.abs(traj.v[landed]).max() < 1e-9
+
+
+def test_restitution_gives_back_that_fraction_of_the_approach_speed():
+    model = db.load_urdf(BALL, floating_base=True)
+    points, _ = collision_points(model, BALL)
+    traj = simulate_contact(model, at_height(model, 0.4), np.zeros(6), 0.3, 1e-3, Ground(restitution=0.5), points)
+    vz = traj.v[:, 2]
+    k = int(np.argmax(vz > 0))  # the first step going up
+    assert vz[k] == pytest.approx(-0.5 * vz[k - 1], rel=0.02)
+
+
+def test_contact_never_gives_energy(box):
+    """A spinning box dropped on a rough ground: the work of the contact forces is never
+    positive, step by step, and nothing goes through the ground."""
+    model, points = box
+    rng = np.random.default_rng(0)
+    quat = rng.normal(size=4)
+    q0 = at_height(model, 0.2, quat / np.linalg.norm(quat))
+    v0 = np.array([0.5, -0.3, -1.0, 3.0, -2.0, 1.0])
+    traj = simulate_contact(model, q0, v0, 1.0, 1e-3, Ground(mu=0.6), points)
+    steps = np.diff(traj.contact_work)
+    assert steps.min() < -1e-3  # the contact acted
+    assert steps.max() <= 1e-12 * MASS * G0
+    corners = np.array([p.point for p in points])
+    # nothing goes through: every box corner stays above the ground (within 1e-6 m)
+    for qk in traj.q[::10]:
+        R, p = db.forward_kinematics(model, qk)
+        assert (p[0] + corners @ R[0].T)[:, 2].min() > -1e-6
+
+
+def test_the_work_of_contact_is_force_times_displacement():
+    """A spinning ball thrown on a rough ground (one contact point): each step's contact work is
+    the saved force times the displacement dt v+ of the contact point (its velocity from the
+    ball's twist, not from the contact rows)."""
+    model = db.load_urdf(BALL, floating_base=True)
+    points, _ = collision_points(model, BALL)
+    v0 = np.array([1.0, 0.5, -1.0, 20.0, 0.0, 0.0])  # spinning about x: its lowest point slips
+    traj = simulate_contact(model, at_height(model, 0.15), v0, 0.3, 1e-3, Ground(mu=0.3), points)
+    steps = np.diff(traj.contact_work)
+    acting = np.flatnonzero(steps < -1e-6)
+    assert acting.size > 10 and steps.max() <= 1e-12
+    for k in acting[:20]:
+        R, p = db.forward_kinematics(model, traj.q[k])
+        twist = db.link_velocities(model, traj.q[k], traj.v[k + 1])[0]  # the rows are taken at q_k
+        s = R[0].T @ np.array([0.0, 0.0, -0.1])  # the lowest point of the sphere, in the ball's frame
+        velocity = R[0] @ (twist[:3] + np.cross(twist[3:], s))
+        assert steps[k] == pytest.approx(1e-3 * traj.contact_force[k, 0] @ velocity, rel=1e-9, abs=1e-13)
+
+
+def test_energy_balance_with_the_work_of_contact(box):
+    """At rest the contact does no work and the balance closes exactly; a box sliding to a stop:
+    the friction's work is the kinetic energy it had (to the explicit step's first-order error)."""
+    model, points = box
+    rest = simulate_contact(model, at_height(model, C / 2), np.zeros(6), 1.0, 1e-3, Ground(mu=0.5), points)
+    assert np.abs(rest.contact_work).max() < 1e-12 and np.abs(rest.energy_drift()).max() < 1e-12
+    v = np.zeros(6)
+    v[0] = 2.0
+    slide = simulate_contact(model, at_height(model, C / 2), v, 0.6, 1e-3, Ground(mu=0.5), points)
+    assert slide.contact_work[-1] == pytest.approx(-0.5 * MASS * 4.0, rel=0.01)
+    assert abs(slide.energy_drift(relative=True)[-1]) < 0.01
+
+
+def test_simulate_routes_contact_and_refuses_other_methods(box):
+    model, points = box
+    q0 = at_height(model, C / 2)
+    traj = db.simulate(
+        model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler", contact=Ground(), contact_points=points
+    )
+    assert traj.method == "contact-euler" and traj.contact_force.shape == (11, 1, 3)
+    with pytest.raises(InputError, match="method 'rk4' does not simulate ground contact"):
+        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="rk4", contact=Ground())
+    with pytest.raises(InputError, match="needs the ground"):
+        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler")
+    with pytest.raises(InputError, match="no sphere, box"):
+        solo = db.load_robot("solo12")
+        db.simulate(
+            solo, db.neutral_configuration(solo), np.zeros(solo.nv), 0.01, method="contact-euler", contact=Ground()
+        )
+    with pytest.raises(InputError, match=r"tau\(t, q, v\) must return 6"):
+        simulate_contact(model, q0, np.zeros(6), 0.01, 1e-3, Ground(), points[:2], tau=lambda t, q, v: np.zeros(2))
+
+
+def test_contact_point_by_name_in_simulate():
+    solo = db.load_robot("solo12")
+    feet = [contact_point(solo, f, radius=0.0175) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    traj = db.simulate(
+        solo,
+        db.neutral_configuration(solo),
+        np.zeros(solo.nv),
+        0.005,
+        method="contact-euler",
+        contact=Ground(height=-0.5),
+        contact_points=feet,
+    )
+    assert np.all(traj.contact_force == 0.0)  # high above the ground: free fall
+    assert traj.v[-1, 2] == pytest.approx(-G0 * 0.005, rel=1e-9)
+
+
+def test_solo12_dropped_from_30_cm_stands_with_a_posture_hold():
+    """solo12's feet 0.3 m above the ground, a joint PD holding its standing posture (Kp = 20
+    N m/rad, Kd = 0.5 N m s/rad): it lands and stands, its base steady, the feet on the ground
+    and the ground carrying its weight."""
+    example_robot_data = pytest.importorskip("example_robot_data")
+    solo = db.load_robot("solo12")
+    q_ref = example_robot_data.load("solo12").q0.copy()
+    feet = [contact_point(solo, f) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+
+    def lowest_foot(q):
+        R, p = db.forward_kinematics(solo, q)
+        return min((p[c.link] + R[c.link] @ c.point)[2] for c in feet)
+
+    q0 = q_ref.copy()
+    q0[2] += 0.3 - lowest_foot(q_ref)
+
+    def hold(t, q, v):
+        tau = np.zeros(solo.nv)
+        tau[6:] = 20.0 * (q_ref[7:] - q[7:]) - 0.5 * v[6:]
+        return tau
+
+    traj = simulate_contact(solo, q0, np.zeros(solo.nv), 1.5, 1e-3, Ground(mu=0.9), feet, hold)
+    z = traj.q[traj.t > 1.0, 2]
+    assert z.max() - z.min() < 1e-6  # the base steady over the last 0.5 s
+    assert min(lowest_foot(q) for q in traj.q[::10]) > -1e-6  # penetration below 1 um
+    weight = solo.total_mass * G0
+    assert traj.contact_force[-2, :, 2].sum() == pytest.approx(weight, rel=1e-6)
+    assert np.diff(traj.contact_work).max() <= 1e-12
+
+
+def test_a_blow_up_is_a_simulation_error(box):
+    model, points = box
+
+    def violent(t, q, v):  # a damper far too stiff for an explicit step of 1 ms
+        return -1e6 * v
+
+    with pytest.raises(SimulationError, match="left the finite numbers"):
+        simulate_contact(model, at_height(model, 0.2), np.ones(6), 1.0, 1e-3, Ground(), points, violent)
