@@ -225,6 +225,27 @@ def unit_validation() -> None:
     compare_with_pinocchio(db.load_robot("gripper", mimic=True), samples=1)
 
 
+def unit_contact() -> None:
+    """Ground contact: the contact-euler time stepper on the floating-base tree, resting on a
+    point of each link and sliding."""
+    model = _robots()["floating"]
+    q = db.neutral_configuration(model)
+    q[2] = 0.05
+    points = [db.contact_point(model, link, radius=0.02) for link in model.link_names]
+    for v0 in (np.zeros(model.nv), np.r_[0.5, 0.0, 0.0, np.zeros(model.nv - 3)]):
+        db.simulate(
+            model,
+            q,
+            v0,
+            5e-3,
+            1e-3,
+            method="contact-euler",
+            contact=db.Ground(mu=0.8),
+            contact_points=points,
+            progress=False,
+        )
+
+
 #: the units, longest first (their compile seconds on 2 cores, benchmarks/compile_times.py)
 UNITS: dict[str, Callable[[], None]] = {
     "simulate": unit_simulate,
@@ -233,6 +254,7 @@ UNITS: dict[str, Callable[[], None]] = {
     "loops": unit_loops,
     "mimic": unit_mimic,
     "implicit": unit_implicit,
+    "contact": unit_contact,
     "validation": unit_validation,
 }
 

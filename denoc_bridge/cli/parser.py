@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile every kernel now, into the cache later runs load (pip install does it)",
         description=wrap(
             "Compile the numba kernels of every capability (tree dynamics, derivatives, simulation, "
-            "loops, mimic joints, validation) on small generated robots, in one process per core, "
+            "loops, mimic joints, contact, validation) on small generated robots, in one process per core, "
             "into the cache that later processes load from; then check in a fresh process that "
             "nothing compiles any more.  pip install runs it; run it after a numba upgrade, or when "
             "a first call says it compiles."
