@@ -373,9 +373,16 @@ def test_site_builds_strictly_and_loads_nothing_from_another_host(site):
         assert (site / figure).is_file(), figure
 
 
-#: Chromium's own background services (its clock, sign-in, search suggestions, autofill), asked
-#: whatever the page: not the page's requests
-BROWSER_SERVICES = {"clients2.google.com", "accounts.google.com", "www.google.com", "content-autofill.googleapis.com"}
+#: Chromium's own background services (its clock, sign-in, search suggestions, autofill, its
+#: component updater: Debian's chromium 156 asks update.googleapis.com despite
+#: --disable-component-update), asked whatever the page: not the page's requests
+BROWSER_SERVICES = {
+    "clients2.google.com",
+    "accounts.google.com",
+    "www.google.com",
+    "content-autofill.googleapis.com",
+    "update.googleapis.com",
+}
 
 
 def _host(request_line: str) -> str:

@@ -350,7 +350,6 @@ def test_multiplier_zero_stays_zero_and_defaults_are_one_and_zero():
             "not revolute, continuous",
             True,
         ),
-        ((J("j1", "w", "a"), J("j2", "a", "b", "planar", mimic=("j1", 2, 0))), "j2", "not revolute, continuous", False),
     ],
 )
 def test_bad_mimic_declarations_name_the_joint(parts, joint, message, pin_refuses):
@@ -361,6 +360,13 @@ def test_bad_mimic_declarations_name_the_joint(parts, joint, message, pin_refuse
     if pin_refuses:
         with pytest.raises(ValueError):
             pin_mimic(xml, xml=True)
+
+
+def test_a_planar_mimic_joint_loads_with_a_warning_as_in_pinocchio():
+    # Pinocchio loads it (issue 35: what Pinocchio loads, loads); the relation is ignored, named
+    xml = R(L("a"), L("b"), J("j1", "w", "a"), J("j2", "a", "b", "planar", mimic=("j1", 2, 0)))
+    with pytest.warns(db.PhysicsWarning, match="j2"):
+        db.load_urdf(xml, mimic=True)
 
 
 def test_mimicked_joint_later_in_the_order_is_accepted_here():
