@@ -8,7 +8,9 @@ explicit-matrix formulation that the kernels are tested against lives in
 """
 
 from denoc_bridge.kernels import cache as _cache
+from denoc_bridge.kernels import inlining as _inlining
 from denoc_bridge.kernels import notice as _notice
 
 _cache.install()  # before any kernel's dispatcher asks numba where its cache is (kernels.cache)
+_inlining.install()  # numba's inliner copies a callee once per call, not once per block
 _notice.install()  # one line on stderr if a kernel compiles in this process (kernels.notice)

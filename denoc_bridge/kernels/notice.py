@@ -27,9 +27,9 @@ LOG_ENV = "DENOC_BRIDGE_COMPILE_LOG"
 MESSAGE = (
     "denoc_bridge: compiling its numba kernels for this machine, once: no compiled copy in {cache} "
     "fits this CPU, numba version and these sources (a wheel built elsewhere, or an install without "
-    "the build step). Each capability's first call takes about 5-40 s on 2 cores; later calls and "
-    "processes load them in milliseconds. `denoc-bridge compile` compiles them all now (about 2 min on "
-    "2 cores)."
+    "the build step). A capability's first call compiles for 5 s to 3 min; later calls and processes "
+    "load the kernels in milliseconds. `denoc-bridge compile` compiles them all now (about 15 min of "
+    "CPU time, spread over the cores)."
 )
 
 
