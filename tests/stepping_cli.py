@@ -49,6 +49,7 @@ class SteppingRun:
         self._err = bytearray()
         self._lock = threading.Lock()
         self.stepping = threading.Event()
+        self.progressed = False  # the bar showed steps done
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -59,8 +60,9 @@ class SteppingRun:
                 with self._lock:
                     self._err += chunk
                     if any(float(p) > 0.0 for p in _PERCENT.findall(self._err[-4096:])):
+                        self.progressed = True
                         self.stepping.set()
-        self.stepping.set()  # ended (or never drew a bar): the caller looks at why
+        self.stepping.set()  # ended (or never drew a bar): the caller says why
 
     def stderr(self) -> str:
         with self._lock:
@@ -69,7 +71,7 @@ class SteppingRun:
 
     def ctrl_c(self) -> tuple[int, str, str]:
         """Ctrl-C once the run steps; (exit status, stdout, stderr without terminal escapes)."""
-        if not self.stepping.wait(WAIT) or self.proc.poll() is not None:
+        if not (self.stepping.wait(WAIT) and self.progressed) or self.proc.poll() is not None:
             self.proc.kill()
             out, _ = self.proc.communicate(timeout=60)
             raise AssertionError(f"the run did not start stepping: {self.proc.returncode}, {out!r}, {self.stderr()!r}")
