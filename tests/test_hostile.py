@@ -32,6 +32,7 @@ import pinocchio as pin
 import pytest
 from hostile_cases import CONTRADICTIONS, our_outcome, pin_outcome, quiet_fd2, two_joints
 from lying_clock import child_prefix
+from stepping_cli import ctrl_c_while_stepping
 
 import denoc_bridge as db
 from denoc_bridge import _files
@@ -617,28 +618,14 @@ def test_interrupts_sigkill_while_writing(tmp_path):
     assert intact
 
 
-def _ctrl_c_during_simulate(tmp_path, warm: list[str], output: list[str]) -> tuple[subprocess.Popen, str]:
+def _ctrl_c_during_simulate(tmp_path, warm: list[str], output: list[str]) -> tuple[int, str]:
     """Run the ``warm`` command (the kernels compiled), then a long ``simulate chain:6`` writing
-    ``output``, Ctrl-C 2 s after its "simulating" line; (the process, its stderr)."""
+    ``output``, Ctrl-C once its progress bar shows steps done (at any machine speed: a fixed sleep
+    after the "simulating" line lands before the first step on a loaded machine); (exit status, stderr)."""
     subprocess.run([sys.executable, "-m", "denoc_bridge.cli", *warm], cwd=tmp_path, env=ENV, capture_output=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "denoc_bridge.cli", "simulate", "chain:6", "--duration", "5000", "--no-validate"]
-        + output
-        + ["--no-html", "--no-plot"],
-        cwd=tmp_path,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_sigint,
-    )
-    assert proc.stdout is not None
-    while not proc.stdout.readline().startswith("simulating"):
-        pass
-    time.sleep(2.0)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    return proc, err
+    args = ["simulate", "chain:6", "--duration", "5000", "--no-validate", *output, "--no-html", "--no-plot"]
+    returncode, _, err = ctrl_c_while_stepping(args, tmp_path, ENV)
+    return returncode, err
 
 
 @pytest.mark.slow
@@ -646,31 +633,31 @@ def test_interrupts_ctrl_c_during_cli_simulate(tmp_path):
     # the kernels compiled first (a fresh clone's cache is empty: a Ctrl-C 2 s after "simulating"
     # would land in numba's compilation, before any step, and leave nothing to save)
     warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot"]
-    proc, err = _ctrl_c_during_simulate(tmp_path, warm, ["--save", "run.npz"])
+    returncode, err = _ctrl_c_during_simulate(tmp_path, warm, ["--save", "run.npz"])
     traj = db.Trajectory.load(tmp_path / "run.npz", load_robot("chain:6"))
     clean = "Traceback" not in err and sum("interrupted" in ln for ln in err.splitlines()) == 1
     here = (
-        f"exit status {proc.returncode}, {'one line' if clean else 'a traceback'} on stderr, the partial run saved "
+        f"exit status {returncode}, {'one line' if clean else 'a traceback'} on stderr, the partial run saved "
         f"(status {traj.status!r})"
     )
     record("interrupts", "Ctrl-C during denoc-bridge simulate --save", here, "no command line")
-    assert proc.returncode == 130 and clean and traj.status == "interrupted"
+    assert returncode == 130 and clean and traj.status == "interrupted"
 
 
 @pytest.mark.slow
 def test_interrupts_ctrl_c_during_cli_simulate_stream(tmp_path):
     warm = ["simulate", "chain:6", "--duration", "0.01", "--no-validate", "--no-html", "--no-plot", "--stream", "w"]
     (tmp_path / "run.npy").write_bytes(b"the previous file")
-    proc, err = _ctrl_c_during_simulate(tmp_path, warm, ["--stream", "run.npy"])
+    returncode, err = _ctrl_c_during_simulate(tmp_path, warm, ["--stream", "run.npy"])
     traj = db.Trajectory.load(tmp_path / "run.npy", load_robot("chain:6"))
     clean = "Traceback" not in err and sum("interrupted" in ln for ln in err.splitlines()) == 1
     parts = list(tmp_path.glob("*.part"))
     here = (
-        f"exit status {proc.returncode}, {'one line' if clean else 'a traceback'} on stderr, the states so far "
+        f"exit status {returncode}, {'one line' if clean else 'a traceback'} on stderr, the states so far "
         f"in the file (status {traj.status!r}, read back lazily){'' if not parts else ', a .part left'}"
     )
     record("interrupts", "Ctrl-C during denoc-bridge simulate --stream", here, "no command line")
-    assert proc.returncode == 130 and clean and traj.status == "interrupted" and len(traj) > 1000 and not parts
+    assert returncode == 130 and clean and traj.status == "interrupted" and len(traj) > 1000 and not parts
 
 
 @pytest.mark.slow

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stepping_cli import ctrl_c_while_stepping
 
 import denoc_bridge as db
 from denoc_bridge import _files
@@ -245,24 +246,10 @@ def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
 
 
 def test_ctrl_c_during_cli_simulate_keeps_the_partial_run(tmp_path):
-    proc = _cli(
-        "simulate",
-        "chain:6",
-        "--duration",
-        "5000",
-        "--no-validate",
-        "--save",
-        "run.npz",
-        "--no-html",
-        "--no-plot",
-        cwd=tmp_path,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    while line and not line.startswith("simulating"):
-        line = proc.stdout.readline()
-    time.sleep(3.0)  # into the run
-    rc, out, err = _ctrl_c(proc)
+    # Ctrl-C once the progress bar shows steps done, whatever the machine's speed (a fixed sleep
+    # after the "simulating" line lands before the first step on a loaded machine)
+    args = ["simulate", "chain:6", "--duration", "5000", "--no-validate", "--save", "run.npz", "--no-html", "--no-plot"]
+    rc, out, err = ctrl_c_while_stepping(args, tmp_path, ENV)
     assert rc == 130, (out, err)
     _one_clean_line(err, "interrupted by the user at t =")
     assert "wrote trajectory" in out

@@ -40,17 +40,31 @@ CHUNK_SECONDS = 0.2
 #: that returns the same time twice) the chunk stops growing here instead of overflowing, and a
 #: Ctrl-C still lands within one chunk of the steps
 MAX_CHUNK = 1 << 20
+#: the least work of one chunk, in steps times velocity DOF (see :func:`least_chunk`), whatever
+#: the clock says: a clock with huge steps (a machine much slower than the work) shrank the
+#: chunk to one step, and the loop's own cost per chunk (tens of microseconds: the call into the
+#: compiled run, the clock, the bar) then cost 3-5 times the steps of a small robot
+MIN_CHUNK_WORK = 4096
 
 
-def next_chunk(chunk: int, elapsed: float) -> int:
+def least_chunk(nv: int) -> int:
+    """The fewest steps of a chunk of a run with ``nv`` velocity DOF: :data:`MIN_CHUNK_WORK` /
+    ``nv``, at least 1 and at most :data:`MAX_CHUNK` (682 steps of a 6-DOF arm, a fraction of a
+    millisecond; one step of a 4096-DOF chain or more: the clock decides alone)."""
+    return max(1, min(MAX_CHUNK, MIN_CHUNK_WORK // max(1, int(nv))))
+
+
+def next_chunk(chunk: int, elapsed: float, least: int = 1) -> int:
     """The steps of the next chunk of a compiled run whose last ``chunk`` steps took ``elapsed``
     seconds: aimed at :data:`CHUNK_SECONDS`, at most 4x the last one and :data:`MAX_CHUNK`, at
-    least 1.  Bounded whatever the clock returns: 0 or a negative time (a coarse or stepped-back
-    clock) counts as fast, NaN too, a huge time gives chunks of one step (slow, never stalled)."""
+    least ``least`` (:func:`least_chunk`; 1 by default).  Bounded whatever the clock returns: 0 or
+    a negative time (a coarse or stepped-back clock) counts as fast, NaN too, a huge time gives
+    chunks of ``least`` steps (slow, never stalled)."""
+    least = max(1, min(int(least), MAX_CHUNK))
     grown = min(4 * chunk, MAX_CHUNK)
     if not elapsed > 0:
-        return max(1, grown)
-    return max(1, min(grown, int(min(chunk * CHUNK_SECONDS / elapsed, MAX_CHUNK))))
+        return max(least, grown)
+    return max(least, min(grown, int(min(chunk * CHUNK_SECONDS / elapsed, MAX_CHUNK))))
 
 
 def method_name(method: str) -> str:

@@ -19,6 +19,7 @@ from denoc_bridge.simulation.common import (
     Run,
     actuation_table,
     count_saves,
+    least_chunk,
     make_trajectory,
     next_chunk,
     run_error,
@@ -45,6 +46,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
     stepper = kr.rk4_run if rk4 else kr.euler_run
+    least = least_chunk(nv)  # the loop's own cost stays small beside the steps, whatever the clock says
     step, status, chunk = 0, 0, 8
     compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, 0, out, s)  # before the clock
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
@@ -62,7 +64,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             if status:
                 break
             elapsed = time.perf_counter() - t0
-            chunk = next_chunk(chunk, elapsed)
+            chunk = next_chunk(n, elapsed, least)  # n: the steps timed (a stream's buffer may cap them)
             run.update(step)
     interrupted, wall = run.interrupted, run.wall
     if status > 0 and system.singular_fallback:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import time
 
 import numpy as np
 import pytest
@@ -39,9 +38,9 @@ def _one_line_error(err: str) -> str:
 
 
 def test_icub_stops_at_once_naming_the_stiff_joint_and_no_passive(capsys):
-    t0 = time.perf_counter()
+    # stopped before the check against Pinocchio and before any step: said by what it printed (the
+    # last assertion), not by a wall time, which holds on one machine's speed only (issue 35)
     assert main(["simulate", "icub", *FAST]) == 2
-    assert time.perf_counter() - t0 < 60  # before the check against Pinocchio, before any step
     captured = capsys.readouterr()
     line = _one_line_error(captured.err)
     assert "joint 'neck_yaw' (link 'head'" in line and "damping d = 1 N m s/rad" in line, line
