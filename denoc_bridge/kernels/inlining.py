@@ -34,6 +34,7 @@ takes the callee's IR from the per-process table; nothing else of numba changes.
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 import threading
 from typing import Any
@@ -108,6 +109,18 @@ def _inline_function(self, caller_ir, block, i, function, arg_typs=None):
     return self.inline_ir(caller_ir, block, i, callee_ir, function.__code__.co_freevars, arg_typs=arg_typs)
 
 
+#: the parameters of numba's ``InlineWorker.inline_function`` that :func:`_inline_function`
+#: replaces (numba 0.59 to 0.68); another numba keeps its own
+_INLINE_FUNCTION_PARAMETERS = ("self", "caller_ir", "block", "i", "function", "arg_typs")
+
+
+def _replaceable(inline_function) -> bool:
+    try:
+        return tuple(inspect.signature(inline_function).parameters) == _INLINE_FUNCTION_PARAMETERS
+    except (TypeError, ValueError):
+        return False
+
+
 def installed() -> bool:
     """Whether numba's inliner copies with one memo per inlined call."""
     return bool(getattr(inline_closurecall.InlineWorker.inline_ir, "denoc_bridge_shared_memo", False))
@@ -120,5 +133,6 @@ def install() -> None:
         return
     worker = inline_closurecall.InlineWorker
     worker.inline_ir = _with_shared_memo(worker.inline_ir)  # type: ignore[method-assign]
-    worker.inline_function = _inline_function  # type: ignore[method-assign]
+    if _replaceable(worker.inline_function):  # a numba whose inline_function is the one we know
+        worker.inline_function = _inline_function  # type: ignore[method-assign]
     inline_closurecall.copy = _PROXY  # type: ignore[attr-defined]

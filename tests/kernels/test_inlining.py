@@ -131,3 +131,12 @@ def test_an_inlined_call_gets_its_own_copy_of_the_helper():
     assert first(4.0) == 9.0
     assert second(4.0) == 13.0
     assert first(1.0) == 3.0
+
+
+def test_a_numba_with_another_inline_function_keeps_its_own():
+    def other(self, caller_ir, block, i, function, arg_typs=None, extra=None):
+        raise AssertionError
+
+    assert inlining._replaceable(inlining._inline_function)
+    assert not inlining._replaceable(other)
+    assert not inlining._replaceable(len)
