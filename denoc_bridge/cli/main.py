@@ -62,6 +62,26 @@ def main(argv=None) -> int:
         except KeyboardInterrupt:
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130
+        except Exception as exc:
+            if not _from_interrupt(exc):
+                raise
+            # a Ctrl-C inside numba's compiler can surface as another error raised while numba
+            # handles it ("no compiled object yet for <Library ...>"): still an interruption
+            print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
+            return 130
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled (its context or
+    cause chain holds one)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
 
 
 if __name__ == "__main__":

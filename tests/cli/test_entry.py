@@ -158,3 +158,25 @@ def test_an_interrupt_inside_the_command_is_said_once_by_the_entry(monkeypatch, 
         assert denoc_bridge_cli.main(["info", "panda"]) == 0 and not denoc_bridge_cli._said[0]
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_an_error_raised_while_numba_handles_a_ctrl_c_is_an_interruption(monkeypatch, capsys):
+    # a Ctrl-C inside numba's compiler once surfaced as a RuntimeError numba raised while handling
+    # it ("no compiled object yet for <Library ...>"): one line and 130, not a traceback
+    cli_main = importlib.import_module("denoc_bridge.cli.main")  # the module (the package exports main)
+
+    def interrupted_inside_numba(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("no compiled object yet for <Library 'valid_configuration'>") from None
+
+    def plain_bug(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli_main, "info_command", interrupted_inside_numba)
+    assert cli_main.main(["info", "panda"]) == 130
+    assert capsys.readouterr().err.strip().startswith("denoc-bridge: interrupted")
+    monkeypatch.setattr(cli_main, "info_command", plain_bug)
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli_main.main(["info", "panda"])
