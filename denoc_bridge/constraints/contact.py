@@ -21,7 +21,7 @@ import numpy as np
 
 from denoc_bridge.algorithms.dynamics import singular_error
 from denoc_bridge.constraints.solve import gravity_free
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.kernels import contact as _kc
 from denoc_bridge.kernels import contact_solver as _ks
 from denoc_bridge.kernels import loops as _kl
@@ -69,9 +69,7 @@ class ContactSet:
         _check_model(model)
         if isinstance(model, MimicModel) or model.loops:
             kind = "mimic joints" if isinstance(model, MimicModel) else "loop closures"
-            raise NotImplementedError(
-                f"model '{model.name}': ground contact on a model with {kind} is not supported yet"
-            )
+            raise ModelError(f"model '{model.name}': ground contact on a model with {kind} is not supported yet")
         self.model = model
         self.points = points_of(model, points)
         self.grounds = grounds_of(grounds)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
 from denoc_bridge.spatial import skew
 
@@ -131,5 +131,8 @@ def test_contact_set_refuses_loops_and_bad_q():
         contact_rows(solo, np.zeros(3), ["FL_FOOT"], Ground())
     looped = solo.replace()
     looped.add_loop_closure("cut", "spherical", "FL_FOOT", "FR_FOOT")
-    with pytest.raises(NotImplementedError, match="loop closures"):
+    with pytest.raises(ModelError, match="loop closures"):
         ContactSet(looped, ["FL_FOOT"], Ground())
+    gripper = db.load_robot("gripper", mimic=True)
+    with pytest.raises(ModelError, match="'gripper.*mimic joints"):
+        ContactSet(gripper, [gripper.link_names[-1]], Ground())
