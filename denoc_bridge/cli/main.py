@@ -59,21 +59,18 @@ def main(argv=None) -> int:
                 text = option_words(text)
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
-        except KeyboardInterrupt:
-            print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
-            return 130
-        except Exception as exc:
+        except (KeyboardInterrupt, Exception) as exc:
+            # a Ctrl-C, or another error raised while it was being handled (inside numba's
+            # compiler: "no compiled object yet for <Library ...>"); any other error is a bug's
             if not _from_interrupt(exc):
                 raise
-            # a Ctrl-C inside numba's compiler can surface as another error raised while numba
-            # handles it ("no compiled object yet for <Library ...>"): still an interruption
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130
 
 
 def _from_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled (its context or
-    cause chain holds one)."""
+    """Whether ``exc`` is a KeyboardInterrupt or was raised while one was being handled (its
+    context or cause chain holds one)."""
     seen: set[int] = set()
     link: BaseException | None = exc
     while link is not None and id(link) not in seen:

@@ -28,7 +28,8 @@ The patches are the narrowest that do it: inside ``numba.core.inline_closurecall
 ``copy.deepcopy`` is that block copy) the module's ``copy`` becomes a stand-in whose
 ``deepcopy`` uses the memo of the ``inline_ir`` call in progress, and
 ``InlineWorker.inline_function`` (three lines in numba: build the callee's IR, inline it)
-takes the callee's IR from the per-process table; nothing else of numba changes.  ``DENOC_BRIDGE_NUMBA_INLINER=numba`` leaves numba untouched (to compare).
+takes the callee's IR from the per-process table; nothing else of numba changes.
+``DENOC_BRIDGE_NUMBA_INLINER=numba`` leaves numba untouched (to compare).
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def _inline_function(self, caller_ir, block, i, function, arg_typs=None):
 
 
 #: the parameters of numba's ``InlineWorker.inline_function`` that :func:`_inline_function`
-#: replaces (numba 0.59 to 0.68); another numba keeps its own
+#: replaces (as in numba 0.68, where the replacement was checked); a numba whose
+#: ``inline_function`` takes other parameters keeps its own
 _INLINE_FUNCTION_PARAMETERS = ("self", "caller_ir", "block", "i", "function", "arg_typs")
 
 
