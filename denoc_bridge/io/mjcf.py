@@ -23,7 +23,10 @@ a body without joints          merged into its parent's link (inertia lumped), a
 ``qpos_spring``                :func:`~denoc_bridge.simulate`)
 ``dof_frictionloss``           ``friction`` (recorded; no denoc_bridge function applies it)
 ``jnt_limited``, ``jnt_range`` ``lower_limit`` / ``upper_limit`` of hinge and slide joints
-``opt.gravity``                ``gravity``
+``opt.gravity``                ``gravity`` (zero when ``<flag gravity="disable"/>``)
+``<flag>`` disable bits        ``spring`` / ``damper`` disabled: no stiffness / damping;
+                               ``constraint`` / ``equality`` disabled: the equalities are
+                               listed in ``model.warnings``, not applied (as in MuJoCo)
 bodies and sites               ``model.frames`` (kinds ``"link"`` and ``"site"``)
 ``<connect>``, ``<weld>``      loop closures (``"spherical"``, ``"weld"``)
 ``<joint>`` (linear polycoef)  mimic couplings: a :class:`~denoc_bridge.MimicModel`
@@ -63,6 +66,8 @@ _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _CONNECT, _WELD, _EQ_JOINT, _EQ_TENDON = 0, 1, 2, 3
 _JOINT_TYPES = {_FREE: JointType.FREEFLYER, _BALL: JointType.SPHERICAL, _SLIDE: JointType.PRISMATIC}
 _JOINT_WORDS = {_FREE: "free", _BALL: "ball", _SLIDE: "slide", _HINGE: "hinge"}
+# MuJoCo's disable bits (mjtDisableBit) that change what the model means
+_DSBL_CONSTRAINT, _DSBL_EQUALITY, _DSBL_SPRING, _DSBL_DAMPER, _DSBL_GRAVITY = 1, 2, 32, 64, 128
 
 
 def import_mujoco() -> Any:
@@ -229,7 +234,11 @@ def from_mujoco(
         b = int(m.site_bodyid[s])
         X = _compose(where[b], (wxyz_to_matrix(m.site_quat[s]), np.array(m.site_pos[s], dtype=float)))
         frames.append(Frame(site_names[s], "site", owner[b], *X))
-    _warn_unmodelled(m, mj, body_names, notes)
+    disabled = int(m.opt.disableflags)
+    if disabled & (_DSBL_CONSTRAINT | _DSBL_EQUALITY) and m.neq:
+        notes.append("the equalities are disabled by <flag constraint/equality='disable'> and not applied")
+        constraints = False
+    _warn_unmodelled(m, mj, body_names, constraints, notes)
     loops, mimic = equalities(m, mj, joint_names, owner, where, constraints, notes)
     if notes:
         warnings.warn(
@@ -251,13 +260,13 @@ def from_mujoco(
         com=com,
         inertia=inertia,
         armature=np.array(m.dof_armature, dtype=float),
-        damping=np.array(m.dof_damping, dtype=float),
+        damping=np.zeros(m.nv) if disabled & _DSBL_DAMPER else np.array(m.dof_damping, dtype=float),
         friction=np.array(m.dof_frictionloss, dtype=float),
-        stiffness=stiffness,
+        stiffness=np.zeros(m.nv) if disabled & _DSBL_SPRING else stiffness,
         rest_configuration=mujoco_qpos_to_q(types, np.array(m.qpos_spring, dtype=float)),
         lower_limit=lower,
         upper_limit=upper,
-        gravity=np.array(m.opt.gravity, dtype=float),
+        gravity=np.zeros(3) if disabled & _DSBL_GRAVITY else np.array(m.opt.gravity, dtype=float),
         base_name=body_names[0],
         floating_base=n > 0 and types[0] == JointType.FREEFLYER,
         source=source,
@@ -305,10 +314,13 @@ def _limits_and_springs(m: Any, joint_names: list[str], notes: list[str]) -> tup
     return lower, upper, stiffness
 
 
-def _warn_unmodelled(m: Any, mj: Any, body_names: list[str], notes: list[str]) -> None:
-    """Notes for what MuJoCo applies and a Model does not."""
-    if m.ntendon:
-        tendons = _names(mj, m, mj.mjtObj.mjOBJ_TENDON, m.ntendon, "tendon")
+def _warn_unmodelled(m: Any, mj: Any, body_names: list[str], constraints: bool, notes: list[str]) -> None:
+    """Notes for what MuJoCo applies and a Model does not (a tendon held by an applied
+    ``<tendon>`` equality is a mimic coupling, not a note)."""
+    held = {int(m.eq_obj1id[e]) for e in range(m.neq) if int(m.eq_type[e]) == _EQ_TENDON and m.eq_active0[e]}
+    names = _names(mj, m, mj.mjtObj.mjOBJ_TENDON, m.ntendon, "tendon")
+    tendons = [names[t] for t in range(m.ntendon) if not (constraints and t in held)]
+    if tendons:
         notes.append(f"tendons are not modelled: {', '.join(repr(t) for t in tendons)}")
     for b in range(1, m.nbody):
         if m.body_gravcomp[b]:

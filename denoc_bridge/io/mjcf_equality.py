@@ -8,12 +8,17 @@
   orientation of body 2 in body 1's frame when the weld holds (``torquescale`` has no meaning
   for a hard weld);
 * ``<joint>`` with ``polycoef = (c0, c1, 0, 0, 0)`` -> a :class:`~denoc_bridge.Mimic`
-  ``q1 = c1 q2 + (q1_ref + c0 - c1 q2_ref)`` (MuJoCo measures both joints from ``qpos0``).
+  ``q1 = c1 q2 + (q1_ref + c0 - c1 q2_ref)`` (MuJoCo measures both joints from ``qpos0``);
+* ``<tendon>`` of one fixed tendon over two hinge or slide joints a, b (the coupling of the
+  dm_control grippers): MuJoCo holds ``L - L0 = c0`` with ``L = ca qa + cb qb`` and ``L0`` its
+  value at ``qpos0``, that is the :class:`~denoc_bridge.Mimic`
+  ``qa = -(cb / ca) qb + qa0 + (cb qb0 + c0) / ca``.
 
 MuJoCo's constraints are soft (``solref``, ``solimp``); these are exact.  A ``<joint>``
-equality that fixes a joint (no ``joint2``) or is nonlinear, ``<tendon>`` and ``<flex>``
-equalities are refused by name; an equality inactive at the start (``active="false"``) is
-skipped with a note.
+equality that fixes a joint (no ``joint2``) or is nonlinear, a ``<tendon>`` equality between
+two tendons or over a tendon that is not a fixed tendon of two hinge or slide joints, and
+``<flex>`` equalities are refused by name; an equality inactive at the start
+(``active="false"``) or not applied (``constraints=False``) is skipped with a note.
 """
 
 from __future__ import annotations
@@ -55,18 +60,21 @@ def equalities(
         kind = _KIND.get(int(m.eq_type[e]), f"type {int(m.eq_type[e])}")
         name = mj.mj_id2name(m, mj.mjtObj.mjOBJ_EQUALITY, e) or f"{kind}{e}"
         label = f"<{kind}> equality '{name}'"
-        if int(m.eq_type[e]) not in (_CONNECT, _WELD, _JOINT):
-            raise ModelError(f"{label}: {kind} equalities are not supported (connect, weld and linear joint are)")
         if not m.eq_active0[e]:
             notes.append(f"{label} is inactive at the start (active='false') and is not modelled")
             continue
         if not constraints:
             notes.append(f"{label} is not applied (constraints=False)")
             continue
+        if int(m.eq_type[e]) not in (_CONNECT, _WELD, _JOINT, _TENDON):
+            raise ModelError(f"{label}: {kind} equalities are not supported (connect, weld, joint and tendon are)")
         data = np.array(m.eq_data[e], dtype=float)
         i1, i2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
         if int(m.eq_type[e]) == _JOINT:
             mimic.append(_mimic(m, data, i1, i2, joint_names, label))
+            continue
+        if int(m.eq_type[e]) == _TENDON:
+            mimic.append(_tendon_mimic(m, mj, data, i1, i2, joint_names, label))
             continue
         if int(m.eq_objtype[e]) == int(mj.mjtObj.mjOBJ_SITE):  # the two sites' frames (origins) coincide
             b1, b2 = int(m.site_bodyid[i1]), int(m.site_bodyid[i2])
@@ -101,3 +109,28 @@ def _mimic(m: Any, data: np.ndarray, j1: int, j2: int, joint_names: list[str], l
     q10, q20 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
     c0, c1 = float(data[0]), float(data[1])
     return Mimic(joint_names[j1], joint_names[j2], c1, q10 + c0 - c1 * q20)
+
+
+_WRAP_JOINT = 1  # mjtWrap: a fixed tendon's term ``coef * q[joint]``
+
+
+def _tendon_mimic(m: Any, mj: Any, data: np.ndarray, t1: int, t2: int, joint_names: list[str], label: str) -> Mimic:
+    """``ca (qa - qa0) + cb (qb - qb0) = c0`` (a fixed tendon's length held) as ``qa = r qb + offset``."""
+    if t2 >= 0:
+        raise ModelError(f"{label}: a coupling of two tendons is not supported (one fixed tendon held is)")
+    tendon = mj.mj_id2name(m, mj.mjtObj.mjOBJ_TENDON, t1) or f"tendon{t1}"
+    adr, num = int(m.tendon_adr[t1]), int(m.tendon_num[t1])
+    terms = [(int(m.wrap_objid[w]), float(m.wrap_prm[w])) for w in range(adr, adr + num)]
+    if any(int(m.wrap_type[w]) != _WRAP_JOINT for w in range(adr, adr + num)) or len(terms) != 2:
+        raise ModelError(
+            f"{label}: tendon '{tendon}' has {num} term(s); only a fixed tendon of two hinge or slide "
+            "joints is supported"
+        )
+    (ja, ca), (jb, cb) = terms
+    for j in (ja, jb):
+        if int(m.jnt_type[j]) not in (2, 3):  # slide, hinge
+            raise ModelError(f"{label}: joint '{joint_names[j]}' of tendon '{tendon}' is not a hinge or slide joint")
+    if ca == 0.0 or ja == jb:
+        raise ModelError(f"{label}: tendon '{tendon}' does not hold joint '{joint_names[ja]}' to another joint")
+    qa0, qb0 = float(m.qpos0[m.jnt_qposadr[ja]]), float(m.qpos0[m.jnt_qposadr[jb]])
+    return Mimic(joint_names[ja], joint_names[jb], -cb / ca, qa0 + (cb * qb0 + float(data[0])) / ca)

@@ -103,7 +103,24 @@ def test_parameters_are_mujoco_s() -> None:
     assert not model.floating_base and model.warnings == ()
 
 
-@pytest.mark.parametrize("xml", [JOINTS, FREE], ids=["joints", "free"])
+#: JOINTS with gravity, springs and dampers switched off by MuJoCo's <flag> (dm_control's finger, fish)
+DISABLED = JOINTS.replace(
+    '<option gravity="0.3 -0.2 -9.7"/>',
+    '<option gravity="0.3 -0.2 -9.7"><flag gravity="disable" spring="disable" damper="disable"/></option>',
+)
+
+
+def test_disabled_gravity_springs_and_dampers_are_mujoco_s() -> None:
+    assert DISABLED != JOINTS
+    model, m = _load(DISABLED)
+    assert not model.gravity.any() and not model.stiffness.any() and not model.damping.any()
+    report = compare_with_mujoco(model, m, samples=3, seed=4, tol=1e-10)
+    assert report.passed, report.table()
+    with_gravity = model.replace(gravity=[0.3, -0.2, -9.7])
+    assert not compare_with_mujoco(with_gravity, m, samples=2).passed  # the check sees gravity
+
+
+@pytest.mark.parametrize("xml", [JOINTS, FREE, DISABLED], ids=["joints", "free", "disabled"])
 def test_springs_and_dampers_are_mujoco_s(xml: str) -> None:
     """-stiffness * difference(rest, q) is MuJoCo's qfrc_spring; -damping * v its qfrc_damper."""
     model, m = _load(xml)

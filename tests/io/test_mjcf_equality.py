@@ -3,6 +3,8 @@ each checked against MuJoCo's own constraint residual (efc_pos)."""
 
 from __future__ import annotations
 
+import warnings
+
 import mujoco
 import numpy as np
 import pytest
@@ -116,12 +118,59 @@ def test_unsupported_equalities_are_refused_by_name(equality: str, match: str) -
         loads_mjcf(TWO_ARMS.format(equality=equality))
 
 
-def test_tendon_equality_is_refused_by_name() -> None:
-    xml = TWO_ARMS.format(equality='<tendon name="te" tendon1="t"/>').replace(
-        "</worldbody>", '</worldbody><tendon><fixed name="t"><joint joint="jb1" coef="1"/></fixed></tendon>'
-    )
-    with pytest.raises(ModelError, match="<tendon> equality 'te'"):
+def _with_tendons(equality: str, tendons: str) -> str:
+    return TWO_ARMS.format(equality=equality).replace("</worldbody>", f"</worldbody><tendon>{tendons}</tendon>")
+
+
+#: a fixed tendon over a hinge of one arm and the slide of the other (dm_control's gripper coupling)
+COUPLING = '<fixed name="t"><joint joint="jb1" coef="-0.5"/><joint joint="ja3" coef="2"/></fixed>'
+
+
+def test_tendon_equality_of_two_joints_is_a_mimic_coupling() -> None:
+    """MuJoCo holds -0.5 (jb1 - jb1_0) + 2 (ja3 - ja3_0) = 0.05: the mimic's configurations
+    have no residual, and moving the mimic joint off it gives MuJoCo's residual back."""
+    xml = _with_tendons('<tendon name="te" tendon1="t" polycoef="0.05 0 0 0 0"/>', COUPLING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the tendon is the coupling: no "not modelled" note
+        model, m = loads_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    assert isinstance(model, db.MimicModel) and model.warnings == ()
+    (r,) = model.mimic
+    assert (r.joint, r.mimicked, r.multiplier) == ("jb1", "ja3", 4.0)
+    assert r.offset == pytest.approx(np.radians(-0.1) - 0.1)  # jb1_0 = ref (degrees), (2 * 0 + 0.05) / -0.5
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q_full = model.expand(db.random_configuration(model, rng))
+        assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model.tree, q_full))).max() < 1e-12
+    q_full[model.tree.idx_q[model.tree.joint_index("jb1")]] += 0.1
+    assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model.tree, q_full))).max() == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(
+    ("equality", "tendons", "match"),
+    [
+        (
+            '<tendon name="te" tendon1="t"/>',
+            '<fixed name="t"><joint joint="jb1" coef="1"/></fixed>',
+            "has 1 term\\(s\\)",
+        ),
+        (
+            '<tendon name="te" tendon1="t"/>',
+            '<fixed name="t"><joint joint="jb1" coef="1"/><joint joint="jb2" coef="1"/>'
+            '<joint joint="ja2" coef="1"/></fixed>',
+            "tendon 't' has 3 term",
+        ),
+        ('<tendon name="te" tendon1="t" tendon2="u"/>', COUPLING + COUPLING.replace('"t"', '"u"'), "two tendons"),
+    ],
+    ids=["one-term", "three-terms", "two-tendons"],
+)
+def test_other_tendon_equalities_are_refused_by_name(equality: str, tendons: str, match: str) -> None:
+    xml = _with_tendons(equality, tendons)
+    with pytest.raises(ModelError, match=f"<tendon> equality 'te'.*{match}"):
         loads_mjcf(xml)
+    with pytest.warns(PhysicsWarning):
+        model = loads_mjcf(xml, constraints=False)  # the tree alone: named, not refused
+    assert any("<tendon> equality 'te' is not applied" in note for note in model.warnings), model.warnings
+    assert model.mimic == () and not isinstance(model, db.MimicModel)
 
 
 def test_inactive_and_unapplied_equalities_are_named() -> None:
