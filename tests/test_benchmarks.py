@@ -199,3 +199,20 @@ def test_implicit_large_quick(tmp_path):
     from denoc_bridge.simulation import implicit
 
     assert (implicit.DENSE_MAX_DOF, implicit.PRECONDITIONER) == (300, "geometric")  # nothing leaks
+
+
+# ----------------------------------------------------------------------------- MuJoCo
+
+
+def test_mujoco_speed_benchmark_runs(tmp_path):
+    """benchmarks/mujoco_speed.py --quick: both humanoids and a chain, our forward dynamics and
+    GIM equal MuJoCo's on the same MjModel before they are timed, every ratio written."""
+    pytest.importorskip("mujoco")
+    res = _module("mujoco_speed").main(["--quick", "--out", str(tmp_path)])
+    assert [r["nv"] for r in res["rows"]] == [23, 62, 30]
+    for r in res["rows"]:
+        assert r["qacc_difference"] < 1e-10 and r["qacc_calls_difference"] < 1e-10, r
+        assert r["gim_difference"] < 1e-12, r
+        assert min(r["us"].values()) > 0 and r["fd_vs_mj_forward"] > 0, r
+    table = (tmp_path / "mujoco_speed.md").read_text()
+    assert "| humanoid_CMU (dm_control) | 62 |" in table and (tmp_path / "mujoco_speed.json").stat().st_size > 0

@@ -7,6 +7,11 @@ meshcat commands.
 * :func:`urdf_visuals`: the ``<visual>`` meshes and primitives of a URDF robot, through
   Pinocchio's geometry loading (``pin.buildGeomFromUrdf``, meshes read by coal), as
   triangle meshes in the frames of the model's links.
+* :func:`mjcf_visuals`: the geoms of an MJCF robot as MuJoCo compiled them (spheres,
+  capsules, ellipsoids, cylinders, boxes, meshes; groups 0-2, as MuJoCo's viewer shows them,
+  and for a body with no geom there its lowest group, e.g. the bones of a skinned dog; planes
+  and height fields left to the scene's ground), in the same form;
+  :func:`model_visuals` picks the one for the model's file.
 * :func:`skeleton`: for robots without visuals and for generated chains, cylinders from
   each joint to its child joints (or to twice the centre of mass for a last link) with a
   radius from the link's inertia about that segment (a solid cylinder's ``m r^2 / 2``),
@@ -32,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from denoc_bridge.errors import InputError
+from denoc_bridge.io.mjcf import import_mujoco, is_mjcf
+from denoc_bridge.io.mujoco_layout import wxyz_to_matrix
 from denoc_bridge.io.robots import _erd_search_dirs
 from denoc_bridge.multibody.joints import JointType
 
@@ -277,6 +284,94 @@ def urdf_visuals(model):
     for note in notes:
         warnings.warn(f"{path}: {note}", stacklevel=3)
     return found or None
+
+
+# ----------------------------------------------------------------------------- MJCF geoms
+#: MuJoCo's geom types (mjtGeom) and the groups its viewer shows by default
+_PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH = range(8)
+_SHOWN_GROUPS = 3
+
+
+def _mj_primitive(kind: int, size: np.ndarray) -> Mesh | None:
+    """A MuJoCo geom of a primitive type in its own frame (z: the axis of capsules and cylinders)."""
+    if kind == _SPHERE:
+        return sphere((0, 0, 0), float(size[0]))
+    if kind == _ELLIPSOID:
+        s = sphere((0, 0, 0), 1.0)
+        return Mesh((s.vertices * np.asarray(size[:3], np.float32)).astype(np.float32), s.faces)
+    if kind in (_CAPSULE, _CYLINDER):
+        r, h = float(size[0]), float(size[1])
+        parts = [tube((0, 0, -h), (0, 0, h), r, 24, caps=kind == _CYLINDER)]
+        if kind == _CAPSULE:
+            parts += [sphere((0, 0, -h), r), sphere((0, 0, h), r)]
+        return merge(parts)
+    if kind == _BOX:
+        return box(size[:3])
+    return None
+
+
+def mjcf_geoms(model, m) -> list:
+    """``[(geom id, link, R, p, Mesh in the geom's frame, rgba), ...]``: the drawn geoms of the
+    compiled ``mujoco.MjModel`` m that ``model`` was loaded from, each placed in its link's
+    frame (link -1: the fixed base) through the bodies' frames in ``model.frames``."""
+    mj = import_mujoco()
+    frames = {f.name: f for f in model.frames if f.kind == "link"}
+    drawable = []  # (geom, rgba) of the geoms a picture can show
+    for g in range(m.ngeom):
+        mat = int(m.geom_matid[g])
+        rgba = np.array(m.mat_rgba[mat] if mat >= 0 else m.geom_rgba[g], dtype=float)
+        if int(m.geom_type[g]) not in (_PLANE, _HFIELD) and rgba[3] > 0:
+            drawable.append((g, rgba))
+    group: dict[int, int] = {}  # per body: the group drawn (0-2 as MuJoCo's viewer, else the body's lowest)
+    for g, _ in drawable:
+        b, k = int(m.geom_bodyid[g]), int(m.geom_group[g])
+        group[b] = min(group.get(b, k), max(k, _SHOWN_GROUPS - 1))
+    out = []
+    for g, rgba in drawable:
+        kind = int(m.geom_type[g])
+        if int(m.geom_group[g]) > group[int(m.geom_bodyid[g])]:
+            continue
+        mesh: Mesh | None
+        if kind == _MESH:
+            k = int(m.geom_dataid[g])
+            a, n = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
+            fa, fn = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
+            mesh = Mesh(np.array(m.mesh_vert[a : a + n], np.float32), np.array(m.mesh_face[fa : fa + fn], np.uint32))
+        else:
+            mesh = _mj_primitive(kind, np.asarray(m.geom_size[g], float))
+        if mesh is None or not len(mesh.faces):
+            continue
+        body = mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])) or f"body{int(m.geom_bodyid[g])}"
+        f = frames[body]
+        Rg, pg = wxyz_to_matrix(m.geom_quat[g]), np.asarray(m.geom_pos[g], float)
+        out.append((g, f.link, f.rotation @ Rg, f.rotation @ pg + f.translation, mesh, rgba))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_mjcf(path: str, mtime: float):
+    return import_mujoco().MjModel.from_xml_path(path)
+
+
+def mjcf_visuals(model):
+    """``[(link, Mesh in the link frame, rgb), ...]`` of the MJCF file the model was loaded
+    from (``model.source``), as :func:`urdf_visuals`; None when there is no such file, it draws
+    nothing, or it cannot be read (then a warning says why)."""
+    path = getattr(model, "source", None)
+    if not (isinstance(path, str) and is_mjcf(path)):
+        return None
+    try:
+        m = _compiled_mjcf(os.path.abspath(path), os.path.getmtime(path))
+        found = [(link, mesh.transformed(R, p), rgba[:3].copy()) for _, link, R, p, mesh, rgba in mjcf_geoms(model, m)]
+    except Exception as exc:  # the file changed since the model was loaded, ...
+        warnings.warn(f"{path}: geoms not drawn ({exc}); drawing the links as cylinders", stacklevel=3)
+        return None
+    return found or None
+
+
+def model_visuals(model):
+    """The visuals of the model's URDF (:func:`urdf_visuals`) or MJCF file (:func:`mjcf_visuals`)."""
+    return urdf_visuals(model) or mjcf_visuals(model)
 
 
 # ----------------------------------------------------------------------------- skeleton

@@ -18,12 +18,16 @@ What is drawn
   those, loaded by Pinocchio (``pin.buildGeomFromUrdf``, package:// paths resolved against
   example-robot-data's share folder and the folders above the URDF), tinted with the link's
   colour.
+* An MJCF robot loaded from a file: its geoms as MuJoCo compiled them (spheres, capsules,
+  ellipsoids, cylinders, boxes, meshes; groups 0-2, as MuJoCo's viewer shows them, else a
+  body's lowest group), the same way; planes and height fields are left to the scene's ground.
 * Otherwise (generated chains, the rope, the four-bar, URDFs without visuals): a cylinder
   from each joint to each child joint (to twice the centre of mass for a last link), its
   radius from the link's inertia, and a sphere at each joint
   (:mod:`denoc_bridge.viz.geometry`).
 * Colours (``color_by``): ``"module"`` (default) one palette colour per kinematic module,
-  ``"link"`` per link, ``"none"`` grey (URDF material colours for meshes); the fixed base
+  ``"link"`` per link, ``"none"`` grey (the file's own colours for URDF materials and MJCF
+  geoms); the fixed base
   is dark grey.
 * Loop closures (``loops=True``): a red sphere at the cut joint's frame on each of the two
   links and a red rod between them (it has zero length while the loop is closed).
@@ -261,7 +265,7 @@ def scene_commands(
     root = f"{prefix.rstrip('/')}/{_node_name(tree.name, set())}"
     scene.commands.append({"type": "delete", "path": root})
     extent = float(np.ptp(np.vstack([p.reshape(-1, 3), np.zeros((1, 3))]), axis=0).max()) or 1.0
-    visuals = vg.urdf_visuals(tree)
+    visuals = vg.model_visuals(tree)
     if visuals is not None:
         radius = np.full(tree.n_links, 0.01 * extent)
         outline = _draw_meshes(scene, root, tree, R, p, visuals, colors, color_by)

@@ -498,3 +498,84 @@ def test_browser_rope_falls(tmp_path, chromium, rope_trajectory):
 def test_browser_fourbar_moves(tmp_path, chromium, fourbar_trajectory):
     model, traj = fourbar_trajectory
     _animation_advances(chromium, tmp_path, "fourbar", model, traj, (100, 1300), gallery_t=0.5, marker=vg.LOOP_COLOR)
+
+
+# ----------------------------------------------------------------------------- MJCF geoms
+def _mjcf(rel: str):
+    """(model, its mujoco.MjModel) of a file of the gymnasium wheel ("gym/...") or dm_control's."""
+    import importlib.util
+    import os
+    import warnings
+
+    mujoco = pytest.importorskip("mujoco")
+    package, _, rest = rel.partition("/")
+    if package == "gym":
+        folder = os.path.join(
+            importlib.util.find_spec("gymnasium").submodule_search_locations[0], "envs", "mujoco", "assets"
+        )
+    else:
+        folder = importlib.util.find_spec("dm_control").submodule_search_locations[0]
+    path = os.path.join(folder, rest)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        return db.load_mjcf(path), mujoco.MjModel.from_xml_path(path)
+
+
+@pytest.mark.parametrize(
+    ("rel", "kinds"),
+    [("gym/humanoid.xml", {2, 3}), ("dm_control/third_party/kinova/jaco_arm.xml", {5, 7})],
+    ids=["humanoid-capsules-spheres", "jaco-meshes-cylinders"],
+)
+def test_mjcf_geoms_sit_where_mujoco_puts_them(rel, kinds):
+    """Every drawn geom, placed through its link at random configurations, has MuJoCo's own
+    world pose (geom_xmat, geom_xpos); meshes are MuJoCo's compiled vertices and faces."""
+    import mujoco
+
+    from denoc_bridge.io import mujoco_layout as mjl
+
+    model, m = _mjcf(rel)
+    d = mujoco.MjData(m)
+    geoms = vg.mjcf_geoms(model, m)
+    assert {int(m.geom_type[g]) for g, *_ in geoms} == kinds
+    assert {int(m.geom_group[g]) for g, *_ in geoms} <= {0, 1, 2}
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = db.random_configuration(model, rng)
+        d.qpos[:] = mjl.q_to_mujoco_qpos(model, q)
+        mujoco.mj_kinematics(m, d)
+        R, p = db.forward_kinematics(model, q)
+        for g, link, Rg, pg, _, _ in geoms:
+            Rw, pw = (R[link] @ Rg, R[link] @ pg + p[link]) if link >= 0 else (Rg, pg)
+            np.testing.assert_allclose(Rw, d.geom_xmat[g].reshape(3, 3), atol=1e-12)
+            np.testing.assert_allclose(pw, d.geom_xpos[g], atol=1e-12)
+    for g, _, _, _, mesh, _ in geoms:
+        assert mesh.faces.max() < len(mesh.vertices)
+        if int(m.geom_type[g]) == 7:  # a mesh: MuJoCo's vertices
+            k = int(m.geom_dataid[g])
+            assert len(mesh.vertices) == m.mesh_vertnum[k] and len(mesh.faces) == m.mesh_facenum[k]
+        else:  # a primitive: its extent is the geom's (a capsule's caps included)
+            r, h = float(m.geom_size[g][0]), float(m.geom_size[g][1])
+            extent = {2: 2 * r, 3: 2 * (r + h), 5: max(2 * r, 2 * h)}[int(m.geom_type[g])]
+            assert np.ptp(mesh.vertices, axis=0).max() == pytest.approx(extent, rel=1e-6)
+
+
+def test_mjcf_geoms_drawn_with_their_colours_and_hidden_groups_as_a_fallback(tmp_path):
+    """The humanoid's capsules in the HTML export, one node per link, in MuJoCo's colours
+    with color_by="none"; the skinned dog (its bones in group 5, its collision capsules in
+    group 3, MuJoCo's viewer shows neither) draws each body's lowest group instead of nothing."""
+    model, m = _mjcf("gym/humanoid.xml")
+    paths = {p: o for p, o in objects(viz.scene_commands(model, color_by="none")).items() if "/ground/" not in p}
+    root = f"/meshcat/{model.name}"
+    bodies = [name for name in model.link_names if ":" not in name]  # not the massless links between joints
+    assert len(bodies) == 11 and {f"{root}/{name}" for name in bodies} <= set(paths)
+    own = {hex_color(np.round(m.mat_rgba[k][:3], 4)) for k in range(m.nmat)} | {
+        hex_color(np.round(c[:3], 4)) for c in m.geom_rgba
+    }
+    assert {object_color(o) for o in paths.values()} <= own
+    dog, dm = _mjcf("dm_control/locomotion/walkers/assets/dog_v2/dog.xml")
+    geoms = vg.mjcf_geoms(dog, dm)
+    drawn_bodies = {int(dm.geom_bodyid[g]) for g, *_ in geoms}
+    assert drawn_bodies == {int(b) for b in dm.geom_bodyid if b > 0}  # every body with a geom (the floor: a plane)
+    assert {int(dm.geom_group[g]) for g, *_ in geoms} == {1, 3}
+    html = viz.export_html(dog, None, tmp_path / "dog.html")
+    assert html.stat().st_size > 100_000
