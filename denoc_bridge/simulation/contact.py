@@ -119,59 +119,70 @@ def simulate_contact(
     previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
     work = 0.0
     start = time.perf_counter()
-    for k in range(n_steps):
-        t = k * dt
-        tk = torque(t, q, v)
-        passive = joint_passive_forces(model, q, v)  # the joint springs and dampers, explicit
-        v_free = v + dt * tree_forward_dynamics(model, q, v, tk if passive is None else tk + passive)
-        _finite(v_free, t)
-        m = cs.active(q)
-        force = np.zeros((n_groups, 3))
-        if m:
-            r = 3 * m
-            G = _finite(cs.delassus(q, r), t)
-            J, Y = cs.J[:r], cs.Y[:r]
-            ids = cs.pair[:m, 0] * n_grounds + cs.pair[:m, 1]
-            g = J @ v_free
-            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
-            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], previous[ids].ravel(), tol=tol, max_iter=max_sweeps)
-            if not sol.converged:
-                raise SimulationError(
-                    f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
-                    f"({m} contacts); raise max_sweeps or lower dt"
-                )
-            lam = sol.lam
-            v_plus = v_free + Y.T @ lam
-            work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
-            previous[:] = 0.0
-            previous[ids] = lam.reshape(m, 3)
-            B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
-            np.add.at(force, group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
-        else:
-            v_plus = v_free
-            previous[:] = 0.0
-        q_plus = _correct_positions(model, cs, _finite(integrate(model, q, dt * v_plus), t), t)
-        _finite(q_plus, t)
-        a = (v_plus - v) / dt
-        q, v = q_plus, v_plus
-        if (k + 1) % save_every == 0:
-            s = (k + 1) // save_every
-            T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, work
+    done = 0  # steps completed
+    interrupted = False
+    try:
+        for k in range(n_steps):
+            t = k * dt
+            tk = torque(t, q, v)
+            passive = joint_passive_forces(model, q, v)  # the joint springs and dampers, explicit
+            v_free = v + dt * tree_forward_dynamics(model, q, v, tk if passive is None else tk + passive)
+            _finite(v_free, t)
+            m = cs.active(q)
+            force = np.zeros((n_groups, 3))
+            if m:
+                r = 3 * m
+                G = _finite(cs.delassus(q, r), t)
+                J, Y = cs.J[:r], cs.Y[:r]
+                ids = cs.pair[:m, 0] * n_grounds + cs.pair[:m, 1]
+                g = J @ v_free
+                g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
+                sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], previous[ids].ravel(), tol=tol, max_iter=max_sweeps)
+                if not sol.converged:
+                    raise SimulationError(
+                        f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
+                        f"({m} contacts); raise max_sweeps or lower dt"
+                    )
+                lam = sol.lam
+                v_plus = v_free + Y.T @ lam
+                work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
+                previous[:] = 0.0
+                previous[ids] = lam.reshape(m, 3)
+                B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
+                np.add.at(force, group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
+            else:
+                v_plus = v_free
+                previous[:] = 0.0
+            q_plus = _correct_positions(model, cs, _finite(integrate(model, q, dt * v_plus), t), t)
+            _finite(q_plus, t)
+            a = (v_plus - v) / dt
+            q, v = q_plus, v_plus
+            if (k + 1) % save_every == 0:
+                s = (k + 1) // save_every
+                T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, work
+            done = k + 1
+    except KeyboardInterrupt:  # Ctrl-C: the states up to there, as the other methods return them
+        interrupted = True
     wall = time.perf_counter() - start
+    kept = done // save_every + 1  # the saved states (the last one's A, TAU and F stay 0, as at the end)
+    if interrupted:
+        A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
     traj = Trajectory(
         model,
-        T,
-        Q,
-        V,
-        A,
-        TAU,
+        T[:kept],
+        Q[:kept],
+        V[:kept],
+        A[:kept],
+        TAU[:kept],
         method="contact-euler",
         dt=float(dt),
         wall_time=wall,
-        n_steps=n_steps,
-        n_evaluations=n_steps,
-        contact_force=F,
-        contact_work=W,
+        n_steps=done,
+        n_evaluations=done,
+        status="interrupted" if interrupted else "completed",
+        message=f"interrupted by the user at t = {done * dt:.6g} s" if interrupted else "",
+        contact_force=F[:kept],
+        contact_work=W[:kept],
         contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),
     )
     return traj

@@ -233,6 +233,33 @@ def test_solo12_dropped_from_30_cm_stands_with_a_posture_hold():
     assert np.diff(traj.contact_work).max() <= 1e-12
 
 
+@pytest.mark.parametrize("save_every", [1, 7])
+def test_ctrl_c_returns_the_states_up_to_there(box, save_every):
+    """A Ctrl-C in the middle of a run (here raised by the controller at t = 0.05 s, step 51)
+    ends it with status "interrupted" and the states saved until then, as the other methods."""
+    model, points = box
+
+    def interrupt_at_50_ms(t, q, v):
+        if t >= 0.05 - 1e-12:
+            raise KeyboardInterrupt
+        return np.zeros(model.nv)
+
+    q0 = at_height(model, 0.2)
+    traj = db.simulate(
+        model, q0, np.zeros(6), 1.0, 1e-3, interrupt_at_50_ms, method="contact-euler",
+        contact=Ground(), contact_points=points, save_every=save_every,
+    )  # fmt: skip
+    assert traj.status == "interrupted" and traj.message == "interrupted by the user at t = 0.05 s"
+    assert traj.n_steps == 50 and len(traj) == 50 // save_every + 1
+    np.testing.assert_allclose(traj.t, save_every * 1e-3 * np.arange(len(traj)), atol=1e-15)
+    full = db.simulate(
+        model, q0, np.zeros(6), 0.05, 1e-3, method="contact-euler", contact=Ground(), contact_points=points,
+        save_every=save_every,
+    )  # fmt: skip
+    np.testing.assert_array_equal(traj.q, full.q[: len(traj)])  # the same states as a run that stopped there
+    assert traj.contact_force.shape[0] == traj.contact_work.shape[0] == len(traj)
+
+
 def test_a_blow_up_is_a_simulation_error(box):
     model, points = box
 
