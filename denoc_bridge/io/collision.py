@@ -1,4 +1,5 @@
-"""Contact candidates from a URDF's ``<collision>`` shapes.
+"""Contact candidates from a URDF's ``<collision>`` shapes (an MJCF model's geoms:
+:mod:`denoc_bridge.io.mjcf_collision`).
 
 ``load_urdf`` reads dynamics only; this module reads the ``<collision>`` elements of the same
 file (with the same hardened parser) and places them on the model's links through the model's
@@ -29,6 +30,8 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 from denoc_bridge.errors import InputError, URDFError
+from denoc_bridge.io.mjcf import import_mujoco, is_mjcf
+from denoc_bridge.io.mjcf_collision import mjcf_collision_points
 from denoc_bridge.io.urdf_xml import parse_xml, read_source
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.contact import ContactPoint
@@ -141,7 +144,8 @@ def collision_points(
     shapes of its URDF (``source``, default the file it was loaded from, ``model.source``),
     each a :class:`~denoc_bridge.multibody.contact.ContactPoint` named ``link:shape#i``, and
     notes on what was skipped (meshes not found or, with ``meshes=False``, all meshes; unknown
-    shapes; shapes fixed to the base).
+    shapes; shapes fixed to the base).  A model loaded from an MJCF file gets the points of the
+    geoms MuJoCo collides (:mod:`denoc_bridge.io.mjcf_collision`), named ``body:geom#i``.
 
     Raises
     ------
@@ -150,6 +154,8 @@ def collision_points(
     URDFError
         A shape with missing or non-positive dimensions (naming the link), a collision on a
         link that is not in the model.
+    ModelError
+        An MJCF geom on a body that is not in the model.
     """
     _check_model(model)
     if isinstance(rim_points, bool) or not isinstance(rim_points, (int, np.integer)) or rim_points < 3:
@@ -161,6 +167,9 @@ def collision_points(
                 f"model '{model.name}' was not loaded from a URDF file: pass the URDF as source= "
                 "to read its <collision> shapes"
             )
+    if isinstance(source, (str, os.PathLike)) and is_mjcf(source):  # MuJoCo's geoms, as it compiles them
+        m = import_mujoco().MjModel.from_xml_path(os.fspath(source))
+        return mjcf_collision_points(model, m, margin=margin, rim_points=int(rim_points), meshes=meshes)
     text, origin, path = read_source(source)
     urdf_dir = Path(path).resolve().parent if path is not None else None
     robot = parse_xml(text, origin)

@@ -184,6 +184,7 @@ def simulate_contact(
         contact_force=F[:kept],
         contact_work=W[:kept],
         contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),
+        contact_grounds=tuple(cs.grounds),
     )
     return traj
 

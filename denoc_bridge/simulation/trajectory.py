@@ -137,6 +137,8 @@ class Trajectory:
     contact_force: np.ndarray | None = None
     contact_work: np.ndarray | None = None
     contact_names: tuple[str, ...] = ()
+    #: the grounds of the run (:class:`~denoc_bridge.Ground`), for the pictures; () otherwise
+    contact_grounds: tuple[Any, ...] = ()
     #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
     #: ``jacobian``: "dense" or "gmres"); empty for the other methods
     solver_stats: dict[str, Any] = field(default_factory=dict)

@@ -552,7 +552,9 @@ def followed_link(model) -> int | None:
     return None
 
 
-def framing(R, p, outline, base: int | None = None, max_frames: int = FRAMING_FRAMES) -> Framing:
+def framing(
+    R, p, outline, base: int | None = None, max_frames: int = FRAMING_FRAMES, ground: float | None = None
+) -> Framing:
     """Frame a motion: link placements R (N, L, 3, 3), p (N, L, 3); ``outline`` {link: (M, 3)
     points in the link frame} of what is drawn (link -1: the fixed base; every link's origin
     counts too); ``base``: the link to follow (a floating base) or None.
@@ -568,10 +570,15 @@ def framing(R, p, outline, base: int | None = None, max_frames: int = FRAMING_FR
       on it at t = 0, then falls through it: no contact is simulated); for a fixed base drawn
       with geometry of its own (a URDF base link), the lowest point of that base (where it is
       mounted; links that swing lower pass through the ground); otherwise (generated chains,
-      the rope, the four-bar) just under the lowest framed point."""
+      the rope, the four-bar) just under the lowest framed point.
+    * A run with ground contact (``ground``: the height of the contact's horizontal ground):
+      the ground is there, and a floating base is followed horizontally only (the robot falls
+      onto the ground and stays on it in the picture)."""
     n, n_links = p.shape[:2]
     frames = np.unique(np.linspace(0, n - 1, min(n, max_frames)).round().astype(int))
     follow = p[:, base] - p[0, base] if base is not None else np.zeros((n, 3))
+    if ground is not None:
+        follow[:, 2] = 0.0
     rel = p[frames] - follow[frames, None]  # link origins, base displacement taken off
     local = {k: np.asarray(v, dtype=float).reshape(-1, 3) for k, v in outline.items() if len(v)}
 
@@ -595,13 +602,24 @@ def framing(R, p, outline, base: int | None = None, max_frames: int = FRAMING_FR
         points.append(world(k, fr).reshape(-1, 3))
     pts = np.vstack(points)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
-    if base is not None:
+    if ground is not None:
+        ground = float(ground)
+    elif base is not None:
         ground = float(first_pts[:, 2].min())
     elif -1 in local:
         ground = float(local[-1][:, 2].min())
     else:
         ground = float(lo[2]) - 0.02 * size
     return Framing(0.5 * (lo + hi), lo, hi, follow, pts, size, ground, flown)
+
+
+def contact_ground(what) -> float | None:
+    """The height of the highest horizontal ground a trajectory's contact ran on (the one a
+    picture shows), or None (no contact, or only tilted grounds)."""
+    heights = [
+        float(g.offset) for g in getattr(what, "contact_grounds", ()) if np.allclose(g.normal, (0.0, 0.0, 1.0), atol=1e-12)
+    ]
+    return max(heights) if heights else None
 
 
 def _nice(x: float) -> float:

@@ -278,7 +278,7 @@ def scene_commands(
     if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
     if camera:
-        _camera(scene, root, vg.framing(R, p, outline, vg.followed_link(tree)))
+        _camera(scene, root, vg.framing(R, p, outline, vg.followed_link(tree), ground=vg.contact_ground(what)))
     return scene.finish()
 
 
@@ -362,7 +362,7 @@ def _camera(scene, root, frame: vg.Framing):
     animated (the world moves against the base: the robot stays in frame and the ground goes
     by).  The ground (:func:`~denoc_bridge.viz.geometry.ground`, a light square with a grid,
     under the root node: it moves with the world) replaces meshcat's 20 m grid, which is hidden;
-    it is a picture only (no contact is simulated).  The camera looks from the normal of the
+    at the contact's ground for a run with contact, else a picture only.  The camera looks from the normal of the
     plane the points span if they are nearly planar (x to the right, slightly from above), else
     from the front right, just far enough for every point to be in a 4:3 window.  Light background, no axes (both can be
     changed in meshcat's controls)."""
@@ -505,9 +505,15 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     ]
     kind = "animation" if animated else "configuration"
     caption = f"{tree.name}: {model.nv} DOF, {tree.n_links} links, {kind}" + (f"; {colors}" if colors else "")
-    note = "the ground is a picture only: no contact is simulated"
+    grounds = getattr(what, "contact_grounds", ())
+    if not grounds:
+        note = "the ground is a picture only: no contact is simulated"
+    elif vg.contact_ground(what) is not None:
+        note = "the ground is where the contact is (contact-euler)"
+    else:
+        note = "the contact's ground is tilted: the ground drawn is a picture only"
     if animated and vg.followed_link(tree) is not None:
-        note += "; the camera follows the floating base"
+        note += "; the camera follows the floating base" + (" horizontally" if vg.contact_ground(what) is not None else "")
     note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
     note += " Drag to turn, scroll to zoom."
     page = _PAGE.format(

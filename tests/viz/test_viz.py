@@ -579,3 +579,37 @@ def test_mjcf_geoms_drawn_with_their_colours_and_hidden_groups_as_a_fallback(tmp
     assert {int(dm.geom_group[g]) for g, *_ in geoms} == {1, 3}
     html = viz.export_html(dog, None, tmp_path / "dog.html")
     assert html.stat().st_size > 100_000
+
+
+def test_a_contact_run_is_drawn_on_its_ground(tmp_path):
+    """A box dropped from 5 cm onto a ground at z = 0.1 (contact-euler): the picture's ground
+    is at 0.1, the camera follows the base horizontally only (the box falls in the picture and
+    lands on the ground), and the page says where the ground is; a tilted ground is named."""
+    from denoc_bridge import ContactPoint, Ground
+    from denoc_bridge.io.mjcf import loads_mjcf
+
+    xml = """<mujoco model="box"><worldbody><body name="box" pos="0 0 0.5"><freejoint/>
+      <geom type="box" size="0.1 0.2 0.05" mass="2"/></body></worldbody></mujoco>"""
+    model = loads_mjcf(xml)
+    corners = [
+        ContactPoint(0, np.array([sx * 0.1, sy * 0.2, sz * 0.05])) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)
+    ]
+    q0 = db.neutral_configuration(model)
+    q0[2] = 0.2
+    traj = db.simulate(
+        model, q0, np.zeros(6), 0.6, 1e-3, method="contact-euler", contact=Ground(height=0.1), contact_points=corners
+    )
+    assert abs(traj.q[-1, 2] - 0.15) < 1e-9  # it landed
+    commands = viz.scene_commands(model, traj, fps=20.0)
+    root = f"/meshcat/{model.name}"
+    assert ground_height(commands, root) == pytest.approx(0.1, abs=1e-6)  # float32 in the scene
+    tracks = position_tracks(commands)
+    assert np.abs(tracks[root][:, 2] - tracks[root][0, 2]).max() < 1e-6  # no vertical following
+    page = viz.export_html(model, traj, tmp_path / "box.html").read_text(encoding="utf-8")
+    assert "the ground is where the contact is (contact-euler)" in page and "no contact is simulated" not in page
+    slope = db.simulate(
+        model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler",
+        contact=Ground(normal=(-0.1, 0.0, 1.0)), contact_points=corners,
+    )  # fmt: skip
+    assert vg.contact_ground(slope) is None
+    assert "ground is tilted" in viz.export_html(model, slope, tmp_path / "s.html").read_text("utf-8")
