@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -132,6 +133,12 @@ def _shape_points(geom: ET.Element, where: str, rim_points: int) -> tuple[list[t
     return [], kind
 
 
+def _root_tag(text: str) -> str | None:
+    """The name of the first element of XML text (after the declaration and comments), or None."""
+    found = re.search(r"<([A-Za-z_][\w.:-]*)", re.sub(r"<!--.*?-->|<\?.*?\?>", "", text[:65536], flags=re.S))
+    return found.group(1) if found else None
+
+
 def collision_points(
     model: Any,
     source: str | os.PathLike[str] | bytes | None = None,
@@ -164,11 +171,13 @@ def collision_points(
         source = getattr(model, "source", None)
         if source is None:
             raise InputError(
-                f"model '{model.name}' was not loaded from a URDF file: pass the URDF as source= "
-                "to read its <collision> shapes"
+                f"model '{model.name}' was not loaded from a file: pass its URDF (for its <collision> "
+                "shapes) or its MJCF (for its geoms) as source=, a path or the text"
             )
-    if isinstance(source, (str, os.PathLike)) and is_mjcf(source):  # MuJoCo's geoms, as it compiles them
-        m = import_mujoco().MjModel.from_xml_path(os.fspath(source))
+    mjcf_text = isinstance(source, str) and _root_tag(source) == "mujoco"
+    if mjcf_text or (isinstance(source, (str, os.PathLike)) and "<" not in os.fspath(source) and is_mjcf(source)):
+        mj = import_mujoco()  # MuJoCo's geoms, as it compiles them
+        m = mj.MjModel.from_xml_string(source) if mjcf_text else mj.MjModel.from_xml_path(os.fspath(source))
         return mjcf_collision_points(model, m, margin=margin, rim_points=int(rim_points), meshes=meshes)
     text, origin, path = read_source(source)
     urdf_dir = Path(path).resolve().parent if path is not None else None

@@ -617,7 +617,9 @@ def contact_ground(what) -> float | None:
     """The height of the highest horizontal ground a trajectory's contact ran on (the one a
     picture shows), or None (no contact, or only tilted grounds)."""
     heights = [
-        float(g.offset) for g in getattr(what, "contact_grounds", ()) if np.allclose(g.normal, (0.0, 0.0, 1.0), atol=1e-12)
+        float(g.offset)
+        for g in getattr(what, "contact_grounds", ())
+        if np.allclose(g.normal, (0.0, 0.0, 1.0), atol=1e-12)
     ]
     return max(heights) if heights else None
 

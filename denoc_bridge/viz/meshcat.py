@@ -513,7 +513,9 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     else:
         note = "the contact's ground is tilted: the ground drawn is a picture only"
     if animated and vg.followed_link(tree) is not None:
-        note += "; the camera follows the floating base" + (" horizontally" if vg.contact_ground(what) is not None else "")
+        note += "; the camera follows the floating base" + (
+            " horizontally" if vg.contact_ground(what) is not None else ""
+        )
     note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
     note += " Drag to turn, scroll to zoom."
     page = _PAGE.format(

@@ -115,3 +115,16 @@ def test_a_model_that_is_not_the_file_is_named(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", PhysicsWarning)
         assert len(collision_points(model, path)[0]) == 8 + 2 + 16 + 26 + 1 + 4  # rims of 8 points
+
+
+def test_mjcf_text_and_a_model_without_a_file(tmp_path) -> None:
+    """MJCF text as source= reads its geoms; a model from text without source= is told to pass
+    its file, naming both formats."""
+    from denoc_bridge.errors import InputError
+    from denoc_bridge.io.mjcf import loads_mjcf
+
+    model = loads_mjcf(SHAPES)
+    with pytest.raises(InputError, match="not loaded from a file: pass its URDF .* or its MJCF"):
+        collision_points(model)
+    points, _ = collision_points(model, SHAPES)
+    assert len(points) == 8 + 2 + 16 + 26 + 1 + 4
