@@ -193,12 +193,15 @@ def delassus_matrix(model: Any, q: Any, points: Any, grounds: Any = None) -> tup
 @dataclass(frozen=True)
 class ContactSolution:
     """The impulses ``lam`` (3m: t1, t2, n per contact) of a contact problem, the velocities
-    ``sigma = G lam + g`` they produce, the sweeps taken and whether the solver converged."""
+    ``sigma = G lam + g`` they produce, the sweeps taken, whether the solver converged, and how
+    the answer was found (``"pgs"``, or ``"sticking"``: the all-sticking solution, see
+    :func:`solve_contact`)."""
 
     lam: np.ndarray
     sigma: np.ndarray
     sweeps: int
     converged: bool
+    method: str = "pgs"
 
 
 def solve_contact(
@@ -235,4 +238,24 @@ def solve_contact(
         raise InputError(f"solve_contact: lam0 must be 3m = {3 * m} finite numbers")
     sigma = np.zeros(3 * m)
     sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+    if sweeps > max_iter:  # PGS crawls on indeterminate problems (a flat box landing on 4 corners)
+        sticking = _all_sticking(Ga, ga, mua, float(tol))
+        if sticking is not None:
+            return ContactSolution(sticking, Ga @ sticking + ga, int(max_iter), True, "sticking")
     return ContactSolution(lam, sigma, int(min(sweeps, max_iter)), bool(sweeps <= max_iter))
+
+
+def _all_sticking(G: np.ndarray, g: np.ndarray, mu: np.ndarray, tol: float) -> np.ndarray | None:
+    """The minimum-norm impulses that stop every contact, ``G lam = -g`` (least squares), when they
+    solve the contact problem: inside every cone (then Signorini and maximal dissipation hold
+    with sigma = 0); None otherwise.  The velocities (sigma) an indeterminate problem's solutions
+    share are unique; this is one of its impulses, found in one dense solve."""
+    lam = np.linalg.lstsq(G, -g, rcond=None)[0]
+    scale = max(float(np.abs(g).max()), 1e-300)
+    if np.abs(G @ lam + g).max() > max(tol, 1e-10) * scale:  # g not in G's range (to round-off): not all can stick
+        return None
+    slack = 1e-10 * max(float(np.abs(lam).max()), 1e-300)  # round-off of the dense solve
+    ln, lt = lam[2::3], np.hypot(lam[0::3], lam[1::3])
+    if ln.min() < -slack or np.max(lt - mu * ln) > slack:
+        return None
+    return lam

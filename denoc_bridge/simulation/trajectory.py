@@ -29,6 +29,7 @@ from denoc_bridge.algorithms.dynamics import tree_inverse_dynamics as tid
 from denoc_bridge.algorithms.kinematics import energies, forward_kinematics
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model
+from denoc_bridge.multibody.contact import Ground
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -138,7 +139,7 @@ class Trajectory:
     contact_work: np.ndarray | None = None
     contact_names: tuple[str, ...] = ()
     #: the grounds of the run (:class:`~denoc_bridge.Ground`), for the pictures; () otherwise
-    contact_grounds: tuple[Any, ...] = ()
+    contact_grounds: tuple[Ground, ...] = ()
     #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
     #: ``jacobian``: "dense" or "gmres"); empty for the other methods
     solver_stats: dict[str, Any] = field(default_factory=dict)
@@ -526,7 +527,40 @@ class Trajectory:
             constraint_drift=self.constraint_drift,
             passive=self.passive,
             limit_work=self.limit_work if self.limit_work is not None else np.zeros(0),
+            **self._contact_arrays(),
         )
+
+    def _contact_arrays(self) -> dict[str, Any]:
+        """The contact fields as plain arrays for :meth:`to_npz` (empty for a run without contact)."""
+        grounds = self.contact_grounds
+        return {
+            "contact_force": self.contact_force if self.contact_force is not None else np.zeros((0, 0, 3)),
+            "contact_work": self.contact_work if self.contact_work is not None else np.zeros(0),
+            "contact_names": np.array(self.contact_names, dtype=str),
+            "ground_names": np.array([g.name for g in grounds], dtype=str),
+            "ground_normals": np.array([g.normal for g in grounds], dtype=float).reshape(-1, 3),
+            "ground_offsets": np.array([g.offset for g in grounds], dtype=float),
+            "ground_mu": np.array([g.mu for g in grounds], dtype=float),
+            "ground_restitution": np.array([g.restitution for g in grounds], dtype=float),
+        }
+
+    @staticmethod
+    def _contact_fields(f: Any) -> dict[str, Any]:
+        """The contact fields of a saved .npz (none in files of runs without contact, or older)."""
+        if "contact_work" not in f.files or not f["contact_work"].size:
+            return {}
+        grounds = tuple(
+            Ground(height=float(h), normal=n, mu=float(mu), restitution=float(e), name=str(name))
+            for name, n, h, mu, e in zip(
+                f["ground_names"], f["ground_normals"], f["ground_offsets"], f["ground_mu"], f["ground_restitution"]
+            )
+        )
+        return {
+            "contact_force": f["contact_force"],
+            "contact_work": f["contact_work"],
+            "contact_names": tuple(str(x) for x in f["contact_names"]),
+            "contact_grounds": grounds,
+        }
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | IO[bytes], model: Model | MimicModel) -> Trajectory:
@@ -583,6 +617,7 @@ class Trajectory:
                 drift,
                 passive,
                 stops,
+                **cls._contact_fields(f),
             )
 
     @classmethod

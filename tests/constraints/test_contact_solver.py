@@ -136,3 +136,55 @@ def test_warm_start_and_limits():
 def test_bad_problems_are_refused(args, words):
     with pytest.raises(InputError, match=words):
         solve_contact(*args)
+
+
+def _resting_box_problem():
+    """A 2 kg box resting on its four bottom corners (0.2 x 0.3 x 0.1 m), one 1 ms step: G, g, mu.
+    Indeterminate: 12 impulses for the box's 6 DOF."""
+    box = db.load_urdf(
+        """<robot name="box"><link name="box"><inertial><mass value="2"/>
+        <inertia ixx="0.0166667" iyy="0.0083333" izz="0.0216667" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>""",
+        floating_base=True,
+    )
+    corners = [
+        db.ContactPoint(0, np.array([sx * 0.1, sy * 0.15, -0.05]), name=f"c{sx}{sy}")
+        for sx in (-1, 1)
+        for sy in (-1, 1)
+    ]
+    q = db.neutral_configuration(box)
+    q[2] = 0.05
+    G, contacts = delassus_matrix(box, q, corners, [Ground()])
+    assert contacts.m == 4
+    g = np.tile([0.0, 0.0, -9.81e-3], 4)  # the free velocity after one step of gravity
+    return G, g, np.full(4, 0.8)
+
+
+def test_pgs_that_crawls_falls_back_on_the_all_sticking_solution():
+    """PGS cut short (one sweep) from a warm start drifted along the null space (as PGS left it
+    after a flat box landed, where it crawled past 10,000 sweeps): the answer is then the
+    minimum-norm sticking one: every
+    corner stopped, inside its cone, carrying a quarter of the weight; the contact conditions
+    hold (ncp_residual)."""
+    G, g, mu = _resting_box_problem()
+    drifted = np.array(
+        [0.00023, 0.00347, 0.0058, 0.00122, -0.00226, 0.00401, 0.00058, 0.00236, 0.00401, -0.00203, -0.00358, 0.0058]
+    )
+    pgs_alone = solve_contact(G, g, mu, drifted, max_iter=1)
+    assert pgs_alone.method == "sticking" and pgs_alone.converged and pgs_alone.sweeps == 1
+    assert np.abs(pgs_alone.sigma).max() < 1e-12
+    np.testing.assert_allclose(pgs_alone.lam[2::3], 2 * 9.81e-3 / 4, rtol=1e-9)
+    assert np.abs(pgs_alone.lam[0::3]).max() < 1e-15 and np.abs(pgs_alone.lam[1::3]).max() < 1e-15
+    assert ncp_residual(G, g, mu, 4, pgs_alone.lam) < 1e-12
+    converged = solve_contact(G, g, mu)  # from a cold start PGS converges itself
+    assert converged.method == "pgs" and converged.converged
+
+
+def test_sticking_is_not_taken_where_the_box_must_slide():
+    """A sideways free velocity friction cannot stop (mu = 0.1): the sticking impulses lie outside
+    the cones, so a PGS cut short stays unconverged instead of taking them."""
+    G, g, _ = _resting_box_problem()
+    g = g + np.tile([1.0, 0.0, 0.0], 4)
+    mu = np.full(4, 0.1)
+    short = solve_contact(G, g, mu, max_iter=1)
+    assert not short.converged and short.method == "pgs"
+    assert solve_contact(G, g, mu).converged  # PGS finds the sliding answer

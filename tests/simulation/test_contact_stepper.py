@@ -260,6 +260,45 @@ def test_ctrl_c_returns_the_states_up_to_there(box, save_every):
     assert traj.contact_force.shape[0] == traj.contact_work.shape[0] == len(traj)
 
 
+def test_flat_box_dropped_from_30_cm_lands_and_rests(box):
+    """Flat on its four bottom corners, 0.3 m above the ground: PGS alone crawled past 10,000
+    sweeps on the resting steps after the impact (the impulses of an indeterminate problem
+    drift); the all-sticking fallback settles them.  It rests at C / 2, the ground carrying its
+    weight to 1e-9, the contact's work never positive."""
+    model, points = box
+    traj = simulate_contact(model, at_height(model, C / 2 + 0.3), np.zeros(6), 0.8, 1e-3, Ground(), points)
+    landed = traj.t > 0.4
+    assert np.abs(traj.q[landed, :3] - [0.0, 0.0, C / 2]).max() < 1e-6
+    assert np.abs(traj.v[landed]).max() < 1e-9
+    np.testing.assert_allclose(traj.contact_force[landed][:-1, 0, 2], MASS * G0, rtol=1e-9)
+    assert np.diff(traj.contact_work).max() <= 1e-12
+
+
+def test_a_contact_run_saves_and_loads_with_its_contact(box, tmp_path):
+    """to_npz / load keep the contact forces, the work, the pairs' names and the grounds (the
+    pictures draw the ground from them); a run without contact loads without them."""
+    model, points = box
+    cellar = Ground(normal=(-0.2, 0.0, 1.0), height=-1.0, mu=0.6, restitution=0.1, name="cellar")  # never reached
+    traj = db.simulate(
+        model, at_height(model, 0.4), np.zeros(6), 0.5, 1e-3, method="contact-euler",
+        contact=[Ground(), cellar], contact_points=points,
+    )  # fmt: skip
+    assert np.abs(traj.contact_force).max() > 0
+    traj.to_npz(tmp_path / "run.npz")
+    again = db.Trajectory.load(tmp_path / "run.npz", model)
+    np.testing.assert_array_equal(again.contact_force, traj.contact_force)
+    np.testing.assert_array_equal(again.contact_work, traj.contact_work)
+    assert again.contact_names == traj.contact_names and len(again.contact_grounds) == 2
+    for g, h in zip(again.contact_grounds, traj.contact_grounds):
+        assert (g.name, g.mu, g.restitution) == (h.name, h.mu, h.restitution) and g.offset == pytest.approx(h.offset)
+        np.testing.assert_allclose(g.normal, h.normal, atol=1e-15)  # normalised again: to the last bit
+    assert again.energy_drift().max() == traj.energy_drift().max()  # the contact's work counted again
+    free = db.simulate(model, at_height(model, 0.2), np.zeros(6), 0.01, 1e-3, progress=False)
+    free.to_npz(tmp_path / "free.npz")
+    loaded = db.Trajectory.load(tmp_path / "free.npz", model)
+    assert loaded.contact_force is None and loaded.contact_grounds == () and loaded.contact_names == ()
+
+
 def test_a_blow_up_is_a_simulation_error(box):
     model, points = box
 
