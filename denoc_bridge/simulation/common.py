@@ -47,6 +47,14 @@ MAX_CHUNK = 1 << 20
 MIN_CHUNK_WORK = 4096
 
 
+def run_end(interrupted: bool, failed: bool, t: float) -> tuple[str, str]:
+    """``(status, message)`` of a run that stopped at time t: interrupted (Ctrl-C), failed or
+    completed (the message says when the user interrupted it; empty otherwise)."""
+    if interrupted:
+        return "interrupted", f"interrupted by the user at t = {t:.6g} s"
+    return ("failed" if failed else "completed"), ""
+
+
 def least_chunk(nv: int) -> int:
     """The fewest steps of a chunk of a run with ``nv`` velocity DOF: :data:`MIN_CHUNK_WORK` /
     ``nv``, at least 1 and at most :data:`MAX_CHUNK` (682 steps of a 6-DOF arm, a fraction of a

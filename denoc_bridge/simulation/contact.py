@@ -42,6 +42,7 @@ from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint
+from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
 
 __all__ = ["CONTACT_METHODS", "simulate_contact"]
@@ -167,6 +168,7 @@ def simulate_contact(
     kept = done // save_every + 1  # the saved states (the last one's A, TAU and F stay 0, as at the end)
     if interrupted:
         A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
+    status, message = run_end(interrupted, False, done * dt)
     traj = Trajectory(
         model,
         T[:kept],
@@ -179,8 +181,8 @@ def simulate_contact(
         wall_time=wall,
         n_steps=done,
         n_evaluations=done,
-        status="interrupted" if interrupted else "completed",
-        message=f"interrupted by the user at t = {done * dt:.6g} s" if interrupted else "",
+        status=status,
+        message=message,
         contact_force=F[:kept],
         contact_work=W[:kept],
         contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),

@@ -22,6 +22,7 @@ from denoc_bridge.simulation.common import (
     least_chunk,
     make_trajectory,
     next_chunk,
+    run_end,
     run_error,
     saved_steps,
 )
@@ -135,8 +136,7 @@ def finish_stream(buf, method, step, q, v, status, interrupted, wall, system, ev
         buf.filled += 1
         buf.saved += 1
     buf.flush(step if completed else None)
-    state = "interrupted" if interrupted else ("failed" if status else "completed")
-    message = f"interrupted by the user at t = {step * buf.dt:.6g} s" if interrupted else ""
+    state, message = run_end(interrupted, bool(status), step * buf.dt)
     evals = evals_per_step * step + (1 if completed else 0)
     return stream_trajectory(
         buf.stream, buf.model, buf.forces, method, buf.dt, wall, step, evals, state, message, system
@@ -219,8 +219,7 @@ def finish_run(
     steps = saved_steps(saved, stride, step if completed else None)
     t = steps * dt
     TAU = actuation_table(model, forces, steps)
-    state = "interrupted" if interrupted else ("failed" if status else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    state, message = run_end(interrupted, bool(status), step * dt)
     evals_per_step = 4 if method == "rk4" else 1
     traj = make_trajectory(
         model,
@@ -338,8 +337,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
             final = n_steps
     if stream is not None:
         rows.flush(final)
-        state = "interrupted" if interrupted else ("failed" if failed else "completed")
-        message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+        state, message = run_end(interrupted, bool(failed), step * dt)
         traj = stream_trajectory(stream, model, forces, method, dt, wall, step, system.evals, state, message, system)
         steps.annotate(traj)
         return _python_end(system, failed, interrupted, message, traj)
@@ -349,8 +347,7 @@ def run_python(model, q0, v0, dt, n_steps, forces, method, passive, stride, prog
         return np.array(x).reshape(n, width)
 
     t = saved_steps(n, stride, final) * dt
-    state = "interrupted" if interrupted else ("failed" if failed else "completed")
-    message = f"interrupted by the user at t = {step * dt:.6g} s" if interrupted else ""
+    state, message = run_end(interrupted, bool(failed), step * dt)
     traj = make_trajectory(
         model,
         t,
@@ -459,9 +456,7 @@ def run_adaptive(model, q0, v0, t_final, dt, forces, method, passive, rtol, atol
     t = t_save[: Q.shape[0]]
     TAU = np.array([forces.tau_at(t[i], Q[i], V[i], int(t[i] / dt)) for i in range(len(t))]).reshape(len(t), nv)
     A = system.saved_accelerations(t, Q, V, TAU)
-    state = "interrupted" if interrupted else ("failed" if failure else "completed")
-    t_stop = solver.t if solver is not None else 0.0
-    message = f"interrupted by the user at t = {t_stop:.6g} s" if interrupted else ""
+    state, message = run_end(interrupted, bool(failure), solver.t if solver is not None else 0.0)
     traj = make_trajectory(model, t, Q, V, A, TAU, forces, method, dt, wall, steps, system.evals, state, message)
     if failure:
         st, t_bad, detail = failure
