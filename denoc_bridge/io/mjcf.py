@@ -59,7 +59,7 @@ from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Frame, Model
 from denoc_bridge.spatial import axis_angle_to_matrix
 
-__all__ = ["load_mjcf", "loads_mjcf", "from_mujoco", "import_mujoco", "is_mjcf"]
+__all__ = ["load_mjcf", "loads_mjcf", "from_mujoco", "import_mujoco", "is_mjcf", "geom_on_link", "mesh_arrays"]
 
 # MuJoCo's joint types (mjtJoint) and equality types (mjtEq), as in its headers
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
@@ -92,6 +92,33 @@ def is_mjcf(path: str | os.PathLike[str]) -> bool:
 
 
 Pose = tuple[np.ndarray, np.ndarray]  # (R, p): a frame's axes and origin in another frame
+
+#: MuJoCo's geom types (mjtGeom)
+GEOM_PLANE, GEOM_HFIELD, GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX, GEOM_MESH = range(8)
+
+
+def geom_on_link(model: Any, m: Any, g: int) -> tuple[str, int, np.ndarray, np.ndarray]:
+    """``(body name, link, R, p)``: geom g of the compiled ``mujoco.MjModel`` m that ``model`` was
+    loaded from, placed in the frame of the link that carries its body (link -1: the fixed
+    base), through the body's frame in ``model.frames``.  ModelError naming the geom and the
+    body when the model has no such body."""
+    mj = import_mujoco()
+    b = int(m.geom_bodyid[g])
+    body = mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+    frame = next((f for f in model.frames if f.kind == "link" and f.name == body), None)
+    if frame is None:
+        name = mj.mj_id2name(m, mj.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
+        raise ModelError(f"geom '{name}': body '{body}' is not a link or frame of model '{model.name}'")
+    R0, p0 = np.asarray(frame.rotation), np.asarray(frame.translation)
+    return body, frame.link, R0 @ wxyz_to_matrix(m.geom_quat[g]), R0 @ np.asarray(m.geom_pos[g], dtype=float) + p0
+
+
+def mesh_arrays(m: Any, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(vertices (V, 3), faces (F, 3))`` of mesh geom g as MuJoCo compiled them (in the geom's frame)."""
+    k = int(m.geom_dataid[g])
+    first, count = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
+    face, faces = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
+    return np.array(m.mesh_vert[first : first + count], dtype=float), np.array(m.mesh_face[face : face + faces])
 
 
 def _compose(a: Pose, b: Pose) -> Pose:

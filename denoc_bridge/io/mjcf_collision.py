@@ -26,24 +26,32 @@ from typing import Any
 import numpy as np
 from scipy.spatial import ConvexHull
 
-from denoc_bridge.errors import ModelError
-from denoc_bridge.io.mjcf import import_mujoco
-from denoc_bridge.io.mujoco_layout import wxyz_to_matrix
+from denoc_bridge.io.mjcf import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_HFIELD,
+    GEOM_MESH,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    geom_on_link,
+    import_mujoco,
+    mesh_arrays,
+)
 from denoc_bridge.multibody.contact import ContactPoint
 
 __all__ = ["mjcf_collision_points"]
 
-#: MuJoCo's geom types (mjtGeom)
-_PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH = range(8)
 _WORDS = {
-    _PLANE: "plane",
-    _HFIELD: "hfield",
-    _SPHERE: "sphere",
-    _CAPSULE: "capsule",
-    _ELLIPSOID: "ellipsoid",
-    _CYLINDER: "cylinder",
-    _BOX: "box",
-    _MESH: "mesh",
+    GEOM_PLANE: "plane",
+    GEOM_HFIELD: "hfield",
+    GEOM_SPHERE: "sphere",
+    GEOM_CAPSULE: "capsule",
+    GEOM_ELLIPSOID: "ellipsoid",
+    GEOM_CYLINDER: "cylinder",
+    GEOM_BOX: "box",
+    GEOM_MESH: "mesh",
 }
 _GRID = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)])
 
@@ -58,22 +66,20 @@ def _hull(vertices: np.ndarray) -> np.ndarray:
 def _geom_points(m: Any, g: int, rim_points: int) -> list[tuple[np.ndarray, float]]:
     """[(point, radius)] of geom g in its own frame."""
     kind, size = int(m.geom_type[g]), np.asarray(m.geom_size[g], dtype=float)
-    if kind == _SPHERE:
+    if kind == GEOM_SPHERE:
         return [(np.zeros(3), float(size[0]))]
-    if kind == _CAPSULE:
+    if kind == GEOM_CAPSULE:
         return [(np.array([0.0, 0.0, z]), float(size[0])) for z in (-size[1], size[1])]
-    if kind == _BOX:
+    if kind == GEOM_BOX:
         return [(np.array([sx, sy, sz]) * size[:3], 0.0) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
-    if kind == _CYLINDER:
+    if kind == GEOM_CYLINDER:
         a = 2 * np.pi * np.arange(rim_points) / rim_points
         rim = np.column_stack([size[0] * np.cos(a), size[0] * np.sin(a), np.zeros(rim_points)])
         return [(p + (0.0, 0.0, z), 0.0) for z in (-size[1], size[1]) for p in rim]
-    if kind == _ELLIPSOID:
+    if kind == GEOM_ELLIPSOID:
         return [(d / np.linalg.norm(d) * size[:3], 0.0) for d in _GRID]
-    if kind == _MESH:
-        k = int(m.geom_dataid[g])
-        first, count = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
-        return [(x, 0.0) for x in _hull(np.array(m.mesh_vert[first : first + count], dtype=float))]
+    if kind == GEOM_MESH:
+        return [(x, 0.0) for x in _hull(mesh_arrays(m, g)[0])]
     return []
 
 
@@ -83,32 +89,25 @@ def mjcf_collision_points(
     """``(points, notes)`` of the compiled ``mujoco.MjModel`` m that ``model`` was loaded from
     (see the module docstring); each point named ``body:geom#i``."""
     mj = import_mujoco()
-    frames = {f.name: f for f in model.frames if f.kind == "link"}
     points: list[ContactPoint] = []
     notes: list[str] = []
     for g in range(m.ngeom):
         if not (int(m.geom_contype[g]) or int(m.geom_conaffinity[g])):
             continue  # a picture only: MuJoCo never collides it
-        b = int(m.geom_bodyid[g])
-        body = mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+        body, link, R, p = geom_on_link(model, m, g)
         name = mj.mj_id2name(m, mj.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
         kind = int(m.geom_type[g])
         where = f"geom '{name}' ({_WORDS.get(kind, kind)}) of body '{body}'"
-        frame = frames.get(body)
-        if frame is None:
-            raise ModelError(f"{where}: body '{body}' is not a link or frame of model '{model.name}'")
-        if frame.link < 0:
+        if link < 0:
             notes.append(f"{where}: fixed to the world, skipped (it never moves)")
             continue
-        if kind == _MESH and not meshes:
+        if kind == GEOM_MESH and not meshes:
             notes.append(f"{where}: skipped (meshes=False)")
             continue
         local = _geom_points(m, g, rim_points)
         if not local:
             notes.append(f"{where}: skipped")
             continue
-        Rg, pg = wxyz_to_matrix(m.geom_quat[g]), np.asarray(m.geom_pos[g], dtype=float)
-        R0, p0 = np.asarray(frame.rotation), np.asarray(frame.translation)
         for j, (x, radius) in enumerate(local):
-            points.append(ContactPoint(frame.link, p0 + R0 @ (pg + Rg @ x), radius, margin, f"{body}:{name}#{j}"))
+            points.append(ContactPoint(link, p + R @ x, radius, margin, f"{body}:{name}#{j}"))
     return tuple(points), notes

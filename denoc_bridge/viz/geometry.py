@@ -37,8 +37,20 @@ from typing import Any
 import numpy as np
 
 from denoc_bridge.errors import InputError
-from denoc_bridge.io.mjcf import import_mujoco, is_mjcf
-from denoc_bridge.io.mujoco_layout import wxyz_to_matrix
+from denoc_bridge.io.mjcf import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_HFIELD,
+    GEOM_MESH,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+    geom_on_link,
+    import_mujoco,
+    is_mjcf,
+    mesh_arrays,
+)
 from denoc_bridge.io.robots import _erd_search_dirs
 from denoc_bridge.multibody.joints import JointType
 
@@ -287,25 +299,24 @@ def urdf_visuals(model):
 
 
 # ----------------------------------------------------------------------------- MJCF geoms
-#: MuJoCo's geom types (mjtGeom) and the groups its viewer shows by default
-_PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH = range(8)
+#: the geom groups MuJoCo's viewer shows by default (0, 1, 2)
 _SHOWN_GROUPS = 3
 
 
 def _mj_primitive(kind: int, size: np.ndarray) -> Mesh | None:
     """A MuJoCo geom of a primitive type in its own frame (z: the axis of capsules and cylinders)."""
-    if kind == _SPHERE:
+    if kind == GEOM_SPHERE:
         return sphere((0, 0, 0), float(size[0]))
-    if kind == _ELLIPSOID:
+    if kind == GEOM_ELLIPSOID:
         s = sphere((0, 0, 0), 1.0)
         return Mesh((s.vertices * np.asarray(size[:3], np.float32)).astype(np.float32), s.faces)
-    if kind in (_CAPSULE, _CYLINDER):
+    if kind in (GEOM_CAPSULE, GEOM_CYLINDER):
         r, h = float(size[0]), float(size[1])
-        parts = [tube((0, 0, -h), (0, 0, h), r, 24, caps=kind == _CYLINDER)]
-        if kind == _CAPSULE:
+        parts = [tube((0, 0, -h), (0, 0, h), r, 24, caps=kind == GEOM_CYLINDER)]
+        if kind == GEOM_CAPSULE:
             parts += [sphere((0, 0, -h), r), sphere((0, 0, h), r)]
         return merge(parts)
-    if kind == _BOX:
+    if kind == GEOM_BOX:
         return box(size[:3])
     return None
 
@@ -314,13 +325,11 @@ def mjcf_geoms(model, m) -> list:
     """``[(geom id, link, R, p, Mesh in the geom's frame, rgba), ...]``: the drawn geoms of the
     compiled ``mujoco.MjModel`` m that ``model`` was loaded from, each placed in its link's
     frame (link -1: the fixed base) through the bodies' frames in ``model.frames``."""
-    mj = import_mujoco()
-    frames = {f.name: f for f in model.frames if f.kind == "link"}
     drawable = []  # (geom, rgba) of the geoms a picture can show
     for g in range(m.ngeom):
         mat = int(m.geom_matid[g])
         rgba = np.array(m.mat_rgba[mat] if mat >= 0 else m.geom_rgba[g], dtype=float)
-        if int(m.geom_type[g]) not in (_PLANE, _HFIELD) and rgba[3] > 0:
+        if int(m.geom_type[g]) not in (GEOM_PLANE, GEOM_HFIELD) and rgba[3] > 0:
             drawable.append((g, rgba))
     group: dict[int, int] = {}  # per body: the group drawn (0-2 as MuJoCo's viewer, else the body's lowest)
     for g, _ in drawable:
@@ -332,19 +341,15 @@ def mjcf_geoms(model, m) -> list:
         if int(m.geom_group[g]) > group[int(m.geom_bodyid[g])]:
             continue
         mesh: Mesh | None
-        if kind == _MESH:
-            k = int(m.geom_dataid[g])
-            a, n = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
-            fa, fn = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
-            mesh = Mesh(np.array(m.mesh_vert[a : a + n], np.float32), np.array(m.mesh_face[fa : fa + fn], np.uint32))
+        if kind == GEOM_MESH:
+            vertices, faces = mesh_arrays(m, g)
+            mesh = Mesh(vertices.astype(np.float32), faces.astype(np.uint32))
         else:
             mesh = _mj_primitive(kind, np.asarray(m.geom_size[g], float))
         if mesh is None or not len(mesh.faces):
             continue
-        body = mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])) or f"body{int(m.geom_bodyid[g])}"
-        f = frames[body]
-        Rg, pg = wxyz_to_matrix(m.geom_quat[g]), np.asarray(m.geom_pos[g], float)
-        out.append((g, f.link, f.rotation @ Rg, f.rotation @ pg + f.translation, mesh, rgba))
+        _, link, R, p = geom_on_link(model, m, g)
+        out.append((g, link, R, p, mesh, rgba))
     return out
 
 

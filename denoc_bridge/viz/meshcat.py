@@ -505,17 +505,15 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
     ]
     kind = "animation" if animated else "configuration"
     caption = f"{tree.name}: {model.nv} DOF, {tree.n_links} links, {kind}" + (f"; {colors}" if colors else "")
-    grounds = getattr(what, "contact_grounds", ())
-    if not grounds:
+    on_contact = vg.contact_ground(what) is not None
+    if not getattr(what, "contact_grounds", ()):
         note = "the ground is a picture only: no contact is simulated"
-    elif vg.contact_ground(what) is not None:
+    elif on_contact:
         note = "the ground is where the contact is (contact-euler)"
     else:
         note = "the contact's ground is tilted: the ground drawn is a picture only"
     if animated and vg.followed_link(tree) is not None:
-        note += "; the camera follows the floating base" + (
-            " horizontally" if vg.contact_ground(what) is not None else ""
-        )
+        note += "; the camera follows the floating base" + (" horizontally" if on_contact else "")
     note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
     note += " Drag to turn, scroll to zoom."
     page = _PAGE.format(
