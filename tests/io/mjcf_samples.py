@@ -1,6 +1,30 @@
-"""Hand-written MJCF models for the MJCF tests: each joint type, multi-joint bodies, armature."""
+"""Hand-written MJCF models for the MJCF tests: each joint type, multi-joint bodies, armature;
+and :func:`random_poses`, MuJoCo's kinematics next to ours at random configurations."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import mujoco
+import numpy as np
+
+import denoc_bridge as db
+from denoc_bridge.io import mujoco_layout as mjl
+
+
+def random_poses(model: Any, m: mujoco.MjModel, seed: int, count: int = 3) -> Iterator[tuple[Any, Any, Any]]:
+    """``(d, R, p)`` at ``count`` random configurations of ``model``: MuJoCo's data after
+    ``mj_kinematics`` at the same configuration, and our link placements."""
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        q = db.random_configuration(model, rng)
+        d.qpos[:] = mjl.q_to_mujoco_qpos(model, q)
+        mujoco.mj_kinematics(m, d)
+        R, p = db.forward_kinematics(model, q)
+        yield d, R, p
+
 
 #: every joint type, off-centre anchors, refs, a jointless child body, armature, damping, springs
 JOINTS = """

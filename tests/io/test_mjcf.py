@@ -17,7 +17,7 @@ from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.io import mujoco_layout as mjl
 from denoc_bridge.io.mjcf import from_mujoco, loads_mjcf
 from denoc_bridge.validation import compare_with_mujoco
-from tests.io.mjcf_samples import FREE, JOINTS
+from tests.io.mjcf_samples import FREE, JOINTS, random_poses
 
 GYM_ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 GYM_MODELS = sorted(glob.glob(os.path.join(GYM_ASSETS, "*.xml")))
@@ -66,14 +66,8 @@ def test_a_planted_bug_is_seen() -> None:
 @pytest.mark.parametrize("xml", [JOINTS, FREE], ids=["joints", "free"])
 def test_link_and_site_frames_follow_mujoco_kinematics(xml: str) -> None:
     model, m = _load(xml)
-    d = mujoco.MjData(m)
-    rng = np.random.default_rng(1)
     frames = {f.name: f for f in model.frames}
-    for _ in range(3):
-        q = db.random_configuration(model, rng)
-        d.qpos[:] = mjl.q_to_mujoco_qpos(model, q)
-        mujoco.mj_kinematics(m, d)
-        R, p = db.forward_kinematics(model, q)
+    for d, R, p in random_poses(model, m, seed=1):
         for b in range(1, m.nbody):
             f = frames[m.body(b).name]
             Rb, pb = R[f.link] @ f.rotation, R[f.link] @ f.translation + p[f.link]

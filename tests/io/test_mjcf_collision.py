@@ -13,9 +13,9 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge import Ground
 from denoc_bridge.errors import ModelError, PhysicsWarning
-from denoc_bridge.io import mujoco_layout as mjl
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.io.mjcf import from_mujoco
+from tests.io.mjcf_samples import random_poses
 
 G0 = 9.81
 
@@ -64,13 +64,7 @@ def test_points_sit_on_mujoco_s_geoms(tmp_path) -> None:
     assert counts == {"block": 8, "rod": 2, "can": 12, "egg": 26, "ball": 1, "tip": 4}  # tetra hull: 4 of 5 vertices
     assert {c.radius for c in by_geom["rod"]} == {0.02} and by_geom["ball"][0].radius == 0.025
     assert notes == ["geom 'floor' (plane) of body 'world': fixed to the world, skipped (it never moves)"]
-    d = mujoco.MjData(m)
-    rng = np.random.default_rng(3)
-    for _ in range(3):
-        q = db.random_configuration(model, rng)
-        d.qpos[:] = mjl.q_to_mujoco_qpos(model, q)
-        mujoco.mj_kinematics(m, d)
-        R, p = db.forward_kinematics(model, q)
+    for d, R, p in random_poses(model, m, seed=3):
         world = {c.name: R[c.link] @ c.point + p[c.link] for c in points}
         box = m.geom("block").id
         corners = [np.array([sx, sy, sz]) * m.geom_size[box] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]

@@ -529,21 +529,13 @@ def _mjcf(rel: str):
 def test_mjcf_geoms_sit_where_mujoco_puts_them(rel, kinds):
     """Every drawn geom, placed through its link at random configurations, has MuJoCo's own
     world pose (geom_xmat, geom_xpos); meshes are MuJoCo's compiled vertices and faces."""
-    import mujoco
-
-    from denoc_bridge.io import mujoco_layout as mjl
+    from tests.io.mjcf_samples import random_poses
 
     model, m = _mjcf(rel)
-    d = mujoco.MjData(m)
     geoms = vg.mjcf_geoms(model, m)
     assert {int(m.geom_type[g]) for g, *_ in geoms} == kinds
     assert {int(m.geom_group[g]) for g, *_ in geoms} <= {0, 1, 2}
-    rng = np.random.default_rng(5)
-    for _ in range(3):
-        q = db.random_configuration(model, rng)
-        d.qpos[:] = mjl.q_to_mujoco_qpos(model, q)
-        mujoco.mj_kinematics(m, d)
-        R, p = db.forward_kinematics(model, q)
+    for d, R, p in random_poses(model, m, seed=5):
         for g, link, Rg, pg, _, _ in geoms:
             Rw, pw = (R[link] @ Rg, R[link] @ pg + p[link]) if link >= 0 else (Rg, pg)
             np.testing.assert_allclose(Rw, d.geom_xmat[g].reshape(3, 3), atol=1e-12)
