@@ -205,7 +205,9 @@ def test_a_writer_killed_mid_write_leaves_the_previous_file(tmp_path, short_run)
 def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
     """A first run (empty numba cache) stopped by Ctrl-C during compilation: exit 130 and one
     line naming the compilation, no traceback.  stderr is a terminal (a pty), so the compile
-    notice speaks and the test waits for its first line."""
+    notice speaks and the test waits for its first line.  The process ends as the signal arrives
+    (a watcher thread woken by the signal's wakeup byte), not when LLVM next returns to Python:
+    the 120 s bound is for a machine far slower than any, not a measure of speed."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -64,6 +65,9 @@ def main(argv=None) -> int:
             # compiler: "no compiled object yet for <Library ...>"); any other error is a bug's
             if not _from_interrupt(exc):
                 raise
+            if not notice.claim():  # the watcher prints the line and ends the process
+                time.sleep(60.0)
+                return 130
             print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
             return 130
 

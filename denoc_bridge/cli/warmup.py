@@ -7,11 +7,23 @@ says so in one line on stderr (from Python and the command line alike); on a ter
 :class:`CompileNotice` adds a spinner with the kernel being compiled and the time so far, and at
 the end the total.  It also names the kernel a Ctrl-C interrupted.  As the progress bar, the
 spinner speaks only to a terminal (in a log file or a pipe it would be noise).
+
+A Ctrl-C during a compilation ends the command at once, whatever the machine's speed: Python runs
+its SIGINT handler only between bytecodes, and LLVM may optimise one large kernel for a minute
+without returning to Python.  So, in the main thread, the signal's wakeup byte
+(:func:`signal.set_wakeup_fd`, written by the C-level handler as the signal arrives) wakes a
+watcher thread; if a compilation is on, the watcher prints the one line and ends the process with
+status 130 (the kernels compiled so far are already in the cache).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import signal
 import sys
+import threading
 import time
 
 from numba.core import event
@@ -40,6 +52,11 @@ class CompileNotice(event.Listener):
         self.status = None  # the rich spinner while an outermost compilation runs
         self.last = ""  # the kernel whose compilation started last
         self.interrupted = ""  # the kernel whose compilation Ctrl-C stopped
+        self.prefix = "denoc-bridge: "  # before the interruption's line
+        self._claimed = threading.Lock()  # held by whoever prints the interruption's line
+        self._pipes: tuple[int, int, int, int] | None = None  # wakeup r/w, stop r/w
+        self._old_wakeup = -1
+        self._watcher: threading.Thread | None = None
 
     # numba's listener interface
     def on_start(self, ev):
@@ -95,7 +112,63 @@ class CompileNotice(event.Listener):
         # always listened to (an interrupted compilation is named), shown only to a terminal, as
         # the progress bar: in a log file or a pipe it would only be noise
         event.register("numba:compile", self)
+        self._start_watcher()
         return self
+
+    def claim(self) -> bool:
+        """Whether the caller may print the interruption's line (the first to ask may; the
+        watcher that ends the process asks first when Ctrl-C lands in a compilation)."""
+        return self._claimed.acquire(blocking=False)
+
+    # the watcher: Ctrl-C during a compilation ends the process at once
+    def _start_watcher(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # set_wakeup_fd is the main thread's; the KeyboardInterrupt route remains
+        wake_r, wake_w = os.pipe()
+        stop_r, stop_w = os.pipe()
+        os.set_blocking(wake_w, False)  # set_wakeup_fd asks for a non-blocking descriptor
+        try:
+            self._old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter
+            for fd in (wake_r, wake_w, stop_r, stop_w):
+                os.close(fd)
+            return
+        self._pipes = (wake_r, wake_w, stop_r, stop_w)
+        self._watcher = threading.Thread(target=self._watch, name="denoc-bridge-ctrl-c", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        assert self._pipes is not None
+        wake_r, _, stop_r, _ = self._pipes
+        while True:
+            ready, _, _ = select.select([wake_r, stop_r], [], [])
+            if stop_r in ready:
+                return
+            if signal.SIGINT in os.read(wake_r, 64) and self.stack and self.claim():
+                self._end_now(self.stack[-1])
+
+    def _end_now(self, kernel: str) -> None:
+        self.interrupted = kernel
+        with contextlib.suppress(Exception):
+            if self.status is not None:
+                self.status.stop()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        with contextlib.suppress(Exception):
+            print(f"{self.prefix}{self.interruption()}", file=self.stream, flush=True)
+        os._exit(130)
+
+    def _stop_watcher(self) -> None:
+        if self._pipes is None:
+            return
+        wake_r, wake_w, stop_r, stop_w = self._pipes
+        signal.set_wakeup_fd(self._old_wakeup)
+        os.write(stop_w, b"x")
+        if self._watcher is not None:
+            self._watcher.join()
+        for fd in (wake_r, wake_w, stop_r, stop_w):
+            os.close(fd)
+        self._pipes = None
 
     def interruption(self) -> str | None:
         """The line that ends a run Ctrl-C stopped while numba compiled, else None."""
@@ -108,6 +181,7 @@ class CompileNotice(event.Listener):
 
     def __exit__(self, *exc):
         event.unregister("numba:compile", self)
+        self._stop_watcher()
         if not self.tty or self.interrupted:
             return False
         if self.status is not None:
