@@ -75,6 +75,7 @@ from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.multibody.modules import Module
 from denoc_bridge.simulation import simulate, simulate_batch
+from denoc_bridge.simulation.hold import PostureHold, posture_hold
 from denoc_bridge.simulation.motions import cycloidal_motion, feedforward, trajectory_torques
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.sweeps import SweepResult, sweep
@@ -135,6 +136,8 @@ __all__ = [
     "Ground",
     "ContactPoint",
     "contact_point",
+    "PostureHold",
+    "posture_hold",
     "collision_points",
     "sweep",
     "SweepResult",

@@ -138,6 +138,7 @@ def simulate(
     save_to: str | os.PathLike[str] | None = None,
     contact: Any = None,
     contact_points: Any = None,
+    hold: Any = None,
 ) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``t_final`` seconds (see the module docstring).
 
@@ -179,6 +180,9 @@ def simulate(
         default the ``<collision>`` shapes of the model's URDF).  See
         :mod:`denoc_bridge.simulation.contact`; the trajectory then carries ``contact_force``
         and ``contact_work``.  That method does not enforce the joint limits yet.
+    hold : a posture-holding joint PD (:func:`~denoc_bridge.simulation.hold.posture_hold`),
+        implicit in the contact time stepper (stable at any gains and dt): with
+        ``method="contact-euler"`` only.
 
     Returns
     -------
@@ -187,7 +191,12 @@ def simulate(
     _check_model(model)
     if contact is not None or str(method).lower() in contact_simulation.CONTACT_METHODS:
         return contact_simulation.run(
-            model, q0, v0, t_final, dt, tau, method, contact, contact_points, save_every, f_ext
+            model, q0, v0, t_final, dt, tau, method, contact, contact_points, save_every, f_ext, hold
+        )
+    if hold is not None:
+        raise InputError(
+            "hold= is the contact time stepper's posture hold (implicit in its step): use "
+            "method='contact-euler' with contact=Ground(...), or pass a controller as tau"
         )
     method = method_name(method)
     if isinstance(model, MimicModel):

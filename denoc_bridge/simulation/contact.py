@@ -4,6 +4,8 @@ kind (method ``"contact-euler"``), a Python stage loop over the compiled pieces.
 One step of length dt from (q, v), the active contacts and their rows J taken at q:
 
 1. ``v_free = v + dt M^-1 (tau - h)``: the tree's O(n) forward dynamics;
+   the joint springs and dampers (and a posture hold, :mod:`denoc_bridge.simulation.hold`)
+   implicit in it: ``dt D + dt^2 K`` on the GIM's diagonal, stable at any stiffness;
 2. the contact impulses ``lambda`` (3 per contact, in the contact frame) of the problem
    ``sigma = G lambda + g`` with ``G = J M^-1 J^T`` (:mod:`denoc_bridge.constraints.contact`) and
    ``g = J v_free``, whose normal rows are shifted by the gap ``max(d, 0) / dt`` (a contact
@@ -23,7 +25,7 @@ The work of the contact forces over a step, ``lambda . J v+`` (the contact point
 trajectory's ``contact_work`` holds its sum up to each saved state (it enters
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
 ``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
-(zero when apart; ``contact_names`` names them).  The joint springs and dampers act (explicitly, in step 1); the joint limits
+(zero when apart; ``contact_names`` names them).  The joint springs and dampers act (implicitly, in step 1); the joint limits
 are not part of this method yet; loops and mimic joints are refused by name.
 """
 
@@ -37,17 +39,23 @@ import numpy as np
 
 from denoc_bridge.algorithms.configuration import integrate
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
-from denoc_bridge.constraints.contact import ContactSet, solve_contact
+from denoc_bridge.constraints.contact import FALLBACK_TOL, ContactSet, solve_contact
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint
 from denoc_bridge.simulation.common import run_end
+from denoc_bridge.simulation.hold import PostureHold
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
 
 __all__ = ["CONTACT_METHODS", "simulate_contact"]
 
 CONTACT_METHODS = ("contact-euler",)
+#: the contact solver's tolerance, relative to the largest free velocity; where PGS stalls short
+#: of it (many contacts on one flat sole: 40 on talos's), ADMM answers to
+#: :data:`~denoc_bridge.constraints.contact.FALLBACK_TOL` (1e-8) and the trajectory's message
+#: counts those steps
+TOL = 1e-12
 SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the position correction acts
 #: m: the smallest margin of a contact in the stepper: a point put back on the surface by the
 #: position correction stays in the problem (the gap term lets it close, never pulls it)
@@ -83,14 +91,32 @@ def simulate_contact(
     tau: Any = None,
     *,
     save_every: int = 1,
-    tol: float = 1e-12,
+    tol: float = TOL,
     max_sweeps: int = 10_000,
+    hold: PostureHold | None = None,
 ) -> Trajectory:
     """Simulate a tree ``model`` touching the ground(s) ``contact`` at ``contact_points`` with
     the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
-    controller ``tau(t, q, v)``.  Returns a :class:`Trajectory` with ``contact_force`` (saved
+    controller ``tau(t, q, v)``; ``hold`` a :class:`~denoc_bridge.simulation.hold.PostureHold`,
+    implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
+    Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points) and ``contact_work`` (J, cumulative, <= 0)."""
+    if hold is not None and not isinstance(hold, PostureHold):
+        raise InputError(f"hold must be a PostureHold (db.posture_hold(model, ...)), got {type(hold).__name__}")
+    if hold is not None and (hold.kp.shape != (model.nv,) or hold.q_ref.shape != (model.nq,)):
+        raise InputError(
+            f"hold was built for another model: {hold.q_ref.shape[0]} configuration entries, '{model.name}' has {model.nq}"
+        )
+    original = model
+    # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
+    # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt
+    implicit = dt * np.asarray(model.damping) + dt * dt * np.asarray(model.stiffness)
+    if hold is not None:
+        implicit = implicit + hold.armature(dt)
+    if np.any(implicit):
+        model = model.replace(armature=np.asarray(model.armature) + implicit)
+    spring_rate = dt * np.asarray(original.stiffness)
     cs = ContactSet(model, contact_points, contact)
     cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
     q = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)
@@ -119,6 +145,7 @@ def simulate_contact(
     Q[0], V[0] = q, v
     previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
     work = 0.0
+    loose = 0  # steps whose contact problem ADMM answered to the fallback tolerance only
     start = time.perf_counter()
     done = 0  # steps completed
     interrupted = False
@@ -126,8 +153,11 @@ def simulate_contact(
         for k in range(n_steps):
             t = k * dt
             tk = torque(t, q, v)
-            passive = joint_passive_forces(model, q, v)  # the joint springs and dampers, explicit
-            v_free = v + dt * tree_forward_dynamics(model, q, v, tk if passive is None else tk + passive)
+            passive = joint_passive_forces(original, q, v)  # the joint springs and dampers, implicit:
+            applied = tk if passive is None else tk + passive - spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
+            if hold is not None:
+                applied = applied + hold.torque(original, q, v, dt)
+            v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
             _finite(v_free, t)
             m = cs.active(q)
             force = np.zeros((n_groups, 3))
@@ -145,6 +175,7 @@ def simulate_contact(
                         f"({m} contacts); raise max_sweeps or lower dt"
                     )
                 lam = sol.lam
+                loose += sol.tolerance > tol
                 v_plus = v_free + Y.T @ lam
                 work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
                 previous[:] = 0.0
@@ -157,6 +188,8 @@ def simulate_contact(
             q_plus = _correct_positions(model, cs, _finite(integrate(model, q, dt * v_plus), t), t)
             _finite(q_plus, t)
             a = (v_plus - v) / dt
+            if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
+                tk = tk + hold.torque(original, q, v_plus, dt)
             q, v = q_plus, v_plus
             if (k + 1) % save_every == 0:
                 s = (k + 1) // save_every
@@ -169,8 +202,13 @@ def simulate_contact(
     if interrupted:
         A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
     status, message = run_end(interrupted, False, done * dt)
+    if loose:
+        message = (message + "; " if message else "") + (
+            f"the contact solver met {FALLBACK_TOL:g} instead of tol = {tol:g} on {loose} of {done} steps "
+            "(ADMM, where projected Gauss-Seidel stalled on many contacts)"
+        )
     traj = Trajectory(
-        model,
+        original,
         T[:kept],
         Q[:kept],
         V[:kept],
@@ -228,6 +266,7 @@ def run(
     contact_points: Any,
     save_every: int | None,
     f_ext: Any,
+    hold: Any = None,
 ) -> Trajectory:
     """``simulate(..., contact=...)``: the checks that name what does not go with contact, the
     contact points (by default the ``<collision>`` shapes of the model's URDF), the run."""
@@ -248,5 +287,14 @@ def run(
                 "contact_points=[contact_point(model, 'link', xyz), ...]"
             )
     return simulate_contact(
-        model, q0, v0, t_final, dt, contact, contact_points, tau, save_every=1 if save_every is None else save_every
+        model,
+        q0,
+        v0,
+        t_final,
+        dt,
+        contact,
+        contact_points,
+        tau,
+        save_every=1 if save_every is None else save_every,
+        hold=hold,
     )

@@ -4,13 +4,17 @@ analytic answers of one contact."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge.constraints.contact import delassus_matrix, solve_contact
+from denoc_bridge.constraints.contact import FALLBACK_TOL, delassus_matrix, solve_contact
+from denoc_bridge.constraints.contact_admm import admm, cone_residuals, project_cones
 from denoc_bridge.errors import InputError
+from denoc_bridge.kernels import contact_solver as _ks
 from denoc_bridge.kernels.contact_solver import ncp_residual
 from denoc_bridge.multibody.contact import Ground, contact_point
 
@@ -18,7 +22,7 @@ TOL = 1e-12  # both solvers' stopping tolerance
 AGREE = 1e-8  # relative agreement of the impulses
 
 
-def pinocchio_impulses(G, g, mu, kind):
+def pinocchio_impulses(G, g, mu, kind, tol=TOL):
     """Pinocchio's solution of the same problem: point contacts carrying Coulomb cones (their
     Jacobians do not enter: the solvers see only G, g and the cones)."""
     model = pin.Model()
@@ -36,8 +40,8 @@ def pinocchio_impulses(G, g, mu, kind):
         s.lanczos_size = n
     else:
         s, res, solver = pin.PGSSolverSettings(), pin.PGSSolverResult(), pin.PGSConstraintSolver(n)
-    s.absolute_feasibility_tol = s.absolute_complementarity_tol = TOL
-    s.relative_feasibility_tol = s.relative_complementarity_tol = TOL
+    s.absolute_feasibility_tol = s.absolute_complementarity_tol = tol
+    s.relative_feasibility_tol = s.relative_complementarity_tol = tol
     s.max_iterations = 100_000
     converged = solver.solve(pin.DelassusOperatorDense(np.asarray(G)), np.asarray(g), cms, cds, s, res)
     return converged, res.retrieveConstraintImpulses().copy()
@@ -188,3 +192,58 @@ def test_sticking_is_not_taken_where_the_box_must_slide():
     short = solve_contact(G, g, mu, max_iter=1)
     assert not short.converged and short.method == "pgs"
     assert solve_contact(G, g, mu).converged  # PGS finds the sliding answer
+
+
+# ----------------------------------------------------------------------- ADMM, where PGS stalls
+DATA = Path(__file__).parent / "data"
+
+
+def test_admm_equals_pinocchio_s_admm_on_random_problems():
+    """The ADMM fallback alone (constraints.contact_admm) on the random problems above: the same
+    impulses as Pinocchio's ADMMConstraintSolver (unique: G is positive definite)."""
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        m = int(rng.integers(1, 6))
+        A = rng.normal(size=(3 * m, 3 * m + 4))
+        G = A @ A.T + 0.01 * np.eye(3 * m)
+        g = rng.normal(size=3 * m)
+        mu = rng.uniform(0.1, 1.5, m)
+        lam, iterations, converged = admm(G, g, mu, np.zeros(3 * m), 1e-12, 100_000)
+        assert converged and 0 < iterations < 100_000
+        assert ncp_residual(G, g, mu, m, lam) < 1e-10 * (1 + np.abs(g).max())
+        ok, ref = pinocchio_impulses(G, g, mu, "admm")
+        assert ok
+        assert np.abs(lam - ref).max() <= 1e-8 * np.abs(ref).max()
+
+
+def test_a_talos_landing_that_stalls_pgs_is_answered_by_admm():
+    """The contact problem of talos's soles at a landing (40 contacts, G of rank 12 among 120
+    rows, saved from a run with an explicit posture PD): PGS cycles about 5e-6 short of its
+    tolerance; ADMM answers to the fallback tolerance, with the velocities Pinocchio's ADMM finds
+    (the impulses are not unique; the velocities are)."""
+    d = np.load(DATA / "talos_landing_contact.npz")
+    G, g, mu = d["G"], d["g"], d["mu"]
+    m = len(mu)
+    lam, sigma = np.zeros(3 * m), np.zeros(3 * m)
+    sweeps, change = _ks.pgs(G, g, mu, m, lam, sigma, 1e-12, 10_000)
+    assert sweeps == 10_001 and change > 1e-7  # stalled, far from round-off
+    sol = solve_contact(G, g, mu, tol=1e-12)
+    assert sol.converged and sol.method == "admm" and sol.tolerance == FALLBACK_TOL
+    opening, comp = cone_residuals(G, g, mu, sol.lam)
+    scale = np.abs(g).max()
+    assert opening <= FALLBACK_TOL * scale and comp <= FALLBACK_TOL * scale * np.abs(sol.lam).max()
+    ok, ref = pinocchio_impulses(G, g, mu, "admm", tol=1e-10)
+    assert ok
+    np.testing.assert_allclose(sol.sigma, G @ ref + g, atol=1e-6 * scale)
+    assert sol.lam[2::3].sum() == pytest.approx(ref[2::3].sum(), rel=1e-7)  # the total normal impulse
+
+
+def test_cone_projection():
+    mu = np.array([0.5, 0.5, 0.5, 0.5])
+    x = np.array([0.1, 0.0, 1.0, 0.0, 0.0, -1.0, 3.0, 4.0, 1.0, 1.0, 0.0, -0.1])
+    y = project_cones(x, mu).reshape(4, 3)
+    np.testing.assert_array_equal(y[0], [0.1, 0.0, 1.0])  # inside: kept
+    np.testing.assert_array_equal(y[1], [0.0, 0.0, 0.0])  # in the polar cone: the apex
+    for k, v in ((2, x[6:9]), (3, x[9:12])):  # onto the side: on the cone, the nearest point
+        assert np.hypot(y[k, 0], y[k, 1]) == pytest.approx(0.5 * y[k, 2], rel=1e-12)
+        assert np.dot(v - y[k], y[k]) == pytest.approx(0.0, abs=1e-12)  # the residual is normal to it
