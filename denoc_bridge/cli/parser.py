@@ -9,8 +9,12 @@ Examples::
     denoc-bridge simulate puma560 --torque gravity-compensation --q0 0 0.5 -0.5 0 0 0
     denoc-bridge simulate robot.urdf --torque tau.csv --method RK45
     denoc-bridge simulate pr2 --mimic --duration 0.5  # <mimic> joints as constraints
-    denoc-bridge simulate icub --no-passive           # without the URDF's joint damping
+    denoc-bridge simulate icub --no-ground --no-passive   # free fall without the URDF's joint damping
     denoc-bridge simulate chain:6 --duration 3600 --stream run.npy --no-html   # an hour, states on disk
+    denoc-bridge simulate solo12                      # dropped on the ground from 0.3 m, it stands (--hold)
+    denoc-bridge simulate talos --drop 0.1 --mu 0.5 --hold 3
+    denoc-bridge simulate solo12 --no-hold            # it lands and folds up
+    denoc-bridge simulate solo12 --no-ground          # no contact: it falls for ever
     denoc-bridge info panda                           # DOF and kinematic-module tree
     denoc-bridge info talos --fixed
     denoc-bridge info path/to/robot.urdf --floating
@@ -154,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
             "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
             "into the current folder unless told otherwise.  Start: the neutral configuration (the "
-            "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest."
+            "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest.  A floating-base "
+            "robot falls onto the ground z = 0 (--ground, on by default for it), from 0.3 m (--drop), "
+            "and a posture hold (--hold, on by default there) keeps it standing."
         ),
         epilog=help_examples("simulate"),
         formatter_class=raw,
@@ -175,9 +181,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--method",
-        default="rk4",
+        default=None,
         metavar="METHOD",
-        help="rk4 (default), euler, or scipy's RK45, DOP853, Radau, BDF, LSODA",
+        help="rk4 (default without the ground), euler, implicit-euler, sdirk2, or scipy's RK45, DOP853, "
+        "Radau, BDF, LSODA; with the ground: contact-euler (the contact time stepper, the only one)",
+    )
+    sim.add_argument(
+        "--ground",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the ground z = 0 under the robot, touched by its <collision> shapes (MJCF: its geoms) with "
+        "friction: on by default for a floating-base robot (--no-ground: none, it falls for ever), off "
+        "for a fixed base",
+    )
+    sim.add_argument(
+        "--drop",
+        type=float,
+        default=None,
+        metavar="H",
+        help="with the ground: start with the robot's lowest collision point H m above it (default 0.3)",
+    )
+    sim.add_argument(
+        "--hold",
+        type=float,
+        nargs="?",
+        const=5.0,
+        default=None,
+        metavar="HZ",
+        help="with the ground (on by default there): a joint PD holding the start posture, implicit in the "
+        "step, natural frequency HZ (default 5) and critically damped, gains Kp = (2 pi HZ)^2 m L^2, "
+        "Kd = 2 (2 pi HZ) m L^2 (m: the robot's mass, L: its extent); a legged robot dropped onto the "
+        "ground then stands",
+    )
+    sim.add_argument(
+        "--no-hold", action="store_true", help="with the ground: no posture hold (the robot folds up on landing)"
+    )
+    sim.add_argument(
+        "--mu", type=float, default=None, metavar="MU", help="the ground's friction coefficient (default 0.8)"
     )
     sim.add_argument(
         "--q0", nargs="+", metavar="Q", help="start configuration: nq numbers, or 'neutral' (default) or 'random'"

@@ -9,12 +9,14 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from denoc_bridge import validation
 from denoc_bridge._text import count as _count
 from denoc_bridge.algorithms.configuration import neutral_configuration, random_configuration
+from denoc_bridge.cli import ground
 from denoc_bridge.cli.common import (
     EXIT_MISMATCH,
     MAX_FPS,
@@ -28,11 +30,12 @@ from denoc_bridge.cli.common import (
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.dynamics import gravity_torques
-from denoc_bridge.errors import DenocError, SimulationError
+from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation import simulate
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
+from denoc_bridge.simulation.hold import posture_hold
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
 from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
@@ -66,9 +69,17 @@ def _start(model, args):
         q = project_configuration(model, q)
         if "closed" not in what:
             what += " projected onto the loops"
-    elif getattr(args, "limits", False) and method_name(args.method) in FIXED_STEP_METHODS + IMPLICIT_METHODS:
+    elif getattr(args, "limits", False) and _start_method(args) in FIXED_STEP_METHODS + IMPLICIT_METHODS:
         q, what = _inside_limits(model, q, what)
     return q, what
+
+
+def _start_method(args) -> str:
+    """The method for the start's limits: rk4 when none is given, and for the contact stepper (a
+    start inside the limits is the sensible one there too)."""
+    if args.method is None or args.method.lower() == ground.METHOD:
+        return "rk4"
+    return method_name(args.method)
 
 
 def _inside_limits(model, q, what):
@@ -222,7 +233,10 @@ def _check_damping(model, q0, method: str, dt: float, duration: float) -> None:
 
 def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: bool, text: str) -> str:
     """What to try after a run that stopped: a joint that moves no inertia wants a rotor inertia;
-    a run the joint dampers made stiff (--no-passive); else a shorter step or an implicit method."""
+    a run the joint dampers made stiff (--no-passive); the contact solver, a shorter step; else a
+    shorter step or an implicit method."""
+    if "contact solver did not converge" in text:
+        return f"; try --dt {dt / 10:g} (a robot that folds up, --no-hold, rests on many contacts)"
     if "singular" in text:
         return (
             f"; --armature {ARMATURE_HINT:g} gives every joint a rotor inertia of {ARMATURE_HINT:g} kg m^2 "
@@ -360,8 +374,11 @@ def simulate_command(args) -> int:
         if getattr(args, flag) and getattr(args, no):
             raise DenocError(f"--{flag} and --no-{flag} contradict each other; give one")
 
+    contact_method = args.method is not None and args.method.lower() == ground.METHOD
+    if args.ground is False and contact_method:
+        raise DenocError(f"--method {args.method} is the contact time stepper: it needs the ground (no --no-ground)")
     try:
-        method = method_name(args.method)
+        method = method_name("rk4" if args.method is None or contact_method else args.method)
     except DenocError as exc:
         raise DenocError(f"--{exc}") from None
     check_whole_steps(args, method)
@@ -416,6 +433,10 @@ def simulate_command(args) -> int:
             print(f"denoc-bridge: note: no plot ({exc}; --no-plot silences this)", file=sys.stderr)
             png = None
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
+    with_ground = ground.wants_ground(args, model)
+    ground.check_options(args, model, with_ground)
+    if with_ground:
+        method = ground.METHOD
     base = "free-flyer base" if model.floating_base else "fixed base"
     loops = f", {_count(len(model.loops), 'loop closure')}" if model.loops else ""
     if args.mimic:
@@ -428,7 +449,26 @@ def simulate_command(args) -> int:
         )
     tau, tau_what = torque_input(model, args.torque)
     q0, q0_what = _start(model, args)
-    if args.limits and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS and not model.loops:
+    contact: dict[str, Any] = {}
+    if with_ground:
+        points = ground.contact_candidates(model)
+        q_hold = q0
+        if model.floating_base and not (args.q0 and args.q0[0] not in ("neutral", "random")):
+            drop = 0.3 if args.drop is None else args.drop
+            q0 = ground.lifted(model, q0, points, drop)
+            q0_what += f", its lowest point {drop:g} m above the ground"
+        frequency = ground.hold_frequency(args)
+        hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
+        floor = ground.ground_of(args)
+        contact = {"contact": floor, "contact_points": points, "hold": hold}
+        print(
+            f"ground: z = 0, friction {floor.mu:g}, {_count(len(points), 'contact point')} from the "
+            "collision shapes"
+            + (f"; posture hold at {frequency:g} Hz (--no-hold: none)" if hold is not None else "; no posture hold")
+        )
+    if with_ground and args.limits and np.any(np.isfinite(model.lower_limit)):
+        print(f"note: the joint limits do not hold with the ground yet ({method} lets the joints pass them)")
+    elif args.limits and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS and not model.loops:
         print(f"note: the joint limits hold with the fixed-step methods only; {method} lets the joints pass them")
     sim_model = _with_armature(model, args.armature) if args.armature > 0 else model
     if args.passive:
@@ -454,13 +494,19 @@ def simulate_command(args) -> int:
             tau,
             method,
             passive=args.passive,
-            progress=bool(sys.stderr.isatty()),
-            limits=args.limits,
+            **(
+                contact
+                or {
+                    "progress": bool(sys.stderr.isatty()),
+                    "limits": args.limits,
+                    "save_to": stream,
+                }
+            ),
             save_every=args.save_every,
-            save_to=stream,
         )
-    except SimulationError as exc:
-        text = str(exc).split("; the trajectory up to", 1)[0]  # drop the Python-API advice
+    except (SimulationError, SingularInertiaError) as exc:  # the contact stepper checks no start
+        # drop the Python-API advice
+        text = str(exc).split("; the trajectory up to", 1)[0].replace("; raise max_sweeps or lower dt", "")
         hint = _failure_hint(sim_model, q0, method, args.dt, args.duration, args.passive, text)
         raise DenocError(f"{text}{hint}") from None
     if len(traj) == 0:  # Ctrl-C before the first step
@@ -473,7 +519,10 @@ def simulate_command(args) -> int:
         + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:
-        _energy_summary(traj, method, args.dt)
+        if with_ground:
+            ground.contact_summary(traj, model)
+        else:
+            _energy_summary(traj, method, args.dt)
     if traj.constraint_error is not None and len(traj.constraint_error):
         extra = (
             f"; most one step left before the projection: {traj.constraint_drift:.2g}"

@@ -40,7 +40,7 @@ def _one_line_error(err: str) -> str:
 def test_icub_stops_at_once_naming_the_stiff_joint_and_no_passive(capsys):
     # stopped before the check against Pinocchio and before any step: said by what it printed (the
     # last assertion), not by a wall time, which holds on one machine's speed only (issue 35)
-    assert main(["simulate", "icub", *FAST]) == 2
+    assert main(["simulate", "icub", "--no-ground", *FAST]) == 2
     captured = capsys.readouterr()
     line = _one_line_error(captured.err)
     assert "joint 'neck_yaw' (link 'head'" in line and "damping d = 1 N m s/rad" in line, line
@@ -52,7 +52,7 @@ def test_icub_stops_at_once_naming_the_stiff_joint_and_no_passive(capsys):
 
 
 def test_icub_with_no_passive_completes_and_balances_its_energy(capsys):
-    assert main(["simulate", "icub", "--no-passive", "--duration", "0.1", "--no-validate", *FAST]) == 0
+    assert main(["simulate", "icub", "--no-ground", "--no-passive", "--duration", "0.1", "--no-validate", *FAST]) == 0
     out = capsys.readouterr().out
     assert "without the joint damping (--no-passive)" in out and "completed: 100 steps" in out
     rel = float(re.search(r"= (\S+) of the (peak kinetic energy|potential energy variation)", out).group(1))

@@ -1,0 +1,135 @@
+"""``denoc-bridge simulate``'s ground: ``--ground`` (on by default for a floating-base robot),
+``--drop``, ``--hold`` and ``--mu``: the contact time stepper (method ``contact-euler``) on the
+robot's ``<collision>`` shapes (or MJCF geoms), a posture hold, and a line on what the ground
+carried at the end."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from denoc_bridge.algorithms.kinematics import forward_kinematics
+from denoc_bridge.errors import DenocError, InputError
+from denoc_bridge.io.collision import collision_points
+from denoc_bridge.multibody.contact import ContactPoint, Ground
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.simulation.contact import CONTACT_METHODS
+
+METHOD = CONTACT_METHODS[0]
+
+
+def wants_ground(args, model) -> bool:
+    """Whether the run has the ground: ``--ground`` / ``--no-ground``, else on for a floating-base
+    tree (a robot with loop closures or ``--mimic`` is simulated without it, as said)."""
+    constrained = bool(model.loops) or isinstance(model, MimicModel)
+    if args.ground is None:
+        explicit_method = args.method is not None and args.method.lower() == METHOD
+        return (bool(model.floating_base) and not constrained) or explicit_method
+    if args.ground and constrained:
+        kind = "<mimic> joints as constraints (--mimic)" if isinstance(model, MimicModel) else "loop closures"
+        raise DenocError(f"--ground: '{model.name}' has {kind}; ground contact on such robots is not supported yet")
+    return bool(args.ground)
+
+
+def check_options(args, model, ground: bool) -> None:
+    """The options that do not go with the ground (or need it), named."""
+    if ground:
+        if args.method is not None and args.method.lower() != METHOD:
+            default = " (on by default for a floating-base robot)" if args.ground is None else ""
+            raise DenocError(
+                f"--method {args.method} does not simulate ground contact{default}: leave --method out "
+                f"(the contact time stepper, {METHOD}), or give --no-ground"
+            )
+        if args.stream:
+            raise DenocError("--stream is not available with the ground yet: give --save, or --no-ground")
+        if not args.passive:
+            raise DenocError("--no-passive is not available with the ground yet: the joints' dampers and springs act")
+        steps = args.duration / args.dt
+        if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+            raise DenocError(
+                f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} ({steps:.6g} steps)"
+            )
+        if args.hold is not None and args.no_hold:
+            raise DenocError("--hold and --no-hold contradict each other; give one")
+    else:
+        for flag, given in (
+            ("--hold", args.hold is not None),
+            ("--no-hold", args.no_hold),
+            ("--drop", args.drop is not None),
+        ):
+            if given:
+                why = "--no-ground was given" if args.ground is False else f"'{model.name}' has a fixed base"
+                raise DenocError(f"{flag} goes with the ground (--ground), and {why}")
+        if args.mu is not None:
+            raise DenocError("--mu is the ground's friction coefficient: it goes with the ground (--ground)")
+    for option, value in (("--drop", args.drop), ("--hold", args.hold), ("--mu", args.mu)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise DenocError(f"{option} must be a number >= 0, got {value:g}")
+
+
+def hold_frequency(args) -> float | None:
+    """The posture hold's frequency (Hz) with the ground: ``--hold HZ``, 5 by default, None with
+    ``--no-hold``."""
+    if args.no_hold:
+        return None
+    return 5.0 if args.hold is None else float(args.hold)
+
+
+def contact_candidates(model) -> list[ContactPoint]:
+    """The robot's contact points from its collision shapes, or the error that says what to do."""
+    source = str(model.source or "")
+    if not source or source.startswith("denoc_bridge.generators"):  # a generated robot: no shapes
+        points: tuple[ContactPoint, ...] = ()
+    else:
+        try:
+            points, _ = collision_points(model)
+        except InputError as exc:
+            raise DenocError(f"--ground: {exc}") from None
+    if not points:
+        raise DenocError(
+            f"--ground: '{model.name}' has no collision shapes to touch the ground with (sphere, box, "
+            "cylinder, capsule or mesh <collision>, or MJCF geoms); --no-ground simulates it without"
+        )
+    return list(points)
+
+
+def lowest_point(model, q: np.ndarray, points: list[ContactPoint]) -> float:
+    """The height of the lowest point of the contact candidates at q (their spheres' bottoms)."""
+    R, p = forward_kinematics(model, q)
+    return min(float((p[c.link] + R[c.link] @ c.point)[2]) - c.radius for c in points)
+
+
+def lifted(model, q: np.ndarray, points: list[ContactPoint], drop: float) -> np.ndarray:
+    """q with a floating base moved up or down so that its lowest contact point is ``drop`` above
+    the ground z = 0."""
+    q = q.copy()
+    q[2] += drop - lowest_point(model, q, points)
+    return q
+
+
+def ground_of(args) -> Ground:
+    return Ground(mu=0.8 if args.mu is None else args.mu, name="ground")
+
+
+def contact_summary(traj, model) -> None:
+    """What the ground carried at the end (the last step's normal force against the weight), and
+    the energy: what the contacts took (a landing with restitution 0 is a plastic impact: the
+    kinetic energy it stops is lost; friction takes more) and the largest gain over the work put
+    in, which must stay at round-off."""
+    if traj.contact_force is None or len(traj) < 2:
+        return
+    balance = traj.energy_drift()  # E - E(0) - W_in - W_contact: the impacts' losses, <= 0
+    taken = float(traj.contact_work[-1]) + float(balance[-1])
+    print(
+        f"energy: the contacts took {-taken:.4g} J (impacts with restitution 0, friction); the energy never "
+        f"rose above the work put in by more than {max(float(balance.max()), 0.0):.2g} J"
+    )
+    normal = float(traj.contact_force[-2, :, 2].sum())
+    weight = float(model.total_mass * np.linalg.norm(model.gravity))
+    touching = int(np.count_nonzero(np.linalg.norm(traj.contact_force[-2], axis=1)))
+    print(
+        f"contact: at the end {touching} of {len(traj.contact_names)} links touch the ground, which carries "
+        f"{normal:.4g} N ({normal / weight:.1%} of the weight, {weight:.4g} N); contact work "
+        f"{traj.contact_work[-1]:.3g} J"
+    )

@@ -1,0 +1,93 @@
+"""``denoc-bridge simulate`` with the ground (issue 37): on by default for a floating-base robot,
+``--hold`` makes a legged robot stand, ``--drop`` and ``--mu``; the options that do not go with
+it are named; the dampers are implicit in the contact stepper (icub runs with its damping)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.cli.main import main
+
+FAST = ["--no-html", "--no-plot", "--no-validate"]
+
+
+def _one_line_error(err: str) -> str:
+    lines = [x for x in err.splitlines() if x.startswith("denoc-bridge: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_solo12_dropped_with_hold_stands_and_the_ground_carries_its_weight(tmp_path, capsys):
+    out_file = tmp_path / "solo.npz"
+    args = ["simulate", "solo12", "--duration", "1.5", "--save", str(out_file), *FAST]  # the hold: by default
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"ground: z = 0, friction 0\.8, \d+ contact points from the collision shapes; posture hold at 5 Hz", out
+    )
+    assert "simulating 1.5 s with contact-euler" in out and "its lowest point 0.3 m above the ground" in out
+    m = re.search(r"the ground, which carries (\S+) N \((\S+)% of the weight", out)
+    assert m is not None and float(m.group(2)) == pytest.approx(100.0, abs=0.05), out
+    assert "the energy never rose above the work put in by more than 0 J" in out
+    traj = db.Trajectory.load(out_file, db.load_robot("solo12"))
+    assert traj.method == "contact-euler" and traj.contact_force is not None
+    z = traj.q[traj.t > 1.0, 2]
+    assert z.max() - z.min() < 1e-6  # standing
+    assert np.abs(traj.q[-1, 7:]).max() < 5e-3  # the start posture (neutral) held
+
+
+def test_drop_and_mu(tmp_path, capsys):
+    args = ["simulate", "solo12", "--drop", "0.05", "--mu", "0.3", "--hold", "2", "--duration", "0.2", *FAST]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "friction 0.3" in out and "posture hold at 2 Hz" in out and "0.05 m above the ground" in out
+    assert main(["simulate", "solo12", "--no-hold", "--duration", "0.2", *FAST]) == 0
+    assert "; no posture hold" in capsys.readouterr().out
+
+
+def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
+    """icub's neck damping (1 N m s/rad on 1e-17 kg m^2) stops rk4 at once; in the contact stepper
+    the dampers are implicit: it completes, damping on."""
+    assert main(["simulate", "icub", "--duration", "0.05", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "completed: 50 steps" in out and "the joint damping acts" in out
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["solo12", "--method", "rk4"],
+            "--method rk4 does not simulate ground contact (on by default for a floating-base",
+        ),
+        (
+            ["solo12", "--ground", "--method", "euler"],
+            "--method euler does not simulate ground contact: leave --method out",
+        ),
+        (["solo12", "--no-ground", "--hold"], "--hold goes with the ground (--ground), and --no-ground was given"),
+        (["solo12", "--hold", "--no-hold"], "--hold and --no-hold contradict each other"),
+        (["panda", "--drop", "0.1"], "--drop goes with the ground (--ground), and 'panda' has a fixed base"),
+        (["panda", "--mu", "0.5"], "--mu is the ground's friction coefficient"),
+        (["solo12", "--hold", "-2"], "--hold must be a number >= 0, got -2"),
+        (["solo12", "--stream", "run.npy"], "--stream is not available with the ground yet"),
+        (["solo12", "--no-passive"], "--no-passive is not available with the ground yet"),
+        (["solo12", "--no-ground", "--method", "contact-euler"], "is the contact time stepper: it needs the ground"),
+        (["fourbar", "--ground"], "'fourbar' has loop closures; ground contact on such robots is not supported yet"),
+        (["chain:3", "--ground"], "has no collision shapes to touch the ground with"),
+    ],
+)
+def test_options_that_do_not_go_with_the_ground_are_named(args, words, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", *args, "--duration", "0.1", *FAST]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert words in line, line
+
+
+def test_no_ground_keeps_the_free_fall(capsys):
+    assert main(["simulate", "solo12", "--no-ground", "--duration", "0.1", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "with rk4" in out and "ground" not in out.split("simulating")[0]
