@@ -216,3 +216,17 @@ def test_mujoco_speed_benchmark_runs(tmp_path):
         assert min(r["us"].values()) > 0 and r["fd_vs_mj_forward"] > 0, r
     table = (tmp_path / "mujoco_speed.md").read_text()
     assert "| humanoid_CMU (dm_control) | 62 |" in table and (tmp_path / "mujoco_speed.json").stat().st_size > 0
+
+
+def test_contact_step_benchmark_agrees_with_pinocchio_s_loop(tmp_path):
+    """benchmarks/contact_step.py --quick: one contact step of standing solo12 (4 feet) and talos
+    (8 sole corners) by ours and by a Python loop around Pinocchio's Delassus matrix, ADMM and aba:
+    the same velocities after the step (to the ADMM's tolerance), both timed; MuJoCo's mj_step
+    timed."""
+    res = _module("contact_step").main(["--quick", "--out", str(tmp_path)])
+    assert [r["robot"] for r in res["rows"]] == ["solo12", "talos"]
+    for r in res["rows"]:
+        assert r["velocity_agreement"] < 1e-6, r
+        assert r["ours_us"] > 0 and r["pinocchio_loop_us"] > 0 and r["admm_iterations_median"] > 0
+    assert res["mujoco"]["mj_step_us"] > 0 and res["mujoco"]["contacts"] > 0
+    assert (tmp_path / "contact_step.md").read_text().count("|") > 20

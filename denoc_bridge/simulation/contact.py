@@ -117,6 +117,7 @@ def simulate_contact(
     if np.any(implicit):
         model = model.replace(armature=np.asarray(model.armature) + implicit)
     spring_rate = dt * np.asarray(original.stiffness)
+    hold_rate = hold.rate(dt) if hold is not None else None
     cs = ContactSet(model, contact_points, contact)
     cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
     q = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)
@@ -156,7 +157,8 @@ def simulate_contact(
             passive = joint_passive_forces(original, q, v)  # the joint springs and dampers, implicit:
             applied = tk if passive is None else tk + passive - spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
             if hold is not None:
-                applied = applied + hold.torque(original, q, v, dt)
+                pull = hold.pull(original, q)
+                applied = applied + pull - hold_rate * v
             v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
             _finite(v_free, t)
             m = cs.active(q)
@@ -189,7 +191,7 @@ def simulate_contact(
             _finite(q_plus, t)
             a = (v_plus - v) / dt
             if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
-                tk = tk + hold.torque(original, q, v_plus, dt)
+                tk = tk + pull - hold_rate * v_plus
             q, v = q_plus, v_plus
             if (k + 1) % save_every == 0:
                 s = (k + 1) // save_every

@@ -53,10 +53,18 @@ class PostureHold:
         """``A = dt Kd + dt^2 Kp``: the hold's term on the GIM's diagonal for a step dt."""
         return dt * self.kd + dt * dt * self.kp
 
+    def pull(self, model: Any, q: np.ndarray) -> np.ndarray:
+        """``Kp (q_ref (-) q)``: the spring part of the hold at q."""
+        return self.kp * difference(model, q, self.q_ref)
+
+    def rate(self, dt: float) -> np.ndarray:
+        """``Kd + dt Kp``: the hold's force per unit velocity in a step of length dt."""
+        return self.kd + dt * self.kp
+
     def torque(self, model: Any, q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
         """``Kp (q_ref (-) q) - (Kd + dt Kp) v``: the hold's force at the start of a step, to be
         applied with :meth:`armature` on the GIM (with ``v+`` for ``v``: the force it applied)."""
-        return self.kp * difference(model, q, self.q_ref) - (self.kd + dt * self.kp) * v
+        return self.pull(model, q) - self.rate(dt) * v
 
 
 def _gain(value: Any, nv: int, what: str) -> np.ndarray:
