@@ -67,15 +67,18 @@ def assert_agrees(G, g, mu):
     return compared_pgs
 
 
+def random_problem(seed):
+    """(G, g, mu, m): a positive definite Delassus matrix of 1-5 contacts, free velocities, cones."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 6))
+    A = rng.normal(size=(3 * m, 3 * m + 4))
+    return A @ A.T + 0.01 * np.eye(3 * m), rng.normal(size=3 * m), rng.uniform(0.1, 1.5, m), m
+
+
 def test_random_problems_match_pinocchio():
     compared_pgs = 0
     for seed in range(12):
-        rng = np.random.default_rng(seed)
-        m = int(rng.integers(1, 6))
-        A = rng.normal(size=(3 * m, 3 * m + 4))
-        G = A @ A.T + 0.01 * np.eye(3 * m)
-        g = rng.normal(size=3 * m)
-        mu = rng.uniform(0.1, 1.5, m)
+        G, g, mu, _ = random_problem(seed)
         compared_pgs += assert_agrees(G, g, mu)
     assert compared_pgs >= 8  # Pinocchio's PGS solved most of them too
 
@@ -202,12 +205,7 @@ def test_admm_equals_pinocchio_s_admm_on_random_problems():
     """The ADMM fallback alone (constraints.contact_admm) on the random problems above: the same
     impulses as Pinocchio's ADMMConstraintSolver (unique: G is positive definite)."""
     for seed in range(8):
-        rng = np.random.default_rng(seed)
-        m = int(rng.integers(1, 6))
-        A = rng.normal(size=(3 * m, 3 * m + 4))
-        G = A @ A.T + 0.01 * np.eye(3 * m)
-        g = rng.normal(size=3 * m)
-        mu = rng.uniform(0.1, 1.5, m)
+        G, g, mu, m = random_problem(seed)
         lam, iterations, converged = admm(G, g, mu, np.zeros(3 * m), 1e-12, 100_000)
         assert converged and 0 < iterations < 100_000
         assert ncp_residual(G, g, mu, m, lam) < 1e-10 * (1 + np.abs(g).max())
