@@ -308,6 +308,9 @@ def simulate_batch(
     save_every: int | None = None,
     errors: str = "raise",
     limits: bool = True,
+    contact: Any = None,
+    contact_points: Any = None,
+    hold: Any = None,
 ) -> list[Trajectory | SimulationError]:
     """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
     whole fixed-step run, cases in parallel on numba's threads.
@@ -344,6 +347,10 @@ def simulate_batch(
         What a failed case does (above).
     limits : bool
         Enforce the URDF's joint position limits as plastic stops, as :func:`simulate`.
+    contact, contact_points, hold : ground contact with ``method="contact-euler"``, as
+        :func:`simulate`: the cases then run one after another through the contact time stepper
+        (a Python loop over compiled pieces, not one compiled parallel call); ``tau`` None, one
+        (nv,) vector or (B, nv).
 
     Returns
     -------
@@ -358,6 +365,10 @@ def simulate_batch(
         The first failed case, with ``errors="raise"``.
     """
     _check_model(model)
+    if contact is not None or hold is not None or str(method).lower() in contact_simulation.CONTACT_METHODS:
+        return _contact_batch(
+            model, q0, v0, t_final, dt, tau, method, contact, contact_points, hold, save_every, errors
+        )
     method = method_name(method)
     if method not in FIXED_STEP_METHODS:
         raise InputError(
@@ -491,3 +502,48 @@ def start_inside_limits(model: Model | MimicModel, q0: np.ndarray, system: Syste
             stacklevel=3,
         )
     return q
+
+
+def _contact_batch(
+    model: Any,
+    q0: Any,
+    v0: Any,
+    t_final: float,
+    dt: float,
+    tau: Any,
+    method: str,
+    contact: Any,
+    contact_points: Any,
+    hold: Any,
+    save_every: int | None,
+    errors: str,
+) -> list[Trajectory | SimulationError]:
+    """:func:`simulate_batch` with ground contact: each case through the contact time stepper."""
+    if errors not in ("raise", "return"):
+        raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
+    Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
+    T0 = None if tau is None else _inputs.real_array(tau, "tau")
+    if T0 is not None and T0.ndim > 2:
+        raise InputError(
+            "simulate_batch with contact takes tau as None, one (nv,) vector or one per case (B, nv), "
+            f"not a table per step {T0.shape}: use simulate with a controller tau(t, q, v)"
+        )
+    B = max([a.shape[0] for a in (Q0, V0, T0) if a is not None and a.ndim == 2], default=1)
+    for name, a in (("q0", Q0), ("v0", V0), ("tau", T0)):
+        if a is not None and a.ndim == 2 and a.shape[0] != B:
+            raise InputError(f"{name} has {a.shape[0]} cases, another input {B}: one state for all or B of each")
+    out: list[Trajectory | SimulationError] = []
+    for b in range(B):
+        q, v = (Q0[b] if Q0.ndim == 2 else Q0), (V0[b] if V0.ndim == 2 else V0)
+        tb = None if T0 is None else (T0[b] if T0.ndim == 2 else T0)
+        try:
+            out.append(
+                contact_simulation.run(
+                    model, q, v, t_final, dt, tb, method, contact, contact_points, save_every, None, hold
+                )
+            )
+        except SimulationError as exc:
+            if errors == "raise":
+                raise SimulationError(f"case {b}: {exc}") from None
+            out.append(exc)
+    return out

@@ -82,12 +82,18 @@ from denoc_bridge.simulation.common import (
     FIXED_STEP_METHODS,
     MAX_STORED,
     count_saves,
-    method_name,
     state_bytes,
     step_count,
 )
 from denoc_bridge.simulation.trajectory import Trajectory
-from denoc_bridge.sweeps.cases import SIMULATE_KWARGS, case_ids, check_cases, checked_base_state, normalised_cases
+from denoc_bridge.sweeps.cases import (
+    SIMULATE_KWARGS,
+    case_ids,
+    check_cases,
+    checked_base_state,
+    normalised_cases,
+    step_method,
+)
 from denoc_bridge.sweeps.execution import (
     Job,
     SweepProgress,
@@ -122,7 +128,7 @@ def check_sweep_memory(
         if key in seen:
             continue
         seen.add(key)
-        method = method_name(opts["method"])
+        method = step_method(opts["method"])
         _, _, n_steps = step_count(float(opts["t_final"]), float(opts["dt"]), method)
         fixed = method in FIXED_STEP_METHODS
         stride = (opts["save_every"] or max(1, -(-n_steps * (model.nq + 3 * model.nv) // MAX_STORED))) if fixed else 1

@@ -30,6 +30,7 @@ from denoc_bridge.simulation.common import (
     method_name,
     step_count,
 )
+from denoc_bridge.simulation.contact import CONTACT_METHODS
 from denoc_bridge.simulation.loops import options as loop_options
 from denoc_bridge.simulation.mimic import initial_configuration
 
@@ -408,6 +409,14 @@ def _check_state(model, q0, v0, tau):
         checked_vector(model, tau, model.nv, "tau")
 
 
+def step_method(name) -> str:
+    """The method ``name`` for the checks of the steps and the saved states: the contact time
+    stepper counts as a fixed step (euler's rules: a whole number of steps, save_every)."""
+    if str(name).lower() in CONTACT_METHODS:
+        return "euler"
+    return method_name(name)
+
+
 def _check_options(model, options: Mapping, where: str):
     """Refuse (an InputError naming ``where``) the options that :func:`~denoc_bridge.simulate`
     refuses before it runs: the method, t_final and dt (a whole number of steps for rk4 and
@@ -420,7 +429,7 @@ def _check_options(model, options: Mapping, where: str):
     }
     opts = {**defaults, **options}
     try:
-        method = method_name(opts["method"])
+        method = step_method(opts["method"])
         if "t_final" in opts:
             step_count(_option_number(opts, "t_final"), _option_number(opts, "dt"), method)
         every = opts["save_every"]
@@ -480,6 +489,9 @@ SIMULATE_KWARGS = {
     "stabilization",
     "baumgarte",
     "constraint_tol",
+    "contact",
+    "contact_points",
+    "hold",
 }
 
 

@@ -159,6 +159,13 @@ def describe(v):
     if callable(v):  # by name: a repr may hold an address
         named = v if hasattr(v, "__qualname__") else type(v)
         return f"callable {getattr(named, '__module__', '')}.{named.__qualname__}"
+    if isinstance(v, (list, tuple)) and any(hasattr(x, "__dict__") for x in v):  # contact points
+        return [describe(x) for x in v]
+    if hasattr(v, "__dict__") and not isinstance(v, np.ndarray):  # a Ground, a PostureHold: by value
+        return {
+            "type": type(v).__name__,
+            **{k: describe(x) for k, x in sorted(vars(v).items()) if not k.startswith("_")},
+        }
     return np.asarray(v).tolist()
 
 

@@ -307,3 +307,42 @@ def test_a_blow_up_is_a_simulation_error(box):
 
     with pytest.raises(SimulationError, match="left the finite numbers"):
         simulate_contact(model, at_height(model, 0.2), np.ones(6), 1.0, 1e-3, Ground(), points, violent)
+
+
+def test_a_batch_of_contact_runs_is_each_run_alone(box):
+    """simulate_batch with contact: the cases (three drop heights, one sideways push) through the
+    contact stepper one after another, each the same numbers as simulate alone."""
+    model, points = box
+    Q0 = np.array([at_height(model, C / 2 + h) for h in (0.0, 0.05, 0.2)])
+    V0 = np.zeros((3, 6))
+    V0[1, 0] = 1.0
+    kw = {"method": "contact-euler", "contact": Ground(mu=0.5), "contact_points": points}
+    batch = db.simulate_batch(model, Q0, V0, 0.3, 1e-3, **kw)
+    assert len(batch) == 3
+    for b in range(3):
+        alone = db.simulate(model, Q0[b], V0[b], 0.3, 1e-3, **kw)
+        np.testing.assert_array_equal(batch[b].q, alone.q)
+        np.testing.assert_array_equal(batch[b].contact_force, alone.contact_force)
+    with pytest.raises(InputError, match="not a table per step"):
+        db.simulate_batch(model, Q0, V0, 0.01, 1e-3, tau=np.zeros((3, 10, 6)), **kw)
+    with pytest.raises(InputError, match="does not simulate ground contact"):
+        db.simulate_batch(model, Q0, V0, 0.01, 1e-3, contact=Ground(), contact_points=points)
+
+
+def test_a_sweep_of_contact_runs(box, tmp_path):
+    """db.sweep with the contact options in simulate_kwargs (inline: this process): each case the
+    run simulate gives alone; the options are saved by value, so the same sweep resumes."""
+    model, points = box
+    kw = {"t_final": 0.25, "dt": 1e-3, "method": "contact-euler", "contact": Ground(mu=0.5), "contact_points": points}
+    cases = [{"q0[2]": C / 2 + h} for h in (0.0, 0.1)]
+    res = db.sweep(model, cases, kw, scheduler="inline", progress=False, out=tmp_path / "s")
+    assert [r["status"] for r in res.rows] == ["completed", "completed"]
+    again = db.sweep(
+        model, cases, dict(kw, contact=Ground(mu=0.5)), scheduler="inline", progress=False, out=tmp_path / "s"
+    )
+    assert again.n_run == 0 and again.n_resumed == 2
+    for r, h in zip(res.rows, (0.0, 0.1)):
+        alone = db.simulate(model, at_height(model, C / 2 + h), np.zeros(6), **kw)
+        assert r["t_end"] == pytest.approx(0.25) and r["total_energy_end"] == pytest.approx(
+            float(alone.total_energy[-1]), rel=1e-12, abs=1e-12
+        )
