@@ -366,9 +366,19 @@ def simulate_batch(
     """
     _check_model(model)
     if contact is not None or hold is not None or str(method).lower() in contact_simulation.CONTACT_METHODS:
-        return _contact_batch(
-            model, q0, v0, t_final, dt, tau, method, contact, contact_points, hold, save_every, errors
+        case = partial(
+            contact_simulation.run,
+            model,
+            t_final=t_final,
+            dt=dt,
+            method=method,
+            contact=contact,
+            contact_points=contact_points,
+            save_every=save_every,
+            f_ext=None,
+            hold=hold,
         )
+        return _contact_batch(q0, v0, tau, errors, case)
     method = method_name(method)
     if method not in FIXED_STEP_METHODS:
         raise InputError(
@@ -505,18 +515,7 @@ def start_inside_limits(model: Model | MimicModel, q0: np.ndarray, system: Syste
 
 
 def _contact_batch(
-    model: Any,
-    q0: Any,
-    v0: Any,
-    t_final: float,
-    dt: float,
-    tau: Any,
-    method: str,
-    contact: Any,
-    contact_points: Any,
-    hold: Any,
-    save_every: int | None,
-    errors: str,
+    q0: Any, v0: Any, tau: Any, errors: str, case: Callable[..., Trajectory]
 ) -> list[Trajectory | SimulationError]:
     """:func:`simulate_batch` with ground contact: each case through the contact time stepper."""
     if errors not in ("raise", "return"):
@@ -537,11 +536,7 @@ def _contact_batch(
         q, v = (Q0[b] if Q0.ndim == 2 else Q0), (V0[b] if V0.ndim == 2 else V0)
         tb = None if T0 is None else (T0[b] if T0.ndim == 2 else T0)
         try:
-            out.append(
-                contact_simulation.run(
-                    model, q, v, t_final, dt, tb, method, contact, contact_points, save_every, None, hold
-                )
-            )
+            out.append(case(q0=q, v0=v, tau=tb))
         except SimulationError as exc:
             if errors == "raise":
                 raise SimulationError(f"case {b}: {exc}") from None
