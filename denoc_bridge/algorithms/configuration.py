@@ -248,6 +248,22 @@ def difference(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike) 
     return out
 
 
+def integrate_unchecked(model: Model, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """:func:`integrate` of a tree's float64 (nq,) q, already normalised, and (nv,) v, without
+    the checks (a simulation's own state, every step)."""
+    out = np.empty_like(q)
+    _kc.integrate(model._kt.view(_T.INT), q, v, out)
+    return out
+
+
+def difference_unchecked(model: Model, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """:func:`difference` of a tree's float64 (nq,) configurations, already normalised, without
+    the checks (a simulation's own state, every step)."""
+    out = np.empty(model.nv)
+    _kc.difference(model._kt.view(_T.INT), q0, q1, out)
+    return out
+
+
 def interpolate(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike, u: npt.ArrayLike) -> np.ndarray:
     """``q0 (+) u (q1 (-) q0)``: the geodesic from q0 (u = 0) to q1 (u = 1), as
     ``pinocchio.interpolate``; ``u`` a number, or one per state of a batch.

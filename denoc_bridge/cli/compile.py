@@ -231,7 +231,7 @@ def unit_validation() -> None:
 
 def unit_contact() -> None:
     """Ground contact: the contact-euler time stepper on the floating-base tree, resting on a
-    point of each link and sliding."""
+    point of each link and sliding, the second with the posture hold."""
     model = _robots()["floating"]
     q = db.neutral_configuration(model)
     q[2] = 0.05
@@ -247,6 +247,7 @@ def unit_contact() -> None:
             contact=db.Ground(mu=0.8),
             contact_points=points,
             progress=False,
+            hold=db.posture_hold(model) if v0.any() else None,
         )
 
 

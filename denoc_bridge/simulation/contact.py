@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from denoc_bridge.algorithms.configuration import integrate
+from denoc_bridge.algorithms.configuration import integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import FALLBACK_TOL, ContactSet, solve_contact
 from denoc_bridge.errors import InputError, SimulationError
@@ -120,8 +120,8 @@ def simulate_contact(
     hold_rate = hold.rate(dt) if hold is not None else None
     cs = ContactSet(model, contact_points, contact)
     cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
-    q = np.ascontiguousarray(_inputs.configuration(model, q0, "q0"), dtype=float)
-    v = np.ascontiguousarray(_inputs.vector(model, v0, "v0", "v"), dtype=float)
+    q = np.array(_inputs.configuration(model, q0, "q0"), dtype=float)  # writable copies: the state
+    v = np.array(_inputs.vector(model, v0, "v0", "v"), dtype=float)
     if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
         raise InputError(f"dt must be a positive number, got {dt!r}")
     if not (isinstance(t_final, (int, float, np.floating)) and np.isfinite(t_final) and t_final >= 0):
@@ -187,7 +187,7 @@ def simulate_contact(
             else:
                 v_plus = v_free
                 previous[:] = 0.0
-            q_plus = _correct_positions(model, cs, _finite(integrate(model, q, dt * v_plus), t), t)
+            q_plus = _correct_positions(model, cs, _finite(integrate_unchecked(model, q, dt * v_plus), t), t)
             _finite(q_plus, t)
             a = (v_plus - v) / dt
             if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
@@ -253,7 +253,7 @@ def _correct_positions(model: Any, cs: ContactSet, q: np.ndarray, t: float) -> n
     g = np.zeros(r)
     g[2::3] = np.minimum(cs.dist[:m], 0.0)
     sol = solve_contact(G, g, np.zeros(m), tol=1e-14, max_iter=10_000)
-    return integrate(model, q, cs.Y[:r].T @ sol.lam)
+    return integrate_unchecked(model, q, cs.Y[:r].T @ sol.lam)
 
 
 def run(

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge.algorithms.configuration import difference, neutral_configuration
+from denoc_bridge.algorithms.configuration import difference_unchecked, neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
@@ -54,8 +54,10 @@ class PostureHold:
         return dt * self.kd + dt * dt * self.kp
 
     def pull(self, model: Any, q: np.ndarray) -> np.ndarray:
-        """``Kp (q_ref (-) q)``: the spring part of the hold at q."""
-        return self.kp * difference(model, q, self.q_ref)
+        """``Kp (q_ref (-) q)``: the spring part of the hold at q (a float64 (nq,) configuration
+        of ``model``, normalised: the simulation's own state)."""
+        # a writable copy of q_ref: the compiled kernel has one version, for writable arrays
+        return self.kp * difference_unchecked(model, q, np.array(self.q_ref))
 
     def rate(self, dt: float) -> np.ndarray:
         """``Kd + dt Kp``: the hold's force per unit velocity in a step of length dt."""
@@ -64,6 +66,7 @@ class PostureHold:
     def torque(self, model: Any, q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
         """``Kp (q_ref (-) q) - (Kd + dt Kp) v``: the hold's force at the start of a step, to be
         applied with :meth:`armature` on the GIM (with ``v+`` for ``v``: the force it applied)."""
+        q = np.ascontiguousarray(_inputs.configuration(model, q, "q"), dtype=float)
         return self.pull(model, q) - self.rate(dt) * v
 
 
