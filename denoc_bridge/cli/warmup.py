@@ -25,6 +25,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 from numba.core import event
 
@@ -56,6 +57,7 @@ class CompileNotice(event.Listener):
         self._claimed = threading.Lock()  # held by whoever prints the interruption's line
         self._pipes: tuple[int, int, int, int] | None = None  # wakeup r/w, stop r/w
         self._old_wakeup = -1
+        self._old_handler: Any = signal.SIG_DFL
         self._watcher: threading.Thread | None = None
 
     # numba's listener interface
@@ -134,8 +136,24 @@ class CompileNotice(event.Listener):
                 os.close(fd)
             return
         self._pipes = (wake_r, wake_w, stop_r, stop_w)
+        self._old_handler = signal.signal(signal.SIGINT, self._on_sigint)
         self._watcher = threading.Thread(target=self._watch, name="denoc-bridge-ctrl-c", daemon=True)
         self._watcher.start()
+
+    def _on_sigint(self, signum, frame) -> None:
+        """The main thread's SIGINT handler: during a compilation, no KeyboardInterrupt (raised
+        inside one of llvmlite's ctypes callbacks it would print an ignored exception's traceback):
+        the watcher ends the process, or this handler does if the watcher found no compilation on
+        when it woke; else what was there before (KeyboardInterrupt)."""
+        if self.stack:
+            if self.claim():  # the watcher saw no compilation when it woke: this one ends it
+                self._end_now(self.stack[-1])
+            return
+        previous = self._old_handler
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
     def _watch(self) -> None:
         assert self._pipes is not None
@@ -162,6 +180,7 @@ class CompileNotice(event.Listener):
         if self._pipes is None:
             return
         wake_r, wake_w, stop_r, stop_w = self._pipes
+        signal.signal(signal.SIGINT, self._old_handler)
         signal.set_wakeup_fd(self._old_wakeup)
         os.write(stop_w, b"x")
         if self._watcher is not None:
