@@ -23,18 +23,20 @@ other).  G is decomposed once (``G = Q diag(w) Q^T``, LAPACK): any rho then cost
 products with Q, no new factorisation.  The answer ``y`` is accepted when the velocities it gives
 open no contact (``sigma_n >= 0``), each contact's complementarity ``lambda_i . (sigma + s)_i`` and
 the split ``|x - y| max(w)`` are below ``tol`` in the units of ``|g|`` (and ``|g| |lambda|``).
+Where it stalls short of that, it returns its best answer and the tolerance that one meets.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["admm", "project_cones", "desaxce", "cone_residuals"]
+__all__ = ["admm", "achieved", "project_cones", "desaxce", "cone_residuals"]
 
 TAU = 0.5  # the step on rho (Pinocchio's default)
 ETA = 1e-6  # the proximal weight, relative to the largest eigenvalue of G
 RATIO = 10.0  # rho is rebalanced when one residual is this many times the other
 CHECK_EVERY = 5  # iterations between two checks of the contact conditions (a product with G each)
+STALL = 3000  # iterations without halving the best tolerance met: ADMM stops there
 
 
 def project_cones(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
@@ -70,11 +72,22 @@ def cone_residuals(G: np.ndarray, g: np.ndarray, mu: np.ndarray, lam: np.ndarray
     return float(max(np.max(-S[:, 2], initial=0.0), 0.0)), float(np.max(comp, initial=0.0))
 
 
+def achieved(G: np.ndarray, g: np.ndarray, mu: np.ndarray, lam: np.ndarray, split: float = 0.0) -> tuple[float, float]:
+    """The tolerances impulses ``lam`` (in the cones) meet, in the units of ``tol``: (the larger of
+    the closing normal velocity and the split ``|x - y| max(w)``, over ``|g|``; the
+    complementarity over ``|g| |lambda|``)."""
+    v_scale = max(float(np.abs(g).max(initial=0.0)), 1e-300)
+    opening, comp = cone_residuals(G, g, mu, lam)
+    return max(opening, split) / v_scale, comp / (v_scale * max(float(np.abs(lam).max(initial=0.0)), 1e-300))
+
+
 def admm(
     G: np.ndarray, g: np.ndarray, mu: np.ndarray, lam0: np.ndarray, tol: float, max_iter: int
-) -> tuple[np.ndarray, int, bool]:
-    """(impulses in the cones, iterations, converged) of the contact problem, from ``lam0`` (checked
-    by the caller: G symmetric positive semi-definite 3m x 3m, g 3m, mu m, all finite)."""
+) -> tuple[np.ndarray, int, float]:
+    """(impulses in the cones, iterations, the tolerance they meet) of the contact problem, from
+    ``lam0`` (checked by the caller: G symmetric positive semi-definite 3m x 3m, g 3m, mu m, all
+    finite).  It stops at ``tol``, after ``max_iter`` iterations, or when :data:`STALL`
+    iterations have not halved the best tolerance met so far (the best answer is returned)."""
     w, Q = np.linalg.eigh(0.5 * (G + G.T))
     w = np.maximum(w, 0.0)
     big = max(float(w[-1]), 1e-300)
@@ -85,6 +98,7 @@ def admm(
     x = y.copy()
     z = G @ y + g
     z += desaxce(z, mu)
+    best, best_y, best_k, k = np.inf, y, 0, 0
     for k in range(1, max_iter + 1):
         step = TAU * rho
         y = project_cones(x - z / step, mu)
@@ -93,12 +107,18 @@ def admm(
         z = z - step * (x - y)
         primal = float(np.abs(x - y).max())
         dual = max(eta, step) * float(np.abs(x - x_old).max())
-        if k % CHECK_EVERY == 0 and primal * big <= tol * v_scale:
-            opening, comp = cone_residuals(G, g, mu, y)
-            if opening <= tol * v_scale and comp <= tol * v_scale * max(float(np.abs(y).max()), 1e-300):
-                return y, k, True
+        if k % CHECK_EVERY == 0:
+            met = max(achieved(G, g, mu, y, primal * big))
+            if met < best:
+                if met <= 0.5 * best:
+                    best_k = k
+                best, best_y = met, y
+            if best <= tol:
+                return best_y, k, best
+            if k - best_k > STALL:
+                break
         p_rel = primal / max(float(np.abs(x).max()), float(np.abs(y).max()), 1e-300)
         d_rel = dual / max(float(np.abs(z).max()), v_scale)
         if p_rel > RATIO * d_rel or d_rel > RATIO * p_rel:
             rho = min(max(rho * np.sqrt(p_rel / max(d_rel, 1e-300)), 1e-6 * big), 1e6 * big)
-    return y, max_iter, False
+    return best_y, k, best

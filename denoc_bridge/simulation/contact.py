@@ -39,7 +39,7 @@ import numpy as np
 
 from denoc_bridge.algorithms.configuration import integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
-from denoc_bridge.constraints.contact import FALLBACK_TOL, ContactSet, solve_contact
+from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody import inputs as _inputs
@@ -53,7 +53,7 @@ __all__ = ["CONTACT_METHODS", "simulate_contact"]
 CONTACT_METHODS = ("contact-euler",)
 #: the contact solver's tolerance, relative to the largest free velocity; where PGS stalls short
 #: of it (many contacts on one flat sole: 40 on talos's), ADMM answers to
-#: :data:`~denoc_bridge.constraints.contact.FALLBACK_TOL` (1e-8) and the trajectory's message
+#: :data:`~denoc_bridge.constraints.contact.FALLBACK_TOL` (1e-8, at worst LAST_RESORT_TOL, 1e-6) and the trajectory's message
 #: counts those steps
 TOL = 1e-12
 SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the position correction acts
@@ -146,7 +146,7 @@ def simulate_contact(
     Q[0], V[0] = q, v
     previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
     work = 0.0
-    loose = 0  # steps whose contact problem ADMM answered to the fallback tolerance only
+    loose, worst = 0, 0.0  # steps whose contact problem ADMM answered to a looser tolerance, the loosest
     start = time.perf_counter()
     done = 0  # steps completed
     interrupted = False
@@ -177,7 +177,9 @@ def simulate_contact(
                         f"({m} contacts); raise max_sweeps or lower dt"
                     )
                 lam = sol.lam
-                loose += sol.tolerance > tol
+                if sol.tolerance > tol:
+                    loose += 1
+                    worst = max(worst, sol.tolerance)
                 v_plus = v_free + Y.T @ lam
                 work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
                 previous[:] = 0.0
@@ -206,7 +208,7 @@ def simulate_contact(
     status, message = run_end(interrupted, False, done * dt)
     if loose:
         message = (message + "; " if message else "") + (
-            f"the contact solver met {FALLBACK_TOL:g} instead of tol = {tol:g} on {loose} of {done} steps "
+            f"the contact solver met {worst:.1g} instead of tol = {tol:g} on {loose} of {done} steps "
             "(ADMM, where projected Gauss-Seidel stalled on many contacts)"
         )
     traj = Trajectory(
