@@ -45,11 +45,6 @@ def check_options(args, model, ground: bool) -> None:
             raise DenocError("--stream is not available with the ground yet: give --save, or --no-ground")
         if not args.passive:
             raise DenocError("--no-passive is not available with the ground yet: the joints' dampers and springs act")
-        steps = args.duration / args.dt
-        if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
-            raise DenocError(
-                f"--duration {args.duration:g} is not a whole number of steps --dt {args.dt:g} ({steps:.6g} steps)"
-            )
         if args.hold is not None and args.no_hold:
             raise DenocError("--hold and --no-hold contradict each other; give one")
     else:

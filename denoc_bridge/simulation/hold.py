@@ -63,12 +63,6 @@ class PostureHold:
         """``Kd + dt Kp``: the hold's force per unit velocity in a step of length dt."""
         return self.kd + dt * self.kp
 
-    def torque(self, model: Any, q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
-        """``Kp (q_ref (-) q) - (Kd + dt Kp) v``: the hold's force at the start of a step, to be
-        applied with :meth:`armature` on the GIM (with ``v+`` for ``v``: the force it applied)."""
-        q = np.ascontiguousarray(_inputs.configuration(model, q, "q"), dtype=float)
-        return self.pull(model, q) - self.rate(dt) * v
-
 
 def _gain(value: Any, nv: int, what: str) -> np.ndarray:
     try:
