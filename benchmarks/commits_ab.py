@@ -99,6 +99,9 @@ def simulation(kind: str):
         elif kind == "fourbar":
             m = db.generators.fourbar()
             q0, t = db.loops.project_configuration(m, [0.0, 0.6, -0.6, 0.6]), 1.0
+        elif kind == "fivebar":
+            m = db.generators.geared_fivebar()
+            q0, t = db.neutral_configuration(m), 0.5
         else:
             m = db.load_robot("pr2", mimic=True)
             q0, t = db.neutral_configuration(m), 0.2
@@ -123,6 +126,7 @@ CASES = [
     ("simulate rope 1.75 s rk4 dt 1 ms", simulation("rope")),
     ("simulate four-bar 1 s rk4 dt 1 ms", simulation("fourbar")),
     ("simulate pr2 mimic 0.2 s rk4 dt 1 ms", simulation("pr2")),
+    ("simulate geared five-bar (mimic + loop) 0.5 s rk4 dt 1 ms", simulation("fivebar")),
 ]
 
 

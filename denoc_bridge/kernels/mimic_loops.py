@@ -50,13 +50,16 @@ def scratch_shape(nqf: int, nvf: int, n_rows: int) -> tuple[int, int]:
 
 @njit(cache=True, inline="always")
 def _blocks(B, nvf, n):
-    """(J, Q, Y, K): the n-row blocks of B."""
-    at = HEAD_ROWS
+    """(J, Q, Y, K): the n-row blocks of B, each carved C-contiguous from the start of its rows
+    (n x nvf or n x n entries fit in n rows of B's width), so that the tree's kernels called on
+    them are the ones compiled for the other callers (one version each)."""
+    flat, w = B.reshape(B.size), B.shape[1]
+    at = HEAD_ROWS * w
     return (
-        B[at : at + n, :nvf],
-        B[at + n : at + 2 * n, :nvf],
-        B[at + 2 * n : at + 3 * n, :nvf],
-        B[at + 3 * n : at + 4 * n, :n],
+        flat[at : at + n * nvf].reshape((n, nvf)),
+        flat[at + n * w : at + n * w + n * nvf].reshape((n, nvf)),
+        flat[at + 2 * n * w : at + 2 * n * w + n * nvf].reshape((n, nvf)),
+        flat[at + 3 * n * w : at + 3 * n * w + n * n].reshape((n, n)),
     )
 
 
@@ -182,9 +185,8 @@ def project(kt0, work, imap, fmap, nqf, pi, pf, sb, B, rows, qr, vr, o):
         integrate(ki, qf, dq, q1)
         for i in range(q_keep.shape[0]):
             qr[i] = q1[q_keep[i]]
-    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
+    # every exit of the loop above has just stacked the rows at the final qf: J is at q_r
     expand_velocity(vr, col, scale, vf)
-    stacked_rows(mt, lt, ws, im, fm, qf, zero, False, phi, J, gamma, L)
     r = independent_rows(J, o[2], Q, rows, nvf)
     for k in range(r):
         rhs[k] = dot(J[rows[k]], vf, nvf)
