@@ -10,7 +10,8 @@ median of ``--repeats`` interleaved runs, per step):
 
 * **ours**: ``simulate_contact`` (method contact-euler: the tree's forward dynamics, the active
   contacts and the Delassus operator through the DeNOC recursion, PGS, the velocity update, the
-  position correction; a Python loop over compiled pieces);
+  position correction; the steps in one compiled run, ``kernels/contact_run.py``), and the same
+  with ``compiled=False`` (the Python step over the compiled pieces, the run's reference);
 * **Pinocchio, Python loop**: per step ``forwardKinematics``, the contact frames placed,
   ``computeDelassusMatrix``, ``aba`` for the free velocity, the contact Jacobian from
   ``computeJointJacobians``, ``ADMMConstraintSolver`` (warm-started, Coulomb cones,
@@ -167,15 +168,19 @@ def case(name: str, steps: int, repeats: int) -> dict:
     def ours():
         simulate_contact(model, q, v, steps * DT, DT, ground, points, tau)
 
+    def ours_python():
+        simulate_contact(model, q, v, steps * DT, DT, ground, points, tau, compiled=False)
+
     def theirs():
         loop.lam = {}
         loop.run(q.copy(), v.copy(), tau, steps)
 
-    times: dict[str, list[float]] = {"ours": [], "pinocchio": []}
-    for fn in (ours, theirs):  # warm-up
+    times: dict[str, list[float]] = {"ours": [], "ours_python": [], "pinocchio": []}
+    runs = (("ours", ours), ("ours_python", ours_python), ("pinocchio", theirs))
+    for _, fn in runs:  # warm-up
         fn()
     for _ in range(repeats):
-        for key, fn in (("ours", ours), ("pinocchio", theirs)):
+        for key, fn in runs:
             t0 = time.perf_counter()
             fn()
             times[key].append((time.perf_counter() - t0) / steps)
@@ -185,6 +190,7 @@ def case(name: str, steps: int, repeats: int) -> dict:
         "nv": model.nv,
         "contacts": len(points),
         "ours_us": med["ours"] * 1e6,
+        "ours_python_step_us": med["ours_python"] * 1e6,
         "pinocchio_loop_us": med["pinocchio"] * 1e6,
         "ratio": med["ours"] / med["pinocchio"],
         "admm_iterations_median": float(statistics.median(loop.iterations)),
@@ -221,13 +227,22 @@ def ten_seconds_of_solo12() -> dict:
     model, points, q_ref = _robot("solo12")
     q0 = q_ref.copy()
     q0[2] += 0.01 - _lowest(model, q_ref, points)
-    t0 = time.perf_counter()
-    traj = simulate_contact(
-        model, q0, np.zeros(model.nv), 10.0, DT, Ground(mu=MU), points, hold=db.posture_hold(model, q_ref)
-    )
-    wall = time.perf_counter() - t0
-    z = traj.q[traj.t > 1.0, 2]
-    return {"wall_s": wall, "steps": traj.n_steps, "base_height_range_m": float(z.max() - z.min())}
+    hold = db.posture_hold(model, q_ref)
+    walls = {}
+    for compiled in (True, False):
+        t0 = time.perf_counter()
+        traj = simulate_contact(
+            model, q0, np.zeros(model.nv), 10.0, DT, Ground(mu=MU), points, hold=hold, compiled=compiled
+        )
+        walls[compiled] = time.perf_counter() - t0
+        if compiled:
+            z = traj.q[traj.t > 1.0, 2]
+    return {
+        "wall_s": walls[True],
+        "python_step_wall_s": walls[False],
+        "steps": traj.n_steps,
+        "base_height_range_m": float(z.max() - z.min()),
+    }
 
 
 def markdown(res: dict) -> str:
@@ -235,12 +250,13 @@ def markdown(res: dict) -> str:
         f"Machine: {res['machine']['cpu']}, {res['machine']['cores']} cores; {res['steps']} steps of 1 ms, "
         f"median of {res['repeats']} interleaved runs, wall time per step.",
         "",
-        "| robot | DOF | contacts | ours (contact-euler) | Pinocchio, Python loop (ADMM) | ours / Pinocchio | ADMM iterations (median) | v+ difference |",
-        "|---|---|---|---|---|---|---|---|",
+        "| robot | DOF | contacts | ours (contact-euler) | ours, Python step | Pinocchio, Python loop (ADMM) | ours / Pinocchio | ADMM iterations (median) | v+ difference |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res["rows"]:
         lines.append(
-            f"| {r['robot']} | {r['nv']} | {r['contacts']} | {fmt_us(r['ours_us'])} | {fmt_us(r['pinocchio_loop_us'])} | "
+            f"| {r['robot']} | {r['nv']} | {r['contacts']} | {fmt_us(r['ours_us'])} | {fmt_us(r['ours_python_step_us'])} | "
+            f"{fmt_us(r['pinocchio_loop_us'])} | "
             f"{r['ratio']:.2f}x | {r['admm_iterations_median']:.0f} | {r['velocity_agreement']:.1e} |"
         )
     mj = res["mujoco"]
@@ -248,7 +264,8 @@ def markdown(res: dict) -> str:
         "",
         f"MuJoCo `mj_step`, {mj['robot']}: {mj['nv']} DOF, {mj['contacts']} contacts: {fmt_us(mj['mj_step_us'])} per step.",
         "",
-        f"10 s of solo12 standing at 1 ms (feet, posture hold): {res['solo12_10s']['wall_s']:.2f} s wall; base height "
+        f"10 s of solo12 standing at 1 ms (feet, posture hold): {res['solo12_10s']['wall_s']:.2f} s wall "
+        f"({res['solo12_10s']['python_step_wall_s']:.2f} s with the Python step); base height "
         f"range after 1 s {res['solo12_10s']['base_height_range_m']:.1e} m.",
     ]
     return "\n".join(lines) + "\n"
@@ -270,7 +287,12 @@ def main(argv: list[str] | None = None) -> dict:
         "mujoco": mujoco_humanoid(steps, repeats),
         "solo12_10s": ten_seconds_of_solo12()
         if not args.quick
-        else {"wall_s": float("nan"), "steps": 0, "base_height_range_m": float("nan")},
+        else {
+            "wall_s": float("nan"),
+            "python_step_wall_s": float("nan"),
+            "steps": 0,
+            "base_height_range_m": float("nan"),
+        },
     }
     text = markdown(res)
     print(text)

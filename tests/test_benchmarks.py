@@ -228,5 +228,6 @@ def test_contact_step_benchmark_agrees_with_pinocchio_s_loop(tmp_path):
     for r in res["rows"]:
         assert r["velocity_agreement"] < 1e-6, r
         assert r["ours_us"] > 0 and r["pinocchio_loop_us"] > 0 and r["admm_iterations_median"] > 0
+        assert r["ours_python_step_us"] > 0
     assert res["mujoco"]["mj_step_us"] > 0 and res["mujoco"]["contacts"] > 0
     assert (tmp_path / "contact_step.md").read_text().count("|") > 20

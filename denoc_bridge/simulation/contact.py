@@ -1,5 +1,7 @@
 """Ground contact in the simulator: a velocity-level time stepper of the Moreau-Jean / Anitescu
-kind (method ``"contact-euler"``), a Python stage loop over the compiled pieces.
+kind (method ``"contact-euler"``), its steps compiled as one run
+(:mod:`denoc_bridge.kernels.contact_run`) with the Python step below as its reference and for
+the steps the run hands back (the contact solver's fallbacks, the errors that name a cause).
 
 One step of length dt from (q, v), the active contacts and their rows J taken at q:
 
@@ -42,6 +44,7 @@ from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
+from denoc_bridge.kernels import contact_run as _kr
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint
 from denoc_bridge.simulation.common import run_end
@@ -94,11 +97,16 @@ def simulate_contact(
     tol: float = TOL,
     max_sweeps: int = 10_000,
     hold: PostureHold | None = None,
+    compiled: bool = True,
 ) -> Trajectory:
     """Simulate a tree ``model`` touching the ground(s) ``contact`` at ``contact_points`` with
     the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
     controller ``tau(t, q, v)``; ``hold`` a :class:`~denoc_bridge.simulation.hold.PostureHold`,
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
+    ``compiled``: the steps run in :mod:`denoc_bridge.kernels.contact_run`, up to
+    :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
+    needs the solver's fallbacks; False: every step in Python (the reference the compiled run is
+    tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points) and ``contact_work`` (J, cumulative, <= 0)."""
@@ -108,18 +116,6 @@ def simulate_contact(
         raise InputError(
             f"hold was built for another model: {hold.q_ref.shape[0]} configuration entries, '{model.name}' has {model.nq}"
         )
-    original = model
-    # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
-    # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt
-    implicit = dt * np.asarray(model.damping) + dt * dt * np.asarray(model.stiffness)
-    if hold is not None:
-        implicit = implicit + hold.armature(dt)
-    if np.any(implicit):
-        model = model.replace(armature=np.asarray(model.armature) + implicit)
-    spring_rate = dt * np.asarray(original.stiffness)
-    hold_rate = hold.rate(dt) if hold is not None else None
-    cs = ContactSet(model, contact_points, contact)
-    cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
     q = np.array(_inputs.configuration(model, q0, "q0"), dtype=float)  # writable copies: the state
     v = np.array(_inputs.vector(model, v0, "v0", "v"), dtype=float)
     if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
@@ -129,108 +125,175 @@ def simulate_contact(
     if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise InputError(f"save_every must be an integer >= 1, got {save_every!r}")
     n_steps = int(round(t_final / dt))
+    run = _Stepper(model, q, v, float(dt), contact, contact_points, hold, n_steps // save_every + 1, int(save_every))
+    run.solver = (float(dt), float(tol), int(max_sweeps), SLOP, run.group_of_pair)
     torque = _torque(model, tau)
-    # the forces are saved per (link, ground): the resultant on each link that has contact points
-    links = sorted({c.link for c in cs.points})
-    n_grounds = len(cs.grounds)
-    group_of_pair = np.array(
-        [links.index(c.link) * n_grounds + g for c in cs.points for g in range(n_grounds)], dtype=np.int64
-    )
-    n_groups = len(links) * n_grounds
-    n_pairs = cs.m_max
-    saves = n_steps // save_every + 1
-    T = np.zeros(saves)
-    Q, V, A, TAU = (np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv))
-    F = np.zeros((saves, n_groups, 3))
-    W = np.zeros(saves)
-    Q[0], V[0] = q, v
-    previous = np.zeros((n_pairs, 3))  # last impulses of each (point, ground) pair: the warm start
-    work = 0.0
-    loose, worst = 0, 0.0  # steps whose contact problem ADMM answered to a looser tolerance, the loosest
+    constant = None if callable(tau) else np.array(torque(0.0, q, v), dtype=float)
     start = time.perf_counter()
-    done = 0  # steps completed
+    k = 0  # steps completed
     interrupted = False
     try:
-        for k in range(n_steps):
-            t = k * dt
-            tk = torque(t, q, v)
-            passive = joint_passive_forces(original, q, v)  # the joint springs and dampers, implicit:
-            applied = tk if passive is None else tk + passive - spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
-            if hold is not None:
-                pull = hold.pull(original, q)
-                applied = applied + pull - hold_rate * v
-            v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
-            _finite(v_free, t)
-            m = cs.active(q)
-            force = np.zeros((n_groups, 3))
-            if m:
-                r = 3 * m
-                G = _finite(cs.delassus(q, r), t)
-                J, Y = cs.J[:r], cs.Y[:r]
-                ids = cs.pair[:m, 0] * n_grounds + cs.pair[:m, 1]
-                g = J @ v_free
-                g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
-                sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], previous[ids].ravel(), tol=tol, max_iter=max_sweeps)
-                if not sol.converged:
-                    raise SimulationError(
-                        f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
-                        f"({m} contacts); raise max_sweeps or lower dt"
-                    )
-                lam = sol.lam
-                if sol.tolerance > tol:
-                    loose += 1
-                    worst = max(worst, sol.tolerance)
-                v_plus = v_free + Y.T @ lam
-                work += float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
-                previous[:] = 0.0
-                previous[ids] = lam.reshape(m, 3)
-                B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
-                np.add.at(force, group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
-            else:
-                v_plus = v_free
-                previous[:] = 0.0
-            q_plus = _correct_positions(model, cs, _finite(integrate_unchecked(model, q, dt * v_plus), t), t)
-            _finite(q_plus, t)
-            a = (v_plus - v) / dt
-            if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
-                tk = tk + pull - hold_rate * v_plus
-            q, v = q_plus, v_plus
-            if (k + 1) % save_every == 0:
-                s = (k + 1) // save_every
-                T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, work
-            done = k + 1
+        while k < n_steps:
+            tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
+            stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
+            if compiled:
+                k = run.compiled_steps(k, stop, tk)
+            if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
+                run.python_step(k, tk)
+                k += 1
     except KeyboardInterrupt:  # Ctrl-C: the states up to there, as the other methods return them
         interrupted = True
     wall = time.perf_counter() - start
-    kept = done // save_every + 1  # the saved states (the last one's A, TAU and F stay 0, as at the end)
-    if interrupted:
-        A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
-    status, message = run_end(interrupted, False, done * dt)
-    if loose:
-        message = (message + "; " if message else "") + (
-            f"the contact solver met {worst:.1g} instead of tol = {tol:g} on {loose} of {done} steps "
-            "(ADMM, where projected Gauss-Seidel stalled on many contacts)"
+    return run.trajectory(k, interrupted, wall, tol)
+
+
+#: the most steps of one compiled call without a controller (Ctrl-C is seen between calls)
+CHUNK = 1000
+
+
+class _Stepper:
+    """One contact run: the model with the implicit terms on its armature, the contact set, the
+    state and the saved arrays, and its two ways of taking steps, compiled
+    (:func:`denoc_bridge.kernels.contact_run.contact_steps`) and in Python (the reference, and the
+    solver's fallbacks), which share them."""
+
+    def __init__(self, model, q, v, dt, contact, contact_points, hold, saves, save_every) -> None:
+        self.original, self.hold, self.dt, self.save_every = model, hold, dt, save_every
+        # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
+        # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt
+        implicit = dt * np.asarray(model.damping) + dt * dt * np.asarray(model.stiffness)
+        if hold is not None:
+            implicit = implicit + hold.armature(dt)
+        self.model = model.replace(armature=np.asarray(model.armature) + implicit) if np.any(implicit) else model
+        self.spring_rate = dt * np.array(model.stiffness, dtype=float)
+        self.hold_rate = hold.rate(dt) if hold is not None else np.zeros(model.nv)
+        self.cs = cs = ContactSet(self.model, contact_points, contact)
+        cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
+        self.q, self.v = q, v
+        # the forces are saved per (link, ground): the resultant on each link that has contact points
+        self.links = sorted({c.link for c in cs.points})
+        self.n_grounds = len(cs.grounds)
+        self.group_of_pair = np.array(
+            [self.links.index(c.link) * self.n_grounds + g for c in cs.points for g in range(self.n_grounds)],
+            dtype=np.int64,
         )
-    traj = Trajectory(
-        original,
-        T[:kept],
-        Q[:kept],
-        V[:kept],
-        A[:kept],
-        TAU[:kept],
-        method="contact-euler",
-        dt=float(dt),
-        wall_time=wall,
-        n_steps=done,
-        n_evaluations=done,
-        status=status,
-        message=message,
-        contact_force=F[:kept],
-        contact_work=W[:kept],
-        contact_names=tuple(f"{model.link_names[k]}/{g.name}" for k in links for g in cs.grounds),
-        contact_grounds=tuple(cs.grounds),
-    )
-    return traj
+        n_groups = len(self.links) * self.n_grounds
+        self.previous = np.zeros((cs.m_max, 3))  # last impulses of each (point, ground) pair: the warm start
+        self.work_done = np.zeros(1)
+        self.saves = (
+            np.zeros(saves),
+            *(np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv)),
+            np.zeros((saves, n_groups, 3)),
+            np.zeros(saves),
+        )
+        self.saves[1][0], self.saves[2][0] = q, v
+        self.loose, self.worst = 0, 0.0  # steps whose contact problem ADMM answered to a looser tolerance
+        self.solver: tuple = ()
+        self.passive = bool(np.any(model.damping) or np.any(model.stiffness))
+        fields = ("damping", "stiffness", "rest_configuration")
+        self.drive = tuple(np.array(getattr(model, f), dtype=float) for f in fields) + (
+            np.array(hold.kp if hold is not None else np.zeros(model.nv)),
+            np.array(hold.q_ref if hold is not None else np.zeros(model.nq)),
+        )
+
+    def compiled_steps(self, k0: int, k1: int, tau: np.ndarray) -> int:
+        """Steps k0 .. k1 - 1 compiled, up to the first one that needs Python: the steps done."""
+        cs = self.cs
+        damping, stiffness, q_rest, kp, q_ref = self.drive
+        drive = (tau, damping, stiffness, self.spring_rate, q_rest, kp, q_ref, self.hold_rate, self.passive)
+        packed = (cs.pi, cs.pf, cs.sb, cs.cl, cs.cp, cs.crad, cs.cmar, cs.gB, cs.goff, cs.gmu, cs.grest)
+        points = (*packed, cs.J, cs.Y, cs.dist, cs.pos, cs.pair, cs.Jw, cs.Jx, cs.zero)
+        state = (self.q, self.v, self.previous, self.work_done)
+        tree = (self.model._kt, cs.kt0, cs.work)
+        k, _ = _kr.contact_steps(
+            tree, (*drive, self.hold is not None), points, self.solver, state, self.saves, self.save_every, k0, k1
+        )
+        return int(k)
+
+    def python_step(self, k: int, tk: np.ndarray) -> None:
+        """Step k in Python (the module docstring's scheme), with the joint forces tk."""
+        model, cs, hold, dt = self.model, self.cs, self.hold, self.dt
+        tol, max_sweeps = self.solver[1], self.solver[2]
+        q, v, t = self.q, self.v, k * dt
+        passive = joint_passive_forces(self.original, q, v)  # the joint springs and dampers, implicit:
+        applied = tk if passive is None else tk + passive - self.spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
+        if hold is not None:
+            pull = hold.pull(self.original, q)
+            applied = applied + pull - self.hold_rate * v
+        v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
+        _finite(v_free, t)
+        m = cs.active(q)
+        force = np.zeros(self.saves[5].shape[1:])
+        if m:
+            r = 3 * m
+            G = _finite(cs.delassus(q, r), t)
+            J, Y = cs.J[:r], cs.Y[:r]
+            ids = cs.pair[:m, 0] * self.n_grounds + cs.pair[:m, 1]
+            g = J @ v_free
+            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
+            lam0 = self.previous[ids].ravel()
+            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], lam0, tol=tol, max_iter=max_sweeps)
+            if not sol.converged:
+                raise SimulationError(
+                    f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
+                    f"({m} contacts); raise max_sweeps or lower dt"
+                )
+            lam = sol.lam
+            if sol.tolerance > tol:
+                self.loose += 1
+                self.worst = max(self.worst, sol.tolerance)
+            v_plus = v_free + Y.T @ lam
+            work = float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
+            B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
+            np.add.at(force, self.group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
+        else:
+            v_plus, work, ids, lam = v_free, 0.0, np.zeros(0, dtype=np.int64), np.zeros(0)
+        q_plus = _correct_positions(model, cs, _finite(integrate_unchecked(model, q, dt * v_plus), t), t)
+        _finite(q_plus, t)
+        a = (v_plus - v) / dt
+        if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
+            tk = tk + pull - self.hold_rate * v_plus
+        self.work_done[0] += work
+        self.previous[:] = 0.0
+        self.previous[ids] = lam.reshape(-1, 3)
+        q[:], v[:] = q_plus, v_plus
+        if (k + 1) % self.save_every == 0:
+            s = (k + 1) // self.save_every
+            T, Q, V, A, TAU, F, W = self.saves
+            T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, self.work_done[0]
+
+    def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:
+        """The trajectory of the ``done`` steps taken."""
+        T, Q, V, A, TAU, F, W = self.saves
+        kept = done // self.save_every + 1  # the saved states (the last one's A, TAU and F stay 0, as at the end)
+        if interrupted:
+            A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
+        status, message = run_end(interrupted, False, done * self.dt)
+        if self.loose:
+            message = (message + "; " if message else "") + (
+                f"the contact solver met {self.worst:.1g} instead of tol = {tol:g} on {self.loose} of {done} steps "
+                "(ADMM, where projected Gauss-Seidel stalled on many contacts)"
+            )
+        names = tuple(f"{self.model.link_names[k]}/{g.name}" for k in self.links for g in self.cs.grounds)
+        return Trajectory(
+            self.original,
+            T[:kept],
+            Q[:kept],
+            V[:kept],
+            A[:kept],
+            TAU[:kept],
+            method="contact-euler",
+            dt=self.dt,
+            wall_time=wall,
+            n_steps=done,
+            n_evaluations=done,
+            status=status,
+            message=message,
+            contact_force=F[:kept],
+            contact_work=W[:kept],
+            contact_names=names,
+            contact_grounds=tuple(self.cs.grounds),
+        )
 
 
 def _finite(x: np.ndarray, t: float) -> np.ndarray:
