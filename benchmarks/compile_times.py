@@ -52,6 +52,8 @@ CAPABILITIES: dict[str, str] = {
     "loops": "db.forward_dynamics(fourbar, fq, fv, ftau); db.simulate(fourbar, fq, fv, t_final=0.01, dt=1e-3)",
     "mimic": "db.forward_dynamics(gripper, gq, gv, gtau); db.simulate(gripper, gq, gv, t_final=0.01, dt=1e-3)",
     "mimic_loops": "db.simulate(fivebar, vq, vv, t_final=0.01, dt=1e-3)",
+    "contact": "db.simulate(panda, q, v, t_final=0.01, dt=1e-3, method='contact-euler', contact=db.Ground(height=0.3), "
+    "contact_points=panda.link_names[-3:], hold=db.posture_hold(panda))",
 }
 
 _SETUP = """

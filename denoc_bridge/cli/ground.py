@@ -21,14 +21,16 @@ METHOD = CONTACT_METHODS[0]
 
 def wants_ground(args, model) -> bool:
     """Whether the run has the ground: ``--ground`` / ``--no-ground``, else on for a floating-base
-    tree (a robot with loop closures or ``--mimic`` is simulated without it, as said)."""
-    constrained = bool(model.loops) or isinstance(model, MimicModel)
+    robot, with or without loop closures (one with ``--mimic`` is simulated without it, as said)."""
+    mimic = isinstance(model, MimicModel)
     if args.ground is None:
         explicit_method = args.method is not None and args.method.lower() == METHOD
-        return (bool(model.floating_base) and not constrained) or explicit_method
-    if args.ground and constrained:
-        kind = "<mimic> joints as constraints (--mimic)" if isinstance(model, MimicModel) else "loop closures"
-        raise DenocError(f"--ground: '{model.name}' has {kind}; ground contact on such robots is not supported yet")
+        return (bool(model.floating_base) and not mimic) or explicit_method
+    if args.ground and mimic:
+        raise DenocError(
+            f"--ground: '{model.name}' has <mimic> joints as constraints (--mimic); ground contact on such "
+            "robots is not supported yet (without --mimic the mimic joints are independent joints and it is)"
+        )
     return bool(args.ground)
 
 

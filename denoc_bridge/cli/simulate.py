@@ -442,7 +442,7 @@ def simulate_command(args) -> int:
     if args.mimic:
         loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
-    if model.loops and method not in FIXED_STEP_METHODS:
+    if model.loops and method not in FIXED_STEP_METHODS and not with_ground:
         raise DenocError(
             f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
             f"projection onto the loops after each step does not fit the adaptive {method})"

@@ -21,7 +21,8 @@ import numpy as np
 
 from denoc_bridge.algorithms.dynamics import singular_error
 from denoc_bridge.constraints.contact_admm import achieved, admm
-from denoc_bridge.constraints.solve import gravity_free
+from denoc_bridge.constraints.loop_kinematics import loop_jacobian
+from denoc_bridge.constraints.solve import gravity_free, independent_rows
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.kernels import contact as _kc
 from denoc_bridge.kernels import contact_solver as _ks
@@ -70,16 +71,16 @@ class ContactSet:
     Parameters
     ----------
     model : Model
-        A tree (loops and mimic joints are not routed through contact yet: refused by name).
+        A tree, or a tree with loop closures (their rows enter the Delassus operator as bilateral
+        constraints); mimic joints are not routed through contact yet (refused by name).
     points : iterable of ContactPoint or link names
     grounds : Ground or iterable of Ground
     """
 
     def __init__(self, model: Any, points: Iterable[ContactPoint | str], grounds: Ground | Sequence[Ground]):
         _check_model(model)
-        if isinstance(model, MimicModel) or model.loops:
-            kind = "mimic joints" if isinstance(model, MimicModel) else "loop closures"
-            raise ModelError(f"model '{model.name}': ground contact on a model with {kind} is not supported yet")
+        if isinstance(model, MimicModel):
+            raise ModelError(f"model '{model.name}': ground contact on a model with mimic joints is not supported yet")
         self.model = model
         self.points = points_of(model, points)
         self.grounds = grounds_of(grounds)
@@ -155,13 +156,35 @@ class ContactSet:
 
     def delassus(self, q: np.ndarray, r: int) -> np.ndarray:
         """``G = J M^-1 J^T`` of the first r rows of ``self.J`` (a view of this set's buffer),
-        ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``."""
+        ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``.  On a model with loop closures, ``M^-1`` is
+        that of the closed system (:meth:`_closed_loops`)."""
+        if self.model.loops:
+            return self._closed_loops(q, r)
         if r > self.G.shape[0]:
             self.G = np.zeros((r, r))
         status = _kc.delassus(self.kt0, self.work, q, self.J, r, self.Y, self.zero, self.G)
         if status:
             raise singular_error(self.model, int(status) - 1)
         return self.G[:r, :r]
+
+    def _closed_loops(self, q: np.ndarray, r: int) -> np.ndarray:
+        """The Delassus operator of the contact rows J with the loop closures' independent rows C
+        as bilateral constraints on the same layer: one ``S M^-1 S^T`` of the stacked rows
+        ``S = [C; J]`` (004 eq. 14's ``C M^-1 C^T``, the same O(n) solve per row), then the loop
+        impulses eliminated, since they keep ``C dv = 0``: ``mu = -G_CC^-1 G_CJ lambda``, so
+        ``G = G_JJ - G_JC G_CC^-1 G_CJ`` and ``dv = (Y_J - X^T Y_C)^T lambda``, X = G_CC^-1 G_CJ."""
+        C = loop_jacobian(self.model, q)
+        C = C[independent_rows(C)]
+        k, nv = C.shape[0], self.model.nv
+        S = np.vstack([C, self.J[:r]])
+        GS, YS = np.zeros((k + r, k + r)), np.zeros((k + r, nv))
+        status = _kc.delassus(self.kt0, self.work, q, S, k + r, YS, self.zero, GS)
+        if status:
+            raise singular_error(self.model, int(status) - 1)
+        X = np.linalg.solve(GS[:k, :k], GS[:k, k:])
+        G = GS[k:, k:] - GS[k:, :k] @ X
+        self.Y[:r] = YS[k:] - X.T @ YS[:k]
+        return 0.5 * (G + G.T)
 
 
 def _set(model: Any, points: Any, grounds: Any) -> ContactSet:

@@ -28,7 +28,14 @@ trajectory's ``contact_work`` holds its sum up to each saved state (it enters
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
 ``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
 (zero when apart; ``contact_names`` names them).  The joint springs and dampers act (implicitly, in step 1); the joint limits
-are not part of this method yet; loops and mimic joints are refused by name.
+are not part of this method yet; mimic joints are refused by name.
+
+A model with loop closures touches the ground too, its loops as bilateral rows on the same
+constraint layer: ``v_free`` from the closed system's forward dynamics (004 eqs. 13-14), the
+Delassus operator and ``M^-1 J^T`` of the closed system (the loop impulses eliminated:
+:meth:`~denoc_bridge.constraints.contact.ContactSet.delassus`), so that ``v+`` keeps ``C v = 0``;
+after each step the loops are closed again to :data:`LOOP_TOL` (Newton on the configuration,
+then the velocity projected onto ``C v = 0``, 004 eqs. 16 and 26).  Those steps run in Python.
 """
 
 from __future__ import annotations
@@ -42,11 +49,13 @@ import numpy as np
 from denoc_bridge.algorithms.configuration import integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
-from denoc_bridge.errors import InputError, SimulationError
+from denoc_bridge.constraints.loops import constrained_forward_dynamics, project_configuration, project_velocity
+from denoc_bridge.errors import InputError, ModelError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.kernels import contact_run as _kr
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint
+from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.hold import PostureHold
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
@@ -63,6 +72,8 @@ SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the posit
 #: m: the smallest margin of a contact in the stepper: a point put back on the surface by the
 #: position correction stays in the problem (the gap term lets it close, never pulls it)
 MIN_MARGIN = 1e-3
+#: m and rad: the loop closures' error left after each step of a model with loops
+LOOP_TOL = 1e-12
 
 
 def _torque(model: Any, tau: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
@@ -110,6 +121,11 @@ def simulate_contact(
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points) and ``contact_work`` (J, cumulative, <= 0)."""
+    if isinstance(model, MimicModel):
+        raise ModelError(
+            f"model '{model.name}': ground contact on a model with mimic joints is not supported yet "
+            "(load it without mimic=True: its mimic joints are then independent joints, and it touches the ground)"
+        )
     if hold is not None and not isinstance(hold, PostureHold):
         raise InputError(f"hold must be a PostureHold (db.posture_hold(model, ...)), got {type(hold).__name__}")
     if hold is not None and (hold.kp.shape != (model.nv,) or hold.q_ref.shape != (model.nq,)):
@@ -136,7 +152,7 @@ def simulate_contact(
         while k < n_steps:
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
-            if compiled:
+            if compiled and not model.loops:  # with loops: the Python step (module docstring)
                 k = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
                 run.python_step(k, tk)
@@ -220,7 +236,10 @@ class _Stepper:
         if hold is not None:
             pull = hold.pull(self.original, q)
             applied = applied + pull - self.hold_rate * v
-        v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
+        if model.loops:  # the closed system's accelerations (exact: C a = -Cdot v)
+            v_free = v + dt * constrained_forward_dynamics(model, q, v, applied)
+        else:
+            v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
         _finite(v_free, t)
         m = cs.active(q)
         force = np.zeros(self.saves[5].shape[1:])
@@ -250,6 +269,9 @@ class _Stepper:
             v_plus, work, ids, lam = v_free, 0.0, np.zeros(0, dtype=np.int64), np.zeros(0)
         q_plus = _correct_positions(model, cs, _finite(integrate_unchecked(model, q, dt * v_plus), t), t)
         _finite(q_plus, t)
+        if model.loops:  # closed again to round-off: the configuration, then the velocity on it
+            q_plus = project_configuration(model, q_plus, tol=LOOP_TOL)
+            v_plus = project_velocity(model, q_plus, v_plus)
         a = (v_plus - v) / dt
         if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
             tk = tk + pull - self.hold_rate * v_plus

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix
+from denoc_bridge.constraints.loop_kinematics import loop_jacobian
 from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
 from denoc_bridge.spatial import skew
@@ -125,14 +126,39 @@ def test_active_set_distances_and_points():
         assert c.J[3 * j + 2] @ v == pytest.approx(vel[2], abs=1e-12)
 
 
-def test_contact_set_refuses_loops_and_bad_q():
+def test_contact_set_refuses_mimic_joints_and_bad_q():
     solo = db.load_robot("solo12")
     with pytest.raises(InputError, match="q"):
         contact_rows(solo, np.zeros(3), ["FL_FOOT"], Ground())
-    looped = solo.replace()
-    looped.add_loop_closure("cut", "spherical", "FL_FOOT", "FR_FOOT")
-    with pytest.raises(ModelError, match="loop closures"):
-        ContactSet(looped, ["FL_FOOT"], Ground())
     gripper = db.load_robot("gripper", mimic=True)
     with pytest.raises(ModelError, match="'gripper.*mimic joints"):
         ContactSet(gripper, [gripper.link_names[-1]], Ground())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_delassus_of_a_model_with_loops_is_that_of_the_closed_system(seed):
+    """solo12 with its front feet tied by a spherical loop closure, its hind feet on the ground:
+    G = J P J^T and the velocity change M_c^-1 J^T with the closed system's
+    P = M^-1 - M^-1 C^T (C M^-1 C^T)^-1 C M^-1 (C the loop's rows, M Pinocchio's crba, J
+    Pinocchio's rows): the loop impulses eliminated from one Delassus of the stacked rows."""
+    solo = db.load_robot("solo12")
+    looped = solo.replace()
+    looped.add_loop_closure("cut", "spherical", "FL_FOOT", "FR_FOOT")
+    q = random_configuration(looped, np.random.default_rng(seed))
+    ground = Ground(height=-2.0)
+    points = [contact_point(looped, f, margin=5.0) for f in ("HL_FOOT", "HR_FOOT")]
+    G, c = delassus_matrix(looped, q, points, ground)
+    assert c.m == 2
+    J, _ = pinocchio_reference(solo, q, points, ground, c)
+    pm = db.to_pinocchio(solo)
+    M = pin.crba(pm, pm.createData(), q)
+    Minv = np.linalg.inv(np.triu(M) + np.triu(M, 1).T)
+    C = loop_jacobian(looped, q)
+    assert C.shape == (3, looped.nv)
+    P = Minv - Minv @ C.T @ np.linalg.solve(C @ Minv @ C.T, C @ Minv)
+    assert rel(G, J @ P @ J.T) < RTOL
+    cs = ContactSet(looped, points, ground)
+    cs.active(q)
+    cs.delassus(q, 6)
+    assert rel(cs.Y[:6], (P @ J.T).T) < RTOL
+    assert np.abs(C @ cs.Y[:6].T).max() < 1e-10 * np.abs(cs.Y[:6]).max()  # the loop stays closed: C dv = 0
