@@ -13,7 +13,6 @@ from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import DenocError, InputError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import ContactPoint, Ground
-from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.contact import CONTACT_METHODS
 
 METHOD = CONTACT_METHODS[0]
@@ -21,16 +20,10 @@ METHOD = CONTACT_METHODS[0]
 
 def wants_ground(args, model) -> bool:
     """Whether the run has the ground: ``--ground`` / ``--no-ground``, else on for a floating-base
-    robot, with or without loop closures (one with ``--mimic`` is simulated without it, as said)."""
-    mimic = isinstance(model, MimicModel)
+    robot (with or without loop closures and ``--mimic``) and with ``--method contact-euler``."""
     if args.ground is None:
         explicit_method = args.method is not None and args.method.lower() == METHOD
-        return (bool(model.floating_base) and not mimic) or explicit_method
-    if args.ground and mimic:
-        raise DenocError(
-            f"--ground: '{model.name}' has <mimic> joints as constraints (--mimic); ground contact on such "
-            "robots is not supported yet (without --mimic the mimic joints are independent joints and it is)"
-        )
+        return bool(model.floating_base) or explicit_method
     return bool(args.ground)
 
 

@@ -23,7 +23,7 @@ from denoc_bridge.algorithms.dynamics import singular_error
 from denoc_bridge.constraints.contact_admm import achieved, admm
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian
 from denoc_bridge.constraints.solve import gravity_free, independent_rows
-from denoc_bridge.errors import InputError, ModelError
+from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import contact as _kc
 from denoc_bridge.kernels import contact_solver as _ks
 from denoc_bridge.kernels import loops as _kl
@@ -71,19 +71,20 @@ class ContactSet:
     Parameters
     ----------
     model : Model
-        A tree, or a tree with loop closures (their rows enter the Delassus operator as bilateral
-        constraints); mimic joints are not routed through contact yet (refused by name).
+        A tree, a tree with loop closures, or a MimicModel: the loops' and the mimic couplings'
+        rows enter the Delassus operator as bilateral constraints (:meth:`delassus`).
     points : iterable of ContactPoint or link names
     grounds : Ground or iterable of Ground
     """
 
     def __init__(self, model: Any, points: Iterable[ContactPoint | str], grounds: Ground | Sequence[Ground]):
         _check_model(model)
-        if isinstance(model, MimicModel):
-            raise ModelError(f"model '{model.name}': ground contact on a model with mimic joints is not supported yet")
         self.model = model
-        self.points = points_of(model, points)
+        #: the tree whose coordinates the rows, ``q`` and ``Y`` are in (a MimicModel's ``tree``)
+        self.tree = tree = model.tree if isinstance(model, MimicModel) else model
+        self.points = points_of(tree, points)
         self.grounds = grounds_of(grounds)
+        model = tree
         L, nv = model.n_links, model.nv
         pi = np.zeros((1 + L, 6), dtype=np.int64)
         pf = np.zeros((1 + L, 30))
@@ -141,11 +142,13 @@ class ContactSet:
         )
 
     def contacts(self, q: np.ndarray) -> Contacts:
-        """The active contacts at q (copies)."""
+        """The active contacts at the tree's q (copies); the rows on the model's velocities
+        (``J G`` on a MimicModel's reduced ones)."""
         m = self.active(q)
         g = self.pair[:m, 1].copy()
+        J = self.J[: 3 * m] @ self.model.coupling_matrix() if self.tree is not self.model else self.J[: 3 * m].copy()
         return Contacts(
-            self.J[: 3 * m].copy(),
+            J,
             self.dist[:m].copy(),
             self.pos[:m].copy(),
             self.pair[:m, 0].copy(),
@@ -156,31 +159,37 @@ class ContactSet:
 
     def delassus(self, q: np.ndarray, r: int) -> np.ndarray:
         """``G = J M^-1 J^T`` of the first r rows of ``self.J`` (a view of this set's buffer),
-        ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``.  On a model with loop closures, ``M^-1`` is
-        that of the closed system (:meth:`_closed_loops`)."""
-        if self.model.loops:
-            return self._closed_loops(q, r)
+        ``self.Y[:r]`` then holds ``(M^-1 J^T)^T``.  On a model with loop closures or mimic
+        joints, ``M^-1`` is that of the constrained system (:meth:`_constrained`).  ``q``, the rows
+        and ``Y`` are the tree's (``model.expand(q)`` of a MimicModel)."""
+        if self.model.loops or self.tree is not self.model:
+            return self._constrained(q, r)
         if r > self.G.shape[0]:
             self.G = np.zeros((r, r))
         status = _kc.delassus(self.kt0, self.work, q, self.J, r, self.Y, self.zero, self.G)
         if status:
-            raise singular_error(self.model, int(status) - 1)
+            raise singular_error(self.tree, int(status) - 1)
         return self.G[:r, :r]
 
-    def _closed_loops(self, q: np.ndarray, r: int) -> np.ndarray:
-        """The Delassus operator of the contact rows J with the loop closures' independent rows C
-        as bilateral constraints on the same layer: one ``S M^-1 S^T`` of the stacked rows
-        ``S = [C; J]`` (004 eq. 14's ``C M^-1 C^T``, the same O(n) solve per row), then the loop
-        impulses eliminated, since they keep ``C dv = 0``: ``mu = -G_CC^-1 G_CJ lambda``, so
+    def _constrained(self, q: np.ndarray, r: int) -> np.ndarray:
+        """The Delassus operator of the contact rows J with the holonomic constraints' independent
+        rows C (the mimic rows K of a MimicModel, the loop closures' rows) as bilateral
+        constraints on the same layer: one ``S M^-1 S^T`` of the stacked rows ``S = [C; J]``
+        (004 eq. 14's ``C M^-1 C^T``, the same O(n) solve per row), then the bilateral impulses
+        eliminated, since they keep ``C dv = 0``: ``mu = -G_CC^-1 G_CJ lambda``, so
         ``G = G_JJ - G_JC G_CC^-1 G_CJ`` and ``dv = (Y_J - X^T Y_C)^T lambda``, X = G_CC^-1 G_CJ."""
-        C = loop_jacobian(self.model, q)
+        tree = self.tree
+        rows = [self.model.constraint_matrix()] if tree is not self.model else []
+        if tree.loops:
+            rows.append(loop_jacobian(tree, q))
+        C = np.vstack(rows)
         C = C[independent_rows(C)]
-        k, nv = C.shape[0], self.model.nv
+        k, nv = C.shape[0], tree.nv
         S = np.vstack([C, self.J[:r]])
         GS, YS = np.zeros((k + r, k + r)), np.zeros((k + r, nv))
         status = _kc.delassus(self.kt0, self.work, q, S, k + r, YS, self.zero, GS)
         if status:
-            raise singular_error(self.model, int(status) - 1)
+            raise singular_error(self.tree, int(status) - 1)
         X = np.linalg.solve(GS[:k, :k], GS[:k, k:])
         G = GS[k:, k:] - GS[k:, :k] @ X
         self.Y[:r] = YS[k:] - X.T @ YS[:k]
@@ -209,8 +218,7 @@ def contact_rows(model: Any, q: Any, points: Any, grounds: Any = None) -> Contac
     (2, (6, 18))
     """
     cs = _set(model, points, grounds)
-    qq = _inputs.vector(cs.model, q, "q", "q")
-    return cs.contacts(np.ascontiguousarray(qq, dtype=float))
+    return cs.contacts(_tree_configuration(cs, q))
 
 
 def delassus_matrix(model: Any, q: Any, points: Any, grounds: Any = None) -> tuple[np.ndarray, Contacts]:
@@ -218,9 +226,17 @@ def delassus_matrix(model: Any, q: Any, points: Any, grounds: Any = None) -> tup
     contacts at q and the contacts, through the O(n) articulated solve (one factorisation,
     O(n) per row); equal to Pinocchio's ``computeDelassusMatrix`` on the same point contacts."""
     cs = _set(model, points, grounds)
-    qq = np.ascontiguousarray(_inputs.vector(cs.model, q, "q", "q"), dtype=float)
+    qq = _tree_configuration(cs, q)
     c = cs.contacts(qq)
     return cs.delassus(qq, 3 * c.m).copy(), c
+
+
+def _tree_configuration(cs: ContactSet, q: Any) -> np.ndarray:
+    """q (the model's: reduced on a MimicModel) checked, as the tree's float64 configuration."""
+    qq = _inputs.vector(cs.model, q, "q", "q")
+    if cs.tree is not cs.model:
+        qq = cs.model.expand(qq)
+    return np.ascontiguousarray(qq, dtype=float)
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,19 @@ trajectory's ``contact_work`` holds its sum up to each saved state (it enters
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
 ``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
 (zero when apart; ``contact_names`` names them).  The joint springs and dampers act (implicitly, in step 1); the joint limits
-are not part of this method yet; mimic joints are refused by name.
+are not part of this method yet.
 
-A model with loop closures touches the ground too, its loops as bilateral rows on the same
-constraint layer: ``v_free`` from the closed system's forward dynamics (004 eqs. 13-14), the
-Delassus operator and ``M^-1 J^T`` of the closed system (the loop impulses eliminated:
-:meth:`~denoc_bridge.constraints.contact.ContactSet.delassus`), so that ``v+`` keeps ``C v = 0``;
-after each step the loops are closed again to :data:`LOOP_TOL` (Newton on the configuration,
-then the velocity projected onto ``C v = 0``, 004 eqs. 16 and 26).  Those steps run in Python.
+A model with loop closures, or with mimic joints as constraints (a
+:class:`~denoc_bridge.constraints.mimic.MimicModel`, its state in the reduced coordinates),
+touches the ground too, its constraints as bilateral rows on the same constraint layer:
+``v_free`` from the constrained system's forward dynamics (004 eqs. 13-14), the Delassus
+operator and ``M^-1 J^T`` of the constrained system (the bilateral impulses eliminated:
+:meth:`~denoc_bridge.constraints.contact.ContactSet.delassus`), so that ``v+`` keeps the
+constraints; after each step the loops are closed again to :data:`LOOP_TOL` (Newton on the
+configuration, then the velocity projected onto ``C v = 0``, 004 eqs. 16 and 26).  A
+MimicModel's joint springs, dampers and hold are implicit on its tree's GIM diagonal (the
+hold's on the mimicked joints), which the reduced GIM ``G^T (M + A) G`` then carries.  Those
+steps run in Python.
 """
 
 from __future__ import annotations
@@ -46,11 +51,12 @@ from typing import Any
 
 import numpy as np
 
-from denoc_bridge.algorithms.configuration import integrate_unchecked
+from denoc_bridge.algorithms.configuration import difference, integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
-from denoc_bridge.constraints.loops import constrained_forward_dynamics, project_configuration, project_velocity
-from denoc_bridge.errors import InputError, ModelError, SimulationError
+from denoc_bridge.constraints.loops import project_configuration, project_velocity
+from denoc_bridge.dynamics import forward_dynamics
+from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.kernels import contact_run as _kr
 from denoc_bridge.multibody import inputs as _inputs
@@ -58,6 +64,7 @@ from denoc_bridge.multibody.contact import ContactPoint
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.hold import PostureHold
+from denoc_bridge.simulation.mimic import initial_configuration
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
 
 __all__ = ["CONTACT_METHODS", "simulate_contact"]
@@ -90,7 +97,11 @@ def _torque(model: Any, tau: Any) -> Callable[[float, np.ndarray, np.ndarray], n
             return out
 
         return controller
-    const = _inputs.vector(model, tau, "tau", "v")
+    const = (
+        model._reduced(tau, "tau", model.nv)
+        if isinstance(model, MimicModel)
+        else _inputs.vector(model, tau, "tau", "v")
+    )
     return lambda t, q, v: const
 
 
@@ -121,19 +132,18 @@ def simulate_contact(
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points) and ``contact_work`` (J, cumulative, <= 0)."""
-    if isinstance(model, MimicModel):
-        raise ModelError(
-            f"model '{model.name}': ground contact on a model with mimic joints is not supported yet "
-            "(load it without mimic=True: its mimic joints are then independent joints, and it touches the ground)"
-        )
     if hold is not None and not isinstance(hold, PostureHold):
         raise InputError(f"hold must be a PostureHold (db.posture_hold(model, ...)), got {type(hold).__name__}")
     if hold is not None and (hold.kp.shape != (model.nv,) or hold.q_ref.shape != (model.nq,)):
         raise InputError(
             f"hold was built for another model: {hold.q_ref.shape[0]} configuration entries, '{model.name}' has {model.nq}"
         )
-    q = np.array(_inputs.configuration(model, q0, "q0"), dtype=float)  # writable copies: the state
-    v = np.array(_inputs.vector(model, v0, "v0", "v"), dtype=float)
+    if isinstance(model, MimicModel):  # writable copies: the state
+        q = np.array(initial_configuration(model, q0), dtype=float)
+        v = np.array(model._reduced(v0, "v0", model.nv), dtype=float)
+    else:
+        q = np.array(_inputs.configuration(model, q0, "q0"), dtype=float)
+        v = np.array(_inputs.vector(model, v0, "v0", "v"), dtype=float)
     if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
         raise InputError(f"dt must be a positive number, got {dt!r}")
     if not (isinstance(t_final, (int, float, np.floating)) and np.isfinite(t_final) and t_final >= 0):
@@ -152,7 +162,7 @@ def simulate_contact(
         while k < n_steps:
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
-            if compiled and not model.loops:  # with loops: the Python step (module docstring)
+            if compiled and run.tree_only:  # with loops or mimic joints: the Python step (module docstring)
                 k = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
                 run.python_step(k, tk)
@@ -175,13 +185,23 @@ class _Stepper:
 
     def __init__(self, model, q, v, dt, contact, contact_points, hold, saves, save_every) -> None:
         self.original, self.hold, self.dt, self.save_every = model, hold, dt, save_every
+        self.mimic = isinstance(model, MimicModel)
+        tree = model.tree if self.mimic else model
+        self.tree_only = not (self.mimic or tree.loops)  # the compiled run's case
         # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
-        # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt
-        implicit = dt * np.asarray(model.damping) + dt * dt * np.asarray(model.stiffness)
+        # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt.
+        # On a MimicModel they go on the tree's diagonal, the hold's on the mimicked joints'
+        # DOFs: the reduced GIM G^T (M + A) G then carries them, as the reduced dynamics does
+        implicit = dt * np.asarray(tree.damping) + dt * dt * np.asarray(tree.stiffness)
         if hold is not None:
-            implicit = implicit + hold.armature(dt)
-        self.model = model.replace(armature=np.asarray(model.armature) + implicit) if np.any(implicit) else model
-        self.spring_rate = dt * np.array(model.stiffness, dtype=float)
+            implicit = implicit.copy()
+            implicit[model._v_keep if self.mimic else slice(None)] += hold.armature(dt)
+        if np.any(implicit):
+            tree = tree.replace(armature=np.asarray(tree.armature) + implicit)
+        self.model: Any = MimicModel(tree) if self.mimic else tree
+        # the springs' implicit -dt K v, on the model's velocities (G^T dt K G, diagonal, on a MimicModel)
+        rate = dt * np.array(tree.stiffness, dtype=float)
+        self.spring_rate = (model.coupling_matrix() ** 2).T @ rate if self.mimic else rate
         self.hold_rate = hold.rate(dt) if hold is not None else np.zeros(model.nv)
         self.cs = cs = ContactSet(self.model, contact_points, contact)
         cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
@@ -205,9 +225,9 @@ class _Stepper:
         self.saves[1][0], self.saves[2][0] = q, v
         self.loose, self.worst = 0, 0.0  # steps whose contact problem ADMM answered to a looser tolerance
         self.solver: tuple = ()
-        self.passive = bool(np.any(model.damping) or np.any(model.stiffness))
+        self.passive = bool(np.any(tree.damping) or np.any(tree.stiffness))
         fields = ("damping", "stiffness", "rest_configuration")
-        self.drive = tuple(np.array(getattr(model, f), dtype=float) for f in fields) + (
+        self.drive = tuple(np.array(getattr(tree, f), dtype=float) for f in fields) + (
             np.array(hold.kp if hold is not None else np.zeros(model.nv)),
             np.array(hold.q_ref if hold is not None else np.zeros(model.nq)),
         )
@@ -234,22 +254,23 @@ class _Stepper:
         passive = joint_passive_forces(self.original, q, v)  # the joint springs and dampers, implicit:
         applied = tk if passive is None else tk + passive - self.spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
         if hold is not None:
-            pull = hold.pull(self.original, q)
+            pull = hold.pull(self.original, q) if not self.mimic else hold.kp * difference(self.original, q, hold.q_ref)
             applied = applied + pull - self.hold_rate * v
-        if model.loops:  # the closed system's accelerations (exact: C a = -Cdot v)
-            v_free = v + dt * constrained_forward_dynamics(model, q, v, applied)
-        else:
+        if self.tree_only:
             v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
+        else:  # the constrained system's accelerations (exact: C a = -Cdot v)
+            v_free = v + dt * forward_dynamics(model, q, v, applied)
         _finite(v_free, t)
-        m = cs.active(q)
+        q_tree, v_tree = self._tree(q, v)
+        m = cs.active(q_tree)
         force = np.zeros(self.saves[5].shape[1:])
         if m:
             r = 3 * m
-            G = _finite(cs.delassus(q, r), t)
+            G = _finite(cs.delassus(q_tree, r), t)
             J, Y = cs.J[:r], cs.Y[:r]
             ids = cs.pair[:m, 0] * self.n_grounds + cs.pair[:m, 1]
-            g = J @ v_free
-            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v, 0.0)
+            g = J @ self._tree(q, v_free)[1]
+            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v_tree, 0.0)
             lam0 = self.previous[ids].ravel()
             sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], lam0, tol=tol, max_iter=max_sweeps)
             if not sol.converged:
@@ -261,13 +282,15 @@ class _Stepper:
             if sol.tolerance > tol:
                 self.loose += 1
                 self.worst = max(self.worst, sol.tolerance)
-            v_plus = v_free + Y.T @ lam
-            work = float(lam @ (J @ v_plus))  # the contact forces' work over the step (x moves by dt J v+)
+            v_plus = v_free + self._reduce(Y.T @ lam)
+            work = float(
+                lam @ (J @ self._tree(q, v_plus)[1])
+            )  # the contact forces' work over the step (x moves by dt J v+)
             B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
             np.add.at(force, self.group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
         else:
             v_plus, work, ids, lam = v_free, 0.0, np.zeros(0, dtype=np.int64), np.zeros(0)
-        q_plus = _correct_positions(model, cs, _finite(integrate_unchecked(model, q, dt * v_plus), t), t)
+        q_plus = self._correct_positions(_finite(self._integrate(q, dt * v_plus), t), t)
         _finite(q_plus, t)
         if model.loops:  # closed again to round-off: the configuration, then the velocity on it
             q_plus = project_configuration(model, q_plus, tol=LOOP_TOL)
@@ -283,6 +306,34 @@ class _Stepper:
             s = (k + 1) // self.save_every
             T, Q, V, A, TAU, F, W = self.saves
             T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, self.work_done[0]
+
+    def _tree(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q, v) on the tree (a MimicModel's expanded: the contact rows are the tree's)."""
+        return self.original.expand(q, v) if self.mimic else (q, v)
+
+    def _reduce(self, dv_tree: np.ndarray) -> np.ndarray:
+        """A tree velocity change that keeps the mimic relations, on the model's velocities."""
+        return self.original.reduce_velocity(dv_tree) if self.mimic else dv_tree
+
+    def _integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        return integrate(self.original, q, dq) if self.mimic else integrate_unchecked(self.model, q, dq)
+
+    def _correct_positions(self, q: np.ndarray, t: float) -> np.ndarray:
+        """q moved onto the surfaces where a contact penetrates deeper than SLOP: ``q (+) M^-1
+        J_n^T delta`` with ``delta >= 0`` the frictionless impulses that close the penetrations in
+        the mass metric (one linearised projection; of the constrained system with loops or mimic
+        joints)."""
+        cs = self.cs
+        q_tree = self.original.expand(q) if self.mimic else q
+        m = cs.active(q_tree)
+        if m == 0 or cs.dist[:m].min() >= -SLOP:
+            return q
+        r = 3 * m
+        G = _finite(cs.delassus(q_tree, r), t)
+        g = np.zeros(r)
+        g[2::3] = np.minimum(cs.dist[:m], 0.0)
+        sol = solve_contact(G, g, np.zeros(m), tol=1e-14, max_iter=10_000)
+        return self._integrate(q, self._reduce(cs.Y[:r].T @ sol.lam))
 
     def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:
         """The trajectory of the ``done`` steps taken."""
@@ -326,21 +377,6 @@ def _finite(x: np.ndarray, t: float) -> np.ndarray:
             "for the stiffest joint, its springs, dampers or controller gains: lower dt)"
         )
     return x
-
-
-def _correct_positions(model: Any, cs: ContactSet, q: np.ndarray, t: float) -> np.ndarray:
-    """q moved onto the surfaces where a contact penetrates deeper than SLOP: ``q (+) M^-1 J_n^T
-    delta`` with ``delta >= 0`` the frictionless impulses that close the penetrations in the mass
-    metric (one linearised projection)."""
-    m = cs.active(q)
-    if m == 0 or cs.dist[:m].min() >= -SLOP:
-        return q
-    r = 3 * m
-    G = _finite(cs.delassus(q, r), t)
-    g = np.zeros(r)
-    g[2::3] = np.minimum(cs.dist[:m], 0.0)
-    sol = solve_contact(G, g, np.zeros(m), tol=1e-14, max_iter=10_000)
-    return integrate_unchecked(model, q, cs.Y[:r].T @ sol.lam)
 
 
 def run(

@@ -36,6 +36,8 @@ from denoc_bridge.algorithms.configuration import difference_unchecked, neutral_
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.simulation.mimic import initial_configuration
 
 __all__ = ["PostureHold", "posture_hold"]
 
@@ -91,7 +93,12 @@ def posture_hold(
     N/m and N s/m on prismatic joints), or from ``frequency`` (Hz, default 5) and
     ``damping_ratio`` (default 1, critical) as the module docstring says.  A floating base's
     DOFs are never held (its gains are set to zero)."""
-    q = neutral_configuration(model) if q_ref is None else _inputs.configuration(model, q_ref, "q_ref")
+    if q_ref is None:
+        q = neutral_configuration(model)
+    elif isinstance(model, MimicModel):
+        q = initial_configuration(model, q_ref, "q_ref")
+    else:
+        q = _inputs.configuration(model, q_ref, "q_ref")
     q = np.array(q, dtype=float)
     for name, value in (("frequency", frequency), ("damping_ratio", damping_ratio)):
         if not (isinstance(value, (int, float, np.floating)) and np.isfinite(value) and value >= 0):

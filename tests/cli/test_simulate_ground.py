@@ -77,7 +77,6 @@ def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
         (["solo12", "--no-passive"], "--no-passive is not available with the ground yet"),
         (["solo12", "--no-ground", "--method", "contact-euler"], "is the contact time stepper: it needs the ground"),
         (["fourbar", "--ground"], "'fourbar' has no collision shapes to touch the ground with"),
-        (["gripper", "--mimic", "--ground"], "has <mimic> joints as constraints (--mimic); ground contact on such"),
         (["chain:3", "--ground"], "has no collision shapes to touch the ground with"),
     ],
 )

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 import denoc_bridge as db
 from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian
-from denoc_bridge.errors import InputError, ModelError
+from denoc_bridge.constraints.loops import project_configuration
+from denoc_bridge.errors import InputError
+from denoc_bridge.io import generators
 from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
 from denoc_bridge.spatial import skew
 
@@ -126,13 +128,59 @@ def test_active_set_distances_and_points():
         assert c.J[3 * j + 2] @ v == pytest.approx(vel[2], abs=1e-12)
 
 
-def test_contact_set_refuses_mimic_joints_and_bad_q():
+def test_contact_rows_name_a_bad_q():
     solo = db.load_robot("solo12")
     with pytest.raises(InputError, match="q"):
         contact_rows(solo, np.zeros(3), ["FL_FOOT"], Ground())
-    gripper = db.load_robot("gripper", mimic=True)
-    with pytest.raises(ModelError, match="'gripper.*mimic joints"):
-        ContactSet(gripper, [gripper.link_names[-1]], Ground())
+    panda = db.load_robot("panda", mimic=True)
+    with pytest.raises(InputError, match=r"q must have shape \(8,\)"):
+        contact_rows(panda, np.zeros(9), ["panda_leftfinger"], Ground())
+
+
+def closed_system(M, C):
+    """``P = M^-1 - M^-1 C^T (C M^-1 C^T)^-1 C M^-1`` (C's independent rows): M^-1 of the
+    constrained system, dense."""
+    Minv = np.linalg.inv(M)
+    if C.shape[0] == 0:
+        return Minv
+    return Minv - Minv @ C.T @ np.linalg.pinv(C @ Minv @ C.T) @ C @ Minv
+
+
+@pytest.mark.parametrize("name", ["panda", "geared_fivebar"])
+def test_delassus_of_a_mimic_model_is_that_of_the_reduced_system(name):
+    """A MimicModel (panda's fingers: one mimic joint; the geared five-bar: two, and a loop):
+    the rows on the reduced velocities ``J_r = J G`` (Pinocchio's rows of the tree), and
+    ``G = J_r P J_r^T`` with ``P`` the closed system's inverse of the reduced GIM
+    ``M_r = G^T M G`` (Pinocchio's crba of the tree), its loop rows ``C G``; ``Y`` the tree's
+    velocity change ``G P J_r^T``, which keeps the mimic relations."""
+    if name == "panda":
+        model = db.load_robot("panda", mimic=True)
+        q = db.random_configuration(model, 3)
+        links = ["panda_leftfinger", "panda_rightfinger", "panda_link5"]
+    else:
+        model = generators.geared_fivebar()
+        q = project_configuration(model, generators.GEARED_FIVEBAR_Q)
+        links = ["finger_left_link", "finger_right_link"]
+    ground = Ground(height=-5.0)
+    points = [contact_point(model, link, radius=0.01, margin=10.0) for link in links]
+    G, c = delassus_matrix(model, q, points, ground)
+    assert c.m == len(links) and c.J.shape == (3 * c.m, model.nv)
+    tree, Gm = model.tree, model.coupling_matrix()
+    qt = model.expand(q)
+    Jt, _ = pinocchio_reference(tree, qt, points, ground, c)
+    np.testing.assert_allclose(c.J, Jt @ Gm, atol=1e-13)
+    pm = db.to_pinocchio(tree)
+    M = pin.crba(pm, pm.createData(), qt)
+    Mr = Gm.T @ (np.triu(M) + np.triu(M, 1).T) @ Gm
+    C = loop_jacobian(model, q) if model.loops else np.zeros((0, model.nv))
+    P = closed_system(Mr, C)
+    Jr = Jt @ Gm
+    assert rel(G, Jr @ P @ Jr.T) < RTOL
+    cs = ContactSet(model, points, ground)
+    r = 3 * cs.active(qt)
+    cs.delassus(qt, r)
+    assert rel(cs.Y[:r], (Gm @ P @ Jr.T).T) < RTOL
+    assert np.abs(model.constraint_matrix() @ cs.Y[:r].T).max() < 1e-12 * np.abs(cs.Y[:r]).max()
 
 
 @pytest.mark.parametrize("seed", [0, 1])

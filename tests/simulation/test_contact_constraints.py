@@ -1,7 +1,9 @@
-"""Ground contact on a model with loop closures (issue 37): the four-bar of 004 falling onto a
-ground under its coupler.  Its loop stays closed, it comes to rest where the geometry says, the
-contact forces and the loop's hold the weight (static equilibrium with Pinocchio's gravity
-torques), the contact never gives energy, nothing goes through the ground."""
+"""Ground contact on models with holonomic constraints (issue 37): the four-bar of 004 (a loop
+closure) falling onto a ground under its coupler, the geared five-bar (mimic joints and a loop)
+onto a ground under its fingers.  The loops stay closed, they come to rest where the geometry
+says, the contact forces and the constraints' hold the weight (static equilibrium with
+Pinocchio's gravity torques on the constrained motions), the contact never gives energy,
+nothing goes through the ground."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.constraints.contact import contact_rows
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian, loop_residual
+from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.io import generators
 from denoc_bridge.multibody.contact import Ground, contact_point
 from denoc_bridge.simulation.contact import simulate_contact
@@ -65,15 +68,40 @@ def test_at_rest_the_contact_and_loop_forces_balance_gravity(fallen):
     np.testing.assert_allclose(N.T @ (c.J[2] * f[2]), N.T @ g, rtol=1e-8, atol=1e-8 * np.abs(g).max())
 
 
-def test_mimic_joints_are_still_refused_by_name():
-    gripper = db.load_robot("gripper", mimic=True)
-    with pytest.raises(db.ModelError, match="mimic joints is not supported yet"):
-        simulate_contact(
-            gripper,
-            db.neutral_configuration(gripper),
-            np.zeros(gripper.nv),
-            0.01,
-            1e-3,
-            Ground(),
-            [gripper.link_names[-1]],
-        )
+def null_space(C):
+    """A basis of the motions C v = 0 (columns)."""
+    return np.linalg.svd(C)[2][np.linalg.matrix_rank(C, tol=1e-9) :].T
+
+
+def test_geared_fivebar_mimic_joints_and_a_loop_rest_on_the_ground():
+    """The geared five-bar (its right crank and finger mimic the left ones, the tip a loop
+    closure) falls onto a ground under its fingers: the loop stays closed, both fingers land
+    (the mimic keeps them symmetric) and carry it, the contact never gives energy, and at rest
+    ``G^T g(q) = J_r^T f + C_r^T mu`` on the constrained motions (Pinocchio's rnea on the tree)."""
+    model = generators.geared_fivebar()
+    q0 = project_configuration(model, generators.GEARED_FIVEBAR_Q)
+    points = [contact_point(model, f, radius=0.02) for f in ("finger_left_link", "finger_right_link")]
+    ground = Ground(height=0.2, mu=0.6)
+    traj = simulate_contact(model, q0, np.zeros(model.nv), 1.5, 1e-3, ground, points)
+    assert traj.status == "completed" and traj.q.shape[1] == model.nq == 4
+    assert max(np.abs(loop_residual(model, q)).max() for q in traj.q) < 2e-12
+    assert np.abs(traj.v[-1]).max() < 1e-9
+    for q in traj.q[::20]:
+        _, p = db.forward_kinematics(model, q)
+        assert p[2:4, 2].min() > 0.22 - 1e-9  # the fingers' spheres (2 cm) above the ground
+    steps = np.diff(traj.contact_work)
+    assert steps.min() < -1e-3 and steps.max() <= 1e-12
+    f = traj.contact_force[-2]  # (left, right) finger, world frame
+    assert f[0, 2] > 1.0 and f[0] == pytest.approx(f[1], rel=1e-9, abs=1e-12)
+    q = traj.q[-2]
+    near = [contact_point(model, f, radius=0.02, margin=1e-3) for f in ("finger_left_link", "finger_right_link")]
+    c = contact_rows(model, q, near, ground)
+    assert c.m == 2 and c.J.shape == (6, model.nv)  # the rows on the reduced velocities
+    B = ground.frame()
+    generalized = sum(c.J[3 * i : 3 * i + 3].T @ (B.T @ f[i]) for i in range(2))
+    tree = model.tree
+    pm = db.to_pinocchio(tree)
+    g = model.coupling_matrix().T @ pin.rnea(pm, pm.createData(), model.expand(q), np.zeros(tree.nv), np.zeros(tree.nv))
+    N = null_space(loop_jacobian(model, q))
+    assert N.shape == (4, 2) and np.abs(N.T @ g).max() > 0.1  # the crank and the jaw
+    np.testing.assert_allclose(N.T @ generalized, N.T @ g, rtol=1e-8, atol=1e-8 * np.abs(g).max())
