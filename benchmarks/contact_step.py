@@ -43,6 +43,7 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.benchmarking.report import fmt_us, machine
+from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.multibody.contact import Ground, contact_point
 from denoc_bridge.simulation.contact import MIN_MARGIN, simulate_contact
 from denoc_bridge.spatial import skew
@@ -66,15 +67,9 @@ def _robot(name: str):
     return model, points, q_ref
 
 
-def _lowest(model, q, points):
-    R, p = db.forward_kinematics(model, q)
-    return min((p[c.link] + R[c.link] @ c.point)[2] - c.radius for c in points)
-
-
 def standing(model, points, q_ref):
     """(q, v, tau): the robot standing after 0.5 s with the hold, and the hold's torque there."""
-    q0 = q_ref.copy()
-    q0[2] += 0.01 - _lowest(model, q_ref, points)
+    q0 = lifted(model, q_ref, points, 0.01)
     hold = db.posture_hold(model, q_ref)
     traj = simulate_contact(model, q0, np.zeros(model.nv), 0.5, DT, Ground(mu=MU), points, hold=hold)
     q, v = traj.q[-1].copy(), traj.v[-1].copy()
@@ -225,8 +220,7 @@ def mujoco_humanoid(steps: int, repeats: int) -> dict:
 
 def ten_seconds_of_solo12() -> dict:
     model, points, q_ref = _robot("solo12")
-    q0 = q_ref.copy()
-    q0[2] += 0.01 - _lowest(model, q_ref, points)
+    q0 = lifted(model, q_ref, points, 0.01)
     hold = db.posture_hold(model, q_ref)
     walls = {}
     for compiled in (True, False):

@@ -6,10 +6,10 @@ carried at the end."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
-from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import DenocError, InputError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import ContactPoint, Ground
@@ -49,7 +49,12 @@ def check_options(args, model, ground: bool) -> None:
             ("--drop", args.drop is not None),
         ):
             if given:
-                why = "--no-ground was given" if args.ground is False else f"'{model.name}' has a fixed base"
+                if args.ground is False:
+                    why = "--no-ground was given"
+                elif model.floating_base:
+                    why = f"'{model.name}' has no collision shapes to touch it with"
+                else:
+                    why = f"'{model.name}' has a fixed base"
                 raise DenocError(f"{flag} goes with the ground (--ground), and {why}")
         if args.mu is not None:
             raise DenocError("--mu is the ground's friction coefficient: it goes with the ground (--ground)")
@@ -66,8 +71,15 @@ def hold_frequency(args) -> float | None:
     return 5.0 if args.hold is None else float(args.hold)
 
 
-def contact_candidates(model) -> list[ContactPoint]:
-    """The robot's contact points from its collision shapes, or the error that says what to do."""
+def by_default(args) -> bool:
+    """Whether the ground is on only by default (a floating base), not asked for."""
+    return args.ground is None and not (args.method is not None and args.method.lower() == METHOD)
+
+
+def contact_candidates(model, by_default: bool = False) -> list[ContactPoint] | None:
+    """The robot's contact points from its collision shapes, or the error that says what to do;
+    None, said on stderr, when it has none and the ground was on only by default (the robot is
+    then simulated without it)."""
     source = str(model.source or "")
     if not source or source.startswith("denoc_bridge.generators"):  # a generated robot: no shapes
         points: tuple[ContactPoint, ...] = ()
@@ -76,26 +88,19 @@ def contact_candidates(model) -> list[ContactPoint]:
             points, _ = collision_points(model)
         except InputError as exc:
             raise DenocError(f"--ground: {exc}") from None
+    if not points and by_default:
+        print(
+            f"denoc-bridge: note: '{model.name}' has no collision shapes to touch the ground with: simulated "
+            "without the ground (--ground needs <collision> shapes or MJCF geoms)",
+            file=sys.stderr,
+        )
+        return None
     if not points:
         raise DenocError(
             f"--ground: '{model.name}' has no collision shapes to touch the ground with (sphere, box, "
             "cylinder, capsule or mesh <collision>, or MJCF geoms); --no-ground simulates it without"
         )
     return list(points)
-
-
-def lowest_point(model, q: np.ndarray, points: list[ContactPoint]) -> float:
-    """The height of the lowest point of the contact candidates at q (their spheres' bottoms)."""
-    R, p = forward_kinematics(model, q)
-    return min(float((p[c.link] + R[c.link] @ c.point)[2]) - c.radius for c in points)
-
-
-def lifted(model, q: np.ndarray, points: list[ContactPoint], drop: float) -> np.ndarray:
-    """q with a floating base moved up or down so that its lowest contact point is ``drop`` above
-    the ground z = 0."""
-    q = q.copy()
-    q[2] += drop - lowest_point(model, q, points)
-    return q
 
 
 def ground_of(args) -> Ground:

@@ -28,6 +28,7 @@ from denoc_bridge.cli.common import (
     positive_option,
 )
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
+from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.dynamics import gravity_torques
 from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
@@ -434,6 +435,8 @@ def simulate_command(args) -> int:
             png = None
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     with_ground = ground.wants_ground(args, model)
+    points = ground.contact_candidates(model, ground.by_default(args)) if with_ground else None
+    with_ground = points is not None
     ground.check_options(args, model, with_ground)
     if with_ground:
         method = ground.METHOD
@@ -450,12 +453,11 @@ def simulate_command(args) -> int:
     tau, tau_what = torque_input(model, args.torque)
     q0, q0_what = _start(model, args)
     contact: dict[str, Any] = {}
-    if with_ground:
-        points = ground.contact_candidates(model)
+    if points is not None:
         q_hold = q0
         if model.floating_base and not (args.q0 and args.q0[0] not in ("neutral", "random")):
             drop = 0.3 if args.drop is None else args.drop
-            q0 = ground.lifted(model, q0, points, drop)
+            q0 = lifted(model, q0, points, drop)
             q0_what += f", its lowest point {drop:g} m above the ground"
         frequency = ground.hold_frequency(args)
         hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None

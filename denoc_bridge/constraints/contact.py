@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from denoc_bridge.algorithms.dynamics import singular_error
+from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.constraints.contact_admm import achieved, admm
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian
 from denoc_bridge.constraints.solve import gravity_free, independent_rows
@@ -41,7 +42,16 @@ FALLBACK_TOL = 1e-8
 #: its best answer is taken if it meets this, Pinocchio's ADMM's default tolerance
 LAST_RESORT_TOL = 1e-6
 
-__all__ = ["ContactSet", "Contacts", "ContactSolution", "contact_rows", "delassus_matrix", "solve_contact"]
+__all__ = [
+    "ContactSet",
+    "Contacts",
+    "ContactSolution",
+    "contact_rows",
+    "delassus_matrix",
+    "lifted",
+    "lowest_point",
+    "solve_contact",
+]
 
 
 @dataclass(frozen=True)
@@ -340,3 +350,20 @@ def _all_sticking(G: np.ndarray, g: np.ndarray, mu: np.ndarray, tol: float) -> n
     if ln.min() < -slack or np.max(lt - mu * ln) > slack:
         return None
     return lam
+
+
+def lowest_point(model: Any, q: Any, points: Iterable[ContactPoint | str]) -> float:
+    """The height (world z) of the lowest of the contact ``points`` at q: the bottoms of their
+    spheres (a MimicModel's q reduced)."""
+    tree = model.tree if isinstance(model, MimicModel) else model
+    qt = model.expand(q) if tree is not model else q
+    R, p = forward_kinematics(tree, qt)
+    return min(float((p[c.link] + R[c.link] @ c.point)[2]) - c.radius for c in points_of(tree, points))
+
+
+def lifted(model: Any, q: Any, points: Iterable[ContactPoint | str], drop: float) -> np.ndarray:
+    """q of a floating-base model moved up or down so that the lowest of ``points`` is ``drop``
+    above z = 0 (a robot to drop onto a ground)."""
+    q = np.array(q, dtype=float)
+    q[2] += drop - lowest_point(model, q, points)
+    return q

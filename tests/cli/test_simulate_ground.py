@@ -91,3 +91,15 @@ def test_no_ground_keeps_the_free_fall(capsys):
     assert main(["simulate", "solo12", "--no-ground", "--duration", "0.1", *FAST]) == 0
     out = capsys.readouterr().out
     assert "with rk4" in out and "ground" not in out.split("simulating")[0]
+
+
+def test_a_floating_robot_without_collision_shapes_falls_freely_by_default(capsys):
+    """The ground is on by default for a floating base; a robot with nothing to touch it with
+    (alexander: no <collision> shapes) is simulated without it, as a note says; asked for, the
+    ground is an error that says what to do."""
+    assert main(["simulate", "alexander", "--duration", "0.05", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "'Alexander' has no collision shapes to touch the ground with: simulated without the ground" in captured.err
+    assert "with rk4" in captured.out
+    assert main(["simulate", "alexander", "--ground", "--duration", "0.05", *FAST]) == 2
+    assert "--no-ground simulates it without" in _one_line_error(capsys.readouterr().err)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import denoc_bridge as db
-from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix
+from denoc_bridge.constraints.contact import ContactSet, contact_rows, delassus_matrix, lifted, lowest_point
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.errors import InputError
@@ -210,3 +210,20 @@ def test_delassus_of_a_model_with_loops_is_that_of_the_closed_system(seed):
     cs.delassus(q, 6)
     assert rel(cs.Y[:6], (P @ J.T).T) < RTOL
     assert np.abs(C @ cs.Y[:6].T).max() < 1e-10 * np.abs(cs.Y[:6]).max()  # the loop stays closed: C dv = 0
+
+
+@pytest.mark.parametrize("name", ["solo12", "panda"])
+def test_lowest_point_and_lifted(name):
+    """lowest_point is the smallest signed distance to the ground z = 0 that the compiled contact
+    kernel finds (points with a wide margin); lifted puts it at the drop height (panda: its
+    fingers with mimic joints, q reduced)."""
+    model = db.load_robot(name, mimic=name == "panda")
+    links = ["FL_FOOT", "HR_FOOT", "base_link"] if name == "solo12" else ["panda_leftfinger", "panda_hand"]
+    points = [contact_point(model, link, radius=0.01, margin=100.0) for link in links]
+    q = db.random_configuration(model, 5)
+    low = lowest_point(model, q, points)
+    assert low == pytest.approx(contact_rows(model, q, points, Ground()).distance.min(), abs=1e-12)
+    if model.floating_base:
+        up = lifted(model, q, points, 0.25)
+        assert lowest_point(model, up, points) == pytest.approx(0.25, abs=1e-12)
+        np.testing.assert_array_equal(up[3:], q[3:])
