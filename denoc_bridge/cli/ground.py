@@ -42,6 +42,8 @@ def check_options(args, model, ground: bool) -> None:
             raise DenocError("--no-passive is not available with the ground yet: the joints' dampers and springs act")
         if args.hold is not None and args.no_hold:
             raise DenocError("--hold and --no-hold contradict each other; give one")
+        if args.drop is not None and not model.floating_base:
+            raise DenocError(f"--drop lifts a floating base onto the ground, and '{model.name}' has a fixed base")
     else:
         for flag, given in (
             ("--hold", args.hold is not None),

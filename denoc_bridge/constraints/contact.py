@@ -274,6 +274,7 @@ def solve_contact(
     tol: float = 1e-12,
     max_iter: int = 10_000,
     fallback_tol: float = FALLBACK_TOL,
+    pgs_stopped: Any = None,
 ) -> ContactSolution:
     """Solve the frictional contact problem on the Delassus operator ``G`` (3m x 3m), free
     velocity ``g`` (3m) and friction coefficients ``mu`` (m), warm-started from ``lam0``: the
@@ -292,6 +293,8 @@ def solve_contact(
     answer is taken if it meets :data:`LAST_RESORT_TOL` (1e-6); else PGS goes on from where it
     stopped, ``ADMM_BUDGET * max_iter`` sweeps more, and its answer is taken if it meets that.
     ``method`` says which one answered and ``tolerance`` what its answer meets.
+    ``pgs_stopped``: the caller ran this PGS already (from ``lam0``, ``max_iter`` sweeps, as the
+    compiled contact run does) and it stalled there; the fallbacks start from it at once.
 
     Raises
     ------
@@ -316,7 +319,13 @@ def solve_contact(
     if lam.shape != (3 * m,) or not np.all(np.isfinite(lam)):
         raise InputError(f"solve_contact: lam0 must be 3m = {3 * m} finite numbers")
     sigma = np.zeros(3 * m)
-    sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+    if pgs_stopped is None:
+        sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+    else:  # stalled where the caller's PGS stopped
+        lam = np.array(pgs_stopped, dtype=float).ravel()
+        if lam.shape != (3 * m,) or not np.all(np.isfinite(lam)):
+            raise InputError(f"solve_contact: pgs_stopped must be 3m = {3 * m} finite numbers")
+        sigma, sweeps = Ga @ lam + ga, int(max_iter) + 1
     if sweeps > max_iter:  # PGS crawls on indeterminate problems (a flat box landing on 4 corners)
         sticking = _all_sticking(Ga, ga, mua, float(tol))
         if sticking is not None:

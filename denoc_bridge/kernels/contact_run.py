@@ -28,8 +28,9 @@ Arguments, grouped (every array float64 C-contiguous and writable, unless said):
   grounds ``(pi, pf, sb, cl, cp, crad, cmar, gB, goff, gmu, grest)`` and its buffers
   ``(J, Y, dist, pos, pair, Jw, Jx, zero)``;
 * ``solver = (dt, tol, max_sweeps, slop, group_of_pair)``;
-* ``state = (q, v, previous, work_done)``: updated in place step by step; ``previous`` (pairs, 3)
-  the last impulses of each (point, ground) pair, ``work_done`` (1,) the contact work so far;
+* ``state = (q, v, previous, work_done, lam)``: updated in place step by step; ``previous``
+  (pairs, 3) the last impulses of each (point, ground) pair, ``work_done`` (1,) the contact work
+  so far, ``lam`` (3 pairs,) the step's impulses (where PGS stopped, when it stalls);
 * ``saves = (T, Q, V, A, TAU, F, W)`` and ``save_every``, as the trajectory holds them.
 """
 
@@ -46,6 +47,9 @@ from denoc_bridge.kernels.entry import forward_dynamics_fast
 DONE = 0
 #: the step at the returned index needs the Python layer
 PYTHON_STEP = 1
+#: the same, because PGS stalled on its contact problem: ``lam[:3m]`` (the state's) holds where it
+#: stopped, for the Python layer's fallbacks to start from without running it again
+PGS_STALLED = 2
 #: the position correction's solver: frictionless PGS to this tolerance in at most this many sweeps
 CORRECTION_TOL = 1e-14
 CORRECTION_SWEEPS = 10_000
@@ -93,8 +97,8 @@ def applied_forces(ki, drive, q, v, diff, out):
 @njit(cache=True)
 def impulses(tree, points, solver, q, v, v_free, previous, G, lam, sigma, ids):
     """The active contacts at q and their impulses (step 3) into ``lam[:3m]``, their pair
-    indices into ``ids[:m]``: returns (m, G) (G regrown if too small), m = -1 where PGS does not
-    converge or G is singular or not finite."""
+    indices into ``ids[:m]``: returns (m, G) (G regrown if too small), m = -1 where G is singular
+    or not finite, -2 where PGS does not converge (``lam[:3m]``: where it stopped)."""
     kt, kt0, work = tree
     pi, pf, sb, cl, cp, crad, cmar, gB, goff, gmu, grest, J, Y, dist, pos, pair, Jw, Jx, zero = points
     dt, tol, max_sweeps = solver[0], solver[1], solver[2]
@@ -123,7 +127,7 @@ def impulses(tree, points, solver, q, v, v_free, previous, G, lam, sigma, ids):
             vn += J[3 * i + 2, j] * v[j]
         g[3 * i + 2] += max(dist[i], 0.0) / dt + grest[pair[i, 1]] * min(vn, 0.0)
     sweeps, _ = pgs(G, g, mu, m, lam, sigma, tol, max_sweeps)
-    return (m if sweeps <= max_sweeps else -1), G
+    return (m if sweeps <= max_sweeps else -2), G
 
 
 @njit(cache=True)
@@ -180,7 +184,7 @@ def take_step(drive, dt, m, lam, ids, w, pull, v_plus, q_plus, a, tau_a, state):
     """The state moves to (q+, v+): the contact work, the warm start of the next step, the mean
     acceleration ``(v+ - v) / dt`` into ``a`` and the joint forces applied into ``tau_a`` (the
     hold's at v+, as :mod:`denoc_bridge.simulation.hold` says)."""
-    q, v, previous, work_done = state
+    q, v, previous, work_done = state[0], state[1], state[2], state[3]
     tau, hold_rate, hold = drive[0], drive[7], drive[9]
     work_done[0] += w
     previous[:, :] = 0.0
@@ -211,10 +215,11 @@ def save(saves, s, t, state, a, tau_a, force):
 @njit(cache=True)
 def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1):
     """Steps k0 .. k1 - 1 (see the module docstring); returns (k, status): k1 and DONE, or the
-    step k that the Python layer must take (the state is the one before it) and PYTHON_STEP."""
+    step k that the Python layer must take (the state is the one before it) and PYTHON_STEP or
+    PGS_STALLED."""
     kt, J, Y, gB = tree[0], points[11], points[12], points[7]
     dt, slop, group_of_pair = solver[0], solver[3], solver[4]
-    q, v, previous, work_done = state
+    q, v, previous, work_done, lam = state
     ki, nv, nq = kt.view(T.INT), v.shape[0], q.shape[0]
     tau_a, pull, a, v_free, v_plus, dq = (
         np.empty(nv),
@@ -224,7 +229,7 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
         np.empty(nv),
         np.empty(nv),
     )
-    q_plus, lam, lam2, sigma = np.empty(nq), np.zeros(J.shape[0]), np.zeros(J.shape[0]), np.zeros(J.shape[0])
+    q_plus, lam2, sigma = np.empty(nq), np.zeros(J.shape[0]), np.zeros(J.shape[0])
     ids, G, force = np.zeros(previous.shape[0], dtype=np.int64), np.zeros((0, 0)), np.zeros(saves[5].shape[1:])
     for k in range(k0, k1):
         applied_forces(ki, drive, q, v, pull, tau_a)  # 1
@@ -236,7 +241,7 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
             return k, PYTHON_STEP
         m, G = impulses(tree, points, solver, q, v, v_free, previous, G, lam, sigma, ids)  # 3
         if m < 0:
-            return k, PYTHON_STEP
+            return k, (PGS_STALLED if m == -2 else PYTHON_STEP)
         v_plus[:] = v_free  # 4
         for row in range(3 * m):
             for j in range(nv):

@@ -162,10 +162,11 @@ def simulate_contact(
         while k < n_steps:
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
+            stalled = False
             if compiled and run.tree_only:  # with loops or mimic joints: the Python step (module docstring)
-                k = run.compiled_steps(k, stop, tk)
+                k, stalled = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
-                run.python_step(k, tk)
+                run.python_step(k, tk, stalled)
                 k += 1
     except KeyboardInterrupt:  # Ctrl-C: the states up to there, as the other methods return them
         interrupted = True
@@ -216,6 +217,7 @@ class _Stepper:
         n_groups = len(self.links) * self.n_grounds
         self.previous = np.zeros((cs.m_max, 3))  # last impulses of each (point, ground) pair: the warm start
         self.work_done = np.zeros(1)
+        self.lam = np.zeros(3 * cs.m_max)  # the compiled run's impulses of the step (where PGS stopped)
         self.saves = (
             np.zeros(saves),
             *(np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv)),
@@ -232,22 +234,25 @@ class _Stepper:
             np.array(hold.q_ref if hold is not None else np.zeros(model.nq)),
         )
 
-    def compiled_steps(self, k0: int, k1: int, tau: np.ndarray) -> int:
-        """Steps k0 .. k1 - 1 compiled, up to the first one that needs Python: the steps done."""
+    def compiled_steps(self, k0: int, k1: int, tau: np.ndarray) -> tuple[int, bool]:
+        """Steps k0 .. k1 - 1 compiled, up to the first one that needs Python: (the steps done,
+        whether that step's PGS stalled, ``self.lam`` then holding where it stopped)."""
         cs = self.cs
         damping, stiffness, q_rest, kp, q_ref = self.drive
         drive = (tau, damping, stiffness, self.spring_rate, q_rest, kp, q_ref, self.hold_rate, self.passive)
         packed = (cs.pi, cs.pf, cs.sb, cs.cl, cs.cp, cs.crad, cs.cmar, cs.gB, cs.goff, cs.gmu, cs.grest)
         points = (*packed, cs.J, cs.Y, cs.dist, cs.pos, cs.pair, cs.Jw, cs.Jx, cs.zero)
-        state = (self.q, self.v, self.previous, self.work_done)
+        state = (self.q, self.v, self.previous, self.work_done, self.lam)
         tree = (self.model._kt, cs.kt0, cs.work)
-        k, _ = _kr.contact_steps(
+        k, status = _kr.contact_steps(
             tree, (*drive, self.hold is not None), points, self.solver, state, self.saves, self.save_every, k0, k1
         )
-        return int(k)
+        return int(k), status == _kr.PGS_STALLED
 
-    def python_step(self, k: int, tk: np.ndarray) -> None:
-        """Step k in Python (the module docstring's scheme), with the joint forces tk."""
+    def python_step(self, k: int, tk: np.ndarray, stalled: bool = False) -> None:
+        """Step k in Python (the module docstring's scheme), with the joint forces tk;
+        ``stalled``: the compiled run's PGS stalled on this step's contact problem and stopped at
+        ``self.lam`` (the solver's fallbacks then start from there, without running it again)."""
         model, cs, hold, dt = self.model, self.cs, self.hold, self.dt
         tol, max_sweeps = self.solver[1], self.solver[2]
         q, v, t = self.q, self.v, k * dt
@@ -272,7 +277,8 @@ class _Stepper:
             g = J @ self._tree(q, v_free)[1]
             g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v_tree, 0.0)
             lam0 = self.previous[ids].ravel()
-            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], lam0, tol=tol, max_iter=max_sweeps)
+            stopped = self.lam[:r].copy() if stalled else None
+            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], lam0, tol=tol, max_iter=max_sweeps, pgs_stopped=stopped)
             if not sol.converged:
                 raise SimulationError(
                     f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "

@@ -71,6 +71,10 @@ def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
         (["solo12", "--no-ground", "--hold"], "--hold goes with the ground (--ground), and --no-ground was given"),
         (["solo12", "--hold", "--no-hold"], "--hold and --no-hold contradict each other"),
         (["panda", "--drop", "0.1"], "--drop goes with the ground (--ground), and 'panda' has a fixed base"),
+        (
+            ["panda", "--ground", "--drop", "0.1"],
+            "--drop lifts a floating base onto the ground, and 'panda' has a fixed",
+        ),
         (["panda", "--mu", "0.5"], "--mu is the ground's friction coefficient"),
         (["solo12", "--hold", "-2"], "--hold must be a number >= 0, got -2"),
         (["solo12", "--stream", "run.npy"], "--stream is not available with the ground yet"),

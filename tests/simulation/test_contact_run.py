@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.constraints import contact as contact_constraints
 from denoc_bridge.errors import SimulationError, SingularInertiaError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import Ground, contact_point
@@ -100,16 +101,25 @@ def test_the_solver_fallbacks_are_taken_in_python(monkeypatch):
     python_steps = []
     step = contact_simulation._Stepper.python_step
 
-    def counted(self, k, tk):
+    def counted(self, k, tk, stalled=False):
         python_steps.append(k)
-        step(self, k, tk)
+        step(self, k, tk, stalled)
+
+    pgs_runs = []
+    pgs = contact_constraints._ks.pgs
+
+    def counted_pgs(*args):
+        pgs_runs.append(args[3])
+        return pgs(*args)
 
     monkeypatch.setattr(contact_simulation._Stepper, "python_step", counted)
+    monkeypatch.setattr(contact_constraints._ks, "pgs", counted_pgs)
     a = simulate_contact(model, q0, np.zeros(6), 0.8, 1e-3, Ground(), points)
     handed = list(python_steps)
+    assert pgs_runs == []  # the compiled run's PGS stalled there: the fallbacks started where it stopped
     python_steps.clear()
     b = simulate_contact(model, q0, np.zeros(6), 0.8, 1e-3, Ground(), points, compiled=False)
-    assert len(python_steps) == 800
+    assert len(python_steps) == 800 and len(pgs_runs) > len(handed)  # PGS on every step with contacts
     assert 0 < len(handed) < 800  # some steps needed the fallbacks, the others ran compiled
     same_runs(a, b)
 
