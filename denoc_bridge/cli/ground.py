@@ -22,9 +22,13 @@ def wants_ground(args, model) -> bool:
     """Whether the run has the ground: ``--ground`` / ``--no-ground``, else on for a floating-base
     robot (with or without loop closures and ``--mimic``) and with ``--method contact-euler``."""
     if args.ground is None:
-        explicit_method = args.method is not None and args.method.lower() == METHOD
-        return bool(model.floating_base) or explicit_method
+        return bool(model.floating_base) or _contact_method(args)
     return bool(args.ground)
+
+
+def _contact_method(args) -> bool:
+    """Whether ``--method contact-euler`` was given."""
+    return args.method is not None and args.method.lower() == METHOD
 
 
 def check_options(args, model, ground: bool) -> None:
@@ -75,7 +79,7 @@ def hold_frequency(args) -> float | None:
 
 def by_default(args) -> bool:
     """Whether the ground is on only by default (a floating base), not asked for."""
-    return args.ground is None and not (args.method is not None and args.method.lower() == METHOD)
+    return args.ground is None and not _contact_method(args)
 
 
 def contact_candidates(model, by_default: bool = False) -> list[ContactPoint] | None:

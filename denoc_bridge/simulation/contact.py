@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from denoc_bridge.algorithms.configuration import difference, integrate, integrate_unchecked
+from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.constraints.loops import project_configuration, project_velocity
@@ -259,7 +259,7 @@ class _Stepper:
         passive = joint_passive_forces(self.original, q, v)  # the joint springs and dampers, implicit:
         applied = tk if passive is None else tk + passive - self.spring_rate * v  # -K (q (-) q_r) - (D + dt K) v
         if hold is not None:
-            pull = hold.pull(self.original, q) if not self.mimic else hold.kp * difference(self.original, q, hold.q_ref)
+            pull = hold.pull(self.original, q)
             applied = applied + pull - self.hold_rate * v
         if self.tree_only:
             v_free = v + dt * tree_forward_dynamics(model, q, v, applied)
@@ -338,7 +338,7 @@ class _Stepper:
         G = _finite(cs.delassus(q_tree, r), t)
         g = np.zeros(r)
         g[2::3] = np.minimum(cs.dist[:m], 0.0)
-        sol = solve_contact(G, g, np.zeros(m), tol=1e-14, max_iter=10_000)
+        sol = solve_contact(G, g, np.zeros(m), tol=_kr.CORRECTION_TOL, max_iter=_kr.CORRECTION_SWEEPS)
         return self._integrate(q, self._reduce(cs.Y[:r].T @ sol.lam))
 
     def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge.algorithms.configuration import difference_unchecked, neutral_configuration
+from denoc_bridge.algorithms.configuration import difference, difference_unchecked, neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
@@ -57,7 +57,9 @@ class PostureHold:
 
     def pull(self, model: Any, q: np.ndarray) -> np.ndarray:
         """``Kp (q_ref (-) q)``: the spring part of the hold at q (a float64 (nq,) configuration
-        of ``model``, normalised: the simulation's own state)."""
+        of ``model``, normalised: the simulation's own state; reduced on a MimicModel)."""
+        if isinstance(model, MimicModel):  # the checked difference maps it through the tree
+            return self.kp * difference(model, q, self.q_ref)
         # a writable copy of q_ref: the compiled kernel has one version, for writable arrays
         return self.kp * difference_unchecked(model, q, np.array(self.q_ref))
 
