@@ -31,7 +31,8 @@ Arguments, grouped (every array float64 C-contiguous and writable, unless said):
 * ``state = (q, v, previous, work_done, lam)``: updated in place step by step; ``previous``
   (pairs, 3) the last impulses of each (point, ground) pair, ``work_done`` (1,) the contact work
   so far, ``lam`` (3 pairs,) the step's impulses (where PGS stopped, when it stalls);
-* ``saves = (T, Q, V, A, TAU, F, W)`` and ``save_every``, as the trajectory holds them.
+* ``saves = (T, Q, V, A, TAU, F, P, W)`` and ``save_every``, as the trajectory holds them
+  (``F``, ``P``: the contact forces and points).
 """
 
 import numpy as np
@@ -161,9 +162,11 @@ def correct_positions(tree, points, slop, q, G, lam, sigma, dq):
 
 
 @njit(cache=True)
-def resultants(J, gB, dt, m, lam, ids, group_of_pair, v_plus, force):
-    """The step's contact work ``lambda . J v+`` (returned) and the resultant force of each
-    (link, ground) group into ``force`` (world frame, N), from the step's rows J."""
+def resultants(J, gB, pos, dt, m, lam, ids, group_of_pair, v_plus, force, point):
+    """The step's contact work ``lambda . J v+`` (returned), the resultant force of each
+    (link, ground) group into ``force`` (world frame, N) and its centre of pressure into
+    ``point`` (the contact points ``pos`` weighted by their normal impulses; NaN where the
+    group pushes nothing), from the step's rows J."""
     w = 0.0
     for row in range(3 * m):
         s = 0.0
@@ -171,11 +174,19 @@ def resultants(J, gB, dt, m, lam, ids, group_of_pair, v_plus, force):
             s += J[row, j] * v_plus[j]
         w += lam[row] * s
     force[:, :] = 0.0
+    point[:, :] = 0.0
+    n_grounds = gB.shape[0]
     for i in range(m):
-        gr = ids[i] % gB.shape[0]
-        for c in range(3):  # B lambda_i / dt, B = [t1 t2 n]
+        gr, group = ids[i] % n_grounds, group_of_pair[ids[i]]
+        for c in range(3):  # B lambda_i / dt, B = [t1 t2 n]; sum lambda_n x_i
             f = gB[gr, c, 0] * lam[3 * i] + gB[gr, c, 1] * lam[3 * i + 1] + gB[gr, c, 2] * lam[3 * i + 2]
-            force[group_of_pair[ids[i]], c] += f / dt
+            force[group, c] += f / dt
+            point[group, c] += lam[3 * i + 2] * pos[i, c]
+    for group in range(force.shape[0]):  # / sum lambda_n = dt n . F (the tangents are normal to n)
+        gr = group % n_grounds
+        push = dt * (gB[gr, 0, 2] * force[group, 0] + gB[gr, 1, 2] * force[group, 1] + gB[gr, 2, 2] * force[group, 2])
+        for c in range(3):
+            point[group, c] = point[group, c] / push if push > 0.0 else np.nan
     return w
 
 
@@ -199,10 +210,10 @@ def take_step(drive, dt, m, lam, ids, w, pull, v_plus, q_plus, a, tau_a, state):
 
 
 @njit(cache=True)
-def save(saves, s, t, state, a, tau_a, force):
-    """Saved state s at time t (the accelerations, forces and contact forces of the step that
-    ended there go to s - 1, as the other methods save them)."""
-    T_, Q, V, A, TAU, F, W = saves
+def save(saves, s, t, state, a, tau_a, force, point):
+    """Saved state s at time t (the accelerations, forces and contact forces and points of the
+    step that ended there go to s - 1, as the other methods save them)."""
+    T_, Q, V, A, TAU, F, P, W = saves
     T_[s] = t
     Q[s] = state[0]
     V[s] = state[1]
@@ -210,6 +221,7 @@ def save(saves, s, t, state, a, tau_a, force):
     A[s - 1] = a
     TAU[s - 1] = tau_a
     F[s - 1] = force
+    P[s - 1] = point
 
 
 @njit(cache=True)
@@ -217,7 +229,7 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
     """Steps k0 .. k1 - 1 (see the module docstring); returns (k, status): k1 and DONE, or the
     step k that the Python layer must take (the state is the one before it) and PYTHON_STEP or
     PGS_STALLED."""
-    kt, J, Y, gB = tree[0], points[11], points[12], points[7]
+    kt, J, Y, gB, pos = tree[0], points[11], points[12], points[7], points[14]
     dt, slop, group_of_pair = solver[0], solver[3], solver[4]
     q, v, previous, work_done, lam = state
     ki, nv, nq = kt.view(T.INT), v.shape[0], q.shape[0]
@@ -230,7 +242,8 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
         np.empty(nv),
     )
     q_plus, lam2, sigma = np.empty(nq), np.zeros(J.shape[0]), np.zeros(J.shape[0])
-    ids, G, force = np.zeros(previous.shape[0], dtype=np.int64), np.zeros((0, 0)), np.zeros(saves[5].shape[1:])
+    ids, G = np.zeros(previous.shape[0], dtype=np.int64), np.zeros((0, 0))
+    force, point = np.zeros(saves[5].shape[1:]), np.zeros(saves[5].shape[1:])
     for k in range(k0, k1):
         applied_forces(ki, drive, q, v, pull, tau_a)  # 1
         if forward_dynamics_fast(kt, tree[2], q, v, tau_a, a):  # 2
@@ -246,7 +259,7 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
         for row in range(3 * m):
             for j in range(nv):
                 v_plus[j] += Y[row, j] * lam[row]
-        w = resultants(J, gB, dt, m, lam, ids, group_of_pair, v_plus, force)
+        w = resultants(J, gB, pos, dt, m, lam, ids, group_of_pair, v_plus, force, point)
         for j in range(nv):
             dq[j] = dt * v_plus[j]
         integrate(ki, q, dq, q_plus)
@@ -257,5 +270,5 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
             return k, PYTHON_STEP
         take_step(drive, dt, m, lam, ids, w, pull, v_plus, q_plus, a, tau_a, state)
         if (k + 1) % save_every == 0:
-            save(saves, (k + 1) // save_every, (k + 1) * dt, state, a, tau_a, force)
+            save(saves, (k + 1) // save_every, (k + 1) * dt, state, a, tau_a, force, point)
     return k1, DONE

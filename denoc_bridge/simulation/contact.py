@@ -27,7 +27,9 @@ The work of the contact forces over a step, ``lambda . J v+`` (the contact point
 trajectory's ``contact_work`` holds its sum up to each saved state (it enters
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`), and
 ``contact_force`` the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
-(zero when apart; ``contact_names`` names them).  The joint springs and dampers act (implicitly, in step 1); the joint limits
+(zero when apart; ``contact_names`` names them), and ``contact_point`` the point where it acts,
+the pair's centre of pressure: its contact points weighted by their normal impulses (NaN while
+the pair pushes nothing).  The joint springs and dampers act (implicitly, in step 1); the joint limits
 are not part of this method yet.
 
 A model with loop closures, or with mimic joints as constraints (a
@@ -131,7 +133,8 @@ def simulate_contact(
     tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
-    points) and ``contact_work`` (J, cumulative, <= 0)."""
+    points), ``contact_point`` (the same shape, m: where it acts, the centre of pressure; NaN
+    while the pair pushes nothing) and ``contact_work`` (J, cumulative, <= 0)."""
     if hold is not None and not isinstance(hold, PostureHold):
         raise InputError(f"hold must be a PostureHold (db.posture_hold(model, ...)), got {type(hold).__name__}")
     if hold is not None and (hold.kp.shape != (model.nv,) or hold.q_ref.shape != (model.nq,)):
@@ -222,6 +225,7 @@ class _Stepper:
             np.zeros(saves),
             *(np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv)),
             np.zeros((saves, n_groups, 3)),
+            np.full((saves, n_groups, 3), np.nan),
             np.zeros(saves),
         )
         self.saves[1][0], self.saves[2][0] = q, v
@@ -268,7 +272,7 @@ class _Stepper:
         _finite(v_free, t)
         q_tree, v_tree = self._tree(q, v)
         m = cs.active(q_tree)
-        force = np.zeros(self.saves[5].shape[1:])
+        force, point = np.zeros(self.saves[5].shape[1:]), np.full(self.saves[5].shape[1:], np.nan)
         if m:
             r = 3 * m
             G = _finite(cs.delassus(q_tree, r), t)
@@ -293,7 +297,9 @@ class _Stepper:
                 lam @ (J @ self._tree(q, v_plus)[1])
             )  # the contact forces' work over the step (x moves by dt J v+)
             B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
-            np.add.at(force, self.group_of_pair[ids], np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
+            groups = self.group_of_pair[ids]
+            np.add.at(force, groups, np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
+            point = self._pressure_centres(groups, lam[2::3], cs.pos[:m])
         else:
             v_plus, work, ids, lam = v_free, 0.0, np.zeros(0, dtype=np.int64), np.zeros(0)
         q_plus = self._correct_positions(_finite(self._integrate(q, dt * v_plus), t), t)
@@ -310,8 +316,18 @@ class _Stepper:
         q[:], v[:] = q_plus, v_plus
         if (k + 1) % self.save_every == 0:
             s = (k + 1) // self.save_every
-            T, Q, V, A, TAU, F, W = self.saves
-            T[s], Q[s], V[s], A[s - 1], TAU[s - 1], F[s - 1], W[s] = (k + 1) * dt, q, v, a, tk, force, self.work_done[0]
+            T, Q, V, A, TAU, F, P, W = self.saves
+            T[s], Q[s], V[s], W[s] = (k + 1) * dt, q, v, self.work_done[0]
+            A[s - 1], TAU[s - 1], F[s - 1], P[s - 1] = a, tk, force, point
+
+    def _pressure_centres(self, groups: np.ndarray, lam_n: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The centre of pressure of each (link, ground) group: its contact points ``pos``
+        weighted by their normal impulses ``lam_n`` (NaN where the group pushes nothing)."""
+        push = np.bincount(groups, lam_n, minlength=self.saves[6].shape[1])
+        point = np.zeros(self.saves[6].shape[1:])
+        np.add.at(point, groups, lam_n[:, None] * pos)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(push[:, None] > 0.0, point / push[:, None], np.nan)
 
     def _tree(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q, v) on the tree (a MimicModel's expanded: the contact rows are the tree's)."""
@@ -343,10 +359,12 @@ class _Stepper:
 
     def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:
         """The trajectory of the ``done`` steps taken."""
-        T, Q, V, A, TAU, F, W = self.saves
-        kept = done // self.save_every + 1  # the saved states (the last one's A, TAU and F stay 0, as at the end)
+        T, Q, V, A, TAU, F, P, W = self.saves
+        kept = (
+            done // self.save_every + 1
+        )  # the saved states (the last one's A, TAU, F stay 0 and P NaN, as at the end)
         if interrupted:
-            A[kept - 1], TAU[kept - 1], F[kept - 1] = 0.0, 0.0, 0.0
+            A[kept - 1], TAU[kept - 1], F[kept - 1], P[kept - 1] = 0.0, 0.0, 0.0, np.nan
         status, message = run_end(interrupted, False, done * self.dt)
         if self.loose:
             message = (message + "; " if message else "") + (
@@ -369,6 +387,7 @@ class _Stepper:
             status=status,
             message=message,
             contact_force=F[:kept],
+            contact_point=P[:kept],
             contact_work=W[:kept],
             contact_names=names,
             contact_grounds=tuple(self.cs.grounds),

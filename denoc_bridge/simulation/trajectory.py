@@ -138,6 +138,10 @@ class Trajectory:
     contact_force: np.ndarray | None = None
     contact_work: np.ndarray | None = None
     contact_names: tuple[str, ...] = ()
+    #: where each pair's contact force acts (m, world frame; states x pairs x 3): its centre of
+    #: pressure, the pair's contact points weighted by their normal forces; NaN while the pair
+    #: pushes nothing.  None without contact (and in files saved before it was kept)
+    contact_point: np.ndarray | None = None
     #: the grounds of the run (:class:`~denoc_bridge.Ground`), for the pictures; () otherwise
     contact_grounds: tuple[Ground, ...] = ()
     #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
@@ -175,6 +179,7 @@ class Trajectory:
             limit_work=cut(self.limit_work),
             contact_force=cut(self.contact_force),
             contact_work=cut(self.contact_work),
+            contact_point=cut(self.contact_point),
             solver_stats=dict(self.solver_stats),
             _cache={},  # the energies of these states are computed anew
         )
@@ -409,7 +414,28 @@ class Trajectory:
             limit_work=None
             if self.limit_work is None
             else self.limit_work[i] + u * (self.limit_work[j] - self.limit_work[i]),
+            **self._contact_at(i, j, u),
         )
+
+    def _contact_at(self, i: np.ndarray, j: np.ndarray, u: np.ndarray) -> dict[str, Any]:
+        """The contact fields at the instants between saved states i and j (fraction u):
+        forces and work linear, a point linear where the pair pushes at both states, else the
+        nearer state's (NaN: it pushes nothing there)."""
+        if self.contact_force is None or self.contact_work is None:
+            return {}
+        w = u[:, None, None]
+        force = self.contact_force[i] + w * (self.contact_force[j] - self.contact_force[i])
+        fields: dict[str, Any] = {
+            "contact_force": force,
+            "contact_work": self.contact_work[i] + u * (self.contact_work[j] - self.contact_work[i]),
+            "contact_names": self.contact_names,
+            "contact_grounds": self.contact_grounds,
+        }
+        if self.contact_point is not None:
+            P0, P1 = self.contact_point[i], self.contact_point[j]
+            nearer = np.where(w < 0.5, P0, P1)
+            fields["contact_point"] = np.where(np.isfinite(P0) & np.isfinite(P1), P0 + w * (P1 - P0), nearer)
+        return fields
 
     def resample(self, fps: float) -> Trajectory:
         """The trajectory at ``fps`` frames per second (for animation), from its first instant;
@@ -537,6 +563,7 @@ class Trajectory:
             "contact_force": self.contact_force if self.contact_force is not None else np.zeros((0, 0, 3)),
             "contact_work": self.contact_work if self.contact_work is not None else np.zeros(0),
             "contact_names": np.array(self.contact_names, dtype=str),
+            "contact_point": self.contact_point if self.contact_point is not None else np.zeros((0, 0, 3)),
             "ground_names": np.array([g.name for g in grounds], dtype=str),
             "ground_normals": np.array([g.normal for g in grounds], dtype=float).reshape(-1, 3),
             "ground_offsets": np.array([g.offset for g in grounds], dtype=float),
@@ -559,6 +586,7 @@ class Trajectory:
             "contact_force": f["contact_force"],
             "contact_work": f["contact_work"],
             "contact_names": tuple(str(x) for x in f["contact_names"]),
+            "contact_point": f["contact_point"] if "contact_point" in f.files and f["contact_point"].size else None,
             "contact_grounds": grounds,
         }
 

@@ -50,6 +50,26 @@ def test_box_at_rest_for_10_s(box):
     # cancel between corners are one of its solutions; the saved force is their resultant)
     assert np.abs(traj.contact_force[:-1, :, :2].sum(axis=1)).max() < 1e-9
     assert traj.contact_names == ("box/ground",) and traj.contact_force.shape == (10_001, 1, 3)
+    # the force acts at the centre of pressure: under the centre of mass, on the ground
+    np.testing.assert_allclose(traj.contact_point[:-1, 0], np.broadcast_to([0.0, 0.0, 0.0], (10_000, 3)), atol=1e-9)
+    assert np.isnan(traj.contact_point[-1]).all()  # the last state has no step after it
+
+
+def test_the_centre_of_pressure_of_a_box_pushed_sideways(box):
+    """A box at rest, pushed sideways at the height of its centre by P below the friction
+    limit: the centre of pressure moves downwind by P h / (m g) (moments about the centre of
+    mass), and the friction force is -P."""
+    model, points = box
+    q0 = at_height(model, C / 2)
+    q0[:2] = [0.4, -0.3]
+    push = 0.3 * MASS * G0  # mu = 0.5: it sticks
+    tau = np.zeros(6)
+    tau[0] = push  # a force along x at the base's origin (the centre of mass), world frame
+    traj = simulate_contact(model, q0, np.zeros(6), 0.5, 1e-3, Ground(mu=0.5), points, tau=tau)
+    assert np.abs(traj.q[:, :3] - q0[:3]).max() < 1e-6
+    np.testing.assert_allclose(traj.contact_force[-2, 0], [-push, 0.0, MASS * G0], atol=1e-8)
+    x_cop = 0.4 + push * (C / 2) / (MASS * G0)
+    np.testing.assert_allclose(traj.contact_point[-2, 0], [x_cop, -0.3, 0.0], atol=1e-9)
 
 
 @pytest.mark.parametrize("v0, mu", [(2.0, 0.5), (1.0, 0.3)])
@@ -104,6 +124,9 @@ def test_ball_dropped_with_restitution_0_stays():
     landed = traj.t > 0.3  # it falls 0.3 m in 0.247 s
     assert np.abs(traj.q[landed, 2] - 0.1).max() < 1e-6
     assert np.abs(traj.v[landed]).max() < 1e-9
+    flying = traj.t[:-1] < 0.2
+    assert np.isnan(traj.contact_point[:-1][flying]).all() and not np.abs(traj.contact_force[:-1][flying]).any()
+    np.testing.assert_allclose(traj.contact_point[:-1][traj.t[:-1] > 0.3, 0], np.zeros((699, 3)), atol=1e-9)
 
 
 def test_restitution_gives_back_that_fraction_of_the_approach_speed():
@@ -288,6 +311,7 @@ def test_a_contact_run_saves_and_loads_with_its_contact(box, tmp_path):
     again = db.Trajectory.load(tmp_path / "run.npz", model)
     np.testing.assert_array_equal(again.contact_force, traj.contact_force)
     np.testing.assert_array_equal(again.contact_work, traj.contact_work)
+    np.testing.assert_array_equal(again.contact_point, traj.contact_point)  # NaN where apart, there too
     assert again.contact_names == traj.contact_names and len(again.contact_grounds) == 2
     for g, h in zip(again.contact_grounds, traj.contact_grounds):
         assert (g.name, g.mu, g.restitution) == (h.name, h.mu, h.restitution) and g.offset == pytest.approx(h.offset)
@@ -297,6 +321,33 @@ def test_a_contact_run_saves_and_loads_with_its_contact(box, tmp_path):
     free.to_npz(tmp_path / "free.npz")
     loaded = db.Trajectory.load(tmp_path / "free.npz", model)
     assert loaded.contact_force is None and loaded.contact_grounds == () and loaded.contact_names == ()
+    assert loaded.contact_point is None
+
+
+def test_slices_and_resampling_keep_the_contact(box):
+    """traj[a:b] and traj.at / resample (the animation's frames) carry the contact fields: the
+    forces and the work linear between saved states, a point linear where the pair pushes at
+    both, else the nearer state's; the energy balance of a resampled run still counts the work
+    of the contact."""
+    model, points = box
+    traj = simulate_contact(model, at_height(model, 0.1), np.zeros(6), 0.3, 1e-3, Ground(), points)
+    part = traj[100:200]
+    np.testing.assert_array_equal(part.contact_point, traj.contact_point[100:200])
+    np.testing.assert_array_equal(part.contact_force, traj.contact_force[100:200])
+    k = int(np.flatnonzero(np.isfinite(traj.contact_point[:-1, 0, 0]))[0])  # the first step in contact
+    mid = traj.at([traj.t[k - 1] + 0.25e-3, traj.t[k - 1] + 0.75e-3, traj.t[k + 20] + 0.5e-3, traj.t[k + 20]])
+    assert np.isnan(mid.contact_point[0]).all()  # nearer to the state before the contact
+    np.testing.assert_array_equal(mid.contact_point[1], traj.contact_point[k])  # nearer to the first in contact
+    np.testing.assert_allclose(
+        mid.contact_point[2], 0.5 * (traj.contact_point[k + 20] + traj.contact_point[k + 21]), atol=1e-15
+    )
+    np.testing.assert_allclose(
+        mid.contact_force[2], 0.5 * (traj.contact_force[k + 20] + traj.contact_force[k + 21]), rtol=1e-12
+    )
+    np.testing.assert_array_equal(mid.contact_work[3], traj.contact_work[k + 20])
+    assert mid.contact_names == traj.contact_names and mid.contact_grounds == traj.contact_grounds
+    frames = traj.resample(100.0)
+    np.testing.assert_allclose(frames.energy_drift(), traj.energy_drift()[::10], atol=1e-9)
 
 
 def test_a_blow_up_is_a_simulation_error(box):
