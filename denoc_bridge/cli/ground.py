@@ -53,6 +53,7 @@ def check_options(args, model, ground: bool) -> None:
             ("--hold", args.hold is not None),
             ("--no-hold", args.no_hold),
             ("--drop", args.drop is not None),
+            ("--no-forces", args.no_forces),
         ):
             if given:
                 if args.ground is False:

@@ -273,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
         "every step that fits in memory",
     )
     sim.add_argument("--no-html", action="store_true", help="do not write the HTML animation")
+    sim.add_argument(
+        "--no-forces",
+        action="store_true",
+        help="with the ground: the animation without its contact forces (black arrows from each foot's "
+        "centre of pressure, as long as the robot is big per robot weight)",
+    )
     sim.add_argument("--no-plot", action="store_true", help="do not write the plot")
     sim.add_argument("--no-validate", action="store_true", help="skip the check against Pinocchio")
     sim.add_argument("--fps", type=float, default=30.0, help="frame rate of the animation (default 30)")

@@ -542,7 +542,12 @@ def simulate_command(args) -> int:
         written.append(("plots", plot_summary(_for_plots(traj) if stream else traj, png)))
     if html is not None:
         assert export_html is not None  # html is dropped (None) when the import failed
-        written.append(("animation", Path(export_html(model, traj, html, fps=args.fps, color_by="module"))))
+        written.append(
+            (
+                "animation",
+                Path(export_html(model, traj, html, fps=args.fps, color_by="module", forces=not args.no_forces)),
+            )
+        )
     for what, path in written:
         print(f"wrote {what:<10} {path.resolve()}")
     if any(what == "animation" for what, _ in written):

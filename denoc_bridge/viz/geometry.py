@@ -21,6 +21,8 @@ meshcat commands.
 * :func:`anchors_polylines`: polylines through every k-th joint of each module (the
   animated picture of such models), drawn as unit rods (:func:`unit_tube`) placed by
   :func:`rod_placements`; :func:`quaternions` turns rotations into three.js key frames.
+* :func:`contact_marks`: where a run with ground contact draws each (link, ground) pair's
+  contact force, an arrow (:func:`unit_arrow`) from its centre of pressure, and a dot there.
 * :func:`framing`: what the camera of an exported scene frames (the robot, robust to parts
   that fly away, following a floating base) and the height of the ground; :func:`ground`
   the ground's plane and grid lines.
@@ -73,6 +75,13 @@ PALETTE = (
 GREY = np.array([0.62, 0.63, 0.66])
 BASE_COLOR = np.array([0.33, 0.34, 0.37])
 LOOP_COLOR = np.array([0xD6, 0x27, 0x28]) / 255.0
+#: The contact points' and contact force arrows' colour (near black: no module has it).
+CONTACT_COLOR = np.array([0.08, 0.08, 0.10])
+#: A contact force arrow is drawn ``ARROW_PER_WEIGHT`` times the robot's size long per robot
+#: weight (a robot standing on two feet: two arrows of half its size) ...
+ARROW_PER_WEIGHT = 1.0
+#: ... and at most ``MAX_ARROW`` times its size (the peaks of an impact are cut there).
+MAX_ARROW = 1.5
 COLOR_BY = ("module", "link", "none")
 
 
@@ -178,6 +187,64 @@ def box(half) -> Mesh:
 def unit_tube(radius: float, sides: int = 8) -> Mesh:
     """A cylinder from the origin to (0, 1, 0): scaled along y to join two moving points."""
     return tube((0.0, 0.0, 0.0), (0.0, 1.0, 0.0), radius, sides)
+
+
+def cone(a, b, radius: float, sides: int = 12) -> Mesh:
+    """A cone with its base (a disc of ``radius``) at a and its apex at b."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    e1, e2 = _frame_along((b - a) / np.linalg.norm(b - a))
+    ang = 2 * np.pi * np.arange(sides) / sides
+    ring = a + radius * (np.cos(ang)[:, None] * e1 + np.sin(ang)[:, None] * e2)
+    i = np.arange(sides)
+    j = (i + 1) % sides
+    verts = np.vstack([ring, b, ring, a])  # the side, then the base with its own vertices
+    faces = [
+        np.stack([i, j, np.full(sides, sides)], 1),
+        np.stack([sides + 1 + j, sides + 1 + i, np.full(sides, 2 * sides + 1)], 1),
+    ]
+    return Mesh(verts.astype(np.float32), np.vstack(faces).astype(np.uint32))
+
+
+def unit_arrow(radius: float, sides: int = 12) -> Mesh:
+    """An arrow from the origin to (0, 1, 0): a shaft of ``radius`` and a head 2.5 times as
+    wide over its last quarter; scaled along y to a force's length (:func:`contact_marks`)."""
+    return merge(
+        [
+            tube((0.0, 0.0, 0.0), (0.0, 0.75, 0.0), radius, sides),
+            cone((0.0, 0.75, 0.0), (0.0, 1.0, 0.0), 2.5 * radius, sides),
+        ]
+    )
+
+
+def contact_marks(force, point, size: float, weight: float) -> list:
+    """Where the contact of a run is drawn, per (link, ground) pair that pushes at some frame:
+    ``(pair, (R, p, scale) of its arrow, (p, scale) of its dot)`` over the N frames, from the
+    pairs' forces and centres of pressure (N, pairs, 3; NaN points: the pair pushes nothing).
+
+    The arrow goes from the centre of pressure along the force, ``ARROW_PER_WEIGHT * size``
+    long per ``weight`` (the robot's weight; N) and at most ``MAX_ARROW * size``.  At a frame
+    where the pair pushes nothing both are shrunk to nothing at the nearest frame where it
+    pushes next (after its last: at the last), so that no mark flies between frames."""
+    force, point = np.asarray(force, float), np.asarray(point, float)
+    n = len(force)
+    marks = []
+    for k in range(force.shape[1]):
+        magnitude = np.linalg.norm(force[:, k], axis=1)
+        shown = np.isfinite(point[:, k]).all(axis=1) & (magnitude > 0)
+        if not shown.any():
+            continue
+        frames = np.flatnonzero(shown)
+        nearest = frames[np.clip(np.searchsorted(frames, np.arange(n)), 0, len(frames) - 1)]
+        at = point[nearest, k]
+        length = np.minimum(magnitude[nearest] * ARROW_PER_WEIGHT * size / weight, MAX_ARROW * size)
+        direction = force[nearest, k] / magnitude[nearest, None]
+        R, p, scale = rod_placements(at, at + length[:, None] * direction)
+        hidden = ~shown
+        scale[hidden] = 1e-9
+        dot = np.ones((n, 3))
+        dot[hidden] = 1e-9
+        marks.append((k, (R, p, scale), (at, dot)))
+    return marks
 
 
 def quaternions(R):

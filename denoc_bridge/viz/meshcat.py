@@ -55,12 +55,20 @@ viewer you pass is left alone):
   displacement, so a falling talos stays in the middle of the picture and the world (the
   ground) goes by.  Meshcat's orbit controls still turn about the robot.
 * The ground is a light square with a grid (meshcat's 20 m grid is hidden), a little wider
-  than the robot: for a floating base at the lowest point of the first pose (the robot stands
-  on it at t = 0); for a fixed base drawn with a base of its own (a URDF base link) at the
-  lowest point of that base, where it is mounted; otherwise (generated chains, the rope, the
-  four-bar) just under the lowest framed point.  **No contact is simulated**: the ground is a
-  picture only, and a falling robot, or a link that swings low, passes through it (the page's
-  caption says so).
+  than the robot.  For a run with ground contact (``method="contact-euler"``) it is the
+  contact's ground (the highest horizontal one), and a floating base is followed horizontally
+  only: the robot lands on it.  Otherwise it is a picture only (no contact is simulated: a
+  falling robot, or a link that swings low, passes through it; the page's caption says so):
+  for a floating base at the lowest point of the first pose (the robot stands on it at
+  t = 0); for a fixed base drawn with a base of its own (a URDF base link) at the lowest
+  point of that base, where it is mounted; otherwise (generated chains, the rope, the
+  four-bar) just under the lowest framed point.
+* The contact forces of such a run (``forces=True``, the default): per (link, ground) pair an
+  black arrow from its centre of pressure (``Trajectory.contact_point``) along its force
+  (``Trajectory.contact_force``), as long as the robot is big per robot weight and at most
+  1.5 sizes (the peaks of an impact are cut there), and a black dot at that point, drawn
+  over the robot (a foot's arrow would be inside its leg); both vanish while the pair pushes
+  nothing.
 """
 
 from __future__ import annotations
@@ -102,7 +110,8 @@ GROUND_LINES = (0.45, 0.47, 0.52)
 
 # ----------------------------------------------------------------------------- inputs
 def _configurations(model, what, fps):
-    """(tree model, configurations (N, nq) of the tree, is an animation)."""
+    """(tree model, configurations (N, nq) of the tree, the frames: the resampled Trajectory
+    or None for a configuration)."""
 
     if isinstance(what, Trajectory):
         if len(what) == 0:
@@ -112,7 +121,8 @@ def _configurations(model, what, fps):
                 f"the trajectory has {what.q.shape[1]} configuration variables, "
                 f"model '{model.name}' has nq = {model.nq}"
             )
-        Q, animated = what.resample(fps).q, True
+        frames = what.resample(fps)
+        Q = frames.q
     else:
         Q = neutral_configuration(model) if what is None else real_array(what, "the configuration")
         if Q.shape != (model.nq,):
@@ -123,10 +133,10 @@ def _configurations(model, what, fps):
         if not np.all(np.isfinite(Q)):
             i = int(np.flatnonzero(~np.isfinite(Q))[0])
             raise InputError(f"the configuration holds {Q[i]} at q[{i}] (a value that is not finite)")
-        Q, animated = Q[None], False
+        Q, frames = Q[None], None
     if isinstance(model, MimicModel):
-        return model.tree, np.array([model.expand(q) for q in Q]), animated
-    return model, Q, animated
+        return model.tree, np.array([model.expand(q) for q in Q]), frames
+    return model, Q, frames
 
 
 def _placements(model, Q):
@@ -156,11 +166,14 @@ class _Scene:
         self.tracks: list[Any] = []
         self.n_frames, self.fps = n_frames, fps
 
-    def add_object(self, path: str, mesh: vg.Mesh, rgb, opacity: float = 1.0):
+    def add_object(self, path: str, mesh: vg.Mesh, rgb, opacity: float = 1.0, on_top: bool = False):
+        """A mesh at ``path``; ``on_top``: drawn over what is in front of it (three.js
+        ``depthTest`` off; transparent objects are drawn after the opaque ones)."""
         import meshcat.geometry as mg
         from meshcat.commands import SetObject
 
-        material = mg.MeshPhongMaterial(color=_hex(rgb), shininess=40, opacity=opacity)
+        extra = {"depthTest": False} if on_top else {}
+        material = mg.MeshPhongMaterial(color=_hex(rgb), shininess=40, opacity=0.9 if on_top else opacity, **extra)
         self.commands.append(
             SetObject(mg.TriangularMeshGeometry(mesh.vertices, mesh.faces), material, _path(path)).lower()
         )
@@ -250,15 +263,17 @@ def scene_commands(
     loops: bool = True,
     prefix: str = "/meshcat",
     camera: bool = True,
+    forces: bool = True,
 ) -> list:
     """The meshcat commands (lowered dicts, as ``meshcat.commands.*.lower()`` gives) that draw
     ``model`` at a configuration or, for a :class:`Trajectory`, animate it (see the module
     docstring).  ``prefix`` is the scene path the robot goes under; ``camera`` adds the
-    camera placement that frames the whole motion and the light background."""
+    camera placement that frames the whole motion and the light background; ``forces`` draws
+    a run's contact forces (arrows from their centres of pressure, and dots there)."""
     _check_model(model)
     if not (np.isfinite(fps) and fps > 0):
         raise InputError(f"fps must be a positive number, got {fps}")
-    tree, Q, animated = _configurations(model, what, fps)
+    tree, Q, frames = _configurations(model, what, fps)
     colors = vg.link_colors(tree, color_by)
     R, p = _placements(tree, Q)
     scene = _Scene(len(Q), fps)
@@ -273,18 +288,21 @@ def scene_commands(
         radius = _draw_links(scene, root, tree, R, p, colors, extent)
         outline = {k: np.array([b for _, b in segs]) for k, segs in enumerate(vg.segments(tree)) if segs}
     else:
-        radius = _draw_huge(scene, root, tree, R, p, colors, extent, animated)
+        radius = _draw_huge(scene, root, tree, R, p, colors, extent, frames is not None)
         outline = {}
     if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
+    frame = vg.framing(R, p, outline, vg.followed_link(tree), ground=vg.contact_ground(what))
+    if forces and frames is not None and frames.contact_point is not None:
+        _draw_contact(scene, root, tree, frames, frame.size)
     if camera:
-        _camera(scene, root, vg.framing(R, p, outline, vg.followed_link(tree), ground=vg.contact_ground(what)))
+        _camera(scene, root, frame)
     return scene.finish()
 
 
 def _draw_meshes(scene, root, model, R, p, visuals, colors, color_by):
     """URDF visuals: one node per link and colour; returns {link: corners of its meshes' box}."""
-    used, groups = {"loops", "ground"}, {}
+    used, groups = {"loops", "ground", "contact"}, {}
     for link, mesh, rgb in visuals:
         c = vg.BASE_COLOR if link < 0 and color_by != "none" else (rgb if color_by == "none" else colors[link])
         groups.setdefault(link, {}).setdefault(tuple(np.round(c, 4)), []).append(mesh)
@@ -305,7 +323,7 @@ def _draw_meshes(scene, root, model, R, p, visuals, colors, color_by):
 def _draw_links(scene, root, model, R, p, colors, extent):
     """Cylinders and joint spheres, one node per link; returns the radii."""
     meshes, radius = vg.skeleton(model, extent)
-    used = {"loops", "ground"}
+    used = {"loops", "ground", "contact"}
     for k, mesh in enumerate(meshes):
         name = _node_name(model.link_names[k], used)
         if len(mesh.faces):
@@ -352,6 +370,23 @@ def _draw_loops(scene, root, model, R, p, radius):
             ends.append(x)
         scene.add_object(f"{base}/rod", vg.unit_tube(0.6 * r), vg.LOOP_COLOR)
         scene.move(f"{base}/rod", *vg.rod_placements(*ends))
+
+
+def _draw_contact(scene, root, model, frames, size):
+    """Each (link, ground) pair's contact force: an arrow from its centre of pressure along the
+    force, as long as the robot is big per robot weight (at most 1.5 times), and a dot there,
+    drawn over the robot (:func:`~denoc_bridge.viz.geometry.contact_marks`)."""
+    weight = float(np.sum(model.mass) * np.linalg.norm(model.gravity))
+    if not weight > 0:  # no gravity: the largest force is drawn as long as a weight would be
+        weight = float(np.linalg.norm(frames.contact_force, axis=2).max()) or 1.0
+    arrow, dot = vg.unit_arrow(0.01 * size), vg.sphere((0.0, 0.0, 0.0), 0.02 * size)
+    used = set()
+    for pair, placement, (at, scale) in vg.contact_marks(frames.contact_force, frames.contact_point, size, weight):
+        base = f"{root}/contact/{_node_name(frames.contact_names[pair], used)}"
+        scene.add_object(f"{base}/force", arrow, vg.CONTACT_COLOR, on_top=True)
+        scene.move(f"{base}/force", *placement)
+        scene.add_object(f"{base}/point", dot, vg.CONTACT_COLOR, on_top=True)
+        scene.move(f"{base}/point", np.broadcast_to(np.eye(3), (len(at), 3, 3)), at, scale)
 
 
 def _camera(scene, root, frame: vg.Framing):
@@ -488,15 +523,18 @@ if (anim.actions.length) {{
 """
 
 
-def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module", loops: bool = True) -> _FilePath:
+def export_html(
+    model, what, path, *, fps: float = 30.0, color_by: str = "module", loops: bool = True, forces: bool = True
+) -> _FilePath:
     """Write a self-contained HTML file showing ``model`` at a configuration ``what`` (nq,) or
     animating a :class:`~denoc_bridge.simulation.trajectory.Trajectory` (resampled at ``fps``; it plays on
-    opening, with meshcat's controls).  The file holds meshcat's viewer and the scene: it
-    opens in a browser with no server and no network.  Returns the path."""
+    opening, with meshcat's controls; ``forces``: a run's contact forces drawn as arrows).  The
+    file holds meshcat's viewer and the scene: it opens in a browser with no server and no
+    network.  Returns the path."""
     _check_model(model)
     import umsgpack
 
-    commands = scene_commands(model, what, fps=fps, color_by=color_by, loops=loops)
+    commands = scene_commands(model, what, fps=fps, color_by=color_by, loops=loops, forces=forces)
     packed = [base64.b64encode(umsgpack.packb(c)).decode("ascii") for c in commands]
     tree = getattr(model, "tree", model)
     animated = any(c["type"] == "set_animation" for c in commands)
@@ -512,6 +550,8 @@ def export_html(model, what, path, *, fps: float = 30.0, color_by: str = "module
         note = "the ground is where the contact is (contact-euler)"
     else:
         note = "the contact's ground is tilted: the ground drawn is a picture only"
+    if any(c["type"] == "set_object" and "/contact/" in c["path"] for c in commands):
+        note += "; black arrows: the contact forces, from their centres of pressure (the robot's weight: as long as the robot is big)"
     if animated and vg.followed_link(tree) is not None:
         note += "; the camera follows the floating base" + (" horizontally" if on_contact else "")
     note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."
@@ -573,12 +613,12 @@ class _Raw:
         return self.data
 
 
-def _send(viewer, model, what, fps, color_by, loops):
+def _send(viewer, model, what, fps, color_by, loops, forces=True):
     """Draw into ``viewer``, or into a new local viewer, framed by the camera (the camera of a
     given viewer is left alone)."""
     prefix = viewer.path.lower() if viewer is not None and hasattr(viewer, "path") else "/meshcat"
     commands = scene_commands(
-        model, what, fps=fps, color_by=color_by, loops=loops, prefix=prefix, camera=viewer is None
+        model, what, fps=fps, color_by=color_by, loops=loops, prefix=prefix, camera=viewer is None, forces=forces
     )
     viewer = viewer if viewer is not None else start_viewer()
     for command in commands:
@@ -594,12 +634,12 @@ def show(model, q=None, *, color_by: str = "module", viewer=None):
     return _send(viewer, model, q, 30.0, color_by, True)
 
 
-def play(model, trajectory, *, fps: float = 30.0, viewer=None):
+def play(model, trajectory, *, fps: float = 30.0, viewer=None, forces: bool = True):
     """Animate a :class:`~denoc_bridge.simulation.trajectory.Trajectory` at real time in a live meshcat
-    viewer (resampled at ``fps``, meshcat's animation controls); see :func:`show`.  Returns
-    the viewer."""
+    viewer (resampled at ``fps``, meshcat's animation controls; ``forces``: a run's contact
+    forces drawn as arrows); see :func:`show`.  Returns the viewer."""
     _check_model(model)
 
     if not isinstance(trajectory, Trajectory):
         raise InputError(f"play expects a Trajectory, got {type(trajectory).__name__}")
-    return _send(viewer, model, trajectory, fps, "module", True)
+    return _send(viewer, model, trajectory, fps, "module", True, forces)

@@ -435,7 +435,7 @@ def test_simulate_hands_the_trajectory_to_viz_export_html(tmp_path, monkeypatch,
     (a stub here, so that this test does not depend on meshcat)."""
     calls = []
 
-    def export_html(model, trajectory, path, fps=30.0, color_by="module"):
+    def export_html(model, trajectory, path, fps=30.0, color_by="module", forces=True):
         calls.append((model, trajectory, path, fps, color_by))
         Path(path).parent.mkdir(parents=True, exist_ok=True)  # as every writer does
         Path(path).write_text("<html>stub</html>")

@@ -76,6 +76,7 @@ def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
             "--drop lifts a floating base onto the ground, and 'panda' has a fixed",
         ),
         (["panda", "--mu", "0.5"], "--mu is the ground's friction coefficient"),
+        (["panda", "--no-forces"], "--no-forces goes with the ground (--ground), and 'panda' has a fixed base"),
         (["solo12", "--hold", "-2"], "--hold must be a number >= 0, got -2"),
         (["solo12", "--stream", "run.npy"], "--stream is not available with the ground yet"),
         (["solo12", "--no-passive"], "--no-passive is not available with the ground yet"),
@@ -89,6 +90,18 @@ def test_options_that_do_not_go_with_the_ground_are_named(args, words, tmp_path,
     assert main(["simulate", *args, "--duration", "0.1", *FAST]) == 2
     line = _one_line_error(capsys.readouterr().err)
     assert words in line, line
+
+
+def test_the_animation_draws_the_contact_forces_unless_no_forces(tmp_path, capsys):
+    """The HTML of a run with the ground draws its contact forces (the caption says what the
+    arrows are); --no-forces leaves them out."""
+    for extra, arrows in (([], True), (["--no-forces"], False)):
+        html = tmp_path / f"solo{len(extra)}.html"
+        args = ["simulate", "solo12", "--drop", "0", "--duration", "0.05", "--html", str(html), *extra]
+        assert main([*args, "--no-plot", "--no-validate"]) == 0
+        page = html.read_text(encoding="utf-8")
+        assert ("black arrows: the contact forces" in page) is arrows and "the ground is where the contact is" in page
+    capsys.readouterr()
 
 
 def test_no_ground_keeps_the_free_fall(capsys):

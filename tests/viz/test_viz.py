@@ -605,3 +605,69 @@ def test_a_contact_run_is_drawn_on_its_ground(tmp_path):
     )  # fmt: skip
     assert vg.contact_ground(slope) is None
     assert "ground is tilted" in viz.export_html(model, slope, tmp_path / "s.html").read_text("utf-8")
+
+
+def test_contact_marks_follow_the_force_and_vanish_while_apart():
+    """Per pair: an arrow from the centre of pressure along the force, ARROW_PER_WEIGHT * size
+    long per weight and cut at MAX_ARROW * size, and a dot there; both shrunk to nothing at the
+    next frame's point while the pair pushes nothing; a pair that never pushes is not drawn."""
+    nan = np.full(3, np.nan)
+    force = np.array(
+        [
+            [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            [[3.0, 0.0, 4.0], [0.0, 0.0, 0.0]],
+            [[0.0, 0.0, 100.0], [0.0, 0.0, 0.0]],
+        ]
+    )
+    point = np.array([[nan, nan], [[1.0, 2.0, 0.0], nan], [[1.5, 2.0, 0.0], nan]])
+    size, weight = 0.8, 10.0
+    ((pair, (R, p, scale), (at, dot)),) = vg.contact_marks(force, point, size, weight)
+    assert pair == 0
+    np.testing.assert_array_equal(p, [[1.0, 2.0, 0.0], [1.0, 2.0, 0.0], [1.5, 2.0, 0.0]])  # frame 0: frame 1's
+    np.testing.assert_array_equal(at, p)
+    assert np.all(scale[0] == 1e-9) and np.all(dot[0] == 1e-9) and np.all(dot[1:] == 1.0)
+    length = vg.ARROW_PER_WEIGHT * size * 5.0 / weight
+    np.testing.assert_allclose(scale[1], [1.0, length, 1.0])
+    np.testing.assert_allclose(R[1] @ [0.0, 1.0, 0.0], [0.6, 0.0, 0.8], atol=1e-15)  # along the force
+    np.testing.assert_allclose(scale[2], [1.0, vg.MAX_ARROW * size, 1.0])  # 100 N: cut
+    assert vg.contact_marks(force[:, 1:], point[:, 1:], size, weight) == []
+
+
+def test_a_contact_run_draws_its_forces(tmp_path):
+    """A box resting on the ground: one arrow and one dot for the box/ground pair, at the
+    centre of pressure (under the centre of mass) in every frame, the arrow straight up and as
+    long as ARROW_PER_WEIGHT times the framed size (the ground carries the weight); none with
+    forces=False, and the page's caption says what the arrows are."""
+    from denoc_bridge import Ground
+    from denoc_bridge.io.mjcf import loads_mjcf
+
+    xml = """<mujoco model="box"><worldbody><body name="box" pos="0 0 0.5"><freejoint/>
+      <geom type="box" size="0.1 0.2 0.05" mass="2"/></body></worldbody></mujoco>"""
+    model = loads_mjcf(xml)
+    corners = [db.ContactPoint(0, np.array([sx * 0.1, sy * 0.2, -0.05])) for sx in (-1, 1) for sy in (-1, 1)]
+    q0 = db.neutral_configuration(model)
+    q0[:3] = [0.3, -0.2, 0.05]
+    traj = db.simulate(
+        model, q0, np.zeros(6), 0.5, 1e-3, method="contact-euler", contact=Ground(), contact_points=corners
+    )
+    commands = viz.scene_commands(model, traj, fps=20.0)
+    root = f"/meshcat/{model.name}"
+    drawn = {p for p in objects(commands) if "/contact/" in p}
+    assert drawn == {f"{root}/contact/box_ground/force", f"{root}/contact/box_ground/point"}
+    assert objects(commands)[f"{root}/contact/box_ground/force"]["materials"][0]["depthTest"] is False
+    tracks = position_tracks(commands)
+    np.testing.assert_allclose(tracks[f"{root}/contact/box_ground/point"], [[0.3, -0.2, 0.0]] * 11, atol=1e-6)
+    (anim,) = [c for c in commands if c["type"] == "set_animation"]
+    (clip,) = [a["clip"] for a in anim["animations"] if a["path"] == f"{root}/contact/box_ground/force"]
+    (values,) = [t["values"] for t in clip["tracks"] if t["name"] == ".scale"]
+    scale = np.frombuffer(values.data, np.float32).reshape(-1, 3)
+    R, p = viz.meshcat._placements(model, traj.resample(20.0).q)
+    outline = {k: np.array([b for _, b in segs]) for k, segs in enumerate(vg.segments(model)) if segs}
+    frame = vg.framing(R, p, outline, vg.followed_link(model), ground=0.0)  # what the camera frames
+    np.testing.assert_allclose(scale[:-1, 1], vg.ARROW_PER_WEIGHT * frame.size, rtol=1e-6)
+    assert np.all(scale[-1] < 1e-6)  # the last state: no step after it, no force
+    assert not [p for p in objects(viz.scene_commands(model, traj, forces=False)) if "/contact/" in p]
+    page = viz.export_html(model, traj, tmp_path / "box.html").read_text(encoding="utf-8")
+    assert "black arrows: the contact forces" in page
+    bare = viz.export_html(model, traj, tmp_path / "bare.html", forces=False).read_text(encoding="utf-8")
+    assert "black arrows" not in bare
