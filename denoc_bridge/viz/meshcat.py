@@ -88,7 +88,7 @@ from denoc_bridge._files import atomic_write_bytes
 from denoc_bridge._text import count as _count
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.mimic import MimicModel
@@ -273,6 +273,9 @@ def scene_commands(
     _check_model(model)
     if not (np.isfinite(fps) and fps > 0):
         raise InputError(f"fps must be a positive number, got {fps}")
+    for name, flag in (("loops", loops), ("forces", forces)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InputTypeError(f"{name} must be True or False, got {flag!r}")
     tree, Q, frames = _configurations(model, what, fps)
     colors = vg.link_colors(tree, color_by)
     R, p = _placements(tree, Q)

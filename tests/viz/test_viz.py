@@ -667,6 +667,8 @@ def test_a_contact_run_draws_its_forces(tmp_path):
     np.testing.assert_allclose(scale[:-1, 1], vg.ARROW_PER_WEIGHT * frame.size, rtol=1e-6)
     assert np.all(scale[-1] < 1e-6)  # the last state: no step after it, no force
     assert not [p for p in objects(viz.scene_commands(model, traj, forces=False)) if "/contact/" in p]
+    with pytest.raises(InputError, match="forces must be True or False, got 'no'"):
+        viz.scene_commands(model, traj, forces="no")  # a string is true: refused, not drawn
     page = viz.export_html(model, traj, tmp_path / "box.html").read_text(encoding="utf-8")
     assert "black arrows: the contact forces" in page
     bare = viz.export_html(model, traj, tmp_path / "bare.html", forces=False).read_text(encoding="utf-8")
