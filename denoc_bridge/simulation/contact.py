@@ -360,9 +360,8 @@ class _Stepper:
     def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:
         """The trajectory of the ``done`` steps taken."""
         T, Q, V, A, TAU, F, P, W = self.saves
-        kept = (
-            done // self.save_every + 1
-        )  # the saved states (the last one's A, TAU, F stay 0 and P NaN, as at the end)
+        # the saved states (the last one's A, TAU, F stay 0 and P NaN: no step follows it)
+        kept = done // self.save_every + 1
         if interrupted:
             A[kept - 1], TAU[kept - 1], F[kept - 1], P[kept - 1] = 0.0, 0.0, 0.0, np.nan
         status, message = run_end(interrupted, False, done * self.dt)

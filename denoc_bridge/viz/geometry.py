@@ -223,8 +223,8 @@ def contact_marks(force, point, size: float, weight: float) -> list:
 
     The arrow goes from the centre of pressure along the force, ``ARROW_PER_WEIGHT * size``
     long per ``weight`` (the robot's weight; N) and at most ``MAX_ARROW * size``.  At a frame
-    where the pair pushes nothing both are shrunk to nothing at the nearest frame where it
-    pushes next (after its last: at the last), so that no mark flies between frames."""
+    where the pair pushes nothing both are shrunk to nothing, placed at the next frame where
+    it pushes (after its last: at the last), so that no mark flies between frames."""
     force, point = np.asarray(force, float), np.asarray(point, float)
     n = len(force)
     marks = []
