@@ -53,9 +53,11 @@ class _suppressed:
 
 
 def _interrupt(signum, frame) -> None:
-    """Ctrl-C while the command line is imported: counted, then Python's KeyboardInterrupt.  Counted
-    because a C extension may turn it into another error (numpy's import, interrupted inside
-    ``PyCapsule_Import``, raises an ImportError asking to reinstall numpy)."""
+    """Ctrl-C while the command line is imported: counted, then Python's KeyboardInterrupt.
+    Counted because a C extension may turn it into another error (numpy's import, interrupted
+    inside ``PyCapsule_Import``, raises an ImportError asking to reinstall numpy) or drop it (an
+    extension module's import, interrupted inside a nested import, goes on: seen under load,
+    the command then ran to its end)."""
     _interrupts[0] += 1
     raise KeyboardInterrupt
 
@@ -65,13 +67,17 @@ _interrupts = [0]
 
 def main(argv: list[str] | None = None) -> int:
     """Run one ``denoc-bridge`` command (``argv``: the words after the program name; default
-    ``sys.argv[1:]``) and return its exit status; 130 after a Ctrl-C, with one line."""
+    ``sys.argv[1:]``) and return its exit status; 130 after a Ctrl-C, with one line (also when
+    an extension module's import dropped it)."""
     ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not ignored (a background job)
+    _interrupts[0] = 0
     if ours:
         signal.signal(signal.SIGINT, _interrupt)
     try:
         from denoc_bridge.cli.main import main as command
 
+        if _interrupts[0]:  # a Ctrl-C during the imports that an extension module dropped
+            raise KeyboardInterrupt
         if ours:  # the command as before: Python's own KeyboardInterrupt, which it catches
             signal.signal(signal.SIGINT, signal.default_int_handler)
         status = command(argv)

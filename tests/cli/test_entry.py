@@ -180,3 +180,42 @@ def test_an_error_raised_while_numba_handles_a_ctrl_c_is_an_interruption(monkeyp
     monkeypatch.setattr(cli_main, "info_command", plain_bug)
     with pytest.raises(RuntimeError, match="a bug"):
         cli_main.main(["info", "panda"])
+
+
+def test_a_ctrl_c_an_extension_import_dropped_still_ends_the_command(monkeypatch, capsys):
+    """Under load, a Ctrl-C 0.2 s after the start once landed inside an extension module's
+    import, which dropped the KeyboardInterrupt and went on: the command then simulated its
+    5000 s to the end and exited 0.  The entry counts the interrupts during the imports: one
+    counted ends the command, one line, 130.  Here the command line's import drops one."""
+    import importlib.abc
+    import importlib.util
+
+    import denoc_bridge.cli
+    import denoc_bridge_cli
+
+    ran = []
+
+    class Dropping(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            return importlib.util.spec_from_loader(name, self) if name == "denoc_bridge.cli.main" else None
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            try:
+                denoc_bridge_cli._interrupt(signal.SIGINT, None)  # what the C-level handler calls
+            except KeyboardInterrupt:
+                pass  # dropped, as the extension module's import did
+            module.main = lambda argv=None: ran.append(argv) or 0
+
+    monkeypatch.setattr(denoc_bridge.cli, "main", denoc_bridge.cli.main)  # restored after the import's setattr
+    monkeypatch.delitem(sys.modules, "denoc_bridge.cli.main")
+    monkeypatch.setattr(sys, "meta_path", [Dropping(), *sys.meta_path])
+    monkeypatch.setattr(denoc_bridge_cli, "_said", [False])
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert denoc_bridge_cli.main(["simulate", "chain:6"]) == 130
+        assert capsys.readouterr().err == "denoc-bridge: interrupted\n" and ran == []  # the command did not run
+    finally:
+        signal.signal(signal.SIGINT, before)
