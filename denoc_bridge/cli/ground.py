@@ -132,6 +132,5 @@ def contact_summary(traj, model) -> None:
     touching = int(np.count_nonzero(np.linalg.norm(traj.contact_force[-2], axis=1)))
     print(
         f"contact: at the end {touching} of {len(traj.contact_names)} links touch the ground, which carries "
-        f"{normal:.4g} N ({normal / weight:.1%} of the weight, {weight:.4g} N); contact work "
-        f"{traj.contact_work[-1]:.3g} J"
+        f"{normal:.4g} N ({normal / weight:.1%} of the weight, {weight:.4g} N)"
     )

@@ -374,6 +374,8 @@ def simulate_command(args) -> int:
     for flag, no in (("html", "no_html"), ("plot", "no_plot")):
         if getattr(args, flag) and getattr(args, no):
             raise DenocError(f"--{flag} and --no-{flag} contradict each other; give one")
+    if args.no_forces and args.no_html:
+        raise DenocError("--no-forces leaves the contact forces out of the animation, and --no-html writes none")
 
     contact_method = args.method is not None and args.method.lower() == ground.METHOD
     if args.ground is False and contact_method:
@@ -463,6 +465,8 @@ def simulate_command(args) -> int:
         hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
         floor = ground.ground_of(args)
         contact = {"contact": floor, "contact_points": points, "hold": hold}
+        if hold is not None:
+            tau_what = "no torque but the hold's" if tau is None else f"{tau_what} and the hold's"
         print(
             f"ground: z = 0, friction {floor.mu:g}, {_count(len(points), 'contact point')} from the "
             "collision shapes"

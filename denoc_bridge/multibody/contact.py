@@ -125,6 +125,11 @@ def grounds_of(contact: Any) -> tuple[Ground, ...]:
     """A tuple of grounds from one :class:`Ground` or an iterable of them (at least one; the
     names distinct), else an error naming the culprit."""
     items = (contact,) if isinstance(contact, Ground) else contact
+    if isinstance(contact, (str, bytes)):
+        raise InputTypeError(
+            f"contact must be a Ground or a list of Grounds, got the string {contact!r}: contact=Ground() "
+            "is the ground z = 0"
+        )
     try:
         out = tuple(items)
     except TypeError:

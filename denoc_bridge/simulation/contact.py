@@ -48,6 +48,7 @@ steps run in Python.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -62,7 +63,7 @@ from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.kernels import contact_run as _kr
 from denoc_bridge.multibody import inputs as _inputs
-from denoc_bridge.multibody.contact import ContactPoint
+from denoc_bridge.multibody.contact import ContactPoint, grounds_of
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.hold import PostureHold
@@ -156,6 +157,9 @@ def simulate_contact(
     n_steps = int(round(t_final / dt))
     run = _Stepper(model, q, v, float(dt), contact, contact_points, hold, n_steps // save_every + 1, int(save_every))
     run.solver = (float(dt), float(tol), int(max_sweeps), SLOP, run.group_of_pair)
+    inside = run.start_inside()
+    if inside:
+        warnings.warn(inside, stacklevel=2)
     torque = _torque(model, tau)
     constant = None if callable(tau) else np.array(torque(0.0, q, v), dtype=float)
     start = time.perf_counter()
@@ -179,6 +183,8 @@ def simulate_contact(
 
 #: the most steps of one compiled call without a controller (Ctrl-C is seen between calls)
 CHUNK = 1000
+#: a start with contact points deeper than this in a ground is warned about (m)
+START_DEPTH = 1e-3
 
 
 class _Stepper:
@@ -236,6 +242,24 @@ class _Stepper:
         self.drive = tuple(np.array(getattr(tree, f), dtype=float) for f in fields) + (
             np.array(hold.kp if hold is not None else np.zeros(model.nv)),
             np.array(hold.q_ref if hold is not None else np.zeros(model.nq)),
+        )
+
+    def start_inside(self) -> str:
+        """What is wrong with a start that puts contact points more than START_DEPTH into a
+        ground ("" if none): the first step's position correction moves the robot out, a jump
+        that no force explains."""
+        cs = self.cs
+        m = cs.active(self.original.expand(self.q) if self.mimic else self.q)
+        deep = int(np.count_nonzero(cs.dist[:m] < -START_DEPTH))
+        if not deep:
+            return ""
+        i = int(np.argmin(cs.dist[:m]))
+        link = self.model.link_names[cs.points[cs.pair[i, 0]].link]
+        return (
+            f"q0 puts a contact point of link '{link}' {-cs.dist[i]:.3g} m into the ground "
+            f"'{cs.grounds[cs.pair[i, 1]].name}' ({deep} of {m} contacts deeper than {START_DEPTH:g} m): the "
+            "first step moves the robot out at once, which no force explains (the energy jumps); start it "
+            "above the ground (denoc_bridge.constraints.contact.lifted lifts a floating base)"
         )
 
     def compiled_steps(self, k0: int, k1: int, tau: np.ndarray) -> tuple[int, bool]:
@@ -420,12 +444,14 @@ def run(
     """``simulate(..., contact=...)``: the checks that name what does not go with contact, the
     contact points (by default the ``<collision>`` shapes of the model's URDF), the run."""
     if str(method).lower() not in CONTACT_METHODS:
+        default = " (simulate's default)" if str(method).lower() == "rk4" else ""
         raise InputError(
-            f"method {method!r} does not simulate ground contact: use method='contact-euler' "
+            f"method {method!r}{default} does not simulate ground contact: use method='contact-euler' "
             "(a velocity-level time stepper; rk4, euler, the implicit and adaptive methods refuse contact=)"
         )
     if contact is None:
         raise InputError("method 'contact-euler' needs the ground: simulate(..., contact=Ground(...))")
+    contact = grounds_of(contact)  # named before the contact points are looked for
     if f_ext is not None:
         raise InputError("method 'contact-euler' does not take f_ext yet")
     if contact_points is None:

@@ -134,7 +134,9 @@ class Trajectory:
     #: ground contact (``method="contact-euler"``): the resultant contact force on each (link,
     #: ground) pair at each saved state (N, world frame; states x pairs x 3), the pairs' names
     #: (``"link/ground"``), and the work of the
-    #: contact forces up to each state (J, never positive); None otherwise
+    #: contact forces up to each state (J, never positive); None otherwise.  Like ``a`` and
+    #: ``tau``, a state's force is that of the step from it (up to the next saved state): the
+    #: last state, where no step starts, has none (``contact_force[-2]`` is the last step's)
     contact_force: np.ndarray | None = None
     contact_work: np.ndarray | None = None
     contact_names: tuple[str, ...] = ()

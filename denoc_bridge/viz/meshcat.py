@@ -79,6 +79,7 @@ import html
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path as _FilePath
 from typing import Any
 
@@ -296,8 +297,8 @@ def scene_commands(
     if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
     frame = vg.framing(R, p, outline, vg.followed_link(tree), ground=vg.contact_ground(what))
-    if forces and frames is not None and frames.contact_point is not None:
-        _draw_contact(scene, root, tree, frames, frame.size)
+    if forces and frames is not None and what.contact_point is not None:
+        _draw_contact(scene, root, tree, _last_step_held(what).at(frames.t), frame.size)
     if camera:
         _camera(scene, root, frame)
     return scene.finish()
@@ -373,6 +374,17 @@ def _draw_loops(scene, root, model, R, p, radius):
             ends.append(x)
         scene.add_object(f"{base}/rod", vg.unit_tube(0.6 * r), vg.LOOP_COLOR)
         scene.move(f"{base}/rod", *vg.rod_placements(*ends))
+
+
+def _last_step_held(traj):
+    """The trajectory with its last state's contact force and point those of the step that
+    ended there (saved, like the accelerations, with the state a step starts from, the last
+    state has none: its arrows would vanish on the animation's last frame)."""
+    if len(traj) < 2:
+        return traj
+    force, point = traj.contact_force.copy(), traj.contact_point.copy()
+    force[-1], point[-1] = force[-2], point[-2]
+    return replace(traj, contact_force=force, contact_point=point, _cache={})
 
 
 def _draw_contact(scene, root, model, frames, size):
@@ -554,7 +566,10 @@ def export_html(
     else:
         note = "the contact's ground is tilted: the ground drawn is a picture only"
     if any(c["type"] == "set_object" and "/contact/" in c["path"] for c in commands):
-        note += "; black arrows: the contact forces, from their centres of pressure (the robot's weight: as long as the robot is big)"
+        note += (
+            "; black arrows: the contact forces at their centres of pressure (an arrow as long as the robot "
+            "is big stands for its weight)"
+        )
     if animated and vg.followed_link(tree) is not None:
         note += "; the camera follows the floating base" + (" horizontally" if on_contact else "")
     note += ". Play, pause and the time: below; speed and recording: Open Controls." if animated else "."

@@ -76,7 +76,7 @@ def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
             "--drop lifts a floating base onto the ground, and 'panda' has a fixed",
         ),
         (["panda", "--mu", "0.5"], "--mu is the ground's friction coefficient"),
-        (["panda", "--no-forces"], "--no-forces goes with the ground (--ground), and 'panda' has a fixed base"),
+        (["solo12", "--no-forces"], "--no-forces leaves the contact forces out of the animation, and --no-html"),
         (["solo12", "--hold", "-2"], "--hold must be a number >= 0, got -2"),
         (["solo12", "--stream", "run.npy"], "--stream is not available with the ground yet"),
         (["solo12", "--no-passive"], "--no-passive is not available with the ground yet"),
@@ -102,6 +102,10 @@ def test_the_animation_draws_the_contact_forces_unless_no_forces(tmp_path, capsy
         page = html.read_text(encoding="utf-8")
         assert ("black arrows: the contact forces" in page) is arrows and "the ground is where the contact is" in page
     capsys.readouterr()
+    args = ["simulate", "panda", "--no-forces", "--duration", "0.01", "--html", str(tmp_path / "p.html")]
+    assert main([*args, "--no-plot", "--no-validate"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--no-forces goes with the ground (--ground), and 'panda' has a fixed base" in line, line
 
 
 def test_no_ground_keeps_the_free_fall(capsys):

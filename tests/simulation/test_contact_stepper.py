@@ -196,8 +196,12 @@ def test_simulate_routes_contact_and_refuses_other_methods(box):
         model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler", contact=Ground(), contact_points=points
     )
     assert traj.method == "contact-euler" and traj.contact_force.shape == (11, 1, 3)
-    with pytest.raises(InputError, match="method 'rk4' does not simulate ground contact"):
-        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="rk4", contact=Ground())
+    with pytest.raises(InputError, match=r"method 'rk4' \(simulate's default\) does not simulate ground contact"):
+        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, contact=Ground())  # no method given
+    with pytest.raises(InputError, match="method 'euler' does not simulate ground contact"):
+        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="euler", contact=Ground())
+    with pytest.raises(InputError, match="contact must be a Ground or a list of Grounds, got the string 'ground'"):
+        db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler", contact="ground")
     with pytest.raises(InputError, match="needs the ground"):
         db.simulate(model, q0, np.zeros(6), 0.01, 1e-3, method="contact-euler")
     # solo12's <collision> meshes give contact points (their convex hulls): it simulates without
@@ -397,3 +401,21 @@ def test_a_sweep_of_contact_runs(box, tmp_path):
         assert r["t_end"] == pytest.approx(0.25) and r["total_energy_end"] == pytest.approx(
             float(alone.total_energy[-1]), rel=1e-12, abs=1e-12
         )
+
+
+def test_a_start_inside_the_ground_is_warned_about(box):
+    """A start that puts contact points more than START_DEPTH into a ground (a forgotten lift:
+    the first step's correction moves the robot out, a jump no force explains) warns, naming
+    the link, the depth and the ground; a start on the ground or within the depth does not."""
+    import warnings
+
+    from denoc_bridge.simulation import contact as contact_simulation
+
+    model, points = box
+    with pytest.warns(UserWarning, match=r"q0 puts a contact point of link 'box' 0\.03 m into the ground 'ground' "):
+        simulate_contact(model, at_height(model, C / 2 - 0.03), np.zeros(6), 0.002, 1e-3, Ground(), points)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        simulate_contact(model, at_height(model, C / 2), np.zeros(6), 0.002, 1e-3, Ground(), points)
+        depth = 0.5 * contact_simulation.START_DEPTH
+        simulate_contact(model, at_height(model, C / 2 - depth), np.zeros(6), 0.002, 1e-3, Ground(), points)

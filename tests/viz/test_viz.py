@@ -664,8 +664,10 @@ def test_a_contact_run_draws_its_forces(tmp_path):
     R, p = viz.meshcat._placements(model, traj.resample(20.0).q)
     outline = {k: np.array([b for _, b in segs]) for k, segs in enumerate(vg.segments(model)) if segs}
     frame = vg.framing(R, p, outline, vg.followed_link(model), ground=0.0)  # what the camera frames
-    np.testing.assert_allclose(scale[:-1, 1], vg.ARROW_PER_WEIGHT * frame.size, rtol=1e-6)
-    assert np.all(scale[-1] < 1e-6)  # the last state: no step after it, no force
+    # every frame, the last one too: its state has no step after it (no force saved), and the
+    # picture holds the step that ended there
+    assert np.isnan(traj.contact_point[-1]).all() and not traj.contact_force[-1].any()
+    np.testing.assert_allclose(scale[:, 1], vg.ARROW_PER_WEIGHT * frame.size, rtol=1e-6)
     assert not [p for p in objects(viz.scene_commands(model, traj, forces=False)) if "/contact/" in p]
     with pytest.raises(InputError, match="forces must be True or False, got 'no'"):
         viz.scene_commands(model, traj, forces="no")  # a string is true: refused, not drawn
