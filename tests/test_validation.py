@@ -136,3 +136,21 @@ def test_an_ill_conditioned_solve_still_gets_the_conditioning_fallback(monkeypat
     monkeypatch.setattr(validation, "mass_matrix", lambda m, q: calls.append(q) or db.mass_matrix(m, q))
     compare_with_pinocchio(db.load_robot("panda"), samples=1, tol=1e-18, quantities=("forward_dynamics",))
     assert len(calls) == 1
+
+
+def test_the_vs_exact_column_shows_only_when_a_check_has_it(capsys):
+    """ "vs exact" (ours against the exact solution of an ill-conditioned problem) is a column of
+    the table, and of the command line's, only when a check filled it."""
+    from denoc_bridge.cli.validate import report_table
+
+    plain = validation.ValidationReport("m", 2, 1, 1e-9, [validation.Check("mass_matrix", "pin.crba", 1e-16)])
+    assert "vs exact" not in plain.table()
+    report_table(plain)
+    assert "vs exact" not in capsys.readouterr().out
+    hard = validation.Check("forward_dynamics", "pin.aba", 3e-8, max_error_vs_exact=2e-10)
+    ill = validation.ValidationReport("m", 2, 1, 1e-9, [plain.checks[0], hard])
+    table = ill.table()
+    assert "vs exact" in table and "2.0e-10" in table.splitlines()[-1]
+    report_table(ill)
+    out = capsys.readouterr().out
+    assert "vs exact" in out and "2.0e-10" in out
