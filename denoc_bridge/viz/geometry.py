@@ -234,10 +234,10 @@ def contact_marks(force, point, size: float, weight: float) -> list:
         if not shown.any():
             continue
         frames = np.flatnonzero(shown)
-        nearest = frames[np.clip(np.searchsorted(frames, np.arange(n)), 0, len(frames) - 1)]
-        at = point[nearest, k]
-        length = np.minimum(magnitude[nearest] * ARROW_PER_WEIGHT * size / weight, MAX_ARROW * size)
-        direction = force[nearest, k] / magnitude[nearest, None]
+        shown_next = frames[np.clip(np.searchsorted(frames, np.arange(n)), 0, len(frames) - 1)]
+        at = point[shown_next, k]
+        length = np.minimum(magnitude[shown_next] * ARROW_PER_WEIGHT * size / weight, MAX_ARROW * size)
+        direction = force[shown_next, k] / magnitude[shown_next, None]
         R, p, scale = rod_placements(at, at + length[:, None] * direction)
         hidden = ~shown
         scale[hidden] = 1e-9

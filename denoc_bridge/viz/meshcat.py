@@ -63,7 +63,7 @@ viewer you pass is left alone):
   t = 0); for a fixed base drawn with a base of its own (a URDF base link) at the lowest
   point of that base, where it is mounted; otherwise (generated chains, the rope, the
   four-bar) just under the lowest framed point.
-* The contact forces of such a run (``forces=True``, the default): per (link, ground) pair an
+* The contact forces of such a run (``forces=True``, the default): per (link, ground) pair a
   black arrow from its centre of pressure (``Trajectory.contact_point``) along its force
   (``Trajectory.contact_force``), as long as the robot is big per robot weight and at most
   1.5 sizes (the peaks of an impact are cut there), and a black dot at that point, drawn
