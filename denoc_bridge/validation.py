@@ -172,11 +172,15 @@ class ValidationReport:
     def passed(self) -> bool:
         return all(c.passed for c in self.checks)
 
+    @property
+    def with_exact(self) -> bool:
+        """Whether a check compared ours with the exact solution of its own ill-conditioned
+        problem (the tables' "vs exact" column, shown only then)."""
+        return any(c.max_error_vs_exact is not None for c in self.checks)
+
     def table(self) -> str:
         """A plain-text table of the checks."""
-        # "vs exact": ours against the exact solution of its own ill-conditioned problem, shown
-        # only when a check needed it
-        with_exact = any(c.max_error_vs_exact is not None for c in self.checks)
+        with_exact = self.with_exact
         head = f"{'quantity':<22} {self.engine:<24} {'max rel. error':>15}" + (
             f" {'vs exact':>10}" if with_exact else ""
         )

@@ -22,11 +22,11 @@ def wants_ground(args, model) -> bool:
     """Whether the run has the ground: ``--ground`` / ``--no-ground``, else on for a floating-base
     robot (with or without loop closures and ``--mimic``) and with ``--method contact-euler``."""
     if args.ground is None:
-        return bool(model.floating_base) or _contact_method(args)
+        return bool(model.floating_base) or contact_method(args)
     return bool(args.ground)
 
 
-def _contact_method(args) -> bool:
+def contact_method(args) -> bool:
     """Whether ``--method contact-euler`` was given."""
     return args.method is not None and args.method.lower() == METHOD
 
@@ -34,7 +34,7 @@ def _contact_method(args) -> bool:
 def check_options(args, model, ground: bool) -> None:
     """The options that do not go with the ground (or need it), named."""
     if ground:
-        if args.method is not None and args.method.lower() != METHOD:
+        if args.method is not None and not contact_method(args):
             default = " (on by default for a floating-base robot)" if args.ground is None else ""
             raise DenocError(
                 f"--method {args.method} does not simulate ground contact{default}: leave --method out "
@@ -80,7 +80,7 @@ def hold_frequency(args) -> float | None:
 
 def by_default(args) -> bool:
     """Whether the ground is on only by default (a floating base), not asked for."""
-    return args.ground is None and not _contact_method(args)
+    return args.ground is None and not contact_method(args)
 
 
 def contact_candidates(model, by_default: bool = False) -> list[ContactPoint] | None:

@@ -78,7 +78,7 @@ def _start(model, args):
 def _start_method(args) -> str:
     """The method for the start's limits: rk4 when none is given, and for the contact stepper (a
     start inside the limits is the sensible one there too)."""
-    if args.method is None or args.method.lower() == ground.METHOD:
+    if args.method is None or ground.contact_method(args):
         return "rk4"
     return method_name(args.method)
 
@@ -377,7 +377,7 @@ def simulate_command(args) -> int:
     if args.no_forces and args.no_html:
         raise DenocError("--no-forces leaves the contact forces out of the animation, and --no-html writes none")
 
-    contact_method = args.method is not None and args.method.lower() == ground.METHOD
+    contact_method = ground.contact_method(args)
     if args.ground is False and contact_method:
         raise DenocError(f"--method {args.method} is the contact time stepper: it needs the ground (no --no-ground)")
     try:
@@ -546,12 +546,8 @@ def simulate_command(args) -> int:
         written.append(("plots", plot_summary(_for_plots(traj) if stream else traj, png)))
     if html is not None:
         assert export_html is not None  # html is dropped (None) when the import failed
-        written.append(
-            (
-                "animation",
-                Path(export_html(model, traj, html, fps=args.fps, color_by="module", forces=not args.no_forces)),
-            )
-        )
+        animation = export_html(model, traj, html, fps=args.fps, color_by="module", forces=not args.no_forces)
+        written.append(("animation", Path(animation)))
     for what, path in written:
         print(f"wrote {what:<10} {path.resolve()}")
     if any(what == "animation" for what, _ in written):

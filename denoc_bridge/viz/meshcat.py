@@ -122,7 +122,7 @@ def _configurations(model, what, fps):
                 f"the trajectory has {what.q.shape[1]} configuration variables, "
                 f"model '{model.name}' has nq = {model.nq}"
             )
-        frames = what.resample(fps)
+        frames = _last_step_held(what).resample(fps)
         Q = frames.q
     else:
         Q = neutral_configuration(model) if what is None else real_array(what, "the configuration")
@@ -297,8 +297,8 @@ def scene_commands(
     if loops and tree.loops:  # (tree: always a Model)
         _draw_loops(scene, root, tree, R, p, radius)
     frame = vg.framing(R, p, outline, vg.followed_link(tree), ground=vg.contact_ground(what))
-    if forces and frames is not None and what.contact_point is not None:
-        _draw_contact(scene, root, tree, _last_step_held(what).at(frames.t), frame.size)
+    if forces and frames is not None and frames.contact_point is not None:
+        _draw_contact(scene, root, tree, frames, frame.size)
     if camera:
         _camera(scene, root, frame)
     return scene.finish()
@@ -379,8 +379,9 @@ def _draw_loops(scene, root, model, R, p, radius):
 def _last_step_held(traj):
     """The trajectory with its last state's contact force and point those of the step that
     ended there (saved, like the accelerations, with the state a step starts from, the last
-    state has none: its arrows would vanish on the animation's last frame)."""
-    if len(traj) < 2:
+    state has none: its arrows would vanish on the animation's last frame); the trajectory
+    itself without contact."""
+    if len(traj) < 2 or traj.contact_force is None or traj.contact_point is None:
         return traj
     force, point = traj.contact_force.copy(), traj.contact_point.copy()
     force[-1], point[-1] = force[-2], point[-2]
