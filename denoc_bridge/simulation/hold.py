@@ -1,7 +1,7 @@
 """A posture-holding joint PD for the contact time stepper, implicit in the step so that it is
 stable at any gains and any dt.
 
-The hold pulls every joint but a floating base's towards ``q_ref``:
+The hold pulls every joint but the free joints (a floating base, a free body) towards ``q_ref``:
 ``tau_hold = Kp (q_ref (-) q) - Kd v``.  Taken at the end of the step (q+ = q (+) dt v+), it
 enters the step's velocity update as
 
@@ -36,6 +36,7 @@ from denoc_bridge.algorithms.configuration import difference, difference_uncheck
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
+from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.mimic import initial_configuration
 
@@ -93,8 +94,9 @@ def posture_hold(
 
     Gains: ``kp``, ``kd`` given (a number for every joint, or nv of them: N m/rad and N m s/rad,
     N/m and N s/m on prismatic joints), or from ``frequency`` (Hz, default 5) and
-    ``damping_ratio`` (default 1, critical) as the module docstring says.  A floating base's
-    DOFs are never held (its gains are set to zero)."""
+    ``damping_ratio`` (default 1, critical) as the module docstring says.  A free joint's DOFs
+    (the floating base's, another free body's such as a ball) are never held: their gains are
+    zero."""
     if q_ref is None:
         q = neutral_configuration(model)
     elif isinstance(model, MimicModel):
@@ -113,9 +115,11 @@ def posture_hold(
         omega = 2.0 * np.pi * float(frequency)
     kp_a = _gain(kp, nv, "kp") if kp is not None else np.full(nv, omega * omega * inertia)
     kd_a = _gain(kd, nv, "kd") if kd is not None else np.full(nv, 2.0 * float(damping_ratio) * omega * inertia)
-    if model.floating_base:
-        kp_a[: model.nv_joint[0]] = 0.0
-        kd_a[: model.nv_joint[0]] = 0.0
+    tree = model.tree if isinstance(model, MimicModel) else model
+    for k in np.flatnonzero(np.asarray(tree.joint_type) == int(JointType.FREEFLYER)):
+        free = slice(int(model.idx_v[k]), int(model.idx_v[k]) + int(model.nv_joint[k]))
+        kp_a[free] = 0.0  # a free body (the floating base, a ball) is never held
+        kd_a[free] = 0.0
     for a in (q, kp_a, kd_a):
         a.setflags(write=False)
     return PostureHold(q, kp_a, kd_a)

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import warnings
 
+import numpy as np
 import pytest
 
 import denoc_bridge as db
@@ -68,6 +69,17 @@ def test_dm_control_models_agree_with_mujoco(rel: str, nv: int) -> None:
     assert model.nv == nv
     report = compare_with_mujoco(model, samples=3, tol=1e-8)
     assert report.passed, report.table()
+
+
+def test_the_posture_hold_holds_no_free_joint() -> None:
+    """quadruped.xml's ball is a second free body: the posture hold holds neither free joint."""
+    model = _load("suite/quadruped.xml", constraints=False)
+    hold = db.posture_hold(model, model.rest_configuration)
+    free = [k for k in range(model.n_links) if model.joint_type[k] == int(db.JointType.FREEFLYER)]
+    assert [model.joint_names[k] for k in free] == ["root", "ball_root"]
+    for k in free:
+        assert np.all(hold.kp[model.idx_v[k] : model.idx_v[k] + 6] == 0.0)
+    assert np.count_nonzero(hold.kp) == model.nv - 12
 
 
 def test_quadruped_coupling_of_three_joints_is_named() -> None:
