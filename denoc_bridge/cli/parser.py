@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
             "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
             "into the current folder unless told otherwise.  Start: the neutral configuration (the "
-            "four-bar: a closed, tilted one; chains and the rope: horizontal), at rest.  A floating-base "
+            "four-bar: a closed, tilted one; chains and the rope: horizontal; an MJCF file: the pose it "
+            "gives, MuJoCo's qpos0), at rest.  A floating-base "
             "robot falls onto the ground z = 0 (--ground, on by default for it), from 0.3 m (--drop), "
             "and a posture hold (--hold, on by default there) keeps it standing."
         ),
@@ -220,7 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--mu", type=float, default=None, metavar="MU", help="the ground's friction coefficient (default 0.8)"
     )
     sim.add_argument(
-        "--q0", nargs="+", metavar="Q", help="start configuration: nq numbers, or 'neutral' (default) or 'random'"
+        "--q0",
+        nargs="+",
+        metavar="Q",
+        help="start configuration: nq numbers, or 'neutral' (default; of an MJCF file: its qpos0) or 'random'",
     )
     sim.add_argument(
         "--torque",

@@ -32,6 +32,7 @@ from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.dynamics import gravity_torques
 from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
+from denoc_bridge.io.mjcf import file_pose
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation import simulate
@@ -53,6 +54,8 @@ def _start(model, args):
             q, what = random_configuration(model, args.seed), f"a random configuration (--seed {args.seed})"
         elif model.loops and model.name == "fourbar" and model.nq == 4:
             q, what = np.array([0.0, 0.5, -0.5, 0.5]), "theta_2 = 0.5 rad with the loop closed"
+        elif (pose := file_pose(model)) is not None:
+            q, what = pose, "the file's pose (MuJoCo's qpos0)"
         else:
             q = neutral_configuration(model)
             what = "the neutral configuration" + (

@@ -59,7 +59,16 @@ from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Frame, Model
 from denoc_bridge.spatial import axis_angle_to_matrix
 
-__all__ = ["load_mjcf", "loads_mjcf", "from_mujoco", "import_mujoco", "is_mjcf", "geom_on_link", "mesh_arrays"]
+__all__ = [
+    "load_mjcf",
+    "loads_mjcf",
+    "from_mujoco",
+    "import_mujoco",
+    "is_mjcf",
+    "file_pose",
+    "geom_on_link",
+    "mesh_arrays",
+]
 
 # MuJoCo's joint types (mjtJoint) and equality types (mjtEq), as in its headers
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
@@ -89,6 +98,20 @@ def is_mjcf(path: str | os.PathLike[str]) -> bool:
     with open(p, "rb") as f:
         head = f.read(4096).decode("utf-8", "replace")
     return "<mujoco" in head
+
+
+def file_pose(model: Model | MimicModel) -> np.ndarray | None:
+    """The pose the MJCF file gives, MuJoCo's ``qpos0`` (free bodies where the file puts them,
+    hinge and slide joints at their ``ref``), as the model's q (reduced for a MimicModel), for
+    a model loaded from an MJCF file; None for any other model."""
+    tree = model.tree if isinstance(model, MimicModel) else model
+    if not (isinstance(tree.source, str) and is_mjcf(tree.source)):
+        return None
+    m = import_mujoco().MjModel.from_xml_path(tree.source)
+    if (m.nq, m.nv) != (tree.nq, tree.nv):  # the file changed since it was loaded
+        return None
+    q = mujoco_qpos_to_q(tree, np.array(m.qpos0, dtype=float))
+    return model.reduce_configuration(q) if isinstance(model, MimicModel) else q
 
 
 Pose = tuple[np.ndarray, np.ndarray]  # (R, p): a frame's axes and origin in another frame

@@ -7,6 +7,7 @@ import os
 import gymnasium
 import pytest
 
+import denoc_bridge as db
 from denoc_bridge.cli import main
 
 ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
@@ -38,3 +39,18 @@ def test_validate_refuses_a_file_mujoco_refuses(tmp_path, capsys):
     bad.write_text("<mujoco><worldbody><body><joint type='hinge'/></body></worldbody></mujoco>")
     assert main(["validate", str(bad)]) != 0
     assert "MuJoCo cannot compile" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::denoc_bridge.PhysicsWarning")
+def test_simulate_starts_an_mjcf_file_at_its_pose(tmp_path, capsys):
+    """MuJoCo's qpos0: a hinge at its ref, not at zero."""
+    path = tmp_path / "arm.xml"
+    path.write_text(
+        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.4'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></worldbody></mujoco>"
+    )
+    npz = tmp_path / "run.npz"
+    args = ["simulate", str(path), "--duration", "0.05", "--no-html", "--no-plot", "--save", str(npz)]
+    assert main(args) == 0
+    assert "start: the file's pose (MuJoCo's qpos0)" in capsys.readouterr().out
+    assert db.Trajectory.load(npz, db.load_mjcf(path)).q[0][0] == pytest.approx(0.4, abs=1e-15)

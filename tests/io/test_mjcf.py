@@ -15,7 +15,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.io import mujoco_layout as mjl
-from denoc_bridge.io.mjcf import from_mujoco, loads_mjcf
+from denoc_bridge.io.mjcf import file_pose, from_mujoco, loads_mjcf
 from denoc_bridge.validation import compare_with_mujoco
 from tests.io.mjcf_samples import FREE, JOINTS, random_poses
 
@@ -189,3 +189,21 @@ def test_nonlinear_springs_and_dampers_are_refused_by_name(attributes: str, matc
 def test_from_mujoco_refuses_other_objects() -> None:
     with pytest.raises(ModelError, match="mujoco.MjModel"):
         from_mujoco("robot.xml")
+
+
+def test_file_pose_is_mujocos_qpos0(tmp_path) -> None:
+    """``file_pose``: the pose the file gives (a free body where the file puts it, a hinge at its
+    ``ref``), in the model's q; None for a model that is not from an MJCF file."""
+    path = tmp_path / "scene.xml"
+    path.write_text(
+        "<mujoco><compiler angle='radian'/><worldbody>"
+        "<body name='arm' pos='0 0 1'><joint name='hinge' axis='0 1 0' ref='0.3'/>"
+        "<geom type='capsule' fromto='0 0 0 0.5 0 0' size='0.05'/></body>"
+        "<body name='ball' pos='1 2 3' quat='0 1 0 0'><freejoint name='ball_root'/><geom size='0.1'/></body>"
+        "</worldbody></mujoco>"
+    )
+    model = db.load_mjcf(path)
+    np.testing.assert_allclose(file_pose(model), [0.3, 1, 2, 3, 1, 0, 0, 0], atol=1e-15)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    np.testing.assert_allclose(mjl.q_to_mujoco_qpos(model, file_pose(model)), m.qpos0, atol=1e-15)
+    assert file_pose(db.load_robot("panda")) is None
