@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from denoc_bridge.io.pinocchio_io import to_pinocchio
+from denoc_bridge.multibody.constraints import LoopClosure
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import quaternion_to_matrix
@@ -264,7 +265,7 @@ def pin_constraint_models(model: Model, pm: Any) -> tuple[list[Any], list[Any]]:
 
     cms = []
     for lc in model.loops:
-        if lc.type not in PIN_CONTACT:
+        if not isinstance(lc, LoopClosure) or lc.type not in PIN_CONTACT:
             raise ValueError(f"cut joint '{lc.name}' ({lc.type}) has no Pinocchio counterpart")
         cms.append(
             pin.RigidConstraintModel(

@@ -205,6 +205,11 @@ def check_inline_sweep(ns, out, tmp_path):
     assert len(list((tmp_path / "sweep_chain" / "cases").glob("case*.npz"))) == 4
 
 
+def check_coupling(ns, out, tmp_path):
+    assert abs(ns["q"][1:].sum() - 0.2) < 1e-12 and abs(ns["a"][1:].sum()) < 1e-12
+    assert np.abs(ns["a"]).max() > 1.0  # it moves
+
+
 def check_bad_input(ns, out, tmp_path):
     lines = out.split("\n")
     assert [line.split(":")[0] for line in lines] == ["InputError", "InputError", "URDFError", "RobotNotFoundError"]
@@ -232,6 +237,7 @@ CHECKS = {
     "free = db.simulate(model, q0, np.zeros(model.nv), 2.0, 1e-3, limits=False)": check_limits,
     "db.feedforward(model, motion)": check_feedforward,
     "from denoc_bridge.generators import fourbar": check_loops,
+    'add_joint_coupling("sum"': check_coupling,
     'load_robot("pr2", mimic=True)': check_mimic,
     "Q = np.stack": check_dynamics,
     "forward_dynamics_derivatives(model": check_derivatives,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from denoc_bridge._text import count as _count
 from denoc_bridge.constraints.loops import body_name
 from denoc_bridge.io.robots import load_robot, resolve_robot
+from denoc_bridge.multibody.constraints import JointCoupling
 from denoc_bridge.multibody.joints import AXIAL, JointType
 
 
@@ -77,6 +78,10 @@ def info_command(args) -> int:
             "(as pin.buildModelFromUrdf; --mimic makes them constraints)"
         )
     for lc in model.loops:
+        if isinstance(lc, JointCoupling):
+            terms = " + ".join(f"{c:g} * {model.joint_names[k]}" for k, c in zip(lc.joints, lc.coefficients))
+            print(f"  joint coupling '{lc.name}': {terms} = {lc.value:g} (1 constraint row)")
+            continue
         print(
             f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
             f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)"

@@ -34,6 +34,7 @@ from denoc_bridge.dynamics import gravity_torques
 from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
 from denoc_bridge.io.mjcf import file_pose
 from denoc_bridge.io.robots import load_robot, resolve_robot
+from denoc_bridge.multibody.constraints import LoopClosure, describe_loops
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation import simulate
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
@@ -72,7 +73,8 @@ def _start(model, args):
     if model.loops:
         q = project_configuration(model, q)
         if "closed" not in what:
-            what += " projected onto the loops"
+            cuts = any(isinstance(lc, LoopClosure) for lc in model.loops)
+            what += " projected onto the " + ("loops" if cuts else "joint couplings")
     elif getattr(args, "limits", False) and _start_method(args) in FIXED_STEP_METHODS + IMPLICIT_METHODS:
         q, what = _inside_limits(model, q, what)
     return q, what
@@ -446,13 +448,13 @@ def simulate_command(args) -> int:
     if with_ground:
         method = ground.METHOD
     base = "free-flyer base" if model.floating_base else "fixed base"
-    loops = f", {_count(len(model.loops), 'loop closure')}" if model.loops else ""
+    loops = f", {describe_loops(model.loops)}" if model.loops else ""
     if args.mimic:
         loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
     if model.loops and method not in FIXED_STEP_METHODS and not with_ground:
         raise DenocError(
-            f"'{model.name}' has loop closures: simulate it with --method rk4 or euler (the "
+            f"'{model.name}' has {describe_loops(model.loops)}: simulate it with --method rk4 or euler (the "
             f"projection onto the loops after each step does not fit the adaptive {method})"
         )
     tau, tau_what = torque_input(model, args.torque)

@@ -17,6 +17,7 @@ from denoc_bridge.errors import DenocError
 from denoc_bridge.io.mjcf import is_mjcf
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.io.robots import load_robot, resolve_robot
+from denoc_bridge.multibody.constraints import describe_loops
 from denoc_bridge.multibody.mimic import MimicModel
 
 
@@ -189,6 +190,11 @@ def _validate_mjcf(path: str, model, args) -> int:
     report_table(report)
     ok = report.passed
     tree = model.tree if isinstance(model, MimicModel) else model
+    held = [_count(len(model.mimic), "mimic relation")] if isinstance(model, MimicModel) else []
+    if tree.loops:
+        held.append(describe_loops(tree.loops))
+    if held:
+        print(f"(compared: the tree, without its {' and '.join(held)}, as MuJoCo with its equalities disabled)")
     pm, why = _pinocchio_from_mjcf(path, tree)
     if pm is None:
         print(f"Pinocchio: not compared ({why})")

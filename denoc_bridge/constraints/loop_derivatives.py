@@ -45,7 +45,7 @@ from denoc_bridge.constraints.solve import lagrange_accelerations
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.constraints import LoopClosure
+from denoc_bridge.multibody.constraints import JointCoupling, LoopClosure
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -175,8 +175,12 @@ class _Motion:
         )
 
 
-def _rows(lc: LoopClosure, kin: LoopKinematics, cols: _Columns, v: np.ndarray, acc: np.ndarray):
+def _rows(lc: LoopClosure | JointCoupling, kin: LoopKinematics, cols: _Columns, v: np.ndarray, acc: np.ndarray):
     """(g, dg/dq, dg/dv) of one cut joint for each acceleration of ``acc``: (K, r), (K, r, nv), (K, r, nv)."""
+    if isinstance(lc, JointCoupling):  # g = sum c_k a_k: no q or v in it
+        g1 = acc[:, kin.model.idx_v[list(lc.joints)]] @ lc.coefficients
+        zero = np.zeros((len(acc), 1, kin.model.nv))
+        return g1[:, None], zero, zero
     RF1, x1 = kin.frame(lc.link1, lc.rotation1, lc.translation1)
     _, x2 = kin.frame(lc.link2, lc.rotation2, lc.translation2)
     p1, p2 = _Motion(cols, lc.link1, x1, v, acc), _Motion(cols, lc.link2, x2, v, acc)

@@ -1,5 +1,6 @@
 """The rows of the loop closures: world kinematics of the links, the residual, Jacobian and bias of
-every cut joint (004 eqs. 12-15) and the redundant rows among them."""
+every cut joint (004 eqs. 12-15) and of every joint coupling (one constant row), and the
+redundant rows among them."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import numpy as np
 from denoc_bridge.algorithms.reference import link_N, world_kinematics
 from denoc_bridge.constraints import mimic_loops as _mimic_loops
 from denoc_bridge.constraints.solve import independent_rows
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, ModelError
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.constraints import LoopClosure, body_name
+from denoc_bridge.multibody.constraints import JointCoupling, LoopClosure, body_name
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.spatial import skew
 
@@ -25,7 +26,7 @@ class LoopKinematics:
     def __init__(self, model, q, v=None):
 
         kin = world_kinematics(model, q, v)
-        self.model, self.R, self.o, self.P, self.Pdot = model, kin.R, kin.o, kin.P, kin.Pdot
+        self.model, self.q, self.R, self.o, self.P, self.Pdot = model, q, kin.R, kin.o, kin.P, kin.Pdot
         L = model.n_links
         self.omega = np.zeros((L, 3))
         self.odot = np.zeros((L, 3))
@@ -97,8 +98,19 @@ def _log3(R) -> np.ndarray:
     return th / (2.0 * np.sin(th)) * w
 
 
-def _loop_rows(lc: LoopClosure, kin: LoopKinematics, with_bias: bool):
-    """(phi, C, gamma) of one cut joint: position error, Jacobian rows, Cdot qdot."""
+def _coupling_row(lc: JointCoupling, model, q: np.ndarray, with_bias: bool):
+    """(phi, C, gamma) of a joint coupling: ``sum c_k q_k - value``, ``sum c_k e_k``, 0."""
+    iq, iv = model.idx_q[list(lc.joints)], model.idx_v[list(lc.joints)]
+    C = np.zeros((1, model.nv))
+    C[0, iv] = lc.coefficients
+    phi = np.array([lc.coefficients @ q[iq] - lc.value])
+    return phi, C, np.zeros(1) if with_bias else None
+
+
+def _loop_rows(lc: LoopClosure | JointCoupling, kin: LoopKinematics, with_bias: bool):
+    """(phi, C, gamma) of one cut joint or coupling: position error, Jacobian rows, Cdot qdot."""
+    if isinstance(lc, JointCoupling):
+        return _coupling_row(lc, kin.model, kin.q, with_bias)
     RF1, x1 = kin.frame(lc.link1, lc.rotation1, lc.translation1)
     RF2, x2 = kin.frame(lc.link2, lc.rotation2, lc.translation2)
     nv = kin.model.nv
@@ -193,9 +205,15 @@ def cut_joint_jacobian(model, q) -> tuple:
     """``(D*, N)`` of 004 eq. 15: ``D*`` (m x 6L) acts on the stacked world twists
     ``t = [omega_k; odot_k]`` of the links (000 eq. 9) and ``N`` is the DeNOC matrix
     (6L x nv, :func:`denoc_bridge.denoc_matrices`: ``N = N_l N_d``), so that
-    ``D* N = C`` (:func:`loop_jacobian`).  Dense: for small systems."""
+    ``D* N = C`` (:func:`loop_jacobian`).  Dense: for small systems.  A joint coupling's row
+    acts on joint rates, not on twists: a model with one is refused."""
     _check_model(model)
-
+    for lc in model.loops:
+        if isinstance(lc, JointCoupling):
+            raise ModelError(
+                f"joint coupling '{lc.name}' is a row on the joint rates (C = its coefficients), not a cut "
+                "joint on the links' twists: cut_joint_jacobian covers models whose loops are all cut joints"
+            )
     kin = LoopKinematics(model, q)
     L = model.n_links
     blocks = []
@@ -227,19 +245,24 @@ def cut_joint_jacobian(model, q) -> tuple:
 
 def constraint_report(model, q) -> list:
     """One dict per cut joint: name, type, the two links, rows, rank, redundant rows (their
-    positions within the joint's rows) and the position error at q."""
+    positions within the joint's rows) and the position error at q; a joint coupling has its
+    joints' names instead of the two links."""
     _check_model(model)
     phi, C, _ = all_rows(model, q)
     keep = set(independent_rows(C).tolist())
     out, r0 = [], 0
     for lc in model.loops:
         rows = range(r0, r0 + lc.n_rows)
+        where = (
+            dict(joints=[model.joint_names[k] for k in lc.joints])
+            if isinstance(lc, JointCoupling)
+            else dict(link1=body_name(model, lc.link1), link2=body_name(model, lc.link2))
+        )
         out.append(
             dict(
                 name=lc.name,
                 type=lc.type,
-                link1=body_name(model, lc.link1),
-                link2=body_name(model, lc.link2),
+                **where,
                 rows=lc.n_rows,
                 rank=int(independent_rows(C[rows.start : rows.stop]).size),
                 redundant=[k - r0 for k in rows if k not in keep],

@@ -50,6 +50,7 @@ from denoc_bridge.constraints.solve import (
 )
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
 from denoc_bridge.multibody import inputs as inp
+from denoc_bridge.multibody.constraints import JointCoupling
 from denoc_bridge.multibody.mimic import MimicModel
 
 __all__ = [
@@ -125,7 +126,7 @@ def _loop_dofs(model):
 
     dofs = []
     for lc in tree.loops:
-        path = ancestors(lc.link1) ^ ancestors(lc.link2)
+        path = set(lc.joints) if isinstance(lc, JointCoupling) else ancestors(lc.link1) ^ ancestors(lc.link2)
         idx = [i for k in sorted(path) for i in range(tree.idx_v[k], tree.idx_v[k] + tree.nv_joint[k])]
         dofs.append(np.array(idx, dtype=np.int64))
     model._loop_dofs = (tree.loops, dofs)
@@ -156,13 +157,13 @@ def check_coupling(model: MimicModel, C, phi=None) -> None:
         error = 0.0 if phi is None else float(np.abs(phi[rows]).max())
         if error > CLOSED_TOL:
             raise InputError(
-                f"loop '{lc.name}' of model '{model.tree.name}' is not closed at this configuration (error "
+                f"{lc.label} of model '{model.tree.name}' is not closed at this configuration (error "
                 f"{error:.2e}) and the mimic joint {names} leaves it no motion here: close it first "
                 "(db.loops.project_configuration)"
             )
         raise ModelError(
             f"model '{model.tree.name}': the mimic joint {names} takes the only degree(s) of freedom "
-            f"of loop '{lc.name}' ({mob_tree} on the tree): with the coupling its joints cannot move, "
+            f"of {lc.label} ({mob_tree} on the tree): with the coupling its joints cannot move, "
             "and the relation and the loop fix them both; drop the <mimic> or the <loop_joint>"
         )
 
@@ -184,7 +185,7 @@ def _check_redundant(model, J, a, rhs, kept):
             break
         r0 += lc.n_rows
     raise InputError(
-        f"loop '{lc.name}' of model '{model.tree.name}' is singular at this state under the mimic coupling: "
+        f"{lc.label} of model '{model.tree.name}' is singular at this state under the mimic coupling: "
         f"its rows are dependent on the others and their accelerations disagree (error {err.max():.2e}); "
         "the state violates the loops (project_configuration, project_velocity) or the mechanism is at a "
         "singular position"

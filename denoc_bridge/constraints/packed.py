@@ -9,6 +9,7 @@ import numpy as np
 from denoc_bridge.constraints.solve import gravity_free
 from denoc_bridge.kernels import loop_rows as _rows
 from denoc_bridge.kernels import loops as _kl
+from denoc_bridge.multibody.constraints import JointCoupling
 
 _TYPE_CODES = {
     "weld": _rows.WELD,
@@ -25,9 +26,11 @@ class _Compiled:
 
     def __init__(self, model):
 
-        L, nv, nl = model.n_links, model.nv, len(model.loops)
+        L, nv = model.n_links, model.nv
         self.loops = model.loops
         self.m = m = sum(lc.n_rows for lc in model.loops)
+        n_terms = sum(len(lc.joints) for lc in model.loops if isinstance(lc, JointCoupling))
+        nl = len(model.loops) + n_terms  # rows of the cut joints, the couplings and their terms
         pi = np.zeros((1 + L + nl, 6), dtype=np.int64)
         pf = np.zeros((1 + L + nl, 30))
         pi[0] = (L, nl, m, nv, model.nq, 0)
@@ -37,12 +40,20 @@ class _Compiled:
         pf[1 : L + 1, :18] = np.column_stack(
             [model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9), model.joint_translation]
         )
-        r = 0
+        r, t = 0, len(model.loops)  # t: the next term's row
         for l, lc in enumerate(model.loops):
-            pi[1 + L + l, :4] = (_TYPE_CODES[lc.type], lc.link1, lc.link2, r)
-            pf[1 + L + l] = np.concatenate(
-                [lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(), lc.translation2, lc.normals().ravel()]
-            )
+            if isinstance(lc, JointCoupling):
+                pi[1 + L + l] = (_rows.COUPLING, -1, -1, r, t, len(lc.joints))
+                pf[1 + L + l, 0] = lc.value
+                for k, c in zip(lc.joints, lc.coefficients):
+                    pi[1 + L + t, :4] = (_rows.TERM, k, -1, -1)
+                    pf[1 + L + t, 0] = c
+                    t += 1
+            else:
+                pi[1 + L + l, :4] = (_TYPE_CODES[lc.type], lc.link1, lc.link2, r)
+                pf[1 + L + l] = np.concatenate(
+                    [lc.rotation1.ravel(), lc.translation1, lc.rotation2.ravel(), lc.translation2, lc.normals().ravel()]
+                )
             r += lc.n_rows
         self.pi, self.pf = pi, pf
         self.sb = np.zeros(_kl.scratch_size(L, nv, m))

@@ -22,7 +22,7 @@ from denoc_bridge.algorithms.dynamics import (
     tree_forward_dynamics,
 )
 from denoc_bridge.errors import InputError
-from denoc_bridge.multibody.constraints import LoopClosure
+from denoc_bridge.multibody.constraints import JointCoupling, LoopClosure
 
 RANK_RTOL = 1e-9  # relative to the largest singular value
 SERIAL_COLUMNS = 32  # M^-1 X with at most this many columns: single-state calls, not the batch kernel
@@ -197,7 +197,7 @@ def check_consistent(loops, phi, C, gamma, v, a, tol):
             e = np.abs(err[r0 : r0 + lc.n_rows]).max()
             if e > tol * scale:
                 raise InputError(
-                    f"the motion does not satisfy loop '{lc.name}' at the {level} level (error {e:.2e}): "
+                    f"the motion does not satisfy {lc.label} at the {level} level (error {e:.2e}): "
                     "closed-chain inverse dynamics needs q, v, a consistent with the loops "
                     "(project_configuration, project_velocity, or accelerations from forward dynamics)"
                 )
@@ -225,7 +225,7 @@ def actuator_torques(C, tau_tree, act, nv, describe):
 
 
 def closed_or_error(
-    loop_closures: Sequence[LoopClosure], q: np.ndarray, phi: np.ndarray, tol: float, max_iter: int
+    loop_closures: Sequence[LoopClosure | JointCoupling], q: np.ndarray, phi: np.ndarray, tol: float, max_iter: int
 ) -> np.ndarray:
     """q when the worst loop error is within 1e3 tol, else the InputError naming that loop."""
     worst: tuple[str, float] = ("", -1.0)
@@ -233,11 +233,11 @@ def closed_or_error(
     for lc in loop_closures:
         e = float(np.abs(phi[r0 : r0 + lc.n_rows]).max())
         if e > worst[1]:
-            worst = (lc.name, e)
+            worst = (lc.label, e)
         r0 += lc.n_rows
     if worst[1] <= 1e3 * tol:
         return q
     raise InputError(
-        f"cannot close loop '{worst[0]}' near this configuration: error {worst[1]:.2e} after "
+        f"cannot close {worst[0]} near this configuration: error {worst[1]:.2e} after "
         f"{max_iter} Newton-Raphson steps (004 eq. 26)"
     )

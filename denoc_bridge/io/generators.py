@@ -32,6 +32,7 @@ from denoc_bridge.errors import InputError, PhysicsWarning
 from denoc_bridge.io.cartpole import cartpole, cartpole_urdf
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.io.urdf_writer import NO_LIMIT, joint_xml, link_xml, number, rpy
+from denoc_bridge.multibody.constraints import LoopClosure
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -392,6 +393,7 @@ def fourbar_urdf() -> str:
             )
         )
     for lc in model.loops:
+        assert isinstance(lc, LoopClosure)  # the four-bar's one cut joint
         sides = []
         for i, (link, R, p) in enumerate(
             ((lc.link1, lc.rotation1, lc.translation1), (lc.link2, lc.rotation2, lc.translation2)), start=1

@@ -30,13 +30,15 @@ a body without joints          merged into its parent's link (inertia lumped), a
 bodies and sites               ``model.frames`` (kinds ``"link"`` and ``"site"``)
 ``<connect>``, ``<weld>``      loop closures (``"spherical"``, ``"weld"``)
 ``<joint>`` (linear polycoef)  mimic couplings: a :class:`~denoc_bridge.MimicModel`
+``<tendon>`` (a fixed tendon)  a mimic coupling (two joints) or a joint coupling (one, three
+                               or more: one row beside the loop closures')
 =============================  ===============================================================
 
 q and tau follow MuJoCo's joint order; the layouts differ only at free and ball joints
 (quaternion order, a free joint's linear velocity): :mod:`denoc_bridge.io.mujoco_layout`
 converts.  What has no counterpart is refused with the element's name (a free joint below
 another body, flex objects, nonlinear springs and dampers, nonlinear or fixed ``<joint>``
-equalities, ``<tendon>`` equalities) or listed in ``model.warnings`` with a
+equalities, ``<tendon>`` equalities over two tendons or a tendon that is not fixed) or listed in ``model.warnings`` with a
 :class:`~denoc_bridge.errors.PhysicsWarning` (tendons, ball joint limits, gravity
 compensation, fluid forces, inactive equalities): nothing is dropped silently.  Contacts,
 actuators and MuJoCo's soft-constraint parameters (``solref``, ``solimp``) are not part of

@@ -12,11 +12,15 @@
 * ``<tendon>`` of one fixed tendon over two hinge or slide joints a, b (the coupling of the
   dm_control grippers): MuJoCo holds ``L - L0 = c0`` with ``L = ca qa + cb qb`` and ``L0`` its
   value at ``qpos0``, that is the :class:`~denoc_bridge.Mimic`
-  ``qa = -(cb / ca) qb + qa0 + (cb qb0 + c0) / ca``.
+  ``qa = -(cb / ca) qb + qa0 + (cb qb0 + c0) / ca``;
+* ``<tendon>`` of one fixed tendon over one or three or more hinge or slide joints (dm_control's
+  quadruped holds the sum of each leg's three joints): the
+  :class:`~denoc_bridge.multibody.constraints.JointCoupling` ``sum c_k q_k = L0 + c0``, one row
+  on the loop layer.
 
 MuJoCo's constraints are soft (``solref``, ``solimp``); these are exact.  A ``<joint>``
 equality that fixes a joint (no ``joint2``) or is nonlinear, a ``<tendon>`` equality between
-two tendons or over a tendon that is not a fixed tendon of two hinge or slide joints, and
+two tendons or over a tendon that is not a fixed tendon of hinge or slide joints, and
 ``<flex>`` equalities are refused by name; an equality inactive at the start
 (``active="false"``) or not applied (``constraints=False``) is skipped with a note.
 """
@@ -29,7 +33,7 @@ import numpy as np
 
 from denoc_bridge.errors import ModelError
 from denoc_bridge.io.mujoco_layout import wxyz_to_matrix
-from denoc_bridge.multibody.constraints import LoopClosure, Mimic
+from denoc_bridge.multibody.constraints import JointCoupling, LoopClosure, Mimic
 
 __all__ = ["equalities"]
 
@@ -51,10 +55,11 @@ def equalities(
     where: list[Pose],
     constraints: bool,
     notes: list[str],
-) -> tuple[list[LoopClosure], list[Mimic]]:
-    """Loop closures and mimic couplings of the compiled model's equalities (see the module
-    docstring); ``owner[b]``/``where[b]``: the link carrying body b and the body's frame in it."""
-    loops: list[LoopClosure] = []
+) -> tuple[list[LoopClosure | JointCoupling], list[Mimic]]:
+    """Loop closures, joint couplings and mimic couplings of the compiled model's equalities (see
+    the module docstring); ``owner[b]``/``where[b]``: the link carrying body b and the body's
+    frame in it (a MuJoCo joint j is the joint of link j)."""
+    loops: list[LoopClosure | JointCoupling] = []
     mimic: list[Mimic] = []
     for e in range(m.neq):
         kind = _KIND.get(int(m.eq_type[e]), f"type {int(m.eq_type[e])}")
@@ -74,7 +79,11 @@ def equalities(
             mimic.append(_mimic(m, data, i1, i2, joint_names, label))
             continue
         if int(m.eq_type[e]) == _TENDON:
-            mimic.append(_tendon_mimic(m, mj, data, i1, i2, joint_names, label))
+            held = _tendon(m, mj, name, data, i1, i2, joint_names, label)
+            if isinstance(held, Mimic):
+                mimic.append(held)
+            else:
+                loops.append(held)
             continue
         if int(m.eq_objtype[e]) == int(mj.mjtObj.mjOBJ_SITE):  # the two sites' frames (origins) coincide
             b1, b2 = int(m.site_bodyid[i1]), int(m.site_bodyid[i2])
@@ -114,22 +123,28 @@ def _mimic(m: Any, data: np.ndarray, j1: int, j2: int, joint_names: list[str], l
 _WRAP_JOINT = 1  # mjtWrap: a fixed tendon's term ``coef * q[joint]``
 
 
-def _tendon_mimic(m: Any, mj: Any, data: np.ndarray, t1: int, t2: int, joint_names: list[str], label: str) -> Mimic:
-    """``ca (qa - qa0) + cb (qb - qb0) = c0`` (a fixed tendon's length held) as ``qa = r qb + offset``."""
+def _tendon(
+    m: Any, mj: Any, name: str, data: np.ndarray, t1: int, t2: int, joint_names: list[str], label: str
+) -> Mimic | JointCoupling:
+    """A fixed tendon's length held, ``sum c_k (q_k - q_k0) = c0``: the mimic relation of its
+    two joints, or the joint coupling of its one or three or more (module docstring)."""
     if t2 >= 0:
         raise ModelError(f"{label}: a coupling of two tendons is not supported (one fixed tendon held is)")
     tendon = mj.mj_id2name(m, mj.mjtObj.mjOBJ_TENDON, t1) or f"tendon{t1}"
     adr, num = int(m.tendon_adr[t1]), int(m.tendon_num[t1])
     terms = [(int(m.wrap_objid[w]), float(m.wrap_prm[w])) for w in range(adr, adr + num)]
-    if any(int(m.wrap_type[w]) != _WRAP_JOINT for w in range(adr, adr + num)) or len(terms) != 2:
+    if any(int(m.wrap_type[w]) != _WRAP_JOINT for w in range(adr, adr + num)):
         raise ModelError(
-            f"{label}: tendon '{tendon}' has {num} term(s); only a fixed tendon of two hinge or slide "
-            "joints is supported"
+            f"{label}: tendon '{tendon}' is not a fixed tendon (it wraps sites or geoms); only a fixed "
+            "tendon of hinge or slide joints is supported"
         )
-    (ja, ca), (jb, cb) = terms
-    for j in (ja, jb):
+    for j, _ in terms:
         if int(m.jnt_type[j]) not in (2, 3):  # slide, hinge
             raise ModelError(f"{label}: joint '{joint_names[j]}' of tendon '{tendon}' is not a hinge or slide joint")
+    if len(terms) != 2:  # the joints are the links of the same index (module docstring of mjcf)
+        value = float(m.tendon_length0[t1]) + float(data[0])
+        return JointCoupling(name, tuple(j for j, _ in terms), np.array([c for _, c in terms]), value)
+    (ja, ca), (jb, cb) = terms
     if ca == 0.0 or ja == jb:
         raise ModelError(f"{label}: tendon '{tendon}' does not hold joint '{joint_names[ja]}' to another joint")
     qa0, qb0 = float(m.qpos0[m.jnt_qposadr[ja]]), float(m.qpos0[m.jnt_qposadr[jb]])

@@ -19,8 +19,12 @@ from denoc_bridge.kernels.joints import REVOLUTE as J_REVOLUTE
 from denoc_bridge.kernels.joints import UNIVERSAL as J_UNIVERSAL
 from denoc_bridge.kernels.joints import joint_subspace, joint_subspace_rate, joint_transform, unit_pair
 
-#: the cut joints' type codes (row 1 + L + l of ``pi``)
-WELD, SPHERICAL, REVOLUTE, PRISMATIC = 0, 1, 2, 3
+#: the cut joints' type codes (row 1 + L + l of ``pi``); a joint coupling's row is
+#: [COUPLING, -1, -1, first row, its first term's row in ``lt``, number of terms] with its value
+#: in column 0 of ``pf``, each term a row [TERM, link, -1, -1, 0, 0] with its coefficient there
+WELD, SPHERICAL, REVOLUTE, PRISMATIC, COUPLING, TERM = 0, 1, 2, 3, 4, 5
+#: columns of a coupling's ``pi`` row: where its terms are (rows of ``lt``) and how many
+FIRST_TERM, N_TERMS = 4, 5
 
 
 @njit(cache=True, inline="always")
@@ -260,16 +264,37 @@ def _point_motion(ws, link, x, out):
     out[3, 0], out[3, 1], out[3, 2] = odd0[link, 0] + c0 + b0, odd0[link, 1] + c1 + b1, odd0[link, 2] + c2 + b2
 
 
+@njit(cache=True)
+def coupling_row(mt, li, lf, l, q, with_bias, phi, C, gamma):
+    """The row of joint coupling l: phi = sum c_k q_k - value, C = sum c_k e_k, Cdot qdot = 0."""
+    idx_q, idx_v = mt[6], mt[8]
+    r, first, n = li[l, 3], li[l, FIRST_TERM], li[l, N_TERMS]
+    phi[r] = -lf[l, 0]
+    C[r, :] = 0.0
+    for t in range(first, first + n):
+        k, c = li[t, 1], lf[t, 0]
+        phi[r] += c * q[idx_q[k]]
+        C[r, idx_v[k]] = c
+    if with_bias:
+        gamma[r] = 0.0
+
+
 @njit(cache=True, inline="always")
-def loop_rows(mt, lt, ws, with_bias, phi, C, gamma):
+def loop_rows(mt, lt, ws, q, with_bias, phi, C, gamma):
     """phi, C = D* N (004 eq. 15) and Cdot qdot (eq. 13) of every cut joint (rows as in the
-    table of :mod:`denoc_bridge.constraints.loops`); world_kinematics must have run (with v for the bias)."""
+    table of :mod:`denoc_bridge.constraints.loops`) and joint coupling; world_kinematics must
+    have run (with v for the bias)."""
     li, lf = lt
     J, t = ws[15], ws[16]  # Jw1, Jx1, Jw2, Jx2 (3 x nv each)
     RF1, RF2, Rrel, x1, x2, dvec, rot, lg = t[0:3], t[3:6], t[6:9], t[9], t[10], t[11], t[12], t[13]
     m1, m2, B, tmp = t[14:18], t[18:22], t[22:24], t[24]
     for l in range(li.shape[0]):
         typ, l1, l2, r = li[l, 0], li[l, 1], li[l, 2], li[l, 3]
+        if typ == TERM:
+            continue
+        if typ == COUPLING:
+            coupling_row(mt, li, lf, l, q, with_bias, phi, C, gamma)
+            continue
         _frame(ws, l1, lf[l, 0:9], lf[l, 9:12], RF1, x1)
         _frame(ws, l2, lf[l, 12:21], lf[l, 21:24], RF2, x2)
         J[:] = 0.0

@@ -6,10 +6,13 @@ The entries take the model and its cut joints as two arrays built once per model
 
 ``pi``  int64 (1 + L + n_loops, 6): row 0 = [L, n_loops, m rows, nv, nq, 0]; row 1 + k =
         [parent, joint type, idx_q, nq, idx_v, nv] of link k; row 1 + L + l = [type code,
-        link1, link2, first row, 0, 0] of cut joint l;
+        link1, link2, first row, 0, 0] of cut joint l (n_loops counts the cut joints, the
+        joint couplings and their terms: the layout of a coupling's rows is in
+        :mod:`.loop_rows`);
 ``pf``  float64 (1 + L + n_loops, 30): row 1 + k = [axis, axis2, joint rotation (9,
         row-major), joint translation] of link k; row 1 + L + l = [R1 (9), p1, R2 (9), p2, b1,
-        b2] of cut joint l, b1 and b2 the normals of its axis in the joint frame;
+        b2] of cut joint l, b1 and b2 the normals of its axis in the joint frame (a coupling's
+        value, a term's coefficient in column 0);
 ``sb``  float64 scratch of :func:`scratch_size` numbers, carved into the tuples ``ws``
         (kinematics) and ``ds`` (constraints) by :func:`unpack`.
 
@@ -203,7 +206,7 @@ def _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, 
     )
     n, hi = _reach(mt, lt)
     world_kinematics(mt, q, v, True, ws, n)  # phi, C = D* N, Cdot qdot   004 (12-15)
-    loop_rows(mt, lt, ws, True, phi, C, gamma)
+    loop_rows(mt, lt, ws, q, True, phi, C, gamma)
     status = factorised_forward_dynamics(kt.view(np.int32), kt, work, q, v, tau, fext, a)  # a0 (open tree)
     if status:
         return status, 0
@@ -246,7 +249,7 @@ def project_state(kt, kt0, work, mt, lt, ws, ds, q, v, rtol, tol, max_iter, qn):
     err0 = -1.0
     for it in range(max_iter + 1):
         world_kinematics(mt, q, v, False, ws, n)
-        loop_rows(mt, lt, ws, False, phi, C, gamma)
+        loop_rows(mt, lt, ws, q, False, phi, C, gamma)
         err = np.max(np.abs(phi)) if phi.shape[0] else 0.0
         if err0 < 0.0:
             err0 = err
@@ -309,7 +312,7 @@ def rows(pi, pf, sb, q, v, with_bias):
     mt, lt, ws, ds = unpack(pi, pf, sb)
     n, hi = _reach(mt, lt)
     world_kinematics(mt, q, v, with_bias, ws, n)
-    loop_rows(mt, lt, ws, with_bias, ds[0], ds[1], ds[2])
+    loop_rows(mt, lt, ws, q, with_bias, ds[0], ds[1], ds[2])
 
 
 def row_views(sb, L, nv, m):

@@ -69,7 +69,7 @@ def stacked_rows(mt, lt, ws, im, fm, qf, vf, with_bias, phi, J, gamma, L):
     s_v, m_v, mult = im[4], im[5], fm[0]
     nc = s_v.shape[0]
     world_kinematics(mt, qf, vf, with_bias, ws, L)
-    loop_rows(mt, lt, ws, with_bias, phi[nc:], J[nc:], gamma[nc:])
+    loop_rows(mt, lt, ws, qf, with_bias, phi[nc:], J[nc:], gamma[nc:])
     for j in range(nc):  # K_j = e_s - mult e_m: v_s = mult v_m
         J[j, :] = 0.0
         J[j, s_v[j]] = 1.0

@@ -1,5 +1,6 @@
 """Descriptions of the holonomic constraints a model carries: URDF ``<mimic>`` relations
-(:class:`Mimic`) and loop closures by cut joints (:class:`LoopClosure`, 004 §2.3).
+(:class:`Mimic`), loop closures by cut joints (:class:`LoopClosure`, 004 §2.3) and linear
+couplings of several joints (:class:`JointCoupling`, MuJoCo's fixed tendon held at its length).
 
 These are data: :mod:`denoc_bridge.constraints` builds their Jacobians and solves them.
 """
@@ -13,12 +14,22 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge._text import did_you_mean
+from denoc_bridge._text import count, did_you_mean
 from denoc_bridge.errors import ModelError
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.spatial import rpy_to_matrix
 
-__all__ = ["Mimic", "LoopClosure", "LOOP_TYPES", "make_loop_closure", "body_name", "frozen_array"]
+__all__ = [
+    "Mimic",
+    "LoopClosure",
+    "JointCoupling",
+    "LOOP_TYPES",
+    "make_loop_closure",
+    "make_joint_coupling",
+    "body_name",
+    "frozen_array",
+    "describe_loops",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,11 @@ class LoopClosure:
         """Constraint rows before redundant ones are removed."""
         return LOOP_TYPES[self.type]
 
+    @property
+    def label(self) -> str:
+        """``"loop 'name'"``, for messages."""
+        return f"loop '{self.name}'"
+
     def normals(self) -> np.ndarray:
         """Two unit vectors normal to ``axis`` (joint frame), (2, 3)."""
         a = self.axis
@@ -104,6 +120,50 @@ class LoopClosure:
         b1 = np.cross(a, t)
         b1 /= np.linalg.norm(b1)
         return np.array([b1, np.cross(a, b1)])
+
+
+@dataclass(frozen=True, eq=False)
+class JointCoupling:
+    """A linear equality among one-DOF joints, ``sum_k coefficients[k] q[joints[k]] = value``
+    (``joints``: model link indices, whose revolute or prismatic joints each have one
+    coordinate; MuJoCo's ``<tendon>`` equality over a fixed tendon).  One constraint row of
+    the loop layer beside the cut joints' (``model.loops``): ``phi = sum c_k q_k - value``,
+    ``C = sum c_k e_k`` (constant), ``Cdot qdot = 0``.  A coupling of two joints can also be
+    a :class:`Mimic` relation (reduced coordinates, Pinocchio's layout); a coupling of three
+    or more cannot."""
+
+    name: str
+    joints: tuple[int, ...]
+    coefficients: np.ndarray
+    value: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Checked on construction, the coefficients copied read-only (see :class:`LoopClosure`)."""
+        joints = tuple(int(k) for k in self.joints)
+        if not joints or len(set(joints)) != len(joints) or min(joints) < 0:
+            raise ModelError(f"joint coupling '{self.name}': joints must be distinct link indices, got {joints}")
+        object.__setattr__(self, "joints", joints)
+        c = frozen_array(self.coefficients, (len(joints),), f"joint coupling '{self.name}': coefficients")
+        if not np.all(c != 0.0):
+            raise ModelError(f"joint coupling '{self.name}': a coefficient is zero ({c.tolist()})")
+        object.__setattr__(self, "coefficients", c)
+        value = float(frozen_array(self.value, (), f"joint coupling '{self.name}': value"))
+        object.__setattr__(self, "value", value)
+
+    @property
+    def type(self) -> str:
+        """``"coupling"`` (the cut joints' types are those of :data:`LOOP_TYPES`)."""
+        return "coupling"
+
+    @property
+    def n_rows(self) -> int:
+        """One constraint row."""
+        return 1
+
+    @property
+    def label(self) -> str:
+        """``"joint coupling 'name'"``, for messages."""
+        return f"joint coupling '{self.name}'"
 
 
 class _Links(Protocol):
@@ -119,7 +179,7 @@ class _Links(Protocol):
     @property
     def frames(self) -> Sequence[Any]: ...
     @property
-    def loops(self) -> Sequence[LoopClosure]: ...
+    def loops(self) -> Sequence[LoopClosure | JointCoupling]: ...
 
 
 def body_name(model: _Links, link: int) -> str:
@@ -210,3 +270,50 @@ def make_loop_closure(
     if any(lc.name == name for lc in model.loops):
         raise ModelError(f"loop closure '{name}' is declared twice")
     return LoopClosure(str(name), type, int(l1), int(l2), R1, p1, R2, p2, a / n)
+
+
+def make_joint_coupling(
+    model: Any, name: str, joints: Sequence[str], coefficients: npt.ArrayLike, value: float = 0.0
+) -> JointCoupling:
+    """Validate and build a :class:`JointCoupling` (see :meth:`Model.add_joint_coupling`)."""
+    _check_model(model)
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"a joint coupling's name must be a non-empty string, got {name!r}")
+    if isinstance(joints, str) or not isinstance(joints, Sequence) or not joints:
+        raise ModelError(f"joint coupling '{name}': joints must be a non-empty list of joint names, got {joints!r}")
+    names = list(model.joint_names)
+    links = []
+    for j in joints:
+        if j not in names:
+            raise ModelError(
+                f"joint coupling '{name}': no joint named {j!r} in '{model.name}'{did_you_mean(str(j), names)}"
+            )
+        links.append(names.index(j))
+    if any(lc.name == name for lc in model.loops):
+        raise ModelError(f"joint coupling '{name}': the name is already used by a loop closure or coupling")
+    c = _numbers(coefficients, (len(links),), f"joint coupling '{name}': coefficients ({len(links)} for the joints)")
+    v = _numbers(value, (), f"joint coupling '{name}': value")
+    lc = JointCoupling(str(name), tuple(links), c, float(v))
+    check_coupling_joints(model, lc)
+    return lc
+
+
+def check_coupling_joints(model: Any, lc: JointCoupling) -> None:
+    """A ModelError unless every joint of ``lc`` is a revolute or prismatic joint with one
+    coordinate (nq = nv = 1) of ``model``."""
+    for k in lc.joints:
+        if k >= model.n_links:
+            raise ModelError(f"joint coupling '{lc.name}': link index {k} is not a link of '{model.name}'")
+        if int(model.nq_joint[k]) != 1 or int(model.nv_joint[k]) != 1:
+            raise ModelError(
+                f"joint coupling '{lc.name}': joint '{model.joint_names[k]}' has nq={int(model.nq_joint[k])}, "
+                f"nv={int(model.nv_joint[k])}; a coupling holds revolute or prismatic joints (one coordinate each)"
+            )
+
+
+def describe_loops(loops: Sequence[LoopClosure | JointCoupling]) -> str:
+    """``"1 loop closure"``, ``"4 joint couplings"``, ``"1 loop closure and 2 joint couplings"``."""
+    n_cuts = sum(1 for lc in loops if isinstance(lc, LoopClosure))
+    n_couplings = len(loops) - n_cuts
+    parts = [count(n, noun) for n, noun in ((n_cuts, "loop closure"), (n_couplings, "joint coupling")) if n]
+    return " and ".join(parts)

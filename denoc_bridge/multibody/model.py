@@ -40,7 +40,15 @@ from denoc_bridge._text import count, did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, ModelError, NameLookupError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
-from denoc_bridge.multibody.constraints import LoopClosure, Mimic, frozen_array, make_loop_closure
+from denoc_bridge.multibody.constraints import (
+    JointCoupling,
+    LoopClosure,
+    Mimic,
+    check_coupling_joints,
+    frozen_array,
+    make_joint_coupling,
+    make_loop_closure,
+)
 from denoc_bridge.multibody.data import Data
 from denoc_bridge.multibody.joints import (
     AXIAL,
@@ -183,7 +191,7 @@ class Model(ModelKind):
         source: str | None = None,
         frames: Sequence[Frame] = (),
         mimic: Sequence[Mimic] = (),
-        loops: Sequence[LoopClosure] = (),
+        loops: Sequence[LoopClosure | JointCoupling] = (),
         warnings: Sequence[str] = (),
         inertia_check: str = "raise",
         _warn_inertia: bool = True,
@@ -298,6 +306,9 @@ class Model(ModelKind):
         self._link_mass_matrix: np.ndarray | None = None  # on first use: 288 bytes per link
         self._modules: tuple[Module, ...] | None = None
         self._kt = build_tables(self)  # the model packed for the compiled kernels
+        for lc in self.loops:
+            if isinstance(lc, JointCoupling):
+                check_coupling_joints(self, lc)
         self.rest_configuration = self._check_rest(self._rest)
         del self._rest
         self._local = threading.local()
@@ -319,7 +330,10 @@ class Model(ModelKind):
             object.__setattr__(self, name, value)  # a property's setter (gravity) or its error
             return
         if name == "loops":
-            how = "model.add_loop_closure(...) adds one, model.replace(loops=...) gives a copy"
+            how = (
+                "model.add_loop_closure(...) or model.add_joint_coupling(...) adds one, "
+                "model.replace(loops=...) gives a copy"
+            )
         elif name in inspect.signature(Model.__init__).parameters:
             how = f"model.replace({name}=...) gives a copy with it changed"
         else:
@@ -527,6 +541,53 @@ class Model(ModelKind):
             rotation2=rotation2,
             axis=axis,
         )
+        object.__setattr__(self, "loops", self.loops + (lc,))  # the one way loops change in place
+        return lc
+
+    def add_joint_coupling(
+        self, name: str, joints: Sequence[str], coefficients: npt.ArrayLike, value: float = 0.0
+    ) -> JointCoupling:
+        """Hold a linear combination of joint coordinates: ``sum_k coefficients[k] q[joints[k]] = value``.
+
+        The coupling is one more constraint row on the loop layer, solved with the cut joints'
+        rows (``model.loops``; :mod:`denoc_bridge.loops`): ``C`` has the coefficients in the
+        joints' columns and no bias.  It is what a MuJoCo ``<tendon>`` equality over a fixed
+        tendon of three or more joints becomes (:func:`denoc_bridge.load_mjcf`); a coupling of
+        two joints can instead be a mimic relation (reduced coordinates).
+
+        Parameters
+        ----------
+        name : str
+            The coupling's name (unique among ``model.loops``).
+        joints : list of str
+            Revolute or prismatic joints with one coordinate each (not continuous joints).
+        coefficients : (len(joints),) array
+            Non-zero coefficients.
+        value : float
+            The value the combination is held at (radians or metres times the coefficients).
+
+        Returns
+        -------
+        JointCoupling
+            The coupling added to ``model.loops``.
+
+        Raises
+        ------
+        ModelError
+            An unknown joint, a joint with more than one coordinate, a zero or non-finite
+            coefficient, coefficients of the wrong count, a name already used.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import denoc_bridge as db
+        >>> model = db.serial_chain(3)
+        >>> c = model.add_joint_coupling("sum", list(model.joint_names), [1.0, 1.0, 1.0])
+        >>> a = db.forward_dynamics(model, np.zeros(3), np.zeros(3), np.zeros(3))
+        >>> float(abs(a.sum())) < 1e-12  # the three accelerations sum to zero
+        True
+        """
+        lc = make_joint_coupling(self, name, joints, coefficients, value)
         object.__setattr__(self, "loops", self.loops + (lc,))  # the one way loops change in place
         return lc
 

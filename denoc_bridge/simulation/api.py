@@ -66,6 +66,7 @@ from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.constraints import describe_loops
 from denoc_bridge.multibody.data import run_parallel
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
@@ -388,7 +389,9 @@ def simulate_batch(
     if errors not in ("raise", "return"):
         raise InputError(f"errors must be 'raise' or 'return', got {errors!r}")
     if model.loops:
-        raise InputError(f"simulate_batch: '{model.name}' has loop closures; use simulate for each case")
+        raise InputError(
+            f"simulate_batch: '{model.name}' has {describe_loops(model.loops)}; use simulate for each case"
+        )
     Q0, V0 = _inputs.real_array(q0, "q0"), _inputs.real_array(v0, "v0")
     T0 = None if tau is None else _inputs.real_array(tau, "tau")
     leading = [

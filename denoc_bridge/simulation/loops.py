@@ -34,6 +34,7 @@ from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as inp
+from denoc_bridge.multibody.constraints import describe_loops
 from denoc_bridge.simulation.common import run_error
 from denoc_bridge.simulation.tree import TreeSystem
 
@@ -45,7 +46,7 @@ def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
     """(alpha, beta, project, tol) after checking the options for a model with loops."""
     if method not in ("rk4", "euler"):
         raise InputError(
-            f"'{model.name}' has loop closures: simulate it with method='rk4' or 'euler' (the "
+            f"'{model.name}' has {describe_loops(model.loops)}: simulate it with method='rk4' or 'euler' (the "
             f"projection onto the loops after each step does not fit the adaptive {method})"
         )
     if dynamics != "recursive":

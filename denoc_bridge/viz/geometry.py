@@ -54,6 +54,7 @@ from denoc_bridge.io.mjcf import (
     mesh_arrays,
 )
 from denoc_bridge.io.robots import _erd_search_dirs
+from denoc_bridge.multibody.constraints import JointCoupling
 from denoc_bridge.multibody.joints import JointType
 
 #: Module / link colours (matplotlib's tab10 without its red, kept for loop closures).
@@ -462,6 +463,8 @@ def segments(model):
     t, com = np.asarray(model.joint_translation), np.asarray(model.com)
     ends = [[t[c] for c in kids] for kids in _children(model)]
     for lc in getattr(model, "loops", ()):
+        if isinstance(lc, JointCoupling):  # a row on joint coordinates: nothing to draw
+            continue
         for link, x in ((lc.link1, lc.translation1), (lc.link2, lc.translation2)):
             if link >= 0:
                 ends[link].append(np.asarray(x, dtype=float))

@@ -91,6 +91,7 @@ from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import check_model as _check_model
+from denoc_bridge.multibody.constraints import JointCoupling
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.trajectory import Trajectory
@@ -364,6 +365,8 @@ def _draw_loops(scene, root, model, R, p, radius):
     """A red sphere on each side of every cut joint and a red rod between them."""
     used = set()
     for lc in model.loops:
+        if isinstance(lc, JointCoupling):  # a row on joint coordinates: nothing to draw
+            continue
         r = float(np.mean([radius[k] for k in (lc.link1, lc.link2) if k >= 0] or [np.median(radius)]))
         base = f"{root}/loops/{_node_name(lc.name, used)}"
         ends = []

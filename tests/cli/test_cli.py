@@ -276,7 +276,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--duration", "0.0015"], "is not a whole number of steps"),
         (["simulate", "gripper", "--q0", "1", "2"], "--q0 needs 4 numbers for 'gripper4'"),
         (["simulate", "gripper", "--method", "leapfrog"], "--method must be one of rk4, euler"),
-        (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has loop closures"),
+        (["simulate", "fourbar", "--method", "RK45"], "'fourbar' has 1 loop closure"),
         (["simulate", "gripper", "--plot", "/dev/null/x.png"], "--plot: cannot create the folder /dev/null"),
         (["validate", "chain:1000"], "would take ~59.6 GB"),
         (["frobnicate"], "no command 'frobnicate' (the commands: info, validate, simulate"),

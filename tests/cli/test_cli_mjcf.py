@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import gymnasium
+import numpy as np
 import pytest
 
 import denoc_bridge as db
@@ -42,15 +43,33 @@ def test_validate_refuses_a_file_mujoco_refuses(tmp_path, capsys):
 
 
 @pytest.mark.filterwarnings("ignore::denoc_bridge.PhysicsWarning")
-def test_simulate_starts_an_mjcf_file_at_its_pose(tmp_path, capsys):
-    """MuJoCo's qpos0: a hinge at its ref, not at zero."""
-    path = tmp_path / "arm.xml"
+def test_a_coupling_of_three_joints_from_the_command_line(tmp_path, capsys):
+    """info lists a <tendon> equality of three joints as a joint coupling; simulate starts at
+    the file's pose (MuJoCo's qpos0: the hinges at their ref) and keeps the coupling."""
+    path = tmp_path / "finger.xml"
     path.write_text(
-        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.4'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></worldbody></mujoco>"
+        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.1'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
+        "<body name='b' pos='0.3 0 0'><joint name='j2' axis='0 1 0'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
+        "<body name='c' pos='0.3 0 0'><joint name='j3' axis='0 1 0'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></body></body></worldbody>"
+        "<tendon><fixed name='sum'><joint joint='j1' coef='1'/><joint joint='j2' coef='1'/>"
+        "<joint joint='j3' coef='1'/></fixed></tendon>"
+        "<equality><tendon tendon1='sum'/></equality></mujoco>"
     )
+    assert main(["info", str(path)]) == 0
+    assert "joint coupling 'tendon0': 1 * j1 + 1 * j2 + 1 * j3 = 0.1 (1 constraint row)" in capsys.readouterr().out
+    assert main(["validate", str(path), "--samples", "2"]) == 0
+    assert "(compared: the tree, without its 1 joint coupling, as MuJoCo" in capsys.readouterr().out
     npz = tmp_path / "run.npz"
-    args = ["simulate", str(path), "--duration", "0.05", "--no-html", "--no-plot", "--save", str(npz)]
+    args = ["simulate", str(path), "--duration", "0.2", "--no-html", "--no-plot", "--q0", "neutral", "--save", str(npz)]
     assert main(args) == 0
-    assert "start: the file's pose (MuJoCo's qpos0)" in capsys.readouterr().out
-    assert db.Trajectory.load(npz, db.load_mjcf(path)).q[0][0] == pytest.approx(0.4, abs=1e-15)
+    out = capsys.readouterr().out
+    assert (
+        "1 joint coupling" in out
+        and "start: the file's pose (MuJoCo's qpos0) projected onto the joint couplings" in out
+    )
+    traj = db.Trajectory.load(npz, db.load_mjcf(path))
+    assert traj.q[0][0] == pytest.approx(0.1, abs=1e-12)  # j1 at its ref
+    assert abs(traj.q[-1][0] - 0.1) > 1e-3 and np.abs(traj.q.sum(axis=1) - 0.1).max() < 1e-10

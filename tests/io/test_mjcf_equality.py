@@ -1,5 +1,6 @@
-"""MJCF equality constraints: <connect>/<weld> as loop closures, <joint> as mimic couplings;
-each checked against MuJoCo's own constraint residual (efc_pos)."""
+"""MJCF equality constraints: <connect>/<weld> as loop closures, <joint> as mimic couplings,
+<tendon> as mimic or joint couplings; each checked against MuJoCo's own constraint residual
+(efc_pos)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from denoc_bridge.constraints.loop_kinematics import loop_residual
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.io import mujoco_layout as mjl
 from denoc_bridge.io.mjcf import loads_mjcf
+from denoc_bridge.multibody.constraints import JointCoupling
 from tests.io.mjcf_samples import FOURBAR
 
 #: two arms hanging from the world; their tips joined by a weld, a site connect and a joint coupling
@@ -147,22 +149,44 @@ def test_tendon_equality_of_two_joints_is_a_mimic_coupling() -> None:
 
 
 @pytest.mark.parametrize(
+    "tendon",
+    [
+        '<fixed name="t"><joint joint="jb1" coef="1.5"/></fixed>',
+        '<fixed name="t"><joint joint="jb1" coef="1"/><joint joint="jb2" coef="-2"/>'
+        '<joint joint="ja2" coef="0.5"/></fixed>',
+    ],
+    ids=["one-term", "three-terms"],
+)
+def test_tendon_equality_of_one_or_three_joints_is_a_joint_coupling(tendon: str) -> None:
+    """MuJoCo holds sum c_k (q_k - q_k0) = c0: one coupling row whose residual is MuJoCo's
+    equality residual at any configuration, zero where our projection puts the state."""
+    xml = _with_tendons('<tendon name="te" tendon1="t" polycoef="0.05 0 0 0 0"/>', tendon)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the tendon is the coupling: no "not modelled" note
+        model, m = loads_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    (lc,) = model.loops
+    assert isinstance(lc, JointCoupling) and lc.name == "te" and not isinstance(model, db.MimicModel)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q = db.random_configuration(model, rng)
+        phi = loop_residual(model, q)
+        np.testing.assert_allclose(phi, _efc_pos(m, mjl.q_to_mujoco_qpos(model, q)), rtol=0, atol=1e-13)
+        assert abs(phi[0]) > 1e-3  # off the coupling: the check can fail
+        q = db.loops.project_configuration(model, q)
+        assert np.abs(_efc_pos(m, mjl.q_to_mujoco_qpos(model, q))).max() < 1e-12
+
+
+@pytest.mark.parametrize(
     ("equality", "tendons", "match"),
     [
-        (
-            '<tendon name="te" tendon1="t"/>',
-            '<fixed name="t"><joint joint="jb1" coef="1"/></fixed>',
-            "has 1 term\\(s\\)",
-        ),
-        (
-            '<tendon name="te" tendon1="t"/>',
-            '<fixed name="t"><joint joint="jb1" coef="1"/><joint joint="jb2" coef="1"/>'
-            '<joint joint="ja2" coef="1"/></fixed>',
-            "tendon 't' has 3 term",
-        ),
         ('<tendon name="te" tendon1="t" tendon2="u"/>', COUPLING + COUPLING.replace('"t"', '"u"'), "two tendons"),
+        (
+            '<tendon name="te" tendon1="t"/>',
+            '<spatial name="t"><site site="sa"/><site site="sb"/></spatial>',
+            "tendon 't' is not a fixed tendon",
+        ),
     ],
-    ids=["one-term", "three-terms", "two-tendons"],
+    ids=["two-tendons", "spatial"],
 )
 def test_other_tendon_equalities_are_refused_by_name(equality: str, tendons: str, match: str) -> None:
     xml = _with_tendons(equality, tendons)
