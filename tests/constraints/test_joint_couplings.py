@@ -14,13 +14,9 @@ from denoc_bridge.constraints.packed import tree_rows
 from denoc_bridge.errors import ModelError
 from denoc_bridge.multibody.constraints import JointCoupling, Mimic
 from denoc_bridge.testing import random_model
+from tests.constraints.test_loop_derivatives import FD_TOL, central, rel
 
 JT = db.JointType
-FD_TOL = 1e-7  # central differences: along q h = 1e-5, along v and tau h = 1e-3
-
-
-def rel(a, b):
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def _one_dof(model):
@@ -116,20 +112,7 @@ def test_derivatives_against_central_differences():
         ("qdd", lambda q, v, t: loops.constrained_forward_dynamics(model, q, v, t)),
         ("lam", lambda q, v, t: loops.constraint_forces(model, q, v, t)[0]),
     ):
-        out = []
-        for k in range(3):
-            cols = []
-            for j in range(model.nv):
-                e = np.zeros(model.nv)
-                e[j] = 1e-5 if k == 0 else 1e-3
-                if k == 0:
-                    plus, minus = f(db.integrate(model, q, e), v, tau), f(db.integrate(model, q, -e), v, tau)
-                elif k == 1:
-                    plus, minus = f(q, v + e, tau), f(q, v - e, tau)
-                else:
-                    plus, minus = f(q, v, tau + e), f(q, v, tau - e)
-                cols.append((plus - minus) / (2 * e[j]))
-            out.append(np.column_stack(cols))
+        out = central(f, model, q, v, tau)
         ours = (d.dqdd_dq, d.dqdd_dv, d.dqdd_dtau) if which == "qdd" else (d.dlam_dq, d.dlam_dv, d.dlam_dtau)
         errors = [rel(x, y) for x, y in zip(ours, out)]
         assert max(errors) < FD_TOL, (which, errors)
