@@ -195,7 +195,8 @@ def _numbers(value: npt.ArrayLike, shape: tuple[int, ...], what: str) -> np.ndar
     except (TypeError, ValueError):
         a = np.full(1, np.nan)  # strings, None, ragged lists: refused below
     if a.shape != shape or not np.all(np.isfinite(a)):
-        raise ModelError(f"{what} must be {'x'.join(map(str, shape))} finite numbers, got {value!r}")
+        expected = f"{'x'.join(map(str, shape))} finite numbers" if shape else "a finite number"
+        raise ModelError(f"{what} must be {expected}, got {value!r}")
     return a
 
 
@@ -291,7 +292,7 @@ def make_joint_coupling(
         links.append(names.index(j))
     if any(lc.name == name for lc in model.loops):
         raise ModelError(f"joint coupling '{name}': the name is already used by a loop closure or coupling")
-    c = _numbers(coefficients, (len(links),), f"joint coupling '{name}': coefficients ({len(links)} for the joints)")
+    c = _numbers(coefficients, (len(links),), f"joint coupling '{name}': coefficients (one per joint)")
     v = _numbers(value, (), f"joint coupling '{name}': value")
     lc = JointCoupling(str(name), tuple(links), c, float(v))
     check_coupling_joints(model, lc)
