@@ -3,13 +3,15 @@ another commit, on the paths whose speed a refactor must keep (issue 20: within 
 
     python benchmarks/commits_ab.py 7bf2604            # the commit before the layered layout
     python benchmarks/commits_ab.py HEAD~3 --repeats 31 --only panda
+    python benchmarks/commits_ab.py self --only simulate   # the noise floor: identical code
 
 The other commit's ``denoc_bridge/`` is taken with ``git archive`` into a temporary folder and
 renamed ``denoc_bridge_<rev>`` (every ``denoc_bridge`` in its sources rewritten), so both
 packages load side by side; its kernels compile into their own cache on the first run.  Timings
-are medians of interleaved repeats (old, new, old, new, ...) of batches of calls from Python
-through the public API, each batch at least 20 ms.  The ratio new/old is what to read; the
-machine's load moves both sides alike.
+are medians of interleaved repeats (old, new, new, old, old, new, ...: each side first as
+often) of batches of calls from Python through the public API, each batch at least 20 ms.
+The ratio new/old is what to read; the machine's load moves both sides alike.  ``self``
+times this checkout against itself: the ratio identical code reads, to weigh the others by.
 """
 
 from __future__ import annotations
@@ -132,14 +134,14 @@ CASES = [
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("rev", help="the commit to compare with (e.g. 7bf2604, HEAD~1)")
+    parser.add_argument("rev", help="the commit to compare with (e.g. 7bf2604, HEAD~1); 'self': this checkout")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--only", nargs="*", default=[], help="cases whose label contains one of these words")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall time or this thread's CPU time")
     args = parser.parse_args(argv)
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
-    old = load_commit(args.rev)
+    old = new if args.rev == "self" else load_commit(args.rev)  # self: the ratio identical code reads
     print(f"new: {ROOT} ({new.__version__}); old: {args.rev} ({old.__name__}); medians of {args.repeats} repeats")
     for label, make in CASES:
         if args.only and not any(w in label for w in args.only):
@@ -147,9 +149,13 @@ def main(argv=None) -> int:
         fo, fn = make(old), make(new)
         fo(), fn()
         to, tn = [], []
-        for _ in range(args.repeats):
-            to.append(per_call(fo))
-            tn.append(per_call(fn))
+        for i in range(args.repeats):  # old first, then new first: no side gains from its place
+            if i % 2:
+                tn.append(per_call(fn))
+                to.append(per_call(fo))
+            else:
+                to.append(per_call(fo))
+                tn.append(per_call(fn))
         mo, mn = statistics.median(to), statistics.median(tn)
         print(f"{label:44s} old {mo * 1e6:10.2f} us  new {mn * 1e6:10.2f} us  new/old {mn / mo:6.3f}", flush=True)
     return 0
