@@ -47,6 +47,7 @@ the model.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from typing import Any
@@ -67,6 +68,7 @@ __all__ = [
     "from_mujoco",
     "import_mujoco",
     "is_mjcf",
+    "compiled_mjcf",
     "file_pose",
     "geom_on_link",
     "mesh_arrays",
@@ -102,6 +104,17 @@ def is_mjcf(path: str | os.PathLike[str]) -> bool:
     return "<mujoco" in head
 
 
+@functools.lru_cache(maxsize=8)
+def _compiled(path: str, mtime: float) -> Any:
+    return import_mujoco().MjModel.from_xml_path(path)
+
+
+def compiled_mjcf(path: str | os.PathLike[str]) -> Any:
+    """MuJoCo's compiled model of the MJCF file at ``path``, compiled once per path and
+    modification time and shared: read it, do not change it."""
+    return _compiled(os.path.abspath(path), os.path.getmtime(path))
+
+
 def file_pose(model: Model | MimicModel) -> np.ndarray | None:
     """The pose the MJCF file gives, MuJoCo's ``qpos0`` (free bodies where the file puts them,
     hinge and slide joints at their ``ref``), as the model's q (reduced for a MimicModel), for
@@ -109,7 +122,7 @@ def file_pose(model: Model | MimicModel) -> np.ndarray | None:
     tree = model.tree if isinstance(model, MimicModel) else model
     if not (isinstance(tree.source, str) and is_mjcf(tree.source)):
         return None
-    m = import_mujoco().MjModel.from_xml_path(tree.source)
+    m = compiled_mjcf(tree.source)
     if (m.nq, m.nv) != (tree.nq, tree.nv):  # the file changed since it was loaded
         return None
     q = mujoco_qpos_to_q(tree, np.array(m.qpos0, dtype=float))

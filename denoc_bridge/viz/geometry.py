@@ -48,8 +48,8 @@ from denoc_bridge.io.mjcf import (
     GEOM_MESH,
     GEOM_PLANE,
     GEOM_SPHERE,
+    compiled_mjcf,
     geom_on_link,
-    import_mujoco,
     is_mjcf,
     mesh_arrays,
 )
@@ -421,11 +421,6 @@ def mjcf_geoms(model, m) -> list:
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _compiled_mjcf(path: str, mtime: float):
-    return import_mujoco().MjModel.from_xml_path(path)
-
-
 def mjcf_visuals(model):
     """``[(link, Mesh in the link frame, rgb), ...]`` of the MJCF file the model was loaded
     from (``model.source``), as :func:`urdf_visuals`; None when there is no such file, it draws
@@ -434,7 +429,7 @@ def mjcf_visuals(model):
     if not (isinstance(path, str) and is_mjcf(path)):
         return None
     try:
-        m = _compiled_mjcf(os.path.abspath(path), os.path.getmtime(path))
+        m = compiled_mjcf(path)
         found = [(link, mesh.transformed(R, p), rgba[:3].copy()) for _, link, R, p, mesh, rgba in mjcf_geoms(model, m)]
     except Exception as exc:  # the file changed since the model was loaded, ...
         warnings.warn(f"{path}: geoms not drawn ({exc}); drawing the links as cylinders", stacklevel=3)
