@@ -115,8 +115,7 @@ def posture_hold(
         omega = 2.0 * np.pi * float(frequency)
     kp_a = _gain(kp, nv, "kp") if kp is not None else np.full(nv, omega * omega * inertia)
     kd_a = _gain(kd, nv, "kd") if kd is not None else np.full(nv, 2.0 * float(damping_ratio) * omega * inertia)
-    tree = model.tree if isinstance(model, MimicModel) else model
-    for k in np.flatnonzero(np.asarray(tree.joint_type) == int(JointType.FREEFLYER)):
+    for k in np.flatnonzero(np.asarray(model.joint_type) == int(JointType.FREEFLYER)):  # a MimicModel's too
         free = slice(int(model.idx_v[k]), int(model.idx_v[k]) + int(model.nv_joint[k]))
         kp_a[free] = 0.0  # a free body (the floating base, a ball) is never held
         kd_a[free] = 0.0

@@ -50,17 +50,14 @@ def coupled(seed=1, with_cut=True, floating=False):
     return model, q, v, rng.normal(size=model.nv)
 
 
-def dense_kkt(model, q, v, tau):
-    """(a, lambda) of ``M a - C^T lambda = tau - h``, ``C a = -Cdot v`` from the explicit M and a
+def dense_kkt(tree, q, v, tau, J, bias):
+    """a of ``M a - J^T lambda = tau - h``, ``J a = -bias`` with the tree's explicit M and h and a
     least-squares solve (redundant rows allowed)."""
-    tree = model.replace(loops=())
     M = db.mass_matrix(tree, q)
     h = db.nonlinear_effects(tree, q, v)
-    _, C, gamma = loops.loop_kinematics(model, q, v)
-    m = len(C)
-    K = np.block([[M, -C.T], [C, np.zeros((m, m))]])
-    x = np.linalg.lstsq(K, np.concatenate([tau - h, -gamma]), rcond=None)[0]
-    return x[: model.nv], C
+    m = len(J)
+    K = np.block([[M, -J.T], [J, np.zeros((m, m))]])
+    return np.linalg.lstsq(K, np.concatenate([tau - h, -bias]), rcond=None)[0][: tree.nv]
 
 
 def test_rows_of_a_coupling():
@@ -93,13 +90,13 @@ def test_readable_and_compiled_rows_agree(floating):
 @pytest.mark.parametrize("floating", [False, True])
 def test_forward_dynamics_is_the_dense_kkt_solution(floating):
     model, q, v, tau = coupled(floating=floating)
-    a_ref, C = dense_kkt(model, q, v, tau)
+    _, C, gamma = loops.loop_kinematics(model, q, v)
+    a_ref = dense_kkt(model.replace(loops=()), q, v, tau, C, gamma)
     for method in ("lagrange", "partitioning"):
         a = loops.constrained_forward_dynamics(model, q, v, tau, method=method)
         assert rel(a, a_ref) < 1e-11, method
     a = db.forward_dynamics(model, q, v, tau)
     assert rel(a, a_ref) < 1e-11
-    _, C, gamma = loops.loop_kinematics(model, q, v)
     assert np.abs(C[-2:] @ a).max() < 1e-10 * np.abs(a).max()  # the couplings' accelerations
     tau_id = loops.closed_chain_inverse_dynamics(model, q, v, a)
     assert np.allclose(db.forward_dynamics(model, q, v, tau_id), a, atol=1e-9 * np.abs(a).max())
@@ -152,17 +149,12 @@ def test_mimic_with_a_coupling_is_the_dense_kkt_solution():
     # the reference: the tree with the mimic relation as one more row [K; C], tau_full = G^+T tau_r
     qf, vf = mm.expand(qr, vr)
     G, K = mm.coupling_matrix(), mm.constraint_matrix()
-    M, h = db.mass_matrix(tree.replace(loops=()), qf), db.nonlinear_effects(tree.replace(loops=()), qf, vf)
     _, C, gamma = loops.loop_kinematics(tree, qf, vf)
-    J = np.vstack([K, C])
     t_full = np.linalg.pinv(G.T) @ tr
-    m = len(J)
-    x = np.linalg.lstsq(
-        np.block([[M, -J.T], [J, np.zeros((m, m))]]),
-        np.concatenate([t_full - h, np.zeros(len(K)), -gamma]),
-        rcond=None,
-    )[0]
-    assert rel(G @ a, x[: tree.nv]) < 1e-12
+    a_full = dense_kkt(
+        tree.replace(loops=()), qf, vf, t_full, np.vstack([K, C]), np.concatenate([np.zeros(len(K)), gamma])
+    )
+    assert rel(G @ a, a_full) < 1e-12
     assert np.abs(loops.loop_residual(mm, qr)).max() < 1e-10
 
 
