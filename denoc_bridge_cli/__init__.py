@@ -3,20 +3,31 @@
 The command line is :func:`denoc_bridge.cli.main.main`; importing it imports the whole package
 (numpy, numba, the kernels: a second or more on a fresh machine), and a Ctrl-C during those
 imports used to end in a 40-line ``KeyboardInterrupt`` traceback from inside numba.  This
-package lies outside ``denoc_bridge`` so that importing it imports nothing but the standard
-library's ``os``, ``signal`` and ``sys``; :func:`main` imports the command line inside its own
-``try``.  A Ctrl-C gives one line on stderr and exit status 130 whenever it comes: during the
-imports (``denoc-bridge: interrupted``), during the command (whose own handler names what it
-interrupted, e.g. the compilation or the simulation time) or while Python shuts down after it.
-Before this module runs, Python itself is starting (tens of milliseconds): a Ctrl-C there is
-Python's own.
+package lies outside ``denoc_bridge`` so that importing it imports nothing but what Python
+loaded while starting (``os``, ``sys``, the signal module's C core); :func:`main` imports the
+command line itself.  A Ctrl-C gives one line on stderr and exit status 130 whenever it comes:
+during the imports (``denoc-bridge: interrupted``), during the command (whose own handler names
+what it interrupted, e.g. the compilation or the simulation time) or while Python shuts down
+after it.
+
+During the imports and after the command the handler writes the line and ends the process
+(``os._exit``) instead of raising ``KeyboardInterrupt``: nothing is written in those phases, and
+an exception raised there can land inside an extension module's import, which may drop it (the
+command then ran to its end) or print its traceback itself (seen under load, 0.5 s after the
+start).  Before :func:`main` runs, Python itself is starting (tens of milliseconds), this
+module is found and read (a millisecond or two) and the script pip writes tidies ``sys.argv[0]``
+with a regular expression (about a millisecond): a Ctrl-C there is Python's own.  This is the
+script's entry, meant to own its process; from Python, call :func:`denoc_bridge.cli.main.main`.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
+
+# the signal module's C core, loaded while Python starts (``signal.py`` itself would be imported
+# here, a millisecond or more of enum building during which a Ctrl-C would be Python's own)
+from _signal import SIGINT, default_int_handler, getsignal, signal
 
 #: the exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 EXIT_INTERRUPTED = 130
@@ -33,9 +44,11 @@ def _say_once() -> None:
             sys.stderr.flush()
 
 
-def _after(signum, frame) -> None:
-    """Ctrl-C once the command has ended (its output written, Python shutting down): the line,
-    unless one was said, and exit 130 at once (no shutdown code left to interrupt)."""
+def _exit_now(signum, frame) -> None:
+    """Ctrl-C while the command line is imported, or once the command has ended (its output
+    written, Python shutting down): what was written is flushed, the line (unless the command
+    said its own), and exit 130 at once; no exception that an extension module could drop or
+    print, no shutdown code left to interrupt."""
     with _suppressed():
         sys.stdout.flush()
     _say_once()
@@ -52,43 +65,24 @@ class _suppressed:
         return kind is not None and issubclass(kind, (OSError, ValueError))
 
 
-def _interrupt(signum, frame) -> None:
-    """Ctrl-C while the command line is imported: counted, then Python's KeyboardInterrupt.
-    Counted because a C extension may turn it into another error (numpy's import, interrupted
-    inside ``PyCapsule_Import``, raises an ImportError asking to reinstall numpy) or drop it (an
-    extension module's import, interrupted inside a nested import, goes on: seen under load,
-    the command then ran to its end)."""
-    _interrupts[0] += 1
-    raise KeyboardInterrupt
-
-
-_interrupts = [0]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one ``denoc-bridge`` command (``argv``: the words after the program name; default
-    ``sys.argv[1:]``) and return its exit status; 130 after a Ctrl-C, with one line (also when
-    an extension module's import dropped it)."""
-    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not ignored (a background job)
-    _interrupts[0] = 0
+    ``sys.argv[1:]``) and return its exit status; 130 after a Ctrl-C, with one line.  A Ctrl-C
+    during the imports or after the command ends the process (exit status 130)."""
+    ours = getsignal(SIGINT) is default_int_handler  # not ignored (a background job)
     if ours:
-        signal.signal(signal.SIGINT, _interrupt)
+        signal(SIGINT, _exit_now)
     try:
         from denoc_bridge.cli.main import main as command
 
-        if _interrupts[0]:  # a Ctrl-C during the imports that an extension module dropped
-            raise KeyboardInterrupt
         if ours:  # the command as before: Python's own KeyboardInterrupt, which it catches
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal(SIGINT, default_int_handler)
         status = command(argv)
         _said[0] = status == EXIT_INTERRUPTED  # the command said its own line
-        if ours:
-            signal.signal(signal.SIGINT, _after)
-    except BaseException as exc:  # in the imports, or where the command does not catch it
-        if ours:
-            signal.signal(signal.SIGINT, _after)
-        if not (isinstance(exc, KeyboardInterrupt) or _interrupts[0]):
-            raise  # argparse's SystemExit, or a bug's traceback
+    except KeyboardInterrupt:  # where the command does not catch it (its parser)
         _say_once()
         return EXIT_INTERRUPTED
+    finally:
+        if ours:
+            signal(SIGINT, _exit_now)
     return status
