@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pty
 import signal
@@ -23,11 +24,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba.core.compiler_lock import global_compiler_lock
 from stepping_cli import ctrl_c_while_stepping
 
 import denoc_bridge as db
 from denoc_bridge import _files
-from denoc_bridge.cli.warmup import FIRST_LINE
+from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
 from denoc_bridge.io.robots import load_robot, serial_chain
 from denoc_bridge.sweeps.store import save_case, write_summary
 from denoc_bridge.viz.meshcat import export_html
@@ -245,6 +247,76 @@ def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
     assert proc.returncode == 130, (out, text)
     _one_clean_line(text, "interrupted while compiling ")
     assert "nothing was simulated yet, the kernels compiled so far are cached" in text
+
+
+def test_a_ctrl_c_while_numba_holds_its_lock_is_raised_once_numba_lets_go():
+    """Ctrl-C while numba loads a kernel from its cache (its compiler lock held): raised at once,
+    the KeyboardInterrupt landed inside llvmlite's ctypes callbacks, which printed and dropped it
+    or left LLVM half way (a segmentation fault).  The command's handler holds it back until the
+    outermost release of the lock; outside the lock it is raised at once."""
+    notice = CompileNotice(io.StringIO())
+    steps = []
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with notice:
+            with pytest.raises(KeyboardInterrupt):
+                with global_compiler_lock:
+                    with global_compiler_lock:  # nested, as numba takes it
+                        notice._on_sigint(signal.SIGINT, None)  # what the C-level handler calls
+                        steps.append("held back")
+                    steps.append("inner release")
+                steps.append("not reached")
+            assert steps == ["held back", "inner release"] and not notice._numba.depth
+            with pytest.raises(KeyboardInterrupt):
+                notice._on_sigint(signal.SIGINT, None)
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+_SIGNAL_INSIDE_NUMBA = """
+import io, signal, sys, traceback
+from numba.core import event
+from denoc_bridge.cli.warmup import CompileNotice
+import kernel
+
+class SignalInside(event.Listener):  # the signal, sent as numba reads the kernel from its cache
+    def on_start(self, ev):
+        loading = any(f.name == "_load_overload" for f in traceback.extract_stack())
+        if loading and not sent:
+            sent.append(True)
+            signal.raise_signal(signal.SIGINT)
+
+    def on_end(self, ev):
+        pass
+
+sent = []
+with CompileNotice(io.StringIO()) as notice:
+    event.register("numba:llvm_lock", SignalInside())
+    try:
+        kernel.fresh(1)
+    except KeyboardInterrupt:  # the kernel already loaded (raised inside, the load was dropped)
+        ready = len(kernel.fresh.overloads) == 1 and sum(kernel.fresh.stats.cache_hits.values()) == 1
+        print("raised once numba let go", "loaded from the cache" if ready else "not loaded")
+        print("then", kernel.fresh(2))
+    print("depth", notice._numba.depth)
+"""
+
+
+def test_a_real_signal_inside_numba_is_raised_after_the_kernel_is_loaded(tmp_path):
+    """The signal itself, sent from inside numba's lock (as it takes its LLVM lock) at a cached
+    kernel's first call (a load from the cache, not a compilation, which ends the process at
+    once): the call ends in a KeyboardInterrupt once numba has finished, the kernel loaded once
+    and usable (raised inside, it aborted the load, or worse)."""
+    (tmp_path / "kernel.py").write_text("import numba\n\n@numba.njit(cache=True)\ndef fresh(x):\n    return x + 1\n")
+    env = dict(ENV, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    run = [sys.executable, "-c"]
+    subprocess.run([*run, "import kernel; kernel.fresh(1)"], env=env, cwd=tmp_path, check=True, timeout=300)
+    out = subprocess.run(
+        [*run, _SIGNAL_INSIDE_NUMBA], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0 and "Exception ignored" not in out.stderr, (out.returncode, out.stderr)
+    said = ["raised once numba let go loaded from the cache", "then 3", "depth 0"]
+    assert out.stdout.split("\n")[:3] == said, out
 
 
 def test_ctrl_c_during_cli_simulate_keeps_the_partial_run(tmp_path):
