@@ -257,6 +257,7 @@ def test_a_ctrl_c_while_numba_holds_its_lock_is_raised_once_numba_lets_go():
     notice = CompileNotice(io.StringIO())
     steps = []
     before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # not what a test runner's worker has
     try:
         with notice:
             with pytest.raises(KeyboardInterrupt):
@@ -290,6 +291,7 @@ class SignalInside(event.Listener):  # the signal, sent as numba reads the kerne
         pass
 
 sent = []
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner's worker left
 with CompileNotice(io.StringIO()) as notice:
     event.register("numba:llvm_lock", SignalInside())
     try:
@@ -365,3 +367,16 @@ def test_ctrl_c_during_cli_sweep_keeps_finished_cases_and_the_same_command_resum
     out, err = again.communicate(timeout=600)
     assert again.returncode == 0, err
     assert f"24 completed ({24 - saved} run now, {saved} from an earlier run)" in out
+
+
+def test_an_ignored_ctrl_c_stays_ignored():
+    """Where SIGINT is ignored (nohup, a parent that asked so, a test runner's worker), the
+    command's notice installs no handler of its own: Ctrl-C stays ignored, also while numba
+    compiles."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with CompileNotice(io.StringIO()):
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -135,6 +135,8 @@ class CompileNotice(event.Listener):
     def _start_watcher(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return  # set_wakeup_fd is the main thread's; the KeyboardInterrupt route remains
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            return  # Ctrl-C is ignored here (nohup, a parent that asked so): left ignored
         wake_r, wake_w = os.pipe()
         stop_r, stop_w = os.pipe()
         os.set_blocking(wake_w, False)  # set_wakeup_fd asks for a non-blocking descriptor
