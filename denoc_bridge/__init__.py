@@ -66,6 +66,7 @@ from denoc_bridge.io.collision import collision_points
 from denoc_bridge.io.mjcf import load_mjcf
 from denoc_bridge.io.pinocchio_io import from_pinocchio, to_pinocchio
 from denoc_bridge.io.robots import load_robot
+from denoc_bridge.io.srdf import srdf_reference_configurations
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.linearization import linearize
 from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
@@ -133,6 +134,7 @@ __all__ = [
     "random_configuration",
     "simulate",
     "simulate_batch",
+    "srdf_reference_configurations",
     "Ground",
     "ContactPoint",
     "contact_point",

@@ -86,6 +86,9 @@ def info_command(args) -> int:
             f"  loop closure '{lc.name}': {lc.type} cut joint between '{body_name(model, lc.link1)}' and "
             f"'{body_name(model, lc.link2)}' ({lc.n_rows} constraint rows; 004 §2.3)"
         )
+    if model.reference_configurations:
+        names = ", ".join(model.reference_configurations)
+        print(f"  named configurations: {names} (simulate --q0 NAME starts there)")
     if model.warnings:
         print(f"  {_count(len(model.warnings), 'loader note')}, e.g. {model.warnings[0]}")
     print()

@@ -224,7 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--q0",
         nargs="+",
         metavar="Q",
-        help="start configuration: nq numbers, or 'neutral' (default; of an MJCF file: its qpos0) or 'random'",
+        help="start configuration: nq numbers, 'neutral' (the default; an MJCF file's default is its pose, "
+        "'qpos0'), 'random', or a configuration the model names (an MJCF <key>, an SRDF group state such "
+        "as talos's 'half_sitting'; `denoc-bridge info ROBOT` lists them)",
     )
     sim.add_argument(
         "--torque",

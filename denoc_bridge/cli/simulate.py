@@ -15,6 +15,7 @@ import numpy as np
 
 from denoc_bridge import validation
 from denoc_bridge._text import count as _count
+from denoc_bridge._text import did_you_mean
 from denoc_bridge.algorithms.configuration import neutral_configuration, random_configuration
 from denoc_bridge.cli import ground
 from denoc_bridge.cli.common import (
@@ -32,7 +33,6 @@ from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.dynamics import gravity_torques
 from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
-from denoc_bridge.io.mjcf import file_pose
 from denoc_bridge.io.robots import load_robot, resolve_robot
 from denoc_bridge.multibody.constraints import LoopClosure, describe_loops
 from denoc_bridge.multibody.mimic import MimicModel
@@ -49,23 +49,32 @@ PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "tif", "tiff", "webp", "eps"
 
 def _start(model, args):
     """(q0, how it was chosen)."""
-    values = args.q0 or ["neutral"]
-    if len(values) == 1 and values[0] in ("neutral", "random"):
-        if values[0] == "random":
+    refs = model.reference_configurations
+    values = args.q0 or (["qpos0"] if "qpos0" in refs else ["neutral"])
+    if len(values) == 1 and not _is_float(values[0]):
+        word = values[0]
+        if word == "random":
             q, what = random_configuration(model, args.seed), f"a random configuration (--seed {args.seed})"
-        elif model.loops and model.name == "fourbar" and model.nq == 4:
+        elif word == "neutral" and model.loops and model.name == "fourbar" and model.nq == 4:
             q, what = np.array([0.0, 0.5, -0.5, 0.5]), "theta_2 = 0.5 rad with the loop closed"
-        elif (pose := file_pose(model)) is not None:
-            q, what = pose, "the file's pose (MuJoCo's qpos0)"
-        else:
+        elif word == "neutral":
             q = neutral_configuration(model)
             what = "the neutral configuration" + (
                 " (horizontal)" if str(model.source or "").startswith("denoc_bridge.generators.chain") else ""
             )
+        elif word in refs:
+            q = np.array(refs[word])
+            what = "the file's pose (MuJoCo's qpos0)" if word == "qpos0" else f"the model's configuration '{word}'"
+        else:
+            names = ["neutral", "random", *refs]
+            raise DenocError(
+                f"--q0: '{word}' is neither a number nor a configuration of '{model.name}' (give {model.nq} "
+                f"numbers, or one of: {', '.join(names)}){did_you_mean(word, names)}"
+            )
     else:
         bad = next((x for x in values if not _is_float(x)), None)
         if bad is not None:
-            raise DenocError(f"--q0: '{bad}' is not a number (give {model.nq} numbers, or 'neutral' or 'random')")
+            raise DenocError(f"--q0: '{bad}' is not a number (give {model.nq} numbers, or one configuration name)")
         q = np.array([float(x) for x in values])
         if q.shape != (model.nq,):
             raise DenocError(f"--q0 needs {model.nq} numbers for '{model.name}' (nq = {model.nq}), got {q.size}")
@@ -462,7 +471,7 @@ def simulate_command(args) -> int:
     contact: dict[str, Any] = {}
     if points is not None:
         q_hold = q0
-        if model.floating_base and not (args.q0 and args.q0[0] not in ("neutral", "random")):
+        if model.floating_base and not (args.q0 and _is_float(args.q0[0])):  # not numbers: lifted
             drop = 0.3 if args.drop is None else args.drop
             q0 = lifted(model, q0, points, drop)
             q0_what += f", its lowest point {drop:g} m above the ground"

@@ -24,6 +24,8 @@ a body without joints          merged into its parent's link (inertia lumped), a
 ``dof_frictionloss``           ``friction`` (recorded; no denoc_bridge function applies it)
 ``jnt_limited``, ``jnt_range`` ``lower_limit`` / ``upper_limit`` of hinge and slide joints
 ``opt.gravity``                ``gravity`` (zero when ``<flag gravity="disable"/>``)
+``qpos0``, ``<key>``            ``reference_configurations``: ``"qpos0"`` (the file's pose) and
+                               each keyframe's ``qpos`` by its name (``key<i>`` if unnamed)
 ``<flag>`` disable bits        ``spring`` / ``damper`` disabled: no stiffness / damping;
                                ``constraint`` / ``equality`` disabled: the equalities are
                                listed in ``model.warnings``, not applied (as in MuJoCo)
@@ -69,7 +71,6 @@ __all__ = [
     "import_mujoco",
     "is_mjcf",
     "compiled_mjcf",
-    "file_pose",
     "geom_on_link",
     "mesh_arrays",
 ]
@@ -79,6 +80,8 @@ _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _CONNECT, _WELD, _EQ_JOINT, _EQ_TENDON = 0, 1, 2, 3
 _JOINT_TYPES = {_FREE: JointType.FREEFLYER, _BALL: JointType.SPHERICAL, _SLIDE: JointType.PRISMATIC}
 _JOINT_WORDS = {_FREE: "free", _BALL: "ball", _SLIDE: "slide", _HINGE: "hinge"}
+#: what MuJoCo calls a model whose <mujoco> element has no model attribute
+_MUJOCO_DEFAULT_NAME = "MuJoCo Model"
 # MuJoCo's disable bits (mjtDisableBit) that change what the model means
 _DSBL_CONSTRAINT, _DSBL_EQUALITY, _DSBL_SPRING, _DSBL_DAMPER, _DSBL_GRAVITY = 1, 2, 32, 64, 128
 
@@ -113,20 +116,6 @@ def compiled_mjcf(path: str | os.PathLike[str]) -> Any:
     """MuJoCo's compiled model of the MJCF file at ``path``, compiled once per path and
     modification time and shared: read it, do not change it."""
     return _compiled(os.path.abspath(path), os.path.getmtime(path))
-
-
-def file_pose(model: Model | MimicModel) -> np.ndarray | None:
-    """The pose the MJCF file gives, MuJoCo's ``qpos0`` (free bodies where the file puts them,
-    hinge and slide joints at their ``ref``), as the model's q (reduced for a MimicModel), for
-    a model loaded from an MJCF file; None for any other model."""
-    tree = model.tree if isinstance(model, MimicModel) else model
-    if not (isinstance(tree.source, str) and is_mjcf(tree.source)):
-        return None
-    m = compiled_mjcf(tree.source)
-    if (m.nq, m.nv) != (tree.nq, tree.nv):  # the file changed since it was loaded
-        return None
-    q = mujoco_qpos_to_q(tree, np.array(m.qpos0, dtype=float))
-    return model.reduce_configuration(q) if isinstance(model, MimicModel) else q
 
 
 Pose = tuple[np.ndarray, np.ndarray]  # (R, p): a frame's axes and origin in another frame
@@ -331,6 +320,7 @@ def from_mujoco(
         rest_configuration=mujoco_qpos_to_q(types, np.array(m.qpos_spring, dtype=float)),
         lower_limit=lower,
         upper_limit=upper,
+        reference_configurations=_reference_configurations(m, mj, types),
         gravity=np.zeros(3) if disabled & _DSBL_GRAVITY else np.array(m.opt.gravity, dtype=float),
         base_name=body_names[0],
         floating_base=n > 0 and types[0] == JointType.FREEFLYER,
@@ -346,10 +336,21 @@ def from_mujoco(
     return model
 
 
+def _reference_configurations(m: Any, mj: Any, types: Any) -> dict[str, np.ndarray]:
+    """The file's pose (``"qpos0"``: free bodies where the file puts them, hinges and slides at
+    their ``ref``) and each ``<key>``'s ``qpos`` under its name (an unnamed one: ``key<i>``), as
+    q, as Pinocchio's MJCF parser names them."""
+    refs = {"qpos0": mujoco_qpos_to_q(types, np.array(m.qpos0, dtype=float))}
+    for k, name in enumerate(_names(mj, m, mj.mjtObj.mjOBJ_KEY, m.nkey, "key")):
+        refs[name] = mujoco_qpos_to_q(types, np.array(m.key_qpos[k], dtype=float))
+    return refs
+
+
 def _model_name(m: Any, source: str | None) -> str:
-    """``<mujoco model=...>`` (the first of the compiled names), else the file's name."""
+    """``<mujoco model=...>`` (the first of the compiled names), else the file's name (MuJoCo
+    names a model without one "MuJoCo Model")."""
     own = bytes(m.names).split(b"\0", 1)[0].decode()
-    if own:
+    if own and own != _MUJOCO_DEFAULT_NAME:
         return own
     if source:
         return os.path.splitext(os.path.basename(source))[0]

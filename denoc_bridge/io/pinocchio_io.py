@@ -195,6 +195,9 @@ def from_pinocchio(pin_model: Any, *, name: str | None = None) -> Model:
         friction=np.array(pin_model.friction, dtype=float),
         lower_limit=np.array(pin_model.lowerPositionLimit, dtype=float),
         upper_limit=np.array(pin_model.upperPositionLimit, dtype=float),
+        reference_configurations={
+            str(e.key()): np.array(e.data(), dtype=float) for e in pin_model.referenceConfigurations
+        },
         gravity=np.array(pin_model.gravity.linear, dtype=float),
         base_name=body_names.get(0, "universe"),
         floating_base=n > 0 and jtypes[0] == JointType.FREEFLYER and parent[0] == -1,
@@ -354,4 +357,6 @@ def to_pinocchio(model: Model | MimicModel) -> Any:
     pm.lowerPositionLimit = np.array(model.lower_limit)
     pm.upperPositionLimit = np.array(model.upper_limit)
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    for key, q in model.reference_configurations.items():
+        pm.referenceConfigurations[key] = np.array(q)
     return pm

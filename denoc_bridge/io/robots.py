@@ -32,6 +32,7 @@ from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, RobotNotFoundError
 from denoc_bridge.io import generators as g
 from denoc_bridge.io.mjcf import is_mjcf, load_mjcf
+from denoc_bridge.io.srdf import srdf_reference_configurations
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.io.urdf_writer import joint_xml, link_xml
 from denoc_bridge.multibody.checks import is_pinocchio_object
@@ -63,10 +64,12 @@ class RobotSource:
 
     ``urdf`` of a generated robot is written on first use (a 100,000-link chain is 100 MB of
     XML); ``build``, when set, builds the fixed-base model directly from arrays (the
-    generators of :mod:`denoc_bridge.generators`), without the URDF.
+    generators of :mod:`denoc_bridge.generators`), without the URDF.  ``srdf``, when set, is the
+    robot's SRDF file (example-robot-data), whose group states :func:`load_robot` adds to
+    ``model.reference_configurations``.
     """
 
-    __slots__ = ("name", "_urdf", "floating_base", "origin", "path", "build")
+    __slots__ = ("name", "_urdf", "floating_base", "origin", "path", "build", "srdf")
 
     def __init__(
         self,
@@ -76,9 +79,10 @@ class RobotSource:
         origin: str,
         path: str | None,
         build: Callable[[], Model] | None = None,
+        srdf: str | None = None,
     ) -> None:
         self.name, self._urdf, self.floating_base = name, urdf, bool(floating_base)
-        self.origin, self.path, self.build = origin, path, build
+        self.origin, self.path, self.build, self.srdf = origin, path, build, srdf
 
     @property
     def urdf(self) -> str:
@@ -144,11 +148,18 @@ def _from_example_robot_data(name: str) -> RobotSource | None:
     if not getattr(cls, "urdf_filename", ""):
         raise RobotNotFoundError(f"example-robot-data robot '{name}' has no URDF (it is described in SDF)")
     rel = os.path.join(cls.path, cls.urdf_subpath, cls.urdf_filename)
+    srdf = os.path.join(cls.path, getattr(cls, "srdf_subpath", ""), getattr(cls, "srdf_filename", "") or "")
     for d in _erd_search_dirs():
         candidate = os.path.join(d, rel)
         if os.path.isfile(candidate):
+            states = os.path.join(d, srdf)  # its group states: the robot's reference configurations
             return RobotSource(
-                name, candidate, bool(getattr(cls, "free_flyer", False)), "example-robot-data", candidate
+                name,
+                candidate,
+                bool(getattr(cls, "free_flyer", False)),
+                "example-robot-data",
+                candidate,
+                srdf=states if states.endswith(".srdf") and os.path.isfile(states) else None,
             )
     raise RobotNotFoundError(f"example-robot-data robot '{name}': file {rel} not found")
 
@@ -334,7 +345,12 @@ def load_robot(
         return model
     if src.build is not None and src.name.startswith("chain") and src.name[5:].isdigit():
         raise InputError(f"robot '{spec}': the benchmark chain has a fixed base")
-    return load_urdf(src.urdf, floating_base=fb, mimic=mimic)
+    loaded = load_urdf(src.urdf, floating_base=fb, mimic=mimic)
+    if src.srdf is None:
+        return loaded
+    tree = loaded.tree if isinstance(loaded, MimicModel) else loaded
+    tree = tree.replace(reference_configurations=srdf_reference_configurations(tree, src.srdf))
+    return MimicModel(tree) if isinstance(loaded, MimicModel) else tree
 
 
 # ------------------------------------------------------------------ the papers' gripper

@@ -5,7 +5,8 @@ coordinates (see :mod:`denoc_bridge.constraints.mimic` for the dynamics)."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, final, overload
 
 import numpy as np
@@ -138,6 +139,11 @@ class MimicModel(ModelKind):
             value = np.array(value)
             value.setflags(write=False)
             setattr(self, name, value)
+        refs = {}
+        for key, q in tree.reference_configurations.items():  # the tree's, reduced
+            refs[key] = np.array(q[self._q_keep])
+            refs[key].setflags(write=False)
+        self._references = refs
 
     @property
     def loops(self) -> tuple:
@@ -154,6 +160,11 @@ class MimicModel(ModelKind):
     @gravity.setter
     def gravity(self, value: npt.ArrayLike) -> None:
         self.tree.gravity = value
+
+    @property
+    def reference_configurations(self) -> Mapping[str, np.ndarray]:
+        """The tree's reference configurations, reduced (the mimic joints' entries dropped)."""
+        return MappingProxyType(self._references)
 
     @property
     def n_constraints(self) -> int:

@@ -29,8 +29,9 @@ import inspect
 import operator
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, final
 
 import numpy as np
@@ -159,6 +160,9 @@ class Model(ModelKind):
         ``tau_spring = -stiffness * difference(rest_configuration, q)``, applied by
         :func:`denoc_bridge.simulate` and counted in the potential energy.
     lower_limit, upper_limit : per configuration variable (``nq``).
+    reference_configurations : named configurations (``nq`` each, read-only mapping), as
+        Pinocchio's ``model.referenceConfigurations``: an MJCF file's pose (``"qpos0"``) and
+        keyframes, an SRDF's group states (``"half_sitting"``), a Pinocchio model's own.
     module_start, module_end, module_parent, link_module : the module graph.
     gravity : (3,) gravitational acceleration in the base frame, settable.
     """
@@ -185,6 +189,7 @@ class Model(ModelKind):
         rest_configuration: npt.ArrayLike | None = None,
         lower_limit: npt.ArrayLike | None = None,
         upper_limit: npt.ArrayLike | None = None,
+        reference_configurations: Mapping[str, npt.ArrayLike] | None = None,
         gravity: npt.ArrayLike = DEFAULT_GRAVITY,
         base_name: str = "universe",
         floating_base: bool = False,
@@ -311,6 +316,7 @@ class Model(ModelKind):
                 check_coupling_joints(self, lc)
         self.rest_configuration = self._check_rest(self._rest)
         del self._rest
+        self._references = self._check_references(reference_configurations)
         self._local = threading.local()
         self._link_index = {s: k for k, s in enumerate(self.link_names)}
         self._joint_index = {s: k for k, s in enumerate(self.joint_names)}
@@ -353,6 +359,27 @@ class Model(ModelKind):
                 f"rest_configuration must be {self.nq} finite numbers (nq of '{self.name}'), got shape {r.shape}"
             )
         return _readonly(r, float)
+
+    def _check_references(self, refs: Mapping[str, npt.ArrayLike] | None) -> dict[str, np.ndarray]:
+        if refs is None:
+            refs = {}
+        if not isinstance(refs, Mapping):
+            raise ModelError(f"reference_configurations must map names to configurations, got {type(refs).__name__}")
+        out = {}
+        for name, q in refs.items():
+            if not isinstance(name, str) or not name.strip():
+                raise ModelError(f"a reference configuration needs a name (a non-empty string), got {name!r}")
+            try:
+                r = np.array(q, dtype=float)
+            except (TypeError, ValueError):
+                r = np.zeros(0)
+            if r.shape != (self.nq,) or not np.all(np.isfinite(r)):
+                raise ModelError(
+                    f"reference configuration '{name}' must be {self.nq} finite numbers (nq of '{self.name}'), "
+                    f"got {np.shape(q) if r.size else repr(q)}"
+                )
+            out[name] = _readonly(r, float)
+        return out
 
     @staticmethod
     def _check_gravity(g: npt.ArrayLike) -> np.ndarray:
@@ -645,6 +672,7 @@ class Model(ModelKind):
             rest_configuration=self.rest_configuration,
             lower_limit=self.lower_limit,
             upper_limit=self.upper_limit,
+            reference_configurations=self.reference_configurations,
             gravity=self.gravity,
             base_name=self.base_name,
             floating_base=self.floating_base,
@@ -697,6 +725,13 @@ class Model(ModelKind):
         self._local = threading.local()
 
     # -------------------------------------------------------------- accessors
+    @property
+    def reference_configurations(self) -> Mapping[str, np.ndarray]:
+        """Named configurations (``nq`` each, read-only), as Pinocchio's
+        ``model.referenceConfigurations``: an MJCF file's pose (``"qpos0"``) and keyframes, an
+        SRDF's group states (``"half_sitting"``), a Pinocchio model's own."""
+        return MappingProxyType(self._references)
+
     @property
     def n_links(self) -> int:
         """Number of moving links (bodies), i.e. of joints."""

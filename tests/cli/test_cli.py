@@ -303,6 +303,8 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--fps", "1e9"], "--fps must be a frame rate between 0 and 1000 per second"),
         (["simulate", "gripper", "--html", "x.html", "--no-html"], "--html and --no-html contradict each other"),
         (["simulate", "gripper", "--q0", "1_0", "0", "0", "0"], "--q0: '1_0' is not a number"),
+        (["simulate", "talos", "--q0", "half_siting"], "(give 39 numbers, or one of: neutral, random, half_sitting)"),
+        (["simulate", "gripper", "--q0", "up", "0", "0", "0"], "--q0: 'up' is not a number (give 4 numbers, or one"),
         (["simulate", "gripper", "--torque", "complex.npy"], "--torque: cannot read complex.npy: it holds complex128"),
         (["bench", "--out", "/proc/benchx"], "--out: cannot create the folder /proc/benchx"),
     ],

@@ -63,7 +63,7 @@ def test_a_coupling_of_three_joints_from_the_command_line(tmp_path, capsys):
     assert main(["validate", str(path), "--samples", "2"]) == 0
     assert "(compared: the tree, without its 1 joint coupling, as MuJoCo" in capsys.readouterr().out
     npz = tmp_path / "run.npz"
-    args = ["simulate", str(path), "--duration", "0.2", "--no-html", "--no-plot", "--q0", "neutral", "--save", str(npz)]
+    args = ["simulate", str(path), "--duration", "0.2", "--no-html", "--no-plot", "--save", str(npz)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert (
@@ -73,3 +73,30 @@ def test_a_coupling_of_three_joints_from_the_command_line(tmp_path, capsys):
     traj = db.Trajectory.load(npz, db.load_mjcf(path))
     assert traj.q[0][0] == pytest.approx(0.1, abs=1e-12)  # j1 at its ref
     assert abs(traj.q[-1][0] - 0.1) > 1e-3 and np.abs(traj.q.sum(axis=1) - 0.1).max() < 1e-10
+
+
+def test_a_keyframe_is_a_start_by_name(tmp_path, capsys):
+    """info lists the file's pose and its keyframes; simulate --q0 KEY starts there (neutral is
+    the neutral configuration, not the file's pose); a misspelt name gets the names."""
+    path = tmp_path / "arm.xml"
+    path.write_text(
+        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.1'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
+        "<body name='b' pos='0.3 0 0'><joint name='j2' axis='0 1 0'/>"
+        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></body></worldbody>"
+        "<keyframe><key name='bent' qpos='0.4 -0.8'/></keyframe></mujoco>"
+    )
+    assert main(["info", str(path)]) == 0
+    assert "named configurations: qpos0, bent (simulate --q0 NAME starts there)" in capsys.readouterr().out
+    starts = {"bent": [0.4, -0.8], "neutral": [0.0, 0.0], "qpos0": [0.1, 0.0]}
+    for word, q in starts.items():
+        npz = tmp_path / f"{word}.npz"
+        argv = ["simulate", str(path), "--duration", "0.01", "--no-html", "--no-plot", "--q0", word, "--save", str(npz)]
+        assert main(argv) == 0
+        said = {"bent": "the model's configuration 'bent'", "neutral": "the neutral configuration"}
+        assert said.get(word, "the file's pose (MuJoCo's qpos0)") in capsys.readouterr().out
+        np.testing.assert_allclose(db.Trajectory.load(npz, db.load_mjcf(path)).q[0], q, atol=1e-15)
+    assert main(["simulate", str(path), "--q0", "bnt", "--no-html", "--no-plot"]) == 2
+    err = capsys.readouterr().err
+    assert "--q0: 'bnt' is neither a number nor a configuration of 'arm'" in err and "did you mean bent?" in err
+    assert "one of: neutral, random, qpos0, bent" in err

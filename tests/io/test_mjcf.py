@@ -10,12 +10,13 @@ import warnings
 import gymnasium
 import mujoco
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
 from denoc_bridge.errors import ModelError, PhysicsWarning
 from denoc_bridge.io import mujoco_layout as mjl
-from denoc_bridge.io.mjcf import file_pose, from_mujoco, loads_mjcf
+from denoc_bridge.io.mjcf import from_mujoco, loads_mjcf
 from denoc_bridge.validation import compare_with_mujoco
 from tests.io.mjcf_samples import FREE, JOINTS, random_poses
 
@@ -191,19 +192,61 @@ def test_from_mujoco_refuses_other_objects() -> None:
         from_mujoco("robot.xml")
 
 
-def test_file_pose_is_mujocos_qpos0(tmp_path) -> None:
-    """``file_pose``: the pose the file gives (a free body where the file puts it, a hinge at its
-    ``ref``), in the model's q; None for a model that is not from an MJCF file."""
+def test_the_file_pose_and_keyframes_are_reference_configurations(tmp_path) -> None:
+    """``reference_configurations``: ``"qpos0"``, the pose the file gives (a free body where the
+    file puts it, a hinge at its ``ref``), and each ``<key>`` by its name (an unnamed one:
+    ``key<i>``), all in the model's q: MuJoCo's qpos0 and key_qpos once converted back."""
     path = tmp_path / "scene.xml"
     path.write_text(
         "<mujoco><compiler angle='radian'/><worldbody>"
         "<body name='arm' pos='0 0 1'><joint name='hinge' axis='0 1 0' ref='0.3'/>"
         "<geom type='capsule' fromto='0 0 0 0.5 0 0' size='0.05'/></body>"
         "<body name='ball' pos='1 2 3' quat='0 1 0 0'><freejoint name='ball_root'/><geom size='0.1'/></body>"
-        "</worldbody></mujoco>"
+        "</worldbody><keyframe><key name='home' qpos='0.5 1 0 2 0 0 0.6 0.8'/>"
+        "<key qpos='-0.5 0 0 1 1 0 0 0'/></keyframe></mujoco>"
     )
     model = db.load_mjcf(path)
-    np.testing.assert_allclose(file_pose(model), [0.3, 1, 2, 3, 1, 0, 0, 0], atol=1e-15)
+    refs = model.reference_configurations
+    assert list(refs) == ["qpos0", "home", "key1"]
+    np.testing.assert_allclose(refs["qpos0"], [0.3, 1, 2, 3, 1, 0, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(refs["home"], [0.5, 1, 0, 2, 0, 0.6, 0.8, 0], atol=1e-15)
     m = mujoco.MjModel.from_xml_path(str(path))
-    np.testing.assert_allclose(mjl.q_to_mujoco_qpos(model, file_pose(model)), m.qpos0, atol=1e-15)
-    assert file_pose(db.load_robot("panda")) is None
+    np.testing.assert_allclose(mjl.q_to_mujoco_qpos(model, refs["qpos0"]), m.qpos0, atol=1e-15)
+    for k, key in enumerate(("home", "key1")):
+        np.testing.assert_allclose(mjl.q_to_mujoco_qpos(model, refs[key]), m.key_qpos[k], atol=1e-15)
+    with pytest.raises(TypeError):
+        refs["home"] = refs["qpos0"]  # type: ignore[index]
+    with pytest.raises(ValueError):
+        refs["home"][0] = 1.0
+    assert dict(db.load_robot("chain:3").reference_configurations) == {}
+
+
+def test_reference_configurations_as_pinocchios_mjcf_parser_reads_them(tmp_path) -> None:
+    """A file Pinocchio's MJCF parser reads: its ``referenceConfigurations`` ("qpos0" and the
+    keys, the hinge's ``ref`` in degrees) equal ours, through ``from_pinocchio`` too."""
+    path = tmp_path / "arm.xml"
+    path.write_text(
+        "<mujoco><worldbody><body name='a' pos='0 0 1'><joint name='h' axis='0 1 0' ref='30'/>"
+        "<geom type='capsule' fromto='0 0 0 0 0 -0.5' size='0.05'/>"
+        "<body name='b' pos='0 0 -0.5'><joint name='s' type='slide' axis='1 0 0'/><geom size='0.1'/></body>"
+        "</body></worldbody><keyframe><key name='home' qpos='0.5 0.1'/><key name='crouch' qpos='-0.5 0.2'/>"
+        "</keyframe></mujoco>"
+    )
+    pm = pin.buildModelFromMJCF(str(path))
+    theirs = {e.key(): np.array(e.data()) for e in pm.referenceConfigurations}
+    for model in (db.load_mjcf(path), db.from_pinocchio(pm)):
+        assert sorted(model.reference_configurations) == sorted(theirs) == ["crouch", "home", "qpos0"]
+        for key, q in theirs.items():
+            np.testing.assert_allclose(model.reference_configurations[key], q, atol=1e-15)
+    np.testing.assert_allclose(theirs["qpos0"], [np.pi / 6, 0.0], atol=1e-15)
+
+
+def test_a_file_without_a_model_name_is_named_after_the_file(tmp_path) -> None:
+    """MuJoCo calls a model without ``<mujoco model=...>`` "MuJoCo Model": ours takes the
+    file's name instead (the string's: "mjcf"), and a given name stays."""
+    xml = "<mujoco><worldbody><body><joint/><geom size='0.1'/></body></worldbody></mujoco>"
+    path = tmp_path / "arm.xml"
+    path.write_text(xml)
+    assert mujoco.MjModel.from_xml_path(str(path)).names[:12] == b"MuJoCo Model"
+    assert db.load_mjcf(path).name == "arm" and loads_mjcf(xml).name == "mjcf"
+    assert loads_mjcf(xml.replace("<mujoco>", "<mujoco model='named'>")).name == "named"

@@ -21,7 +21,6 @@ from denoc_bridge import loops
 from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.errors import PhysicsWarning
 from denoc_bridge.io.collision import collision_points
-from denoc_bridge.io.mjcf import file_pose
 from denoc_bridge.io.mujoco_layout import mujoco_qpos_to_q, q_to_mujoco_qpos
 from denoc_bridge.multibody.constraints import JointCoupling
 from denoc_bridge.validation import compare_with_mujoco
@@ -135,7 +134,7 @@ def test_quadruped_stands_on_the_ground_with_its_couplings() -> None:
     ground carries its weight), the couplings hold to 1e-10 through the impacts."""
     model = _load("suite/quadruped.xml")
     points = collision_points(model)[0]
-    q0 = loops.project_configuration(model, file_pose(model))
+    q0 = loops.project_configuration(model, model.reference_configurations["qpos0"])
     robot = [c for c in points if model.link_names[c.link] != "ball"]
     q0 = lifted(model, q0, robot, 0.1)
     with warnings.catch_warnings():

@@ -178,3 +178,39 @@ def test_add_loop_closure_names_the_loop_for_values_that_are_not_numbers(kwargs,
     with pytest.raises(db.ModelError, match=message):
         model.add_loop_closure(**args)
     assert model.loops == ()
+
+
+def test_reference_configurations_are_checked_kept_and_read_only(chain):
+    """Named configurations: nq finite numbers each under a non-empty name (a bad one named),
+    kept by ``replace`` and pickling, read-only; a MimicModel reduces them."""
+    home = np.linspace(0.1, 0.5, chain.nq)
+    model = db.Model(**fields(chain), reference_configurations={"home": home})
+    np.testing.assert_array_equal(model.reference_configurations["home"], home)
+    assert not model.reference_configurations["home"].flags.writeable
+    with pytest.raises(TypeError):
+        model.reference_configurations["other"] = home  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        model.reference_configurations = {}  # type: ignore[misc]
+    moved = model.replace(name="moved")
+    np.testing.assert_array_equal(moved.reference_configurations["home"], home)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.reference_configurations["home"], home)
+    for refs, match in [
+        ({"home": home[:-1]}, f"reference configuration 'home' must be {chain.nq} finite numbers"),
+        ({"home": np.full(chain.nq, np.nan)}, "reference configuration 'home' must be"),
+        ({"home": "up"}, "reference configuration 'home' must be .* got 'up'"),
+        ({"": home}, "needs a name"),
+        ({3: home}, "needs a name"),
+        ([home], "must map names to configurations, got list"),
+    ]:
+        with pytest.raises(db.ModelError, match=match):
+            db.Model(**fields(chain), reference_configurations=refs)
+
+
+def test_a_mimic_model_reduces_the_reference_configurations():
+    tree = db.load_robot("gripper")
+    q = db.random_configuration(tree, 3)
+    mimic = db.MimicModel(tree.replace(reference_configurations={"open": q}))
+    np.testing.assert_array_equal(mimic.reference_configurations["open"], mimic.reduce_configuration(q))
+    assert mimic.reference_configurations["open"].shape == (mimic.nq,)
+    assert not mimic.reference_configurations["open"].flags.writeable
