@@ -5,8 +5,7 @@ coordinates (see :mod:`denoc_bridge.constraints.mimic` for the dynamics)."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Sequence
 from typing import Any, final, overload
 
 import numpy as np
@@ -19,7 +18,7 @@ from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import Mimic
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.joints import JointType
-from denoc_bridge.multibody.model import Model
+from denoc_bridge.multibody.model import Model, NamedConfigurations
 
 __all__ = ["MimicModel", "TreeOnlyError", "mimic_problems"]
 
@@ -162,9 +161,9 @@ class MimicModel(ModelKind):
         self.tree.gravity = value
 
     @property
-    def reference_configurations(self) -> Mapping[str, np.ndarray]:
+    def reference_configurations(self) -> NamedConfigurations:
         """The tree's reference configurations, reduced (the mimic joints' entries dropped)."""
-        return MappingProxyType(self._references)
+        return NamedConfigurations(self._references, self.tree.name)
 
     @property
     def n_constraints(self) -> int:

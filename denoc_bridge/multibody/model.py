@@ -29,9 +29,8 @@ import inspect
 import operator
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, final
 
 import numpy as np
@@ -127,6 +126,36 @@ def _readonly(a: npt.ArrayLike, dtype: npt.DTypeLike) -> np.ndarray:
     a = np.array(a, dtype=dtype, copy=True)
     a.setflags(write=False)
     return a
+
+
+class NamedConfigurations(Mapping[str, np.ndarray]):
+    """A model's reference configurations: a read-only mapping of names to read-only arrays; a
+    name it lacks raises :class:`~denoc_bridge.errors.NameLookupError` (a ``KeyError``) with
+    the names it has."""
+
+    __slots__ = ("_items", "_owner")
+
+    def __init__(self, items: dict[str, np.ndarray], owner: str) -> None:
+        self._items, self._owner = items, owner
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._items[name]
+        except (KeyError, TypeError):
+            have = ", ".join(self._items) or "none"
+            raise NameLookupError(
+                f"model '{self._owner}' has no configuration {name!r} (it has: {have})"
+                + (did_you_mean(name, list(self._items)) if isinstance(name, str) else "")
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"NamedConfigurations({', '.join(self._items)})"
 
 
 @final  # the dynamics dispatch on type(model) is Model / MimicModel: no subclasses
@@ -726,11 +755,11 @@ class Model(ModelKind):
 
     # -------------------------------------------------------------- accessors
     @property
-    def reference_configurations(self) -> Mapping[str, np.ndarray]:
+    def reference_configurations(self) -> NamedConfigurations:
         """Named configurations (``nq`` each, read-only), as Pinocchio's
         ``model.referenceConfigurations``: an MJCF file's pose (``"qpos0"``) and keyframes, an
         SRDF's group states (``"half_sitting"``), a Pinocchio model's own."""
-        return MappingProxyType(self._references)
+        return NamedConfigurations(self._references, self.name)
 
     @property
     def n_links(self) -> int:

@@ -191,6 +191,12 @@ def test_reference_configurations_are_checked_kept_and_read_only(chain):
         model.reference_configurations["other"] = home  # type: ignore[index]
     with pytest.raises(AttributeError):
         model.reference_configurations = {}  # type: ignore[misc]
+    with pytest.raises(
+        db.NameLookupError, match=r"model 'random' has no configuration 'hom' \(it has: home\); did you mean home\?"
+    ):
+        model.reference_configurations["hom"]
+    assert "hom" not in model.reference_configurations and model.reference_configurations.get("hom") is None
+    assert repr(model.reference_configurations) == "NamedConfigurations(home)"
     moved = model.replace(name="moved")
     np.testing.assert_array_equal(moved.reference_configurations["home"], home)
     again = pickle.loads(pickle.dumps(model))
