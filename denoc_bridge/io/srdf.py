@@ -16,7 +16,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from denoc_bridge.errors import InputError
+from denoc_bridge.errors import InputError, InputTypeError
+from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.joints import JointType, neutral_q
 from denoc_bridge.multibody.model import Model
 
@@ -32,10 +33,17 @@ def srdf_reference_configurations(model: Model, path: str | os.PathLike[str]) ->
 
     Raises
     ------
+    InputTypeError
+        ``model`` is not a Model, or ``path`` not a path.
     InputError
         No such file, malformed XML, or a state whose joint value is not the joint's number of
         values (naming the state and the joint).
     """
+    check_model(model)
+    if not isinstance(model, Model):
+        raise InputTypeError("srdf_reference_configurations takes a Model (of a MimicModel: its .tree)")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"the SRDF file must be a path, got {type(path).__name__}")
     where = os.fspath(path)
     if not os.path.isfile(where):
         raise InputError(f"no such SRDF file: {where}")

@@ -87,6 +87,10 @@ def test_a_wrong_value_names_the_state_and_the_joint(tmp_path, text, match):
 
 def test_a_missing_or_broken_file_is_named(tmp_path):
     model = db.load_robot("panda")
+    with pytest.raises(db.InputTypeError, match="the SRDF file must be a path, got int"):
+        db.srdf_reference_configurations(model, 42)
+    with pytest.raises(db.InputTypeError, match="takes a Model"):
+        db.srdf_reference_configurations(db.load_robot("gripper", mimic=True), tmp_path / "x.srdf")
     with pytest.raises(db.InputError, match="no such SRDF file"):
         db.srdf_reference_configurations(model, tmp_path / "missing.srdf")
     broken = tmp_path / "broken.srdf"
