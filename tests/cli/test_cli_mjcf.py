@@ -42,21 +42,30 @@ def test_validate_refuses_a_file_mujoco_refuses(tmp_path, capsys):
     assert "MuJoCo cannot compile" in capsys.readouterr().err
 
 
+def _capsule_arm(n: int, extra: str) -> str:
+    """An MJCF arm of n capsules 0.3 m long on hinges j1 .. jn about y (j1 with ref 0.1 rad),
+    then ``extra`` (tendons, equalities, keyframes)."""
+    body = ""
+    for k in range(n, 0, -1):
+        ref, pos = (" ref='0.1'", "") if k == 1 else ("", " pos='0.3 0 0'")
+        body = (
+            f"<body name='{'abcdefgh'[k - 1]}'{pos}><joint name='j{k}' axis='0 1 0'{ref}/>"
+            f"<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>{body}</body>"
+        )
+    return f"<mujoco><compiler angle='radian'/><worldbody>{body}</worldbody>{extra}</mujoco>"
+
+
 @pytest.mark.filterwarnings("ignore::denoc_bridge.PhysicsWarning")
 def test_a_coupling_of_three_joints_from_the_command_line(tmp_path, capsys):
     """info lists a <tendon> equality of three joints as a joint coupling; simulate starts at
     the file's pose (MuJoCo's qpos0: the hinges at their ref) and keeps the coupling."""
     path = tmp_path / "finger.xml"
     path.write_text(
-        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.1'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
-        "<body name='b' pos='0.3 0 0'><joint name='j2' axis='0 1 0'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
-        "<body name='c' pos='0.3 0 0'><joint name='j3' axis='0 1 0'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></body></body></worldbody>"
-        "<tendon><fixed name='sum'><joint joint='j1' coef='1'/><joint joint='j2' coef='1'/>"
-        "<joint joint='j3' coef='1'/></fixed></tendon>"
-        "<equality><tendon tendon1='sum'/></equality></mujoco>"
+        _capsule_arm(
+            3,
+            "<tendon><fixed name='sum'><joint joint='j1' coef='1'/><joint joint='j2' coef='1'/>"
+            "<joint joint='j3' coef='1'/></fixed></tendon><equality><tendon tendon1='sum'/></equality>",
+        )
     )
     assert main(["info", str(path)]) == 0
     assert "joint coupling 'tendon0': 1 * j1 + 1 * j2 + 1 * j3 = 0.1 (1 constraint row)" in capsys.readouterr().out
@@ -79,13 +88,7 @@ def test_a_keyframe_is_a_start_by_name(tmp_path, capsys):
     """info lists the file's pose and its keyframes; simulate --q0 KEY starts there (neutral is
     the neutral configuration, not the file's pose); a misspelt name gets the names."""
     path = tmp_path / "arm.xml"
-    path.write_text(
-        "<mujoco><compiler angle='radian'/><worldbody><body name='a'><joint name='j1' axis='0 1 0' ref='0.1'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
-        "<body name='b' pos='0.3 0 0'><joint name='j2' axis='0 1 0'/>"
-        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/></body></body></worldbody>"
-        "<keyframe><key name='bent' qpos='0.4 -0.8'/></keyframe></mujoco>"
-    )
+    path.write_text(_capsule_arm(2, "<keyframe><key name='bent' qpos='0.4 -0.8'/></keyframe>"))
     assert main(["info", str(path)]) == 0
     assert "named configurations: qpos0, bent (simulate --q0 NAME starts there)" in capsys.readouterr().out
     starts = {"bent": [0.4, -0.8], "neutral": [0.0, 0.0], "qpos0": [0.1, 0.0]}
