@@ -369,6 +369,47 @@ def test_ctrl_c_during_cli_sweep_keeps_finished_cases_and_the_same_command_resum
     assert f"24 completed ({24 - saved} run now, {saved} from an earlier run)" in out
 
 
+_HELD_BACK_THEN_COMPILING = """
+import signal, sys
+import numba
+from numba.core import event
+from denoc_bridge.cli.warmup import CompileNotice
+
+class SignalInside(event.Listener):  # the signal, at numba's first hold of its lock
+    def on_start(self, ev):
+        if not sent:
+            sent.append(True)
+            signal.raise_signal(signal.SIGINT)
+
+    def on_end(self, ev):
+        pass
+
+@numba.njit
+def fresh(x):
+    return x + 1
+
+sent = []
+signal.signal(signal.SIGINT, signal.default_int_handler)
+with CompileNotice(sys.stderr):
+    event.register("numba:compiler_lock", SignalInside())
+    try:
+        fresh(1)
+    except KeyboardInterrupt:
+        print("raised after the compilation")
+"""
+
+
+def test_a_ctrl_c_held_back_in_numba_ends_a_compilation_that_follows():
+    """A Ctrl-C held back while numba holds its lock, before it knows that it must compile (its
+    cache looked up): when the compilation starts the process ends at once, as for a Ctrl-C
+    during a compilation, not minutes later at the compilation's end."""
+    out = subprocess.run(
+        [sys.executable, "-c", _HELD_BACK_THEN_COMPILING], env=ENV, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 130 and "raised after" not in out.stdout, (out.returncode, out.stdout, out.stderr)
+    assert out.stderr.strip().startswith("denoc-bridge: interrupted while compiling fresh"), out.stderr
+
+
 def test_an_ignored_ctrl_c_stays_ignored():
     """Where SIGINT is ignored (nohup, a parent that asked so, a test runner's worker), the
     command's notice installs no handler of its own: Ctrl-C stays ignored, also while numba
