@@ -274,26 +274,39 @@ def test_a_ctrl_c_while_numba_holds_its_lock_is_raised_once_numba_lets_go():
         signal.signal(signal.SIGINT, before)
 
 
-_SIGNAL_INSIDE_NUMBA = """
-import io, signal, sys, traceback
+# the start of the subprocess scripts below: SignalInside(when) sends SIGINT to the process once,
+# from inside numba, at the first event it hears at which when() holds
+_SIGNAL_ONCE = """
+import signal, sys, traceback
 from numba.core import event
 from denoc_bridge.cli.warmup import CompileNotice
-import kernel
 
-class SignalInside(event.Listener):  # the signal, sent as numba reads the kernel from its cache
+class SignalInside(event.Listener):
+    def __init__(self, when=lambda: True):
+        self.when, self.sent = when, False
+
     def on_start(self, ev):
-        loading = any(f.name == "_load_overload" for f in traceback.extract_stack())
-        if loading and not sent:
-            sent.append(True)
+        if not self.sent and self.when():
+            self.sent = True
             signal.raise_signal(signal.SIGINT)
 
     def on_end(self, ev):
         pass
 
-sent = []
 signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner's worker left
+"""
+
+_SIGNAL_INSIDE_NUMBA = (
+    _SIGNAL_ONCE
+    + """
+import io
+import kernel
+
+def loading():  # numba reads the kernel from its cache
+    return any(f.name == "_load_overload" for f in traceback.extract_stack())
+
 with CompileNotice(io.StringIO()) as notice:
-    event.register("numba:llvm_lock", SignalInside())
+    event.register("numba:llvm_lock", SignalInside(loading))
     try:
         kernel.fresh(1)
     except KeyboardInterrupt:  # the kernel already loaded (raised inside, the load was dropped)
@@ -302,6 +315,7 @@ with CompileNotice(io.StringIO()) as notice:
         print("then", kernel.fresh(2))
     print("depth", notice._numba.depth)
 """
+)
 
 
 def test_a_real_signal_inside_numba_is_raised_after_the_kernel_is_loaded(tmp_path):
@@ -369,34 +383,23 @@ def test_ctrl_c_during_cli_sweep_keeps_finished_cases_and_the_same_command_resum
     assert f"24 completed ({24 - saved} run now, {saved} from an earlier run)" in out
 
 
-_HELD_BACK_THEN_COMPILING = """
-import signal, sys
+_HELD_BACK_THEN_COMPILING = (
+    _SIGNAL_ONCE
+    + """
 import numba
-from numba.core import event
-from denoc_bridge.cli.warmup import CompileNotice
-
-class SignalInside(event.Listener):  # the signal, at numba's first hold of its lock
-    def on_start(self, ev):
-        if not sent:
-            sent.append(True)
-            signal.raise_signal(signal.SIGINT)
-
-    def on_end(self, ev):
-        pass
 
 @numba.njit
 def fresh(x):
     return x + 1
 
-sent = []
-signal.signal(signal.SIGINT, signal.default_int_handler)
 with CompileNotice(sys.stderr):
-    event.register("numba:compiler_lock", SignalInside())
+    event.register("numba:compiler_lock", SignalInside())  # at numba's first hold of its lock
     try:
         fresh(1)
     except KeyboardInterrupt:
         print("raised after the compilation")
 """
+)
 
 
 def test_a_ctrl_c_held_back_in_numba_ends_a_compilation_that_follows():

@@ -17,10 +17,10 @@ status 130 (the kernels compiled so far are already in the cache).
 
 A Ctrl-C while numba loads a compiled kernel from its cache (its global compiler lock held, a
 few milliseconds at a kernel's first call) is held back until numba lets go of the lock, then
-raised as usual (or, if numba goes on to compile, the process ends as above).  Raised at once, the ``KeyboardInterrupt`` lands inside one of llvmlite's ctypes
-callbacks: ctypes prints and drops it (the command then runs to its end) or LLVM is left half way
-and the process dies of a segmentation fault (both seen under load, 0.8 and 1.4 s after a
-start).
+raised as usual (or, if numba goes on to compile, the process ends as above).  Raised at once,
+the ``KeyboardInterrupt`` lands inside one of llvmlite's ctypes callbacks: ctypes prints and
+drops it (the command then runs to its end) or LLVM is left half way and the process dies of a
+segmentation fault (both seen under load, 0.8 and 1.4 s after a start).
 """
 
 from __future__ import annotations

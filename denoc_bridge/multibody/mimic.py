@@ -138,11 +138,9 @@ class MimicModel(ModelKind):
             value = np.array(value)
             value.setflags(write=False)
             setattr(self, name, value)
-        refs = {}
-        for key, q in tree.reference_configurations.items():  # the tree's, reduced
-            refs[key] = np.array(q[self._q_keep])
-            refs[key].setflags(write=False)
-        self._references = refs
+        self._references = {key: self.reduce_configuration(q) for key, q in tree.reference_configurations.items()}
+        for q in self._references.values():
+            q.setflags(write=False)
 
     @property
     def loops(self) -> tuple:
