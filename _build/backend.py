@@ -1,15 +1,18 @@
-"""The build backend of ``pip install``: setuptools', plus one step that compiles the kernels.
+"""The build backend of ``pip install``: setuptools', plus one step that compiles the numba kernels.
 
-``pip install .`` builds a wheel in an isolated environment; this backend asks for the package's
-own dependencies there too (numba and what the kernels' warm-up imports), and after setuptools
-has built the wheel (or the editable wheel of ``pip install -e .``) it runs
-``denoc_bridge.cli.compile.main`` on the sources, on every core: the kernels land in the
-user's cache folder keyed on the kernel sources' content (``denoc_bridge.kernels.cache``), where
-the installed package, an editable install and the clone's tests find them.  ``pip install -v``
-shows what it compiles and how long it takes.
+setuptools builds the package and compiles its Cython core (``setup.py``: the extension modules
+of ``denoc_bridge/core``; in place, next to their sources, for ``pip install -e .``).  The numba
+kernels not yet ported to the core are compiled afterwards: this backend asks for the package's
+own dependencies in the build environment too (numba and what the kernels' warm-up imports), and
+after setuptools has built the wheel (or the editable wheel of ``pip install -e .``) it runs
+``denoc_bridge.cli.compile.main`` on the built package (the unpacked wheel, or the clone for an
+editable install), on every core: the kernels land in the user's cache folder keyed on the kernel
+sources' content (``denoc_bridge.kernels.cache``), where the installed package, an editable
+install and the clone's tests find them.  ``pip install -v`` shows what both steps compile and how
+long they take.
 
-Set ``DENOC_BRIDGE_PRECOMPILE=0`` to skip the step (``python -m build`` for a wheel meant for other
-machines, for example); the kernels then compile on first use, and say so on stderr.
+Set ``DENOC_BRIDGE_PRECOMPILE=0`` to skip the numba step (``python -m build`` for a wheel meant for
+other machines, for example); those kernels then compile on first use, and say so on stderr.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from setuptools import build_meta as _setuptools
@@ -56,11 +61,14 @@ def get_requires_for_build_editable(config_settings=None):
     return _setuptools.get_requires_for_build_editable(config_settings) + extra
 
 
-def _precompile() -> None:
+def _precompile(where: Path) -> None:
+    """Compile the numba kernels by importing the package from ``where``: the clone's root after an
+    editable build (the Cython core was built in place), the unpacked wheel after a wheel build
+    (the root holds no compiled core then)."""
     if not _wanted():
         print(f"denoc_bridge: {ENV}=0, the kernels are not compiled now (they compile on first use)", file=sys.stderr)
         return
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(where), os.environ.get("PYTHONPATH", "")]))
     t0 = time.perf_counter()
     print(
         "denoc_bridge: compiling the numba kernels of every capability on every core, once...",
@@ -68,7 +76,7 @@ def _precompile() -> None:
         flush=True,
     )
     run = "import sys; from denoc_bridge.cli.compile import main; sys.exit(main(sys.argv[1:]))"
-    out = subprocess.run([sys.executable, "-c", run], env=env, cwd=ROOT, check=False)
+    out = subprocess.run([sys.executable, "-c", run], env=env, cwd=where, check=False)
     wall = time.perf_counter() - t0
     if out.returncode:
         # the package works without the step (its kernels compile on first use): never fail an install for it
@@ -81,11 +89,14 @@ def _precompile() -> None:
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
-    _precompile()
+    with tempfile.TemporaryDirectory(prefix="denoc-bridge-wheel-") as unpacked:
+        with zipfile.ZipFile(Path(wheel_directory) / name) as wheel:
+            wheel.extractall(unpacked)
+        _precompile(Path(unpacked))
     return name
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     name = _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
-    _precompile()
+    _precompile(ROOT)
     return name

@@ -1,0 +1,60 @@
+"""The compiled core: Cython kernels, compiled when the package is built (``setup.py``).
+
+One extension module per group of recursion passes (``tree``: geometry, inverse and forward
+dynamics of a tree), each a ``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the
+layout of the model table and of the work array they share with the Python layer
+(:mod:`denoc_bridge.kernels.tables`).  The kernels take the model's table and state arrays only,
+check every length and dtype at the boundary, and return a status that the Python layer turns
+into a named error.
+
+In a source checkout (an editable install, the clone's tests) the extension modules sit next to
+their sources; :func:`load` refuses one that is older than them, with the command that rebuilds
+it, rather than running stale machine code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from denoc_bridge.errors import DenocError
+
+HERE = Path(__file__).resolve().parent
+REBUILD = "python setup.py build_ext --inplace"
+
+
+class BuildError(DenocError, ImportError):
+    """The compiled core is missing or older than its sources (a checkout that was not rebuilt)."""
+
+
+def _newest_source(stem: str) -> tuple[float, Path | None]:
+    """The newest of a module's ``.pyx`` and of every ``.pxi``/``.pxd`` of this folder (a module
+    includes its passes and cimports the tables) in a source checkout (``setup.py`` two folders
+    up); 0 and None in an installed copy, whose files' times say nothing of the build."""
+    if not (HERE.parents[1] / "setup.py").is_file():
+        return 0.0, None
+    sources = [HERE / f"{stem}.pyx", *HERE.glob("*.pxi"), *HERE.glob("*.pxd")]
+    found = [(p.stat().st_mtime, p) for p in sources if p.is_file()]
+    return max(found) if found else (0.0, None)
+
+
+def load(stem: str) -> ModuleType:
+    """Import the extension module ``denoc_bridge.core.<stem>``, checked against its sources."""
+    try:
+        module = importlib.import_module(f"{__name__}.{stem}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{stem}":
+            raise
+        raise BuildError(
+            f"denoc_bridge's compiled core ({__name__}.{stem}) is not built: in a clone, install it with "
+            f'`pip install -e .` (a C compiler is needed) or rebuild it with `{REBUILD}`'
+        ) from None
+    built = Path(module.__file__ or "")
+    newest, source = _newest_source(stem)
+    if source is not None and built.is_file() and built.stat().st_mtime < newest:
+        raise BuildError(
+            f"denoc_bridge's compiled core is older than its source {source.name}: rebuild it with `{REBUILD}` "
+            "(or `pip install -e .`) in the clone's root"
+        )
+    return module

@@ -1,0 +1,111 @@
+"""The compiled core: the Cython extension modules of ``denoc_bridge/core``, built by setuptools.
+
+``pip install .`` compiles them into the wheel; ``pip install -e .`` compiles them in place, next
+to their sources, so that ``python -m pytest`` run from the clone's root imports a compiled
+package.  After editing a ``.pyx``/``.pxi``/``.pxd``, ``python setup.py build_ext --inplace``
+rebuilds what changed (``denoc_bridge.core`` refuses to import an extension older than its
+sources).  ``pip install -v`` shows the compiler's command lines.
+
+Environment (read at build time):
+
+* ``DENOC_BRIDGE_NATIVE=1``: compile for this CPU (``-march=native``); the default is portable,
+  what a wheel must be.
+* ``DENOC_BRIDGE_SANITIZE=1``: the debug build of the tests (bounds checks on,
+  ``-O1 -g -fsanitize=address,undefined``); docs/development.md says how to run it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+CORE = "denoc_bridge/core"
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "yes", "true", "on")
+
+
+SANITIZE = _flag("DENOC_BRIDGE_SANITIZE")
+NATIVE = _flag("DENOC_BRIDGE_NATIVE")
+
+#: the kernels index raw pointers and memoryviews whose lengths the entries checked once, at the
+#: boundary (design: shared/design/compiled-core.md, "Memory safety"); the sanitizer build checks
+#: them all again
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": SANITIZE,
+    "wraparound": False,
+    "initializedcheck": SANITIZE,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+if sys.platform == "win32":
+    COMPILE, LINK = ["/O2"], []
+elif SANITIZE:
+    SAN = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+    COMPILE, LINK = ["-O1", "-g", *SAN], SAN
+else:
+    # -ffp-contract=off: the same rounding on every machine and compiler (FMA contraction would
+    # make results differ in the last bits between a wheel and a source build)
+    COMPILE, LINK = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"], []
+    if NATIVE:
+        COMPILE.append("-march=native")
+
+
+def extensions() -> list[Extension]:
+    """One extension module per ``denoc_bridge/core/*.pyx`` (each includes its passes' ``.pxi``)."""
+    return [
+        Extension(
+            f"denoc_bridge.core.{path.stem}",
+            [str(path.relative_to(ROOT))],
+            include_dirs=[np.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+            extra_compile_args=COMPILE,
+            extra_link_args=LINK,
+        )
+        for path in sorted((ROOT / CORE).glob("*.pyx"))
+    ]
+
+
+#: the flavour of the last build (portable, native or sanitize): a change rebuilds everything, since
+#: neither cythonize nor build_ext sees that the directives or the flags changed
+FLAVOUR = "sanitize" if SANITIZE else "native" if NATIVE else "portable"
+STAMP = ROOT / "build" / "core-flavour"
+CHANGED = not STAMP.is_file() or STAMP.read_text().strip() != FLAVOUR
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext compiling the extension modules on every core (setuptools' ``--parallel``),
+    everything again when the build's flavour changed."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
+        self.force = self.force or CHANGED
+
+    def run(self) -> None:
+        super().run()
+        STAMP.parent.mkdir(exist_ok=True)
+        STAMP.write_text(FLAVOUR + "\n")
+
+
+setup(
+    ext_modules=cythonize(
+        extensions(),
+        compiler_directives=DIRECTIVES,
+        nthreads=os.cpu_count() or 1,
+        quiet=False,
+        force=CHANGED,
+    ),
+    cmdclass={"build_ext": ParallelBuildExt},
+)
