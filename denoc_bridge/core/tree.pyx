@@ -22,7 +22,8 @@ that is not a C-contiguous aligned float64 array of the expected dimensions (or 
 """
 
 cimport numpy as cnp
-from libc.math cimport cos, fabs, sin, sqrt
+from libc.math cimport cos, fabs, isfinite, sin, sqrt
+from libc.stdlib cimport free, malloc
 
 from denoc_bridge.core.tables cimport *
 
@@ -36,3 +37,6 @@ cdef extern from *:
 
 include "spatial.pxi"
 include "geometry.pxi"
+include "inverse_dynamics.pxi"
+include "forward_dynamics.pxi"
+include "entry.pxi"
