@@ -136,21 +136,39 @@ def test_both_branches_of_the_thresholds_are_taken():
             assert (gim_ltdl.ltdl_work(ki, nv, level) <= nb.LTDL_MAX_WORK) == factors_ltdl, name
 
 
+def _geometry_parts(model, work):
+    """The parts of the work array that the consumers of a full geometry pass read
+    (:class:`denoc_bridge.algorithms.dynamics.Geometry`): the (cos, sin) pairs, E_k and r_k, P_k,
+    Psi_k, Ihat_k and Ihat_k^-1 (phitilde and the module accumulators are intermediate results
+    of the articulated pass that nothing reads after it)."""
+    L, nv = model.n_links, model.nv
+    _, g, dof, p, ihat, ihatinv, _, _ = T.regions(L, nv, model.n_modules)
+    return np.concatenate(
+        [
+            work[:L, T.C_CS : T.C_CS + 2].ravel(),
+            work[g : g + 2 * L].ravel(),
+            work[p : p + nv, :6].ravel(),
+            work[dof : dof + nv, T.H_PSI : T.H_PSI + 6].ravel(),
+            work[ihat : ihatinv + nv, :6].ravel(),
+        ]
+    )
+
+
 @pytest.mark.parametrize("name", ["panda", "talos", "chain24"] + RANDOM[:12])
 @pytest.mark.parametrize("factors", [False, True])
 def test_geometry_and_factors_match_numba(name, factors):
     model = model_of(name)
     q, v = _q(model), np.random.default_rng(1).standard_normal(model.nv)
-    works, energies, statuses = [], [], []
+    parts, energies, statuses = [], [], []
     for mod in (nb, cy):
         work, energy = _work(model), np.zeros(1)
         work[:] = 0.0
         statuses.append(mod.geometry_and_factors(model._kt, work, q, v, factors, energy))
-        works.append(work)
+        parts.append(_geometry_parts(model, work))
         energies.append(energy[0])
     assert statuses[1] == statuses[0]
     assert abs(energies[1] - energies[0]) <= TOL * abs(energies[0])
-    assert rel(works[1], works[0]) <= TOL
+    assert rel(parts[1], parts[0]) <= bound(model, name)
 
 
 @pytest.mark.parametrize("name", ["panda", "talos", "solo12"] + RANDOM[:12])
