@@ -157,28 +157,45 @@ cdef inline double dot6(const double* a, const double* b) noexcept nogil:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
+cdef inline void block_row(const double* n, const double* F, Py_ssize_t nv, Py_ssize_t c0,
+                           Py_ssize_t c1, double* o) noexcept nogil:
+    """o[c] = N_k^T F_c for the columns c0 .. c1 - 1, F (6, nv) one row per component (a sweep
+    that vectorises)."""
+    cdef double n0 = n[0], n1 = n[1], n2 = n[2], n3 = n[3], n4 = n[4], n5 = n[5]
+    cdef crow_t F0 = F
+    cdef crow_t F1 = F + nv
+    cdef crow_t F2 = F + 2 * nv
+    cdef crow_t F3 = F + 3 * nv
+    cdef crow_t F4 = F + 4 * nv
+    cdef crow_t F5 = F + 5 * nv
+    cdef row_t y = o
+    cdef Py_ssize_t c
+    for c in range(c0, c1):
+        y[c] = n0 * F0[c] + n1 * F1[c] + n2 * F2[c] + n3 * F3[c] + n4 * F4[c] + n5 * F5[c]
+
+
 cdef void composite_mass_matrix(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                                 double* X, const double* N, double* F, const Py_ssize_t* sub,
                                 double* out) noexcept nogil:
     """The full symmetric GIM into ``out`` (000 eqs. 16-17): links L-1 .. 0, Mtilde_k complete
-    (its subtree added), F_k = Mtilde_k N_k, the row block of k over its subtree's columns,
-    I_{k,j} = N_k^T F_j, mirrored; then Mtilde_b += Mtilde_k (X's masses become composite)."""
+    (its subtree added), F_k = Mtilde_k N_k (F: 6 rows of nv), the row block of k over its
+    subtree's columns, I_{k,j} = N_k^T F_j, mirrored; then Mtilde_b += Mtilde_k (X's masses
+    become composite)."""
     cdef Py_ssize_t k, b, v0, z, r, c, c1, a, j
-    cdef double x
-    cdef const double* n
+    cdef double f[6]
     for k in range(L - 1, -1, -1):
         v0 = ki[k * NI + IDX_V]
         z = ki[k * NI + NV]
         for r in range(v0, v0 + z):
-            mass_times(X + k * XW, N + 6 * r, F + 6 * r)  # F_k = Mtilde_k N_k       000 (16)
+            mass_times(X + k * XW, N + 6 * r, f)  # F_k = Mtilde_k N_k              000 (16)
+            for j in range(6):
+                F[j * nv + r] = f[j]
         c1 = v0 + sub[k]
         for a in range(z):
             r = v0 + a
-            n = N + 6 * r
-            for c in range(r, c1):  # I_{k,j} = N_k^T Mtilde_j N_j
-                x = dot6(n, F + 6 * c)
-                out[r * nv + c] = x
-                out[c * nv + r] = x
+            block_row(N + 6 * r, F, nv, r, c1, out + r * nv)  # I_{k,j} = N_k^T Mtilde_j N_j
+            for c in range(r + 1, c1):
+                out[c * nv + r] = out[r * nv + c]
             out[r * nv + r] += kf[k * NT + ARM + a]
         b = ki[k * NI + PARENT]
         if b >= 0:  # Mtilde_b = M_b + sum_c Mtilde_c                        000 (17)

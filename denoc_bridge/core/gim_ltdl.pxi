@@ -309,13 +309,30 @@ cdef void takahashi_dots(Py_ssize_t nv, double* A, const Py_ssize_t* lam) noexce
             A[r * nv + c] = A[c * nv + r]
 
 
-cdef bint scalar_ltdl(Py_ssize_t nv, double* A, const Py_ssize_t* lam) noexcept nogil:
+cdef inline void minus_scaled_row(Py_ssize_t n, double a, const double* x, double* y) noexcept nogil:
+    """y[:n] -= a x[:n] for two distinct rows (a sweep that vectorises)."""
+    cdef crow_t xr = x
+    cdef row_t yr = y
+    cdef Py_ssize_t r
+    for r in range(n):
+        yr[r] -= a * xr[r]
+
+
+cdef inline void dof_runs(const Py_ssize_t* lam, Py_ssize_t nv, Py_ssize_t* run) noexcept nogil:
+    """run[j]: the first DOF of the contiguous stretch of ancestors j, j - 1, .. run[j] (each the
+    parent of the next), so that a walk towards the root sweeps stretches of a row."""
+    cdef Py_ssize_t j
+    for j in range(nv):
+        run[j] = run[j - 1] if j > 0 and lam[j] == j - 1 else j
+
+
+cdef bint scalar_ltdl(Py_ssize_t nv, double* A, const Py_ssize_t* lam, const Py_ssize_t* run) noexcept nogil:
     """I = U D U^T over the tree of DOFs (Featherstone, RBDA Table 6.3), DOFs from the last: the
     Schur complements S_{i,j} -= S_{i,c} S_{c,j} / D_c over the ancestors j <= i of c in the lower
-    triangle, U_{i,c} above the diagonal, D_c on it; False if a pivot is not above
-    MINV_PIVOT_RTOL of the largest diagonal entry."""
+    triangle (by stretches of contiguous ancestors, ``run``), U_{i,c} above the diagonal, D_c on
+    it; False if a pivot is not above MINV_PIVOT_RTOL of the largest diagonal entry."""
     cdef double big = 0.0, tol, d, dinv, y
-    cdef Py_ssize_t c, i, j
+    cdef Py_ssize_t c, i, j, s
     for c in range(nv):
         big = fmax2(big, A[c * nv + c])
     tol = MINV_PIVOT_RTOL * big
@@ -329,22 +346,36 @@ cdef bint scalar_ltdl(Py_ssize_t nv, double* A, const Py_ssize_t* lam) noexcept 
             y = A[c * nv + i] * dinv
             j = i
             while j >= 0:
-                A[i * nv + j] -= y * A[c * nv + j]
-                j = lam[j]
+                s = run[j]
+                minus_scaled_row(j + 1 - s, y, A + c * nv + s, A + i * nv + s)
+                j = lam[s]
             A[i * nv + c] = y  # U_{i,c}
             i = lam[i]
     return True
 
 
-cdef bint ltdl_minv(Py_ssize_t nv, double* A, const Py_ssize_t* lam, double* u) noexcept nogil:
+cdef inline void minus_scaled_rows(Py_ssize_t n, double a, const double* x, double b,
+                                   const double* z, double* y) noexcept nogil:
+    """y[:n] = (y[:n] - a x[:n]) - b z[:n] (the rounding of two minus_scaled_row) in one sweep
+    over y."""
+    cdef crow_t xr = x
+    cdef crow_t zr = z
+    cdef row_t yr = y
+    cdef Py_ssize_t r
+    for r in range(n):
+        yr[r] = (yr[r] - a * xr[r]) - b * zr[r]
+
+
+cdef bint ltdl_minv(Py_ssize_t nv, double* A, const Py_ssize_t* lam, const Py_ssize_t* run,
+                    double* u) noexcept nogil:
     """A holds the GIM (every ancestor pair, both triangles); on return A = I^-1, full and
     symmetric, or False (A spoilt) if a pivot of the scalar LTDL is too small.  Z = I^-1 row by
     row from the first by Takahashi's recurrence (U^T Z = D^-1 U^-1 is upper triangular),
         Z_{c,r} = -sum_{j anc c} U_{j,c} Z_{j,r} (r < c),  Z_{c,c} = 1/D_c - sum_{j anc c} U_{j,c} Z_{c,j},
-    each row mirrored into its column once done; ``u`` (nv) is scratch."""
+    each row mirrored into its column once done; ``run`` from dof_runs, ``u`` (nv) is scratch."""
     cdef Py_ssize_t c, r, j
-    cdef double x, uj
-    if not scalar_ltdl(nv, A, lam):
+    cdef double x
+    if not scalar_ltdl(nv, A, lam, run):
         return False
     if nv <= MINV_DOT_MAX_NV:
         takahashi_dots(nv, A, lam)
@@ -358,11 +389,13 @@ cdef bint ltdl_minv(Py_ssize_t nv, double* A, const Py_ssize_t* lam, double* u) 
         for r in range(c):
             A[c * nv + r] = 0.0
         j = lam[c]
-        while j >= 0:  # Z_{c,r} -= U_{j,c} Z_{j,r}, row j of Z complete
-            uj = u[j]
-            for r in range(c):
-                A[c * nv + r] -= uj * A[j * nv + r]
-            j = lam[j]
+        while j >= 0:  # Z_{c,r} -= U_{j,c} Z_{j,r}, row j of Z complete (two rows a sweep)
+            if lam[j] >= 0:
+                minus_scaled_rows(c, u[j], A + j * nv, u[lam[j]], A + lam[j] * nv, A + c * nv)
+                j = lam[lam[j]]
+            else:
+                minus_scaled_row(c, u[j], A + j * nv, A + c * nv)
+                j = lam[j]
         j = lam[c]
         while j >= 0:
             x -= u[j] * A[c * nv + j]
