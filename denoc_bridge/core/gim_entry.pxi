@@ -1,0 +1,277 @@
+# Entries of the GIM family (denoc_bridge/kernels/entry.py): the GIM, its inverse, its block
+# factors, the geometry for the O(n^2) algorithms, and the finiteness test of a matrix, with the
+# numba entries' arguments and statuses (entry.pxi: TypeError for an argument of the wrong
+# kind, then 0 = done, -1 = a value is invalid, -2 = a length is wrong, -3 = the inputs are
+# finite but the result is not, k + 1 = the articulated inertia of link k is singular).  Every
+# length is checked before a pointer is indexed; an empty ``work`` (0 rows) asks the GIM, its
+# inverse and its factors to allocate their own (the geometry entries fill the caller's).
+
+from libc.stdlib cimport calloc
+from libc.string cimport memset
+from libc.stdint cimport uint64_t
+
+cdef extern from *:
+    """
+    #define DB_MINV_LTDL_WORK_PER_ENTRY 10
+    #define DB_LTDL_MAX_WORK 1500
+    """
+    #: the inverse GIM comes from the GIM, its scalar LTDL and Takahashi's recurrence (ltdl_minv)
+    #: when its work count (minv_work) is at most this many times nv^2 (panda 3.6, solo12 4.2,
+    #: talos 6.2, a 20-DOF chain 9.3: 0.55-0.75x the time of the recursion, measured; a 24-DOF
+    #: chain 11.3 and longer ones keep the recursion)
+    Py_ssize_t MINV_LTDL_WORK_PER_ENTRY "DB_MINV_LTDL_WORK_PER_ENTRY"
+    #: the block factors come from the sparse LTDL of the GIM (block_ltdl) when its work count
+    #: (ltdl_work) is at most this (panda, solo12, short chains; talos and longer chains keep the
+    #: recursion on the articulated masses)
+    Py_ssize_t LTDL_MAX_WORK "DB_LTDL_MAX_WORK"
+
+
+cdef long valid_configuration(const int* ki, Py_ssize_t L, const Arr* q, const Arr* work) noexcept nogil:
+    """valid_state for a configuration alone: q of the model's nq entries, finite, with
+    non-zero quaternions and (cos, sin) pairs; work empty or the model's."""
+    cdef Py_ssize_t k, j, i0
+    cdef double s
+    if q.n0 != model_nq(ki, L):
+        return -2
+    if work.n0 != 0 and (work.n1 != W or work.n0 != work_rows(L, model_nv(ki, L), n_modules(ki, L))):
+        return -2
+    for j in range(q.n0):
+        if not isfinite(q.data[j]):
+            return -1
+    for k in range(L):
+        i0 = ki[k * NI + NORM0]
+        if i0 >= 0:
+            s = 0.0
+            for j in range(ki[k * NI + NORMSZ]):
+                s += q.data[i0 + j] * q.data[i0 + j]
+            if not sqrt(s) >= MIN_NORM:
+                return -1
+    return 0
+
+
+cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil:
+    """0 if the n doubles from ``out`` are finite, else OVERFLOW.  The exponent bits e of an
+    entry plus one unit of the exponent carry into the sign bit only when e is all ones (inf,
+    NaN): or-ing those sums is a loop of integer and, add and or, which vectorises on any x86-64
+    (an early exit per entry cost a talos GIM a fifth of its time, measured with numba)."""
+    cdef const uint64_t* b = <const uint64_t*>out
+    cdef Py_ssize_t j
+    cdef uint64_t bad = 0, e = (<uint64_t>0x7FF) << 52, one = (<uint64_t>1) << 52
+    for j in range(n):
+        bad |= (b[j] & e) + one
+    return OVERFLOW if bad >> 63 else 0
+
+
+cdef long configuration_call(object kt, object work, object q, Arr* t, Arr* w,
+                             Arr* aq) except -100:  # never a status
+    """The checks shared by the entries that take (kt, work, q): TypeError for a wrong kind
+    of array, then the status of the lengths and values of q and work (0, -1, -2)."""
+    take(kt, 2, False, b"kt", t)
+    take(work, 2, True, b"work", w)
+    take(q, 1, False, b"q", aq)
+    if t.n1 != NT:
+        return -2
+    return valid_configuration(<const int*>t.data, t.n0, aq, w)
+
+
+cdef inline double* work_or_new(Arr* w, const int* ki, Py_ssize_t L, Py_ssize_t nv) except NULL:
+    """The caller's work array, or a new one for an empty ``work`` (freed by the caller when
+    w.n0 == 0)."""
+    cdef double* wk
+    if w.n0 != 0:
+        return w.data
+    wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
+    if wk == NULL:
+        raise MemoryError()
+    return wk
+
+
+cdef Py_ssize_t articulated_factors(const int* ki, const double* kf, Py_ssize_t L, const double* q,
+                                    Py_ssize_t nq, Py_ssize_t nv, double* work) noexcept nogil:
+    """Geometry and the articulated pass with its factors (Psi, Ihat, Ihat^-1), without
+    wrenches: 0, k + 1 for a singular articulated inertia of link k, or OUT_OF_MEMORY."""
+    cdef Py_ssize_t k, j
+    cdef double* zero = <double*>calloc(nv + 1, sizeof(double))
+    if zero == NULL:
+        return OUT_OF_MEMORY
+    joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
+    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
+        for j in range(C_W, C_W + 6):
+            work[k * W + j] = 0.0
+    k = articulated_backward_recursion(ki, kf, L, nv, zero, work, True) + 1
+    free(zero)
+    return k
+
+
+cdef long gim_call(object kt, object work, object q, object out, bint inverse) except -100:  # never a status
+    """The GIM (or, with ``inverse``, its inverse) at q into ``out`` (nv, nv)."""
+    cdef Arr t, w, aq, ao
+    cdef long status = configuration_call(kt, work, q, &t, &w, &aq)
+    take(out, 2, True, b"out", &ao)
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nv = model_nv(ki, L) if status == 0 else 0
+    if status == 0 and (ao.n0 != nv or ao.n1 != nv):
+        status = -2
+    if status:
+        return status
+    cdef double* wk = work_or_new(&w, ki, L, nv)
+    if inverse:
+        status = inverse_gim(ki, t.data, L, aq.data, aq.n0, nv, wk, ao.data)
+    else:
+        joint_geometry_pass(ki, t.data, L, aq.data, nv, wk, False, 0, L, poly_ok(aq.data, aq.n0))
+        status = crba(ki, t.data, wk, L, nv, ao.data)
+    if w.n0 == 0:
+        free(wk)
+    if status == OUT_OF_MEMORY:
+        raise MemoryError()
+    return status if status else finite_entries(ao.data, nv * nv)
+
+
+cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const double* q,
+                      Py_ssize_t nq, Py_ssize_t nv, double* work, double* out) noexcept nogil:
+    """I^-1 into ``out``: on small trees (work count at most MINV_LTDL_WORK_PER_ENTRY nv^2) the
+    GIM, its scalar LTDL and Takahashi's recurrence; otherwise, or if a pivot is not clearly
+    positive, the articulated pass and the two sweeps over the rows (which name a singular
+    joint).  lambda, the depths, the runs and u live in the Ihat rows of ``work`` (unused by the GIM)."""
+    cdef Py_ssize_t* lam = <Py_ssize_t*>(work + ihat_row(L, nv, 0) * W)
+    cdef Py_ssize_t* depth = lam + nv
+    cdef Py_ssize_t* run = lam + 2 * nv
+    cdef double* u = work + ihatinv_row(L, nv, 0) * W
+    cdef long status
+    dof_parents(ki, L, lam)
+    if minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv:
+        joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
+        status = crba(ki, kf, work, L, nv, out)  # every ancestor pair, all the LTDL reads
+        if status:
+            return status
+        dof_runs(lam, nv, run)
+        if ltdl_minv(nv, out, lam, run, u) and finite_entries(out, nv * nv) == 0:
+            return 0
+    status = articulated_factors(ki, kf, L, q, nq, nv, work)
+    if status:
+        return status
+    return minv_from_factors(ki, kf, work, L, nv, out)
+
+
+def mass_matrix_state(kt, work, q, out):
+    """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
+    (status: see entry.pxi)."""
+    return gim_call(kt, work, q, out, False)
+
+
+def inverse_mass_matrix_state(kt, work, q, out):
+    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric (status as above)."""
+    return gim_call(kt, work, q, out, True)
+
+
+cdef long factors_of(const int* ki, const double* kf, Py_ssize_t L, const double* q, Py_ssize_t nq,
+                     Py_ssize_t nv, double* work, double* A, double* B, bint module_level,
+                     bint inverse) noexcept nogil:
+    """The block factors (udut: A = U, B = D; ``inverse``: U^-1, D^-1): the sparse block LTDL of
+    the GIM while its work count is at most LTDL_MAX_WORK, else, or if a block of D is not
+    numerically positive definite, the recursion on the articulated masses (which names a
+    singular joint)."""
+    cdef long done = 0
+    if ltdl_work(ki, L, module_level) <= LTDL_MAX_WORK:
+        joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
+        done = crba(ki, kf, work, L, nv, A)
+        if done == 0 and finite_entries(A, nv * nv) == 0:
+            done = block_ltdl(ki, L, nv, module_level, inverse, A, B)
+        if done == OUT_OF_MEMORY:
+            return done
+    if not done:  # the recursion on the articulated masses
+        done = articulated_factors(ki, kf, L, q, nq, nv, work)
+        if done:
+            return done
+        done = block_factors(ki, kf, work, L, nv, module_level, inverse, A, B)
+        if done:
+            return done
+    done = finite_entries(A, nv * nv)
+    return done if done else finite_entries(B, nv * nv)
+
+
+def block_factors_state(kt, work, q, A, B, bint module_level, bint inverse):
+    """The block factors of the GIM at q (A = U, B = D; with ``inverse``: A = U^-1, B = D^-1),
+    link or module level (status as above)."""
+    cdef Arr t, w, aq, aa, ab
+    cdef long status = configuration_call(kt, work, q, &t, &w, &aq)
+    take(A, 2, True, b"A", &aa)
+    take(B, 2, True, b"B", &ab)
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nv = model_nv(ki, L) if status == 0 else 0
+    if status == 0 and (aa.n0 != nv or aa.n1 != nv or ab.n0 != nv or ab.n1 != nv):
+        status = -2
+    if status:
+        return status
+    cdef double* wk = work_or_new(&w, ki, L, nv)
+    status = factors_of(ki, t.data, L, aq.data, aq.n0, nv, wk, aa.data, ab.data, module_level, inverse)
+    if w.n0 == 0:
+        free(wk)
+    if status == OUT_OF_MEMORY:
+        raise MemoryError()
+    return status
+
+
+def geometry_and_factors(kt, work, q, v, bint factors, energy):
+    """Full geometry (E_k of every link, rows of every P_k) and the kinetic energy at velocity
+    v into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for
+    the GIM, its factors and its inverse).  ``work`` must be the model's (an empty one: -2).
+    Status as above."""
+    cdef Arr t, w, aq, av, ae
+    take(kt, 2, False, b"kt", &t)
+    take(work, 2, True, b"work", &w)
+    take(q, 1, False, b"q", &aq)
+    take(v, 1, False, b"v", &av)
+    take(energy, 1, True, b"energy", &ae)
+    if t.n1 != NT:
+        return -2
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nv = model_nv(ki, L), j
+    if av.n0 != nv or ae.n0 < 1 or w.n0 == 0:  # the lengths first, as valid_state
+        return -2
+    cdef long status = valid_configuration(ki, L, &aq, &w)
+    for j in range(nv if status == 0 else 0):
+        if not isfinite(av.data[j]):
+            return -1
+    if status:
+        return status
+    cdef double* zero = <double*>calloc(nv + 1, sizeof(double))
+    if zero == NULL:
+        raise MemoryError()
+    ae.data[0] = twist_forward_recursion(ki, t.data, L, nv, aq.data, aq.n0, av.data, zero, NULL,
+                                         w.data, True)
+    if factors:
+        j = articulated_backward_recursion(ki, t.data, L, nv, zero, w.data, True)
+        if j >= 0:
+            status = j + 1
+    free(zero)
+    return status
+
+
+def geometry_state(kt, work, q):
+    """The geometry pass alone at q (E_k, r_k and the rows of P_k of every link into ``work``,
+    which must be the model's): forward kinematics without the recursions that need v or the
+    masses.  Status as above."""
+    cdef Arr t, w, aq
+    cdef long status = configuration_call(kt, work, q, &t, &w, &aq)
+    if status == 0 and w.n0 == 0:
+        status = -2
+    if status:
+        return status
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0
+    joint_geometry_pass(ki, t.data, L, aq.data, model_nv(ki, L), w.data, True, 0, L,
+                        poly_ok(aq.data, aq.n0))
+    return 0
+
+
+def finite_matrix(out):
+    """0 if every entry of the C-contiguous float64 array ``out`` (any shape) is finite, else
+    -3 (OVERFLOW); TypeError for another kind of array."""
+    if not cnp.PyArray_Check(out):
+        raise TypeError(f"out: expected a numpy.ndarray, got {type(out).__name__}")
+    cdef cnp.ndarray x = <cnp.ndarray>out
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISCARRAY_RO(x)
+            or not cnp.PyArray_ISNOTSWAPPED(x)):
+        raise TypeError(f"out: expected a C-contiguous aligned float64 array, got {out.dtype} {out.shape}")
+    return finite_entries(<const double*>cnp.PyArray_DATA(x), cnp.PyArray_SIZE(x))
