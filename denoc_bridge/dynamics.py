@@ -30,6 +30,7 @@ from denoc_bridge.constraints.mimic_derivatives import (
     mimic_forward_dynamics_derivatives,
     mimic_inverse_dynamics_derivatives,
 )
+from denoc_bridge.core import tree as compiled
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import entry
 from denoc_bridge.multibody import inputs
@@ -55,8 +56,8 @@ __all__ = [
 # bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
 # attribute lookup costs 10-25 ns
 _empty = np.empty
-_inverse_dynamics_fast = entry.inverse_dynamics_fast
-_forward_dynamics_fast = entry.forward_dynamics_fast
+_inverse_dynamics_fast = compiled.inverse_dynamics_fast
+_forward_dynamics_fast = compiled.forward_dynamics_fast
 _mass_matrix_state = entry.mass_matrix_state
 _inverse_mass_matrix_state = entry.inverse_mass_matrix_state
 _NO_BAUMGARTE = (0.0, 0.0)
@@ -135,7 +136,7 @@ def inverse_dynamics(
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
-    return tree.converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
+    return tree.converted(compiled.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
 def forward_dynamics(
@@ -221,7 +222,7 @@ def forward_dynamics(
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
-    return tree.converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+    return tree.converted(compiled.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
 def nonlinear_effects(

@@ -57,6 +57,7 @@ import numpy.typing as npt
 import pinocchio as _pin
 
 from denoc_bridge import dynamics as _dynamics
+from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.io.pinocchio_io import from_pinocchio
 from denoc_bridge.kernels import entry as _entry
@@ -115,10 +116,10 @@ _cache: dict[int, _Entry] = {}
 # lookup costs 10-25 ns
 _get = _cache.get
 _empty = np.empty
-_forward_dynamics_fast = _entry.forward_dynamics_fast
-_inverse_dynamics_fast = _entry.inverse_dynamics_fast
-_forward_dynamics_state = _entry.forward_dynamics_state
-_inverse_dynamics_state = _entry.inverse_dynamics_state
+_forward_dynamics_fast = _compiled.forward_dynamics_fast
+_inverse_dynamics_fast = _compiled.inverse_dynamics_fast
+_forward_dynamics_state = _compiled.forward_dynamics_state
+_inverse_dynamics_state = _compiled.inverse_dynamics_state
 _mass_matrix_state = _entry.mass_matrix_state
 _StdVec_Force = _pin.StdVec_Force
 

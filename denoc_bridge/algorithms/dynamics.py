@@ -25,13 +25,14 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory
+from denoc_bridge.core import tree as compiled
 from denoc_bridge.errors import InputError, SingularInertiaError
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import Data, run_parallel, work_of
+from denoc_bridge.multibody.data import Data, run_chunks, run_parallel, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
@@ -88,8 +89,7 @@ def _batch(
 ) -> np.ndarray:
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
-    n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
-    run_parallel(entry.dynamics_batch, model._kt, q, v, x, fext, out, status, n_chunks, inverse)
+    run_chunks(compiled.dynamics_chunk, B, model._kt, q, v, x, fext, out, status, inverse)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -138,7 +138,7 @@ def tree_inverse_dynamics(
     :func:`denoc_bridge.inverse_dynamics`.
     """
     _check_model(model)
-    return converted(entry.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
+    return converted(compiled.inverse_dynamics_state, True, model, q, v, a, f_ext, data, "a")
 
 
 def tree_forward_dynamics(
@@ -160,7 +160,7 @@ def tree_forward_dynamics(
     A.1-A.8 for multi-DOF joints).  No matrix is formed.
     """
     _check_model(model)
-    return converted(entry.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
+    return converted(compiled.forward_dynamics_state, False, model, q, v, tau, f_ext, data, "tau")
 
 
 def link_forces(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -169,7 +169,7 @@ def link_forces(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np
     wrenches ``w_k`` of the forward recursion of inverse dynamics (000 Table 1, eq. 9)."""
     work = model.thread_work()
     tau = np.empty(model.nv)
-    status = entry.inverse_dynamics_fast(model._kt, work, q, v, a, tau)
+    status = compiled.inverse_dynamics_fast(model._kt, work, q, v, a, tau)
     if status:
         raise_status(model, status, q, v, a, "a")
     L = model.n_links
@@ -199,9 +199,9 @@ def shifted_mass_solver(
     def solve(x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=float).reshape(nv)
         Mx, out = np.empty(nv), np.empty(nv)
-        status = entry.inverse_dynamics_fast(free, work, q, zero, x, Mx)
+        status = compiled.inverse_dynamics_fast(free, work, q, zero, x, Mx)
         if status == 0:
-            status = entry.forward_dynamics_fast(shifted, work, q, zero, Mx, out)
+            status = compiled.forward_dynamics_fast(shifted, work, q, zero, Mx, out)
         if status:
             raise_status(model, status, q, zero, x, "x")
         return out

@@ -15,6 +15,7 @@ it, rather than running stale machine code.
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -28,14 +29,32 @@ class BuildError(DenocError, ImportError):
     """The compiled core is missing or older than its sources (a checkout that was not rebuilt)."""
 
 
+_INCLUDE = re.compile(r'^\s*include\s+"([^"]+)"', re.M)
+_CIMPORT = re.compile(r"^\s*(?:from\s+denoc_bridge\.core\.(\w+)\s+cimport|cimport\s+denoc_bridge\.core\.(\w+))", re.M)
+
+
+def sources(stem: str) -> list[Path]:
+    """The files the extension module ``stem`` is compiled from: its ``.pyx``, the ``.pxi`` it
+    includes and the ``.pxd`` of this folder it cimports, followed through includes."""
+    found: list[Path] = []
+    todo = [HERE / f"{stem}.pyx"]
+    while todo:
+        path = todo.pop()
+        if path in found or not path.is_file():
+            continue
+        found.append(path)
+        text = path.read_text()
+        todo += [HERE / name for name in _INCLUDE.findall(text)]
+        todo += [HERE / f"{a or b}.pxd" for a, b in _CIMPORT.findall(text)]
+    return found
+
+
 def _newest_source(stem: str) -> tuple[float, Path | None]:
-    """The newest of a module's ``.pyx`` and of every ``.pxi``/``.pxd`` of this folder (a module
-    includes its passes and cimports the tables) in a source checkout (``setup.py`` two folders
-    up); 0 and None in an installed copy, whose files' times say nothing of the build."""
+    """The newest of :func:`sources` in a source checkout (``setup.py`` two folders up); 0 and
+    None in an installed copy, whose files' times say nothing of the build."""
     if not (HERE.parents[1] / "setup.py").is_file():
         return 0.0, None
-    sources = [HERE / f"{stem}.pyx", *HERE.glob("*.pxi"), *HERE.glob("*.pxd")]
-    found = [(p.stat().st_mtime, p) for p in sources if p.is_file()]
+    found = [(p.stat().st_mtime, p) for p in sources(stem)]
     return max(found) if found else (0.0, None)
 
 
@@ -48,7 +67,7 @@ def load(stem: str) -> ModuleType:
             raise
         raise BuildError(
             f"denoc_bridge's compiled core ({__name__}.{stem}) is not built: in a clone, install it with "
-            f'`pip install -e .` (a C compiler is needed) or rebuild it with `{REBUILD}`'
+            f"`pip install -e .` (a C compiler is needed) or rebuild it with `{REBUILD}`"
         ) from None
     built = Path(module.__file__ or "")
     newest, source = _newest_source(stem)
@@ -58,3 +77,7 @@ def load(stem: str) -> ModuleType:
             "(or `pip install -e .`) in the clone's root"
         )
     return module
+
+
+#: the tree's geometry, inverse and forward dynamics (``tree.pyx``)
+tree = load("tree")

@@ -96,6 +96,35 @@ cdef inline long finite_result(const double* out, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef long state_dynamics(const int* ki, const double* kf, Py_ssize_t L, const Arr* q, const Arr* v,
+                         const Arr* x, const Arr* fext, const Arr* out, double* wk,
+                         bint inverse) noexcept nogil:
+    """Forward dynamics (x = tau) or, with ``inverse``, inverse dynamics (x = a) of one state
+    that :func:`valid_state` passed, into ``out`` (``wk``: a work array of the model's size;
+    ``fext`` with 0 rows for none)."""
+    cdef long status = 0
+    cdef Py_ssize_t nv = v.n0
+    cdef const double* fe = fext.data if fext.n0 > 0 else NULL
+    if inverse:
+        twist_forward_recursion(ki, kf, L, nv, q.data, q.n0, v.data, x.data, fe, wk, False)
+        wrench_backward_recursion(ki, kf, L, nv, x.data, wk, out.data)
+    else:
+        status = forward_dynamics_passes(ki, kf, L, nv, wk, q.data, q.n0, v.data, x.data, fe,
+                                         out.data, False)
+    return status if status else finite_result(out.data, nv)
+
+
+cdef double* work_for(const int* ki, Py_ssize_t L, Py_ssize_t nv, const Arr* w) except? NULL:
+    """The caller's work array if it has rows, else a new one of the model's size (the caller
+    frees it when ``w.n0 == 0``)."""
+    if w.n0:
+        return w.data
+    cdef double* wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
+    if wk == NULL:
+        raise MemoryError()
+    return wk
+
+
 cdef long dynamics(object kt, object work, object q, object v, object x, object fext, object out,
                    bint inverse) except -100:  # never a status
     """Forward dynamics (x = tau) or, with ``inverse``, inverse dynamics (x = a) of one state
@@ -113,28 +142,73 @@ cdef long dynamics(object kt, object work, object q, object v, object x, object 
     take(out, 1, True, b"out", &ao)
     if t.n1 != NT:
         return -2
-    cdef const double* kf = t.data
     cdef const int* ki = <const int*>t.data
     cdef Py_ssize_t L = t.n0
-    cdef long status = valid_state(ki, L, &aq, &av, &ax, &af, &ao, &w)
+    cdef long status = valid_state(ki, L, &aq, &av, &ax, &af, &ao, &w)  # work's size too
     if status:
         return status
-    cdef Py_ssize_t nv = av.n0
-    cdef double* wk = w.data
-    cdef const double* fe = af.data if af.n0 > 0 else NULL
-    if w.n0 == 0:  # allocate a work array for this call
-        wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
-        if wk == NULL:
-            raise MemoryError()
-    if inverse:
-        twist_forward_recursion(ki, kf, L, nv, aq.data, aq.n0, av.data, ax.data, fe, wk, False)
-        wrench_backward_recursion(ki, kf, L, nv, ax.data, wk, ao.data)
-    else:
-        status = forward_dynamics_passes(ki, kf, L, nv, wk, aq.data, aq.n0, av.data, ax.data, fe,
-                                         ao.data, False)
+    cdef double* wk = work_for(ki, L, av.n0, &w)
+    status = state_dynamics(ki, t.data, L, &aq, &av, &ax, &af, &ao, wk, inverse)
     if w.n0 == 0:
         free(wk)
-    return status if status else finite_result(ao.data, nv)
+    return status
+
+
+cdef inline Arr row_of(const Arr* a, Py_ssize_t b, Py_ssize_t n) noexcept nogil:
+    """Row b of a batch whose rows hold n numbers each, as a 1-D array of them."""
+    cdef Arr r
+    r.data, r.n0, r.n1 = a.data + b * n, n, 1
+    return r
+
+
+def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t stop):
+    """Forward (or, with ``inverse``, inverse) dynamics of the states ``start:stop`` of a batch:
+    ``Q`` (B, nq), ``V``, ``X``, ``OUT`` (B, nv), ``FEXT`` (B, L, 6) or (0, 0, 6) for none, one
+    status per state into ``status`` (B,) int64; the same kernel as one state's entry, so a batch
+    equals its states' calls bit for bit.  Runs without the GIL on a work array of its own: the
+    Python layer runs chunks on several threads.  Returns -2 (nothing computed) when the arrays'
+    lengths do not fit one another or the model; TypeError as the single-state entries."""
+    cdef Arr t, aq, av, ax, ao, w
+    take(kt, 2, False, b"kt", &t)
+    take(Q, 2, False, b"Q", &aq)
+    take(V, 2, False, b"V", &av)
+    take(X, 2, False, b"A" if inverse else b"TAU", &ax)
+    take(OUT, 2, True, b"OUT", &ao)
+    if not (cnp.PyArray_Check(FEXT) and cnp.PyArray_NDIM(<cnp.ndarray>FEXT) == 3):
+        raise TypeError("FEXT: expected a 3-D float64 array")
+    if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
+            and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
+            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status)):
+        raise TypeError("status: expected a 1-D C-contiguous writeable int64 array")
+    cdef cnp.ndarray fe = <cnp.ndarray>FEXT
+    cdef Arr af
+    af.data, af.n0, af.n1 = NULL, 0, 6
+    cdef Py_ssize_t B = aq.n0, L = t.n0, nf = cnp.PyArray_DIMS(fe)[0]
+    cdef Py_ssize_t fl = cnp.PyArray_DIMS(fe)[1]
+    if nf:
+        take(FEXT.reshape(nf, fl * cnp.PyArray_DIMS(fe)[2]), 2, False, b"FEXT", &af)
+    if (t.n1 != NT or av.n0 != B or ax.n0 != B or ao.n0 != B or cnp.PyArray_DIMS(<cnp.ndarray>status)[0] != B
+            or (nf != 0 and (nf != B or fl != L or cnp.PyArray_DIMS(fe)[2] != 6))
+            or not 0 <= start <= stop <= B):
+        return -2
+    cdef const int* ki = <const int*>t.data
+    cdef cnp.int64_t* st = <cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>status)
+    cdef Arr q, v, x, f, o
+    cdef Py_ssize_t b
+    w.data, w.n0, w.n1 = NULL, 0, W  # no work array given: valid_state does not check one
+    cdef double* wk = work_for(ki, L, av.n1, &w)
+    with nogil:
+        for b in range(start, stop):
+            q, v, x, o = row_of(&aq, b, aq.n1), row_of(&av, b, av.n1), row_of(&ax, b, ax.n1), row_of(&ao, b, ao.n1)
+            f = af  # (0, 6): no wrenches
+            if nf:
+                f = row_of(&af, b, 6 * L)
+                f.n0, f.n1 = L, 6
+            st[b] = valid_state(ki, L, &q, &v, &x, &f, &o, &w)
+            if st[b] == 0:
+                st[b] = state_dynamics(ki, t.data, L, &q, &v, &x, &f, &o, wk, inverse)
+    free(wk)
+    return 0
 
 
 cdef long forward_dynamics_passes(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,

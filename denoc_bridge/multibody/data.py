@@ -10,8 +10,10 @@ calls from several threads at once are safe.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, cast
 
 import numba
@@ -42,6 +44,43 @@ def run_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
         if _layer_is_threadsafe is None and jit_enabled():  # plain Python has no threading layer
             _layer_is_threadsafe = numba.threading_layer() != "workqueue"
     return out
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def batch_threads() -> int:
+    """Threads of a batch: numba's thread count (``NUMBA_NUM_THREADS``, or what a sweep's worker
+    set with ``numba.set_num_threads``), so that compiled and numba batches share one setting."""
+    return max(1, int(numba.get_num_threads()))
+
+
+def run_chunks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
+    """Call ``kernel(*args, start, stop)`` over ``0:n`` in chunks, on :func:`batch_threads`
+    threads: a compiled chunk kernel that runs without the GIL (the compiled core's batch
+    entries, which return 0, or -2 for arrays whose lengths do not fit one another: the callers
+    size them, so that is a defect, raised as one).  One chunk per thread, the first in the
+    calling thread; a kernel's exception (a TypeError of its arguments) reaches the caller."""
+    threads = min(n, batch_threads())
+    if threads <= 1:
+        _chunk_done(kernel(*args, 0, n))
+        return
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers < threads:
+            _POOL = ThreadPoolExecutor(max_workers=max(threads, os.cpu_count() or 1), thread_name_prefix="denoc")
+        pool = _POOL
+    bounds = [c * n // threads for c in range(threads + 1)]
+    futures = [pool.submit(kernel, *args, bounds[c], bounds[c + 1]) for c in range(1, threads)]
+    _chunk_done(kernel(*args, bounds[0], bounds[1]))  # the first chunk in this thread
+    for f in futures:
+        _chunk_done(f.result())
+
+
+def _chunk_done(status: int) -> None:
+    if status:
+        raise RuntimeError(f"a compiled batch kernel refused the lengths of its arrays (status {status})")
 
 
 class _Sized(Protocol):

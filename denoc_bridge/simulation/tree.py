@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.kernels import configuration as kc
-from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
@@ -21,7 +21,7 @@ def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
     ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
     total += tau
     a = np.empty(model.nv)
-    status = entry.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
+    status = compiled.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
     if status:
         a[:] = np.nan
     return a
@@ -114,7 +114,7 @@ class TreeSystem(System):
         f = self.forces
         if f.cholesky:
             return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), out), tau
-        st = entry.forward_dynamics_state(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), out)
+        st = compiled.forward_dynamics_state(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), out)
         if st == 0 and not np.all(np.isfinite(out)):  # overflowed: as the compiled steppers
             st = -1
         return st, tau
