@@ -396,9 +396,18 @@ cdef void inverse_rows(const int* ki, Py_ssize_t nv, const double* N, const doub
                 for c in range(v0, nv):
                     for j in range(6):
                         g[j * nv + c] += N[6 * r + j] * out[r * nv + c]
-    for r in range(nv):  # the lower triangle
-        for c in range(r + 1, nv):
-            out[c * nv + r] = out[r * nv + c]
+    mirror_upper(nv, out)
+
+
+cdef void mirror_upper(Py_ssize_t nv, double* out) noexcept nogil:
+    """The lower triangle of ``out`` from its upper triangle, in tiles of 8 x 8 (column by
+    column, each write lands on another cache line)."""
+    cdef Py_ssize_t r0, c0, r, c
+    for r0 in range(0, nv, 8):
+        for c0 in range(r0, nv, 8):
+            for r in range(r0, min(r0 + 8, nv)):
+                for c in range(max(c0, r + 1), min(c0 + 8, nv)):
+                    out[c * nv + r] = out[r * nv + c]
 
 
 cdef int minv_from_factors(const int* ki, const double* kf, const double* work, Py_ssize_t L,
