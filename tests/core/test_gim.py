@@ -319,3 +319,23 @@ def test_finite_matrix():
         cy.finite_matrix(np.ones((4, 4), dtype=np.float32))
     with pytest.raises(TypeError):
         cy.finite_matrix(np.ones((4, 4))[:, ::2])
+
+
+def test_geometry_and_factors_statuses_of_numba():
+    """Bad velocities, configurations and lengths, and a singular joint, through the geometry
+    entry (its v is checked like a state's)."""
+    panda, singular = model_of("panda"), _singular_panda()
+    q, nv = _q(panda), panda.nv
+    nan_v, short_v = np.zeros(nv), np.zeros(nv - 1)
+    nan_v[2] = np.nan
+    nan_q = q.copy()
+    nan_q[0] = np.nan
+    for model, qq, v in [
+        (panda, q, nan_v),
+        (panda, nan_q, np.zeros(nv)),
+        (panda, q, short_v),
+        (panda, nan_q, short_v),
+        (singular, q, np.zeros(nv)),
+    ]:
+        s = [mod.geometry_and_factors(model._kt, _work(model), qq, v, True, np.zeros(1)) for mod in (nb, cy)]
+        assert s[1] == s[0] != 0, s
