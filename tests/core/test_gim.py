@@ -339,3 +339,24 @@ def test_geometry_and_factors_statuses_of_numba():
     ]:
         s = [mod.geometry_and_factors(model._kt, _work(model), qq, v, True, np.zeros(1)) for mod in (nb, cy)]
         assert s[1] == s[0] != 0, s
+
+
+@pytest.mark.parametrize("length", [1e100, 1e154, 1e200])
+@pytest.mark.parametrize("n", [4, 30])
+def test_overflowing_and_degenerate_chains_give_the_statuses_of_numba(length, n):
+    """Chains of huge links: a GIM beyond float64 (-3) and articulated inertias lost to round-off
+    (k + 1), through both branches of each threshold."""
+    model = serial_chain(n, length=length)
+    q, nv = _q(model), model.nv
+    statuses = []
+    for mod in (nb, cy):
+        row = [
+            getattr(mod, fn)(model._kt, _work(model), q, np.empty((nv, nv)))
+            for fn in ("mass_matrix_state", "inverse_mass_matrix_state")
+        ]
+        for level in (False, True):
+            for inverse in (False, True):
+                A, B = np.empty((nv, nv)), np.empty((nv, nv))
+                row.append(mod.block_factors_state(model._kt, _work(model), q, A, B, level, inverse))
+        statuses.append(row)
+    assert statuses[1] == statuses[0]
