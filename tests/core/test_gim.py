@@ -341,7 +341,7 @@ def test_geometry_and_factors_statuses_of_numba():
         assert s[1] == s[0] != 0, s
 
 
-@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # the link masses of such chains
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the link mass matrices of such chains
 @pytest.mark.parametrize("length", [1e100, 1e154, 1e200])
 @pytest.mark.parametrize("n", [4, 30])
 def test_overflowing_and_degenerate_chains_give_the_statuses_of_numba(length, n):
