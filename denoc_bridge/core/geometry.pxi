@@ -27,6 +27,7 @@ cdef extern from *:
     #define DB_C4 (-2.75573143513906633035e-07)
     #define DB_C5 (2.08757232129817482790e-09)
     #define DB_C6 (-1.13596475577881948265e-11)
+    #define DB_ROUND_MAGIC (6755399441055744.0)  /* 1.5 * 2**52 */
     """
     double TRIG_LIMIT "DB_TRIG_LIMIT"
     double INVPIO2 "DB_INVPIO2"
@@ -45,6 +46,7 @@ cdef extern from *:
     double C4 "DB_C4"
     double C5 "DB_C5"
     double C6 "DB_C6"
+    double ROUND_MAGIC "DB_ROUND_MAGIC"
 
 
 cdef inline bint poly_ok(const double* q, Py_ssize_t nq) noexcept nogil:
@@ -56,18 +58,43 @@ cdef inline bint poly_ok(const double* q, Py_ssize_t nq) noexcept nogil:
     return True
 
 
+cdef union Bits:  # a double and its bit pattern
+    double d
+    long long i
+
+
+cdef inline double flip_sign(double x, long long bit) noexcept nogil:
+    """x with its sign flipped where ``bit`` (0 or 2**63) is set."""
+    cdef Bits u
+    u.d = x
+    u.i = u.i ^ bit
+    return u.d
+
+
+cdef inline double select(long long mask, double a, double b) noexcept nogil:
+    """a where ``mask`` is all ones, b where it is zero."""
+    cdef Bits ua, ub
+    ua.d = a
+    ub.d = b
+    ua.i = (ua.i & mask) | (ub.i & ~mask)
+    return ua.d
+
+
 cdef inline void cos_sin(double x, double* cs) noexcept nogil:
     """(cos x, sin x) for |x| <= TRIG_LIMIT within 1 ulp, without data-dependent branches:
     Cody-Waite reduction by pi/2 and fdlibm's __kernel_sin/__kernel_cos (trig.py; the
     coefficients and the split of pi/2 are fdlibm's: Copyright (C) 1993 by Sun Microsystems,
     Inc. All rights reserved.  Developed at SunSoft, a Sun Microsystems, Inc. business.
     Permission to use, copy, modify, and distribute this software is freely granted, provided
-    that this notice is preserved)."""
+    that this notice is preserved).
+
+    The floor and the quadrant are taken in double and 64-bit integer arithmetic only (adding
+    1.5 2**52 rounds to an integer and leaves it in the low bits), so that a loop of calls
+    vectorises with SSE2 alone: the same numbers as floor() and an int conversion."""
     cdef double y = x * INVPIO2 + 0.5
-    cdef int n = <int>y  # floor(y) as int: |y| < 2**31 here, and this form vectorises
-    n -= <double>n > y
-    cdef double fn = <double>n  # nearest multiple of pi/2
-    cdef double t = x - fn * PIO2_1  # exact
+    cdef double t = (y + ROUND_MAGIC) - ROUND_MAGIC  # y rounded to an integer (|y| < 2**51)
+    cdef double fn = t - <double>(t > y)  # floor(y): the nearest multiple of pi/2
+    t = x - fn * PIO2_1  # exact
     cdef double w = fn * PIO2_2
     cdef double r = t - w
     w = fn * PIO2_2T - ((t - r) - w)
@@ -81,11 +108,12 @@ cdef inline void cos_sin(double x, double* cs) noexcept nogil:
     cdef double hz = 0.5 * z
     cdef double wc = 1.0 - hz
     cdef double kc = wc + (((1.0 - wc) - hz) + (z * rc - y0 * y1))  # __kernel_cos(y0, y1)
-    cdef bint odd = (n & 1) != 0  # quadrant n mod 4, by selects
-    cdef double a = ks if odd else kc
-    cdef double b = kc if odd else ks
-    cs[0] = -a if (n + 1) & 2 else a
-    cs[1] = -b if n & 2 else b
+    cdef Bits nb
+    nb.d = fn + ROUND_MAGIC  # n = fn in the low bits (two's complement modulo 2**51)
+    cdef long long n = nb.i
+    cdef long long odd = -(n & 1)  # quadrant n mod 4, by selects: all ones for odd n
+    cs[0] = flip_sign(select(odd, ks, kc), ((n + 1) & 2) << 62)
+    cs[1] = flip_sign(select(odd, kc, ks), (n & 2) << 62)
 
 
 cdef inline void cos_sin_any(double x, bint poly, double* cs) noexcept nogil:

@@ -158,20 +158,36 @@ cdef inline double dot6(const double* a, const double* b) noexcept nogil:
 
 
 cdef inline void block_row(const double* n, const double* F, Py_ssize_t nv, Py_ssize_t c0,
-                           Py_ssize_t c1, double* o) noexcept nogil:
-    """o[c] = N_k^T F_c for the columns c0 .. c1 - 1, F (6, nv) one row per component (a sweep
-    that vectorises)."""
+                           Py_ssize_t c1, double sg, double* o) noexcept nogil:
+    """o[c - c0] = sg N_k^T F_c (sg = +-1, exact) for the columns c0 .. c1 - 1, F (6, nv) one row
+    per component (a sweep that vectorises)."""
     cdef double n0 = n[0], n1 = n[1], n2 = n[2], n3 = n[3], n4 = n[4], n5 = n[5]
-    cdef crow_t F0 = F
-    cdef crow_t F1 = F + nv
-    cdef crow_t F2 = F + 2 * nv
-    cdef crow_t F3 = F + 3 * nv
-    cdef crow_t F4 = F + 4 * nv
-    cdef crow_t F5 = F + 5 * nv
+    cdef crow_t F0 = F + c0
+    cdef crow_t F1 = F + nv + c0
+    cdef crow_t F2 = F + 2 * nv + c0
+    cdef crow_t F3 = F + 3 * nv + c0
+    cdef crow_t F4 = F + 4 * nv + c0
+    cdef crow_t F5 = F + 5 * nv + c0
     cdef row_t y = o
     cdef Py_ssize_t c
-    for c in range(c0, c1):
-        y[c] = n0 * F0[c] + n1 * F1[c] + n2 * F2[c] + n3 * F3[c] + n4 * F4[c] + n5 * F5[c]
+    for c in range(c1 - c0):
+        y[c] = sg * (n0 * F0[c] + n1 * F1[c] + n2 * F2[c] + n3 * F3[c] + n4 * F4[c] + n5 * F5[c])
+
+
+cdef inline void plus_outer_row(const double* u, const double* x, Py_ssize_t nv, Py_ssize_t c0,
+                                Py_ssize_t c1, double* F) noexcept nogil:
+    """F_c += u x[c - c0] for the columns c0 .. c1 - 1 (F (6, nv), one row per component; x
+    not in F)."""
+    cdef crow_t xr = x
+    cdef row_t f
+    cdef double a
+    cdef Py_ssize_t c
+    cdef int j
+    for j in range(6):
+        f = F + j * nv + c0
+        a = u[j]
+        for c in range(c1 - c0):
+            f[c] += a * xr[c]
 
 
 cdef void composite_mass_matrix(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
@@ -193,7 +209,7 @@ cdef void composite_mass_matrix(const int* ki, const double* kf, Py_ssize_t L, P
         c1 = v0 + sub[k]
         for a in range(z):
             r = v0 + a
-            block_row(N + 6 * r, F, nv, r, c1, out + r * nv)  # I_{k,j} = N_k^T Mtilde_j N_j
+            block_row(N + 6 * r, F, nv, r, c1, 1.0, out + r * nv + r)  # I_{k,j} = N_k^T Mtilde_j N_j
             for c in range(r + 1, c1):
                 out[c * nv + r] = out[r * nv + c]
             out[r * nv + r] += kf[k * NT + ARM + a]
@@ -380,9 +396,18 @@ cdef void inverse_rows(const int* ki, Py_ssize_t nv, const double* N, const doub
                 for c in range(v0, nv):
                     for j in range(6):
                         g[j * nv + c] += N[6 * r + j] * out[r * nv + c]
-    for r in range(nv):  # the lower triangle
-        for c in range(r + 1, nv):
-            out[c * nv + r] = out[r * nv + c]
+    mirror_upper(nv, out)
+
+
+cdef void mirror_upper(Py_ssize_t nv, double* out) noexcept nogil:
+    """The lower triangle of ``out`` from its upper triangle, in tiles of 8 x 8 (column by
+    column, each write lands on another cache line)."""
+    cdef Py_ssize_t r0, c0, r, c
+    for r0 in range(0, nv, 8):
+        for c0 in range(r0, nv, 8):
+            for r in range(r0, min(r0 + 8, nv)):
+                for c in range(max(c0, r + 1), min(c0 + 8, nv)):
+                    out[c * nv + r] = out[r * nv + c]
 
 
 cdef int minv_from_factors(const int* ki, const double* kf, const double* work, Py_ssize_t L,

@@ -62,6 +62,20 @@ cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil:
     return OVERFLOW if bad >> 63 else 0
 
 
+cdef long finite_upper(const double* M, Py_ssize_t nv) noexcept nogil:
+    """finite_entries for the upper triangle of an (nv, nv) matrix whose lower triangle is its
+    mirror image or zero (the GIM, its inverse, U, D and their inverses, all written so): the
+    same status at half the reads."""
+    cdef const uint64_t* b
+    cdef Py_ssize_t r, c
+    cdef uint64_t bad = 0, e = (<uint64_t>0x7FF) << 52, one = (<uint64_t>1) << 52
+    for r in range(nv):
+        b = <const uint64_t*>(M + r * nv + r)
+        for c in range(nv - r):
+            bad |= (b[c] & e) + one
+    return OVERFLOW if bad >> 63 else 0
+
+
 cdef long configuration_call(object kt, object work, object q, Arr* t, Arr* w,
                              Arr* aq) except -100:  # never a status
     """The checks shared by the entries that take (kt, work, q): TypeError for a wrong kind
@@ -124,7 +138,7 @@ cdef long gim_call(object kt, object work, object q, object out, bint inverse) e
         free(wk)
     if status == OUT_OF_MEMORY:
         raise MemoryError()
-    return status if status else finite_entries(ao.data, nv * nv)
+    return status if status else finite_upper(ao.data, nv)
 
 
 cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const double* q,
@@ -145,7 +159,7 @@ cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const doubl
         if status:
             return status
         dof_runs(lam, nv, run)
-        if ltdl_minv(nv, out, lam, run, u) and finite_entries(out, nv * nv) == 0:
+        if ltdl_minv(nv, out, lam, run, u) and finite_upper(out, nv) == 0:
             return 0
     status = articulated_factors(ki, kf, L, q, nq, nv, work)
     if status:
@@ -172,10 +186,10 @@ cdef long factors_of(const int* ki, const double* kf, Py_ssize_t L, const double
     numerically positive definite, the recursion on the articulated masses (which names a
     singular joint)."""
     cdef long done = 0
-    if ltdl_work(ki, L, module_level) <= LTDL_MAX_WORK:
+    if ltdl_work(ki, L, module_level, LTDL_MAX_WORK) <= LTDL_MAX_WORK:
         joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
         done = crba(ki, kf, work, L, nv, A)
-        if done == 0 and finite_entries(A, nv * nv) == 0:
+        if done == 0 and finite_upper(A, nv) == 0:
             done = block_ltdl(ki, L, nv, module_level, inverse, A, B)
         if done == OUT_OF_MEMORY:
             return done
@@ -186,8 +200,8 @@ cdef long factors_of(const int* ki, const double* kf, Py_ssize_t L, const double
         done = block_factors(ki, kf, work, L, nv, module_level, inverse, A, B)
         if done:
             return done
-    done = finite_entries(A, nv * nv)
-    return done if done else finite_entries(B, nv * nv)
+    done = finite_upper(A, nv)
+    return done if done else finite_upper(B, nv)
 
 
 def block_factors_state(kt, work, q, A, B, bint module_level, bint inverse):

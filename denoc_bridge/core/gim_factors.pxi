@@ -9,20 +9,20 @@
 # Ubar_{r,c} = N_r^T PsiBar_c beyond the group, Dbar_s = U_ss D_s U_ss^T; Ubar^-1_{r,c} =
 # -N_r^T eta~_c beyond the group, Dbar_s^-1 = W_ss^T D_s^-1 W_ss.
 #
-# Wg, Ug, T_: (nv, zmax) rows of the group's blocks, row r over the columns a0 .. a1 (stride zmax);
+# E (6, nv): one wrench per column, one row of nv per component (the sweeps over the columns
+# vectorise); Wg, Ug, T_: (nv, zmax) rows of the group's blocks, row r over the columns a0 .. a1;
 # lo[r], hi[r]: the columns of the joint of row r; se[r]: the end of its subtree's columns.
 
 
-cdef void group_recursion(const int* ki, Py_ssize_t first, Py_ssize_t end, Py_ssize_t a0,
-                          Py_ssize_t a1, Py_ssize_t zm, const double* N, const double* Psi,
+cdef void group_recursion(const int* ki, Py_ssize_t nv, Py_ssize_t first, Py_ssize_t end,
+                          Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t zm, const double* N, const double* Psi,
                           const Py_ssize_t* sub, double* E, double* Wg, double* Ug, Py_ssize_t* lo,
                           Py_ssize_t* hi, Py_ssize_t* se, bint with_u) noexcept nogil:
     """002 eqs. A.13-A.18 inside one group (links first .. end - 1, columns a0 .. a1 - 1): the rows
-    of W_ss = U_ss^-1 into Wg, E[c] = PsiBar_c for the group's columns and, with ``with_u``, the
+    of W_ss = U_ss^-1 into Wg, column c of E = PsiBar_c for the group's columns and, with ``with_u``, the
     rows of U_ss into Ug."""
     cdef Py_ssize_t k, v0, z, c1, r, c
     cdef int j
-    cdef double x
     for k in range(end - 1, first - 1, -1):
         v0, z = ki[k * NI + IDX_V], ki[k * NI + NV]
         c1 = min(v0 + sub[k], a1)
@@ -32,19 +32,17 @@ cdef void group_recursion(const int* ki, Py_ssize_t first, Py_ssize_t end, Py_ss
                 Wg[r * zm + c] = 0.0
                 Ug[r * zm + c] = 0.0
             Wg[r * zm + r - a0] = 1.0
-            for c in range(v0 + z, c1):  # W_{k,c} = -N_k^T eta~_c               002 (A.13-A.18)
-                Wg[r * zm + c - a0] = -dot6(N + 6 * r, E + 6 * c)
+            # W_{k,c} = -N_k^T eta~_c                                       002 (A.13-A.18)
+            block_row(N + 6 * r, E, nv, v0 + z, c1, -1.0, Wg + r * zm + v0 + z - a0)
             if with_u:
                 Ug[r * zm + r - a0] = 1.0
                 for c in range(v0 + z, c1):  # U_{k,c} = N_k^T Psi_c                   001 (A.4)
                     Ug[r * zm + c - a0] = dot6(N + 6 * r, Psi + 6 * c)
-        for c in range(6 * v0, 6 * (v0 + z)):
-            E[c] = Psi[c]  # eta_c of the own columns: Psi_c W_cc = Psi_c
+        for c in range(v0, v0 + z):
+            for j in range(6):
+                E[j * nv + c] = Psi[6 * c + j]  # eta_c of the own columns: Psi_c W_cc = Psi_c
         for r in range(v0, v0 + z):  # eta_c += Psi_k W_{k,c}
-            for c in range(v0 + z, c1):
-                x = Wg[r * zm + c - a0]
-                for j in range(6):
-                    E[6 * c + j] += Psi[6 * r + j] * x
+            plus_outer_row(Psi + 6 * r, Wg + r * zm + v0 + z - a0, nv, v0 + z, c1, E)
 
 
 cdef void group_diagonal(Py_ssize_t L, Py_ssize_t nv, const double* work, Py_ssize_t a0,
@@ -117,27 +115,25 @@ cdef inline void inverse_beyond_group(const int* ki, Py_ssize_t nv, const Py_ssi
                                       const Py_ssize_t* sub, const Py_ssize_t* se, double* E,
                                       double* A) noexcept nogil:
     """Ubar^-1_{r,c} = -N_r^T eta~_c beyond the group, then eta~_c += PsiBar_r Ubar^-1_{r,c}
-    (E[r] = PsiBar_r) for the groups above."""
-    cdef Py_ssize_t k, v0, r, c
+    (column r of E = PsiBar_r) for the groups above."""
+    cdef Py_ssize_t k, v0, r
     cdef int j
-    cdef double x
+    cdef double e[6]
     for k in range(fe[0], fe[1]):
         v0 = ki[k * NI + IDX_V]
         for r in range(v0, v0 + ki[k * NI + NV]):
-            for c in range(a1, v0 + sub[k]):
-                A[r * nv + c] = -dot6(N + 6 * r, E + 6 * c)
+            block_row(N + 6 * r, E, nv, a1, v0 + sub[k], -1.0, A + r * nv + a1)
     for r in range(a0, a1):
-        for c in range(a1, se[r]):
-            x = A[r * nv + c]
-            for j in range(6):
-                E[6 * c + j] += E[6 * r + j] * x
+        for j in range(6):
+            e[j] = E[j * nv + r]
+        plus_outer_row(e, A + r * nv + a1, nv, a1, se[r], E)
 
 
 cdef void factors_beyond_groups(const int* ki, Py_ssize_t L, Py_ssize_t nv, bint module_level,
                                 const double* N, const double* E, const Py_ssize_t* sub,
                                 double* A) noexcept nogil:
     """Ubar_{r,c} = N_r^T PsiBar_c beyond the group of r."""
-    cdef Py_ssize_t g, k, v0, r, c, a1
+    cdef Py_ssize_t g, k, v0, r, a1
     cdef Py_ssize_t fe[2]
     for g in range(n_groups(ki, L, module_level)):
         group_links(ki, g, module_level, fe)
@@ -145,8 +141,7 @@ cdef void factors_beyond_groups(const int* ki, Py_ssize_t L, Py_ssize_t nv, bint
         for k in range(fe[0], fe[1]):
             v0 = ki[k * NI + IDX_V]
             for r in range(v0, v0 + ki[k * NI + NV]):
-                for c in range(a1, v0 + sub[k]):
-                    A[r * nv + c] = dot6(N + 6 * r, E + 6 * c)
+                block_row(N + 6 * r, E, nv, a1, v0 + sub[k], 1.0, A + r * nv + a1)
 
 
 cdef int block_factors(const int* ki, const double* kf, const double* work, Py_ssize_t L,
@@ -186,7 +181,7 @@ cdef int block_factors(const int* ki, const double* kf, const double* work, Py_s
         group_links(ki, g, module_level, fe)
         a0 = ki[fe[0] * NI + IDX_V]
         a1 = ki[(fe[1] - 1) * NI + IDX_V] + ki[(fe[1] - 1) * NI + NV]
-        group_recursion(ki, fe[0], fe[1], a0, a1, zm, N, Psi, sub, E, Wg, Ug, lo, hi, se, not inverse)
+        group_recursion(ki, nv, fe[0], fe[1], a0, a1, zm, N, Psi, sub, E, Wg, Ug, lo, hi, se, not inverse)
         if inverse:
             group_diagonal_inverse(L, nv, work, a0, a1, zm, Wg, Ug, lo, hi, B)
         else:

@@ -29,8 +29,17 @@ from denoc_bridge.core.tables cimport *
 
 cnp.import_array()
 
+# The passes' helpers are ``cdef inline``; numba inlined its helpers always (inline="always"),
+# gcc's heuristics leave the larger ones (apply_At, rot3t, shift_along_x) as calls, and each
+# call then forces the 21-number mass and the 6-vectors out of registers into memory: the
+# articulated pass took 1.6x as long (chain of 100 links, measured).  So every inline function
+# of this module (Cython's own included) is inlined always under gcc and clang.
 cdef extern from *:
     """
+    #if defined(__GNUC__)
+    #undef CYTHON_INLINE
+    #define CYTHON_INLINE __inline__ __attribute__((always_inline))
+    #endif
     #define DB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
     """
     void prefetch "DB_PREFETCH"(const void* p) noexcept nogil
@@ -40,3 +49,7 @@ include "geometry.pxi"
 include "inverse_dynamics.pxi"
 include "forward_dynamics.pxi"
 include "entry.pxi"
+include "gim.pxi"
+include "gim_ltdl.pxi"
+include "gim_factors.pxi"
+include "gim_entry.pxi"

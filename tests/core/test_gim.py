@@ -319,3 +319,45 @@ def test_finite_matrix():
         cy.finite_matrix(np.ones((4, 4), dtype=np.float32))
     with pytest.raises(TypeError):
         cy.finite_matrix(np.ones((4, 4))[:, ::2])
+
+
+def test_geometry_and_factors_statuses_of_numba():
+    """Bad velocities, configurations and lengths, and a singular joint, through the geometry
+    entry (its v is checked like a state's)."""
+    panda, singular = model_of("panda"), _singular_panda()
+    q, nv = _q(panda), panda.nv
+    nan_v, short_v = np.zeros(nv), np.zeros(nv - 1)
+    nan_v[2] = np.nan
+    nan_q = q.copy()
+    nan_q[0] = np.nan
+    for model, qq, v in [
+        (panda, q, nan_v),
+        (panda, nan_q, np.zeros(nv)),
+        (panda, q, short_v),
+        (panda, nan_q, short_v),
+        (singular, q, np.zeros(nv)),
+    ]:
+        s = [mod.geometry_and_factors(model._kt, _work(model), qq, v, True, np.zeros(1)) for mod in (nb, cy)]
+        assert s[1] == s[0] != 0, s
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the link mass matrices of such chains
+@pytest.mark.parametrize("length", [1e100, 1e154, 1e200])
+@pytest.mark.parametrize("n", [4, 30])
+def test_overflowing_and_degenerate_chains_give_the_statuses_of_numba(length, n):
+    """Chains of huge links: a GIM beyond float64 (-3) and articulated inertias lost to round-off
+    (k + 1), through both branches of each threshold."""
+    model = serial_chain(n, length=length)
+    q, nv = _q(model), model.nv
+    statuses = []
+    for mod in (nb, cy):
+        row = [
+            getattr(mod, fn)(model._kt, _work(model), q, np.empty((nv, nv)))
+            for fn in ("mass_matrix_state", "inverse_mass_matrix_state")
+        ]
+        for level in (False, True):
+            for inverse in (False, True):
+                A, B = np.empty((nv, nv)), np.empty((nv, nv))
+                row.append(mod.block_factors_state(model._kt, _work(model), q, A, B, level, inverse))
+        statuses.append(row)
+    assert statuses[1] == statuses[0]
