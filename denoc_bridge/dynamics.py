@@ -32,7 +32,6 @@ from denoc_bridge.constraints.mimic_derivatives import (
 )
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import entry
 from denoc_bridge.multibody import inputs
 from denoc_bridge.multibody.checks import check_model
 from denoc_bridge.multibody.data import Data
@@ -58,8 +57,8 @@ __all__ = [
 _empty = np.empty
 _inverse_dynamics_fast = compiled.inverse_dynamics_fast
 _forward_dynamics_fast = compiled.forward_dynamics_fast
-_mass_matrix_state = entry.mass_matrix_state
-_inverse_mass_matrix_state = entry.inverse_mass_matrix_state
+_mass_matrix_state = compiled.mass_matrix_state
+_inverse_mass_matrix_state = compiled.inverse_mass_matrix_state
 _NO_BAUMGARTE = (0.0, 0.0)
 
 

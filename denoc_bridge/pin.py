@@ -60,7 +60,6 @@ from denoc_bridge import dynamics as _dynamics
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.io.pinocchio_io import from_pinocchio
-from denoc_bridge.kernels import entry as _entry
 from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.spatial import pin_to_internal
@@ -120,7 +119,7 @@ _forward_dynamics_fast = _compiled.forward_dynamics_fast
 _inverse_dynamics_fast = _compiled.inverse_dynamics_fast
 _forward_dynamics_state = _compiled.forward_dynamics_state
 _inverse_dynamics_state = _compiled.inverse_dynamics_state
-_mass_matrix_state = _entry.mass_matrix_state
+_mass_matrix_state = _compiled.mass_matrix_state
 _StdVec_Force = _pin.StdVec_Force
 
 

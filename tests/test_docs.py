@@ -274,7 +274,7 @@ def test_the_readme_is_a_front_door():
     first = re.search(r"```(\w*)\n(.*?)```", quickstart, re.S)
     assert first.group(2).splitlines() == [
         'pip install ".[robots]" && denoc-bridge simulate panda --duration 2',
-        'pip install ".[test]" && python -m pytest -n auto',
+        'pip install -e ".[test]" && python -m pytest -n auto',
     ], "the Quickstart's two commands (.ci/run runs the second)"
     assert [s for s in ALL if s.path == README], "the README's Python example"
 

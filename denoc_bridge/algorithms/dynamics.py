@@ -2,7 +2,7 @@
 couplings are :mod:`denoc_bridge.constraints`, and :mod:`denoc_bridge.dynamics` decides which applies).
 
 Every function takes the model and Pinocchio-layout vectors, runs one compiled
-entry kernel (:mod:`denoc_bridge.kernels.entry`) and returns new arrays.
+entry of the compiled core (:mod:`denoc_bridge.core`, Cython) and returns new arrays.
 Inverse and forward dynamics also take a batch of states along a leading axis
 (``q`` of shape (B, nq), ``v`` and ``tau``/``a`` of shape (B, nv)), evaluated
 in parallel.  An optional :class:`~denoc_bridge.multibody.data.Data` supplies the work
@@ -20,19 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NoReturn
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory
+from denoc_bridge.core import OVERFLOW
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.errors import InputError, SingularInertiaError
-from denoc_bridge.kernels import entry
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import Data, run_chunks, run_parallel, work_of
+from denoc_bridge.multibody.data import Data, run_chunks, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
@@ -49,9 +48,9 @@ __all__ = [
     "geometry",
     "Geometry",
 ]
-_mass_matrix_state = entry.mass_matrix_state  # bound once (fast path)
-_inverse_mass_matrix_state = entry.inverse_mass_matrix_state
-_block_factors_state = entry.block_factors_state
+_mass_matrix_state = compiled.mass_matrix_state  # bound once (fast path)
+_inverse_mass_matrix_state = compiled.inverse_mass_matrix_state
+_block_factors_state = compiled.block_factors_state
 _empty = np.empty
 
 
@@ -74,7 +73,7 @@ def singular_error(model: Model, k: int) -> SingularInertiaError:
 def raise_status(
     model: Model, status: int, q: np.ndarray, v: np.ndarray, x: np.ndarray, xname: str, prefix: str = ""
 ) -> NoReturn:
-    if status == entry.OVERFLOW:
+    if status == OVERFLOW:
         raise _inputs.overflow_error(model, prefix, q=q, v=v, **{xname: x})
     if status < 0:
         _inputs.raise_state_error(model, q, v, x, xname, prefix)
@@ -250,11 +249,11 @@ def geometry(
     work = _work(model, data)
     energy = np.zeros(1)
     if v is None and not factors:  # kinematics only: the lean pass (compiles in ~1/5 the time)
-        status = entry.geometry_state(model._kt, work, q)
+        status = compiled.geometry_state(model._kt, work, q)
         v = np.zeros(model.nv)
     else:
         v = np.zeros(model.nv) if v is None else _inputs.vector(model, v, "v", "v")
-        status = entry.geometry_and_factors(model._kt, work, q, v, factors, energy)
+        status = compiled.geometry_and_factors(model._kt, work, q, v, factors, energy)
     if status:
         raise_status(model, status, q, v, v, "v")
     return Geometry(model, work, float(energy[0]))
@@ -285,8 +284,8 @@ def tree_mass_matrix(
     # first changed the last bits, so that the first call of a thread (no work array yet) or a
     # list differed from the same call on the fast path
     q = _inputs.vector(model, q, "q", "q")
-    status = entry.mass_matrix_state(model._kt, _work(model, data), q, out)
-    if status == entry.OVERFLOW:
+    status = compiled.mass_matrix_state(model._kt, _work(model, data), q, out)
+    if status == OVERFLOW:
         raise _inputs.overflow_error(model, "mass_matrix: ", q=q)
     if status:
         _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair
@@ -323,8 +322,7 @@ def matrix_batch(inverse: bool, model: Model, q: npt.ArrayLike, out: np.ndarray 
     else:
         raise InputError(f"{name}: out must be a writable C-contiguous float64 array of shape ({B}, {nv}, {nv})")
     status = np.zeros(B, dtype=np.int64)
-    n_chunks = max(1, min(B, 4 * numba.get_num_threads()))
-    run_parallel(entry.matrix_batch, model._kt, Q, res, status, n_chunks, inverse)
+    run_chunks(compiled.matrix_chunk, B, model._kt, Q, res, status, inverse)
     for b in np.flatnonzero(status):  # name the first bad state the way the single call does
         try:
             (tree_inverse_mass_matrix if inverse else tree_mass_matrix)(model, Q[b], out=res[b])
@@ -343,13 +341,13 @@ def _block_factors(
         _check_model(model)
     A, B = np.empty((model.nv, model.nv)), np.empty((model.nv, model.nv))  # (unpacking one (2, nv, nv) costs more)
     try:  # fast path: a float64 C vector (the kernel checks and normalises it)
-        status = entry.block_factors_state(
+        status = compiled.block_factors_state(
             model._kt, model._local.work if data is None else data.work, q, A, B, level == "module", inverse
         )
     except (TypeError, AttributeError):  # another type, no work yet
         q = _inputs.vector(model, q, "q", "q")
-        status = entry.block_factors_state(model._kt, _work(model, data), q, A, B, level == "module", inverse)
-    if status == entry.OVERFLOW:
+        status = compiled.block_factors_state(model._kt, _work(model, data), q, A, B, level == "module", inverse)
+    if status == OVERFLOW:
         raise _inputs.overflow_error(model, f"{name}: ", q=q)
     if status < 0:
         _inputs.configuration(model, q)  # names a wrong shape, value, zero quaternion or (cos, sin) pair
@@ -372,7 +370,7 @@ def udut(
     ``pin.cholesky.decompose`` computes the same U and D for such chains).
 
     The factors are unique for the partition, and one compiled call
-    (:func:`denoc_bridge.kernels.entry.block_factors_state`) takes the cheaper of two ways:
+    (``block_factors_state`` of :mod:`denoc_bridge.core`'s ``tree``) takes the cheaper of two ways:
     on small trees the sparse block LTDL of the GIM over the link or module tree
     (:mod:`denoc_bridge.kernels.gim_ltdl`); otherwise the recursion on the articulated masses,
     where the module-level factors are assembled from the link-level ones without any
@@ -483,7 +481,7 @@ def tree_inverse_mass_matrix(
 ) -> np.ndarray:
     """The inverse GIM ``I^-1 = U^-T D^-1 U^-1`` (002 eqs. A.13-A.22), full and symmetric.
 
-    One compiled call (:func:`denoc_bridge.kernels.entry.inverse_mass_matrix_state`), which
+    One compiled call (``inverse_mass_matrix_state`` of :mod:`denoc_bridge.core`'s ``tree``), which
     takes the cheaper of two ways by a work count.  On small trees (panda, solo12, talos, chains
     up to ~20 DOF) the GIM of the composite masses, its scalar ``U D U^T`` over the tree of
     DOFs (no fill outside the ancestor pairs) and Takahashi's recurrence for the inverse
@@ -508,10 +506,10 @@ def tree_inverse_mass_matrix(
         pass
     res = out_matrix(model, out, "inverse_mass_matrix")
     q = _inputs.vector(model, q, "q", "q")
-    status = entry.inverse_mass_matrix_state(model._kt, _work(model, data), q, res)
+    status = compiled.inverse_mass_matrix_state(model._kt, _work(model, data), q, res)
     if status == 0:
         return res
-    if status == entry.OVERFLOW:
+    if status == OVERFLOW:
         raise _inputs.overflow_error(model, "inverse_mass_matrix: ", q=q)
     if status < 0:
         _inputs.configuration(model, q)  # names a zero quaternion or (cos, sin) pair

@@ -22,6 +22,11 @@ from types import ModuleType
 from denoc_bridge.errors import DenocError
 
 HERE = Path(__file__).resolve().parent
+
+#: the status of an entry whose inputs are finite but whose result is not (too large for float64);
+#: the others: 0 done, -1 an invalid value, -2 a wrong length, k + 1 a singular articulated
+#: inertia of link k
+OVERFLOW = -3
 REBUILD = "python setup.py build_ext --inplace"
 
 

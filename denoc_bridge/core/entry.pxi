@@ -114,12 +114,13 @@ cdef long state_dynamics(const int* ki, const double* kf, Py_ssize_t L, const Ar
     return status if status else finite_result(out.data, nv)
 
 
-cdef double* work_for(const int* ki, Py_ssize_t L, Py_ssize_t nv, const Arr* w) except? NULL:
-    """The caller's work array if it has rows, else a new one of the model's size (the caller
-    frees it when ``w.n0 == 0``)."""
-    if w.n0:
+cdef inline double* work_or_new(Arr* w, const int* ki, Py_ssize_t L, Py_ssize_t nv) except NULL:
+    """The caller's work array, or a new one for an empty ``work`` (freed by the caller when
+    w.n0 == 0)."""
+    cdef double* wk
+    if w.n0 != 0:
         return w.data
-    cdef double* wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
+    wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
     if wk == NULL:
         raise MemoryError()
     return wk
@@ -147,7 +148,7 @@ cdef long dynamics(object kt, object work, object q, object v, object x, object 
     cdef long status = valid_state(ki, L, &aq, &av, &ax, &af, &ao, &w)  # work's size too
     if status:
         return status
-    cdef double* wk = work_for(ki, L, av.n0, &w)
+    cdef double* wk = work_or_new(&w, ki, L, av.n0)
     status = state_dynamics(ki, t.data, L, &aq, &av, &ax, &af, &ao, wk, inverse)
     if w.n0 == 0:
         free(wk)
@@ -196,7 +197,7 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
     cdef Arr q, v, x, f, o
     cdef Py_ssize_t b
     w.data, w.n0, w.n1 = NULL, 0, W  # no work array given: valid_state does not check one
-    cdef double* wk = work_for(ki, L, av.n1, &w)
+    cdef double* wk = work_or_new(&w, ki, L, av.n1)
     with nogil:
         for b in range(start, stop):
             q, v, x, o = row_of(&aq, b, aq.n1), row_of(&av, b, av.n1), row_of(&ax, b, ax.n1), row_of(&ao, b, ao.n1)

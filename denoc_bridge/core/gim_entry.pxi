@@ -88,18 +88,6 @@ cdef long configuration_call(object kt, object work, object q, Arr* t, Arr* w,
     return valid_configuration(<const int*>t.data, t.n0, aq, w)
 
 
-cdef inline double* work_or_new(Arr* w, const int* ki, Py_ssize_t L, Py_ssize_t nv) except NULL:
-    """The caller's work array, or a new one for an empty ``work`` (freed by the caller when
-    w.n0 == 0)."""
-    cdef double* wk
-    if w.n0 != 0:
-        return w.data
-    wk = <double*>malloc(work_rows(L, nv, n_modules(ki, L)) * W * sizeof(double))
-    if wk == NULL:
-        raise MemoryError()
-    return wk
-
-
 cdef Py_ssize_t articulated_factors(const int* ki, const double* kf, Py_ssize_t L, const double* q,
                                     Py_ssize_t nq, Py_ssize_t nv, double* work) noexcept nogil:
     """Geometry and the articulated pass with its factors (Psi, Ihat, Ihat^-1), without
@@ -117,7 +105,7 @@ cdef Py_ssize_t articulated_factors(const int* ki, const double* kf, Py_ssize_t 
     return k
 
 
-cdef long gim_call(object kt, object work, object q, object out, bint inverse) except -100:  # never a status
+cdef long gim_call(object kt, object work, object q, object out, bint inverse, int way) except -100:  # never a status
     """The GIM (or, with ``inverse``, its inverse) at q into ``out`` (nv, nv)."""
     cdef Arr t, w, aq, ao
     cdef long status = configuration_call(kt, work, q, &t, &w, &aq)
@@ -130,7 +118,7 @@ cdef long gim_call(object kt, object work, object q, object out, bint inverse) e
         return status
     cdef double* wk = work_or_new(&w, ki, L, nv)
     if inverse:
-        status = inverse_gim(ki, t.data, L, aq.data, aq.n0, nv, wk, ao.data)
+        status = inverse_gim(ki, t.data, L, aq.data, aq.n0, nv, wk, ao.data, way)
     else:
         joint_geometry_pass(ki, t.data, L, aq.data, nv, wk, False, 0, L, poly_ok(aq.data, aq.n0))
         status = crba(ki, t.data, wk, L, nv, ao.data)
@@ -141,8 +129,15 @@ cdef long gim_call(object kt, object work, object q, object out, bint inverse) e
     return status if status else finite_upper(ao.data, nv)
 
 
+cdef enum:
+    WAY_CHOSEN = 0  # the entries' choice, by the work counts
+    WAY_LTDL = 1  # the LTDL of the GIM only (the tests' hooks; LTDL_REFUSED where it refuses)
+    WAY_RECURSION = 2  # the recursion on the articulated masses only
+    LTDL_REFUSED = -4
+
+
 cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const double* q,
-                      Py_ssize_t nq, Py_ssize_t nv, double* work, double* out) noexcept nogil:
+                      Py_ssize_t nq, Py_ssize_t nv, double* work, double* out, int way) noexcept nogil:
     """I^-1 into ``out``: on small trees (work count at most MINV_LTDL_WORK_PER_ENTRY nv^2) the
     GIM, its scalar LTDL and Takahashi's recurrence; otherwise, or if a pivot is not clearly
     positive, the articulated pass and the two sweeps over the rows (which name a singular
@@ -153,7 +148,7 @@ cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const doubl
     cdef double* u = work + ihatinv_row(L, nv, 0) * W
     cdef long status
     dof_parents(ki, L, lam)
-    if minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv:
+    if way == WAY_LTDL or (way == WAY_CHOSEN and minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv):
         joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
         status = crba(ki, kf, work, L, nv, out)  # every ancestor pair, all the LTDL reads
         if status:
@@ -161,38 +156,120 @@ cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const doubl
         dof_runs(lam, nv, run)
         if ltdl_minv(nv, out, lam, run, u) and finite_upper(out, nv) == 0:
             return 0
+        if way == WAY_LTDL:
+            return LTDL_REFUSED
     status = articulated_factors(ki, kf, L, q, nq, nv, work)
     if status:
         return status
     return minv_from_factors(ki, kf, work, L, nv, out)
 
 
+def matrix_chunk(kt, Q, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t stop):
+    """The GIM (or, with ``inverse``, its inverse) of the states ``start:stop`` of a batch: ``Q``
+    (B, nq), ``OUT`` (B, nv, nv), one status per state into ``status`` (B,) int64; the same
+    passes as one state's entry, so a batch equals its states' calls bit for bit.  Runs without
+    the GIL on a work array of its own (the Python layer runs chunks on several threads); -2
+    (nothing computed) when the arrays' lengths do not fit one another or the model."""
+    cdef Arr t, aq, ao, w, q
+    take(kt, 2, False, b"kt", &t)
+    take(Q, 2, False, b"Q", &aq)
+    take(OUT.reshape(OUT.shape[0], OUT.shape[1] * OUT.shape[2]) if cnp.PyArray_Check(OUT) and cnp.PyArray_NDIM(<cnp.ndarray>OUT) == 3
+         else OUT, 2, True, b"OUT", &ao)
+    if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
+            and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
+            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status)):
+        raise TypeError("status: expected a 1-D C-contiguous writeable int64 array")
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t B = aq.n0, L = t.n0, nv = model_nv(ki, L) if t.n1 == NT else 0
+    if (t.n1 != NT or ao.n0 != B or ao.n1 != nv * nv or cnp.PyArray_DIMS(<cnp.ndarray>status)[0] != B
+            or not 0 <= start <= stop <= B):
+        return -2
+    cdef cnp.int64_t* st = <cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>status)
+    cdef double* out
+    cdef Py_ssize_t b
+    cdef bint no_memory = False
+    w.data, w.n0, w.n1 = NULL, 0, W  # no work array given: valid_configuration does not check one
+    cdef double* wk = work_or_new(&w, ki, L, nv)
+    with nogil:
+        for b in range(start, stop):
+            q = row_of(&aq, b, aq.n1)
+            out = ao.data + b * nv * nv
+            st[b] = valid_configuration(ki, L, &q, &w)
+            if st[b]:
+                continue
+            if inverse:
+                st[b] = inverse_gim(ki, t.data, L, q.data, q.n0, nv, wk, out, WAY_CHOSEN)
+            else:
+                joint_geometry_pass(ki, t.data, L, q.data, nv, wk, False, 0, L, poly_ok(q.data, q.n0))
+                st[b] = crba(ki, t.data, wk, L, nv, out)
+            if st[b] == OUT_OF_MEMORY:
+                no_memory = True
+            elif st[b] == 0:
+                st[b] = finite_upper(out, nv)
+    free(wk)
+    if no_memory:
+        raise MemoryError()
+    return 0
+
+
 def mass_matrix_state(kt, work, q, out):
     """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
     (status: see entry.pxi)."""
-    return gim_call(kt, work, q, out, False)
+    return gim_call(kt, work, q, out, False, WAY_CHOSEN)
 
 
-def inverse_mass_matrix_state(kt, work, q, out):
-    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric (status as above)."""
-    return gim_call(kt, work, q, out, True)
+def inverse_mass_matrix_state(kt, work, q, out, int way=WAY_CHOSEN):
+    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric (status as above).  ``way``
+    is the tests' hook: 1 the LTDL of the GIM and Takahashi's recurrence only (-4 where a pivot is
+    not clearly positive), 2 the recursion only, 0 the choice by the work count."""
+    return gim_call(kt, work, q, out, True, way)
+
+
+def inverse_takes_ltdl(kt):
+    """Whether inverse_mass_matrix_state tries the LTDL of the GIM first (its work count is at
+    most MINV_LTDL_WORK_PER_ENTRY nv^2) on the model of table ``kt``."""
+    cdef Arr t
+    take(kt, 2, False, b"kt", &t)
+    if t.n1 != NT:
+        raise ValueError("kt: not a model table")
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t nv = model_nv(ki, t.n0)
+    cdef Py_ssize_t* lam = <Py_ssize_t*>malloc((2 * nv + 1) * sizeof(Py_ssize_t))
+    if lam == NULL:
+        raise MemoryError()
+    dof_parents(ki, t.n0, lam)
+    cdef bint chosen = minv_work(lam, lam + nv, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv
+    free(lam)
+    return chosen
+
+
+def factors_take_ltdl(kt, bint module_level):
+    """Whether block_factors_state tries the LTDL of the GIM first (its work count is at most
+    LTDL_MAX_WORK) on the model of table ``kt``."""
+    cdef Arr t
+    take(kt, 2, False, b"kt", &t)
+    if t.n1 != NT:
+        raise ValueError("kt: not a model table")
+    return ltdl_work(<const int*>t.data, t.n0, module_level, LTDL_MAX_WORK) <= LTDL_MAX_WORK
 
 
 cdef long factors_of(const int* ki, const double* kf, Py_ssize_t L, const double* q, Py_ssize_t nq,
                      Py_ssize_t nv, double* work, double* A, double* B, bint module_level,
-                     bint inverse) noexcept nogil:
+                     bint inverse, int way) noexcept nogil:
     """The block factors (udut: A = U, B = D; ``inverse``: U^-1, D^-1): the sparse block LTDL of
     the GIM while its work count is at most LTDL_MAX_WORK, else, or if a block of D is not
     numerically positive definite, the recursion on the articulated masses (which names a
     singular joint)."""
     cdef long done = 0
-    if ltdl_work(ki, L, module_level, LTDL_MAX_WORK) <= LTDL_MAX_WORK:
+    if way == WAY_LTDL or (way == WAY_CHOSEN and ltdl_work(ki, L, module_level, LTDL_MAX_WORK) <= LTDL_MAX_WORK):
         joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
         done = crba(ki, kf, work, L, nv, A)
         if done == 0 and finite_upper(A, nv) == 0:
             done = block_ltdl(ki, L, nv, module_level, inverse, A, B)
         if done == OUT_OF_MEMORY:
             return done
+        if not done and way == WAY_LTDL:
+            return LTDL_REFUSED
     if not done:  # the recursion on the articulated masses
         done = articulated_factors(ki, kf, L, q, nq, nv, work)
         if done:
@@ -204,9 +281,10 @@ cdef long factors_of(const int* ki, const double* kf, Py_ssize_t L, const double
     return done if done else finite_upper(B, nv)
 
 
-def block_factors_state(kt, work, q, A, B, bint module_level, bint inverse):
+def block_factors_state(kt, work, q, A, B, bint module_level, bint inverse, int way=WAY_CHOSEN):
     """The block factors of the GIM at q (A = U, B = D; with ``inverse``: A = U^-1, B = D^-1),
-    link or module level (status as above)."""
+    link or module level (status as above).  ``way`` is the tests' hook: 1 the LTDL of the GIM
+    only (-4 where it refuses), 2 the recursion only, 0 the choice by the work count."""
     cdef Arr t, w, aq, aa, ab
     cdef long status = configuration_call(kt, work, q, &t, &w, &aq)
     take(A, 2, True, b"A", &aa)
@@ -218,7 +296,7 @@ def block_factors_state(kt, work, q, A, B, bint module_level, bint inverse):
     if status:
         return status
     cdef double* wk = work_or_new(&w, ki, L, nv)
-    status = factors_of(ki, t.data, L, aq.data, aq.n0, nv, wk, aa.data, ab.data, module_level, inverse)
+    status = factors_of(ki, t.data, L, aq.data, aq.n0, nv, wk, aa.data, ab.data, module_level, inverse, way)
     if w.n0 == 0:
         free(wk)
     if status == OUT_OF_MEMORY:

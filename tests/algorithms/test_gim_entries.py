@@ -1,5 +1,7 @@
-"""The one-call GIM and inverse GIM (kernels/gim.py): preallocated outputs, batches bit for bit,
-parity with the explicit DeNOC matrices on random trees of every joint type."""
+"""The one-call GIM and inverse GIM (the compiled core's gim*.pxi): preallocated outputs, batches
+bit for bit, parity with the explicit DeNOC matrices on random trees of every joint type, and the
+entries' choice between the LTDL of the GIM and the recursion (through the entries' ``way`` hook:
+1 the LTDL only, 2 the recursion only)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,7 @@ from hypothesis import strategies as st
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.io.robots import serial_chain
-from denoc_bridge.kernels import entry, gim, gim_factors, gim_ltdl
-from denoc_bridge.kernels import tables as T
+from denoc_bridge.core import tree as compiled
 from tests.conftest import assert_close, random_trees
 
 
@@ -66,18 +67,17 @@ def test_a_bad_state_of_a_batch_is_named(panda):
         db.inverse_mass_matrix(panda, Q)
 
 
+LTDL, RECURSION, LTDL_REFUSED = 1, 2, -4  # the entries' ways, and the LTDL's refusal
+
+
 def _factors_both_ways(model, q, module_level, inverse):
     """(A, B) of the sparse block LTDL of the GIM and of the recursion on the articulated masses."""
-    ki, nv = model._kt.view(T.INT), model.nv
-    A, B = db.mass_matrix(model, q), np.empty((nv, nv))
-    ok = gim_ltdl.block_ltdl(ki, nv, module_level, inverse, A, B)
-    work = entry._work(ki, np.empty((0, T.W)), nv)
-    A2, B2 = np.empty((nv, nv)), np.empty((nv, nv))
-    singular = entry.articulated_factors(ki, model._kt, np.asarray(q, dtype=float), nv, work)
-    if singular:
-        return None
-    gim_factors.block_factors(ki, model._kt, work, nv, module_level, inverse, A2, B2)
-    assert ok, "the LTDL refused a GIM whose articulated inertias are regular"
+    nv, q = model.nv, np.asarray(q, dtype=float)
+    A, B, A2, B2 = (np.empty((nv, nv)) for _ in range(4))
+    ltdl = compiled.block_factors_state(model._kt, model.thread_work(), q, A, B, module_level, inverse, LTDL)
+    if compiled.block_factors_state(model._kt, model.thread_work(), q, A2, B2, module_level, inverse, RECURSION):
+        return None  # a singular articulated inertia
+    assert ltdl == 0, "the LTDL refused a GIM whose articulated inertias are regular"
     return A, B, A2, B2
 
 
@@ -99,13 +99,12 @@ def test_ltdl_of_the_gim_gives_the_factors_of_the_recursion(model, seed):
 
 @pytest.mark.parametrize("name,ltdl", [("panda", True), ("solo12", True), ("talos", False)])
 def test_block_factors_take_the_faster_way_per_model(name, ltdl):
-    """The entry's choice (entry.LTDL_MAX_WORK): panda and solo12 by the LTDL of the GIM, talos by
+    """The entry's choice (LTDL_MAX_WORK of core/gim_entry.pxi): panda and solo12 by the LTDL of the GIM, talos by
     the recursion; the public factors are those of either way."""
     model = db.load_robot(name)
-    ki = model._kt.view(T.INT)
     q = db.random_configuration(model, np.random.default_rng(5))
     for module_level in (True, False):
-        assert (gim_ltdl.ltdl_work(ki, model.nv, module_level) <= entry.LTDL_MAX_WORK) == ltdl
+        assert compiled.factors_take_ltdl(model._kt, module_level) == ltdl
         level = "module" if module_level else "link"
         A, B, A2, B2 = _factors_both_ways(model, q, module_level, False)
         U, D = db.udut(model, q, level=level)
@@ -121,21 +120,16 @@ def _minv_both_ways(model, q):
     """(I, I^-1 by the LTDL of the GIM and Takahashi's recurrence, I^-1 by the recursion on the
     articulated masses, whether the entry takes the LTDL), or None for a singular articulated
     inertia."""
-    ki, nv = model._kt.view(T.INT), model.nv
-    q = np.asarray(q, dtype=float)
+    nv, q = model.nv, np.asarray(q, dtype=float)
     M = db.mass_matrix(model, q)
-    A = M.copy()
-    lam, depth, u = np.empty(nv, dtype=np.int64), np.empty(nv, dtype=np.int64), np.empty(nv)
-    gim_ltdl.dof_parents(ki, lam)
-    ok = gim_ltdl.ltdl_minv(nv, A, lam, u)
-    work = entry._work(ki, np.empty((0, T.W)), nv)
-    if entry.articulated_factors(ki, model._kt, q, nv, work):
-        return None
-    R = np.empty((nv, nv))
-    gim.minv_from_factors(ki, model._kt, work, nv, R)
+    A, R = np.empty((nv, nv)), np.empty((nv, nv))
+    status = compiled.inverse_mass_matrix_state(model._kt, model.thread_work(), q, A, LTDL)
+    assert status in (0, LTDL_REFUSED)
+    if compiled.inverse_mass_matrix_state(model._kt, model.thread_work(), q, R, RECURSION):
+        return None  # a singular articulated inertia
+    ok = status == 0
     assert ok or np.linalg.cond(M) > 1e9, "the LTDL refused a well-conditioned GIM"
-    ltdl = ok and gim_ltdl.minv_work(lam, depth, nv) <= entry.MINV_LTDL_WORK_PER_ENTRY * nv * nv
-    return M, A, R, ltdl
+    return M, A, R, ok and compiled.inverse_takes_ltdl(model._kt)
 
 
 @given(random_trees(12), st.integers(0, 2**31 - 1))
@@ -155,7 +149,7 @@ def test_ltdl_inverse_matches_the_recursion_and_a_dense_inverse(model, seed):
 
 @pytest.mark.parametrize("name,ltdl", [("panda", True), ("solo12", True), ("talos", True), ("chain30", False)])
 def test_inverse_takes_the_faster_way_per_model(name, ltdl):
-    """The entry's choice (entry.MINV_LTDL_WORK_PER_ENTRY): the LTDL of the GIM on the robots, the
+    """The entry's choice (MINV_LTDL_WORK_PER_ENTRY of core/gim_entry.pxi): the LTDL of the GIM on the robots, the
     recursion on a 30-DOF chain; the public inverse is that of either way, bit for bit."""
     model = serial_chain(30) if name == "chain30" else db.load_robot(name)
     q = db.random_configuration(model, np.random.default_rng(6))
@@ -167,7 +161,7 @@ def test_inverse_takes_the_faster_way_per_model(name, ltdl):
 
 def test_a_pivot_below_the_ltdl_threshold_hands_over_to_the_recursion():
     """Panda with fingers of 1e-9 of their mass: the finger pivots are 1e-11 of the GIM's largest
-    diagonal entry, below gim_ltdl.MINV_PIVOT_RTOL, so the LTDL refuses and the entry returns the
+    diagonal entry, below MINV_PIVOT_RTOL (core/gim_ltdl.pxi), so the LTDL refuses and the entry returns the
     recursion's inverse (bit for bit), a regular one."""
     panda = db.load_robot("panda")
     mass, inertia = np.array(panda.mass, dtype=float), np.array(panda.inertia, dtype=float)
@@ -176,15 +170,12 @@ def test_a_pivot_below_the_ltdl_threshold_hands_over_to_the_recursion():
     inertia[fingers] *= 1e-9
     model = panda.replace(mass=mass, inertia=inertia)
     q = db.random_configuration(model, np.random.default_rng(7))
-    ki, nv = model._kt.view(T.INT), model.nv
+    nv = model.nv
     M = db.mass_matrix(model, q)
-    A, lam = M.copy(), np.empty(nv, dtype=np.int64)
-    gim_ltdl.dof_parents(ki, lam)
-    assert not gim_ltdl.ltdl_minv(nv, A, lam, np.empty(nv))
-    work = entry._work(ki, np.empty((0, T.W)), nv)
-    assert entry.articulated_factors(ki, model._kt, q, nv, work) == 0
-    R = np.empty((nv, nv))
-    gim.minv_from_factors(ki, model._kt, work, nv, R)
+    A, R = np.empty((nv, nv)), np.empty((nv, nv))
+    assert compiled.inverse_takes_ltdl(model._kt)
+    assert compiled.inverse_mass_matrix_state(model._kt, model.thread_work(), q, A, LTDL) == LTDL_REFUSED
+    assert compiled.inverse_mass_matrix_state(model._kt, model.thread_work(), q, R, RECURSION) == 0
     Minv = db.inverse_mass_matrix(model, q)
     assert np.array_equal(Minv, R)
     assert_close("I I^-1", M @ Minv, np.eye(nv), 1e-12)
