@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
-from denoc_bridge.io.robots import serial_chain
 from denoc_bridge.core import tree as compiled
+from denoc_bridge.io.robots import serial_chain
 from tests.conftest import assert_close, random_trees
 
 
