@@ -4,7 +4,6 @@ animation, the plots and the trajectory."""
 from __future__ import annotations
 
 import math
-import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from denoc_bridge import validation
 from denoc_bridge._text import count as _count
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.algorithms.configuration import neutral_configuration, random_configuration
-from denoc_bridge.cli import ground
+from denoc_bridge.cli import ground, outputs
 from denoc_bridge.cli.common import (
     EXIT_MISMATCH,
     MAX_FPS,
@@ -349,10 +348,6 @@ def _for_plots(traj):
     return traj if k <= 1 else traj[::k]
 
 
-def _out_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "robot"
-
-
 def _check_against_pinocchio(src, model, seed: int) -> int:
 
     too_big = too_big_for_pinocchio(model, SIMULATE_CHECK_MAX_BYTES)
@@ -400,9 +395,10 @@ def simulate_command(args) -> int:
         raise DenocError(f"--{exc}") from None
     check_whole_steps(args, method)
     src = resolve_robot(args.robot)
-    name = _out_name(src.name)
-    html = None if args.no_html else Path(args.html or f"{name}.html")
-    png = None if args.no_plot else Path(args.plot or f"{name}.png")
+    # the files named by --html / --plot; the default names are chosen once the model is loaded
+    want_html, want_png = not args.no_html, not args.no_plot
+    html = Path(args.html) if args.html else None
+    png = Path(args.plot) if args.plot else None
     save = Path(args.save) if args.save else None
     if save is not None and save.suffix.lower() != ".npz" and not save.is_dir():
         save = save.with_name(save.name + ".npz")  # what numpy writes
@@ -428,7 +424,7 @@ def simulate_command(args) -> int:
     for path, option in ((html, "--html"), (png, "--plot"), (save, "--save"), (stream, "--stream")):
         checked_output_file(path, option)
     export_html: Callable[..., Path] | None = None  # set when html is kept
-    if html is not None:
+    if want_html:
         try:
             from denoc_bridge.viz import export_html
         except ImportError as exc:
@@ -440,15 +436,15 @@ def simulate_command(args) -> int:
             if args.html:
                 raise DenocError(f"--html: the animation needs denoc_bridge.viz and meshcat ({why})") from None
             print(f"denoc-bridge: note: no HTML animation ({why}; --no-html silences this)", file=sys.stderr)
-            html = None
-    if png is not None:
+            want_html = False
+    if want_png:
         try:
             pyplot()  # a missing matplotlib shows here, before the simulation
         except DenocError as exc:
             if args.plot:
                 raise DenocError(f"--plot: {exc}") from None
             print(f"denoc-bridge: note: no plot ({exc}; --no-plot silences this)", file=sys.stderr)
-            png = None
+            want_png = False
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     with_ground = ground.wants_ground(args, model)
     points = ground.contact_candidates(model, ground.by_default(args)) if with_ground else None
@@ -461,6 +457,21 @@ def simulate_command(args) -> int:
     if args.mimic:
         loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
+    key = outputs.source_key(src)
+    defaults: list[Path] = []  # the outputs named by default, after the model
+    if (want_html and html is None) or (want_png and png is None):
+        named = model.name if src.origin == "file" else src.name  # a file's: <robot name> / <mujoco model>
+        stem, why = outputs.default_base(Path("."), outputs.file_stem(named, Path(src.path or "robot").stem), key)
+        if want_html and html is None:
+            html = Path(f"{stem}.html")
+            checked_output_file(html, "--html")
+            defaults.append(html)
+        if want_png and png is None:
+            png = Path(f"{stem}.png")
+            checked_output_file(png, "--plot")
+            defaults.append(png)
+        if why:
+            print(f"note: {why}; this run writes {' and '.join(map(str, defaults))} (--html and --plot name them)")
     if model.loops and method not in FIXED_STEP_METHODS and not with_ground:
         raise DenocError(
             f"'{model.name}' has {describe_loops(model.loops)}: simulate it with --method rk4 or euler (the "
@@ -556,14 +567,20 @@ def simulate_command(args) -> int:
         written.append(("trajectory", save))
     if stream is not None:
         written.insert(0, ("trajectory", stream))
-    if png is not None:
+    pictures: list[Path] = []
+    if want_png and png is not None:
         written.append(("plots", plot_summary(_for_plots(traj) if stream else traj, png)))
-    if html is not None:
-        assert export_html is not None  # html is dropped (None) when the import failed
+        pictures.append(png)
+    if want_html and html is not None:
+        assert export_html is not None  # want_html is dropped when the import failed
         animation = export_html(model, traj, html, fps=args.fps, color_by="module", forces=not args.no_forces)
         written.append(("animation", Path(animation)))
+        pictures.append(html)
     for what, path in written:
         print(f"wrote {what:<10} {path.resolve()}")
+    unrecorded = outputs.record_written(pictures, key, defaults)
+    if unrecorded:
+        print(f"denoc-bridge: note: {unrecorded}", file=sys.stderr)
     if any(what == "animation" for what, _ in written):
         print("open the .html file in a browser (it needs no server and no network)")
     return 130 if traj.status == "interrupted" else 0
