@@ -251,6 +251,8 @@ def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: b
     shorter step or an implicit method."""
     if "contact solver did not converge" in text:
         return f"; try --dt {dt / 10:g} (a robot that folds up, --no-hold, rests on many contacts)"
+    if "singular" in text and "(freeflyer)" in text:  # --armature adds nothing on a free-flyer
+        return "; a floating base needs a mass: give its link a mass and inertia in the URDF (or MJCF)"
     if "singular" in text:
         return (
             f"; --armature {ARMATURE_HINT:g} gives every joint a rotor inertia of {ARMATURE_HINT:g} kg m^2 "
@@ -306,20 +308,21 @@ def _energy_summary(traj, method: str, dt: float) -> None:
             "(a plastic impact each; --no-limits lets the joints pass their limits)"
         )
     what, scale = max(scales.items(), key=lambda kv: kv[1])
-    if scale <= 0:
-        print(f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot did not move)")
+    balance, parts = traj.balance_text(), traj.balance_parts()
+    parts = f"; {parts}" if parts else ""
+    if scale <= 0:  # no motion, no work, no mass: no energy at play
+        print(f"energy drift: max |{balance}| = {drift:.3g} J (the robot did not move and no work was done)")
         return
     rel = drift / scale
     if what == "floor":
         name = "floor 1e-6 m g L"
         print(
-            f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot hardly moved: peak kinetic "
-            f"energy {scales['peak kinetic energy']:.2g} J; {rel:.2g} of 1e-6 m g L = {scale:.3g} J)"
+            f"energy drift: max |{balance}| = {drift:.3g} J (the robot hardly moved: peak kinetic "
+            f"energy {scales['peak kinetic energy']:.2g} J; {rel:.2g} of 1e-6 m g L = {scale:.3g} J){parts}"
         )
     else:
         name = what
-        balance = "E - E(0) - W_in + W_stops" if stops else "E - E(0) - W_in"
-        print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
+        print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J){parts}")
     if rel <= (5e-2 if stops else 1e-2):
         return
     if stops:
@@ -328,11 +331,15 @@ def _energy_summary(traj, method: str, dt: float) -> None:
             f"steps (a stop's error is first order in dt); try --dt {dt / 10:g}, or --no-limits"
         )
     else:
-        why = (
-            f"the step is too long for this motion; try --dt {dt / 10:g}"
-            if method in FIXED_STEP_METHODS
-            else f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
-        )
+        if method in FIXED_STEP_METHODS:
+            why = f"the step is too long for this motion; try --dt {dt / 10:g}"
+        elif method == ground.METHOD:
+            why = f"the contact time stepper is first order in dt; try --dt {dt / 10:g}"
+        else:
+            why = f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
+        if traj.impact_work is None and traj.contact_work is not None:
+            why += " (the impacts' share of the contacts' work is not known with --save-every)"
+
         print(f"warning: the energy balance is off by {rel:.0%} of the {name}: {why}")
 
 
@@ -543,17 +550,20 @@ def simulate_command(args) -> int:
     if len(traj) == 0:  # Ctrl-C before the first step
         print("interrupted before the first step: nothing simulated, nothing written", file=sys.stderr)
         return 130
-    rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
+    # the time simulated: the steps' (the saved states may stop short of it: --save-every)
+    fixed = method in FIXED_STEP_METHODS + IMPLICIT_METHODS + (ground.METHOD,) and np.isfinite(traj.dt)
+    simulated = traj.n_steps * traj.dt if fixed else traj.t[-1] - traj.t[0]
+    rate = simulated / traj.wall_time if traj.wall_time > 0 else float("inf")
+    saved = "1 saved state" if len(traj) == 1 else f"{len(traj)} saved states"
     print(
-        f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
+        f"{traj.status}: {traj.n_steps} steps, {saved}, {traj.n_evaluations} forward dynamics "
         f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time{kernels_note()})"
         + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:
         if with_ground:
             ground.contact_summary(traj, model)
-        else:
-            _energy_summary(traj, method, args.dt)
+        _energy_summary(traj, method, args.dt)
     if traj.constraint_error is not None and len(traj.constraint_error):
         extra = (
             f"; most one step left before the projection: {traj.constraint_drift:.2g}"
