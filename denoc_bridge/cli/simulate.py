@@ -300,8 +300,8 @@ def _energy_summary(traj, method: str, dt: float) -> None:
     1.1 % at dt 1e-3, 0.2 % at 2.5e-4)."""
     drift = float(np.max(np.abs(traj.energy_drift())))
     scales = traj.energy_scales()
-    # a stop that took nothing measurable (a round-off touch, 1e-37 J) is not reported
-    stops = traj.limit_work is not None and traj.limit_work[-1] > 1e-9 * max(scales.values())
+    # a stop that took nothing measurable (a round-off touch, 1e-37 J) is not reported (the balance's rule)
+    stops = "W_stops" in traj.balance_text()
     if stops:
         print(
             f"joint limits: the stops at the limits took {traj.limit_work[-1]:.3g} J "

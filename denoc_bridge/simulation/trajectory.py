@@ -345,20 +345,27 @@ class Trajectory:
 
     def balance_text(self) -> str:
         """The energy balance of :meth:`energy_drift` as the pictures and the command line write
-        it: ``"E - E(0) - W_in"``, ``+ W_stops`` when the joint-limit stops took energy,
-        ``- W_contact`` with ground contact."""
+        it: ``"E - E(0) - W_in"``, ``+ W_stops`` when the joint-limit stops took energy (more
+        than 1e-9 of the energy scale), ``- W_contact`` with ground contact."""
         text = "E - E(0)"
-        for symbol, sign, work in self._terms():
-            if symbol == "W_stops" and not (len(work) and float(work[-1]) > 0):
-                continue  # limits that never stopped anything: not worth a word
+        for symbol, sign, _ in self._said():
             text += f" {'-' if sign > 0 else '+'} {symbol}"
         return text
+
+    def _said(self) -> list[tuple[str, float, np.ndarray]]:
+        """The terms the balance's text names: all but stops that took nothing measurable (at
+        most 1e-9 of the energy scale: a round-off touch of a limit, 1e-37 J)."""
+        return [
+            (symbol, sign, work)
+            for symbol, sign, work in self._terms()
+            if symbol != "W_stops" or (len(work) and float(work[-1]) > 1e-9 * self.energy_scale)
+        ]
 
     def balance_parts(self) -> str:
         """What the terms of :meth:`balance_text` include, in words (``"W_in: actuation, joint
         damping; W_contact: contact forces and impacts"``); "" when no work was done."""
         parts = []
-        for symbol, _, work in self._terms():
+        for symbol, _, work in self._said():
             if not (len(work) and np.any(work != 0)):
                 continue
             if symbol == "W_in":
