@@ -115,22 +115,32 @@ def ground_of(args) -> Ground:
 
 
 def contact_summary(traj, model) -> None:
-    """What the ground carried at the end (the last step's normal force against the weight), and
-    the energy: what the contacts took (a landing with restitution 0 is a plastic impact: the
-    kinetic energy it stops is lost; friction takes more) and the largest gain over the work put
-    in, which must stay at round-off."""
+    """What the contacts took (their work on the robot, :attr:`Trajectory.contact_work` and
+    :attr:`Trajectory.impact_work`: a landing with restitution 0 is a plastic impact, whose
+    kinetic energy is lost; friction takes more) and what the ground carried at the end (the last
+    step's normal force) against the weight; a robot without weight (no gravity, or no mass) gets
+    the force alone, and says why.  The energy balance is the simulate command's next line."""
     if traj.contact_force is None or len(traj) < 2:
         return
-    balance = traj.energy_drift()  # E - E(0) - W_in - W_contact: the impacts' losses, <= 0
-    taken = float(traj.contact_work[-1]) + float(balance[-1])
-    print(
-        f"energy: the contacts took {-taken:.4g} J (impacts with restitution 0, friction); the energy never "
-        f"rose above the work put in by more than {max(float(balance.max()), 0.0):.2g} J"
-    )
-    normal = float(traj.contact_force[-2, :, 2].sum())
-    weight = float(model.total_mass * np.linalg.norm(model.gravity))
+    along = 0.0 - float(traj.contact_work[-1])  # 0.0 -: no "-0 J" when nothing touched
+    if traj.impact_work is not None:
+        impacts = 0.0 - float(traj.impact_work[-1])
+        print(
+            f"energy: the contacts took {along + impacts:.4g} J (the impacts, restitution 0: {impacts:.4g} J; "
+            f"friction and the forces along the motion: {along:.4g} J)"
+        )
+    else:
+        print(
+            f"energy: the contact forces took {along:.4g} J along the motion; the impacts' share is not known "
+            "(the run saved every k-th step only: --save-every)"
+        )
+    normal = float(traj.contact_force[-2, :, 2].sum()) + 0.0  # + 0.0: no "-0"
+    g = float(np.linalg.norm(model.gravity))
+    weight = float(model.total_mass) * g
     touching = int(np.count_nonzero(np.linalg.norm(traj.contact_force[-2], axis=1)))
-    print(
-        f"contact: at the end {touching} of {len(traj.contact_names)} links touch the ground, which carries "
-        f"{normal:.4g} N ({normal / weight:.1%} of the weight, {weight:.4g} N)"
-    )
+    carries = f"contact: at the end {touching} of {len(traj.contact_names)} links touch the ground, which carries {normal:.4g} N"
+    if weight > 0:
+        print(f"{carries} ({normal / weight:.1%} of the weight, {weight:.4g} N)")
+    else:
+        why = "there is no gravity" if g == 0 else f"'{model.name}' has no mass"
+        print(f"{carries} ({why}: the robot has no weight to compare it with)")

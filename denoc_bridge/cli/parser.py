@@ -156,8 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="validate, simulate, and write an HTML animation and a plot",
         description=wrap(
             "Load ROBOT, check it against Pinocchio (2 random states), simulate it with a progress "
-            "bar, print a summary, and write ROBOTNAME.html (animation) and ROBOTNAME.png (plots) "
-            "into the current folder unless told otherwise.  Start: the neutral configuration (the "
+            "bar, print a summary, and write MODEL.html (animation) and MODEL.png (plots) "
+            "into the current folder unless told otherwise: MODEL the robot's name (panda, "
+            "planar_chain6; a file's <robot name> or <mujoco model>); when another robot's files "
+            "hold that name there, MODEL-2, MODEL-3, ... (a run overwrites only its own robot's "
+            "files; .denoc-bridge-outputs.json records which robot wrote which).  Start: the neutral configuration (the "
             "four-bar: a closed, tilted one; chains and the rope: horizontal; an MJCF file: the pose it "
             "gives, MuJoCo's qpos0), at rest.  A floating-base "
             "robot falls onto the ground z = 0 (--ground, on by default for it), from 0.3 m (--drop), "
@@ -261,8 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
         "joints), as Pinocchio's model.armature: lets a joint that moves a massless link "
         "move (default 0)",
     )
-    sim.add_argument("--html", metavar="OUT.html", help="animation file (default ROBOTNAME.html)")
-    sim.add_argument("--plot", metavar="OUT.png", help="plot file (default ROBOTNAME.png)")
+    sim.add_argument("--html", metavar="OUT.html", help="animation file (default MODEL.html, see above)")
+    sim.add_argument("--plot", metavar="OUT.png", help="plot file (default MODEL.png, see above)")
     sim.add_argument("--save", metavar="OUT.npz", help="also save the trajectory (Trajectory.to_npz)")
     sim.add_argument(
         "--stream",

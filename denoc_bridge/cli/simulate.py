@@ -4,7 +4,6 @@ animation, the plots and the trajectory."""
 from __future__ import annotations
 
 import math
-import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from denoc_bridge import validation
 from denoc_bridge._text import count as _count
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.algorithms.configuration import neutral_configuration, random_configuration
-from denoc_bridge.cli import ground
+from denoc_bridge.cli import ground, outputs
 from denoc_bridge.cli.common import (
     EXIT_MISMATCH,
     MAX_FPS,
@@ -252,6 +251,8 @@ def _failure_hint(model, q0, method: str, dt: float, duration: float, passive: b
     shorter step or an implicit method."""
     if "contact solver did not converge" in text:
         return f"; try --dt {dt / 10:g} (a robot that folds up, --no-hold, rests on many contacts)"
+    if "singular" in text and "(freeflyer)" in text:  # --armature adds nothing on a free-flyer
+        return "; a floating base needs a mass: give its link a mass and inertia in the URDF (or MJCF)"
     if "singular" in text:
         return (
             f"; --armature {ARMATURE_HINT:g} gives every joint a rotor inertia of {ARMATURE_HINT:g} kg m^2 "
@@ -299,28 +300,29 @@ def _energy_summary(traj, method: str, dt: float) -> None:
     1.1 % at dt 1e-3, 0.2 % at 2.5e-4)."""
     drift = float(np.max(np.abs(traj.energy_drift())))
     scales = traj.energy_scales()
-    # a stop that took nothing measurable (a round-off touch, 1e-37 J) is not reported
-    stops = traj.limit_work is not None and traj.limit_work[-1] > 1e-9 * max(scales.values())
+    # a stop that took nothing measurable (a round-off touch, 1e-37 J) is not reported (the balance's rule)
+    stops = "W_stops" in traj.balance_text()
     if stops:
         print(
             f"joint limits: the stops at the limits took {traj.limit_work[-1]:.3g} J "
             "(a plastic impact each; --no-limits lets the joints pass their limits)"
         )
     what, scale = max(scales.items(), key=lambda kv: kv[1])
-    if scale <= 0:
-        print(f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot did not move)")
+    balance, parts = traj.balance_text(), traj.balance_parts()
+    parts = f"; {parts}" if parts else ""
+    if scale <= 0:  # no motion, no work, no mass: no energy at play
+        print(f"energy drift: max |{balance}| = {drift:.3g} J (the robot did not move and no work was done)")
         return
     rel = drift / scale
     if what == "floor":
         name = "floor 1e-6 m g L"
         print(
-            f"energy drift: max |E - E(0) - W_in| = {drift:.3g} J (the robot hardly moved: peak kinetic "
-            f"energy {scales['peak kinetic energy']:.2g} J; {rel:.2g} of 1e-6 m g L = {scale:.3g} J)"
+            f"energy drift: max |{balance}| = {drift:.3g} J (the robot hardly moved: peak kinetic "
+            f"energy {scales['peak kinetic energy']:.2g} J; {rel:.2g} of 1e-6 m g L = {scale:.3g} J){parts}"
         )
     else:
         name = what
-        balance = "E - E(0) - W_in + W_stops" if stops else "E - E(0) - W_in"
-        print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J)")
+        print(f"energy drift: max |{balance}| = {drift:.3g} J = {rel:.3g} of the {name} ({scale:.4g} J){parts}")
     if rel <= (5e-2 if stops else 1e-2):
         return
     if stops:
@@ -329,11 +331,15 @@ def _energy_summary(traj, method: str, dt: float) -> None:
             f"steps (a stop's error is first order in dt); try --dt {dt / 10:g}, or --no-limits"
         )
     else:
-        why = (
-            f"the step is too long for this motion; try --dt {dt / 10:g}"
-            if method in FIXED_STEP_METHODS
-            else f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
-        )
+        if method in FIXED_STEP_METHODS:
+            why = f"the step is too long for this motion; try --dt {dt / 10:g}"
+        elif method == ground.METHOD:
+            why = f"the contact time stepper is first order in dt; try --dt {dt / 10:g}"
+        else:
+            why = f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
+        if traj.impact_work is None and traj.contact_work is not None:
+            why += " (the impacts' share of the contacts' work is not known with --save-every)"
+
         print(f"warning: the energy balance is off by {rel:.0%} of the {name}: {why}")
 
 
@@ -347,10 +353,6 @@ def _for_plots(traj):
     (a run streamed to disk: the plots then read a fraction of the file)."""
     k = -(-len(traj) // MAX_PLOTTED_STATES)
     return traj if k <= 1 else traj[::k]
-
-
-def _out_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "robot"
 
 
 def _check_against_pinocchio(src, model, seed: int) -> int:
@@ -400,9 +402,10 @@ def simulate_command(args) -> int:
         raise DenocError(f"--{exc}") from None
     check_whole_steps(args, method)
     src = resolve_robot(args.robot)
-    name = _out_name(src.name)
-    html = None if args.no_html else Path(args.html or f"{name}.html")
-    png = None if args.no_plot else Path(args.plot or f"{name}.png")
+    # the files named by --html / --plot; the default names are chosen once the model is loaded
+    want_html, want_png = not args.no_html, not args.no_plot
+    html = Path(args.html) if args.html else None
+    png = Path(args.plot) if args.plot else None
     save = Path(args.save) if args.save else None
     if save is not None and save.suffix.lower() != ".npz" and not save.is_dir():
         save = save.with_name(save.name + ".npz")  # what numpy writes
@@ -428,7 +431,7 @@ def simulate_command(args) -> int:
     for path, option in ((html, "--html"), (png, "--plot"), (save, "--save"), (stream, "--stream")):
         checked_output_file(path, option)
     export_html: Callable[..., Path] | None = None  # set when html is kept
-    if html is not None:
+    if want_html:
         try:
             from denoc_bridge.viz import export_html
         except ImportError as exc:
@@ -440,15 +443,15 @@ def simulate_command(args) -> int:
             if args.html:
                 raise DenocError(f"--html: the animation needs denoc_bridge.viz and meshcat ({why})") from None
             print(f"denoc-bridge: note: no HTML animation ({why}; --no-html silences this)", file=sys.stderr)
-            html = None
-    if png is not None:
+            want_html = False
+    if want_png:
         try:
             pyplot()  # a missing matplotlib shows here, before the simulation
         except DenocError as exc:
             if args.plot:
                 raise DenocError(f"--plot: {exc}") from None
             print(f"denoc-bridge: note: no plot ({exc}; --no-plot silences this)", file=sys.stderr)
-            png = None
+            want_png = False
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     with_ground = ground.wants_ground(args, model)
     points = ground.contact_candidates(model, ground.by_default(args)) if with_ground else None
@@ -461,6 +464,21 @@ def simulate_command(args) -> int:
     if args.mimic:
         loops += f", {_count(len(model.mimic), '<mimic> joint')} as constraints"
     print(f"{model.name}: {model.nv} DOF ({base}{loops}); {src.path or src.origin}")
+    key = outputs.source_key(src)
+    defaults: list[Path] = []  # the outputs named by default, after the model
+    if (want_html and html is None) or (want_png and png is None):
+        named = model.name if src.origin == "file" else src.name  # a file's: <robot name> / <mujoco model>
+        stem, why = outputs.default_base(Path("."), outputs.file_stem(named, Path(src.path or "robot").stem), key)
+        if want_html and html is None:
+            html = Path(f"{stem}.html")
+            checked_output_file(html, "--html")
+            defaults.append(html)
+        if want_png and png is None:
+            png = Path(f"{stem}.png")
+            checked_output_file(png, "--plot")
+            defaults.append(png)
+        if why:
+            print(f"note: {why}; this run writes {' and '.join(map(str, defaults))} (--html and --plot name them)")
     if model.loops and method not in FIXED_STEP_METHODS and not with_ground:
         raise DenocError(
             f"'{model.name}' has {describe_loops(model.loops)}: simulate it with --method rk4 or euler (the "
@@ -532,17 +550,20 @@ def simulate_command(args) -> int:
     if len(traj) == 0:  # Ctrl-C before the first step
         print("interrupted before the first step: nothing simulated, nothing written", file=sys.stderr)
         return 130
-    rate = traj.t[-1] / traj.wall_time if traj.wall_time > 0 else float("inf")
+    # the time simulated: the steps' (the saved states may stop short of it: --save-every)
+    fixed = method in FIXED_STEP_METHODS + IMPLICIT_METHODS + (ground.METHOD,) and np.isfinite(traj.dt)
+    simulated = traj.n_steps * traj.dt if fixed else traj.t[-1] - traj.t[0]
+    rate = simulated / traj.wall_time if traj.wall_time > 0 else float("inf")
+    saved = "1 saved state" if len(traj) == 1 else f"{len(traj)} saved states"
     print(
-        f"{traj.status}: {traj.n_steps} steps, {len(traj)} saved states, {traj.n_evaluations} forward dynamics "
+        f"{traj.status}: {traj.n_steps} steps, {saved}, {traj.n_evaluations} forward dynamics "
         f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time{kernels_note()})"
         + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:
         if with_ground:
             ground.contact_summary(traj, model)
-        else:
-            _energy_summary(traj, method, args.dt)
+        _energy_summary(traj, method, args.dt)
     if traj.constraint_error is not None and len(traj.constraint_error):
         extra = (
             f"; most one step left before the projection: {traj.constraint_drift:.2g}"
@@ -556,14 +577,20 @@ def simulate_command(args) -> int:
         written.append(("trajectory", save))
     if stream is not None:
         written.insert(0, ("trajectory", stream))
-    if png is not None:
+    pictures: list[Path] = []
+    if want_png and png is not None:
         written.append(("plots", plot_summary(_for_plots(traj) if stream else traj, png)))
-    if html is not None:
-        assert export_html is not None  # html is dropped (None) when the import failed
+        pictures.append(png)
+    if want_html and html is not None:
+        assert export_html is not None  # want_html is dropped when the import failed
         animation = export_html(model, traj, html, fps=args.fps, color_by="module", forces=not args.no_forces)
         written.append(("animation", Path(animation)))
+        pictures.append(html)
     for what, path in written:
         print(f"wrote {what:<10} {path.resolve()}")
+    unrecorded = outputs.record_written(pictures, key, defaults)
+    if unrecorded:
+        print(f"denoc-bridge: note: {unrecorded}", file=sys.stderr)
     if any(what == "animation" for what, _ in written):
         print("open the .html file in a browser (it needs no server and no network)")
     return 130 if traj.status == "interrupted" else 0

@@ -47,8 +47,12 @@ Pinocchio 4.1 (verified here)
   ignored.  The multiplier defaults to 1 and the offset to 0.
 
 Here: the same relations and layout; a mimicked joint may come anywhere in the tree
-(only :func:`denoc_bridge.to_pinocchio` needs it first), and a ``<mimic>`` on a planar or
-floating joint is refused (:class:`~denoc_bridge.errors.ModelError`) instead of ignored.
+(only :func:`denoc_bridge.to_pinocchio` needs it first), a chain (the mimicked joint is itself
+a mimic) is composed into one relation to its root (``model.mimic``; a cycle is refused
+naming its joints), and a ``<mimic>`` on a planar or floating joint is refused
+(:class:`~denoc_bridge.errors.ModelError`) instead of ignored.  A chain of continuous joints
+composes on the angle: ``angle_a = m_ab (m_bc angle_c + o_bc) + o_ab``, not wrapped between
+the links of the chain.
 """
 
 from __future__ import annotations

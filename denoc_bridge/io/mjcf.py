@@ -31,7 +31,8 @@ a body without joints          merged into its parent's link (inertia lumped), a
                                listed in ``model.warnings``, not applied (as in MuJoCo)
 bodies and sites               ``model.frames`` (kinds ``"link"`` and ``"site"``)
 ``<connect>``, ``<weld>``      loop closures (``"spherical"``, ``"weld"``)
-``<joint>`` (linear polycoef)  mimic couplings: a :class:`~denoc_bridge.MimicModel`
+``<joint>`` (linear polycoef)  mimic couplings: a :class:`~denoc_bridge.MimicModel` (a chain,
+                               joint a held to b held to c, is one relation of a to c)
 ``<tendon>`` (a fixed tendon)  a mimic coupling (two joints) or a joint coupling (one, three
                                or more: one row beside the loop closures')
 =============================  ===============================================================

@@ -9,6 +9,8 @@
   for a hard weld);
 * ``<joint>`` with ``polycoef = (c0, c1, 0, 0, 0)`` -> a :class:`~denoc_bridge.Mimic`
   ``q1 = c1 q2 + (q1_ref + c0 - c1 q2_ref)`` (MuJoCo measures both joints from ``qpos0``);
+  equalities that chain (joint a held to b, b to c) are composed into one relation to the
+  root by :class:`~denoc_bridge.MimicModel`;
 * ``<tendon>`` of one fixed tendon over two hinge or slide joints a, b (the coupling of the
   dm_control grippers): MuJoCo holds ``L - L0 = c0`` with ``L = ca qa + cb qb`` and ``L0`` its
   value at ``qpos0``, that is the :class:`~denoc_bridge.Mimic`

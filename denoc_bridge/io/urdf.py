@@ -334,10 +334,11 @@ def load_urdf(
         of the independent joints only.  Without it (default), ``<mimic>`` joints are
         independent joints, as in ``pin.buildModelFromUrdf(path)``, and the relations are
         only recorded in ``model.mimic``.  A mimic of an unknown, fixed or multi-DOF joint, of
-        itself, of another mimic joint or in a cycle raises
-        :class:`~denoc_bridge.errors.URDFModelError` naming it (Pinocchio refuses these too), as
-        does a ``<mimic>`` on a planar or floating joint (which Pinocchio ignores); a mimicked
-        joint may come after its mimic joint in the joint order (which Pinocchio refuses).
+        itself or in a cycle raises :class:`~denoc_bridge.errors.URDFModelError` naming it
+        (Pinocchio refuses these too), as does a ``<mimic>`` on a planar or floating joint
+        (which Pinocchio ignores); a mimicked joint may come after its mimic joint in the joint
+        order, and a mimic of another mimic joint (a chain) follows the root of its chain with
+        the composed multiplier and offset (both of which Pinocchio refuses).
         Without ``mimic=True`` such relations load (real robots carry them, and Pinocchio loads
         them) with a :class:`~denoc_bridge.errors.PhysicsWarning` and one line each in
         ``model.warnings``.  See :mod:`denoc_bridge.constraints.mimic`.

@@ -67,7 +67,11 @@ class MimicModel(ModelKind):
     docstring), ``nq``/``nv`` those of ``pin.buildModelFromUrdf(path, mimic=True)``.
 
     ``tree`` is the model with the mimic joints independent (``load_urdf(path)``); names,
-    links, inertias, modules and ``gravity`` are shared with it.  ``idx_q``, ``idx_v``,
+    links, inertias, modules and ``gravity`` are shared with it.  ``tree.mimic`` holds the
+    relations as declared; ``mimic`` holds them as applied: a chain (a mimics b, which mimics
+    c, ...) is composed into one relation to its root, ``q_a = (m_ab m_bc) q_c + (m_ab o_bc +
+    o_ab)`` at any depth, and a cycle is a :class:`~denoc_bridge.errors.ModelError` naming its
+    joints.  ``idx_q``, ``idx_v``,
     ``nq_joint``, ``nv_joint`` (per joint), ``lower_limit`` and ``upper_limit`` are in the
     reduced layout (a mimic joint has nq = nv = 0 and its mimicked joint's indices, as in
     Pinocchio).  :func:`denoc_bridge.inverse_dynamics`, ``mass_matrix``,
@@ -92,8 +96,11 @@ class MimicModel(ModelKind):
         if not isinstance(tree, Model):
             raise ModelError(f"MimicModel needs a denoc_bridge Model, got {type(tree).__name__}")
         self.tree = tree
-        self.mimic = tuple(tree.mimic)
-        slaves, masters = _check_relations(tree, self.mimic)
+        _check_relations(tree, tree.mimic)
+        self.mimic = composed_relations(tree.mimic)
+        index = {n: k for k, n in enumerate(tree.joint_names)}
+        slaves = np.array([index[r.joint] for r in self.mimic], dtype=np.int64)
+        masters = np.array([index[r.mimicked] for r in self.mimic], dtype=np.int64)
         jt, iq, iv = tree.joint_type, tree.idx_q, tree.idx_v
         is_slave = np.zeros(tree.n_links, dtype=bool)
         is_slave[slaves] = True
@@ -503,12 +510,33 @@ def _axis(axis: object, ndim: int, name: str) -> int:
 
 
 def _mimic_cycle(joint: str, by_slave: dict[str, Mimic]) -> list[str]:
-    """The joints of the mimic cycle through ``joint`` (mimic -> mimicked -> ... -> ``joint``), or []."""
+    """The mimic cycle that the chain from ``joint`` (mimic -> mimicked -> ...) runs into, as
+    ``[j, ..., j]`` (``joint`` itself need not be on it), or [] when the chain ends at a joint
+    that mimics no other."""
     path, j = [joint], by_slave[joint].mimicked
     while j in by_slave and j not in path:
         path.append(j)
         j = by_slave[j].mimicked
-    return path + [j] if j == joint else []
+    return path[path.index(j) :] + [j] if j in path else []
+
+
+def composed_relations(relations: Sequence[Mimic]) -> tuple[Mimic, ...]:
+    """Each relation of ``relations`` as one relation to the root of its chain (the joint at the
+    end of mimic -> mimicked -> ... that mimics no other), in the same order.
+
+    ``q_a = m_ab q_b + o_ab`` and ``q_b = m_bc q_c + o_bc`` give
+    ``q_a = (m_ab m_bc) q_c + (m_ab o_bc + o_ab)``, at any depth; a relation whose mimicked
+    joint mimics no other is returned as it is.  The relations must have passed
+    :func:`_check_relations` (no cycle, each joint declared once)."""
+    by_slave = {r.joint: r for r in relations}
+    out = []
+    for r in relations:
+        multiplier, offset, root = r.multiplier, r.offset, r.mimicked
+        while root in by_slave:
+            up = by_slave[root]
+            multiplier, offset, root = multiplier * up.multiplier, multiplier * up.offset + offset, up.mimicked
+        out.append(r if root == r.mimicked else Mimic(r.joint, root, multiplier, offset))
+    return tuple(out)
 
 
 def mimic_problems(tree: Model) -> list[str]:
@@ -545,19 +573,14 @@ def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarra
         if r.mimicked not in index:
             kind = "a fixed joint" if r.mimicked in fixed else "not a joint of the model"
             raise ModelError(f"{where}: the mimicked joint '{r.mimicked}' is {kind}")
-        if r.mimicked in by_slave:
+        if r.mimicked in by_slave:  # a chain: composed to its root (composed_relations), unless it loops
             cycle = _mimic_cycle(r.joint, by_slave)
             if cycle:
+                through = "" if cycle[0] == r.joint else f" (its chain runs into it through '{r.mimicked}')"
                 raise ModelError(
-                    f"{where}: the mimic relations form a cycle ({' -> '.join(repr(j) for j in cycle)}): "
+                    f"{where}: the mimic relations form a cycle ({' -> '.join(repr(j) for j in cycle)}){through}: "
                     "no joint of the cycle is free to move the others"
                 )
-            up = by_slave[r.mimicked]
-            raise ModelError(
-                f"{where}: the mimicked joint '{r.mimicked}' is itself a mimic joint (of '{up.mimicked}'); "
-                f"chains are not supported (Pinocchio refuses them too): mimic '{up.mimicked}' directly with "
-                f"multiplier {r.multiplier * up.multiplier!r} and offset {r.multiplier * up.offset + r.offset!r}"
-            )
         s, m = index[r.joint], index[r.mimicked]
         for k, role in ((s, "mimic"), (m, "mimicked")):
             if JointType(tree.joint_type[k]) not in _ONE_DOF:

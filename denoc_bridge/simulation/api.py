@@ -400,6 +400,8 @@ def simulate_batch(
         if a is not None and a.ndim == batch_ndim and (a is not T0 or a.shape[-1] == model.nv)
     ]
     B = max(leading, default=1)
+    if B == 0:
+        raise InputError("q0 (or v0, tau) holds no case: a batch needs at least one initial state (a row)")
     check = (
         partial(mimic_simulation.initial_configuration, model)
         if isinstance(model, MimicModel)

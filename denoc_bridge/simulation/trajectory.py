@@ -146,6 +146,15 @@ class Trajectory:
     contact_point: np.ndarray | None = None
     #: the grounds of the run (:class:`~denoc_bridge.Ground`), for the pictures; () otherwise
     contact_grounds: tuple[Ground, ...] = ()
+    #: the work of the contact impulses beyond ``contact_work`` up to each state (J; None: not
+    #: known): ``-1/2 lambda . J (v+ - v)`` per step, so that with it an impulse works on the mean
+    #: of the velocities before and after it (Kelvin's theorem).  In a landing with restitution 0
+    #: it is the kinetic energy the impact takes (``lambda . J v+`` is 0 there); see
+    #: :mod:`denoc_bridge.simulation.contact` for when a run knows it
+    impact_work: np.ndarray | None = None
+    #: whether a posture hold acted (:mod:`denoc_bridge.simulation.hold`): its forces are then in
+    #: ``tau`` and its work in :attr:`power_in`
+    hold: bool = False
     #: the implicit methods' Newton statistics (``newton_iterations``, ``linear_iterations``,
     #: ``jacobian``: "dense" or "gmres"); empty for the other methods
     solver_stats: dict[str, Any] = field(default_factory=dict)
@@ -182,6 +191,7 @@ class Trajectory:
             contact_force=cut(self.contact_force),
             contact_work=cut(self.contact_work),
             contact_point=cut(self.contact_point),
+            impact_work=cut(self.impact_work),
             solver_stats=dict(self.solver_stats),
             _cache={},  # the energies of these states are computed anew
         )
@@ -238,13 +248,17 @@ class Trajectory:
         """Power of the non-conservative forces at each instant: actuation and joint damping
         (``(tau - D v) . v``; without ``D`` when the dampers did not act) and the external
         wrenches (``v . J^T f_ext``).  Springs and gravity are conservative: they are in the
-        potential energy."""
+        potential energy.  On a ground run ``tau`` holds the posture hold's forces too
+        (:attr:`hold`).  The contacts' and the joint-limit stops' work are not power: see
+        :meth:`energy_drift`."""
+        return self._power_parts().sum(axis=1)
+
+    def _power_parts(self) -> np.ndarray:
+        """(N, 3): the power of the actuation ``tau . v``, of the joint dampers ``-(D v) . v`` and
+        of the external wrenches at each instant (:attr:`power_in` is their sum)."""
         if "power" not in self._cache:
-            if not len(self):
-                self._cache["power"] = np.zeros(0)
-                return self._cache["power"]
             n = len(self)
-            p = np.empty(n)
+            p = np.zeros((n, 3))
             for i in range(0, n, BLOCK):
                 b = slice(i, min(n, i + BLOCK))
                 p[b] = self._power(b)
@@ -252,33 +266,52 @@ class Trajectory:
         return self._cache["power"]
 
     def _power(self, b: slice) -> np.ndarray:
-        """:attr:`power_in` at the states ``b``."""
+        """:meth:`_power_parts` at the states ``b``."""
         tree, q, v, a = self[b]._tree_states()
         tau, vr = self.tau[b], self.v[b]
-        if not self.passive:
-            p = np.einsum("ij,ij->i", tau, vr)
-        elif tree is self.model:
-            p = np.einsum("ij,ij->i", tau - tree.damping * v, v)
-        else:  # the dampers act on the tree's joints
-            p = np.einsum("ij,ij->i", tau, vr) - np.einsum("ij,ij->i", tree.damping * v, v)
+        out = np.zeros((tau.shape[0], 3))
+        out[:, 0] = np.einsum("ij,ij->i", tau, vr)
+        if self.passive:  # the dampers act on the tree's joints (a MimicModel's expanded ones)
+            out[:, 1] = -np.einsum("ij,ij->i", tree.damping * v, v)
         if self.f_ext is not None:
             q, v, a = (np.ascontiguousarray(x) for x in (q, v, a))
             jtf = tid(tree, q, v, a) - tid(tree, q, v, a, self.f_ext)
-            p = p + np.einsum("ij,ij->i", jtf, v)
-        return p
+            out[:, 2] = np.einsum("ij,ij->i", jtf, v)
+        return out
+
+    def _terms(self) -> list[tuple[str, float, np.ndarray]]:
+        """The work terms of the energy balance: (symbol, sign, cumulative work up to each saved
+        state), the balance being ``E - E(0) - sum(sign * W)``.  ``W_in`` (the work of
+        :attr:`power_in`, Simpson's rule on the saved instants) always; ``W_stops`` (what the
+        joint-limit stops took, :attr:`limit_work`: -1) when the run had limits; ``W_contact``
+        (the contacts' work on the robot, :attr:`contact_work` and :attr:`impact_work`) when it
+        had contact."""
+        if "terms" not in self._cache:
+            terms = [("W_in", 1.0, _cumulative_integral(self.power_in, self.t))]
+            if self.limit_work is not None:
+                terms.append(("W_stops", -1.0, np.asarray(self.limit_work, dtype=float)))
+            if self.contact_work is not None:
+                w = np.asarray(self.contact_work, dtype=float)
+                terms.append(("W_contact", 1.0, w if self.impact_work is None else w + self.impact_work))
+            self._cache["terms"] = terms
+        return self._cache["terms"]
 
     def energy_drift(self, relative: bool = False) -> np.ndarray:
-        """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost.
+        """``E(t) - E(0) - W(t)``: the energy the integration created or lost, with ``W`` every
+        work the run records (the energy balance; :meth:`balance_text` writes it, with what it
+        includes).
 
-        ``E`` is :attr:`total_energy`, ``W_in`` the work of :attr:`power_in` (Simpson's rule on
-        the saved instants) plus what the joint-limit stops took (:attr:`limit_work`, not an
-        error) and the work of the ground contact (:attr:`contact_work`).  Zero for exact integration.
+        ``E`` is :attr:`total_energy`; ``W`` the work of :attr:`power_in` (actuation, the posture
+        hold, joint damping, external wrenches; Simpson's rule on the saved instants), less what the
+        joint-limit stops took (:attr:`limit_work`), plus the work of the ground contact
+        (:attr:`contact_work`: the forces over the steps' displacements, and :attr:`impact_work`:
+        the impacts).  Zero for exact integration.
 
         Parameters
         ----------
         relative : bool
-            Divide by :attr:`energy_scale` (when it is > 0): a drift as a fraction of the
-            energies at play.
+            Divide by :attr:`energy_scale`: a drift as a fraction of the energies at play (0
+            where that scale is 0 and so is the drift: no energy at play, nothing to drift).
 
         Returns
         -------
@@ -297,15 +330,60 @@ class Trajectory:
         E = self.total_energy
         if not len(self):
             return E
-        drift = E - E[0] - _cumulative_integral(self.power_in, self.t)
-        if self.limit_work is not None:  # what the joint-limit stops took is not an error
-            drift = drift + self.limit_work
-        if self.contact_work is not None:  # nor the work of the ground contact
-            drift = drift - self.contact_work
+        drift = E - E[0]
+        for _, sign, work in self._terms():
+            drift = drift - sign * work
         if relative:
             scale = self.energy_scale
-            return drift / scale if scale > 0 else drift
+            if scale > 0:
+                return drift / scale
+            # no energy at play (no motion, no work, no mass): no drift either, 0 of nothing; what
+            # is not 0 (round-off that made energy from nothing, NaN) stays visible: +-inf, NaN
+            with np.errstate(invalid="ignore"):  # 0 * inf, where the drift is 0 (and 0 is taken)
+                return np.where(drift == 0.0, 0.0, drift * np.inf)
         return drift
+
+    def balance_text(self) -> str:
+        """The energy balance of :meth:`energy_drift` as the pictures and the command line write
+        it: ``"E - E(0) - W_in"``, ``+ W_stops`` when the joint-limit stops took energy (more
+        than 1e-9 of the energy scale), ``- W_contact`` with ground contact."""
+        text = "E - E(0)"
+        for symbol, sign, _ in self._said():
+            text += f" {'-' if sign > 0 else '+'} {symbol}"
+        return text
+
+    def _said(self) -> list[tuple[str, float, np.ndarray]]:
+        """The terms the balance's text names: all but stops that took nothing measurable (at
+        most 1e-9 of the energy scale: a round-off touch of a limit, 1e-37 J)."""
+        return [
+            (symbol, sign, work)
+            for symbol, sign, work in self._terms()
+            if symbol != "W_stops" or (len(work) and float(work[-1]) > 1e-9 * self.energy_scale)
+        ]
+
+    def balance_parts(self) -> str:
+        """What the terms of :meth:`balance_text` include, in words (``"W_in: actuation, joint
+        damping; W_contact: contact forces and impacts"``); "" when no work was done."""
+        parts = []
+        for symbol, _, work in self._said():
+            if not (len(work) and np.any(work != 0)):
+                continue
+            if symbol == "W_in":
+                p = self._power_parts()
+                said = [
+                    name
+                    for name, k in (("actuation", 0), ("joint damping", 1), ("external wrenches", 2))
+                    if np.any(p[:, k] != 0)
+                ]
+                if said and said[0] == "actuation" and self.hold:  # tau holds the hold's forces too
+                    said[0] = "actuation with the posture hold"
+                parts.append(f"W_in: {', '.join(said) or 'none'}")
+            elif symbol == "W_stops":
+                parts.append("W_stops: what the joint-limit stops took")
+            else:
+                known = "contact forces and impacts" if self.impact_work is not None else "contact forces"
+                parts.append(f"W_contact: {known}")
+        return "; ".join(parts)
 
     #: the floor of :attr:`energy_scale`, as a fraction of ``m g0 L``
     ENERGY_FLOOR = 1e-6
@@ -313,7 +391,7 @@ class Trajectory:
     def energy_scales(self) -> dict[str, float]:
         """The energies a drift is measured against (J), by name: ``"peak kinetic energy"``,
         ``"potential energy variation"`` (max - min), ``"work done"`` (``int |power_in| dt`` and
-        what the joint-limit stops took)
+        what the joint-limit stops and the contacts took)
         and ``"floor"``: ``ENERGY_FLOOR * m g0 L``, with ``m`` the robot's mass, ``g0 = 9.81
         m/s^2`` (whatever the model's gravity) and ``L`` its size at the first state (the
         diagonal of the box around the base, the link frames and centres of mass), so that a
@@ -322,10 +400,9 @@ class Trajectory:
             return {"peak kinetic energy": 0.0, "potential energy variation": 0.0, "work done": 0.0, "floor": 0.0}
         V = self.potential_energy
         work = _cumulative_integral(np.abs(self.power_in), self.t)[-1]
-        if self.limit_work is not None:
-            work += float(self.limit_work[-1])
-        if self.contact_work is not None:
-            work -= float(self.contact_work[-1])
+        for symbol, _, w in self._terms():
+            if symbol != "W_in":  # the stops took W_stops >= 0, the contacts did W_contact <= 0
+                work += abs(float(w[-1]))
         return {
             "peak kinetic energy": float(np.max(self.kinetic_energy)),
             "potential energy variation": float(np.max(V) - np.min(V)),
@@ -412,6 +489,7 @@ class Trajectory:
             self.message,
             constraint_drift=self.constraint_drift,
             passive=self.passive,
+            hold=self.hold,
             solver_stats=dict(self.solver_stats),
             limit_work=None
             if self.limit_work is None
@@ -433,6 +511,8 @@ class Trajectory:
             "contact_names": self.contact_names,
             "contact_grounds": self.contact_grounds,
         }
+        if self.impact_work is not None:
+            fields["impact_work"] = self.impact_work[i] + u * (self.impact_work[j] - self.impact_work[i])
         if self.contact_point is not None:
             P0, P1 = self.contact_point[i], self.contact_point[j]
             nearer = np.where(w < 0.5, P0, P1)
@@ -555,6 +635,7 @@ class Trajectory:
             constraint_drift=self.constraint_drift,
             passive=self.passive,
             limit_work=self.limit_work if self.limit_work is not None else np.zeros(0),
+            hold=self.hold,
             **self._contact_arrays(),
         )
 
@@ -566,6 +647,7 @@ class Trajectory:
             "contact_work": self.contact_work if self.contact_work is not None else np.zeros(0),
             "contact_names": np.array(self.contact_names, dtype=str),
             "contact_point": self.contact_point if self.contact_point is not None else np.zeros((0, 0, 3)),
+            "impact_work": self.impact_work if self.impact_work is not None else np.zeros(0),
             "ground_names": np.array([g.name for g in grounds], dtype=str),
             "ground_normals": np.array([g.normal for g in grounds], dtype=float).reshape(-1, 3),
             "ground_offsets": np.array([g.offset for g in grounds], dtype=float),
@@ -589,6 +671,7 @@ class Trajectory:
             "contact_work": f["contact_work"],
             "contact_names": tuple(str(x) for x in f["contact_names"]),
             "contact_point": f["contact_point"] if "contact_point" in f.files and f["contact_point"].size else None,
+            "impact_work": f["impact_work"] if "impact_work" in f.files and f["impact_work"].size else None,
             "contact_grounds": grounds,
         }
 
@@ -647,6 +730,7 @@ class Trajectory:
                 drift,
                 passive,
                 stops,
+                hold=bool(f["hold"]) if "hold" in f.files else False,
                 **cls._contact_fields(f),
             )
 

@@ -225,7 +225,10 @@ def contact_marks(force, point, size: float, weight: float) -> list:
     The arrow goes from the centre of pressure along the force, ``ARROW_PER_WEIGHT * size``
     long per ``weight`` (the robot's weight; N) and at most ``MAX_ARROW * size``.  At a frame
     where the pair pushes nothing both are shrunk to nothing, placed at the next frame where
-    it pushes (after its last: at the last), so that no mark flies between frames."""
+    it pushes (after its last: at the last), so that no mark flies between frames.  ``weight``
+    must be > 0 (a robot without weight: pass the force an arrow of that length stands for)."""
+    if not (np.isfinite(weight) and weight > 0):
+        raise InputError(f"weight must be a force > 0 (N) that an arrow of the robot's size stands for, got {weight!r}")
     force, point = np.asarray(force, float), np.asarray(point, float)
     n = len(force)
     marks = []
@@ -504,9 +507,10 @@ def radii(model, segs, extent: float) -> np.ndarray:
         block = r[a:b]
         if np.isnan(block).any():
             block[np.isnan(block)] = np.nanmedian(block) if not np.isnan(block).all() else np.nan
-    if np.isnan(r).all():
+    if np.isnan(r).all():  # (no link at all: nothing to do)
         r[:] = 0.01 * extent
-    r[np.isnan(r)] = np.nanmedian(r)
+    elif np.isnan(r).any():
+        r[np.isnan(r)] = np.nanmedian(r)
     return np.maximum(r, 0.0035 * extent)
 
 
@@ -671,6 +675,8 @@ def framing(
         fr = frames if (k < 0 or keep[k]) else frames[:1]
         points.append(world(k, fr).reshape(-1, 3))
     pts = np.vstack(points)
+    if not len(pts):  # no moving link and no geometry (a robot of fixed joints, drawn as nothing)
+        pts = np.zeros((1, 3))
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     if ground is not None:
         ground = float(ground)

@@ -250,6 +250,13 @@ def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = Tr
     not all are.  Returns the velocity indices drawn."""
     _check_trajectory(traj)
     nv = traj.model.nv
+    if nv == 0 and not joints:  # a robot of fixed joints only: nothing moves
+        what, unit = QUANTITIES[quantity]
+        ax.set_ylabel(f"{what} [{unit}]", fontsize=9)
+        ax.set_xlabel("t [s]")
+        if note:
+            ax.set_title(f"'{traj.model.name}' has no degrees of freedom", fontsize=9, loc="right")
+        return []
     if joints is None:
         idx, n_moved = moving_dofs(traj, quantity)
     else:
@@ -279,8 +286,10 @@ def draw_joints(ax, traj, quantity: str = "q", joints=None, *, legend: bool = Tr
 
 
 def draw_energy(ax, traj) -> None:
-    """Kinetic, potential and total energy, and ``E(0) + W_in`` (what the total should be; less
-    ``W_stops``, what joint-limit stops took, when there were some)."""
+    """Kinetic, potential and total energy, and ``E(0) + W``: what the total should be, with
+    ``W`` every work the run records (:meth:`Trajectory.energy_drift`): ``W_in`` (actuation,
+    the posture hold, joint damping, external wrenches), less ``W_stops`` (what joint-limit stops
+    took), plus ``W_contact`` (the ground contact's forces and impacts); the legend says which."""
     _check_trajectory(traj)
     s = _stride(traj)
     T, V, E = traj.kinetic_energy, traj.potential_energy, traj.total_energy
@@ -288,24 +297,34 @@ def draw_energy(ax, traj) -> None:
     ax.plot(traj.t[s], V[s], label="potential")
     ax.plot(traj.t[s], E[s], "k", lw=1.4, label="total")
     balance = E - traj.energy_drift()
-    stops = _stops(traj)
-    if np.any(traj.power_in != 0) or stops:
-        label = "E(0) + W_in - W_stops" if stops else "E(0) + work in"
-        ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label=label)
+    if traj.balance_parts():  # some work was done
+        ax.plot(traj.t[s], balance[s], "k:", lw=1.2, label=_work_label(traj))
     ax.set_ylabel("energy [J]", fontsize=9)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, handlelength=1.5)
 
 
-def _stops(traj) -> bool:
-    """Whether joint-limit stops took energy in ``traj`` (``W_stops``, in its energy balance)."""
-    lw = getattr(traj, "limit_work", None)
-    return lw is not None and len(lw) > 0 and float(lw[-1]) > 0
+def _work_label(traj) -> str:
+    """``E(0) + W``, its terms those of the balance (:meth:`Trajectory.balance_text`):
+    ``"E(0) + W_in - W_stops + W_contact"``; ``"E(0) + work in"`` when ``W_in`` is all."""
+    terms = _balance_text(traj)[len("E - E(0)") :]  # " - W_in + W_stops - W_contact"
+    if terms == " - W_in":
+        return "E(0) + work in"
+    return "E(0)" + " ".join({"-": "+", "+": "-"}.get(word, word) for word in terms.split(" "))
 
 
 def _balance_text(traj) -> str:
-    return "E - E(0) - W_in + W_stops" if _stops(traj) else "E - E(0) - W_in"
+    """The balance as the trajectory writes it (:meth:`Trajectory.balance_text`)."""
+    return traj.balance_text()
+
+
+def _relative(traj, drift: np.ndarray) -> str:
+    """``max |drift|`` as a fraction of the energy scale, or why there is none."""
+    scale = traj.energy_scale
+    if not scale > 0:
+        return "no energy at play (no motion, no work, no mass)"
+    return f"{float(np.max(np.abs(drift))) / scale:.2e} of the energy scale"
 
 
 def draw_power(ax, traj) -> None:
@@ -319,14 +338,17 @@ def draw_power(ax, traj) -> None:
 
 
 def draw_energy_drift(ax, traj) -> None:
-    """``E(t) - E(0) - W_in(t)``: the energy the integration created or lost."""
+    """``E(t) - E(0) - W(t)`` (:meth:`Trajectory.energy_drift`): the energy the integration
+    created or lost; the title says what ``W`` includes."""
     _check_trajectory(traj)
     s = _stride(traj)
     drift = traj.energy_drift()
     ax.plot(traj.t[s], drift[s], color="C4")
-    scale = traj.energy_scale
-    rel = float(np.max(np.abs(drift))) / scale if scale > 0 else float("nan")
-    ax.set_title(f"max |drift| = {np.max(np.abs(drift)):.2e} J = {rel:.2e} of the energy scale", fontsize=8)
+    parts = traj.balance_parts()
+    ax.set_title(
+        f"max |drift| = {np.max(np.abs(drift)):.2e} J = {_relative(traj, drift)}" + (f"\n{parts}" if parts else ""),
+        fontsize=8,
+    )
     ax.set_ylabel(f"{_balance_text(traj)} [J]", fontsize=8)
     ax.set_xlabel("t [s]")
     ax.grid(alpha=0.3)
@@ -424,9 +446,11 @@ def plot_summary(traj, path, *, size=None, dpi: float = _DPI) -> Path:
         draw_joints(ax[row, 0], traj, "tau", idx, legend=False, note=False)
         row += 1
     draw_energy(ax[row, 0], traj)
-    drift = traj.energy_drift(relative=True)
+    parts = traj.balance_parts()
     ax[row, 0].set_title(
-        f"energy balance: max |{_balance_text(traj)}| = {np.max(np.abs(drift)):.2e} of the energy scale", fontsize=9
+        f"energy balance: max |{_balance_text(traj)}| = {_relative(traj, traj.energy_drift())}"
+        + (f"\n({parts})" if parts else ""),
+        fontsize=9,
     )
     if loops:
         draw_constraint_error(ax[row + 1, 0], traj)

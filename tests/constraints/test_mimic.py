@@ -338,9 +338,9 @@ def test_multiplier_zero_stays_zero_and_defaults_are_one_and_zero():
         ((J("j1", "w", "a"), J("j2", "a", "b", mimic=("j2", 2, 0))), "j2", "mimics itself", True),
         ((J("j1", "w", "a", "fixed"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "'j1' is a fixed joint", True),
         (
-            (J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 2, 0)), J("j3", "b", "c", mimic=("j2", 3, 0.1))),
+            (J("j1", "w", "a"), J("j2", "a", "b", mimic=("j1", 2, 0)), J("j3", "b", "c", "continuous", ("j2", 3, 0))),
             "j3",
-            "chains are not supported.*multiplier 6.0 and offset 0.1",
+            "both be continuous",  # a chain keeps the rule link by link
             True,
         ),
         ((J("j1", "w", "a", "continuous"), J("j2", "a", "b", mimic=("j1", 2, 0))), "j2", "both be continuous", True),
@@ -360,6 +360,106 @@ def test_bad_mimic_declarations_name_the_joint(parts, joint, message, pin_refuse
     if pin_refuses:
         with pytest.raises(ValueError):
             pin_mimic(xml, xml=True)
+
+
+#: a chain j4 -> j3 -> j2 -> j1 (a prismatic link in it), a branch j5 -> j2, j6 independent;
+#: the link of the mimic joint j2 carries two child joints
+CHAIN = R(
+    *(L(n) for n in "abcdef"),
+    J("j1", "w", "a"),
+    J("j2", "a", "b", mimic=("j1", 2.0, 0.1)),
+    J("j3", "b", "c", "prismatic", ("j2", -1.5, 0.2), axis="1 0 0"),
+    J("j4", "c", "d", mimic=("j3", 0.5, -0.3)),
+    J("j5", "b", "e", mimic=("j2", -0.7, 0.05)),
+    J("j6", "a", "f", axis="0 1 0"),
+)
+#: the same relations, each written to the root of its chain
+COMPOSED = {"j2": (2.0, 0.1), "j3": (-3.0, 0.05), "j4": (-1.5, -0.275), "j5": (-1.4, -0.02)}
+
+
+def _flat(xml, relations):
+    for joint, (mult, off) in relations.items():
+        start = xml.index(f'<joint name="{joint}"')
+        end = xml.index("</joint>", start)
+        body = xml[start:end]
+        mim = body[body.index("<mimic") :]
+        xml = xml[:start] + body.replace(mim, f'<mimic joint="j1" multiplier="{mult!r}" offset="{off!r}"/>') + xml[end:]
+    return xml
+
+
+def test_mimic_chains_are_composed_to_their_root_and_match_pinocchio():
+    """A chain of <mimic> relations is one relation to its root. Pinocchio 4.1 refuses the
+    chained file; it loads the same relations written to the root, and our model of the chain
+    equals its mimic model of that file (rnea; the GIM from its rnea columns) and
+    G^T (its tree model) G, and forward dynamics solves the reduced equations."""
+    mm = db.load_urdf(CHAIN, mimic=True)
+    assert [r.joint for r in mm.tree.mimic] == [r.joint for r in mm.mimic] == list(COMPOSED)
+    assert [r.mimicked for r in mm.tree.mimic] == ["j1", "j2", "j3", "j2"]  # as declared
+    for r in mm.mimic:
+        assert r.mimicked == "j1" and (r.multiplier, r.offset) == pytest.approx(COMPOSED[r.joint], rel=1e-14)
+    assert (mm.nq, mm.nv, mm.n_constraints) == (2, 2, 4)
+    with pytest.raises(ValueError, match="different sizes"):
+        pin_mimic(CHAIN, xml=True)
+    flat = _flat(CHAIN, COMPOSED)
+    pm, pf, ours_flat = pin_mimic(flat, xml=True), pin.buildModelFromXML(CHAIN), db.load_urdf(flat, mimic=True)
+    pmd, pfd, G = pm.createData(), pf.createData(), mm.coupling_matrix()
+    from denoc_bridge.validation import pin_mimic_mass_matrix
+
+    for q, v, a, f in states(mm, 12):
+        qf, vf, af = mm.expand(q, v, a)
+        angle = {n: qf[mm.tree.idx_q[k]] for k, n in enumerate(mm.tree.joint_names)}
+        for r in mm.tree.mimic:  # each declared link of the chains holds
+            assert abs(angle[r.joint] - (r.multiplier * angle[r.mimicked] + r.offset)) < 1e-15, r
+        tau = db.inverse_dynamics(mm, q, v, a)
+        assert_close("rnea", tau, pin.rnea(pm, pmd, q, v, a), TIGHT)
+        assert_close(
+            "rnea fext", db.inverse_dynamics(mm, q, v, a, f), pin.rnea(pm, pmd, q, v, a, pin_forces(mm, f)), TIGHT
+        )
+        assert_close("G^T rnea", tau, G.T @ pin.rnea(pf, pfd, qf, vf, af), TIGHT)
+        M = db.mass_matrix(mm, q)
+        assert_close("GIM (rnea columns)", M, pin_mimic_mass_matrix(pm, q), TIGHT)
+        assert_close("G^T crba G", M, G.T @ pin.crba(pf, pfd, qf) @ G, TIGHT)
+        acc = db.forward_dynamics(mm, q, v, tau)
+        # the Lagrange solve on the tree: up to 1.2e-12 here (cond(G^T M G) up to 3e4)
+        assert relative_error(M @ acc + G.T @ pin.nonLinearEffects(pf, pfd, qf, vf), tau) <= 1e-11
+        assert_close("FD(ID(a))", acc, a, 1e-10)
+        assert_close("flat expand", ours_flat.expand(q), qf, 1e-15)
+        assert_close("flat forward dynamics", db.forward_dynamics(ours_flat, q, v, tau), acc, 1e-14)
+    assert_close("to_pinocchio", pin.rnea(db.to_pinocchio(mm), pmd, q, v, a), tau, TIGHT)
+
+
+def test_a_chain_of_continuous_joints_composes_on_the_angle():
+    xml = R(
+        *(L(n) for n in "abc"),
+        J("c1", "w", "a", "continuous"),
+        J("c2", "a", "b", "continuous", ("c1", 2.0, 0.3)),
+        J("c3", "b", "c", "continuous", ("c2", -1.0, 0.5)),
+    )
+    mm = db.load_urdf(xml, mimic=True)
+    assert [(r.mimicked, r.multiplier, r.offset) for r in mm.mimic] == [("c1", 2.0, 0.3), ("c1", -2.0, 0.2)]
+    for theta in (0.4, 2.9, -3.1):  # 2.9 and -3.1: c2's angle wraps past pi
+        qf = mm.expand([np.cos(theta), np.sin(theta)])
+        c3 = np.arctan2(qf[5], qf[4])
+        assert abs(np.angle(np.exp(1j * (c3 - (-2.0 * theta + 0.2))))) < 1e-14
+
+
+@pytest.mark.parametrize(
+    "relations, cycle",
+    [
+        ({"j1": ("j2", 1), "j2": ("j3", 2), "j3": ("j1", 0.5)}, "'j1' -> 'j2' -> 'j3' -> 'j1'"),
+        ({"j1": ("j2", 1), "j2": ("j3", 2), "j3": ("j2", 0.5)}, "'j2' -> 'j3' -> 'j2'"),  # j1 runs into it
+    ],
+    ids=["three", "lead-in"],
+)
+def test_a_mimic_cycle_is_refused_naming_its_joints(relations, cycle):
+    joints = [
+        J(f"j{i}", "w" if i == 1 else "abc"[i - 2], "abc"[i - 1], mimic=(*relations[f"j{i}"], 0.0)) for i in (1, 2, 3)
+    ]
+    xml = R(*(L(n) for n in "abc"), *joints)
+    with pytest.raises(db.URDFModelError, match=rf"mimic joint 'j1': the mimic relations form a cycle \({cycle}\)"):
+        db.load_urdf(xml, mimic=True)
+    with pytest.warns(db.PhysicsWarning, match="form a cycle"):
+        db.load_urdf(xml)  # kept as records
 
 
 def test_a_planar_mimic_joint_loads_with_a_warning_as_in_pinocchio():

@@ -225,3 +225,160 @@ def test_fourbar_simulates_with_its_loop_closed() -> None:
         end_coupler = d.xmat[2].reshape(3, 3) @ [0.5, 0, 0.3] + d.xpos[2]
         end_rocker = d.xmat[3].reshape(3, 3) @ [0.1, 0, 0.3] + d.xpos[3]
         assert np.abs(end_coupler - end_rocker).max() < 1e-10
+
+
+# ------------------------------------------------------------------ chains of <joint> equalities
+def _link(name: str, pos: str, joint: str, axis: str = "1 0 0", extra: str = "", inner: str = "") -> str:
+    return (
+        f'<body name="{name}" pos="{pos}"><joint name="{joint}" axis="{axis}" {extra}/>'
+        f'<geom type="capsule" fromto="0 0 0 0.01 0.03 0.04" size="0.006"/>{inner}</body>'
+    )
+
+
+_LEFT_FINGER = _link("left_inner_finger", "0.01 0.03 0.04", "left_inner_finger_joint")
+_RIGHT_FINGER = _link("right_inner_finger", "0.01 -0.03 0.04", "right_inner_finger_joint", "-1 0 0")
+_LEFT = _link("left_outer_knuckle", "0 0.03 0.05", "finger_joint", inner=_LEFT_FINGER)
+_LEFT += _link("left_inner_knuckle", "0 0.012 0.06", "left_inner_knuckle_joint")
+_RIGHT = _link("right_outer_knuckle", "0 -0.03 0.05", "right_outer_knuckle_joint", "-1 0 0", inner=_RIGHT_FINGER)
+_RIGHT += _link("right_inner_knuckle", "0 -0.012 0.06", "right_inner_knuckle_joint", "-1 0 0")
+
+#: a Robotiq-2F-85-like finger set: the inner finger follows the driver ``finger_joint`` and the
+#: other four finger joints follow the inner finger (a chain of depth 2, one follower declared
+#: before the relation of the joint it follows)
+ROBOTIQ_LIKE = f"""
+<mujoco model="robotiq_like">
+  <compiler angle="radian"/>
+  <option gravity="0.4 -0.3 -9.81"/>
+  <worldbody>
+    <body name="base" pos="0 0 0.5" euler="0.2 0.1 0">
+      <geom type="box" size="0.03 0.03 0.02"/>
+      {_LEFT}
+      {_RIGHT}
+    </body>
+  </worldbody>
+  <equality>
+    <joint name="e_lik" joint1="left_inner_knuckle_joint" joint2="left_inner_finger_joint" polycoef="0 -1 0 0 0"/>
+    <joint name="e_lif" joint1="left_inner_finger_joint" joint2="finger_joint" polycoef="0 -1 0 0 0"/>
+    <joint name="e_rok" joint1="right_outer_knuckle_joint" joint2="left_inner_finger_joint" polycoef="0 -1 0 0 0"/>
+    <joint name="e_rik" joint1="right_inner_knuckle_joint" joint2="left_inner_finger_joint" polycoef="0 -1 0 0 0"/>
+    <joint name="e_rif" joint1="right_inner_finger_joint" joint2="left_inner_finger_joint" polycoef="0 1 0 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+_ARM = ""
+for _name, _joint, _axis, _extra in reversed(
+    [
+        ("l0", "j0", "0 1 0", ""),
+        ("la", "j_a", "0.3 1 0", 'ref="0.2"'),
+        ("lb", "j_b", "1 0 0.2", 'type="slide" ref="0.05"'),
+        ("lc", "j_c", "0 0 1", ""),
+        ("ld", "j_d", "1 1 0", 'ref="-0.3"'),
+    ]
+):
+    _ARM = _link(_name, "0 0 1" if _name == "l0" else "0.01 0.03 0.04", _joint, _axis, _extra, _ARM)
+
+#: a 3-deep chain j_a -> j_b -> j_c -> j_d (non-unit multipliers, offsets, a slide joint, refs),
+#: the root j_d the most distal joint (the mimicked joints come after their mimics), and a free
+#: hinge j0 at the root
+CHAIN3 = f"""
+<mujoco model="chain3">
+  <compiler angle="radian"/>
+  <worldbody>
+    {_ARM}
+  </worldbody>
+  <equality>
+    <joint name="e_a" joint1="j_a" joint2="j_b" polycoef="0.1 1.5 0 0 0"/>
+    <joint name="e_b" joint1="j_b" joint2="j_c" polycoef="-0.02 0.4 0 0 0"/>
+    <joint name="e_c" joint1="j_c" joint2="j_d" polycoef="0.3 -2 0 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+def _held(m: mujoco.MjModel, root_value: float, joint: int) -> float:
+    """The value of MuJoCo joint ``joint`` when the root of its chain of <joint> equalities is at
+    ``root_value``: each equality ``q1 - q1_0 = c0 + c1 (q2 - q2_0)`` applied from the root down."""
+    for e in range(m.neq):
+        if int(m.eq_obj1id[e]) == joint:
+            j2, (c0, c1) = int(m.eq_obj2id[e]), m.eq_data[e][:2]
+            q10, q20 = m.qpos0[m.jnt_qposadr[joint]], m.qpos0[m.jnt_qposadr[j2]]
+            return q10 + c0 + c1 * (_held(m, root_value, j2) - q20)
+    return root_value
+
+
+def _hard_qacc(m: mujoco.MjModel, d: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
+    """(MuJoCo's qacc rebuilt from its own pieces with its regularisation R, the same with R = 0):
+    the minimiser of MuJoCo's quadratic cost for equality rows, ``qacc = qacc_smooth - M^-1 J^T
+    (J M^-1 J^T + R)^-1 (J qacc_smooth - aref)``; with R = 0 it is the exact (hard) constraint."""
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    J = d.efc_J[: d.nefc * m.nv].reshape(d.nefc, m.nv)
+    MinvJt = np.linalg.solve(M, J.T)
+    rhs = J @ d.qacc_smooth - d.efc_aref[: d.nefc]
+    A = J @ MinvJt
+    soft = d.qacc_smooth - MinvJt @ np.linalg.solve(A + np.diag(d.efc_R[: d.nefc]), rhs)
+    hard = d.qacc_smooth - MinvJt @ np.linalg.solve(A, rhs)
+    return soft, hard
+
+
+@pytest.mark.parametrize("xml", [ROBOTIQ_LIKE, CHAIN3], ids=["robotiq-like", "chain3"])
+def test_chained_joint_equalities_are_composed_and_match_mujoco(xml: str) -> None:
+    """Chains of <joint> equalities load as one relation of each joint to the root of its chain;
+    MuJoCo's residual is zero at our configurations, and our forward dynamics is MuJoCo's
+    constrained qacc without its softness: MuJoCo's qacc is rebuilt from its own M, J, R, aref
+    and qacc_smooth (to 1e-10), the same with R = 0 is ours (to 1e-10), and MuJoCo's own qacc
+    comes towards ours as its impedance d goes to 1 (R ~ (1 - d) / d)."""
+    model, m = loads_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    assert isinstance(model, db.MimicModel) and model.nv == m.nv - m.neq
+    tree = model.tree
+    assert not {r.mimicked for r in model.mimic} & {r.joint for r in model.mimic}  # each to a root
+    assert [r.joint for r in model.mimic] == [r.joint for r in tree.mimic]  # declared order
+    assert any(a.mimicked != b.mimicked for a, b in zip(model.mimic, tree.mimic))  # there is a chain
+    rng = np.random.default_rng(7)
+    for r in model.mimic:  # the composed relations, against the chains applied equality by equality
+        j = tree.joint_index(r.joint)
+        for x in rng.uniform(-1, 1, 2):
+            assert r.multiplier * x + r.offset == pytest.approx(_held(m, x, j), rel=0, abs=1e-15), r
+    if xml is CHAIN3:
+        ra, rb, rc = model.mimic
+        assert (ra.mimicked, rb.mimicked, rc.mimicked) == ("j_d", "j_d", "j_d")
+        assert ra.multiplier == pytest.approx(1.5 * 0.4 * -2.0, rel=1e-15) and ra.offset != 0.0
+    _coupling_holds_where_mujoco_s_does(model, m, model.mimic[0].joint, seed=5, residual_off=0.1)
+    # constrained dynamics: our reduced forward dynamics against MuJoCo's
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT)
+    m.opt.jacobian = int(mujoco.mjtJacobian.mjJAC_DENSE)
+    m.opt.tolerance, m.opt.iterations = 1e-15, 200
+    d = mujoco.MjData(m)
+    worst = {"rebuilt": 0.0, "hard": 0.0, "d=0.99": 0.0, "d=0.9999": 0.0}
+    for _ in range(4):
+        q, v, tau = db.random_configuration(model, rng), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        a = db.forward_dynamics(model, q, v, tau)
+        qf, vf, af = model.expand(q, v, a)
+        ours = mjl.a_to_mujoco_qacc(tree, qf, vf, af)
+        d.qpos[:] = mjl.q_to_mujoco_qpos(tree, qf)
+        d.qvel[:] = mjl.v_to_mujoco_qvel(tree, qf, vf)
+        d.qfrc_applied[:] = mjl.tau_to_mujoco_force(tree, qf, model.full_forces(tau))
+        scale = np.abs(ours).max()
+        for dmax in (0.99, 0.9999):  # 0.9999: MuJoCo's hardest impedance
+            m.eq_solimp[:] = (dmax, dmax, 0.001, 0.5, 2.0)
+            mujoco.mj_forward(m, d)
+            assert d.nefc == m.neq and np.abs(d.efc_pos[: d.nefc]).max() < 1e-12  # on the constraint
+            assert np.abs(d.efc_vel[: d.nefc]).max() < 1e-12
+            worst[f"d={dmax}"] = max(worst[f"d={dmax}"], np.abs(d.qacc - ours).max() / scale)
+        soft, hard = _hard_qacc(m, d)
+        worst["rebuilt"] = max(worst["rebuilt"], np.abs(soft - d.qacc).max() / scale)
+        worst["hard"] = max(worst["hard"], np.abs(ours - hard).max() / scale)
+    assert worst["rebuilt"] < 1e-10, worst  # MuJoCo's qacc is that formula with its R
+    assert worst["hard"] < 1e-10, worst  # and ours is its R = 0 limit
+    assert worst["d=0.9999"] < 2e-2 * worst["d=0.99"], worst  # MuJoCo's own qacc tends to ours
+
+
+def test_a_cycle_of_joint_equalities_is_refused_naming_its_joints() -> None:
+    """j_a follows j_b, which is in the cycle j_b -> j_c -> j_d -> j_b: named, not looped over."""
+    xml = CHAIN3.replace("</equality>", '<joint name="e_d" joint1="j_d" joint2="j_b" polycoef="0 1 0 0 0"/></equality>')
+    with pytest.raises(ModelError, match=r"form a cycle \('j_b' -> 'j_c' -> 'j_d' -> 'j_b'\)"):
+        loads_mjcf(xml)
+    with pytest.warns(PhysicsWarning, match="not applied"):
+        model = loads_mjcf(xml, constraints=False)  # the tree alone loads
+    assert not isinstance(model, db.MimicModel)
