@@ -150,7 +150,10 @@ def joint_positions(model, q, dofs=None) -> np.ndarray:
     if dofs is None:
         links = range(model.n_links)
     else:
-        owner = np.searchsorted(np.asarray(model.idx_v), np.asarray(dofs, dtype=int), side="right") - 1
+        # the joints that own velocities: a MimicModel's mimic joint shares its idx_v with the next
+        # moving joint, and would take that joint's DOF
+        moving = np.flatnonzero(np.asarray(model.nv_joint) > 0)
+        owner = moving[np.searchsorted(np.asarray(model.idx_v)[moving], np.asarray(dofs, dtype=int), side="right") - 1]
         links = sorted(set(owner.tolist()))
     for k in links:
         jt = JointType(model.joint_type[k])

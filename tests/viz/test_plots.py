@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,3 +234,17 @@ def test_energy_panel_names_what_the_joint_limit_stops_took(gripper_traj, monkey
     monkeypatch.setattr(plots, "save_figure", keep)
     plots.plot_summary(stopped, "unused.png")
     assert any("max |E - E(0) - W_in + W_stops|" in t for t in titles), titles
+
+
+def test_positions_of_a_mimic_model_follow_its_independent_joints():
+    """A MimicModel's mimic joint shares its velocity index with the next moving joint: the
+    positions of the DOFs asked for are those of the joints that own them, not NaN (the position
+    panel of a mimic robot's plot was empty)."""
+    model = db.load_urdf(str(Path(__file__).resolve().parents[2] / "urdf" / "mimic_gripper.urdf"), mimic=True)
+    rng = np.random.default_rng(2)
+    q = np.array([db.random_configuration(model, rng) for _ in range(3)])
+    every = plots.joint_positions(model, q)
+    assert np.all(np.isfinite(every))
+    for dof in range(model.nv):
+        some = plots.joint_positions(model, q, [dof])
+        assert np.array_equal(some[:, dof], every[:, dof]), f"DOF {dof}"
