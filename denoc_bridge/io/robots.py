@@ -270,6 +270,8 @@ def resolve_robot(spec: str | os.PathLike[str]) -> RobotSource:
     found = _from_example_robot_data(spec)
     if found is not None:
         return found
+    if spec.lower().endswith((".xml", ".mjcf")):
+        raise RobotNotFoundError(f"no such MJCF file: {spec}")
     if spec.endswith(".urdf") or os.sep in spec:
         raise RobotNotFoundError(f"no such URDF file: {spec}")
     names = example_robot_names()

@@ -38,6 +38,7 @@ def test_validate_passes_on_solo12(capsys):
     [
         (["info", "no_such_robot"], "unknown robot 'no_such_robot'"),
         (["info", "missing/robot.urdf"], "no such URDF file"),
+        (["simulate", "nothere.xml"], "no such MJCF file: nothere.xml"),
         (["validate", "gripper", "--samples", "0"], "--samples must be at least 1"),
         (["info", "tallos"], "unknown robot 'tallos'"),
         (["validate", "pnda"], "did you mean panda?"),
