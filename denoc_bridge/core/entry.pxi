@@ -28,8 +28,11 @@ cdef struct Arr:
 cdef int take(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
     """The data pointer and lengths of ``o`` (TypeError unless an ndarray of ``ndim``
     dimensions, float64 in native byte order, C-contiguous and aligned, and writeable when
-    ``writable``)."""
+    ``writable``).  A 3-D array (n0, d1, d2) is taken as the 2-D (n0, d1 d2) it is in memory:
+    pass the array itself, never a temporary such as ``o.reshape(...)`` (a copy when ``o`` is not
+    contiguous, freed when this returns: the pointer would dangle)."""
     cdef cnp.ndarray x
+    cdef int i
     if not cnp.PyArray_Check(o):
         raise TypeError(f"{name.decode()}: expected a numpy.ndarray, got {type(o).__name__}")
     x = <cnp.ndarray>o
@@ -41,7 +44,9 @@ cdef int take(object o, int ndim, bint writable, const char* name, Arr* a) excep
                         f" ({(<object>x).flags})".replace("\n", " "))
     a.data = <double*>cnp.PyArray_DATA(x)
     a.n0 = cnp.PyArray_DIMS(x)[0]
-    a.n1 = cnp.PyArray_DIMS(x)[1] if ndim == 2 else 1
+    a.n1 = 1
+    for i in range(1, ndim):
+        a.n1 *= cnp.PyArray_DIMS(x)[i]
     return 0
 
 
@@ -179,7 +184,7 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
         raise TypeError("FEXT: expected a 3-D float64 array")
     if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
             and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
-            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status)):
+            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status) and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>status)):
         raise TypeError("status: expected a 1-D C-contiguous writeable int64 array")
     cdef cnp.ndarray fe = <cnp.ndarray>FEXT
     cdef Arr af
@@ -187,7 +192,7 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
     cdef Py_ssize_t B = aq.n0, L = t.n0, nf = cnp.PyArray_DIMS(fe)[0]
     cdef Py_ssize_t fl = cnp.PyArray_DIMS(fe)[1]
     if nf:
-        take(FEXT.reshape(nf, fl * cnp.PyArray_DIMS(fe)[2]), 2, False, b"FEXT", &af)
+        take(FEXT, 3, False, b"FEXT", &af)  # (B, L * 6): FEXT itself; a reshape of a strided FEXT is a freed copy
     if (t.n1 != NT or av.n0 != B or ax.n0 != B or ao.n0 != B or cnp.PyArray_DIMS(<cnp.ndarray>status)[0] != B
             or (nf != 0 and (nf != B or fl != L or cnp.PyArray_DIMS(fe)[2] != 6))
             or not 0 <= start <= stop <= B):

@@ -179,7 +179,7 @@ def matrix_chunk(kt, Q, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t 
     take(OUT.reshape(OUT.shape[0], OUT.shape[1] * OUT.shape[2]), 2, True, b"OUT", &ao)
     if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
             and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
-            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status)):
+            and cnp.PyArray_ISCARRAY(<cnp.ndarray>status) and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>status)):
         raise TypeError("status: expected a 1-D C-contiguous writeable int64 array")
     cdef const int* ki = <const int*>t.data
     cdef Py_ssize_t B = aq.n0, L = t.n0, nv = model_nv(ki, L) if t.n1 == NT else 0

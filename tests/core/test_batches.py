@@ -85,7 +85,27 @@ def test_outputs_that_cannot_be_written_in_place_are_refused(panda, states):
     frozen.flags.writeable = False
     with pytest.raises(TypeError, match="OUT"):
         compiled.dynamics_chunk(panda._kt, Q, V, X, NO_FEXT, frozen, status, False, 0, 5)
-    with pytest.raises(TypeError, match="status"):
-        compiled.dynamics_chunk(
-            panda._kt, Q, V, X, NO_FEXT, np.zeros((5, panda.nv)), status.astype(np.int32), False, 0, 5
-        )
+    for bad in (status.astype(np.int32), status.astype(">i8")):  # another type, another byte order
+        with pytest.raises(TypeError, match="status"):
+            compiled.dynamics_chunk(panda._kt, Q, V, X, NO_FEXT, np.zeros((5, panda.nv)), bad, False, 0, 5)
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+def test_wrenches_are_read_in_place(panda, states, inverse):
+    """dynamics_chunk reads FEXT (B, L, 6) itself: a strided FEXT is refused (it once took the
+    pointer of FEXT.reshape(...), a copy freed at once: a heap-use-after-free under the sanitizer
+    build), a C-contiguous one gives each state's call bit for bit."""
+    Q, V, X = states
+    fext = np.random.default_rng(12).standard_normal((5, panda.n_links, 6))  # > 1 KiB: ASan sees a misuse
+    status = np.zeros(5, dtype=np.int64)
+    for strided in (np.asfortranarray(fext), np.repeat(fext, 2, axis=2)[:, :, ::2]):
+        with pytest.raises(TypeError, match="FEXT"):
+            compiled.dynamics_chunk(panda._kt, Q, V, X, strided, np.zeros((5, panda.nv)), status, inverse, 0, 5)
+    out = np.full((5, panda.nv), -7.0)
+    assert compiled.dynamics_chunk(panda._kt, Q, V, X, fext, out, status, inverse, 0, 5) == 0
+    assert not status.any()
+    state = compiled.inverse_dynamics_state if inverse else compiled.forward_dynamics_state
+    for b in range(5):
+        one = np.empty(panda.nv)
+        assert state(panda._kt, panda.thread_work(), Q[b], V[b], X[b], fext[b], one) == 0
+        assert np.array_equal(out[b], one)
