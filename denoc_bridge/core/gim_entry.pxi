@@ -173,8 +173,8 @@ def matrix_chunk(kt, Q, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t 
     cdef Arr t, aq, ao, w, q
     take(kt, 2, False, b"kt", &t)
     take(Q, 2, False, b"Q", &aq)
-    take(OUT.reshape(OUT.shape[0], OUT.shape[1] * OUT.shape[2]) if cnp.PyArray_Check(OUT) and cnp.PyArray_NDIM(<cnp.ndarray>OUT) == 3
-         else OUT, 2, True, b"OUT", &ao)
+    take(OUT.reshape(OUT.shape[0], OUT.shape[1] * OUT.shape[2])
+         if cnp.PyArray_Check(OUT) and cnp.PyArray_NDIM(<cnp.ndarray>OUT) == 3 else OUT, 2, True, b"OUT", &ao)
     if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
             and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
             and cnp.PyArray_ISCARRAY(<cnp.ndarray>status)):
