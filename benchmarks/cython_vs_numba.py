@@ -13,6 +13,12 @@ times the thread's CPU time (``time.thread_time``), which a loaded machine's pre
 inflate; ``--clock wall`` times ``time.perf_counter``.  ``--stat min`` gives the fastest repeat
 instead of the median (on a machine shared with other jobs).  The Cython and numba entries
 run on the same model table and work array (``model._kt``, ``model.thread_work()``).
+
+numba's ``inverse_dynamics_fast`` is gone (nothing called it once the Python layer moved to the
+compiled core), so the inverse rows have no numba column.  Measured here just before it went
+(2 loaded cores, CPU time, medians), Cython / numba: panda 0.56 (1.53 / 2.73 us), a 100-link
+chain 0.77 (7.79 / 10.17 us).  Forward dynamics keeps its numba column: the contact runs still
+call numba's ``forward_dynamics_fast``.
 """
 
 from __future__ import annotations
@@ -80,20 +86,14 @@ def calls(model: db.Model):
         pd = pm.createData()
     except MemoryError:  # Pinocchio's Data holds nv x nv matrices: 10,000 DOF do not fit
         pd = None
-    fd_c, fd_n, id_c, id_n = (
-        tree.forward_dynamics_fast,
-        entry.forward_dynamics_fast,
-        tree.inverse_dynamics_fast,
-        entry.inverse_dynamics_fast,
-    )
-    for f in (fd_c, fd_n, id_c, id_n):
+    fd_c, fd_n, id_c = tree.forward_dynamics_fast, entry.forward_dynamics_fast, tree.inverse_dynamics_fast
+    for f in (fd_c, fd_n, id_c):
         assert f(kt, work, q, v, x, out) == 0
     fns = {
         ("forward", "cython"): lambda: fd_c(kt, work, q, v, x, out),
         ("forward", "numba"): lambda: fd_n(kt, work, q, v, x, out),
         ("forward", "pinocchio"): lambda: pin.aba(pm, pd, q, v, x),
         ("inverse", "cython"): lambda: id_c(kt, work, q, v, x, out),
-        ("inverse", "numba"): lambda: id_n(kt, work, q, v, x, out),
         ("inverse", "pinocchio"): lambda: pin.rnea(pm, pd, q, v, x),
     }
     return fns if pd is not None else {k: f for k, f in fns.items() if k[1] != "pinocchio"}
@@ -121,6 +121,7 @@ def main(argv=None) -> None:
         for alg in ("forward", "inverse"):
             stat = statistics.median if args.stat == "median" else min
             c, n, pn = (stat(times.get((alg, i), [float("nan")])) * 1e6 for i in ("cython", "numba", "pinocchio"))
+            # nan where a column is missing: no numba inverse dynamics, no Pinocchio at 10,000 DOF
             print(f"{name:<15} {alg:<8} {c:>10.3f} {n:>9.3f} {pn:>9.3f}  {c / n:>8.2f}  {c / pn:>6.2f}", flush=True)
 
 

@@ -1,8 +1,14 @@
-"""Where the time of a GIM call goes (issue 22): per robot, the public call, its entry kernel
-called directly with preallocated arrays, the kernel body per state of a compiled loop (no
+"""Where the time of a GIM call goes (issue 22): per robot, the public call, its entry called
+directly with preallocated arrays, the numba kernel body per state of a compiled loop (no
 dispatch), numba's dispatch of the same arguments to an empty kernel and one (nv, nv)
 allocation, next to Pinocchio's calls.  CPU time of this thread, minima of interleaved repeats
 (steady on the shared machine).
+
+The public calls run the compiled core (denoc_bridge.core.tree, Cython).  The GIM and its
+inverse still have numba entries (the numba code of mimic joints and the integrators calls them):
+their rows time both.  The block factors and inverse dynamics without wrenches have only the
+compiled entries (numba's went with issue 48); inverse dynamics' numba body is the state entry
+without wrenches, which is what numba's fast entry ran.
 
     python benchmarks/gim_profile.py panda talos solo12 chain100
 """
@@ -18,6 +24,7 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import denoc_bridge as db
+from denoc_bridge.core import tree
 from denoc_bridge.io.pinocchio_io import to_pinocchio
 from denoc_bridge.io.robots import serial_chain
 from denoc_bridge.kernels import entry
@@ -67,18 +74,10 @@ def body_imm(kt, work, q, out, n):
 
 
 @njit(cache=True)
-def body_bf(kt, work, q, A, B, inv, n):
-    s = 0
-    for _ in range(n):
-        s += entry.block_factors_state(kt, work, q, A, B, True, inv)
-    return s
-
-
-@njit(cache=True)
 def body_id(kt, work, q, v, a, out, n):
     s = 0
     for _ in range(n):
-        s += entry.inverse_dynamics_fast(kt, work, q, v, a, out)
+        s += entry.inverse_dynamics_state(kt, work, q, v, a, work[0:0], out)
     return s
 
 
@@ -108,18 +107,18 @@ def main(names):
             "pin.rnea": lambda: pin.rnea(pm, pd, q, v, a),
             "mass_matrix": lambda: db.mass_matrix(m, q),
             "  entry": lambda: entry.mass_matrix_state(kt, work, q, out),
+            "  cython entry": lambda: tree.mass_matrix_state(kt, work, q, out),
             "  body": lambda: body_mm(kt, work, q, out, K),
             "inverse_mass_matrix": lambda: db.inverse_mass_matrix(m, q),
             "  entry ": lambda: entry.inverse_mass_matrix_state(kt, work, q, out),
+            "  cython entry ": lambda: tree.inverse_mass_matrix_state(kt, work, q, out),
             "  body ": lambda: body_imm(kt, work, q, out, K),
             "udut": lambda: db.udut(m, q),
-            "  entry  ": lambda: entry.block_factors_state(kt, work, q, A, B, True, False),
-            "  body  ": lambda: body_bf(kt, work, q, A, B, False, K),
+            "  cython entry  ": lambda: tree.block_factors_state(kt, work, q, A, B, True, False),
             "inverse_udut": lambda: db.inverse_udut(m, q),
-            "  entry   ": lambda: entry.block_factors_state(kt, work, q, A, B, True, True),
-            "  body   ": lambda: body_bf(kt, work, q, A, B, True, K),
+            "  cython entry   ": lambda: tree.block_factors_state(kt, work, q, A, B, True, True),
             "inverse_dynamics": lambda: db.inverse_dynamics(m, q, v, a),
-            "  entry    ": lambda: entry.inverse_dynamics_fast(kt, work, q, v, a, tau),
+            "  cython entry    ": lambda: tree.inverse_dynamics_fast(kt, work, q, v, a, tau),
             "  body    ": lambda: body_id(kt, work, q, v, a, tau, K),
             "dispatch, 4 arrays": lambda: noop4(kt, work, q, out),
             "dispatch, 5 arrays": lambda: noop6(kt, work, q, v, a, tau),

@@ -372,11 +372,11 @@ def udut(
     The factors are unique for the partition, and one compiled call
     (``block_factors_state`` of :mod:`denoc_bridge.core`'s ``tree``) takes the cheaper of two ways:
     on small trees the sparse block LTDL of the GIM over the link or module tree
-    (:mod:`denoc_bridge.kernels.gim_ltdl`); otherwise the recursion on the articulated masses,
+    (``denoc_bridge/core/gim_ltdl.pxi``); otherwise the recursion on the articulated masses,
     where the module-level factors are assembled from the link-level ones without any
     numerical inversion: ``Dbar_i = U_ii D_i U_ii^T`` and ``Ubar = U blockdiag(U_ii^-1)``
     where ``U_ii^-1`` comes from the recursive inverse of 002 eqs. A.13-A.18
-    (:func:`denoc_bridge.kernels.gim_factors.block_factors`).
+    (``block_factors`` in ``denoc_bridge/core/gim_factors.pxi``; the choice in ``core/gim_entry.pxi``).
 
     Parameters
     ----------
@@ -421,7 +421,7 @@ def inverse_udut(
     level ``Ubar^-1 = blockdiag(U_ii) U^-1`` and ``Dbar_i^-1 = U_ii^-T D_i^-1 U_ii^-1``.
     ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22).  One compiled call, as :func:`udut` (on small
     trees ``U^-1`` by sparse block back substitution after the LTDL of the GIM and ``D^-1``
-    by a Cholesky inverse of each block, :mod:`denoc_bridge.kernels.gim_ltdl`).
+    by a Cholesky inverse of each block, ``denoc_bridge/core/gim_ltdl.pxi``).
 
     Parameters
     ----------
@@ -485,8 +485,8 @@ def tree_inverse_mass_matrix(
     takes the cheaper of two ways by a work count.  On small trees (panda, solo12, talos, chains
     up to ~20 DOF) the GIM of the composite masses, its scalar ``U D U^T`` over the tree of
     DOFs (no fill outside the ancestor pairs) and Takahashi's recurrence for the inverse
-    (:func:`denoc_bridge.kernels.gim_ltdl.ltdl_minv`).  Otherwise, or when a pivot is not
-    clearly positive, the recursion (:mod:`denoc_bridge.kernels.gim`): the articulated masses
+    (``ltdl_minv`` in ``denoc_bridge/core/gim_ltdl.pxi``).  Otherwise, or when a pivot is not
+    clearly positive, the recursion (``denoc_bridge/core/gim.pxi``): the articulated masses
     give ``D`` (one z_k x z_k block per joint), the rows of ``D^-1 U^-1`` over each subtree come
     from the block recursion of 002 (eqs. A.13-A.18), then ``U^-T`` is applied by the forward
     substitution of 000 Table 3; ``I`` itself is never formed nor inverted, nor is ``U^-1``.

@@ -1,10 +1,11 @@
-# Entries of the GIM family (denoc_bridge/kernels/entry.py): the GIM, its inverse, its block
-# factors, the geometry for the O(n^2) algorithms, and the finiteness test of a matrix, with the
-# numba entries' arguments and statuses (entry.pxi: TypeError for an argument of the wrong
-# kind, then 0 = done, -1 = a value is invalid, -2 = a length is wrong, -3 = the inputs are
-# finite but the result is not, k + 1 = the articulated inertia of link k is singular).  Every
-# length is checked before a pointer is indexed; an empty ``work`` (0 rows) asks the GIM, its
-# inverse and its factors to allocate their own (the geometry entries fill the caller's).
+# Entries of the GIM family: the GIM, its inverse, its block factors, the geometry for the
+# O(n^2) algorithms, and the finiteness test of a matrix, with the arguments and statuses of the
+# numba entries they replaced (denoc_bridge/kernels/entry.py, where the block factors and the
+# geometry entries are deleted; entry.pxi: TypeError for an argument of the wrong kind, then
+# 0 = done, -1 = a value is invalid, -2 = a length is wrong, -3 = the inputs are finite but the
+# result is not, k + 1 = the articulated inertia of link k is singular).  Every length is
+# checked before a pointer is indexed; an empty ``work`` (0 rows) asks the GIM, its inverse and
+# its factors to allocate their own (the geometry entries fill the caller's).
 
 from libc.stdlib cimport calloc
 from libc.string cimport memset
@@ -173,10 +174,7 @@ def matrix_chunk(kt, Q, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t 
     cdef Arr t, aq, ao, w, q
     take(kt, 2, False, b"kt", &t)
     take(Q, 2, False, b"Q", &aq)
-    if not (cnp.PyArray_Check(OUT) and cnp.PyArray_NDIM(<cnp.ndarray>OUT) == 3
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>OUT)):  # else reshape would copy
-        raise TypeError("OUT: expected a 3-D C-contiguous float64 array")
-    take(OUT.reshape(OUT.shape[0], OUT.shape[1] * OUT.shape[2]), 2, True, b"OUT", &ao)
+    take(OUT, 3, True, b"OUT", &ao)  # (B, nv, nv) read as (B, nv * nv)
     if not (cnp.PyArray_Check(status) and cnp.PyArray_NDIM(<cnp.ndarray>status) == 1
             and cnp.PyArray_TYPE(<cnp.ndarray>status) == cnp.NPY_INT64
             and cnp.PyArray_ISCARRAY(<cnp.ndarray>status) and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>status)):

@@ -1,13 +1,27 @@
 # The block factors of the GIM and their inverses, I = U D U^T and (U^-1, D^-1), at link level
 # (001 eqs. A.3-A.4) or module level (002 eqs. A.20-A.21), in one pass over groups of links,
-# after the geometry pass and the articulated pass with its factors (Psi_k, Ihat_k, Ihat_k^-1);
-# denoc_bridge/kernels/gim_factors.py, whose docstring derives them.
+# after the geometry pass and the articulated pass with its factors (Psi_k, Ihat_k, Ihat_k^-1;
+# forward_dynamics.pxi).  (The numba kernel this was ported from, kernels/gim_factors.py, is
+# deleted: its derivation is here.)
 #
-# In the base frame of gim.pxi the link-level factor is U_{r,c} = N_r^T Psi_c for c in the
-# subtree of the link of row r.  For each group s, the recursion of 002 eqs. A.13-A.18 inside the
-# group gives W_ss = U_ss^-1 and PsiBar_c = sum_m Psi_m W_{m,c} (one wrench per column); then
-# Ubar_{r,c} = N_r^T PsiBar_c beyond the group, Dbar_s = U_ss D_s U_ss^T; Ubar^-1_{r,c} =
-# -N_r^T eta~_c beyond the group, Dbar_s^-1 = W_ss^T D_s^-1 W_ss.
+# A group is a kinematic module (module level) or one link (link level); its columns a0 .. a1
+# are contiguous (depth-first numbering) and groups come in the order of their links.  In the
+# base frame of gim.pxi the link-level factor is U_{r,c} = N_r^T Psi_c for c in the subtree of
+# the link of row r (unit diagonal blocks).  For each group s, the backward recursion of 002
+# eqs. A.13-A.18 restricted to the group's own rows and columns gives W_ss = U_ss^-1 and the
+# group's columns PsiBar_c = sum_m Psi_m W_{m,c} (Psi_s W_ss, one wrench per column).  Then,
+# with no numerical inversion beyond the articulated pass's Ihat^-1:
+#
+# * Ubar = U blockdiag(W_ss): identity diagonal blocks and Ubar_{r,c} = N_r^T PsiBar_c for c
+#   beyond the group of row r (the group's columns combined once, not per row);
+#   Dbar_s = U_ss D_s U_ss^T;
+# * Ubar^-1 = blockdiag(U_ss) U^-1: identity diagonal blocks and Ubar^-1_{r,c} = -N_r^T eta~_c
+#   with eta~_c the sum over the groups below s on the path to c of PsiBar_t Ubar^-1_{t,c} (the
+#   recursion of 002 eqs. A.13-A.18 with the group as its unit, one wrench per column);
+#   Dbar_s^-1 = W_ss^T D_s^-1 W_ss.
+#
+# Work: the link-level factors' O(n d) entries at 6 multiplications each, plus O(z^3) per group
+# of z DOFs (the z x z blocks).
 #
 # E (6, nv): one wrench per column, one row of nv per component (the sweeps over the columns
 # vectorise); Wg, Ug, T_: (nv, zmax) rows of the group's blocks, row r over the columns a0 .. a1;

@@ -1,15 +1,25 @@
-# The block factors and the inverse of the GIM straight from the GIM (denoc_bridge/kernels/
-# gim_ltdl.py, whose docstring derives them): a sparse block U D U^T over the tree of groups
-# (Featherstone's LTDL, RBDA section 6.5, with link or module blocks; 001 eqs. A.3-A.4, 002 eqs.
-# A.20-A.21), U^-1 by a sparse block back substitution, and the scalar LTDL over the tree of
-# DOFs with Takahashi's recurrence for I^-1.
+# The block factors and the inverse of the GIM straight from the GIM: a sparse block U D U^T
+# over the tree of groups (Featherstone's LTDL, RBDA section 6.5, with link or module blocks;
+# 001 eqs. A.3-A.4, 002 eqs. A.20-A.21), U^-1 by a sparse block back substitution, and the
+# scalar LTDL over the tree of DOFs with Takahashi's recurrence for I^-1 (whose derivation is
+# the docstring of ltdl_minv in denoc_bridge/kernels/gim_ltdl.py; the numba block LTDL is
+# deleted, its derivation is here).
 #
 # A group is a link (link level) or a kinematic module (module level); its columns are
-# contiguous and its ancestors come before it.  Eliminating the groups from the last,
+# contiguous and every group's ancestors come before it (depth-first numbering).  The factors
+# I = U D U^T with U unit block upper triangular and D block diagonal over a partition are
+# unique, so these are the factors of gim_factors.pxi (the recursion of 002 eqs. A.13-A.18 on
+# the articulated masses), reached another way: eliminate the groups from the last to the first,
 #     D_g = I_gg,   U_{a,g} = I_{a,g} D_g^-1,   I_{a,b} -= U_{a,g} I_{g,b}   (a, b ancestors of g)
-# fills in only the ancestor pairs of g; then (U^-1)_{r,c} = -(U_{r,c} + sum_{s > r} U_{r,s}
-# (U^-1)_{s,c}) over the ancestor rows of c's group.  A D_g that is not numerically positive
-# definite returns False and the entry falls back on the recursion, which names the joint.
+# which fills in only the ancestor pairs of g (no fill outside the tree's sparsity); then U^-1
+# column by column, (U^-1)_{r,c} = -(U_{r,c} + sum_{s > r} U_{r,s} (U^-1)_{s,c}) over the
+# ancestor rows of c's group.  Work: sum_g z_g d_g^2 (d_g the DOFs of the ancestors of group g)
+# plus a z x z Cholesky per group (ltdl_work), on top of the GIM, against the recursion's
+# articulated pass and O(n d) entries at 6 multiplications: the LTDL is the faster way while
+# that count is small (panda, solo12, short chains: 0.5-0.9x the recursion's time, measured),
+# the recursion on talos and on long chains, where n d^2 outgrows n d; the entry picks by the
+# count (LTDL_MAX_WORK, gim_entry.pxi).  A D_g that is not numerically positive definite
+# returns False and the entry falls back on the recursion, which names the joint.
 
 cdef extern from *:
     """

@@ -1,4 +1,9 @@
-"""Entry kernels: one compiled call per public algorithm, single state or batch.
+"""Entry kernels that the numba code still calls: forward and inverse dynamics of one state and
+the GIM and its inverse (the integrators, contact runs, mimic joints and the derivatives).
+
+The public Python layer calls the compiled core instead (:mod:`denoc_bridge.core`, Cython:
+``core/entry.pxi`` and ``core/gim_entry.pxi``, with their batches, the block factors and the
+geometry entries); these kernels go when the numba code that calls them is ported (issue 48).
 
 Each entry checks its inputs (shapes, finite values, non-zero quaternions and
 (cos, sin) pairs; quaternions and pairs are normalised on the fly by the
@@ -10,23 +15,19 @@ large for float64), k + 1 = the articulated inertia of link k is singular.
 The entries take the model as its table ``kt`` (:mod:`.tables`).  The
 single-state entries have explicit signatures: any other argument type
 (another dtype, a strided or read-only array, a list) makes the call raise
-``TypeError`` instead of compiling a new version, and the Python layer then
-converts the arguments.  An empty ``work`` (0 rows) asks the entry to allocate
-its own.  Batch entries run the states of a leading batch axis in parallel
-(``prange`` over chunks of states, one work array per chunk) and return one
-status per state.
+``TypeError`` instead of compiling a new version.  An empty ``work`` (0 rows)
+asks the entry to allocate its own.
 """
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
 from denoc_bridge.kernels.geometry import joint_geometry_pass
 from denoc_bridge.kernels.gim import crba, minv_from_factors
-from denoc_bridge.kernels.gim_factors import block_factors
-from denoc_bridge.kernels.gim_ltdl import block_ltdl, dof_parents, ltdl_minv, ltdl_work, minv_work
+from denoc_bridge.kernels.gim_ltdl import dof_parents, ltdl_minv, minv_work
 from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
 from denoc_bridge.kernels.trig import poly_ok
 
@@ -37,9 +38,7 @@ _M = types.float64[:, ::1]
 _V = types.float64[::1]
 STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)  # kt, work, q, v, x, fext, out
 FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)  # without fext
-GEOMETRY_SIGNATURE = types.int64(_KT, _M, _V, _V, types.boolean, _V)  # kt, work, q, v, factors, energy
 MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)  # kt, work, q, out (nv, nv)
-PLACEMENT_SIGNATURE = types.int64(_KT, _M, _V)  # kt, work, q
 
 
 @njit_one_version()
@@ -190,46 +189,6 @@ def inverse_dynamics_state(kt, work, q, v, a, fext, out):
     return finite_result(out)
 
 
-@njit_declared(FAST_SIGNATURE)
-def inverse_dynamics_fast(kt, work, q, v, a, out):
-    """inverse_dynamics_state without external wrenches (one argument less to dispatch)."""
-    return inverse_dynamics_state(kt, work, q, v, a, work[0:0], out)
-
-
-@njit_declared(GEOMETRY_SIGNATURE)
-def geometry_and_factors(kt, work, q, v, factors, energy):
-    """Full geometry (E_k of every link, rows of every P_k) and the kinetic energy at velocity v
-    into ``energy[0]``; with ``factors`` also the articulated factors Psi, Ihat, Ihat^-1 (for the
-    GIM, its factors and its inverse).  Status as above."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, v, np.zeros((0, 6)), v, work, _nv(ki))
-    if status:
-        return status
-    zero = np.zeros(v.shape[0])
-    energy[0] = twist_forward_recursion(ki, kf, q, v, zero, np.zeros((0, 6)), work, True)
-    if factors:
-        k = articulated_backward_recursion(ki, kf, zero, work, True)
-        if k >= 0:
-            return k + 1
-    return 0
-
-
-@njit_declared(PLACEMENT_SIGNATURE)
-def geometry_state(kt, work, q):
-    """The geometry pass alone at q (E_k, r_k and the rows of P_k of every link into ``work``,
-    which must be the model's): forward kinematics without the recursions that need v or the
-    masses, so that it compiles in a fraction of :func:`geometry_and_factors`' time.  Status
-    as above."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_configuration(ki, q, work)
-    if status == 0 and work.shape[0] == 0:
-        status = -2
-    if status:
-        return status
-    joint_geometry_pass(ki, kf, q, _nv(ki), work, True, 0, ki.shape[0], poly_ok(q))
-    return 0
-
-
 @njit_declared(MASS_SIGNATURE)
 def mass_matrix_state(kt, work, q, out):
     """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
@@ -305,73 +264,3 @@ def inverse_mass_matrix_state(kt, work, q, out):
         return k
     minv_from_factors(ki, kf, work, nv, out)
     return finite_matrix(out)
-
-
-#: the block factors come from the sparse LTDL of the GIM (:mod:`.gim_ltdl`) when its work count
-#: is at most this (panda 198-443, solo12 756-824, a 10-link chain 294-994: 0.5-0.9x the time of
-#: the recursion, whose articulated pass is a fixed cost; talos 3344-3580, 0.98-1.2x, and longer
-#: chains, where the LTDL's O(n d^2) grows past the recursion's O(n d), keep the recursion)
-LTDL_MAX_WORK = 1500
-
-FACTORS_SIGNATURE = types.int64(_KT, _M, _V, _M, _M, types.boolean, types.boolean)
-
-
-@njit_declared(FACTORS_SIGNATURE)
-def block_factors_state(kt, work, q, A, B, module_level, inverse):
-    """The block factors of the GIM at q (udut: A = U, B = D; with ``inverse``: A = U^-1,
-    B = D^-1), link or module level: the sparse block LTDL of the GIM while its work count is
-    at most LTDL_MAX_WORK (:mod:`.gim_ltdl`), else, or if a block of D is not numerically
-    positive definite, the recursion on the articulated masses (:func:`.gim_factors.
-    block_factors`, which names a singular joint; status as above)."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_configuration(ki, q, work)
-    nv = _nv(ki)
-    if status == 0 and (A.shape[0] != nv or A.shape[1] != nv or B.shape[0] != nv or B.shape[1] != nv):
-        status = -2
-    if status:
-        return status
-    work = _work(ki, work, nv)
-    if ltdl_work(ki, nv, module_level) <= LTDL_MAX_WORK:
-        A[:, :] = 0.0  # the GIM, then its sparse block LTDL (:mod:`.gim_ltdl`)
-        joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
-        crba(ki, kf, work, nv, A)
-        done = finite_matrix(A) == 0 and block_ltdl(ki, nv, module_level, inverse, A, B)
-    else:
-        done = False
-    if not done:  # the recursion on the articulated masses (it names a singular joint)
-        k = articulated_factors(ki, kf, q, nv, work)
-        if k:
-            return k
-        block_factors(ki, kf, work, nv, module_level, inverse, A, B)
-    status = finite_matrix(A)
-    return status if status else finite_matrix(B)
-
-
-@njit(cache=True, parallel=True)
-def dynamics_batch(kt, Q, V, X, FEXT, OUT, status, n_chunks, inverse):
-    """forward_dynamics_state (or, with ``inverse``, inverse_dynamics_state) over the leading axis
-    of Q, V, X (and FEXT unless it is empty): chunks of states in parallel, one work array each."""
-    B = Q.shape[0]
-    nofext = np.zeros((0, 6))
-    for c in prange(n_chunks):
-        work = _work(kt.view(T.INT), np.empty((0, T.W)), V.shape[1])
-        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
-            fe = FEXT[b] if FEXT.shape[0] > 0 else nofext
-            if inverse:
-                status[b] = inverse_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
-            else:
-                status[b] = forward_dynamics_state(kt, work, Q[b], V[b], X[b], fe, OUT[b])
-
-
-@njit(cache=True, parallel=True)
-def matrix_batch(kt, Q, OUT, status, n_chunks, inverse):
-    """mass_matrix_state (or, with ``inverse``, inverse_mass_matrix_state) over the leading axis of
-    Q into OUT (B, nv, nv): chunks of states in parallel, one work array each."""
-    B = Q.shape[0]
-    for c in prange(n_chunks):
-        work = _work(kt.view(T.INT), np.empty((0, T.W)), OUT.shape[1])
-        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
-            if inverse:
-                status[b] = inverse_mass_matrix_state(kt, work, Q[b], OUT[b])
-            else:
-                status[b] = mass_matrix_state(kt, work, Q[b], OUT[b])

@@ -1,15 +1,28 @@
-"""The compiled GIM family (denoc_bridge/core/gim*.pxi) against the numba entries
-(denoc_bridge/kernels/entry.py), in one process, on the same model table and work layout: the GIM,
-its inverse (both branches of MINV_LTDL_WORK_PER_ENTRY), its block factors (both branches of
-LTDL_MAX_WORK, link and module level, U D U^T and the inverses), the geometry entries, and the
-same statuses and TypeErrors on bad input."""
+"""The compiled GIM family (denoc_bridge/core/gim*.pxi), in one process, on the same model table and
+work layout:
+
+* the GIM and its inverse (both branches of MINV_LTDL_WORK_PER_ENTRY) against the numba entries
+  that the numba code still calls (denoc_bridge/kernels/entry.py), with the same statuses;
+* the block factors (both ways: the LTDL of the GIM and the recursion on the articulated masses,
+  link and module level, U D U^T and the inverses) by their identities (``U D U^T = I``,
+  ``U^-T D^-1 U^-1 = I^-1``, ``U^-1 U = 1``, the block structure of the partition, which makes
+  the factors unique) and the explicit module factors of the papers (algorithms/reference.py);
+* the geometry entries against Pinocchio (link placements, twists, kinetic energy) and the
+  articulated factors against numba's ``articulated_factors`` and the link-level factors;
+* statuses and TypeErrors on bad input.
+
+numba's own block factors and geometry entries are gone (issue 48); their values and statuses
+were compared with these, in one process, before they went."""
 
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.algorithms import reference as ref
+from denoc_bridge.algorithms.dynamics import Geometry
 from denoc_bridge.io.robots import serial_chain
 from denoc_bridge.kernels import entry as nb
 from denoc_bridge.kernels import gim_ltdl
@@ -34,6 +47,21 @@ def bound(model, name):
     M = np.empty((nv, nv))
     assert nb.mass_matrix_state(model._kt, _work(model), q, M) == 0
     return max(TOL, np.linalg.cond(M) * np.finfo(float).eps)
+
+
+def cond_bound(M):
+    """The bound of two ways to the factors of the GIM ``M`` and of their identities: the
+    round-off its condition number carries, cond(I) eps (measured: at most 0.22 cond(I) eps on
+    every model here, the LTDL of the GIM against the recursion, link and module level), and
+    TOL on well-conditioned GIMs."""
+    return max(TOL, np.linalg.cond(M) * np.finfo(float).eps)
+
+
+def gim(model, q):
+    """The GIM by numba's mass_matrix_state (compared with the compiled one above)."""
+    M = np.empty((model.nv, model.nv))
+    assert nb.mass_matrix_state(model._kt, _work(model), q, M) == 0
+    return M
 
 
 def _model(name):
@@ -101,24 +129,122 @@ def test_gim_and_inverse_match_numba(name, fn):
         assert np.array_equal(b, b.T)
 
 
+CHOSEN, LTDL, RECURSION, LTDL_REFUSED = 0, 1, 2, -4  # the entries' ``way`` hook, and the LTDL's refusal
+
+
+def groups(model, module_level):
+    """The group (link or module) of each column, and each group's parent group."""
+    if module_level:
+        mods = model.modules
+        group = np.empty(model.nv, dtype=int)
+        for g, m in enumerate(mods):
+            group[m.v_slice] = g
+        return group, [m.parent for m in mods]
+    group = np.repeat(np.arange(model.n_links), model.nv_joint)
+    return group, list(model.parent)
+
+
+def structure(model, module_level):
+    """(U may be non-zero, D may be non-zero) masks of the partition: U unit block upper
+    triangular with blocks (r, c) only where the group of r is the group of c or an ancestor of
+    it, D block diagonal."""
+    group, parent = groups(model, module_level)
+    anc = np.zeros((len(parent), len(parent)), dtype=bool)  # anc[a, g]: a is g or an ancestor of g
+    for g in range(len(parent)):
+        a = g
+        while a >= 0:
+            anc[a, g] = True
+            a = parent[a]
+    return anc[np.ix_(group, group)], group[:, None] == group[None, :]
+
+
+def block_factors(model, q, module_level, inverse, way):
+    nv = model.nv
+    A, B = np.full((nv, nv), np.nan), np.full((nv, nv), np.nan)
+    status = cy.block_factors_state(model._kt, _work(model), q, A, B, module_level, inverse, way)
+    return status, A, B
+
+
+def check_structure(model, module_level, A, B):
+    """Exact zeros outside the partition's pattern, unit diagonal blocks of U, symmetric D."""
+    u_mask, d_mask = structure(model, module_level)
+    assert not np.any(A[~u_mask]) and not np.any(B[~d_mask])
+    assert np.array_equal(A[d_mask], np.eye(model.nv)[d_mask])
+    assert np.array_equal(B, B.T)
+
+
 @pytest.mark.parametrize("name", ROBOTS + RANDOM)
 @pytest.mark.parametrize("module_level", [False, True])
-@pytest.mark.parametrize("inverse", [False, True])
-def test_block_factors_match_numba(name, module_level, inverse):
+def test_block_factors_satisfy_their_identities(name, module_level):
+    """Both ways and the chosen one: U D U^T = I (the GIM of numba's mass_matrix_state, itself
+    compared with the compiled GIM above), U^-T D^-1 U^-1 = I^-1 (numba's
+    inverse_mass_matrix_state), U^-1 U = 1 and D^-1 D = 1, in the block pattern of the
+    partition; the LTDL's factors are the recursion's (the factors are unique) and the chosen
+    way's are one of them bit for bit."""
     model = model_of(name)
-    nv = model.nv
-    (s0, (A0, B0)), (s1, (A1, B1)) = _both(
-        "block_factors_state", model, (nv, nv), (nv, nv), args=(module_level, inverse)
-    )
-    assert s1 == s0
-    if s0 == 0:
-        tol = bound(model, name)
-        assert rel(A1, A0) <= tol and rel(B1, B0) <= tol, (rel(A1, A0), rel(B1, B0), tol)
+    q, nv = _q(model), model.nv
+    M, Minv = np.empty((nv, nv)), np.empty((nv, nv))
+    assert nb.mass_matrix_state(model._kt, _work(model), q, M) == 0
+    assert nb.inverse_mass_matrix_state(model._kt, _work(model), q, Minv) == 0
+    tol = cond_bound(M)
+    got = {}
+    for inverse in (False, True):
+        for way in (RECURSION, LTDL, CHOSEN):
+            status, A, B = block_factors(model, q, module_level, inverse, way)
+            if way == LTDL and status == LTDL_REFUSED:
+                continue
+            assert status == 0, (inverse, way, status)
+            check_structure(model, module_level, A, B)
+            got[inverse, way] = A, B
+            if inverse:
+                assert rel(A.T @ B @ A, Minv) <= tol, ("U^-T D^-1 U^-1", way, rel(A.T @ B @ A, Minv), tol)
+            else:
+                assert rel(A @ B @ A.T, M) <= tol, ("U D U^T", way, rel(A @ B @ A.T, M), tol)
+        U, D = got[False, RECURSION]
+        if inverse:
+            Uinv, Dinv = got[True, RECURSION]
+            assert rel(Uinv @ U, np.eye(nv)) <= tol and rel(Dinv @ D, np.eye(nv)) <= tol
+        if (inverse, LTDL) in got:
+            for x, y in zip(got[inverse, LTDL], got[inverse, RECURSION]):
+                assert rel(x, y) <= tol, ("LTDL vs recursion", inverse, rel(x, y), tol)
+        chosen = LTDL if (inverse, LTDL) in got and cy.factors_take_ltdl(model._kt, module_level) else RECURSION
+        for x, y in zip(got[inverse, CHOSEN], got[inverse, chosen]):
+            assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", ["panda", "solo12", "talos", "chain10"] + RANDOM[:12])
+def test_module_factors_are_the_explicit_ones(name):
+    """Module level against the block formulas of 000 eqs. 18-21 and the block inverse of 002
+    eqs. A.13-A.18 on the explicit DeNOC matrices (algorithms/reference.py)."""
+    model = model_of(name)
+    q = _q(model)
+    tol = cond_bound(gim(model, q))
+    for inverse, explicit in ((False, ref.module_factors), (True, ref.module_factors_inverse)):
+        status, A, B = block_factors(model, q, True, inverse, CHOSEN)
+        assert status == 0
+        U, D = explicit(model, q)
+        assert rel(A, U) <= tol and rel(B, D) <= tol, (inverse, rel(A, U), rel(B, D), tol)
+
+
+def test_the_identity_checks_can_fail():
+    """A factor with one entry moved is caught by the checks above."""
+    model = model_of("panda")
+    q = _q(model)
+    M = gim(model, q)
+    _, A, B = block_factors(model, q, False, False, CHOSEN)
+    A[0, 3] *= 1 + 1e-11
+    assert rel(A @ B @ A.T, M) > cond_bound(M)
+    _, A, B = block_factors(model, q, False, False, CHOSEN)
+    A[3, 0] = 1e-300  # below the diagonal
+    with pytest.raises(AssertionError):
+        check_structure(model, False, A, B)
 
 
 def test_both_branches_of_the_thresholds_are_taken():
-    """chain10 and the robots invert by the LTDL of the GIM, chain24 and chain100 by the recursion;
-    panda, solo12 and chain10 factor by the block LTDL, talos and chain100 by the recursion."""
+    """chain10 and the robots invert by the LTDL of the GIM, chain24 and chain100 by the recursion
+    (the compiled choice and numba's work count agree); panda, solo12 and chain10 factor by the
+    block LTDL, talos and chain100 by the recursion (the choice of numba's deleted block factors,
+    the same counts and LTDL_MAX_WORK = 1500, measured before it went)."""
     for name, minv_ltdl, factors_ltdl in [
         ("panda", True, True),
         ("solo12", True, True),
@@ -132,8 +258,9 @@ def test_both_branches_of_the_thresholds_are_taken():
         lam, depth = np.empty(nv, dtype=np.int64), np.empty(nv, dtype=np.int64)
         gim_ltdl.dof_parents(ki, lam)
         assert (gim_ltdl.minv_work(lam, depth, nv) <= nb.MINV_LTDL_WORK_PER_ENTRY * nv * nv) == minv_ltdl, name
+        assert cy.inverse_takes_ltdl(model._kt) == minv_ltdl, name
         for level in (False, True):
-            assert (gim_ltdl.ltdl_work(ki, nv, level) <= nb.LTDL_MAX_WORK) == factors_ltdl, name
+            assert cy.factors_take_ltdl(model._kt, level) == factors_ltdl, name
 
 
 def _geometry_parts(model, work):
@@ -154,34 +281,116 @@ def _geometry_parts(model, work):
     )
 
 
-@pytest.mark.parametrize("name", ["panda", "talos", "chain24"] + RANDOM[:12])
+def pinocchio_of(model):
+    """Pinocchio's model and data, or None if its joints are not one per link (every model here
+    has one, checked)."""
+    pm = db.to_pinocchio(model)
+    assert pm.njoints == model.n_links + 1
+    return pm, pm.createData()
+
+
+def placements_and_twists(model, geo, v):
+    """World placements (R_k, o_k) and link-frame twists [v_k; w_k] (Pinocchio's ``LOCAL``
+    layout) from E_k, r_k (link k's origin in its parent's frame; E_k turns the parent's
+    coordinates into link k's) and P_k's rows, by the forward recursion of 000 eq. 5."""
+    L = model.n_links
+    R, o, t = np.zeros((L, 3, 3)), np.zeros((L, 3)), np.zeros((L, 6))
+    for k in range(L):
+        b = model.parent[k]
+        Rb, ob = (np.eye(3), np.zeros(3)) if b < 0 else (R[b], o[b])
+        wb, vb = (np.zeros(3), np.zeros(3)) if b < 0 else (t[b, 3:], t[b, :3])
+        E, r = geo.E[k], geo.r[k]
+        R[k], o[k] = Rb @ E.T, ob + Rb @ r
+        v0, z = model.idx_v[k], model.nv_joint[k]
+        Pk, vk = geo.P[v0 : v0 + z], v[v0 : v0 + z]
+        t[k, 3:] = E @ wb + Pk[:, :3].T @ vk
+        t[k, :3] = E @ (vb + np.cross(wb, r)) + Pk[:, 3:].T @ vk
+    return R, o, t
+
+
+def check_against_pinocchio(model, geo, q, v):
+    """E_k, r_k and P_k of ``geo`` place the links and move them as Pinocchio does."""
+    pm, pd = pinocchio_of(model)
+    pin.forwardKinematics(pm, pd, q, v)
+    R, o, t = placements_and_twists(model, geo, v)
+    for k in range(model.n_links):
+        M = pd.oMi[k + 1]
+        assert np.abs(R[k] - M.rotation).max() <= 1e-13, k
+        assert np.abs(o[k] - M.translation).max() <= 1e-13 * max(1.0, np.abs(M.translation).max()), k
+        tw = np.r_[pd.v[k + 1].linear, pd.v[k + 1].angular]
+        assert np.abs(t[k] - tw).max() <= 1e-12 * max(1.0, np.abs(tw).max()), k
+
+
+GEOMETRY_MODELS = ["panda", "talos", "solo12", "chain24"] + RANDOM[:12]
+
+
+@pytest.mark.parametrize("name", GEOMETRY_MODELS)
 @pytest.mark.parametrize("factors", [False, True])
-def test_geometry_and_factors_match_numba(name, factors):
+def test_geometry_and_factors_against_pinocchio(name, factors):
+    """The geometry (E_k, r_k, P_k) and the kinetic energy against Pinocchio; with ``factors``,
+    Psi_k, Ihat_k and Ihat_k^-1 against numba's articulated pass (``articulated_factors``, which
+    the numba inverse GIM still runs) and Ihat_k, Ihat_k^-1 against the diagonal blocks of the
+    link-level D and D^-1 (tested above by their identities)."""
     model = model_of(name)
     q, v = _q(model), np.random.default_rng(1).standard_normal(model.nv)
-    parts, energies, statuses = [], [], []
-    for mod in (nb, cy):
-        work, energy = _work(model), np.zeros(1)
-        work[:] = 0.0
-        statuses.append(mod.geometry_and_factors(model._kt, work, q, v, factors, energy))
-        parts.append(_geometry_parts(model, work))
-        energies.append(energy[0])
-    assert statuses[1] == statuses[0]
-    assert abs(energies[1] - energies[0]) <= TOL * abs(energies[0])
-    assert rel(parts[1], parts[0]) <= bound(model, name)
+    work, energy = _work(model), np.zeros(1)
+    work[:] = 0.0
+    status = cy.geometry_and_factors(model._kt, work, q, v, factors, energy)
+    assert status == 0
+    geo = Geometry(model, work, float(energy[0]))
+    check_against_pinocchio(model, geo, q, v)
+    pm, pd = pinocchio_of(model)
+    pin.crba(pm, pd, q)  # computeKineticEnergy reads the placements and twists of forwardKinematics
+    pin.forwardKinematics(pm, pd, q, v)
+    kinetic = pin.computeKineticEnergy(pm, pd)
+    assert abs(geo.energy - kinetic) <= 1e-12 * abs(kinetic), (geo.energy, kinetic)
+    if not factors:
+        return
+    w_nb = _work(model)
+    w_nb[:] = 0.0
+    assert nb.articulated_factors(model._kt.view(T.INT), model._kt, q, model.nv, w_nb) == 0
+    theirs = Geometry(model, w_nb, 0.0)
+    tol = bound(model, name)
+    for part in ("Psi", "Ihat", "IhatInv"):
+        d = rel(getattr(geo, part), getattr(theirs, part))
+        assert d <= tol, (part, d, tol)
+    for inverse, part in ((False, geo.Ihat), (True, geo.IhatInv)):
+        st, _, B = block_factors(model, q, False, inverse, CHOSEN)
+        assert st == 0
+        for k in range(model.n_links):
+            v0, z = model.idx_v[k], model.nv_joint[k]
+            assert rel(part[v0 : v0 + z, :z], B[v0 : v0 + z, v0 : v0 + z]) <= max(tol, 1e-12), (inverse, k)
 
 
-@pytest.mark.parametrize("name", ["panda", "talos", "solo12"] + RANDOM[:12])
-def test_geometry_state_matches_numba(name):
+@pytest.mark.parametrize("name", GEOMETRY_MODELS)
+def test_geometry_state_against_pinocchio(name):
+    """The lean geometry pass: placements and twists (through P_k) as Pinocchio's, and the same
+    E_k, r_k and P_k as the full pass of geometry_and_factors."""
     model = model_of(name)
-    q = _q(model)
-    works = []
-    for mod in (nb, cy):
-        work = _work(model)
-        work[:] = 0.0
-        assert mod.geometry_state(model._kt, work, q) == 0
-        works.append(work)
-    assert rel(works[1], works[0]) <= TOL
+    q, v = _q(model), np.random.default_rng(2).standard_normal(model.nv)
+    work = _work(model)
+    work[:] = 0.0
+    assert cy.geometry_state(model._kt, work, q) == 0
+    geo = Geometry(model, work, 0.0)
+    check_against_pinocchio(model, geo, q, v)
+    full = _work(model)
+    assert cy.geometry_and_factors(model._kt, full, q, v, False, np.zeros(1)) == 0
+    other = Geometry(model, full, 0.0)
+    for part in ("E", "r", "P"):
+        assert np.array_equal(getattr(geo, part), getattr(other, part)), part
+
+
+def test_the_pinocchio_checks_can_fail():
+    """A placement, a P_k row or a velocity moved by a little is caught."""
+    model = model_of("panda")
+    q, v = _q(model), np.random.default_rng(2).standard_normal(model.nv)
+    work = _work(model)
+    assert cy.geometry_state(model._kt, work, q) == 0
+    for part, index in (("r", (3, 1)), ("P", (4, 2)), ("E", (2, 0, 1))):
+        geo = Geometry(model, work, 0.0)
+        getattr(geo, part)[index] += 1e-9
+        with pytest.raises(AssertionError):
+            check_against_pinocchio(model, geo, q, v)
 
 
 def test_an_empty_work_is_allocated():
@@ -234,19 +443,22 @@ def _bad_cases():
 
 @pytest.mark.parametrize("case", range(8))
 def test_bad_input_gives_the_statuses_of_numba(case):
+    """The GIM and its inverse give numba's statuses; the block factors, every level and way,
+    give those of numba's inverse GIM (the same checks, the same articulated pass naming a
+    singular joint: numba's deleted block factors gave exactly these, compared before it went)."""
     label, model, q, shape = _bad_cases()[case]
     for fn in ("mass_matrix_state", "inverse_mass_matrix_state"):
         s = [getattr(mod, fn)(model._kt, _work(model), q, np.empty(shape)) for mod in (nb, cy)]
         assert s[1] == s[0], (label, fn, s)
+    expected = s[0]
+    assert expected > 0 if label == "singular joint" else expected in (-1, -2)
     for level in (False, True):
         for inverse in (False, True):
-            s = [
-                mod.block_factors_state(model._kt, _work(model), q, np.empty(shape), np.empty(shape), level, inverse)
-                for mod in (nb, cy)
-            ]
-            assert s[1] == s[0], (label, level, inverse, s)
-    if label == "singular joint":
-        assert s[0] > 0
+            for way in (CHOSEN, RECURSION):
+                got = cy.block_factors_state(
+                    model._kt, _work(model), q, np.empty(shape), np.empty(shape), level, inverse, way
+                )
+                assert got == expected, (label, level, inverse, way, got, expected)
 
 
 def test_a_wrong_work_shape_is_a_status():
@@ -256,8 +468,10 @@ def test_a_wrong_work_shape_is_a_status():
         for mod in (nb, cy):
             assert mod.mass_matrix_state(model._kt, work, q, np.empty((nv, nv))) == -2
             assert mod.inverse_mass_matrix_state(model._kt, work, q, np.empty((nv, nv))) == -2
-            assert mod.geometry_state(model._kt, work, q) == -2
-            assert mod.geometry_and_factors(model._kt, work, q, np.zeros(nv), True, np.zeros(1)) == -2
+        assert cy.geometry_state(model._kt, work, q) == -2
+        assert cy.geometry_and_factors(model._kt, work, q, np.zeros(nv), True, np.zeros(1)) == -2
+        A, B = np.empty((nv, nv)), np.empty((nv, nv))
+        assert cy.block_factors_state(model._kt, work, q, A, B, True, True) == -2
 
 
 def _type_errors(model):
@@ -323,22 +537,25 @@ def test_finite_matrix():
 
 def test_geometry_and_factors_statuses_of_numba():
     """Bad velocities, configurations and lengths, and a singular joint, through the geometry
-    entry (its v is checked like a state's)."""
+    entry (its v is checked like a state's, the lengths first): -1, -1, -2, -2 and the joint
+    that numba's inverse GIM names (numba's deleted geometry entry gave exactly these)."""
     panda, singular = model_of("panda"), _singular_panda()
     q, nv = _q(panda), panda.nv
     nan_v, short_v = np.zeros(nv), np.zeros(nv - 1)
     nan_v[2] = np.nan
     nan_q = q.copy()
     nan_q[0] = np.nan
-    for model, qq, v in [
-        (panda, q, nan_v),
-        (panda, nan_q, np.zeros(nv)),
-        (panda, q, short_v),
-        (panda, nan_q, short_v),
-        (singular, q, np.zeros(nv)),
+    named = nb.inverse_mass_matrix_state(singular._kt, _work(singular), q, np.empty((nv, nv)))
+    assert singular.link_names[named - 1] in ("panda_leftfinger", "panda_rightfinger")
+    for model, qq, v, expected in [
+        (panda, q, nan_v, -1),
+        (panda, nan_q, np.zeros(nv), -1),
+        (panda, q, short_v, -2),
+        (panda, nan_q, short_v, -2),
+        (singular, q, np.zeros(nv), named),
     ]:
-        s = [mod.geometry_and_factors(model._kt, _work(model), qq, v, True, np.zeros(1)) for mod in (nb, cy)]
-        assert s[1] == s[0] != 0, s
+        s = cy.geometry_and_factors(model._kt, _work(model), qq, v, True, np.zeros(1))
+        assert s == expected, (s, expected)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the link mass matrices of such chains
@@ -346,7 +563,9 @@ def test_geometry_and_factors_statuses_of_numba():
 @pytest.mark.parametrize("n", [4, 30])
 def test_overflowing_and_degenerate_chains_give_the_statuses_of_numba(length, n):
     """Chains of huge links: a GIM beyond float64 (-3) and articulated inertias lost to round-off
-    (k + 1), through both branches of each threshold."""
+    (k + 1), through both branches of each threshold: the GIM and its inverse give numba's
+    statuses, the block factors those of numba's inverse GIM (as numba's deleted block factors
+    did on every one of these chains, compared before it went)."""
     model = serial_chain(n, length=length)
     q, nv = _q(model), model.nv
     statuses = []
@@ -355,9 +574,10 @@ def test_overflowing_and_degenerate_chains_give_the_statuses_of_numba(length, n)
             getattr(mod, fn)(model._kt, _work(model), q, np.empty((nv, nv)))
             for fn in ("mass_matrix_state", "inverse_mass_matrix_state")
         ]
-        for level in (False, True):
-            for inverse in (False, True):
-                A, B = np.empty((nv, nv)), np.empty((nv, nv))
-                row.append(mod.block_factors_state(model._kt, _work(model), q, A, B, level, inverse))
         statuses.append(row)
     assert statuses[1] == statuses[0]
+    for level in (False, True):
+        for inverse in (False, True):
+            A, B = np.empty((nv, nv)), np.empty((nv, nv))
+            got = cy.block_factors_state(model._kt, _work(model), q, A, B, level, inverse)
+            assert got == statuses[0][1], (level, inverse, got, statuses[0])
