@@ -253,3 +253,20 @@ def chromium() -> str:
             pytest.fail(why + "; CI is set, so this is an error (.ci/run installs it)")
         pytest.skip(why)
     return path
+
+
+@pytest.fixture
+def plot_titles(monkeypatch):
+    """The titles of the axes of every figure :mod:`denoc_bridge.viz.plots` saves from now on (the
+    figures are closed, nothing is written)."""
+    from denoc_bridge.viz import plots
+
+    titles: list[str] = []
+
+    def keep(fig, path, **kwargs):
+        titles.extend(a.get_title() for a in fig.axes)
+        plots.pyplot().close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    return titles

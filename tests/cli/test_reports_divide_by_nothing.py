@@ -101,7 +101,7 @@ def test_a_robot_without_mass_on_the_ground(tmp_path, capsys):
     assert err.rstrip().endswith("a floating base needs a mass: give its link a mass and inertia in the URDF (or MJCF)")
 
 
-def test_the_plots_of_a_run_without_energy_at_play(tmp_path, monkeypatch):
+def test_the_plots_of_a_run_without_energy_at_play(tmp_path, plot_titles):
     """Zero energy scale: the balance's titles say there is no energy at play (they read
     "nan of the energy scale"); the relative drift is 0, not the drift in J."""
     model = db.load_urdf(MASSLESS)
@@ -109,15 +109,7 @@ def test_the_plots_of_a_run_without_energy_at_play(tmp_path, monkeypatch):
     traj = db.simulate(model, [0.3], [0.0], 0.05, 1e-3, progress=False)
     assert traj.energy_scale == 0.0 and traj.energy_scales()["floor"] == 0.0
     np.testing.assert_array_equal(traj.energy_drift(relative=True), np.zeros(len(traj)))
-    plt = plots.pyplot()
-    titles = []
-
-    def keep(fig, path, **kwargs):
-        titles.extend(a.get_title() for a in fig.axes)
-        plt.close(fig)
-        return path
-
-    monkeypatch.setattr(plots, "save_figure", keep)
+    titles = plot_titles
     plots.plot_summary(traj, tmp_path / "summary.png")
     plots.plot_energy(traj, tmp_path / "energy.png")
     balance = [t for t in titles if "drift" in t or "balance" in t]

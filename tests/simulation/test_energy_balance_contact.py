@@ -87,7 +87,7 @@ def test_slices_files_and_frames_keep_the_impacts_work(landing, tmp_path):
     np.testing.assert_allclose(frames.energy_drift(), traj.energy_drift()[::10], atol=1e-9)
 
 
-def test_the_plots_read_the_one_balance(landing, monkeypatch):
+def test_the_plots_read_the_one_balance(landing, plot_titles):
     """The energy panel's dotted line is E(0) + W with the contacts' work (impacts included) and
     says so; the summary's title and the drift panel write the same balance, small."""
     traj, _ = landing
@@ -104,14 +104,7 @@ def test_the_plots_read_the_one_balance(landing, monkeypatch):
         assert abs(y[-1] - traj.total_energy[-1]) < 1e-12 * traj.energy_scale
     finally:
         plt.close(fig)
-    titles = []
-
-    def keep(fig, path, **kwargs):
-        titles.extend(a.get_title() for a in fig.axes)
-        plt.close(fig)
-        return path
-
-    monkeypatch.setattr(plots, "save_figure", keep)
+    titles = plot_titles
     plots.plot_summary(traj, "unused.png")
     plots.plot_energy(traj, "unused.png")
     summary = next(t for t in titles if t.startswith("energy balance: max |E - E(0) - W_in - W_contact| = "))

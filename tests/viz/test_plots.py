@@ -206,7 +206,7 @@ def test_passive_summary_has_no_torque_panel_and_readable_legends(tmp_path, grip
     assert any("torque" in label for label in figures[1])
 
 
-def test_energy_panel_names_what_the_joint_limit_stops_took(gripper_traj, monkeypatch):
+def test_energy_panel_names_what_the_joint_limit_stops_took(gripper_traj, plot_titles):
     """With stops (``limit_work``) the dotted line is E(0) + W_in - W_stops and says so, and the
     summary's title writes the balance with W_stops; without, "E(0) + work in"."""
     plt = plots.pyplot()
@@ -224,14 +224,7 @@ def test_energy_panel_names_what_the_joint_limit_stops_took(gripper_traj, monkey
             assert np.allclose(y, np.interp(t, traj.t, expected), rtol=0, atol=1e-12)
         finally:
             plt.close(fig)
-    titles = []
-
-    def keep(fig, path, **kwargs):
-        titles.extend(a.get_title() for a in fig.axes)
-        plt.close(fig)
-        return path
-
-    monkeypatch.setattr(plots, "save_figure", keep)
+    titles = plot_titles
     plots.plot_summary(stopped, "unused.png")
     assert any("max |E - E(0) - W_in + W_stops|" in t for t in titles), titles
 
