@@ -54,11 +54,14 @@ __all__ = [
 
 # bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
 # attribute lookup costs 10-25 ns
-_empty = np.empty
-_inverse_dynamics_fast = compiled.inverse_dynamics_fast
-_forward_dynamics_fast = compiled.forward_dynamics_fast
+# (the *_new entries allocate their result through NumPy's C API and return it, or the status)
+_ndarray = np.ndarray
+_inverse_dynamics_new = compiled.inverse_dynamics_new
+_forward_dynamics_new = compiled.forward_dynamics_new
 _mass_matrix_state = compiled.mass_matrix_state
+_mass_matrix_new = compiled.mass_matrix_new
 _inverse_mass_matrix_state = compiled.inverse_mass_matrix_state
+_inverse_mass_matrix_new = compiled.inverse_mass_matrix_new
 _NO_BAUMGARTE = (0.0, 0.0)
 
 
@@ -129,9 +132,9 @@ def inverse_dynamics(
     if actuated is not None:
         raise _no_loops(model)
     if f_ext is None:  # fast path: float64 C vectors
-        out = _empty(model.nv)
         try:
-            if _inverse_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, a, out) == 0:
+            out = _inverse_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, a)
+            if type(out) is _ndarray:
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
@@ -215,9 +218,9 @@ def forward_dynamics(
             loops.constrained_forward_dynamics, model, q, v, tau, "tau", f_ext, model, method=loop_method
         )
     if f_ext is None:  # fast path: float64 C vectors
-        out = _empty(model.nv)
         try:
-            if _forward_dynamics_fast(model._kt, model._local.work if data is None else data.work, q, v, tau, out) == 0:
+            out = _forward_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, tau)
+            if type(out) is _ndarray:
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
@@ -344,10 +347,14 @@ def mass_matrix(
         Wrong shapes, non-finite entries (naming the entry and its joint), a zero quaternion.
     """
     if type(model) is Model:  # fast path: a float64 C vector (as tree_mass_matrix's, one call less)
-        res = _empty((model.nv, model.nv)) if out is None else out
         try:
-            if _mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
-                return res
+            work = model._local.work if data is None else data.work
+            if out is None:
+                res = _mass_matrix_new(model._kt, work, q)
+                if type(res) is _ndarray:
+                    return res
+            elif _mass_matrix_state(model._kt, work, q, out) == 0:
+                return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
         if np.ndim(q) == 2:
@@ -392,10 +399,14 @@ def inverse_mass_matrix(
         An articulated inertia is singular (naming the joint): a joint moves no inertia.
     """
     if type(model) is Model:  # fast path: a float64 C vector
-        res = _empty((model.nv, model.nv)) if out is None else out
         try:
-            if _inverse_mass_matrix_state(model._kt, model._local.work if data is None else data.work, q, res) == 0:
-                return res
+            work = model._local.work if data is None else data.work
+            if out is None:
+                res = _inverse_mass_matrix_new(model._kt, work, q)
+                if type(res) is _ndarray:
+                    return res
+            elif _inverse_mass_matrix_state(model._kt, work, q, out) == 0:
+                return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
         if np.ndim(q) == 2:

@@ -225,6 +225,22 @@ def inverse_mass_matrix_state(kt, work, q, out, int way=WAY_CHOSEN):
     return gim_call(kt, work, q, out, True, way)
 
 
+def mass_matrix_new(kt, work, q):
+    """mass_matrix_state into a new (nv, nv) array, allocated here: the array, or the status
+    when it is not 0 (the public call's fast path)."""
+    cdef cnp.ndarray out = new_array(2, nv_of(kt))
+    cdef long status = gim_call(kt, work, q, out, False, WAY_CHOSEN)
+    return out if status == 0 else status
+
+
+def inverse_mass_matrix_new(kt, work, q):
+    """inverse_mass_matrix_state into a new (nv, nv) array, allocated here: the array, or the
+    status."""
+    cdef cnp.ndarray out = new_array(2, nv_of(kt))
+    cdef long status = gim_call(kt, work, q, out, True, WAY_CHOSEN)
+    return out if status == 0 else status
+
+
 def inverse_takes_ltdl(kt):
     """Whether inverse_mass_matrix_state tries the LTDL of the GIM first (its work count is at
     most MINV_LTDL_WORK_PER_ENTRY nv^2) on the model of table ``kt``."""
