@@ -1,7 +1,7 @@
 """The compiled core: Cython kernels, compiled when the package is built (``setup.py``).
 
 One extension module per group of recursion passes (``tree``: geometry, inverse and forward
-dynamics of a tree), each a ``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the
+dynamics, the GIM, its inverse and block factors of a tree, single states and batches), each a ``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the
 layout of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`).  The kernels take the model's table and state arrays only,
 check every length and dtype at the boundary, and return a status that the Python layer turns
@@ -84,5 +84,5 @@ def load(stem: str) -> ModuleType:
     return module
 
 
-#: the tree's geometry, inverse and forward dynamics (``tree.pyx``)
+#: the tree's geometry, dynamics and GIM family (``tree.pyx``)
 tree = load("tree")

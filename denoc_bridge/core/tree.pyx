@@ -1,11 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False
-"""The tree's recursions, compiled: forward and inverse dynamics of one state.
+"""The tree's recursions, compiled: forward and inverse dynamics, the GIM, its inverse and block
+factors, of one state or of a batch.
 
 One extension module built from one ``.pxi`` file per recursion pass (one generated C file,
 one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi`` (E_k, r_k,
-P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3) and
-``entry.pxi`` (the entries called from Python).  The passes take raw pointers: ``kf`` (the
+P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
+``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
+inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
+block factors, 002 A.13-A.22) and ``gim_entry.pxi`` (their entries).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
 (rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
 (``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
@@ -14,7 +17,10 @@ work array.
 Entries (the numba entries' signatures and statuses, denoc_bridge/kernels/entry.py):
 ``forward_dynamics_fast(kt, work, q, v, tau, out)``, ``forward_dynamics_state(kt, work, q, v,
 tau, fext, out)``, ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
-``inverse_dynamics_state(kt, work, q, v, a, fext, out)``; each returns 0 = done, -1 = a value
+``inverse_dynamics_state(kt, work, q, v, a, fext, out)``, ``mass_matrix_state``,
+``inverse_mass_matrix_state``, ``block_factors_state``, ``geometry_state``,
+``geometry_and_factors``; the ``*_new`` variants return a result they allocate, the ``*_chunk``
+ones run part of a batch without the GIL.  Each returns 0 = done, -1 = a value
 is invalid, -2 = a length is wrong, -3 = the inputs are finite but the result is not,
 k + 1 = the articulated inertia of link k is singular, and raises TypeError for an argument
 that is not a C-contiguous aligned float64 array of the expected dimensions (or a read-only

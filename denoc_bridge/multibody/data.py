@@ -68,6 +68,8 @@ def run_chunks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
         return
     global _POOL
     with _POOL_LOCK:
+        # more threads asked for: a larger pool; the old one is not shut down, since another
+        # thread may be submitting its chunks to it (its idle threads cost nothing)
         if _POOL is None or _POOL._max_workers < threads:
             _POOL = ThreadPoolExecutor(max_workers=max(threads, os.cpu_count() or 1), thread_name_prefix="denoc")
         pool = _POOL
