@@ -1,9 +1,11 @@
 """The compiled core: Cython kernels, compiled when the package is built (``setup.py``).
 
 One extension module per group of recursion passes (``tree``: geometry, inverse and forward
-dynamics, the GIM, its inverse and block factors of a tree, single states and batches), each a ``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the
-layout of the model table and of the work array they share with the Python layer
-(:mod:`denoc_bridge.kernels.tables`).  The kernels take the model's table and state arrays only,
+dynamics, the GIM, its inverse and block factors of a tree, single states and batches), each a
+``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the layout
+of the model table and of the work array they share with the Python layer
+(:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
+``vectors.pxd`` the small vector helpers.  The kernels take the model's table and state arrays only,
 check every length and dtype at the boundary, and return a status that the Python layer turns
 into a named error.
 

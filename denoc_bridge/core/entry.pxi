@@ -1,11 +1,11 @@
 # Entries: one call per public algorithm (denoc_bridge/kernels/entry.py), with the numba
 # entries' arguments and statuses.
 #
-# Each entry takes plain objects and checks them in C before any pointer is indexed: an
-# argument that is not an ndarray of the expected dimensions, float64 in native byte order,
-# C-contiguous and aligned (and writeable for ``work`` and ``out``) raises TypeError, as the
-# numba entries' explicit signatures do (the Python layer then converts the arguments); read-only
-# inputs are accepted.  Then the lengths and values: the status is 0 = done, -1 = a value is
+# Each entry takes plain objects and checks them in C before any pointer is indexed (``take``,
+# arrays.pxd): an argument that is not an ndarray of the expected dimensions, float64 in native
+# byte order, C-contiguous and aligned (and writeable for ``work`` and ``out``) raises TypeError,
+# as the numba entries' explicit signatures do (the Python layer then converts the arguments);
+# read-only inputs are accepted.  Then the lengths and values: the status is 0 = done, -1 = a value is
 # invalid (not finite, a zero quaternion or (cos, sin) pair), -2 = a length is wrong, -3 = the
 # inputs are finite but the result is not, k + 1 = the articulated inertia of link k is
 # singular.  An empty ``work`` (0 rows) asks the entry to allocate its own.
@@ -17,45 +17,6 @@ cdef extern from *:
     """
     double MIN_NORM "DB_MIN_NORM"
     long OVERFLOW "DB_OVERFLOW"
-
-
-cdef struct Arr:
-    double* data
-    Py_ssize_t n0
-    Py_ssize_t n1
-
-
-cdef int take(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
-    """The data pointer and lengths of ``o`` (TypeError unless an ndarray of ``ndim``
-    dimensions, float64 in native byte order, C-contiguous and aligned, and writeable when
-    ``writable``).  A 3-D array (n0, d1, d2) is taken as the 2-D (n0, d1 d2) it is in memory:
-    pass the array itself, never a temporary such as ``o.reshape(...)`` (a copy when ``o`` is not
-    contiguous, freed when this returns: the pointer would dangle)."""
-    cdef cnp.ndarray x
-    cdef int i
-    if not cnp.PyArray_Check(o):
-        raise TypeError(f"{name.decode()}: expected a numpy.ndarray, got {type(o).__name__}")
-    x = <cnp.ndarray>o
-    if (cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE
-            or not cnp.PyArray_ISCARRAY_RO(x) or not cnp.PyArray_ISNOTSWAPPED(x)
-            or (writable and not cnp.PyArray_ISWRITEABLE(x))):
-        raise TypeError(f"{name.decode()}: expected a {ndim}-D C-contiguous aligned float64 array"
-                        f"{' (writeable)' if writable else ''}, got {(<object>x).dtype} {(<object>x).shape}"
-                        f" ({(<object>x).flags})".replace("\n", " "))
-    a.data = <double*>cnp.PyArray_DATA(x)
-    a.n0 = cnp.PyArray_DIMS(x)[0]
-    a.n1 = 1
-    for i in range(1, ndim):
-        a.n1 *= cnp.PyArray_DIMS(x)[i]
-    return 0
-
-
-cdef inline Py_ssize_t model_nq(const int* ki, Py_ssize_t L) noexcept nogil:
-    return ki[(L - 1) * NI + IDX_Q] + ki[(L - 1) * NI + NQ] if L else 0
-
-
-cdef inline Py_ssize_t model_nv(const int* ki, Py_ssize_t L) noexcept nogil:
-    return ki[(L - 1) * NI + IDX_V] + ki[(L - 1) * NI + NV] if L else 0
 
 
 cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, const Arr* x,

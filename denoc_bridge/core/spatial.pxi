@@ -6,14 +6,8 @@
 # a symmetric 6x6 mass M = [[J, H], [H^T, Q]] is 21 doubles: J (xx, xy, xz, yy, yz, zz),
 # H (row major), Q (like J).  Convention of denoc_bridge.spatial: A_{k,b} = [[E, 0], [-E rx, E]]
 # with E parent to child coordinates; rotation codes 0/1/2: E = R^T with R the rotation about
-# x/y/z by (c, s), 3: identity, 4: general.
-
-
-cdef inline void cross3(double a0, double a1, double a2, double b0, double b1, double b2,
-                        double* o) noexcept nogil:
-    o[0] = a1 * b2 - a2 * b1
-    o[1] = a2 * b0 - a0 * b2
-    o[2] = a0 * b1 - a1 * b0
+# x/y/z by (c, s), 3: identity, 4: general.  The cross product cross3 is vectors.pxd's (shared
+# with the configuration module).
 
 
 cdef inline void cross_wr(int rc, double w0, double w1, double w2, double r0, double r1,

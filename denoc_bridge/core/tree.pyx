@@ -8,11 +8,11 @@ one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
 ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
-block factors, 002 A.13-A.22) and ``gim_entry.pxi`` (their entries).  The passes take raw pointers: ``kf`` (the
+block factors, 002 A.13-A.22)) and ``gim_entry.pxi`` (their entries).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
 (rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
 (``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
-work array.
+work array.  The boundary checks are arrays.pxd's, the cross product vectors.pxd's.
 
 Entries (the numba entries' signatures and statuses, denoc_bridge/kernels/entry.py):
 ``forward_dynamics_fast(kt, work, q, v, tau, out)``, ``forward_dynamics_state(kt, work, q, v,
@@ -31,7 +31,9 @@ cimport numpy as cnp
 from libc.math cimport cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport free, malloc
 
+from denoc_bridge.core.arrays cimport Arr, model_nq, model_nv, take
 from denoc_bridge.core.tables cimport *
+from denoc_bridge.core.vectors cimport cross3
 
 cnp.import_array()
 

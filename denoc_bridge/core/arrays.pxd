@@ -1,0 +1,95 @@
+# cython: language_level=3
+"""The boundary checks of every compiled entry (``tree`` and ``configuration`` cimport them):
+an argument's data pointer and lengths, taken once per call after its type is checked, and the
+model's sizes from its table.
+
+``take`` raises TypeError for an argument that is not an ndarray of the expected dimensions,
+float64 in native byte order, C-contiguous and aligned (and writeable for an output), as the
+numba entries' explicit signatures do; read-only inputs are accepted.  The lengths and values
+are then the entries' to check (a status, never an exception): ``table_fits`` and
+``modules_fit`` say whether a table's joints and modules index within arrays of given lengths.
+"""
+
+cimport numpy as cnp
+
+from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NQ, NV, TRANSLATION,
+                                       joint_type, n_modules)
+
+cdef extern from *:
+    """
+    static const int DB_JOINT_NQ[8] = {1, 2, 1, 4, 7, 2, 4, 3};
+    static const int DB_JOINT_NV[8] = {1, 1, 1, 3, 6, 2, 3, 3};
+    """
+    const int* JOINT_NQ "DB_JOINT_NQ"  # nq and nv of each joint type (multibody.joints)
+    const int* JOINT_NV "DB_JOINT_NV"
+
+
+cdef struct Arr:
+    double* data
+    Py_ssize_t n0
+    Py_ssize_t n1
+
+
+cdef inline int take(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
+    """The data pointer and lengths of ``o`` (TypeError unless an ndarray of ``ndim``
+    dimensions, float64 in native byte order, C-contiguous and aligned, and writeable when
+    ``writable``).  A 3-D array (n0, d1, d2) is taken as the 2-D (n0, d1 d2) it is in memory:
+    pass the array itself, never a temporary such as ``o.reshape(...)`` (a copy when ``o`` is not
+    contiguous, freed when this returns: the pointer would dangle)."""
+    cdef cnp.ndarray x
+    cdef int i
+    if not cnp.PyArray_Check(o):
+        raise TypeError(f"{name.decode()}: expected a numpy.ndarray, got {type(o).__name__}")
+    x = <cnp.ndarray>o
+    if (cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE
+            or not cnp.PyArray_ISCARRAY_RO(x) or not cnp.PyArray_ISNOTSWAPPED(x)
+            or (writable and not cnp.PyArray_ISWRITEABLE(x))):
+        raise TypeError(f"{name.decode()}: expected a {ndim}-D C-contiguous aligned float64 array"
+                        f"{' (writeable)' if writable else ''}, got {(<object>x).dtype} {(<object>x).shape}"
+                        f" ({(<object>x).flags})".replace("\n", " "))
+    a.data = <double*>cnp.PyArray_DATA(x)
+    a.n0 = cnp.PyArray_DIMS(x)[0]
+    a.n1 = 1
+    for i in range(1, ndim):
+        a.n1 *= cnp.PyArray_DIMS(x)[i]
+    return 0
+
+
+cdef inline Py_ssize_t model_nq(const int* ki, Py_ssize_t L) noexcept nogil:
+    """nq of the model: the end of its last joint's coordinates (0 for an empty model)."""
+    return ki[(L - 1) * NI + IDX_Q] + ki[(L - 1) * NI + NQ] if L else 0
+
+
+cdef inline Py_ssize_t model_nv(const int* ki, Py_ssize_t L) noexcept nogil:
+    """nv of the model: the end of its last joint's velocities (0 for an empty model)."""
+    return ki[(L - 1) * NI + IDX_V] + ki[(L - 1) * NI + NV] if L else 0
+
+
+cdef inline bint table_fits(const int* ki, Py_ssize_t L, Py_ssize_t nq, Py_ssize_t nv) noexcept nogil:
+    """True when the joints of the table are of known types, in order, with their types' numbers
+    of coordinates and velocities, ending at nq and nv: no index of a kernel leaves the arrays."""
+    cdef Py_ssize_t k, iq = 0, iv = 0
+    cdef const int* i
+    cdef int jt
+    for k in range(L):
+        i = ki + k * NI
+        jt = joint_type(i)
+        if (jt > TRANSLATION or i[IDX_Q] != iq or i[IDX_V] != iv or i[NQ] != JOINT_NQ[jt]
+                or i[NV] != JOINT_NV[jt]):
+            return False
+        iq += JOINT_NQ[jt]
+        iv += JOINT_NV[jt]
+    return iq == nq and iv == nv
+
+
+cdef inline bint modules_fit(const int* ki, Py_ssize_t L) noexcept nogil:
+    """True when the modules of the table cover the links in order, each after its parent."""
+    cdef Py_ssize_t S = n_modules(ki, L), m, end = 0
+    if L > 0 and not 1 <= S <= L:
+        return False
+    for m in range(S):
+        if (ki[m * NI + MFIRST] != end or ki[m * NI + MEND] <= end or ki[m * NI + MEND] > L
+                or not -1 <= ki[m * NI + MPARENT] < m):
+            return False
+        end = ki[m * NI + MEND]
+    return end == L
