@@ -1,11 +1,12 @@
 """The compiled core: Cython kernels, compiled when the package is built (``setup.py``).
 
-One extension module per group of recursion passes (``tree``: geometry, inverse and forward
-dynamics, the GIM, its inverse and block factors of a tree, single states and batches), each a
-``.pyx`` that includes one ``.pxi`` per pass; ``tables.pxd`` is the layout
+One extension module per group of recursion passes (``configuration``: the joints' configuration
+maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and block factors
+of a tree, single states and batches), each a ``.pyx`` that includes one ``.pxi`` per pass and
+a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
-``vectors.pxd`` the small vector helpers.  The kernels take the model's table and state arrays only,
+``vectors.pxd`` the small vector helpers both modules use.  The kernels take the model's table and state arrays only,
 check every length and dtype at the boundary, and return a status that the Python layer turns
 into a named error.
 
@@ -86,5 +87,7 @@ def load(stem: str) -> ModuleType:
     return module
 
 
+#: the configuration maps of every joint type (``configuration.pyx``)
+configuration = load("configuration")
 #: the tree's geometry, dynamics and GIM family (``tree.pyx``)
 tree = load("tree")
