@@ -1,9 +1,9 @@
 """The compiled core: Cython kernels, compiled when the package is built (``setup.py``).
 
 One extension module per group of recursion passes (``configuration``: the joints' configuration
-maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and block factors
-of a tree, single states and batches), each a ``.pyx`` that includes one ``.pxi`` per pass and
-a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
+maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and block factors,
+the energies of a tree, single states and batches), each a ``.pyx`` that includes one ``.pxi``
+per pass and a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
 ``vectors.pxd`` the small vector helpers both modules use.  The kernels take the model's table and state arrays only,
@@ -87,7 +87,7 @@ def load(stem: str) -> ModuleType:
     return module
 
 
-#: the configuration maps of every joint type (``configuration.pyx``)
+#: the configuration maps of every joint type (``configuration.pyx``; ``tree`` cimports them)
 configuration = load("configuration")
-#: the tree's geometry, dynamics and GIM family (``tree.pyx``)
+#: the tree's geometry, dynamics, GIM family and energies (``tree.pyx``)
 tree = load("tree")

@@ -1,7 +1,8 @@
-"""The compiled configuration maps (denoc_bridge/core/configuration.pyx) against the numba
-kernels they replace, in one process, on the same model tables: values (every joint type,
-small-angle series and large rotations, batches), lengths that do not fit (status -2, nothing
-written, nothing read out of bounds) and the TypeError of arguments the entries must not take."""
+"""The compiled configuration maps (denoc_bridge/core/configuration.pyx) and energies (tree.pyx,
+energy.pxi) against the numba kernels they replace, in one process, on the same model tables:
+values (every joint type, small-angle series and large rotations, batches), lengths that do not
+fit (status -2 or nan, nothing written, nothing read out of bounds) and the TypeError of
+arguments the entries must not take."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge.core import configuration as cc
+from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels.tables import INT
 from denoc_bridge.multibody.joints import JointType
@@ -201,3 +203,118 @@ def test_arguments_it_must_not_take_raise_type_error():
         cc.integrate_batch(kt, q, v, out)  # 1-D where the batch takes 2-D
     with pytest.raises(TypeError):
         cc.difference_batch(kt, q[None], q[None], np.empty(model.nv))
+
+
+# ----------------------------------------------------------------- energies
+#: energies: max|cython - numba| / max(1, |T|, |V|); both contract a * b + c into fused
+#: multiply-adds, but not always the same products, and the potential of a chain cancels (V of
+#: -23.6 J from terms of some 100 J): measured at most 1.2e-15.
+RTOL_ENERGY = 4e-15
+
+
+def work_of(model: db.Model) -> np.ndarray:
+    from denoc_bridge.kernels.tables import NMOD, W, work_rows
+
+    S = ki_of(model)[0, NMOD] if model.n_links else 0
+    return np.zeros((work_rows(model.n_links, model.nv, S), W))
+
+
+def energy_state(model: db.Model, seed: int):
+    rng = np.random.default_rng(seed)
+    q = db.random_configuration(model, rng)
+    v = rng.standard_normal(model.nv) * 2.0
+    K = rng.random(model.nv) * 10.0
+    q_rest = db.random_configuration(model, rng)
+    return q, v, K, q_rest
+
+
+def erel(a, b) -> float:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_energies_match_numba(name):
+    from denoc_bridge.kernels import energy as ke
+
+    model = model_of(name)
+    for seed in range(3):
+        q, v, K, q_rest = energy_state(model, seed)
+        for springs in (False, True):
+            want = ke.energies_state(model._kt, work_of(model), q, v, K, q_rest, springs, np.empty(model.nv))
+            got = ct.energies_state(model._kt, work_of(model), q, v, K, q_rest, springs, np.empty(model.nv))
+            assert erel(got, want) <= RTOL_ENERGY, (seed, springs, got, want)
+
+
+@pytest.mark.parametrize("name", ["random6", "random7", "panda", "talos"])
+def test_energies_against_the_public_function(name):
+    """The public db.energies (numba today) and, independently of both kernels, the kinetic
+    energy 1/2 v^T M v with M from the GIM."""
+    model = model_of(name)
+    q, v, K, q_rest = energy_state(model, 4)
+    T, V = ct.energies_state(model._kt, work_of(model), q, v, model.stiffness, model.rest_configuration,
+                             bool(np.any(model.stiffness)), np.empty(model.nv))  # fmt: skip
+    T0, V0 = db.energies(model, q, v)
+    assert abs(T - T0) <= 1e-13 * max(1.0, abs(T0)) and abs(V - V0) <= 1e-13 * max(1.0, abs(V0))
+    M = db.mass_matrix(model, q)
+    assert abs(T - 0.5 * v @ M @ v) <= 1e-12 * max(1.0, T)
+
+
+@pytest.mark.parametrize("name", ["random1", "random6", "solo12", "talos"])
+def test_energies_chunks_match_numba(name):
+    from denoc_bridge.kernels import energy as ke
+
+    model = model_of(name)
+    B = 11
+    states_ = [energy_state(model, s) for s in range(B)]
+    Q = np.array([s[0] for s in states_])
+    V = np.array([s[1] for s in states_])
+    K, q_rest = states_[0][2], states_[0][3]
+    for springs in (False, True):
+        want_T, want_V, got_T, got_V = (np.full(B, np.nan) for _ in range(4))
+        ke.energies_batch(model._kt, Q, V, K, q_rest, springs, want_T, want_V, 3)
+        for start, stop in ((0, 4), (4, 4), (4, B)):  # chunks, as multibody.data.run_chunks calls them
+            assert ct.energies_chunk(model._kt, Q, V, K, q_rest, springs, got_T, got_V, start, stop) == 0
+        assert erel(got_T, want_T) <= RTOL_ENERGY and erel(got_V, want_V) <= RTOL_ENERGY
+        one = ct.energies_state(model._kt, work_of(model), Q[5], V[5], K, q_rest, springs, np.empty(model.nv))
+        assert one == (got_T[5], got_V[5])
+    T, P = np.empty(0), np.empty(0)
+    assert ct.energies_chunk(model._kt, Q[:0], V[:0], K, q_rest, True, T, P, 0, 0) == 0
+
+
+def test_energy_lengths_that_do_not_fit():
+    model = model_of("random3")
+    kt, nv = model._kt, model.nv
+    q, v, K, q_rest = energy_state(model, 0)
+    work, d = work_of(model), np.empty(nv)
+    ok = ct.energies_state(kt, work, q, v, K, q_rest, True, d)
+    assert np.all(np.isfinite(ok))
+    for args in (
+        (kt, work, q[:-1], v, K, q_rest, True, d),
+        (kt, work, q, v[:-1], K, q_rest, True, d),
+        (kt, work, q, v, K[:-1], q_rest, True, d),
+        (kt, work, q, v, K, q_rest[:-1], True, d),
+        (kt, work, q, v, K, q_rest, True, d[:-1]),
+        (kt, work[:-1], q, v, K, q_rest, True, d),
+        (kt[:-1], work, q, v, K, q_rest, True, d),
+        (kt[:, :40].copy(), work, q, v, K, q_rest, True, d),
+    ):
+        assert np.all(np.isnan(ct.energies_state(*args)))
+    bad = kt.copy()  # a module that ends beyond the links
+    bad.view(INT)[0, 89] = model.n_links + 5
+    assert np.all(np.isnan(ct.energies_state(bad, work, q, v, K, q_rest, True, d)))
+    Q, V = np.tile(q, (4, 1)), np.tile(v, (4, 1))
+    T, P = np.full(4, 7.0), np.full(4, 7.0)
+    assert ct.energies_chunk(kt, Q, V[:3], K, q_rest, True, T, P, 0, 4) == -2
+    assert ct.energies_chunk(kt, Q, V, K, q_rest, True, T[:3], P, 0, 4) == -2
+    assert ct.energies_chunk(kt, Q[:, :-1].copy(), V, K, q_rest, True, T, P, 0, 4) == -2
+    assert ct.energies_chunk(bad, Q, V, K, q_rest, True, T, P, 0, 4) == -2
+    assert ct.energies_chunk(kt, Q, V, K, q_rest, True, T, P, 3, 5) == -2
+    assert ct.energies_chunk(kt, Q, V, K, q_rest, True, T, P, 3, 2) == -2
+    assert np.all(T == 7.0) and np.all(P == 7.0)
+    with pytest.raises(TypeError):
+        ct.energies_state(kt, work, q.astype(np.float32), v, K, q_rest, True, d)
+    with pytest.raises(TypeError):
+        ct.energies_state(kt.view(INT), work, q, v, K, q_rest, True, d)
+    with pytest.raises(TypeError):
+        ct.energies_chunk(kt, q, v, K, q_rest, True, T, P, 0, 1)
