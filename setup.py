@@ -64,6 +64,11 @@ else:
         COMPILE.append("-march=native")
 
 
+#: flags of one module on top of COMPILE: the runs round their stage and step formulas as written
+#: (no fused multiply-adds), as numba compiles the integrators they replace
+MODULE_FLAGS = {"run": ["-ffp-contract=off"]} if sys.platform != "win32" else {}
+
+
 def extensions() -> list[Extension]:
     """One extension module per ``denoc_bridge/core/*.pyx`` (each includes its passes' ``.pxi``)."""
     return [
@@ -72,7 +77,7 @@ def extensions() -> list[Extension]:
             [str(path.relative_to(ROOT))],
             include_dirs=[np.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-            extra_compile_args=COMPILE,
+            extra_compile_args=COMPILE + MODULE_FLAGS.get(path.stem, []),
             extra_link_args=LINK,
         )
         for path in sorted((ROOT / CORE).glob("*.pyx"))

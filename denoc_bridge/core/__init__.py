@@ -91,3 +91,5 @@ def load(stem: str) -> ModuleType:
 configuration = load("configuration")
 #: the tree's geometry, dynamics, GIM family and energies (``tree.pyx``)
 tree = load("tree")
+#: the fixed-step runs of a tree (``run.pyx``)
+run = load("run")
