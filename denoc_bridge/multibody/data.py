@@ -66,18 +66,39 @@ def run_chunks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
     if threads <= 1:
         _chunk_done(kernel(*args, 0, n))
         return
+    pool = _pool(threads)
+    bounds = [c * n // threads for c in range(threads + 1)]
+    futures = [pool.submit(kernel, *args, bounds[c], bounds[c + 1]) for c in range(1, threads)]
+    _chunk_done(kernel(*args, bounds[0], bounds[1]))  # the first chunk in this thread
+    for f in futures:
+        _chunk_done(f.result())
+
+
+def run_claimed(kernel: Callable[..., Any], n: int, *args: Any) -> None:
+    """Call ``kernel(*args, 0, n, counter)`` on :func:`batch_threads` threads that claim the items
+    ``0:n`` one at a time from the shared int64 ``counter`` (a compiled kernel that runs without
+    the GIL, the compiled runs' batch): one item per task, so that items of unequal cost (runs
+    that fail early) leave no thread idle.  Statuses and exceptions as :func:`run_chunks`."""
+    counter = np.zeros(1, dtype=np.int64)
+    threads = min(n, batch_threads())
+    if threads <= 1:
+        _chunk_done(kernel(*args, 0, n, counter))
+        return
+    futures = [_pool(threads).submit(kernel, *args, 0, n, counter) for _ in range(1, threads)]
+    _chunk_done(kernel(*args, 0, n, counter))  # one of them in this thread
+    for f in futures:
+        _chunk_done(f.result())
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The shared pool, with at least ``threads`` workers."""
     global _POOL
     with _POOL_LOCK:
         # more threads asked for: a larger pool; the old one is not shut down, since another
         # thread may be submitting its chunks to it (its idle threads cost nothing)
         if _POOL is None or _POOL._max_workers < threads:
             _POOL = ThreadPoolExecutor(max_workers=max(threads, os.cpu_count() or 1), thread_name_prefix="denoc")
-        pool = _POOL
-    bounds = [c * n // threads for c in range(threads + 1)]
-    futures = [pool.submit(kernel, *args, bounds[c], bounds[c + 1]) for c in range(1, threads)]
-    _chunk_done(kernel(*args, bounds[0], bounds[1]))  # the first chunk in this thread
-    for f in futures:
-        _chunk_done(f.result())
+        return _POOL
 
 
 def _chunk_done(status: int) -> None:

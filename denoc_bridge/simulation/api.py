@@ -61,13 +61,15 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._text import count
+from denoc_bridge.core import run as core_run
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
+from denoc_bridge.kernels.systems import TreeSystem as KernelTree
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import describe_loops
-from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.data import run_claimed, run_parallel
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -313,8 +315,9 @@ def simulate_batch(
     contact_points: Any = None,
     hold: Any = None,
 ) -> list[Trajectory | SimulationError]:
-    """:func:`simulate` of B cases of one model at once: one compiled call runs every case's
-    whole fixed-step run, cases in parallel on numba's threads.
+    """:func:`simulate` of B cases of one model at once: compiled calls run every case's whole
+    fixed-step run, cases in parallel on every core (a tree: threads of the compiled core, the
+    GIL released; a MimicModel: numba's threads).
 
     ``q0`` is (B, nq) or one (nq,) configuration for all, ``v0`` (B, nv) or (nv,); ``tau`` None,
     one (nv,) vector for all, (B, nv) (one constant vector per case) or (B, n_steps, nv); B is
@@ -322,7 +325,7 @@ def simulate_batch(
     ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
     wrenches and no controller (use :func:`simulate` for those); a
     :class:`~denoc_bridge.constraints.mimic.MimicModel` runs its cases compiled alike
-    (:func:`denoc_bridge.kernels.run.run_batch` serves both).  Each trajectory holds the
+    (:func:`denoc_bridge.kernels.run.run_batch`).  Each trajectory holds the
     same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
     wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
@@ -435,9 +438,14 @@ def simulate_batch(
     saves = Saves(Qs, Vs, As, np.zeros((B, 0)), stops)
     Q, V = Q0.copy(), V0.copy()
     args = (system.kernel_system(), system.forcing(table), Q, V, n_steps, dt, stride, saves, done, status, saved)
-    compile_for(kr.run_batch, *args, method == "euler")  # the wall time leaves the compilation out
+    tree = isinstance(args[0], KernelTree)
+    if not tree:
+        compile_for(kr.run_batch, *args, method == "euler")  # the wall time leaves the compilation out
     t0 = time.perf_counter()
-    run_parallel(kr.run_batch, *args, method == "euler")
+    if tree:  # the compiled core: one case per task, on every core, the GIL released
+        run_claimed(core_run.run_batch_chunk, B, *args, method == "euler")
+    else:
+        run_parallel(kr.run_batch, *args, method == "euler")
     wall = (time.perf_counter() - t0) / B
     out: list[Trajectory | SimulationError] = []
     for b in range(B):

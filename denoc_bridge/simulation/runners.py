@@ -12,9 +12,11 @@ import warnings
 
 import numpy as np
 
+from denoc_bridge.core import run as core_run
 from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
+from denoc_bridge.kernels.systems import TreeSystem as KernelTree
 from denoc_bridge.simulation.common import (
     Run,
     actuation_table,
@@ -30,8 +32,8 @@ from denoc_bridge.simulation.trajectory import Trajectory
 
 
 def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None):
-    """The fixed-step methods as the one compiled run (:mod:`denoc_bridge.kernels.run`) of
-    ``system``, in chunks sized for the progress bar and Ctrl-C.  With ``stream`` (a
+    """The fixed-step methods as the one compiled run of ``system`` (a tree: the compiled core's,
+    :func:`steppers`), in chunks sized for the progress bar and Ctrl-C.  With ``stream`` (a
     :class:`.stream.StateStream`) the saved rows go to its file a buffer at a time (the same
     calls, with at most a buffer's rows each) and the trajectory returned reads that file."""
     nq, nv = system.nq, system.nv
@@ -46,7 +48,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     ksys, fc = system.kernel_system(), system.forcing()
     s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
-    stepper = kr.rk4_run if rk4 else kr.euler_run
+    stepper = steppers(ksys)[0 if rk4 else 1]
     least = least_chunk(nv)  # the loop's own cost stays small beside the steps, whatever the clock says
     step, status, chunk = 0, 0, 8
     compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, 0, out, s)  # before the clock
@@ -63,6 +65,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             buf.saved += k
             buf.filled += k
             if status:
+                refused(status, ksys)
                 break
             elapsed = time.perf_counter() - t0
             chunk = next_chunk(n, elapsed, least)  # n: the steps timed (a stream's buffer may cap them)
@@ -81,6 +84,22 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
+
+
+def steppers(ksys):
+    """(RK4, Euler) of a compiled system: a tree's run is the compiled core's
+    (``denoc_bridge/core/run.pyx``, the GIL released inside a chunk), the others' numba's
+    (:mod:`denoc_bridge.kernels.run`: mimic relations, loop closures)."""
+    if isinstance(ksys, KernelTree):
+        return core_run.rk4_run, core_run.euler_run
+    return kr.rk4_run, kr.euler_run
+
+
+def refused(status, ksys):
+    """A compiled tree run's status -2 (an array whose length does not fit: the callers size
+    them, so a defect) as the RuntimeError it is."""
+    if status == -2 and isinstance(ksys, KernelTree):
+        raise RuntimeError("the compiled run refused the lengths of its arrays (status -2)")
 
 
 class _Buffer:

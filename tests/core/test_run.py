@@ -331,4 +331,3 @@ def test_threads_claiming_cases_run_each_once():
     assert counter[0] == B + 2  # each thread's last claim found no case left
     assert all(np.array_equal(x, y) for x, y in zip(whole, claimed))
     assert np.array_equal(Q, Q1) and np.array_equal(out.Qs, out1.Qs) and np.array_equal(out.Stops, out1.Stops)
-

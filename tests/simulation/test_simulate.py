@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.core import run as compiled_run  # a tree runs the compiled core
 from denoc_bridge.io.generators import chain
 from denoc_bridge.io.robots import gripper4
-from denoc_bridge.kernels import run as kr
 from denoc_bridge.simulation import common as sim_module
 from denoc_bridge.testing import pin_rk4, random_model
 
@@ -204,7 +204,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3, tau=controller)
     assert tr.status == "interrupted" and 50 < len(tr) < 200
-    real = kr.rk4_run
+    real = compiled_run.rk4_run
     state = {"n": 0}
 
     def interrupted_run(*args):  # the second chunk: the first is 8 steps whatever the clock says,
@@ -213,7 +213,7 @@ def test_ctrl_c_keeps_what_was_computed(falling_gripper, monkeypatch):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(kr, "rk4_run", interrupted_run)
+    monkeypatch.setattr(compiled_run, "rk4_run", interrupted_run)
     with pytest.warns(UserWarning, match="interrupted by the user"):
         tr = db.simulate(model, q0, v0, 1.0, 1e-3)
     assert tr.status == "interrupted" and 2 <= len(tr) < 1001
@@ -348,3 +348,31 @@ def test_the_stage_sweep_is_the_textbook_rk4(name):
     np.testing.assert_allclose(fast.v, plain.v, rtol=0, atol=1e-12 * scale, err_msg="v")
     one = db.simulate_batch(model, q0, v0, 0.2, 1e-3)[0]  # one compiled call
     assert np.array_equal(one.q, fast.q) and np.array_equal(one.v, fast.v)  # fast: chunks of 8, 32, ...
+
+
+def test_a_tree_never_runs_numba(monkeypatch):
+    """simulate and simulate_batch of a tree (rk4, euler; limits hit, chunks) run the compiled
+    core (denoc_bridge/core/run.pyx): numba's runs raise here, and a batch case holds the
+    numbers of its single run; a MimicModel still runs numba's (the next issue ports it)."""
+    from denoc_bridge.kernels import run as kr
+    from denoc_bridge.multibody import data
+
+    def numba_run(*args):
+        raise AssertionError("numba's run was called")
+
+    for name in ("rk4_run", "euler_run", "run_batch"):
+        monkeypatch.setattr(kr, name, numba_run)
+    claimed = []
+    real_claimed = data.run_claimed
+    monkeypatch.setattr(db.simulation.api, "run_claimed", lambda *a: claimed.append(a[1]) or real_claimed(*a))
+    model = db.load_robot("panda")
+    rng = np.random.default_rng(2)
+    q0 = np.clip(db.neutral_configuration(model), model.lower_limit, model.upper_limit)
+    V0 = 3.0 * rng.standard_normal((3, model.nv))
+    for method in ("rk4", "euler"):
+        runs = [db.simulate(model, q0, v, 0.3, 1e-3, method=method, progress=False, save_every=7) for v in V0]
+        assert any(np.any(r.limit_work) for r in runs)  # the stops acted
+        batch = db.simulate_batch(model, q0, V0, 0.3, 1e-3, method=method, save_every=7)
+        for r, b in zip(runs, batch):
+            assert np.array_equal(r.q, b.q) and np.array_equal(r.a, b.a) and np.array_equal(r.limit_work, b.limit_work)
+    assert claimed == [3, 3]

@@ -19,8 +19,8 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge import _files
+from denoc_bridge.core import run as compiled_run  # a tree runs the compiled core
 from denoc_bridge.io.robots import load_robot, serial_chain
-from denoc_bridge.kernels import run as kr
 from denoc_bridge.simulation import stream as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +141,7 @@ def test_energies_by_blocks_equal_one_call(monkeypatch):
 
 def _interrupt_on_call(monkeypatch, n_calls):
     """The compiled run's n-th chunk is interrupted (a KeyboardInterrupt, as Ctrl-C raises)."""
-    real = kr.rk4_run
+    real = compiled_run.rk4_run
     calls = {"n": 0}
 
     def interrupted(*args):
@@ -150,7 +150,7 @@ def _interrupt_on_call(monkeypatch, n_calls):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(kr, "rk4_run", interrupted)
+    monkeypatch.setattr(compiled_run, "rk4_run", interrupted)
 
 
 def test_ctrl_c_mid_stream_leaves_the_states_so_far(tmp_path, monkeypatch, small_buffers):
@@ -194,7 +194,7 @@ def test_an_error_before_the_end_keeps_the_previous_file(tmp_path, monkeypatch):
     def broken(*args):
         raise RuntimeError("a bug in the run")
 
-    monkeypatch.setattr(kr, "rk4_run", broken)
+    monkeypatch.setattr(compiled_run, "rk4_run", broken)
     with pytest.raises(RuntimeError):
         db.simulate(chain, db.neutral_configuration(chain), np.zeros(3), 1.0, 1e-3, save_to=tmp_path / "run.npy")
     assert (tmp_path / "run.npy").read_bytes() == b"the previous file"
