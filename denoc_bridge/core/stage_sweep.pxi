@@ -41,10 +41,15 @@ cdef inline void block_cos_sin(const int* ki, const double* q, double* work, Py_
     cdef Py_ssize_t j, n = end - first
     for j in range(n):  # every joint's first coordinate
         x[j] = q[ki[(first + j) * NI + IDX_Q]]
-    for j in range(n):
-        cos_sin_any(x[j], poly, cs)
-        c[j] = cs[0]
-        s[j] = cs[1]
+    if poly:
+        for j in range(n):  # SIMD
+            cos_sin(x[j], cs)
+            c[j] = cs[0]
+            s[j] = cs[1]
+    else:
+        for j in range(n):
+            c[j] = cos(x[j])
+            s[j] = sin(x[j])
 
 
 cdef inline void sweep_start(const double* kf, double* work, Py_ssize_t L, Py_ssize_t nv,
