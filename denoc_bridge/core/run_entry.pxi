@@ -67,6 +67,20 @@ cdef long tree_of(object system, Tree* t) except -100:
     return limits_of(system, t)
 
 
+def tree_flags(kt):
+    """(flat, swept) of a tree's table (kernels/systems.py tree_flags): every joint a vector
+    space; every joint revolute about a coordinate axis (the fused stage sweep).  TypeError for
+    a ``kt`` that is not a model table's array, (False, False) for a table that does not fit."""
+    cdef double* kf
+    cdef Py_ssize_t d[2]
+    doubles(kt, 2, False, b"kt", &kf, d)
+    cdef const int* ki = <const int*>kf
+    cdef Py_ssize_t L = d[0]
+    if d[1] != NT or not (table_fits(ki, L, model_nq(ki, L), model_nv(ki, L)) and modules_fit(ki, L)):
+        return False, False
+    return vector_space(ki, L), sweepable(ki, L)
+
+
 cdef long limits_of(object system, Tree* t) except -100:
     """The limits of a TreeSystem (lim_i, lim_f, lim_s, lim_a, lim_e) into t.lim: 0, or -2 for
     a length or an index that does not fit."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from denoc_bridge.core import configuration as compiled_configuration
+from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.kernels import configuration as kc
@@ -17,8 +19,13 @@ from denoc_bridge.simulation.common import System, limits_failure, normalise_row
 
 
 def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
-    d, total = np.empty(model.nv), np.empty(model.nv)
-    ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
+    """The accelerations at a saved state of a run (NaN where the forward dynamics refuses it),
+    on the compiled core alone: the springs and dampers -K (q (-) q_rest) - D v as the compiled
+    runs form them."""
+    d, total = np.empty(model.nv), np.zeros(model.nv)
+    if use_passive:
+        compiled_configuration.difference(model._kt, q_rest, q, d)
+        total[:] = -K * d - D * v
     total += tau
     a = np.empty(model.nv)
     status = compiled.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
@@ -149,7 +156,7 @@ class TreeSystem(System):
 
     def kernel_system(self):
         """The compiled form (:class:`denoc_bridge.kernels.systems.TreeSystem`)."""
-        flat, swept = ks.tree_flags(self.model._kt)
+        flat, swept = compiled_run.tree_flags(self.model._kt)
         return ks.TreeSystem(
             self.model._kt, self.work, flat, swept, self.lim_i, self.lim_f, self.lim_s, self.lim_a, self.lim_e
         )

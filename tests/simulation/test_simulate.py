@@ -354,14 +354,18 @@ def test_a_tree_never_runs_numba(monkeypatch):
     """simulate and simulate_batch of a tree (rk4, euler; limits hit, chunks) run the compiled
     core (denoc_bridge/core/run.pyx): numba's runs raise here, and a batch case holds the
     numbers of its single run; a MimicModel still runs numba's (the next issue ports it)."""
+    from denoc_bridge.kernels import integrators, systems
     from denoc_bridge.kernels import run as kr
     from denoc_bridge.multibody import data
 
     def numba_run(*args):
         raise AssertionError("numba's run was called")
 
-    for name in ("rk4_run", "euler_run", "run_batch"):
-        monkeypatch.setattr(kr, name, numba_run)
+    for module, name in [(kr, "rk4_run"), (kr, "euler_run"), (kr, "run_batch")] + [
+        (systems, "tree_flags"),
+        (integrators, "passive_forces"),
+    ]:
+        monkeypatch.setattr(module, name, numba_run)
     claimed = []
     real_claimed = data.run_claimed
     monkeypatch.setattr(db.simulation.api, "run_claimed", lambda *a: claimed.append(a[1]) or real_claimed(*a))
