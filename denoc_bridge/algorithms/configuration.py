@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from denoc_bridge.core import configuration as _cc
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import configuration as _kc
-from denoc_bridge.kernels import tables as _T
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_q
@@ -122,6 +121,12 @@ def random_configuration(
     return q
 
 
+def _mapped(status: int) -> None:
+    """A compiled map's status: the callers size every array, so -2 is a defect, raised as one."""
+    if status:
+        raise RuntimeError(f"a compiled configuration map refused the lengths of its arrays (status {status})")
+
+
 def _pair(
     model: Model, a: npt.ArrayLike, b: npt.ArrayLike, na: int, nb: int, names: tuple[str, str]
 ) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -190,11 +195,7 @@ def integrate(model: Model | MimicModel, q: npt.ArrayLike, v: npt.ArrayLike) -> 
         return model.reduce_configuration(integrate(model.tree, qf, vf))
     q, v, batch = _pair(model, q, v, model.nq, model.nv, ("q", "v"))
     out = np.empty_like(q)
-    ki = model._kt.view(_T.INT)
-    if batch:
-        _kc.integrate_batch(ki, q, v, out)
-    else:
-        _kc.integrate(ki, q, v, out)
+    _mapped((_cc.integrate_batch if batch else _cc.integrate)(model._kt, q, v, out))
     return out
 
 
@@ -240,11 +241,7 @@ def difference(model: Model | MimicModel, q0: npt.ArrayLike, q1: npt.ArrayLike) 
         return model.reduce_velocity(difference(model.tree, model.expand(q0), model.expand(q1)))
     q0, q1, batch = _pair(model, q0, q1, model.nq, model.nq, ("q0", "q1"))
     out = np.empty(q0.shape[:-1] + (model.nv,))
-    ki = model._kt.view(_T.INT)
-    if batch:
-        _kc.difference_batch(ki, q0, q1, out)
-    else:
-        _kc.difference(ki, q0, q1, out)
+    _mapped((_cc.difference_batch if batch else _cc.difference)(model._kt, q0, q1, out))
     return out
 
 
@@ -252,7 +249,7 @@ def integrate_unchecked(model: Model, q: np.ndarray, v: np.ndarray) -> np.ndarra
     """:func:`integrate` of a tree's float64 (nq,) q, already normalised, and (nv,) v, without
     the checks (a simulation's own state, every step)."""
     out = np.empty_like(q)
-    _kc.integrate(model._kt.view(_T.INT), q, v, out)
+    _mapped(_cc.integrate(model._kt, q, v, out))
     return out
 
 
@@ -260,7 +257,7 @@ def difference_unchecked(model: Model, q0: np.ndarray, q1: np.ndarray) -> np.nda
     """:func:`difference` of a tree's float64 (nq,) configurations, already normalised, without
     the checks (a simulation's own state, every step)."""
     out = np.empty(model.nv)
-    _kc.difference(model._kt.view(_T.INT), q0, q1, out)
+    _mapped(_cc.difference(model._kt, q0, q1, out))
     return out
 
 

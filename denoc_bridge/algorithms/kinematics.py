@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge.algorithms.dynamics import geometry
+from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.core import tree as compiled
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import energy as _ke
-from denoc_bridge.kernels import kinematics as kk
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import Data, run_parallel, work_of
+from denoc_bridge.multibody.data import Data, run_chunks, work_of
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -29,13 +27,19 @@ __all__ = [
 ]
 
 
+#: batches of energies up to this many states run in the calling thread (more: in chunks on
+#: several threads, multibody.data.run_chunks)
+_SERIAL_STATES = 64
+
+
 def forward_kinematics(
     model: Model | MimicModel, q: npt.ArrayLike, *, data: Data | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Placements of the link frames in the base frame: ``(R, p)``, shapes (L, 3, 3) and (L, 3).
 
     Link k's frame is Pinocchio's ``data.oMi[k + 1]`` (``R[k]`` its ``rotation``, ``p[k]`` its
-    ``translation``), from the compiled O(n) geometry pass.  A
+    ``translation``), from the compiled O(n) geometry pass and forward recursion
+    (:func:`denoc_bridge.core.tree.placements_state`).  A
     :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q.
 
     Parameters
@@ -73,10 +77,12 @@ def forward_kinematics(
     _check_model(model)
     if isinstance(model, MimicModel):
         return forward_kinematics(model.tree, model.expand(q), data=data)
-    geo = geometry(model, q, data=data)
+    q = _inputs.configuration(model, q)
     R = np.empty((model.n_links, 3, 3))
     p = np.empty((model.n_links, 3))
-    kk.world_placements(model.parent, geo.E, geo.r, R, p)
+    status = compiled.placements_state(model._kt, work_of(model, data), q, R, p)
+    if status:
+        raise_status(model, status, q, np.zeros(model.nv), np.zeros(model.nv), "v")
     return R, p
 
 
@@ -86,8 +92,8 @@ def link_velocities(
     """The spatial velocity (twist) of every link in its own frame: Pinocchio's ``data.v``.
 
     The forward recursion of the twists, ``t_k = A_{k,b} t_b + P_k v_k`` (000 eq. 5; the base at
-    rest), after one geometry pass: O(n), compiled (:func:`denoc_bridge.kernels.kinematics.
-    link_twists`).  Row k is ``data.v[k + 1]`` of ``pin.forwardKinematics(pin_model, data, q,
+    rest), after one geometry pass: O(n), compiled (:func:`denoc_bridge.core.tree.
+    twists_state`).  Row k is ``data.v[k + 1]`` of ``pin.forwardKinematics(pin_model, data, q,
     v)``: linear then angular, in link k's frame (Pinocchio's ``LOCAL``).  Linear in v: row k
     is ``J_k v`` with ``J_k`` link k's body Jacobian, so with v = mu it gives the products
     ``J_k mu`` an adjoint needs for the wrenches on the links (the JAX bridge's cotangent of
@@ -133,9 +139,11 @@ def link_velocities(
         if B is not None:
             return np.stack([link_velocities(model, q[b], v[b], data=data) for b in range(q.shape[0])])
     v = _inputs.vector(model, v, "v", "v")
-    geo = geometry(model, q, data=data)
+    q = _inputs.configuration(model, q)
     t = np.empty((model.n_links, 6))
-    kk.link_twists(model.parent, model.idx_v, model.nv_joint, geo.E, geo.r, geo.P, v, t)
+    status = compiled.twists_state(model._kt, work_of(model, data), q, v, t)
+    if status:
+        raise_status(model, status, q, v, v, "v")
     return internal_to_pin(t)
 
 
@@ -191,7 +199,8 @@ def energies(
 
     ``T = 1/2 v^T I(q) v`` (armature included, :func:`kinetic_energy`) and ``V`` the
     gravitational potential plus the joint springs of the model unless ``springs=False``
-    (:func:`potential_energy`), by :mod:`denoc_bridge.kernels.energy`.  A
+    (:func:`potential_energy`), by the compiled energy pass (:func:`denoc_bridge.core.tree.
+    energies_state`; a batch in chunks on several threads).  A
     :class:`~denoc_bridge.constraints.mimic.MimicModel` takes reduced q and v.
 
     Parameters
@@ -236,28 +245,25 @@ def energies(
         return energies(model.tree, qf, vf, springs=springs)
     q, v, _, _, B = _inputs.state(model, q, v, v, None, "v")
     has_springs = bool(springs and np.any(model.stiffness))
-    Q, V = (q, v) if B is not None else (q[None], v[None])
-    n = Q.shape[0]
-    kinetic, potential = np.empty(n), np.empty(n)
-    chunks = max(1, min(n, 4 * numba.get_num_threads())) if n > 64 else 1
-    run_parallel(
-        _ke.energies_batch,
-        model._kt,
-        Q,
-        V,
-        model.stiffness,
-        model.rest_configuration,
-        has_springs,
-        kinetic,
-        potential,
-        chunks,
-    )
+    K, q_rest = model.stiffness, model.rest_configuration
+    if B is None:
+        T, V = compiled.energies_state(
+            model._kt, work_of(model, None), q, v, K, q_rest, has_springs, np.empty(model.nv)
+        )
+        kinetic, potential, Q, V_ = np.array([T]), np.array([V]), q[None], v[None]
+    else:
+        Q, V_ = q, v
+        kinetic, potential = np.empty(B), np.empty(B)
+        if B > _SERIAL_STATES:
+            run_chunks(compiled.energies_chunk, B, model._kt, Q, V_, K, q_rest, has_springs, kinetic, potential)
+        elif compiled.energies_chunk(model._kt, Q, V_, K, q_rest, has_springs, kinetic, potential, 0, B):
+            raise RuntimeError("the compiled energies refused the lengths of their arrays")
     bad = np.flatnonzero(~(np.isfinite(kinetic) & np.isfinite(potential)))
     if bad.size:  # a non-finite or zero-norm input, or an overflow
         b = int(bad[0])
         prefix = "" if B is None else f"state {b} of the batch: "
-        _inputs.check_state(model, Q[b], V[b], V[b], "v", prefix)
-        raise _inputs.overflow_error(model, prefix, q=Q[b], v=V[b])
+        _inputs.check_state(model, Q[b], V_[b], V_[b], "v", prefix)
+        raise _inputs.overflow_error(model, prefix, q=Q[b], v=V_[b])
     if B is None:
         return float(kinetic[0]), float(potential[0])
     return kinetic, potential

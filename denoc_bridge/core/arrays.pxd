@@ -6,14 +6,15 @@ model's sizes from its table.
 ``take`` raises TypeError for an argument that is not an ndarray of the expected dimensions,
 float64 in native byte order, C-contiguous and aligned (and writeable for an output), as the
 numba entries' explicit signatures do; read-only inputs are accepted.  The lengths and values
-are then the entries' to check (a status, never an exception): ``table_fits`` and
-``modules_fit`` say whether a table's joints and modules index within arrays of given lengths.
+are then the entries' to check (a status, never an exception): ``table_fits``, ``modules_fit``
+and ``parents_fit`` say whether a table's joints, modules and parents index within arrays of
+given lengths.
 """
 
 cimport numpy as cnp
 
-from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NQ, NV, TRANSLATION,
-                                       joint_type, n_modules)
+from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NQ, NV, PARENT,
+                                       TRANSLATION, joint_type, n_modules)
 
 cdef extern from *:
     """
@@ -93,3 +94,12 @@ cdef inline bint modules_fit(const int* ki, Py_ssize_t L) noexcept nogil:
             return False
         end = ki[m * NI + MEND]
     return end == L
+
+
+cdef inline bint parents_fit(const int* ki, Py_ssize_t L) noexcept nogil:
+    """True when every link's parent (PARENT) is the base (-1) or a link before it."""
+    cdef Py_ssize_t k
+    for k in range(L):
+        if not -1 <= ki[k * NI + PARENT] < k:
+            return False
+    return True

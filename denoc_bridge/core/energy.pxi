@@ -2,95 +2,68 @@
 #
 # Twists as in the forward recursion of inverse dynamics (000 Table 1, step 1:
 # t_k = A_{k,b} t_b + P_k qd_k, 000 (5)), T = sum_k 1/2 t_k^T M_k t_k (000 (2b)) plus the
-# armature's 1/2 sum_i J_i qd_i^2; the link orientation is carried as W_k = E_k W_b (world to
-# link coordinates) and the origin as p_k = p_b + W_b^T r_k, so that the gravitational potential
-# is V_g = -sum_k (m_k g . p_k + (W_k g) . h_k) (h = m c, the first moment).  Joint springs add
+# armature's 1/2 sum_i J_i qd_i^2; the link's placement is carried as R_k = R_b E_k^T (link to
+# base coordinates) and p_k = p_b + R_b r_k, so that the gravitational potential is
+# V_g = -sum_k (m_k g . p_k + (R_k^T g) . h_k) (h = m c, the first moment).  Joint springs add
 # 1/2 sum_i K_i d_i^2 with d = q (-) q_rest (model_difference, configuration.pxd).
 #
 # E_k, r_k and P_k come from the geometry pass (geometry.pxi) block by block, as in the other
-# recursions; the work array keeps, per module, the twist (M_TWIST) and W_k, p_k (M_FRAME) of
-# its last link for the child modules: the rows the numba pass writes.
+# recursions, t_k, R_k and p_k from kinematics.pxi (link_twist, link_placement); the work array
+# keeps, per module, the twist (M_TWIST) and R_k, p_k (M_FRAME) of its last link for the child
+# modules: the rows the numba pass writes.
 
 cdef enum:
-    M_FRAME = 0  # module rows: W_k (8 entries, the ninth in column 0 of the next row), p_k (next row, from G_R)
+    M_FRAME = 0  # module rows: R_k (8 entries, the ninth in column 0 of the next row), p_k (next row, from G_R)
 
 
 cdef inline void module_start(const double* work, Py_ssize_t L, Py_ssize_t nv, Py_ssize_t p,
-                              double* t, double* Wb, double* pb) noexcept nogil:
-    """t_b, W_b and p_b of the first link's parent: the base at rest (p < 0) or the last link of
+                              double* t, double* R, double* pb) noexcept nogil:
+    """t_b, R_b and p_b of the first link's parent: the base at rest (p < 0) or the last link of
     the parent module M_p."""
     cdef Py_ssize_t tw, fr
     cdef int j
     if p < 0:
         for j in range(6):
             t[j] = 0.0
-        for j in range(9):
-            Wb[j] = 1.0 if j % 4 == 0 else 0.0
-        pb[0] = pb[1] = pb[2] = 0.0
+        base_placement(R, pb)
         return
     tw = (module_row(L, nv, p) + M_TWIST) * W
     fr = (module_row(L, nv, p) + M_FRAME) * W
     for j in range(6):
         t[j] = work[tw + j]
     for j in range(9):
-        Wb[j] = work[fr + j]
+        R[j] = work[fr + j]
     for j in range(3):
         pb[j] = work[fr + W + G_R + j]
 
 
 cdef inline void module_end(double* work, Py_ssize_t L, Py_ssize_t nv, Py_ssize_t m,
-                            const double* t, const double* Wb, const double* pb) noexcept nogil:
-    """t, W and p of the last link of module M_m into its rows, for the child modules."""
+                            const double* t, const double* R, const double* pb) noexcept nogil:
+    """t, R and p of the last link of module M_m into its rows, for the child modules."""
     cdef Py_ssize_t tw = (module_row(L, nv, m) + M_TWIST) * W
     cdef Py_ssize_t fr = (module_row(L, nv, m) + M_FRAME) * W
     cdef int j
     for j in range(6):
         work[tw + j] = t[j]
     for j in range(9):
-        work[fr + j] = Wb[j]
+        work[fr + j] = R[j]
     for j in range(3):
         work[fr + W + G_R + j] = pb[j]
 
 
 cdef inline void link_energy(const int* i, const double* f, double* work, Py_ssize_t L,
                              Py_ssize_t nv, Py_ssize_t k, const double* v, const double* g,
-                             double* t, double* Wb, double* pb, double* energies) noexcept nogil:
-    """From the parent's (t_b, W_b, p_b) in place to link k's, adding its kinetic and potential
-    energy to energies[0] and energies[1]."""
-    cdef int code = rot_code(i), d = dof_index(i), j
-    cdef double cs[2]
-    cdef double pq[6]
-    cdef double pqq[6]
-    cdef double cj[3]
-    cdef double x[6]
-    cdef double a[3]
-    cdef double b[3]
-    cdef double c[3]
-    cdef const double* e = rotation(i, work, L, k, cs)
-    cdef const double* r = offset(f, work, L, k, code)
-    if d >= 0:  # P_k = sign e_d
-        unit6(d, dof_sign(i) * v[i[IDX_V]], pq)
-    else:
-        general_joint_rates(i, f, work, L, nv, v, v, pq, pqq, cj)
-    apply_A(code, cs[0], cs[1], e, R_GENERAL, r, t, x)
-    for j in range(6):
-        t[j] = x[j] + pq[j]  # 000 (5)
-    # p_k = p_b + W_b^T r_k, then W_k = E_k W_b column by column
-    pb[0] += Wb[0] * r[0] + Wb[3] * r[1] + Wb[6] * r[2]
-    pb[1] += Wb[1] * r[0] + Wb[4] * r[1] + Wb[7] * r[2]
-    pb[2] += Wb[2] * r[0] + Wb[5] * r[1] + Wb[8] * r[2]
-    rot3(code, cs[0], cs[1], e, Wb[0], Wb[3], Wb[6], a)
-    rot3(code, cs[0], cs[1], e, Wb[1], Wb[4], Wb[7], b)
-    rot3(code, cs[0], cs[1], e, Wb[2], Wb[5], Wb[8], c)
-    Wb[0], Wb[1], Wb[2] = a[0], b[0], c[0]
-    Wb[3], Wb[4], Wb[5] = a[1], b[1], c[1]
-    Wb[6], Wb[7], Wb[8] = a[2], b[2], c[2]
-    energies[0] += kinetic_energy_term(f, t)  # 000 (2b)
-    a[0] = Wb[0] * g[0] + Wb[1] * g[1] + Wb[2] * g[2]  # W_k g: gravity in link coordinates
-    a[1] = Wb[3] * g[0] + Wb[4] * g[1] + Wb[5] * g[2]
-    a[2] = Wb[6] * g[0] + Wb[7] * g[1] + Wb[8] * g[2]
+                             double* t, double* R, double* pb, double* energies) noexcept nogil:
+    """From the parent's (t_b, R_b, p_b) in place to link k's (link_twist and link_placement,
+    kinematics.pxi), adding its kinetic and potential energy to energies[0] and energies[1]:
+    1/2 t_k^T M_k t_k (000 (2b)) and -(m_k g . p_k + (R_k^T g) . h_k)."""
+    link_twist(i, f, work, L, nv, k, v, t)  # 000 (5)
+    link_placement(i, f, work, L, k, R, pb)
+    energies[0] += kinetic_energy_term(f, t)
     energies[1] -= (f[MASS] * (g[0] * pb[0] + g[1] * pb[1] + g[2] * pb[2])
-                    + a[0] * f[H] + a[1] * f[H + 1] + a[2] * f[H + 2])
+                    + (R[0] * g[0] + R[3] * g[1] + R[6] * g[2]) * f[H]
+                    + (R[1] * g[0] + R[4] * g[1] + R[7] * g[2]) * f[H + 1]
+                    + (R[2] * g[0] + R[5] * g[1] + R[8] * g[2]) * f[H + 2])
 
 
 cdef void energy_forward_recursion(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
@@ -100,7 +73,7 @@ cdef void energy_forward_recursion(const int* ki, const double* kf, Py_ssize_t L
     cdef bint poly = poly_ok(q, model_nq(ki, L))
     cdef double g[3]
     cdef double t[6]
-    cdef double Wb[9]  # W_b, row major (world to link coordinates)
+    cdef double R[9]  # R_b, row major (link to base coordinates)
     cdef double pb[3]
     cdef Py_ssize_t m, k, first, end, done = 0
     g[0] = g[1] = g[2] = 0.0
@@ -109,13 +82,13 @@ cdef void energy_forward_recursion(const int* ki, const double* kf, Py_ssize_t L
     energies[0] = energies[1] = 0.0
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
-        module_start(work, L, nv, ki[m * NI + MPARENT], t, Wb, pb)
+        module_start(work, L, nv, ki[m * NI + MPARENT], t, R, pb)
         for k in range(first, end):  # intra-modular: 1^i .. eta^i
             if k >= done:  # the geometry of the next block
                 done = min(k + BLOCK, L)
                 joint_geometry_pass(ki, kf, L, q, nv, work, False, k, done, poly)
-            link_energy(ki + k * NI, kf + k * NT, work, L, nv, k, v, g, t, Wb, pb, energies)
-        module_end(work, L, nv, m, t, Wb, pb)
+            link_energy(ki + k * NI, kf + k * NT, work, L, nv, k, v, g, t, R, pb, energies)
+        module_end(work, L, nv, m, t, R, pb)
 
 
 cdef void energies_of_state(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,

@@ -1,9 +1,78 @@
-# Entries of the energies (energy.pxi), with the numba entries' arguments (denoc_bridge/kernels/
-# energy.py): the model's table ``kt``, its work array, the state, the joint stiffnesses K and
-# rest configuration q_rest.  Arguments are taken as the other entries' (``take``, arrays.pxd:
-# TypeError for one that is not a C-contiguous aligned float64 array); a length that does not
-# fit the model, or a table whose joints or modules do not fit it (``table_fits``,
-# ``modules_fit``), is a status, never an index past an array.
+# Entries of the kinematics (kinematics.pxi) and the energies (energy.pxi), with the numba
+# entries' arguments (denoc_bridge/kernels/kinematics.py, energy.py) but the model's table ``kt``
+# in place of its parent array and copies of its geometry.  Arguments are taken as the other
+# entries' (``take``, arrays.pxd: TypeError for one that is not a C-contiguous aligned float64
+# array); a length that does not fit the model, or a table whose joints, modules or parents do
+# not fit it (``tree_fits``), is a status, never an index past an array.
+
+
+cdef inline bint tree_fits(const int* ki, Py_ssize_t L) noexcept nogil:
+    """True when the table's joints, modules and parents index within the model's arrays."""
+    return (table_fits(ki, L, model_nq(ki, L), model_nv(ki, L)) and modules_fit(ki, L)
+            and parents_fit(ki, L))
+
+
+cdef long geometry_call(object kt, object work, object q, Arr* t, Arr* w, Arr* aq,
+                        Py_ssize_t rows, Py_ssize_t cols, Arr* out) except -100:  # never a status
+    """The checks of the kinematics entries (configuration_call, the table, ``out`` of ``rows``
+    (0: L) rows of ``cols`` numbers), then the lean geometry pass into ``work``: the status."""
+    cdef long status = configuration_call(kt, work, q, t, w, aq)
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0
+    if status == 0 and (w.n0 == 0 or not tree_fits(ki, L) or out.n0 != (rows if rows else L)
+                        or out.n1 != cols):
+        status = -2
+    if status == 0:
+        joint_geometry_pass(ki, t.data, L, aq.data, model_nv(ki, L), w.data, False, 0, L,
+                            poly_ok(aq.data, aq.n0))
+    return status
+
+
+def placements_state(kt, work, q, R, p):
+    """The placements of the link frames in the base frame at q: (L, 3, 3) ``R`` and (L, 3) ``p``
+    (Pinocchio's ``oMi[k + 1]``), through ``work`` (the model's work array); 0, -1 for a value
+    that is not finite or a zero quaternion or (cos, sin) pair, -2 for a length."""
+    cdef Arr t, w, aq, aR, ap
+    take(R, 3, True, b"R", &aR)
+    take(p, 2, True, b"p", &ap)
+    cdef long status = geometry_call(kt, work, q, &t, &w, &aq, 0, 9, &aR)
+    if status == 0 and (ap.n0 != t.n0 or ap.n1 != 3):
+        status = -2
+    if status == 0:
+        world_placements(<const int*>t.data, t.data, t.n0, w.data, aR.data, ap.data)
+    return status
+
+
+def twists_state(kt, work, q, v, out):
+    """The twists of the links at (q, v) into the (L, 6) ``out`` (internal order: angular, then
+    linear, in each link's frame); status as placements_state."""
+    cdef Arr t, w, aq, av, ao
+    take(v, 1, False, b"v", &av)
+    take(out, 2, True, b"out", &ao)
+    cdef long status = geometry_call(kt, work, q, &t, &w, &aq, 0, 6, &ao)
+    cdef Py_ssize_t nv = model_nv(<const int*>t.data, t.n0) if status == 0 else 0
+    if status == 0 and av.n0 != nv:
+        status = -2
+    if status == 0 and finite_result(av.data, nv):
+        status = -1
+    if status == 0:
+        link_twists(<const int*>t.data, t.data, t.n0, nv, w.data, av.data, ao.data)
+    return status
+
+
+def subtree_sums(kt, x, out):
+    """out_k = the sum of x_j over link k's subtree (k included), rows of (L, m) ``x`` and
+    ``out``; 0, or -2 for lengths (or parents) that do not fit."""
+    cdef Arr t, ax, ao
+    take(kt, 2, False, b"kt", &t)
+    take(x, 2, False, b"x", &ax)
+    take(out, 2, True, b"out", &ao)
+    if (t.n1 != NT or ax.n0 != t.n0 or ao.n0 != t.n0 or ao.n1 != ax.n1
+            or not parents_fit(<const int*>t.data, t.n0)):
+        return -2
+    sum_subtrees(<const int*>t.data, t.n0, ax.data, ax.n1, ao.data)
+    return 0
+
 
 cdef struct EnergyArgs:
     const int* ki
@@ -28,7 +97,8 @@ cdef int energy_args(object kt, object K, object q_rest, Py_ssize_t nq, Py_ssize
     e.ki, e.kf, e.L, e.nv = <const int*>t.data, t.data, t.n0, nv
     e.K, e.q_rest = k.data, r.data
     e.rows = work_rows(e.L, nv, n_modules(e.ki, e.L))
-    return k.n0 == nv and r.n0 == nq and table_fits(e.ki, e.L, nq, nv) and modules_fit(e.ki, e.L)
+    return (k.n0 == nv and r.n0 == nq and nq == model_nq(e.ki, e.L) and nv == model_nv(e.ki, e.L)
+            and tree_fits(e.ki, e.L))
 
 
 def energies_state(kt, work, q, v, K, q_rest, springs, d):

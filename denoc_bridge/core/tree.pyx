@@ -1,16 +1,17 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False
 """The tree's recursions, compiled: forward and inverse dynamics, the GIM, its inverse and block
-factors, the energies, of one state or of a batch.
+factors, the kinematics and the energies, of one state or of a batch.
 
 One extension module built from one ``.pxi`` file per recursion pass (one generated C file,
 one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi`` (E_k, r_k,
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
 ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
-block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``energy.pxi`` (kinetic and
-potential energy in one forward recursion; ``energies_of_state`` is declared in ``tree.pxd`` for
-the compiled runs) and ``kinematics_entry.pxi`` (its entries).  The passes take raw pointers: ``kf`` (the
+block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``kinematics.pxi`` (the
+links' placements and twists, sums over subtrees), ``energy.pxi`` (kinetic and potential energy
+in one forward recursion; ``energies_of_state`` is declared in ``tree.pxd`` for the compiled
+runs) and ``kinematics_entry.pxi`` (the entries of both).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
 (rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
 (``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
@@ -22,8 +23,9 @@ Entries (the numba entries' signatures and statuses, denoc_bridge/kernels/entry.
 tau, fext, out)``, ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
 ``inverse_dynamics_state(kt, work, q, v, a, fext, out)``, ``mass_matrix_state``,
 ``inverse_mass_matrix_state``, ``block_factors_state``, ``geometry_state``,
-``geometry_and_factors``, ``energies_state(kt, work, q, v, K, q_rest, springs, d)`` (a pair,
-nan for lengths that do not fit); the ``*_new`` variants return a result they allocate, the ``*_chunk``
+``geometry_and_factors``, ``placements_state(kt, work, q, R, p)``, ``twists_state(kt, work,
+q, v, out)``, ``subtree_sums(kt, x, out)``, ``energies_state(kt, work, q, v, K, q_rest, springs,
+d)`` (a pair, nan for lengths that do not fit); the ``*_new`` variants return a result they allocate, the ``*_chunk``
 ones run part of a batch without the GIL.  Each returns 0 = done, -1 = a value
 is invalid, -2 = a length is wrong, -3 = the inputs are finite but the result is not,
 k + 1 = the articulated inertia of link k is singular, and raises TypeError for an argument
@@ -35,7 +37,7 @@ cimport numpy as cnp
 from libc.math cimport cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport free, malloc
 
-from denoc_bridge.core.arrays cimport Arr, model_nq, model_nv, modules_fit, table_fits, take
+from denoc_bridge.core.arrays cimport Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits, take
 from denoc_bridge.core.configuration cimport model_difference
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.vectors cimport cross3
@@ -68,5 +70,6 @@ include "gim.pxi"
 include "gim_ltdl.pxi"
 include "gim_factors.pxi"
 include "gim_entry.pxi"
+include "kinematics.pxi"
 include "energy.pxi"
 include "kinematics_entry.pxi"

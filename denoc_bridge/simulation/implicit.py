@@ -54,12 +54,12 @@ import scipy.sparse.linalg as spla
 
 from denoc_bridge.algorithms.dynamics import link_forces, shifted_mass_solver
 from denoc_bridge.algorithms.kinematics import forward_kinematics
+from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import (
     forward_dynamics_derivatives,
     forward_dynamics_jvp,
     inverse_dynamics,
 )
-from denoc_bridge.kernels.kinematics import subtree_sums
 from denoc_bridge.spatial import internal_to_pin
 
 #: up to this many DOFs Newton's matrix is formed and factorised (O(n^2) memory)
@@ -108,7 +108,7 @@ def geometric_stiffness(model, q: np.ndarray, v: np.ndarray | None = None, a: np
     else:
         f = -np.einsum("kij,kj->ki", R, link_forces(model, q, v, a))
     F = np.empty((L, 3))
-    subtree_sums(np.asarray(model.parent, dtype=np.int64), f, F)
+    compiled.subtree_sums(model._kt, f, F)
     parent = np.asarray(model.parent)
     child = np.nonzero(parent >= 0)[0]
     H = np.zeros((L, 3, 3))

@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
+from denoc_bridge.core import configuration as cc
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
-from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import mimic as km
@@ -186,7 +186,7 @@ class MimicSystem(System):
     def ode(self, t, n, q, v, qdot, a):
         st, _ = self.accelerations(t, n, q, v, a)
         if st == 0:
-            kc.configuration_rate(self.ki, self.model.expand(q), self.model._full(v), self._qf)
+            cc.configuration_rate(self.tree._kt, self.model.expand(q), self.model._full(v), self._qf)
             qdot[:] = self._qf[self.model._q_keep]
         return st
 
@@ -228,11 +228,11 @@ class MimicSystem(System):
                 raise limits_failure(t)
 
     def integrate(self, q, xi, out):
-        kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)
+        cc.integrate(self.tree._kt, self.model.expand(q), self.model._full(xi), self._qf)
         out[:] = self._qf[self.model._q_keep]
 
     def dexpinv(self, xi, v, out):
-        kc.dexpinv(self.ki, self.model._full(xi), self.model._full(v), self._kf)
+        cc.dexpinv(self.tree._kt, self.model._full(xi), self.model._full(v), self._kf)
         out[:] = self._kf[self.model._v_keep]
 
     def normalise(self, Q):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from denoc_bridge.core import configuration as compiled_configuration
+from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
-from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
@@ -24,7 +23,7 @@ def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
     runs form them."""
     d, total = np.empty(model.nv), np.zeros(model.nv)
     if use_passive:
-        compiled_configuration.difference(model._kt, q_rest, q, d)
+        cc.difference(model._kt, q_rest, q, d)
         total[:] = -K * d - D * v
     total += tau
     a = np.empty(model.nv)
@@ -131,7 +130,7 @@ class TreeSystem(System):
         self._total(t, n, q, v)
         f = self.forces
         if f.cholesky:
-            kc.configuration_rate(self.ki, q, v, qdot)
+            cc.configuration_rate(self.model._kt, q, v, qdot)
             return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), a)
         return ki_.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
 
@@ -178,11 +177,11 @@ class TreeSystem(System):
 
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""
-        kc.integrate(self.ki, q, xi, out)
+        cc.integrate(self.model._kt, q, xi, out)
 
     def dexpinv(self, xi, v, out):
         """The rate of the Lie-algebra coordinates xi with joint velocities v (RKMK stages)."""
-        kc.dexpinv(self.ki, xi, v, out)
+        cc.dexpinv(self.model._kt, xi, v, out)
 
     def normalise(self, Q):
         """Unit quaternions and (cos, sin) pairs in each row of Q."""

@@ -1,0 +1,202 @@
+"""The compiled configuration maps (denoc_bridge/core/configuration.pyx), energies and kinematics
+(tree.pyx: energy.pxi, kinematics.pxi) against the numba kernels they replace and against
+Pinocchio, side by side in one process (issue 48).
+
+    python benchmarks/cython_configuration.py                 # every row
+    python benchmarks/cython_configuration.py --only panda --repeats 21
+
+Rows: integrate, difference (against ``pin.integrate`` / ``pin.difference``), the energies
+(against ``pin.computeMechanicalEnergy``, which computes both energies without armature or
+springs), the placements of the links and their twists (against ``pin.forwardKinematics`` with
+q, and with q and v; numba: the geometry pass, then its kernel on views of E, r and P, the
+public call's old path less its copies) on panda, talos and a 100-link chain, then batches:
+integrate of 1,000 panda states and the energies of 4,096 panda states (numba in parallel
+chunks as ``db.energies`` called it; Cython in chunks on a thread pool as ``db.energies`` calls
+it now, multibody.data.run_chunks).  Each call is timed as batches
+of calls from Python (each batch at least ``--batch-ms``), the implementations interleaved
+within every repeat in a rotating order; the table gives the median time per call and the
+ratios.  Single-state rows time the thread's CPU time (``time.thread_time``), which a loaded
+machine's preemptions do not inflate; the batch rows wall time (``time.perf_counter``), since
+numba's batch runs on several threads.  Both kernels run on the same ``model._kt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numba
+import pinocchio as pin
+
+import denoc_bridge as db
+from denoc_bridge.core import configuration as cc
+from denoc_bridge.core import tree as ct
+from denoc_bridge.kernels import configuration as kc
+from denoc_bridge.kernels import energy as ke
+from denoc_bridge.kernels import kinematics as kk
+from denoc_bridge.kernels.tables import G_R, INT, NMOD, W, regions, work_rows
+from denoc_bridge.multibody.data import run_chunks
+
+ROWS = ("integrate", "difference", "energies", "placements", "twists")
+
+MODELS = {
+    "panda": lambda: db.load_robot("panda"),
+    "talos": lambda: db.load_robot("talos"),
+    "chain 100": lambda: db.generators.chain(100),
+}
+BATCH = 1000  # states of the integrate batch
+ENERGY_BATCH = 4096
+
+
+def per_call(fn, batch_s: float, clock) -> float:
+    """Seconds per call of ``fn`` over a batch of at least ``batch_s`` (the count fixed on the
+    first call)."""
+    n = per_call.counts.get(fn)
+    if n is None:
+        n, t = 1, 0.0
+        while t < batch_s:
+            n *= 2
+            t0 = clock()
+            for _ in range(n):
+                fn()
+            t = clock() - t0
+        per_call.counts[fn] = n
+    t0 = clock()
+    for _ in range(n):
+        fn()
+    return (clock() - t0) / n
+
+
+per_call.counts = {}
+
+
+def work_of(model: db.Model) -> np.ndarray:
+    ki = model._kt.view(INT)
+    return np.zeros((work_rows(model.n_links, model.nv, ki[0, NMOD] if model.n_links else 0), W))
+
+
+def numba_kinematics(model: db.Model, work: np.ndarray):
+    """Calls of numba's world_placements and link_twists after the compiled geometry pass, on
+    views of E, r and P in ``work``."""
+    L, nv = model.n_links, model.nv
+    _, g_row, _, p_row, *_ = regions(L, nv, model.n_modules)
+    pairs = work[g_row : g_row + 2 * L].reshape(L, 2 * W)
+    E, r, P = pairs[:, 0:9].reshape(L, 3, 3), pairs[:, W + G_R : W + G_R + 3], work[p_row : p_row + nv, 0:6]
+    parent, idx_v, nv_joint = model.parent, model.idx_v, model.nv_joint
+    R, p, t = np.empty((L, 3, 3)), np.empty((L, 3)), np.empty((L, 6))
+
+    def placements(q):
+        ct.geometry_state(model._kt, work, q)
+        kk.world_placements(parent, E, r, R, p)
+
+    def twists(q, v):
+        ct.geometry_state(model._kt, work, q)
+        kk.link_twists(parent, idx_v, nv_joint, E, r, P, v, t)
+
+    return placements, twists
+
+
+def single_calls(model: db.Model):
+    """{(row, implementation): a call without arguments} for one state."""
+    rng = np.random.default_rng(0)
+    q0, q1 = db.random_configuration(model, rng), db.random_configuration(model, rng)
+    v = rng.standard_normal(model.nv)
+    kt, ki = model._kt, model._kt.view(INT)
+    oq, ov, d = np.empty(model.nq), np.empty(model.nv), np.empty(model.nv)
+    wc, wn = work_of(model), work_of(model)
+    R, p, t = np.empty((model.n_links, 3, 3)), np.empty((model.n_links, 3)), np.empty((model.n_links, 6))
+    K, q_rest = model.stiffness, model.rest_configuration
+    springs = bool(np.any(K))
+    pm = db.to_pinocchio(model)
+    pd = pm.createData()
+    assert cc.integrate(kt, q0, v, oq) == 0 and cc.difference(kt, q0, q1, ov) == 0
+    assert ct.placements_state(kt, wc, q0, R, p) == 0 and ct.twists_state(kt, wc, q0, v, t) == 0
+    kc.integrate(ki, q0, v, oq)
+    ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d)
+    placements, twists = numba_kinematics(model, wn)
+    placements(q0)
+    twists(q0, v)
+    return {
+        ("integrate", "cython"): lambda: cc.integrate(kt, q0, v, oq),
+        ("integrate", "numba"): lambda: kc.integrate(ki, q0, v, oq),
+        ("integrate", "pinocchio"): lambda: pin.integrate(pm, q0, v),
+        ("difference", "cython"): lambda: cc.difference(kt, q0, q1, ov),
+        ("difference", "numba"): lambda: kc.difference(ki, q0, q1, ov),
+        ("difference", "pinocchio"): lambda: pin.difference(pm, q0, q1),
+        ("energies", "cython"): lambda: ct.energies_state(kt, wc, q0, v, K, q_rest, springs, d),
+        ("energies", "numba"): lambda: ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d),
+        ("energies", "pinocchio"): lambda: pin.computeMechanicalEnergy(pm, pd, q0, v),
+        ("placements", "cython"): lambda: ct.placements_state(kt, wc, q0, R, p),
+        ("placements", "numba"): lambda: placements(q0),
+        ("placements", "pinocchio"): lambda: pin.forwardKinematics(pm, pd, q0),
+        ("twists", "cython"): lambda: ct.twists_state(kt, wc, q0, v, t),
+        ("twists", "numba"): lambda: twists(q0, v),
+        ("twists", "pinocchio"): lambda: pin.forwardKinematics(pm, pd, q0, v),
+    }
+
+
+def batch_calls(model: db.Model):
+    """{(row, implementation): a call} for the batches on one model."""
+    rng = np.random.default_rng(1)
+    Q = np.array([db.random_configuration(model, rng) for _ in range(max(BATCH, ENERGY_BATCH))])
+    V = rng.standard_normal((len(Q), model.nv))
+    ki, kt = model._kt.view(INT), model._kt
+    Qb, Vb, OUT = Q[:BATCH].copy(), V[:BATCH].copy(), np.empty((BATCH, model.nq))
+    K, q_rest = model.stiffness, model.rest_configuration
+    springs = bool(np.any(K))
+    T, P = np.empty(ENERGY_BATCH), np.empty(ENERGY_BATCH)
+    chunks = max(1, min(ENERGY_BATCH, 4 * numba.get_num_threads()))  # as db.energies
+    ke.energies_batch(kt, Q, V, K, q_rest, springs, T, P, chunks)
+    kc.integrate_batch(ki, Qb, Vb, OUT)
+    Qe, Ve = Q[:ENERGY_BATCH].copy(), V[:ENERGY_BATCH].copy()
+    return {
+        (f"integrate x{BATCH}", "cython"): lambda: cc.integrate_batch(kt, Qb, Vb, OUT),
+        (f"integrate x{BATCH}", "numba"): lambda: kc.integrate_batch(ki, Qb, Vb, OUT),
+        (f"energies x{ENERGY_BATCH}", "cython"): lambda: run_chunks(
+            ct.energies_chunk, ENERGY_BATCH, kt, Qe, Ve, K, q_rest, springs, T, P
+        ),
+        (f"energies x{ENERGY_BATCH}", "numba"): lambda: ke.energies_batch(kt, Qe, Ve, K, q_rest, springs, T, P, chunks),
+    }
+
+
+def run(fns, repeats: int, batch_s: float, clock):
+    keys = list(fns)
+    times = {k: [] for k in keys}
+    for r in range(repeats):
+        order = keys[r % len(keys) :] + keys[: r % len(keys)]  # each one first in turn
+        for k in order:
+            times[k].append(per_call(fns[k], batch_s, clock))
+    return {k: statistics.median(t) * 1e6 for k, t in times.items()}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--batch-ms", type=float, default=20.0)
+    p.add_argument("--only", help="models whose name contains this")
+    args = p.parse_args(argv)
+    print(f"{'model':<10} {'row':<16} {'cython us':>10} {'numba us':>10} {'pin us':>9}  cy/numba  cy/pin")
+    for name, make in MODELS.items():
+        if args.only and args.only not in name:
+            continue
+        model = make()
+        t = run(single_calls(model), args.repeats, args.batch_ms / 1e3, time.thread_time)
+        for row in ROWS:
+            c, n, pn = (t[(row, i)] for i in ("cython", "numba", "pinocchio"))
+            print(f"{name:<10} {row:<16} {c:>10.3f} {n:>10.3f} {pn:>9.3f}  {c / n:>8.2f}  {c / pn:>6.2f}", flush=True)
+        if name == "panda":
+            t = run(batch_calls(model), args.repeats, args.batch_ms / 1e3, time.perf_counter)
+            for row in sorted({k[0] for k in t}):
+                c, n = t[(row, "cython")], t[(row, "numba")]
+                print(f"{name:<10} {row:<16} {c:>10.1f} {n:>10.1f} {'':>9}  {c / n:>8.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
