@@ -217,7 +217,7 @@ def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
             "-m",
             "denoc_bridge.cli",
             "simulate",
-            "gripper",
+            "fourbar",  # a closed loop: numba's run (a tree's runs on the compiled core, compiling nothing)
             "--duration",
             "0.1",
             "--no-html",
