@@ -6,8 +6,6 @@ arguments the entries must not take."""
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
 
@@ -16,42 +14,15 @@ from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels.tables import INT
-from denoc_bridge.multibody.joints import JointType
-from denoc_bridge.testing import random_model
+from tests.core.models import MODELS, model_of
+
+SCALES = (1e-7, 0.3, 3.0)  # small-angle series, moderate and large rotations
 
 #: largest difference allowed, max|cython - numba| / max(1, max|numba|): the same formulas in
 #: the same order; numba does not contract a * b + c, the native build's gcc does (FMA), and
 #: numba's sin/cos/atan2 are LLVM's, not libm's: measured at most 2.2e-16 (not bit for bit
 #: either with -ffp-contract=off).
 RTOL = 1e-15
-
-RANDOM = [
-    dict(seed=s, n_links=n, branching=b, n_roots=r, floating_base=fb)
-    for s, n, b, r, fb in [
-        (0, 1, 0.0, 1, False),
-        (1, 5, 0.3, 1, True),
-        (2, 12, 0.5, 2, False),
-        (3, 12, 0.8, 3, True),
-        (4, 9, 0.0, 1, True),
-        (5, 20, 0.4, 1, False),
-        (6, 30, 0.6, 2, True),
-        (7, 70, 0.1, 1, False),
-    ]
-]
-ONE_TYPE = [f"type{int(t)}-{s}" for t in JointType for s in (10, 11)]  # chains of one joint type
-ROBOTS = ["panda", "talos", "solo12"]
-MODELS = [f"random{i}" for i in range(len(RANDOM))] + ONE_TYPE + ROBOTS
-SCALES = (1e-7, 0.3, 3.0)  # small-angle series, moderate and large rotations
-
-
-@cache
-def model_of(name: str) -> db.Model:
-    if name.startswith("random"):
-        return random_model(**RANDOM[int(name[6:])])
-    if name.startswith("type"):
-        t, s = name[4:].split("-")
-        return random_model(int(s), 6, branching=0.3, joint_types=(JointType(int(t)),))
-    return db.load_robot(name)
 
 
 def ki_of(model: db.Model) -> np.ndarray:

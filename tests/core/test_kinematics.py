@@ -12,7 +12,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels.tables import INT, NMOD, PARENT, W, work_rows
-from tests.core.test_configuration import MODELS, model_of
+from tests.core.models import MODELS, model_of
 
 #: max|cython - numba| / max(1, max|numba|): the same products, gcc and numba contract a few of
 #: them differently into FMA: measured at most 7.4e-16
