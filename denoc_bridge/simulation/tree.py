@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
+from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
@@ -124,7 +124,7 @@ class TreeSystem(System):
         self._total(t, n, q, v)
         f = self.forces
         if f.cholesky:
-            cc.configuration_rate(self.model._kt, q, v, qdot)
+            kc.configuration_rate(self.ki, q, v, qdot)
             return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), a)
         return ki_.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
 
@@ -169,13 +169,17 @@ class TreeSystem(System):
             if status:
                 raise limits_failure(t)
 
+    # The maps of the Python stages are the compiled runs' (numba's, kernels.configuration), so
+    # that a run through them (a Python controller) gives the compiled run's numbers bit for bit
+    # (tests/simulation/test_limits.py); core.configuration's differ in the last bit (FMA) and
+    # replace them with the runs' port.
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""
-        cc.integrate(self.model._kt, q, xi, out)
+        kc.integrate(self.ki, q, xi, out)
 
     def dexpinv(self, xi, v, out):
         """The rate of the Lie-algebra coordinates xi with joint velocities v (RKMK stages)."""
-        cc.dexpinv(self.model._kt, xi, v, out)
+        kc.dexpinv(self.ki, xi, v, out)
 
     def normalise(self, Q):
         """Unit quaternions and (cos, sin) pairs in each row of Q."""
