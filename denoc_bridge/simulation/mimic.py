@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
-from denoc_bridge.core import configuration as cc
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
+from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import mimic as km
@@ -186,7 +186,7 @@ class MimicSystem(System):
     def ode(self, t, n, q, v, qdot, a):
         st, _ = self.accelerations(t, n, q, v, a)
         if st == 0:
-            cc.configuration_rate(self.tree._kt, self.model.expand(q), self.model._full(v), self._qf)
+            kc.configuration_rate(self.ki, self.model.expand(q), self.model._full(v), self._qf)
             qdot[:] = self._qf[self.model._q_keep]
         return st
 
@@ -227,12 +227,13 @@ class MimicSystem(System):
             if status:
                 raise limits_failure(t)
 
+    # the compiled runs' maps (numba's), for the bit-for-bit equality of simulation.tree's stages
     def integrate(self, q, xi, out):
-        cc.integrate(self.tree._kt, self.model.expand(q), self.model._full(xi), self._qf)
+        kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)
         out[:] = self._qf[self.model._q_keep]
 
     def dexpinv(self, xi, v, out):
-        cc.dexpinv(self.tree._kt, self.model._full(xi), self.model._full(v), self._kf)
+        kc.dexpinv(self.ki, self.model._full(xi), self.model._full(v), self._kf)
         out[:] = self._kf[self.model._v_keep]
 
     def normalise(self, Q):

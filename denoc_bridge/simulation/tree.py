@@ -17,14 +17,22 @@ from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.simulation.common import System, limits_failure, normalise_rows, passive_arrays
 
 
-def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
-    """The accelerations at a saved state of a run (NaN where the forward dynamics refuses it),
-    on the compiled core alone: the springs and dampers -K (q (-) q_rest) - D v as the compiled
-    runs form them."""
-    d, total = np.empty(model.nv), np.zeros(model.nv)
+def passive_forces(model, q, v, K, D, q_rest, use_passive, d, out):
+    """out = -K (q (-) q_rest) - D v (zero without ``use_passive``), as the compiled runs form
+    them (core/integrators.pxi: the compiled difference, rounded as written); ``d``: nv scratch."""
     if use_passive:
         cc.difference(model._kt, q_rest, q, d)
-        total[:] = -K * d - D * v
+        np.multiply(-K, d, out=out)
+        out -= D * v
+    else:
+        out[:] = 0.0
+
+
+def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
+    """The accelerations at a saved state of a run (NaN where the forward dynamics refuses it),
+    on the compiled core alone."""
+    d, total = np.empty(model.nv), np.empty(model.nv)
+    passive_forces(model, q, v, K, D, q_rest, use_passive, d, total)
     total += tau
     a = np.empty(model.nv)
     status = compiled.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
@@ -106,7 +114,7 @@ class TreeSystem(System):
     def _total(self, t, n, q, v):
         """The actuation at (t, step n); ``self.total`` = actuation + springs + dampers."""
         tau = self.forces.tau_at(t, q, v, n)
-        ki_.passive_forces(self.ki, q, v, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        passive_forces(self.model, q, v, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
         self.total[:] += tau
         self.evals += 1
         return tau
@@ -175,6 +183,9 @@ class TreeSystem(System):
             if status:
                 raise limits_failure(t)
 
+    # The maps of the Python stages are the compiled runs' (core.configuration, which the runs
+    # cimport), so that a run through them (a Python controller) gives the compiled run's numbers
+    # bit for bit (tests/simulation/test_limits.py).
     def integrate(self, q, xi, out):
         """``out = q (+) xi`` (``out`` may be ``q``)."""
         cc.integrate(self.model._kt, q, xi, out)

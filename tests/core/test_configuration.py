@@ -6,8 +6,6 @@ arguments the entries must not take."""
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
 
@@ -16,42 +14,15 @@ from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels.tables import INT
-from denoc_bridge.multibody.joints import JointType
-from denoc_bridge.testing import random_model
+from tests.core.models import MODELS, model_of
+
+SCALES = (1e-7, 0.3, 3.0)  # small-angle series, moderate and large rotations
 
 #: largest difference allowed, max|cython - numba| / max(1, max|numba|): the same formulas in
 #: the same order; numba does not contract a * b + c, the native build's gcc does (FMA), and
 #: numba's sin/cos/atan2 are LLVM's, not libm's: measured at most 2.2e-16 (not bit for bit
 #: either with -ffp-contract=off).
 RTOL = 1e-15
-
-RANDOM = [
-    dict(seed=s, n_links=n, branching=b, n_roots=r, floating_base=fb)
-    for s, n, b, r, fb in [
-        (0, 1, 0.0, 1, False),
-        (1, 5, 0.3, 1, True),
-        (2, 12, 0.5, 2, False),
-        (3, 12, 0.8, 3, True),
-        (4, 9, 0.0, 1, True),
-        (5, 20, 0.4, 1, False),
-        (6, 30, 0.6, 2, True),
-        (7, 70, 0.1, 1, False),
-    ]
-]
-ONE_TYPE = [f"type{int(t)}-{s}" for t in JointType for s in (10, 11)]  # chains of one joint type
-ROBOTS = ["panda", "talos", "solo12"]
-MODELS = [f"random{i}" for i in range(len(RANDOM))] + ONE_TYPE + ROBOTS
-SCALES = (1e-7, 0.3, 3.0)  # small-angle series, moderate and large rotations
-
-
-@cache
-def model_of(name: str) -> db.Model:
-    if name.startswith("random"):
-        return random_model(**RANDOM[int(name[6:])])
-    if name.startswith("type"):
-        t, s = name[4:].split("-")
-        return random_model(int(s), 6, branching=0.3, joint_types=(JointType(int(t)),))
-    return db.load_robot(name)
 
 
 def ki_of(model: db.Model) -> np.ndarray:
@@ -122,11 +93,13 @@ def test_batches_match_numba(name):
     Q1 = np.array([db.random_configuration(model, rng) for _ in range(B)])
     V = rng.standard_normal((B, model.nv)) * 2.0
     want, got = np.empty_like(Q0), np.empty_like(Q0)
-    kc.integrate_batch(ki, Q0, V, want)
+    for b in range(B):  # numba's batches are deleted: its maps state by state
+        kc.integrate(ki, Q0[b], V[b], want[b])
     assert cc.integrate_batch(model._kt, Q0, V, got) == 0
     assert rel(got, want) <= RTOL
     want, got = np.empty((B, model.nv)), np.empty((B, model.nv))
-    kc.difference_batch(ki, Q0, Q1, want)
+    for b in range(B):
+        kc.difference(ki, Q0[b], Q1[b], want[b])
     assert cc.difference_batch(model._kt, Q0, Q1, got) == 0
     assert rel(got, want) <= RTOL
     for b in range(B):  # each row is the single-state map
@@ -272,9 +245,11 @@ def test_energies_chunks_match_numba(name):
     Q = np.array([s[0] for s in states_])
     V = np.array([s[1] for s in states_])
     K, q_rest = states_[0][2], states_[0][3]
+    d = np.empty(model.nv)
     for springs in (False, True):
         want_T, want_V, got_T, got_V = (np.full(B, np.nan) for _ in range(4))
-        ke.energies_batch(model._kt, Q, V, K, q_rest, springs, want_T, want_V, 3)
+        for b in range(B):  # numba's batch is deleted: its state entry, state by state
+            want_T[b], want_V[b] = ke.energies_state(model._kt, work_of(model), Q[b], V[b], K, q_rest, springs, d)
         for start, stop in ((0, 4), (4, 4), (4, B)):  # chunks, as multibody.data.run_chunks calls them
             assert ct.energies_chunk(model._kt, Q, V, K, q_rest, springs, got_T, got_V, start, stop) == 0
         assert erel(got_T, want_T) <= RTOL_ENERGY and erel(got_V, want_V) <= RTOL_ENERGY
