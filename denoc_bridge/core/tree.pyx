@@ -8,7 +8,9 @@ one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
 ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
-block factors, 002 A.13-A.22) and ``gim_entry.pxi`` (their entries).  The passes take raw pointers: ``kf`` (the
+block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries) and ``compiled_model.pxi``
+(``CompiledTree``: the table taken once with its owner thread's work array, the public calls'
+fast path, ``model._core``).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
 (rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
 (``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
@@ -59,3 +61,4 @@ include "gim.pxi"
 include "gim_ltdl.pxi"
 include "gim_factors.pxi"
 include "gim_entry.pxi"
+include "compiled_model.pxi"
