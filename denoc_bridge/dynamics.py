@@ -53,7 +53,9 @@ __all__ = [
 ]
 
 # bound once: the fast path of a panda-sized call is about 1.5 us, of which each global or
-# attribute lookup costs 10-25 ns
+# attribute lookup costs 10-25 ns; the model's own thread calls its compiled form
+# (``model._core``: the table taken once, with that thread's work array), other threads and a
+# ``data`` the entries with their work array
 # (the *_new entries allocate their result through NumPy's C API and return it, or the status)
 _ndarray = np.ndarray
 _inverse_dynamics_new = compiled.inverse_dynamics_new
@@ -133,7 +135,9 @@ def inverse_dynamics(
         raise _no_loops(model)
     if f_ext is None:  # fast path: float64 C vectors
         try:
-            out = _inverse_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, a)
+            out = None if data is not None else model._core.inverse_dynamics(q, v, a)  # None: not its thread
+            if out is None:
+                out = _inverse_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, a)
             if type(out) is _ndarray:
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
@@ -219,7 +223,9 @@ def forward_dynamics(
         )
     if f_ext is None:  # fast path: float64 C vectors
         try:
-            out = _forward_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, tau)
+            out = None if data is not None else model._core.forward_dynamics(q, v, tau)  # None: not its thread
+            if out is None:
+                out = _forward_dynamics_new(model._kt, model._local.work if data is None else data.work, q, v, tau)
             if type(out) is _ndarray:
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
@@ -348,12 +354,15 @@ def mass_matrix(
     """
     if type(model) is Model:  # fast path: a float64 C vector (as tree_mass_matrix's, one call less)
         try:
-            work = model._local.work if data is None else data.work
-            if out is None:
-                res = _mass_matrix_new(model._kt, work, q)
-                if type(res) is _ndarray:
-                    return res
-            elif _mass_matrix_state(model._kt, work, q, out) == 0:
+            res = None if data is not None else model._core.mass_matrix(q, out)  # None: not its thread
+            if res is None:
+                work = model._local.work if data is None else data.work
+                res = (
+                    _mass_matrix_new(model._kt, work, q) if out is None else _mass_matrix_state(model._kt, work, q, out)
+                )
+            if type(res) is _ndarray:
+                return res
+            if res == 0 and out is not None:  # the state entry wrote out
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass
@@ -400,12 +409,17 @@ def inverse_mass_matrix(
     """
     if type(model) is Model:  # fast path: a float64 C vector
         try:
-            work = model._local.work if data is None else data.work
-            if out is None:
-                res = _inverse_mass_matrix_new(model._kt, work, q)
-                if type(res) is _ndarray:
-                    return res
-            elif _inverse_mass_matrix_state(model._kt, work, q, out) == 0:
+            res = None if data is not None else model._core.inverse_mass_matrix(q, out)  # None: not its thread
+            if res is None:
+                work = model._local.work if data is None else data.work
+                res = (
+                    _inverse_mass_matrix_new(model._kt, work, q)
+                    if out is None
+                    else _inverse_mass_matrix_state(model._kt, work, q, out)
+                )
+            if type(res) is _ndarray:
+                return res
+            if res == 0 and out is not None:  # the state entry wrote out
                 return out
         except (TypeError, AttributeError):  # another type, no work yet
             pass

@@ -163,7 +163,10 @@ def aba(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike, tau: npt.Arra
         out = _empty(e.nv)
         try:
             if fext is None:
-                status = _forward_dynamics_fast(m._kt, m._local.work, q, v, tau, out)
+                r = m._core.forward_dynamics(q, v, tau, out)  # None: not the model's thread
+                if r is None:
+                    r = _forward_dynamics_fast(m._kt, m._local.work, q, v, tau, out)
+                status = 0 if r is out else r
             else:
                 status = _forward_dynamics_state(m._kt, m._local.work, q, v, tau, _internal_wrenches(e, fext), out)
             if status == 0:
@@ -188,7 +191,10 @@ def rnea(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike, a: npt.Array
         out = _empty(e.nv)
         try:
             if fext is None:
-                status = _inverse_dynamics_fast(m._kt, m._local.work, q, v, a, out)
+                r = m._core.inverse_dynamics(q, v, a, out)  # None: not the model's thread
+                if r is None:
+                    r = _inverse_dynamics_fast(m._kt, m._local.work, q, v, a, out)
+                status = 0 if r is out else r
             else:
                 status = _inverse_dynamics_state(m._kt, m._local.work, q, v, a, _internal_wrenches(e, fext), out)
             if status == 0:
@@ -212,7 +218,8 @@ def crba(model: Any, data: Any, q: npt.ArrayLike) -> np.ndarray:
         m = e.model
         out = _empty((e.nv, e.nv))
         try:
-            if _mass_matrix_state(m._kt, m._local.work, q, out) == 0:
+            r = m._core.mass_matrix(q, out)  # None: not the model's thread
+            if r is out or (r is None and _mass_matrix_state(m._kt, m._local.work, q, out) == 0):
                 data.M = out
                 return out
         except (TypeError, AttributeError):
@@ -245,7 +252,8 @@ def nonLinearEffects(model: Any, data: Any, q: npt.ArrayLike, v: npt.ArrayLike) 
         m = e.model
         out = _empty(e.nv)
         try:
-            if _inverse_dynamics_fast(m._kt, m._local.work, q, v, e.zeros, out) == 0:
+            r = m._core.inverse_dynamics(q, v, e.zeros, out)  # None: not the model's thread
+            if r is out or (r is None and _inverse_dynamics_fast(m._kt, m._local.work, q, v, e.zeros, out) == 0):
                 data.nle = out
                 return out
         except (TypeError, AttributeError):
@@ -264,7 +272,8 @@ def computeGeneralizedGravity(model: Any, data: Any, q: npt.ArrayLike) -> np.nda
         m = e.model
         out = _empty(e.nv)
         try:
-            if _inverse_dynamics_fast(m._kt, m._local.work, q, e.zeros, e.zeros, out) == 0:
+            r = m._core.inverse_dynamics(q, e.zeros, e.zeros, out)  # None: not the model's thread
+            if r is out or (r is None and _inverse_dynamics_fast(m._kt, m._local.work, q, e.zeros, e.zeros, out) == 0):
                 data.g = out
                 return out
         except (TypeError, AttributeError):

@@ -44,6 +44,7 @@ cdef inline void link_placement(const int* i, const double* f, double* work, Py_
     link to base coordinates): row n of R_k is E_k (row n of R_b)."""
     cdef int code = rot_code(i), n
     cdef double cs[2]
+    cs[0], cs[1] = 1.0, 0.0  # rotation() fills them for the coordinate codes only
     cdef const double* e = rotation(i, work, L, k, cs)
     cdef const double* r = offset(f, work, L, k, code)
     for n in range(3):

@@ -11,7 +11,9 @@ inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors
 block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``kinematics.pxi`` (the
 links' placements and twists, sums over subtrees), ``energy.pxi`` (kinetic and potential energy
 in one forward recursion; ``energies_of_state`` is declared in ``tree.pxd`` for the compiled
-runs) and ``kinematics_entry.pxi`` (the entries of both).  The passes take raw pointers: ``kf`` (the
+runs), ``kinematics_entry.pxi`` (the entries of both) and
+``compiled_model.pxi`` (``CompiledTree``: the table taken once with its owner thread's work array,
+the public calls' fast path, ``model._core``).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
 (rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
 (``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
@@ -73,3 +75,4 @@ include "gim_entry.pxi"
 include "kinematics.pxi"
 include "energy.pxi"
 include "kinematics_entry.pxi"
+include "compiled_model.pxi"

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._text import count, did_you_mean
+from denoc_bridge.core import tree as _core
 from denoc_bridge.errors import InputError, InputTypeError, ModelError, NameLookupError, PhysicsWarning
 from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
@@ -340,6 +341,7 @@ class Model(ModelKind):
         self._link_mass_matrix: np.ndarray | None = None  # on first use: 288 bytes per link
         self._modules: tuple[Module, ...] | None = None
         self._kt = build_tables(self)  # the model packed for the compiled kernels
+        self._core = _core.CompiledTree(self._kt)  # the table taken once, with its owner thread's work
         for lc in self.loops:
             if isinstance(lc, JointCoupling):
                 check_coupling_joints(self, lc)
@@ -745,13 +747,14 @@ class Model(ModelKind):
         :func:`denoc_bridge.constraints.solve.gravity_free`), so that a model sent to Dask
         workers does not carry a second model."""
         state = self.__dict__.copy()
-        del state["_local"]
+        del state["_local"], state["_core"]
         state.pop("_gravity_free", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._local = threading.local()
+        self._core = _core.CompiledTree(self._kt)
 
     # -------------------------------------------------------------- accessors
     @property
@@ -780,6 +783,7 @@ class Model(ModelKind):
     def gravity(self, value: npt.ArrayLike) -> None:
         self._gravity = _readonly(self._check_gravity(value), float)
         self._kt = with_gravity(self._kt, self._gravity)
+        self._core = _core.CompiledTree(self._kt)
 
     @property
     def modules(self) -> tuple[Module, ...]:
