@@ -8,16 +8,17 @@ Pinocchio, side by side in one process (issue 48).
 Rows: integrate, difference (against ``pin.integrate`` / ``pin.difference``), the energies
 (against ``pin.computeMechanicalEnergy``, which computes both energies without armature or
 springs), the placements of the links and their twists (against ``pin.forwardKinematics`` with
-q, and with q and v; numba: the geometry pass, then its kernel on views of E, r and P, the
-public call's old path less its copies) on panda, talos and a 100-link chain, then batches:
-integrate of 1,000 panda states and the energies of 4,096 panda states (numba in parallel
-chunks as ``db.energies`` called it; Cython in chunks on a thread pool as ``db.energies`` calls
-it now, multibody.data.run_chunks).  Each call is timed as batches
+q, and with q and v) on panda, talos and a 100-link chain, then batches: integrate of 1,000
+panda states and the energies of 4,096 panda states (in chunks on a thread pool as
+``db.energies`` calls them, multibody.data.run_chunks).  The numba kernels of the kinematics and
+of the batches are deleted ("-" in their column): measured against the compiled entries before
+(commit 7949504, 2 loaded cores: placements 0.39-0.52x numba's geometry pass and kernel, twists
+0.32-0.51x, the batches 0.06x and 0.61x).  Each call is timed as batches
 of calls from Python (each batch at least ``--batch-ms``), the implementations interleaved
 within every repeat in a rotating order; the table gives the median time per call and the
 ratios.  Single-state rows time the thread's CPU time (``time.thread_time``), which a loaded
 machine's preemptions do not inflate; the batch rows wall time (``time.perf_counter``), since
-numba's batch runs on several threads.  Both kernels run on the same ``model._kt``.
+the batches run on several threads.  Both kernels run on the same ``model._kt``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numba
 import pinocchio as pin
 
 import denoc_bridge as db
@@ -40,8 +40,7 @@ from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import energy as ke
-from denoc_bridge.kernels import kinematics as kk
-from denoc_bridge.kernels.tables import G_R, INT, NMOD, W, regions, work_rows
+from denoc_bridge.kernels.tables import INT, NMOD, W, work_rows
 from denoc_bridge.multibody.data import run_chunks
 
 ROWS = ("integrate", "difference", "energies", "placements", "twists")
@@ -82,27 +81,6 @@ def work_of(model: db.Model) -> np.ndarray:
     return np.zeros((work_rows(model.n_links, model.nv, ki[0, NMOD] if model.n_links else 0), W))
 
 
-def numba_kinematics(model: db.Model, work: np.ndarray):
-    """Calls of numba's world_placements and link_twists after the compiled geometry pass, on
-    views of E, r and P in ``work``."""
-    L, nv = model.n_links, model.nv
-    _, g_row, _, p_row, *_ = regions(L, nv, model.n_modules)
-    pairs = work[g_row : g_row + 2 * L].reshape(L, 2 * W)
-    E, r, P = pairs[:, 0:9].reshape(L, 3, 3), pairs[:, W + G_R : W + G_R + 3], work[p_row : p_row + nv, 0:6]
-    parent, idx_v, nv_joint = model.parent, model.idx_v, model.nv_joint
-    R, p, t = np.empty((L, 3, 3)), np.empty((L, 3)), np.empty((L, 6))
-
-    def placements(q):
-        ct.geometry_state(model._kt, work, q)
-        kk.world_placements(parent, E, r, R, p)
-
-    def twists(q, v):
-        ct.geometry_state(model._kt, work, q)
-        kk.link_twists(parent, idx_v, nv_joint, E, r, P, v, t)
-
-    return placements, twists
-
-
 def single_calls(model: db.Model):
     """{(row, implementation): a call without arguments} for one state."""
     rng = np.random.default_rng(0)
@@ -120,9 +98,6 @@ def single_calls(model: db.Model):
     assert ct.placements_state(kt, wc, q0, R, p) == 0 and ct.twists_state(kt, wc, q0, v, t) == 0
     kc.integrate(ki, q0, v, oq)
     ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d)
-    placements, twists = numba_kinematics(model, wn)
-    placements(q0)
-    twists(q0, v)
     return {
         ("integrate", "cython"): lambda: cc.integrate(kt, q0, v, oq),
         ("integrate", "numba"): lambda: kc.integrate(ki, q0, v, oq),
@@ -134,10 +109,8 @@ def single_calls(model: db.Model):
         ("energies", "numba"): lambda: ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d),
         ("energies", "pinocchio"): lambda: pin.computeMechanicalEnergy(pm, pd, q0, v),
         ("placements", "cython"): lambda: ct.placements_state(kt, wc, q0, R, p),
-        ("placements", "numba"): lambda: placements(q0),
         ("placements", "pinocchio"): lambda: pin.forwardKinematics(pm, pd, q0),
         ("twists", "cython"): lambda: ct.twists_state(kt, wc, q0, v, t),
-        ("twists", "numba"): lambda: twists(q0, v),
         ("twists", "pinocchio"): lambda: pin.forwardKinematics(pm, pd, q0, v),
     }
 
@@ -147,22 +120,17 @@ def batch_calls(model: db.Model):
     rng = np.random.default_rng(1)
     Q = np.array([db.random_configuration(model, rng) for _ in range(max(BATCH, ENERGY_BATCH))])
     V = rng.standard_normal((len(Q), model.nv))
-    ki, kt = model._kt.view(INT), model._kt
+    kt = model._kt
     Qb, Vb, OUT = Q[:BATCH].copy(), V[:BATCH].copy(), np.empty((BATCH, model.nq))
     K, q_rest = model.stiffness, model.rest_configuration
     springs = bool(np.any(K))
     T, P = np.empty(ENERGY_BATCH), np.empty(ENERGY_BATCH)
-    chunks = max(1, min(ENERGY_BATCH, 4 * numba.get_num_threads()))  # as db.energies
-    ke.energies_batch(kt, Q, V, K, q_rest, springs, T, P, chunks)
-    kc.integrate_batch(ki, Qb, Vb, OUT)
     Qe, Ve = Q[:ENERGY_BATCH].copy(), V[:ENERGY_BATCH].copy()
     return {
         (f"integrate x{BATCH}", "cython"): lambda: cc.integrate_batch(kt, Qb, Vb, OUT),
-        (f"integrate x{BATCH}", "numba"): lambda: kc.integrate_batch(ki, Qb, Vb, OUT),
         (f"energies x{ENERGY_BATCH}", "cython"): lambda: run_chunks(
             ct.energies_chunk, ENERGY_BATCH, kt, Qe, Ve, K, q_rest, springs, T, P
         ),
-        (f"energies x{ENERGY_BATCH}", "numba"): lambda: ke.energies_batch(kt, Qe, Ve, K, q_rest, springs, T, P, chunks),
     }
 
 
@@ -174,6 +142,14 @@ def run(fns, repeats: int, batch_s: float, clock):
         for k in order:
             times[k].append(per_call(fns[k], batch_s, clock))
     return {k: statistics.median(t) * 1e6 for k, t in times.items()}
+
+
+def line(name: str, row: str, t: dict, fmt: str) -> str:
+    """One row of the table: the times and ratios there are ("-" for a deleted numba kernel)."""
+    c, n, pn = (t.get((row, i)) for i in ("cython", "numba", "pinocchio"))
+    cells = [fmt.format(x) if x is not None else "-" for x in (c, n, pn)]
+    ratios = [f"{c / x:.2f}" if x is not None else "-" for x in (n, pn)]
+    return f"{name:<10} {row:<16} {cells[0]:>10} {cells[1]:>10} {cells[2]:>9}  {ratios[0]:>8}  {ratios[1]:>6}"
 
 
 def main(argv=None) -> None:
@@ -189,13 +165,11 @@ def main(argv=None) -> None:
         model = make()
         t = run(single_calls(model), args.repeats, args.batch_ms / 1e3, time.thread_time)
         for row in ROWS:
-            c, n, pn = (t[(row, i)] for i in ("cython", "numba", "pinocchio"))
-            print(f"{name:<10} {row:<16} {c:>10.3f} {n:>10.3f} {pn:>9.3f}  {c / n:>8.2f}  {c / pn:>6.2f}", flush=True)
+            print(line(name, row, t, "{:.3f}"), flush=True)
         if name == "panda":
             t = run(batch_calls(model), args.repeats, args.batch_ms / 1e3, time.perf_counter)
             for row in sorted({k[0] for k in t}):
-                c, n = t[(row, "cython")], t[(row, "numba")]
-                print(f"{name:<10} {row:<16} {c:>10.1f} {n:>10.1f} {'':>9}  {c / n:>8.2f}", flush=True)
+                print(line(name, row, t, "{:.1f}"), flush=True)
 
 
 if __name__ == "__main__":

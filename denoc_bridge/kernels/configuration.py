@@ -299,15 +299,3 @@ def dexpinv(ki, xi, v, out):
     """out = dexp_xi^-1 v (RKMK, truncated after the second bracket)."""
     for k in range(ki.shape[0]):
         dexpinv_joint(T.joint_type(ki, k), xi, v, ki[k, T.IDX_V], out)
-
-
-@njit(cache=True)
-def integrate_batch(ki, Q, V, OUT):
-    for b in range(Q.shape[0]):
-        integrate(ki, Q[b], V[b], OUT[b])
-
-
-@njit(cache=True)
-def difference_batch(ki, Q0, Q1, OUT):
-    for b in range(Q0.shape[0]):
-        difference(ki, Q0[b], Q1[b], OUT[b])

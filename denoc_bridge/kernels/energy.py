@@ -1,4 +1,6 @@
-"""Kinetic and potential energy in one O(n) forward recursion, for one state or a batch.
+"""Kinetic and potential energy in one O(n) forward recursion, for one state: the potential
+that the joint limits of the numba runs conserve (:mod:`.limits`; the public energies are
+compiled, denoc_bridge/core/energy.pxi).
 
 Twists as in the forward recursion of inverse dynamics (000 Table 1, step 1:
 ``t_k = A_{k,b} t_b + P_k qd_k``), ``T = sum_k 1/2 t_k^T M_k t_k`` (000 eq. 2b)
@@ -9,8 +11,7 @@ plus the armature's ``1/2 sum_i J_i qd_i^2``; the link orientation is carried as
 Joint springs add ``1/2 sum_i K_i d_i^2`` with ``d = q (-) q_rest``.
 """
 
-import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.configuration import difference
@@ -120,17 +121,3 @@ def energies_state(kt, work, q, v, K, q_rest, springs, d):
         for i in range(v.shape[0]):
             potential += 0.5 * K[i] * d[i] * d[i]
     return kinetic, potential
-
-
-@njit(cache=True, parallel=True)
-def energies_batch(kt, Q, V, K, q_rest, springs, kinetic, potential, n_chunks):
-    """energies_state over the leading axis (chunks of states in parallel)."""
-    B = Q.shape[0]
-    ki = kt.view(T.INT)
-    L = ki.shape[0]
-    nv = V.shape[1]
-    for c in prange(n_chunks):
-        work = np.empty((T.work_rows(L, nv, ki[0, T.NMOD] if L else 0), T.W))
-        d = np.empty(nv)
-        for b in range(c * B // n_chunks, (c + 1) * B // n_chunks):
-            kinetic[b], potential[b] = energies_state(kt, work, Q[b], V[b], K, q_rest, springs, d)

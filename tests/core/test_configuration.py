@@ -93,11 +93,13 @@ def test_batches_match_numba(name):
     Q1 = np.array([db.random_configuration(model, rng) for _ in range(B)])
     V = rng.standard_normal((B, model.nv)) * 2.0
     want, got = np.empty_like(Q0), np.empty_like(Q0)
-    kc.integrate_batch(ki, Q0, V, want)
+    for b in range(B):  # numba's batches are deleted: its maps state by state
+        kc.integrate(ki, Q0[b], V[b], want[b])
     assert cc.integrate_batch(model._kt, Q0, V, got) == 0
     assert rel(got, want) <= RTOL
     want, got = np.empty((B, model.nv)), np.empty((B, model.nv))
-    kc.difference_batch(ki, Q0, Q1, want)
+    for b in range(B):
+        kc.difference(ki, Q0[b], Q1[b], want[b])
     assert cc.difference_batch(model._kt, Q0, Q1, got) == 0
     assert rel(got, want) <= RTOL
     for b in range(B):  # each row is the single-state map
@@ -243,9 +245,11 @@ def test_energies_chunks_match_numba(name):
     Q = np.array([s[0] for s in states_])
     V = np.array([s[1] for s in states_])
     K, q_rest = states_[0][2], states_[0][3]
+    d = np.empty(model.nv)
     for springs in (False, True):
         want_T, want_V, got_T, got_V = (np.full(B, np.nan) for _ in range(4))
-        ke.energies_batch(model._kt, Q, V, K, q_rest, springs, want_T, want_V, 3)
+        for b in range(B):  # numba's batch is deleted: its state entry, state by state
+            want_T[b], want_V[b] = ke.energies_state(model._kt, work_of(model), Q[b], V[b], K, q_rest, springs, d)
         for start, stop in ((0, 4), (4, 4), (4, B)):  # chunks, as multibody.data.run_chunks calls them
             assert ct.energies_chunk(model._kt, Q, V, K, q_rest, springs, got_T, got_V, start, stop) == 0
         assert erel(got_T, want_T) <= RTOL_ENERGY and erel(got_V, want_V) <= RTOL_ENERGY
