@@ -39,7 +39,8 @@ cimport numpy as cnp
 from libc.math cimport cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport free, malloc
 
-from denoc_bridge.core.arrays cimport Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits, take
+from denoc_bridge.core.arrays cimport (Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits,
+                                       take as inline_take)
 from denoc_bridge.core.configuration cimport model_difference
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.vectors cimport cross3
