@@ -90,6 +90,40 @@ cdef inline double sweep_link(const int* i, const double* f, Py_ssize_t L, doubl
     return x
 
 
+cdef inline void revolute_twist_rate(int code, double c, double s, int rc, const double* r,
+                                     int d, double y, double* t, double* td) noexcept nogil:
+    """twist_rate_bias for a revolute joint about the coordinate axis d with rate y and no
+    joint acceleration (000 Table 1, step 1): (t_k, tdot_k) = (A t_b + e_d y, A tdot_b + Adot t_b
+    + Omega_k e_d y) in place of (t_b, tdot_b), without the products of the zero entries of
+    P_k qd_k, P_k qdd_k and Pdot_k qd_k (the same numbers)."""
+    cdef double w0 = t[0], w1 = t[1], w2 = t[2], v0 = t[3], v1 = t[4], v2 = t[5]
+    cdef double dw0 = td[0], dw1 = td[1], dw2 = td[2], dv0 = td[3], dv1 = td[4], dv2 = td[5]
+    cdef double x[3]
+    cdef double tv[3]
+    cdef double ew[3]
+    cdef double yy[3]
+    cdef double z[3]
+    cdef double u[3]
+    cdef double a[3]
+    cross_wr(rc, w0, w1, w2, r[0], r[1], r[2], x)  # w_b x r
+    rot3(code, c, s, NULL, v0 + x[0], v1 + x[1], v2 + x[2], tv)
+    rot3(code, c, s, NULL, w0, w1, w2, ew)  # E w_b
+    ew[d] = ew[d] + y  # t_k angular 000 (5)
+    cross3(w0, w1, w2, x[0], x[1], x[2], yy)  # w_b x (w_b x r)
+    cross_wr(rc, dw0, dw1, dw2, r[0], r[1], r[2], z)  # wdot_b x r
+    rot3(code, c, s, NULL, dv0 + yy[0] + z[0], dv1 + yy[1] + z[1], dv2 + yy[2] + z[2], u)
+    rot3(code, c, s, NULL, dw0, dw1, dw2, a)
+    t[0], t[1], t[2] = ew[0], ew[1], ew[2]
+    t[3], t[4], t[5] = tv[0], tv[1], tv[2]
+    if d == 0:  # + Omega_k e_d y = t_k x e_d y
+        td[0], td[1], td[2] = a[0], a[1] + ew[2] * y, a[2] - ew[1] * y
+    elif d == 1:
+        td[0], td[1], td[2] = a[0] - ew[2] * y, a[1], a[2] + ew[0] * y
+    else:
+        td[0], td[1], td[2] = a[0] + ew[1] * y, a[1] - ew[0] * y, a[2]
+    td[3], td[4], td[5] = u[0], u[1], u[2]
+
+
 cdef void stage_sweep(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv, double* work,
                       double* a, const double* vb, const double* vacc, double h, const double* q,
                       Py_ssize_t nq, double* qd, const double* fext) noexcept nogil:
@@ -107,18 +141,13 @@ cdef void stage_sweep(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t 
     cdef double t[6]
     cdef double td[6]
     cdef double mu[6]
-    cdef double pq[6]
-    cdef double zero6[6]
-    cdef double zero3[3]
     cdef Py_ssize_t m, k, b, first, end, v0, done = 0, base = 0
     cdef const int* i
     cdef const double* f
     cdef double x, y, c, s
     cdef int j
     for j in range(6):
-        zero6[j] = 0.0
         t[j] = td[j] = mu[j] = 0.0
-    zero3[0] = zero3[1] = zero3[2] = 0.0
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
         for k in range(first, end):  # intra-modular: 1^i .. eta^i
@@ -142,9 +171,8 @@ cdef void stage_sweep(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t 
             c, s = cb[k - base], dof_sign(i) * sb[k - base]  # E_k (stored once this stage's
             work[k * W + C_CS] = c  # accelerations have read the old)
             work[k * W + C_CS + 1] = s
-            unit6(dof_index(i), dof_sign(i) * y, pq)
-            twist_rate_bias(rot_code(i), c, s, NULL, offset_code(i), f + T0, t, td, pq, zero6,
-                            zero3)  # t_k, tdot_k (000 Table 1)
+            revolute_twist_rate(rot_code(i), c, s, offset_code(i), f + T0, dof_index(i),
+                                dof_sign(i) * y, t, td)  # t_k, tdot_k (000 Table 1)
             store_link_wrench(i, f, work + k * W + C_W, fext + 6 * k if fext != NULL else NULL,
                               t, td)  # w_k - f_ext,k
         b = module_row(L, nv, m)
