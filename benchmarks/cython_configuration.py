@@ -43,6 +43,9 @@ from denoc_bridge.kernels import energy as ke
 from denoc_bridge.kernels.tables import INT, NMOD, W, work_rows
 from denoc_bridge.multibody.data import run_chunks
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cython_vs_numba import per_call  # the same batches of calls
+
 ROWS = ("integrate", "difference", "energies", "placements", "twists")
 
 MODELS = {
@@ -52,28 +55,6 @@ MODELS = {
 }
 BATCH = 1000  # states of the integrate batch
 ENERGY_BATCH = 4096
-
-
-def per_call(fn, batch_s: float, clock) -> float:
-    """Seconds per call of ``fn`` over a batch of at least ``batch_s`` (the count fixed on the
-    first call)."""
-    n = per_call.counts.get(fn)
-    if n is None:
-        n, t = 1, 0.0
-        while t < batch_s:
-            n *= 2
-            t0 = clock()
-            for _ in range(n):
-                fn()
-            t = clock() - t0
-        per_call.counts[fn] = n
-    t0 = clock()
-    for _ in range(n):
-        fn()
-    return (clock() - t0) / n
-
-
-per_call.counts = {}
 
 
 def work_of(model: db.Model) -> np.ndarray:

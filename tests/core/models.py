@@ -9,6 +9,18 @@ import denoc_bridge as db
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 
+#: a link whose only child is massless: its prismatic joint moves no inertia
+MASSLESS_TIP = """<robot name="r">
+  <link name="w"/>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
+  </inertial></link>
+  <link name="tip"/>
+  <joint name="shoulder" type="revolute"><parent link="w"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="wrist" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/>
+    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
 RANDOM = [
     dict(seed=s, n_links=n, branching=b, n_roots=r, floating_base=fb)
     for s, n, b, r, fb in [

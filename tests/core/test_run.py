@@ -24,6 +24,7 @@ from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.tree import TreeSystem
+from tests.core.models import MASSLESS_TIP
 
 run = load("run")
 
@@ -36,24 +37,13 @@ RTOL = 1e-13
 RTOL_STOPS = 1e-12
 DT = 1e-3
 
-_MASSLESS_TIP = """<robot name="r">
-  <link name="w"/>
-  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
-  </inertial></link>
-  <link name="tip"/>
-  <joint name="shoulder" type="revolute"><parent link="w"/><child link="arm"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="wrist" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/>
-    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>"""
-
 
 @cache
 def model_of(name: str) -> db.Model:
     if name == "chain100":
         return db.generators.chain(100)
     if name == "massless":
-        return db.load_urdf(_MASSLESS_TIP)
+        return db.load_urdf(MASSLESS_TIP)
     return db.load_robot(name)
 
 

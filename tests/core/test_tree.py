@@ -21,6 +21,7 @@ from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.tables import W
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
+from tests.core.models import MASSLESS_TIP
 
 #: largest relative difference allowed, max|cython - numba| / max(1, max|numba|), of inverse
 #: dynamics (outputs and work arrays; measured at most 1.6e-15) and of forward dynamics (measured
@@ -31,17 +32,6 @@ from denoc_bridge.testing import random_model
 RTOL_ID = 1e-13
 RTOL_FD = 1e-10
 
-
-_MASSLESS_TIP = """<robot name="r">
-  <link name="w"/>
-  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
-  </inertial></link>
-  <link name="tip"/>
-  <joint name="shoulder" type="revolute"><parent link="w"/><child link="arm"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="wrist" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/>
-    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>"""
 
 RANDOM = [
     dict(seed=s, n_links=n, branching=b, n_roots=r, floating_base=fb, massless=ml)
@@ -230,7 +220,7 @@ def test_wrong_work_shape_is_a_status():
 
 
 def test_singular_articulated_inertia_names_the_link():
-    model = db.load_urdf(_MASSLESS_TIP)
+    model = db.load_urdf(MASSLESS_TIP)
     z = np.zeros(model.nv)
     statuses = _statuses(model, "forward_dynamics_fast", z, z, z, z)
     assert statuses[0] == statuses[1] == model.link_index("tip") + 1
