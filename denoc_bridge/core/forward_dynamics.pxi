@@ -242,6 +242,9 @@ cdef Py_ssize_t articulated_backward_recursion(const int* ki, const double* kf, 
             if code <= ROT_Z:  # r_k = r0 (see offset)
                 mag = to_parent(code, cs[0], cs[1], NULL, offset_code(i), f + T0, M, xi, mag_k,
                                 col, inv, dp)
+            elif r_is_r0(i):  # a general rotation, r_k = r0 with its zero pattern
+                mag = to_parent(ROT_GENERAL, 0.0, 0.0, e, offset_code(i), f + T0, M, xi, mag_k,
+                                col, inv, dp)
             else:
                 mag = to_parent(code, 0.0, 0.0, e, R_GENERAL, offset(f, work, L, k, code), M, xi,
                                 mag_k, col, inv, dp)

@@ -409,6 +409,51 @@ cdef inline bint coordinate_axis_block(const int* ki, Py_ssize_t first, Py_ssize
     return True
 
 
+cdef void mixed_geometry(const int* ki, const double* kf, Py_ssize_t L, const double* q,
+                         Py_ssize_t nv, double* work, Py_ssize_t first, Py_ssize_t end) noexcept nogil:
+    """joint_geometry_pass (not full, ``poly``) when some joint of the range is not revolute
+    about a coordinate axis (panda's general placements and fingers, a free-flyer root): the
+    cos/sin of every revolute joint in one vectorised loop per block, as the uniform path, then
+    each link: (cos, sin) for the codes 0-2, E_k by aligned_rotation and r_k = r0 for a
+    revolute joint about a coordinate axis of a general placement, joint_geometry otherwise."""
+    cdef Py_ssize_t r = work_rows(L, nv, n_modules(ki, L)) - SCRATCH_ROWS
+    cdef double* x = work + r * W  # contiguous scratch blocks of BLOCK numbers
+    cdef double* c = work + (r + 8) * W
+    cdef double* s = work + (r + 16) * W
+    cdef Py_ssize_t b, e, n, j, k
+    cdef const int* i
+    cdef double* g
+    cdef double cs[2]
+    cdef double sg
+    cdef int a
+    b = first
+    while b < end:  # blocks of BLOCK links
+        e = min(b + BLOCK, end)
+        n = e - b
+        for j in range(n):  # each revolute joint's angle (0 for the others)
+            i = ki + (b + j) * NI
+            x[j] = q[i[IDX_Q]] if joint_type(i) == REVOLUTE else 0.0
+        for j in range(n):  # cos and sin
+            cos_sin(x[j], cs)
+            c[j] = cs[0]
+            s[j] = cs[1]
+        for j in range(n):
+            k = b + j
+            i = ki + k * NI
+            sg = dof_sign(i) * s[j]
+            if (i[FLAGS] & 0xF07) <= 2:  # revolute, codes 0-2
+                work[k * W + C_CS] = c[j]
+                work[k * W + C_CS + 1] = sg
+            elif joint_type(i) == REVOLUTE and rot_code(i) == ROT_GENERAL and dof_index(i) >= 0:
+                g = work + geometry_row(L, k) * W
+                for a in range(3):
+                    g[W + G_R + a] = kf[k * NT + T0 + a]
+                aligned_rotation(kf + k * NT, dof_index(i), c[j], sg, g)
+            else:
+                joint_geometry(ki, kf, L, q, nv, work, False, k, k + 1, True)
+        b = e
+
+
 cdef void joint_geometry_pass(const int* ki, const double* kf, Py_ssize_t L, const double* q,
                               Py_ssize_t nv, double* work, bint full, Py_ssize_t first,
                               Py_ssize_t end, bint poly) noexcept nogil:
@@ -417,8 +462,11 @@ cdef void joint_geometry_pass(const int* ki, const double* kf, Py_ssize_t L, con
     branch-free cos_sin.  When every joint of the range is revolute about a coordinate axis,
     the angles are copied into a contiguous scratch block and their cos/sin computed in one
     loop that gcc vectorises; otherwise the joints are taken one by one."""
-    if not poly or full or not coordinate_axis_block(ki, first, end):
+    if not poly or full:
         joint_geometry(ki, kf, L, q, nv, work, full, first, end, poly)
+        return
+    if not coordinate_axis_block(ki, first, end):
+        mixed_geometry(ki, kf, L, q, nv, work, first, end)
         return
     cdef Py_ssize_t r = work_rows(L, nv, n_modules(ki, L)) - SCRATCH_ROWS
     cdef double* x = work + r * W  # contiguous scratch blocks of BLOCK numbers

@@ -31,6 +31,14 @@ cdef inline const double* offset(const double* f, double* work, Py_ssize_t L, Py
     return work + (geometry_row(L, k) + 1) * W + G_R
 
 
+cdef inline bint r_is_r0(const int* i) noexcept nogil:
+    """r_k is the table's r0, whose zero pattern is offset_code: the rotation codes 0-2 and
+    every revolute or continuous joint (the geometry pass copies r0 for them; a prismatic or
+    multi-DOF joint moves r_k).  A general rotation then takes the shift along one axis, or
+    none, instead of the general one."""
+    return rot_code(i) <= ROT_Z or joint_type(i) <= CONTINUOUS
+
+
 cdef inline void unit6(int d, double a, double* o) noexcept nogil:
     """a e_d."""
     cdef int j

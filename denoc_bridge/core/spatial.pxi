@@ -210,24 +210,24 @@ cdef inline void congruence_gen(const double* e, double* h) noexcept nogil:
 
 
 cdef inline void congruence_sym(const double* e, double* x) noexcept nogil:
-    """E^T X E for a symmetric X (6 doubles), through its general 3x3 form."""
-    cdef double h[9]
-    h[0] = x[0]
-    h[1] = x[1]
-    h[2] = x[2]
-    h[3] = x[1]
-    h[4] = x[3]
-    h[5] = x[4]
-    h[6] = x[2]
-    h[7] = x[4]
-    h[8] = x[5]
-    congruence_gen(e, h)
-    x[0] = h[0]
-    x[1] = h[1]
-    x[2] = h[2]
-    x[3] = h[4]
-    x[4] = h[5]
-    x[5] = h[8]
+    """E^T X E for a symmetric X (6 doubles): B = X E, then the six entries m <= n of E^T B
+    (congruence_gen's products for them, the three below the diagonal not formed)."""
+    cdef double x00 = x[0], x01 = x[1], x02 = x[2], x11 = x[3], x12 = x[4], x22 = x[5]
+    cdef double b00 = x00 * e[0] + x01 * e[3] + x02 * e[6]  # B = X E
+    cdef double b01 = x00 * e[1] + x01 * e[4] + x02 * e[7]
+    cdef double b02 = x00 * e[2] + x01 * e[5] + x02 * e[8]
+    cdef double b10 = x01 * e[0] + x11 * e[3] + x12 * e[6]
+    cdef double b11 = x01 * e[1] + x11 * e[4] + x12 * e[7]
+    cdef double b12 = x01 * e[2] + x11 * e[5] + x12 * e[8]
+    cdef double b20 = x02 * e[0] + x12 * e[3] + x22 * e[6]
+    cdef double b21 = x02 * e[1] + x12 * e[4] + x22 * e[7]
+    cdef double b22 = x02 * e[2] + x12 * e[5] + x22 * e[8]
+    x[0] = e[0] * b00 + e[3] * b10 + e[6] * b20
+    x[1] = e[0] * b01 + e[3] * b11 + e[6] * b21
+    x[2] = e[0] * b02 + e[3] * b12 + e[6] * b22
+    x[3] = e[1] * b01 + e[4] * b11 + e[7] * b21
+    x[4] = e[1] * b02 + e[4] * b12 + e[7] * b22
+    x[5] = e[2] * b02 + e[5] * b12 + e[8] * b22
 
 
 cdef inline void rotate_to_parent(int code, double c, double s, const double* e,

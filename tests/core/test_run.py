@@ -182,7 +182,9 @@ def test_failures_stop_where_numbas_do():
         a, b = execute(ours, ks, fc, q0, v0, n, stride=2), execute(theirs, ks, fc, q0, v0, n, stride=2)
         assert a[0] == b[0] and a[0][1] == -1 and a[0][0] in (36, 37)
         assert_same_run(a, b)
-        assert np.array_equal(a[4][kr.TAU], b[4][kr.TAU]) and rel(a[4][kr.QS], b[4][kr.QS]) <= RTOL
+        ta, tb = a[4][kr.TAU], b[4][kr.TAU]  # the huge torque exactly, the rest (dampers: v) to round-off
+        assert ta[2] == tb[2] and rel(np.delete(ta, 2), np.delete(tb, 2)) <= RTOL
+        assert rel(a[4][kr.QS], b[4][kr.QS]) <= RTOL
     # a link whose articulated inertia is zero (a massless tip on a prismatic joint)
     tip = model_of("massless")
     ks, fc = case(tip, 10)

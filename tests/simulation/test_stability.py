@@ -49,7 +49,8 @@ def test_panda_fingers_are_the_stiffest_dampers():
     rate, k, minv_kk = dense_answer(model, q)
     found = damping_stiffness(model, q)
     assert found.rate == pytest.approx(rate, rel=1e-10)
-    assert found.joint == "panda_finger_joint2" and found.linear
+    # the two fingers tie (d x^2 of the fastest mode equal to round-off): either may be named
+    assert found.joint in ("panda_finger_joint1", "panda_finger_joint2") and found.linear
     assert found.inertia == pytest.approx(1.0 / minv_kk, rel=1e-10)
 
 
