@@ -1,9 +1,11 @@
 """The compiled entries of a tree's runs stepped from Python and of its adaptive runs
 (simulation/tree.py): the springs and dampers (core/run.pyx ``passive_forces``), the stop at the
 joint limits after a step (``enforce_joint_limits``) and the adaptive solvers' right-hand side
-(core/tree.pyx ``ode_rhs``), against numba's ``passive_forces``, ``enforce_limits`` and
-``ode_rhs`` (kernels/integrators.py, kernels/limits.py) in one process, on every joint type;
-their statuses for values and lengths that do not fit, TypeError for arrays of another kind.
+(core/tree.pyx ``ode_rhs``), against numba's ``passive_forces`` and ``enforce_limits``
+(kernels/integrators.py, kernels/limits.py) and the two numba kernels its ``ode_rhs`` called
+(``configuration_rate``, ``forward_dynamics_state``; it is deleted, nothing else called it) in
+one process, on every joint type; their statuses for values and lengths that do not fit,
+TypeError for arrays of another kind.
 
 numba and gcc contract a * b + c into fused multiply-adds in different places inside the
 forward dynamics (tests/core/test_tree.py): the accelerations and the stopped velocities
@@ -17,6 +19,8 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge.core import load
+from denoc_bridge.kernels import configuration as kc
+from denoc_bridge.kernels import entry as ke
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.simulation.common import Forces
@@ -88,7 +92,12 @@ def test_ode_rhs_is_numbas(name):
         ours = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
         theirs = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
         status = tree.ode_rhs(model._kt, model.thread_work(), q, v, tau, fext, *ours)
-        assert status == ki_.ode_rhs(model._kt, np.empty_like(model.thread_work()), q, v, tau, fext, *theirs) == 0
+        kc.configuration_rate(model._kt.view(np.int32), q, v, theirs[0])  # numba's ode_rhs, deleted
+        assert (
+            status
+            == ke.forward_dynamics_state(model._kt, np.empty_like(model.thread_work()), q, v, tau, fext, theirs[1])
+            == 0
+        )
         assert rel(ours[0], theirs[0]) <= RTOL_MAPS and rel(ours[1], theirs[1]) <= RTOL_FD
         again = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
         assert tree.ode_rhs(model._kt, np.zeros((0, 8)), q, v, tau, db.multibody.inputs.NO_FEXT, *again) == 0
@@ -127,7 +136,7 @@ def test_ode_rhs_statuses_and_types():
     tip = db.load_urdf(MASSLESS_TIP)
     qt, vt = np.zeros(tip.nq), np.ones(tip.nv)
     qdot, a = np.zeros(tip.nq), np.zeros(tip.nv)
-    expected = ki_.ode_rhs(tip._kt, tip.thread_work(), qt, vt, np.zeros(tip.nv), fext, qdot.copy(), a.copy())
+    expected = ke.forward_dynamics_state(tip._kt, tip.thread_work(), qt, vt, np.zeros(tip.nv), fext, a.copy())
     assert tree.ode_rhs(tip._kt, tip.thread_work(), qt, vt, np.zeros(tip.nv), fext, qdot, a) == expected
     assert expected == tip.link_index("tip") + 1
     frozen = np.zeros(model.nq)
