@@ -234,6 +234,12 @@ def inverse_dynamics_new(kt, work, q, v, a):
     return out if status == 0 else status
 
 
+def work_shape(Py_ssize_t n_links, Py_ssize_t nv, Py_ssize_t n_modules):
+    """(rows, W): the shape of a model's work array (tables.pxd ``work_rows``; numba's
+    kernels/tables.py ``work_rows``), for the Python layer that allocates it."""
+    return work_rows(n_links, nv, n_modules), W
+
+
 def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     """Joint accelerations of one state into ``out``; ``fext`` (0, 6) or (L, 6) (status: see
     the module docstring)."""
@@ -253,3 +259,35 @@ def inverse_dynamics_state(kt, work, q, v, a, fext, out):
 def inverse_dynamics_fast(kt, work, q, v, a, out):
     """inverse_dynamics_state without external wrenches."""
     return dynamics(kt, work, q, v, a, None, out, True)
+
+
+def ode_rhs(kt, work, q, v, tau, fext, qdot, a):
+    """The right-hand side of the first-order system ``y = (q, v)`` of an adaptive solver, in
+    the coordinates q (numba's kernels/integrators.py ``ode_rhs``): ``qdot`` = dq/dt for the
+    velocity v (configuration.pyx's rate), ``a`` the forward dynamics of (q, v, tau, fext) as
+    :func:`forward_dynamics_state`.  Returns its status; -2 also for a ``qdot`` of other than
+    nq entries (then nothing is computed, as for every status of the state's checks)."""
+    cdef Arr t, w, aq, av, ax, af, ao, ar
+    take(kt, 2, False, b"kt", &t)
+    take(work, 2, True, b"work", &w)
+    take(q, 1, False, b"q", &aq)
+    take(v, 1, False, b"v", &av)
+    take(tau, 1, False, b"tau", &ax)
+    take(fext, 2, False, b"fext", &af)
+    take(qdot, 1, True, b"qdot", &ar)
+    take(a, 1, True, b"a", &ao)
+    if t.n1 != NT:
+        return -2
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0
+    cdef long status = valid_state(ki, L, &aq, &av, &ax, &af, &ao, &w)  # work's size too
+    if status == 0 and (ar.n0 != aq.n0 or not table_fits(ki, L, aq.n0, av.n0)):
+        status = -2
+    if status:
+        return status
+    model_configuration_rate(ki, L, aq.data, av.data, ar.data)
+    cdef double* wk = work_or_new(&w, ki, L, av.n0)
+    status = state_dynamics(ki, t.data, L, &aq, &av, &ax, &af, &ao, wk, False)
+    if w.n0 == 0:
+        free(wk)
+    return status

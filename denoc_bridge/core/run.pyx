@@ -20,7 +20,10 @@ tuples ``TreeSystem``, ``Forcing`` and ``Saves`` of denoc_bridge/kernels/systems
 return (steps done, status, rows saved) and run without the GIL; ``run_batch_chunk(system, fc,
 Q, V, n_steps, dt, save_every, out, done, status, saved, euler, start, stop)`` runs the cases
 ``start:stop`` of a batch without the GIL, a case at a time on work arrays of its own (the
-Python layer runs chunks on several threads).  The status of a run is 0, k + 1 (the
+Python layer runs chunks on several threads); the stages of a run stepped from Python
+(simulation/tree.py) call ``enforce_joint_limits(system, fc, q, v)`` (the stop after a step:
+(joints moved or stopped, status), the energy into ``system.lim_e``) and
+``passive_forces(system, fc, q, v, out)`` (the springs and dampers of a step).  The status of a run is 0, k + 1 (the
 articulated inertia of link k is singular), -1 (a state that left the finite numbers), -3 (a
 stop's E^T M^-1 E is singular); -2 when an array's length does not fit the model or the run
 (nothing computed).  An argument that is not an ndarray of the expected dtype (float64, int64

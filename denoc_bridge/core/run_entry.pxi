@@ -225,6 +225,60 @@ def euler_run(system, fc, q, v, Py_ssize_t step0, Py_ssize_t n_steps, double dt,
     return fixed_step_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s, False)
 
 
+cdef long one_state(object system, object fc, object q, object v, bint writable, Tree* t,
+                    Forcing* f, double** pq, double** pv) except -100:
+    """The tree, forces and state (q, v writeable when ``writable``) of a call on one state
+    from Python (the stages of a run stepped from Python, simulation/tree.py): 0, or -2 for a
+    length that does not fit."""
+    cdef Py_ssize_t dq, dv
+    cdef long status = tree_of(system, t)
+    doubles(q, 1, writable, b"q", pq, &dq)
+    doubles(v, 1, writable, b"v", pv, &dv)
+    if status or dq != t.nq or dv != t.nv:
+        return -2
+    return forcing_of(fc, t, 0, f)
+
+
+def enforce_joint_limits(system, fc, q, v):
+    """The joint limits after a step from Python (limits.pxi's ``enforce_limits``, the compiled
+    runs' stop: numba's kernels/limits.py ``enforce_limits``): q clamped to the limits and the
+    joints moving outwards at them stopped, in place; the energy the limits took is added to
+    ``system.lim_e[0]``.  ``fc``'s springs (K, q_rest, passive) count in the potential energy.
+    Returns (joints moved or stopped, status: 0, k + 1 for a singular articulated inertia of
+    link k, -3 for a singular E^T M^-1 E, -2 for a length that does not fit: nothing done)."""
+    cdef Tree t
+    cdef Forcing f
+    cdef double* pq
+    cdef double* pv
+    cdef Py_ssize_t stopped = 0
+    cdef long status = one_state(system, fc, q, v, True, &t, &f, &pq, &pv)
+    if status:
+        return 0, -2
+    if t.lim.n:
+        status = enforce_limits(&t, &f, pq, pv, &stopped)
+    return stopped, status
+
+
+def passive_forces(system, fc, q, v, out):
+    """out = -K (q (-) q_rest) - D v, the joint springs and dampers of ``fc`` at (q, v) (zero
+    when ``fc.passive`` is False), as a compiled run forms them (``applied_forces`` without the
+    actuation: numba's kernels/integrators.py ``passive_forces``).  0, or -2 for a length that
+    does not fit (nothing written)."""
+    cdef Tree t
+    cdef Forcing f
+    cdef double* pq
+    cdef double* pv
+    cdef double* po
+    cdef Py_ssize_t d
+    cdef long status = one_state(system, fc, q, v, False, &t, &f, &pq, &pv)
+    doubles(out, 1, True, b"out", &po, &d)
+    if status or d != t.nv:
+        return -2
+    f.tau_mode = TAU_NONE
+    applied_forces(&t, &f, pq, pv, 0, po, po)  # the difference d in out, then out from it
+    return 0
+
+
 cdef struct Own:  # one thread's arrays of a batch: work, scratch, the limits' scratch
     double* work
     double* s

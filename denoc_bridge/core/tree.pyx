@@ -22,7 +22,8 @@ this one cimports for the joint springs' q (-) q_rest).
 
 Entries (the numba entries' signatures and statuses, denoc_bridge/kernels/entry.py):
 ``forward_dynamics_fast(kt, work, q, v, tau, out)``, ``forward_dynamics_state(kt, work, q, v,
-tau, fext, out)``, ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
+tau, fext, out)``, ``ode_rhs(kt, work, q, v, tau, fext, qdot, a)`` (with the configuration
+rate), ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
 ``inverse_dynamics_state(kt, work, q, v, a, fext, out)``, ``mass_matrix_state``,
 ``inverse_mass_matrix_state``, ``block_factors_state``, ``geometry_state``,
 ``geometry_and_factors``, ``placements_state(kt, work, q, R, p)``, ``twists_state(kt, work,
@@ -41,7 +42,7 @@ from libc.stdlib cimport free, malloc
 
 from denoc_bridge.core.arrays cimport (Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits,
                                        take as inline_take)
-from denoc_bridge.core.configuration cimport model_difference
+from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.vectors cimport cross3
 

@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.kernels.configuration import configuration_rate, dexpinv, difference, integrate
-from denoc_bridge.kernels.entry import forward_dynamics_state, forward_dynamics_unchecked
+from denoc_bridge.kernels.configuration import dexpinv, difference, integrate
+from denoc_bridge.kernels.entry import forward_dynamics_unchecked
 from denoc_bridge.kernels.forward_dynamics import articulated_backward_recursion
 from denoc_bridge.kernels.joints import CONTINUOUS, FREEFLYER, PLANAR, SPHERICAL
 from denoc_bridge.kernels.stages import next_rate, stage_sweep
@@ -129,12 +129,3 @@ def rk4_stage(ki, kt, work, swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fext):
         for i in range(a.shape[0]):
             v1[i] = next_rate(vb[i], h, vacc[i], a[i])
     return status
-
-
-@njit(cache=True)
-def ode_rhs(kt, work, q, v, tau, fext, qdot, a):
-    """(dq/dt, dv/dt) of the first-order system in the coordinates q for an adaptive solver;
-    returns the forward dynamics status."""
-    ki = kt.view(np.int32)
-    configuration_rate(ki, q, v, qdot)
-    return forward_dynamics_state(kt, work, q, v, tau, fext, a)

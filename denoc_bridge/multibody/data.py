@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 import numba
 import numpy as np
 
+from denoc_bridge.core import tree as compiled_tree
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import jit_enabled
@@ -134,7 +135,7 @@ class Data:
         check_model(model)
         model = _tree_of(model)
         self.n_links, self.nq, self.nv, self.n_modules = model.n_links, model.nq, model.nv, model.n_modules
-        self.work = T.aligned_empty((T.work_rows(self.n_links, self.nv, self.n_modules), T.W))
+        self.work = T.aligned_empty(compiled_tree.work_shape(self.n_links, self.nv, self.n_modules))
 
     def check(self, model: _Sized) -> Data:
         """Check that this Data fits ``model`` and return it.

@@ -9,32 +9,20 @@ from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
-from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.simulation.common import System, limits_failure, normalise_rows, passive_arrays
 
 
-def passive_forces(model, q, v, K, D, q_rest, use_passive, d, out):
-    """out = -K (q (-) q_rest) - D v (zero without ``use_passive``), as the compiled runs form
-    them (core/integrators.pxi: the compiled difference, rounded as written); ``d``: nv scratch."""
-    if use_passive:
-        cc.difference(model._kt, q_rest, q, d)
-        np.multiply(-K, d, out=out)
-        out -= D * v
-    else:
-        out[:] = 0.0
-
-
-def tree_acceleration(model, q, v, tau, fext, K, D, q_rest, use_passive):
-    """The accelerations at a saved state of a run (NaN where the forward dynamics refuses it),
-    on the compiled core alone."""
-    d, total = np.empty(model.nv), np.empty(model.nv)
-    passive_forces(model, q, v, K, D, q_rest, use_passive, d, total)
+def tree_acceleration(system, q, v, tau, fext):
+    """The accelerations of ``system`` (a :class:`TreeSystem`) at a saved state of a run with
+    the actuation ``tau`` and wrenches ``fext`` (NaN where the forward dynamics refuses it), on
+    the compiled core alone."""
+    model = system.model
+    total, a = np.empty(model.nv), np.empty(model.nv)
+    compiled_run.passive_forces(*system._compiled_forms(), q, v, total)
     total += tau
-    a = np.empty(model.nv)
     status = compiled.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
     if status:
         a[:] = np.nan
@@ -105,17 +93,25 @@ class TreeSystem(System):
         self.lim_e = np.zeros(1)  # the energy the limits took so far (J)
         self.stops = n > 0
         self.nq, self.nv = model.nq, model.nv
-        self.ki = model._kt.view(T.INT)
         self.K, self.D, self.q_rest, self.use_passive = passive_arrays(model, passive)
         self.work = model.thread_work()
-        self.d, self.total = np.empty(model.nv), np.empty(model.nv)
+        self.total = np.empty(model.nv)
         self.evals = 0
+        self._compiled = None  # (kernel_system(), forcing()) of the calls on one state
+
+    def _compiled_forms(self):
+        """The tree's compiled form and forces (a subclass's tree too: :class:`.loops.LoopSystem`'s
+        springs and dampers), made at the first call on one state and kept."""
+        if self._compiled is None:
+            self._compiled = (TreeSystem.kernel_system(self), self.forcing())
+        return self._compiled
 
     def _total(self, t, n, q, v):
         """The actuation at (t, step n); ``self.total`` = actuation + springs + dampers."""
         tau = self.forces.tau_at(t, q, v, n)
-        passive_forces(self.model, q, v, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
-        self.total[:] += tau
+        if compiled_run.passive_forces(*self._compiled_forms(), q, v, self.total):
+            raise RuntimeError("the compiled passive forces refused the lengths of their arrays (status -2)")
+        self.total += tau
         self.evals += 1
         return tau
 
@@ -140,25 +136,12 @@ class TreeSystem(System):
         if f.cholesky:
             cc.configuration_rate(self.model._kt, q, v, qdot)
             return cholesky_accelerations(self.model, q, v, self.total, f.fext_pin_at(t, q, v), a)
-        return ki_.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
+        return compiled.ode_rhs(self.model._kt, self.work, q, v, self.total, f.fext_at(t, q, v), qdot, a)
 
     def saved_accelerations(self, t, Q, V, TAU):
         """The accelerations at saved states (not counted as evaluations)."""
         return np.array(
-            [
-                tree_acceleration(
-                    self.model,
-                    Q[i],
-                    V[i],
-                    TAU[i],
-                    self.forces.fext_at(t[i], Q[i], V[i]),
-                    self.K,
-                    self.D,
-                    self.q_rest,
-                    self.use_passive,
-                )
-                for i in range(len(t))
-            ]
+            [tree_acceleration(self, Q[i], V[i], TAU[i], self.forces.fext_at(t[i], Q[i], V[i])) for i in range(len(t))]
         ).reshape(len(t), self.nv)
 
     def kernel_system(self):
@@ -172,14 +155,10 @@ class TreeSystem(System):
         return float(self.lim_e[0])
 
     def end_step(self, q, v, t):
-        """The joint limits after a step from Python (:func:`denoc_bridge.kernels.limits.enforce_limits`)."""
+        """The joint limits after a step from Python: the compiled runs' stop
+        (:func:`denoc_bridge.core.run.enforce_joint_limits`), its energy into ``lim_e``."""
         if self.lim_i.shape[0]:
-            li, lf = self.lim_i, self.lim_f
-            _, status, taken = klim.enforce_limits(
-                self.model._kt, self.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], self.lim_s, self.lim_a,
-                self.K, self.q_rest, self.use_passive,
-            )  # fmt: skip
-            self.lim_e[0] += taken
+            _, status = compiled_run.enforce_joint_limits(*self._compiled_forms(), q, v)
             if status:
                 raise limits_failure(t)
 

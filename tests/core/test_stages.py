@@ -1,0 +1,253 @@
+"""The compiled entries of a tree's runs stepped from Python and of its adaptive runs
+(simulation/tree.py): the springs and dampers (core/run.pyx ``passive_forces``), the stop at the
+joint limits after a step (``enforce_joint_limits``) and the adaptive solvers' right-hand side
+(core/tree.pyx ``ode_rhs``), against numba's ``passive_forces`` and ``enforce_limits``
+(kernels/integrators.py, kernels/limits.py) and the two numba kernels its ``ode_rhs`` called
+(``configuration_rate``, ``forward_dynamics_state``; it is deleted, nothing else called it) in
+one process, on every joint type; their statuses for values and lengths that do not fit,
+TypeError for arrays of another kind.
+
+numba and gcc contract a * b + c into fused multiply-adds in different places inside the
+forward dynamics (tests/core/test_tree.py): the accelerations and the stopped velocities
+agree to round-off (RTOL), the configuration rates and the passive forces bit for bit or to
+one rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.core import load
+from denoc_bridge.kernels import configuration as kc
+from denoc_bridge.kernels import entry as ke
+from denoc_bridge.kernels import integrators as ki_
+from denoc_bridge.kernels import limits as klim
+from denoc_bridge.simulation.common import Forces
+from denoc_bridge.simulation.tree import TreeSystem, limit_arrays
+from tests.core.models import MODELS, model_of
+
+run, tree = load("run"), load("tree")
+
+#: max|cython - numba| / max(1, max|numba|) of the accelerations of random states (the forward
+#: dynamics' tolerance of tests/core/test_tree.py: 2e-11 on the random trees) and of the
+#: velocities after a stop (1e-16 on the robots)
+RTOL_FD = 1e-10
+RTOL = 1e-13
+#: of the passive forces and the configuration rates (the same formulas, at most one rounding)
+RTOL_MAPS = 1e-15
+
+
+def rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b))))) if b.size else 0.0
+
+
+def springs(model, seed=4):
+    """Springs and dampers on every DOF about a random rest configuration."""
+    nv = model.nv
+    q_rest = np.ascontiguousarray(db.random_configuration(model, np.random.default_rng(seed)))
+    return np.linspace(1.0, 3.0, nv), np.linspace(0.1, 0.5, nv), q_rest
+
+
+def system_of(model, limits=False, passive=True):
+    """The compiled form and forces of a TreeSystem (as simulate builds them) with springs on."""
+    system = TreeSystem(model, Forces(model, None, None, 1, "rk4"), passive, limits)
+    K, D, q_rest = springs(model)
+    fc = system.forcing()._replace(K=K, D=D, q_rest=q_rest, passive=passive)
+    return system.kernel_system(), fc
+
+
+def state(model, seed):
+    rng = np.random.default_rng(seed)
+    return np.ascontiguousarray(db.random_configuration(model, rng)), rng.standard_normal(model.nv)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_passive_forces_are_numbas(name):
+    """-K (q (-) q_rest) - D v on every joint type (the Lie groups' difference), and zero when
+    the springs are off."""
+    model = model_of(name)
+    ki = model._kt.view(np.int32)
+    for passive in (True, False):
+        ks, fc = system_of(model, passive=passive)
+        for seed in range(3):
+            q, v = state(model, seed)
+            ours, theirs = np.full(model.nv, np.nan), np.full(model.nv, np.nan)
+            assert run.passive_forces(ks, fc, q, v, ours) == 0
+            ki_.passive_forces(ki, q, v, fc.K, fc.D, fc.q_rest, passive, np.empty(model.nv), theirs)
+            assert rel(ours, theirs) <= RTOL_MAPS
+            assert np.any(ours) == (passive and model.nv > 0)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_ode_rhs_is_numbas(name):
+    """(dq/dt, a) of random states with external wrenches: the rate of every joint type's
+    coordinates and the forward dynamics, and the same status."""
+    model = model_of(name)
+    rng = np.random.default_rng(5)
+    fext = rng.standard_normal((model.n_links, 6))
+    for seed in range(3):
+        q, v = state(model, seed)
+        tau = rng.standard_normal(model.nv)
+        ours = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
+        theirs = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
+        status = tree.ode_rhs(model._kt, model.thread_work(), q, v, tau, fext, *ours)
+        kc.configuration_rate(model._kt.view(np.int32), q, v, theirs[0])  # numba's ode_rhs, deleted
+        assert (
+            status
+            == ke.forward_dynamics_state(model._kt, np.empty_like(model.thread_work()), q, v, tau, fext, theirs[1])
+            == 0
+        )
+        assert rel(ours[0], theirs[0]) <= RTOL_MAPS and rel(ours[1], theirs[1]) <= RTOL_FD
+        again = np.full(model.nq, np.nan), np.full(model.nv, np.nan)
+        assert tree.ode_rhs(model._kt, np.zeros((0, 8)), q, v, tau, db.multibody.inputs.NO_FEXT, *again) == 0
+        assert np.array_equal(again[0], ours[0])  # the rate does not depend on the wrenches
+
+
+def test_ode_rhs_statuses_and_types():
+    """-1 for a value that is not finite or a zero quaternion, k + 1 for a singular articulated
+    inertia, -2 for a length that does not fit (nothing written), TypeError for an array of
+    another kind."""
+    model = model_of("talos")
+    q, v = state(model, 0)
+    tau, fext, work = np.zeros(model.nv), np.zeros((0, 6)), model.thread_work()
+
+    def call(q=q, v=v, tau=tau, fext=fext, work=work, nq=model.nq, nv=model.nv):
+        qdot, a = np.full(nq, 7.0), np.full(nv, 7.0)
+        status = tree.ode_rhs(model._kt, work, q, v, tau, fext, qdot, a)
+        return status, qdot, a
+
+    assert call()[0] == 0
+    zero_quaternion = q.copy()
+    zero_quaternion[3:7] = 0.0
+    nan_v = v.copy()
+    nan_v[4] = np.nan
+    for status, kwargs in [
+        (-1, dict(q=zero_quaternion)),
+        (-1, dict(v=nan_v)),
+        (-2, dict(nq=model.nq + 1)),
+        (-2, dict(nv=model.nv - 1)),
+        (-2, dict(tau=np.zeros(model.nv + 1))),
+        (-2, dict(fext=np.zeros((model.n_links - 1, 6)))),
+        (-2, dict(work=np.zeros((3, 8)))),
+    ]:
+        got, qdot, a = call(**kwargs)
+        assert got == status and np.all(qdot == 7.0) and np.all(a == 7.0), kwargs
+    tip = db.load_urdf(MASSLESS_TIP)
+    qt, vt = np.zeros(tip.nq), np.ones(tip.nv)
+    qdot, a = np.zeros(tip.nq), np.zeros(tip.nv)
+    expected = ke.forward_dynamics_state(tip._kt, tip.thread_work(), qt, vt, np.zeros(tip.nv), fext, a.copy())
+    assert tree.ode_rhs(tip._kt, tip.thread_work(), qt, vt, np.zeros(tip.nv), fext, qdot, a) == expected
+    assert expected == tip.link_index("tip") + 1
+    frozen = np.zeros(model.nq)
+    frozen.flags.writeable = False
+    for kwargs, culprit in [(dict(q=list(q)), "q"), (dict(tau=tau.astype(np.float32)), "tau")]:
+        with pytest.raises(TypeError, match=culprit):
+            call(**kwargs)
+    with pytest.raises(TypeError, match="qdot"):
+        tree.ode_rhs(model._kt, work, q, v, tau, fext, frozen, np.zeros(model.nv))
+    with pytest.raises(TypeError, match="a"):
+        tree.ode_rhs(model._kt, work, q, v, tau, fext, np.zeros(model.nq), np.zeros(2 * model.nv)[::2])
+
+
+MASSLESS_TIP = """<robot name="r">
+  <link name="w"/>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
+  </inertial></link>
+  <link name="tip"/>
+  <joint name="shoulder" type="revolute"><parent link="w"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="wrist" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/>
+    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def at_limits(model, seed):
+    """A state of ``model`` (panda, talos) with some limited joints past a limit, some on one
+    moving outwards, the rest inside."""
+    li, lf = limit_arrays(model)
+    q, v = state(model, seed)
+    q[li[:, 0]] = 0.5 * (lf[:, 0] + lf[:, 1])
+    rng = np.random.default_rng(seed)
+    for j in rng.choice(len(li), size=min(4, len(li)), replace=False):
+        side = rng.integers(2)
+        q[li[j, 0]] = lf[j, side] + (rng.choice([0.0, 0.01]) if side else -rng.choice([0.0, 0.01]))
+        v[li[j, 1]] = abs(v[li[j, 1]]) * (1 if side else -1)  # outwards
+    return q, v
+
+
+@pytest.mark.parametrize("name", ["panda", "talos"])
+@pytest.mark.parametrize("passive", [True, False])
+def test_the_stop_at_the_limits_is_numbas(name, passive):
+    """The clamp, the stopped joints, the velocities after the stop and the energy the limits
+    took (less the potential energy of the clamp: gravity and the springs), as numba's."""
+    model = model_of(name)
+    for seed in range(4):
+        ks, fc = system_of(model, limits=True, passive=passive)
+        li, lf = ks.lim_i, ks.lim_f
+        q, v = at_limits(model, seed)
+        q1, v1, q2, v2 = q.copy(), v.copy(), q.copy(), v.copy()
+        stopped, status = run.enforce_joint_limits(ks, fc, q1, v1)
+        S, act = np.zeros(klim.scratch_shape(len(li), model.nv)), np.zeros(len(li), np.int64)
+        n, st, taken = klim.enforce_limits(
+            model._kt, np.empty_like(ks.work), q2, v2, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], S, act,
+            fc.K, fc.q_rest, passive,
+        )  # fmt: skip
+        assert (stopped, status) == (n, st) and status == 0 and stopped > 0
+        assert np.array_equal(q1, q2) and rel(v1, v2) <= RTOL
+        assert ks.lim_e[0] == pytest.approx(taken, rel=1e-12, abs=1e-12) and ks.lim_e[0] != 0.0
+        assert np.all(q1[li[:, 0]] >= lf[:, 0]) and np.all(q1[li[:, 0]] <= lf[:, 1])
+        assert not np.array_equal(v1, v)  # the stop acted
+
+
+def test_the_stop_statuses_and_types():
+    """Nothing done for lengths that do not fit (-2), nothing to do without limits, TypeError
+    for an array of another kind or a read-only state."""
+    model = model_of("panda")
+    ks, fc = system_of(model, limits=True)
+    q, v = at_limits(model, 1)
+    for system, forcing, qb, vb in [
+        (ks, fc, np.append(q, 0.0), v),
+        (ks, fc, q, v[:-1]),
+        (ks._replace(lim_i=np.array([[model.nq, 0]])), fc, q, v),
+        (ks._replace(lim_s=np.zeros((3, model.nv))), fc, q, v),
+        (ks, fc._replace(q_rest=np.zeros(model.nq - 1)), q, v),
+        (ks._replace(work=np.zeros((3, 8))), fc, q, v),
+    ]:
+        q1, v1 = qb.copy(), vb.copy()
+        assert run.enforce_joint_limits(system, forcing, q1, v1) == (0, -2)
+        assert np.array_equal(q1, qb) and np.array_equal(v1, vb) and ks.lim_e[0] == 0.0
+    free, _ = system_of(model, limits=False)
+    q1, v1 = q.copy(), v.copy()
+    assert run.enforce_joint_limits(free, fc, q1, v1) == (0, 0)
+    assert np.array_equal(q1, q) and np.array_equal(v1, v)
+    frozen = q.copy()
+    frozen.flags.writeable = False
+    for args, culprit in [
+        ((ks, fc, frozen, v.copy()), "q"),
+        ((ks, fc, q.copy(), list(v)), "v"),
+        ((ks._replace(lim_i=ks.lim_i.astype(np.int32)), fc, q.copy(), v.copy()), "lim_i"),
+    ]:
+        with pytest.raises(TypeError, match=culprit):
+            run.enforce_joint_limits(*args)
+    out = np.zeros(model.nv)
+    assert run.passive_forces(ks, fc, q, v, np.zeros(model.nv + 1)) == -2
+    assert run.passive_forces(ks, fc._replace(D=np.zeros(model.nv - 1)), q, v, out) == -2
+    assert run.passive_forces(ks, fc, q[:-1], v, out) == -2 and not np.any(out)
+    assert run.passive_forces(ks, fc, frozen, v, out) == 0  # read-only inputs are fine
+    with pytest.raises(TypeError, match="out"):
+        run.passive_forces(ks, fc, q, v, np.zeros(model.nv, np.float32))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_work_shape_is_numbas(name):
+    """core/tree.pyx ``work_shape``, with which the Python layer allocates a model's work array
+    (multibody/data.py), is numba's ``work_rows`` and the table's width."""
+    from denoc_bridge.kernels import tables as T
+
+    model = model_of(name)
+    assert tree.work_shape(model.n_links, model.nv, model.n_modules) == (
+        T.work_rows(model.n_links, model.nv, model.n_modules),
+        T.W,
+    )
+    assert model.thread_work().shape == tree.work_shape(model.n_links, model.nv, model.n_modules)
