@@ -10,6 +10,7 @@ import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.algorithms.reference import denoc_matrices, world_kinematics
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels.tables import INT, NMOD, PARENT, W, work_rows
 from tests.core.models import MODELS, model_of
@@ -37,11 +38,7 @@ def test_kinematics_match_the_reference(name):
     """The readable NumPy oracle (algorithms/reference.py; numba's kernels are deleted, their
     values matched within 7.4e-16): R_k, o_k of world_kinematics, and the twists of 000 (9),
     t = N_l N_d qd in the inertial frame, turned into each link's frame."""
-    from denoc_bridge.algorithms.reference import denoc_matrices, world_kinematics
-
     model = model_of(name)
-    if model.n_links > 40:
-        pytest.skip("dense 6L x 6L matrices")
     rng = np.random.default_rng(5)
     for _ in range(3):
         q, v = db.random_configuration(model, rng), rng.standard_normal(model.nv) * 2.0

@@ -25,7 +25,7 @@ from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.tree import TreeSystem, limit_arrays
-from tests.core.models import MODELS, model_of
+from tests.core.models import MASSLESS_TIP, MODELS, model_of
 
 run, tree = load("run"), load("tree")
 
@@ -148,18 +148,6 @@ def test_ode_rhs_statuses_and_types():
         tree.ode_rhs(model._kt, work, q, v, tau, fext, frozen, np.zeros(model.nv))
     with pytest.raises(TypeError, match="a"):
         tree.ode_rhs(model._kt, work, q, v, tau, fext, np.zeros(model.nq), np.zeros(2 * model.nv)[::2])
-
-
-MASSLESS_TIP = """<robot name="r">
-  <link name="w"/>
-  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/>
-  </inertial></link>
-  <link name="tip"/>
-  <joint name="shoulder" type="revolute"><parent link="w"/><child link="arm"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="wrist" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0 0 0.5"/>
-    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>"""
 
 
 def at_limits(model, seed):
