@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.core import configuration as _cc
+from denoc_bridge.core import sized
 from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
@@ -122,9 +123,8 @@ def random_configuration(
 
 
 def _mapped(status: int) -> None:
-    """A compiled map's status: the callers size every array, so -2 is a defect, raised as one."""
-    if status:
-        raise RuntimeError(f"a compiled configuration map refused the lengths of its arrays (status {status})")
+    """A compiled map's status: 0, or -2 (the callers size every array: a defect, raised)."""
+    sized(status, "a compiled configuration map")
 
 
 def _pair(

@@ -27,9 +27,9 @@ __all__ = [
 ]
 
 
-#: batches of energies up to this many states run in the calling thread (more: in chunks on
-#: several threads, multibody.data.run_chunks)
-_SERIAL_STATES = 64
+#: batches of energies of fewer states run in the calling thread (more: in chunks on several
+#: threads, multibody.data.run_chunks)
+_SERIAL_BELOW = 65
 
 
 def forward_kinematics(
@@ -254,10 +254,8 @@ def energies(
     else:
         Q, V_ = q, v
         kinetic, potential = np.empty(B), np.empty(B)
-        if B > _SERIAL_STATES:
-            run_chunks(compiled.energies_chunk, B, model._kt, Q, V_, K, q_rest, has_springs, kinetic, potential)
-        elif compiled.energies_chunk(model._kt, Q, V_, K, q_rest, has_springs, kinetic, potential, 0, B):
-            raise RuntimeError("the compiled energies refused the lengths of their arrays")
+        args = (model._kt, Q, V_, K, q_rest, has_springs, kinetic, potential)
+        run_chunks(compiled.energies_chunk, B, *args, serial_below=_SERIAL_BELOW)
     bad = np.flatnonzero(~(np.isfinite(kinetic) & np.isfinite(potential)))
     if bad.size:  # a non-finite or zero-norm input, or an overflow
         b = int(bad[0])

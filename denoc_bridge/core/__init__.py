@@ -33,6 +33,19 @@ OVERFLOW = -3
 REBUILD = "python setup.py build_ext --inplace"
 
 
+#: the status of an entry handed arrays whose lengths do not fit the table or one another
+WRONG_LENGTH = -2
+
+
+def sized(status: int, what: str) -> int:
+    """``status`` of a compiled entry whose arrays its caller sized: -2 (lengths that do not fit)
+    is then the caller's defect, raised as the RuntimeError it is, naming ``what`` refused them;
+    any other status is returned for the caller to turn into a named error."""
+    if status == WRONG_LENGTH:
+        raise RuntimeError(f"{what} refused the lengths of its arrays (status -2): a defect of its caller")
+    return status
+
+
 class BuildError(DenocError, ImportError):
     """The compiled core is missing or older than its sources (a checkout that was not rebuilt)."""
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 import numba
 import numpy as np
 
+from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled_tree
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.kernels import tables as T
@@ -57,13 +58,14 @@ def batch_threads() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
-def run_chunks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
+def run_chunks(kernel: Callable[..., Any], n: int, *args: Any, serial_below: int = 0) -> None:
     """Call ``kernel(*args, start, stop)`` over ``0:n`` in chunks, on :func:`batch_threads`
-    threads: a compiled chunk kernel that runs without the GIL (the compiled core's batch
-    entries, which return 0, or -2 for arrays whose lengths do not fit one another: the callers
-    size them, so that is a defect, raised as one).  One chunk per thread, the first in the
-    calling thread; a kernel's exception (a TypeError of its arguments) reaches the caller."""
-    threads = min(n, batch_threads())
+    threads, or on the calling thread alone when ``n < serial_below`` (items too cheap to share
+    out): a compiled chunk kernel that runs without the GIL (the compiled core's batch entries,
+    which return 0, or -2 for arrays whose lengths do not fit one another: the callers size them,
+    so that is a defect, raised as one).  One chunk per thread, the first in the calling thread;
+    a kernel's exception (a TypeError of its arguments) reaches the caller."""
+    threads = min(n, batch_threads()) if n >= serial_below else 1
     if threads <= 1:
         _chunk_done(kernel(*args, 0, n))
         return
@@ -103,8 +105,9 @@ def _pool(threads: int) -> ThreadPoolExecutor:
 
 
 def _chunk_done(status: int) -> None:
-    if status:
-        raise RuntimeError(f"a compiled batch kernel refused the lengths of its arrays (status {status})")
+    """A chunk's status: 0, or -2 (raised by :func:`~denoc_bridge.core.sized`); nothing else."""
+    if sized(status, "a compiled batch kernel"):
+        raise RuntimeError(f"a compiled batch kernel returned the status {status}, not 0 or -2")
 
 
 class _Sized(Protocol):

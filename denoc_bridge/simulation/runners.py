@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from denoc_bridge.core import run as core_run
+from denoc_bridge.core import sized
 from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
@@ -65,7 +66,8 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             buf.saved += k
             buf.filled += k
             if status:
-                refused(status, ksys)
+                if isinstance(ksys, KernelTree):  # the compiled core's -2: lengths its caller sized
+                    sized(status, "the compiled run")
                 break
             elapsed = time.perf_counter() - t0
             chunk = next_chunk(n, elapsed, least)  # n: the steps timed (a stream's buffer may cap them)
@@ -93,13 +95,6 @@ def steppers(ksys):
     if isinstance(ksys, KernelTree):
         return core_run.rk4_run, core_run.euler_run
     return kr.rk4_run, kr.euler_run
-
-
-def refused(status, ksys):
-    """A compiled tree run's status -2 (an array whose length does not fit: the callers size
-    them, so a defect) as the RuntimeError it is."""
-    if status == -2 and isinstance(ksys, KernelTree):
-        raise RuntimeError("the compiled run refused the lengths of its arrays (status -2)")
 
 
 class _Buffer:

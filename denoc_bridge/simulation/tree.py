@@ -7,6 +7,7 @@ import numpy as np
 
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import run as compiled_run
+from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.kernels import limits as klim
@@ -20,8 +21,7 @@ def tree_acceleration(system, q, v, tau, fext):
     the actuation ``tau`` and wrenches ``fext`` (NaN where the forward dynamics refuses it), on
     the compiled core alone."""
     model = system.model
-    total, a = np.empty(model.nv), np.empty(model.nv)
-    compiled_run.passive_forces(*system._compiled_forms(), q, v, total)
+    total, a = system.passive(q, v, np.empty(model.nv)), np.empty(model.nv)
     total += tau
     status = compiled.forward_dynamics_state(model._kt, model.thread_work(), q, v, total, fext, a)
     if status:
@@ -106,11 +106,15 @@ class TreeSystem(System):
             self._compiled = (TreeSystem.kernel_system(self), self.forcing())
         return self._compiled
 
+    def passive(self, q, v, out):
+        """``out`` = the joint springs and dampers at (q, v) (the compiled runs' own), returned."""
+        sized(compiled_run.passive_forces(*self._compiled_forms(), q, v, out), "the compiled passive forces")
+        return out
+
     def _total(self, t, n, q, v):
         """The actuation at (t, step n); ``self.total`` = actuation + springs + dampers."""
         tau = self.forces.tau_at(t, q, v, n)
-        if compiled_run.passive_forces(*self._compiled_forms(), q, v, self.total):
-            raise RuntimeError("the compiled passive forces refused the lengths of their arrays (status -2)")
+        self.passive(q, v, self.total)
         self.total += tau
         self.evals += 1
         return tau

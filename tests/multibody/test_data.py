@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.core import sized
+from denoc_bridge.multibody import data as data_module
+from denoc_bridge.multibody.data import run_chunks
 
 
 def test_check_refuses_what_is_not_a_model_by_name():
@@ -39,3 +44,32 @@ def test_a_data_of_a_mimic_model_holds_its_trees_buffers():
     assert np.array_equal(db.forward_dynamics(mm, q, v, tau, data=data), db.forward_dynamics(mm, q, v, tau))
     with pytest.raises(db.InputError, match="data was created for a model with 9 links and nv=9"):
         data.check(db.load_robot("chain:3"))
+
+
+def test_a_status_of_arrays_the_caller_sized():
+    """-2 from an entry whose arrays the caller sized is the caller's defect (RuntimeError naming
+    the entry); 0 and the statuses of values (-1, -3, k + 1) are returned for a named error."""
+    for status in (0, -1, -3, 4):
+        assert sized(status, "x") == status
+    with pytest.raises(RuntimeError, match="the compiled energies refused the lengths"):
+        sized(-2, "the compiled energies")
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 200])
+def test_run_chunks_covers_every_item_once_and_raises_a_refusal(n, monkeypatch):
+    """The chunks cover 0:n once each; below ``serial_below`` in one call on this thread; a
+    chunk's -2 is raised, and a status that a chunk kernel never returns too."""
+    monkeypatch.setattr(data_module, "batch_threads", lambda: 3)
+    seen, threads = np.zeros(n, int), set()
+
+    def kernel(tag, start, stop):
+        seen[start:stop] += 1
+        threads.add(threading.get_ident())
+        return 0
+
+    run_chunks(kernel, n, "tag", serial_below=65)
+    assert np.all(seen == 1)
+    assert (threads == {threading.get_ident()}) == (n < 65 or n == 1)
+    for status, match in [(-2, "refused the lengths"), (7, "returned the status 7")]:
+        with pytest.raises(RuntimeError, match=match):
+            run_chunks(lambda start, stop, s=status: s if start == 0 else 0, n)
