@@ -97,17 +97,10 @@ cdef class CompiledTree:
         if status == 0 and (ao.n0 != self.nv or ao.n1 != self.nv):
             status = -2
         if status == 0:
-            if inverse:
-                status = inverse_gim(self.ki, self.kf, self.L, aq.data, aq.n0, self.nv, self.w.data, ao.data,
-                                     WAY_CHOSEN)
-            else:
-                joint_geometry_pass(self.ki, self.kf, self.L, aq.data, self.nv, self.w.data, False, 0, self.L,
-                                    poly_ok(aq.data, aq.n0))
-                status = crba(self.ki, self.kf, self.w.data, self.L, self.nv, ao.data)
+            status = gim_of_state(self.ki, self.kf, self.L, aq.data, aq.n0, self.nv, self.w.data, ao.data, inverse,
+                                  WAY_CHOSEN)
             if status == OUT_OF_MEMORY:
                 raise MemoryError()
-            if status == 0:
-                status = finite_upper(ao.data, self.nv)
         return out if status == 0 else status
 
     def mass_matrix(self, q, out=None):

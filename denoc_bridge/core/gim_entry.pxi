@@ -118,16 +118,27 @@ cdef long gim_call(object kt, object work, object q, object out, bint inverse, i
     if status:
         return status
     cdef double* wk = work_or_new(&w, ki, L, nv)
-    if inverse:
-        status = inverse_gim(ki, t.data, L, aq.data, aq.n0, nv, wk, ao.data, way)
-    else:
-        joint_geometry_pass(ki, t.data, L, aq.data, nv, wk, False, 0, L, poly_ok(aq.data, aq.n0))
-        status = crba(ki, t.data, wk, L, nv, ao.data)
+    status = gim_of_state(ki, t.data, L, aq.data, aq.n0, nv, wk, ao.data, inverse, way)
     if w.n0 == 0:
         free(wk)
     if status == OUT_OF_MEMORY:
         raise MemoryError()
-    return status if status else finite_upper(ao.data, nv)
+    return status
+
+
+cdef long gim_of_state(const int* ki, const double* kf, Py_ssize_t L, const double* q, Py_ssize_t nq,
+                       Py_ssize_t nv, double* work, double* out, bint inverse, int way) noexcept nogil:
+    """The GIM (geometry, then composite masses and column blocks) or, with ``inverse``, its
+    inverse (inverse_gim) at a checked q into ``out`` (nv, nv): the one pass of every entry of
+    the GIM family (one state, a batch's chunk, the compiled model).  0, OVERFLOW, k + 1 for a
+    singular articulated inertia of link k, LTDL_REFUSED, or OUT_OF_MEMORY."""
+    cdef long status
+    if inverse:
+        status = inverse_gim(ki, kf, L, q, nq, nv, work, out, way)
+    else:
+        joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
+        status = crba(ki, kf, work, L, nv, out)
+    return status if status else finite_upper(out, nv)
 
 
 cdef enum:
@@ -195,17 +206,9 @@ def matrix_chunk(kt, Q, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t 
             q = row_of(&aq, b, aq.n1)
             out = ao.data + b * nv * nv
             st[b] = valid_configuration(ki, L, &q, &w)
-            if st[b]:
-                continue
-            if inverse:
-                st[b] = inverse_gim(ki, t.data, L, q.data, q.n0, nv, wk, out, WAY_CHOSEN)
-            else:
-                joint_geometry_pass(ki, t.data, L, q.data, nv, wk, False, 0, L, poly_ok(q.data, q.n0))
-                st[b] = crba(ki, t.data, wk, L, nv, out)
-            if st[b] == OUT_OF_MEMORY:
-                no_memory = True
-            elif st[b] == 0:
-                st[b] = finite_upper(out, nv)
+            if st[b] == 0:
+                st[b] = gim_of_state(ki, t.data, L, q.data, q.n0, nv, wk, out, inverse, WAY_CHOSEN)
+            no_memory = no_memory or st[b] == OUT_OF_MEMORY
     free(wk)
     if no_memory:
         raise MemoryError()
