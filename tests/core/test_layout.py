@@ -1,0 +1,129 @@
+"""The layout constants the compiled core hard-codes in its .pxd files (``cdef enum`` members: table
+columns, rotation and offset codes, joint types, work-array rows; the per-joint-type nq and nv of
+arrays.pxd) against the Python modules they mirror (kernels/tables.py, kernels/joints.py,
+kernels/prefetch.py, multibody/joints.py).  Neither side imports the other: the enums are not
+visible from Python, so the .pxd text is parsed here, and an edit made on one side only fails the
+test named after the constant.  Every enum name has a Python twin or is listed in NO_TWIN."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import denoc_bridge
+from denoc_bridge.kernels import joints as kj
+from denoc_bridge.kernels import prefetch as kp
+from denoc_bridge.kernels import tables as kt
+from denoc_bridge.multibody.joints import JointType, joint_nq, joint_nv
+
+CORE = Path(denoc_bridge.__file__).parent / "core"
+#: where the Python twins live: a .pxd name is compared with the int of that name in each
+MIRRORS = {"kernels.tables": kt, "kernels.joints": kj, "kernels.prefetch": kp}
+#: twins that are an expression of Python constants rather than a constant of the same name
+DERIVED = {"NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT)}
+#: enum names without a Python twin, each with the reason (none today)
+NO_TWIN: dict[str, str] = {}
+
+_BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
+_MEMBER = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(.+)$")
+_SAFE = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load, ast.operator, ast.unaryop)
+
+
+def _value(expr: str, known: dict[str, int]) -> int:
+    """An int literal or an arithmetic expression of ints and the enum names defined before it."""
+    tree = ast.parse(expr, mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, _SAFE) or (isinstance(node, ast.Constant) and type(node.value) is not int):
+            raise ValueError(f"not an integer expression: {expr!r}")
+        if isinstance(node, ast.Name) and node.id not in known:
+            raise ValueError(f"{node.id} is not an enum name defined before {expr!r}")
+    return int(eval(compile(tree, "<pxd>", "eval"), {"__builtins__": {}}, dict(known)))
+
+
+def parse_enums(text: str, where: str = "<text>") -> dict[str, int]:
+    """``NAME = value`` of every ``cdef enum:`` block (comments ignored); ValueError on a line that
+    is not one, or on a name defined twice."""
+    found: dict[str, int] = {}
+    inside = False
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].rstrip()
+        if _BLOCK.match(line):
+            inside = True
+        elif inside and line and not line[0].isspace():
+            inside = False
+        elif inside and line.strip():
+            m = _MEMBER.match(line.strip())
+            if m is None or m[1] in found:
+                raise ValueError(f"{where}:{n}: cannot read enum member {raw.strip()!r}")
+            found[m[1]] = _value(m[2], found)
+    return found
+
+
+def parse_joint_sizes(text: str) -> dict[str, list[int]]:
+    """The ``DB_JOINT_NQ`` and ``DB_JOINT_NV`` arrays (one entry per joint type code)."""
+    arrays = re.findall(r"DB_JOINT_(NQ|NV)\[(\d+)\]\s*=\s*\{([^}]*)\}", text)
+    return {kind: [int(x) for x in body.split(",")] for kind, _, body in arrays}
+
+
+def _read_core() -> tuple[dict[str, int], str]:
+    enums: dict[str, int] = {}
+    for path in sorted(CORE.glob("*.pxd")):
+        for name, value in parse_enums(path.read_text(), path.name).items():
+            assert name not in enums, f"{name} defined in two .pxd files"
+            enums[name] = value
+    return enums, (CORE / "arrays.pxd").read_text()
+
+
+ENUMS, ARRAYS = _read_core()
+SIZES = parse_joint_sizes(ARRAYS)
+
+
+def twins(name: str) -> dict[str, int]:
+    """The Python values a .pxd enum name mirrors, by where they live."""
+    out = {f"{where}.{name}": getattr(mod, name) for where, mod in MIRRORS.items() if hasattr(mod, name)}
+    if name in JointType.__members__:
+        out[f"JointType.{name}"] = int(JointType[name])
+    if name in DERIVED:
+        out[DERIVED[name][0]] = DERIVED[name][1]
+    return out
+
+
+def test_the_parser_found_the_enums():
+    """An empty or truncated parse cannot pass: 59 names today, in tables.pxd's five blocks."""
+    assert len(ENUMS) >= 55
+    assert {"NT", "GRAV", "ROT_GENERAL", "R_GENERAL", "TRANSLATION", "PREFETCH_LINKS"} <= ENUMS.keys()
+    assert sorted(SIZES) == ["NQ", "NV"]
+    assert len(SIZES["NQ"]) == len(SIZES["NV"]) == len(JointType), "one nq and nv per joint type"
+
+
+def test_the_parser_reads_expressions_and_refuses_what_it_cannot_read():
+    text = "cdef enum:  # c\n    # a comment\n    A = 3  # x\n    B = 2 * A + 1\n\ncdef int f():\n    C = 1\n"
+    assert parse_enums(text) == {"A": 3, "B": 7}
+    for bad in ("    D\n", "    D = 1.5\n", "    D = E + 1\n", "    D = f(1)\n", "    D = 1\n    D = 2\n"):
+        with pytest.raises(ValueError):
+            parse_enums("cdef enum:\n" + bad)
+
+
+@pytest.mark.parametrize("name", sorted(ENUMS))
+def test_enum_matches_its_python_twin(name):
+    found = twins(name)
+    if name in NO_TWIN:
+        assert not found, f"{name} is listed in NO_TWIN but has Python twins {found}: compare them"
+        return
+    assert found, f"{name} = {ENUMS[name]} (.pxd) has no Python twin: add one or list it in NO_TWIN with a reason"
+    for where, value in found.items():
+        assert isinstance(value, int), f"{where} = {value!r} is not an int"
+        assert value == ENUMS[name], f"{name} = {ENUMS[name]} in .pxd, {where} = {value}"
+
+
+def test_no_twin_lists_only_enum_names():
+    assert NO_TWIN.keys() <= ENUMS.keys(), f"stale NO_TWIN entries: {sorted(NO_TWIN.keys() - ENUMS.keys())}"
+
+
+@pytest.mark.parametrize("jtype", list(JointType), ids=lambda t: t.name)
+def test_joint_sizes_match_multibody_joints(jtype):
+    """arrays.pxd's nq and nv per joint type code: the joint type's in multibody/joints.py."""
+    assert (SIZES["NQ"][jtype], SIZES["NV"][jtype]) == (joint_nq(jtype), joint_nv(jtype))
