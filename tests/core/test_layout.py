@@ -1,9 +1,12 @@
-"""The layout constants the compiled core hard-codes in its .pxd files (``cdef enum`` members: table
-columns, rotation and offset codes, joint types, work-array rows; the per-joint-type nq and nv of
-arrays.pxd) against the Python modules they mirror (kernels/tables.py, kernels/joints.py,
-kernels/prefetch.py, multibody/joints.py).  Neither side imports the other: the enums are not
-visible from Python, so the .pxd text is parsed here, and an edit made on one side only fails the
-test named after the constant.  Every enum name has a Python twin or is listed in NO_TWIN."""
+"""The layout constants the compiled core hard-codes in its .pxd and .pxi files (``cdef enum``
+members: table columns, rotation and offset codes, joint types, work-array rows, the rows of a
+run's scratch that the Python layer reads back, the actuation codes of a run, the columns of the
+GIM's base-frame rows; the per-joint-type nq and nv of arrays.pxd) against the Python modules
+they mirror (kernels/tables.py, joints.py, prefetch.py, gim.py, integrators.py, systems.py,
+multibody/joints.py, the hooks of tests/core/test_gim.py).  Neither side imports the other: the
+enums are not visible from Python, so the Cython text is parsed here, and an edit made on one
+side only fails the test named after the constant.  Every enum name has a Python twin or is
+listed in NO_TWIN."""
 
 from __future__ import annotations
 
@@ -14,18 +17,38 @@ from pathlib import Path
 import pytest
 
 import denoc_bridge
+from denoc_bridge.kernels import gim as kg
+from denoc_bridge.kernels import integrators as ki
 from denoc_bridge.kernels import joints as kj
 from denoc_bridge.kernels import prefetch as kp
+from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as kt
 from denoc_bridge.multibody.joints import JointType, joint_nq, joint_nv
+from tests.core import test_gim
 
 CORE = Path(denoc_bridge.__file__).parent / "core"
 #: where the Python twins live: a .pxd name is compared with the int of that name in each
-MIRRORS = {"kernels.tables": kt, "kernels.joints": kj, "kernels.prefetch": kp}
-#: twins that are an expression of Python constants rather than a constant of the same name
-DERIVED = {"NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT)}
-#: enum names without a Python twin, each with the reason (none today)
-NO_TWIN: dict[str, str] = {}
+MIRRORS = {
+    "kernels.tables": kt,
+    "kernels.joints": kj,
+    "kernels.prefetch": kp,
+    "kernels.gim": kg,
+    "kernels.integrators": ki,
+}
+#: twins of another name, or an expression of Python constants
+_SCRATCH = {"S_QS": "QS", "S_XI": "XI", "S_VS": "VS", "S_TAU": "TAU", "S_D": "D", "S_KX": "KX", "S_KV": "KV"}
+_SCRATCH |= {"S_Q1": "Q1", "S_V1": "V1", "S_VACC": "VACC", "S_ZEROS": "ZEROS", "S_ROWS": "SCRATCH_ROWS"}
+_WAYS = {"WAY_CHOSEN": "CHOSEN", "WAY_LTDL": "LTDL", "WAY_RECURSION": "RECURSION", "LTDL_REFUSED": "LTDL_REFUSED"}
+DERIVED = {
+    "NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT),
+    **{c: (f"kernels.systems.{p} (a run's scratch rows)", getattr(ks, p)) for c, p in _SCRATCH.items()},
+    **{c: (f"tests/core/test_gim.py {p} (the entries' way hook)", getattr(test_gim, p)) for c, p in _WAYS.items()},
+}
+#: enum names without a Python twin, each with the reason
+NO_TWIN = {
+    "CRBA_STACK": "the doubles of crba's stack scratch (gim.pxi), a C-only size",
+    "OUT_OF_MEMORY": "a pass's status inside the core, raised as MemoryError by its entry",
+}
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
 _MEMBER = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(.+)$")
@@ -70,9 +93,9 @@ def parse_joint_sizes(text: str) -> dict[str, list[int]]:
 
 def _read_core() -> tuple[dict[str, int], str]:
     enums: dict[str, int] = {}
-    for path in sorted(CORE.glob("*.pxd")):
+    for path in sorted([*CORE.glob("*.pxd"), *CORE.glob("*.pxi")]):
         for name, value in parse_enums(path.read_text(), path.name).items():
-            assert name not in enums, f"{name} defined in two .pxd files"
+            assert name not in enums, f"{name} defined in two files of the core"
             enums[name] = value
     return enums, (CORE / "arrays.pxd").read_text()
 
@@ -92,9 +115,11 @@ def twins(name: str) -> dict[str, int]:
 
 
 def test_the_parser_found_the_enums():
-    """An empty or truncated parse cannot pass: 59 names today, in tables.pxd's five blocks."""
-    assert len(ENUMS) >= 55
+    """An empty or truncated parse cannot pass: 59 names in tables.pxd's five blocks, 27 in the
+    .pxi files' six."""
+    assert len(ENUMS) >= 80
     assert {"NT", "GRAV", "ROT_GENERAL", "R_GENERAL", "TRANSLATION", "PREFETCH_LINKS"} <= ENUMS.keys()
+    assert {"S_ROWS", "TAU_TABLE", "XW", "M_FRAME", "LTDL_REFUSED"} <= ENUMS.keys()
     assert sorted(SIZES) == ["NQ", "NV"]
     assert len(SIZES["NQ"]) == len(SIZES["NV"]) == len(JointType), "one nq and nv per joint type"
 
@@ -113,10 +138,10 @@ def test_enum_matches_its_python_twin(name):
     if name in NO_TWIN:
         assert not found, f"{name} is listed in NO_TWIN but has Python twins {found}: compare them"
         return
-    assert found, f"{name} = {ENUMS[name]} (.pxd) has no Python twin: add one or list it in NO_TWIN with a reason"
+    assert found, f"{name} = {ENUMS[name]} (Cython) has no Python twin: add one or list it in NO_TWIN with a reason"
     for where, value in found.items():
         assert isinstance(value, int), f"{where} = {value!r} is not an int"
-        assert value == ENUMS[name], f"{name} = {ENUMS[name]} in .pxd, {where} = {value}"
+        assert value == ENUMS[name], f"{name} = {ENUMS[name]} in the Cython core, {where} = {value}"
 
 
 def test_no_twin_lists_only_enum_names():
