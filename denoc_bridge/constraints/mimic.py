@@ -66,8 +66,8 @@ from denoc_bridge.algorithms.dynamics import tree_inverse_mass_matrix as _imm
 from denoc_bridge.algorithms.dynamics import tree_mass_matrix as _mm
 from denoc_bridge.algorithms.dynamics import tree_nonlinear_effects as nonlinear_effects
 from denoc_bridge.constraints.solve import lagrange_accelerations, minv_columns
+from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, SingularInertiaError
-from denoc_bridge.kernels import gim_mimic as _kgm
 from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.data import Data, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
@@ -225,11 +225,12 @@ def inverse_mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | Non
     """``M_r^-1 = (G^T M G)^-1`` as ``P[i, i]``, ``P = M^-1 - W (K W)^-1 W^T``, ``W = M^-1 K^T``
     (module docstring), from the tree's O(n^2) inverse GIM; Pinocchio 4.1's ``computeMinverse``
     refuses mimic models.  Falls back to inverting ``M_r`` when the tree's inverse is singular.
-    One compiled call for a float64 vector q (:mod:`denoc_bridge.kernels.gim_mimic`)."""
+    One compiled call for a float64 vector q (``mimic_inverse_mass_matrix`` of the compiled core,
+    denoc_bridge/core/mimic_gim.pxi)."""
     if _vectors(q):
         kt, work, im, fm, nqf, _ = _entry(model, data)
         out = np.empty((model.nv, model.nv))
-        if _kgm.mimic_inverse_mass_matrix_entry(kt, work, im, fm, nqf, q, out) == 0:
+        if _compiled.mimic_inverse_mass_matrix(kt, work, im, fm, nqf, q, out) == 0:
             return out
     qf = model.expand(q)
     if qf.ndim != 1:

@@ -3,12 +3,12 @@
 an argument's data pointer and lengths, taken once per call after its type is checked, and the
 model's sizes from its table.
 
-``take`` raises TypeError for an argument that is not an ndarray of the expected dimensions,
-float64 in native byte order, C-contiguous and aligned (and writeable for an output), as the
-numba entries' explicit signatures do; read-only inputs are accepted.  The lengths and values
-are then the entries' to check (a status, never an exception): ``table_fits``, ``modules_fit``
-and ``parents_fit`` say whether a table's joints, modules and parents index within arrays of
-given lengths.
+``take`` (float64) and ``array_of`` (float64 or int64) raise TypeError for an argument that is
+not an ndarray of the expected dimensions and dtype in native byte order, C-contiguous and
+aligned (and writeable for an output), as the numba entries' explicit signatures do;
+read-only inputs are accepted.  The lengths and values are then the entries' to check (a
+status, never an exception): ``table_fits``, ``modules_fit`` and ``parents_fit`` say whether a
+table's joints, modules and parents index within arrays of given lengths.
 """
 
 cimport numpy as cnp
@@ -53,6 +53,28 @@ cdef inline int take(object o, int ndim, bint writable, const char* name, Arr* a
     a.n1 = 1
     for i in range(1, ndim):
         a.n1 *= cnp.PyArray_DIMS(x)[i]
+    return 0
+
+
+cdef inline int array_of(object o, int ndim, int typenum, bint writable, const char* name, void** data,
+                         Py_ssize_t* dims) except -1:
+    """The data pointer and the ``ndim`` lengths of ``o`` (TypeError unless an ndarray of
+    ``ndim`` dimensions and dtype ``typenum`` in native byte order, C-contiguous and aligned,
+    and writeable when ``writable``)."""
+    cdef cnp.ndarray x
+    cdef int i
+    if not cnp.PyArray_Check(o):
+        raise TypeError(f"{name.decode()}: expected a numpy.ndarray, got {type(o).__name__}")
+    x = <cnp.ndarray>o
+    if (cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_TYPE(x) != typenum
+            or not cnp.PyArray_ISCARRAY_RO(x) or not cnp.PyArray_ISNOTSWAPPED(x)
+            or (writable and not cnp.PyArray_ISWRITEABLE(x))):
+        raise TypeError(f"{name.decode()}: expected a {ndim}-D C-contiguous aligned "
+                        f"{'int64' if typenum == cnp.NPY_INT64 else 'float64'} array"
+                        f"{' (writeable)' if writable else ''}, got {(<object>x).dtype} {(<object>x).shape}")
+    data[0] = cnp.PyArray_DATA(x)
+    for i in range(ndim):
+        dims[i] = cnp.PyArray_DIMS(x)[i]
     return 0
 
 

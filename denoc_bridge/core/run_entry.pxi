@@ -4,28 +4,6 @@
 # layout, then lengths) before compiled code indexes it: TypeError for the first, status -2
 # (nothing computed) for a length that does not fit the model or the run.
 
-cdef int array_of(object o, int ndim, int typenum, bint writable, const char* name, void** data,
-                  Py_ssize_t* dims) except -1:
-    """The data pointer and the ``ndim`` lengths of ``o`` (TypeError unless an ndarray of
-    ``ndim`` dimensions and dtype ``typenum`` in native byte order, C-contiguous and aligned,
-    and writeable when ``writable``)."""
-    cdef cnp.ndarray x
-    cdef int i
-    if not cnp.PyArray_Check(o):
-        raise TypeError(f"{name.decode()}: expected a numpy.ndarray, got {type(o).__name__}")
-    x = <cnp.ndarray>o
-    if (cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_TYPE(x) != typenum
-            or not cnp.PyArray_ISCARRAY_RO(x) or not cnp.PyArray_ISNOTSWAPPED(x)
-            or (writable and not cnp.PyArray_ISWRITEABLE(x))):
-        raise TypeError(f"{name.decode()}: expected a {ndim}-D C-contiguous aligned "
-                        f"{'int64' if typenum == cnp.NPY_INT64 else 'float64'} array"
-                        f"{' (writeable)' if writable else ''}, got {(<object>x).dtype} {(<object>x).shape}")
-    data[0] = cnp.PyArray_DATA(x)
-    for i in range(ndim):
-        dims[i] = cnp.PyArray_DIMS(x)[i]
-    return 0
-
-
 cdef int doubles(object o, int ndim, bint writable, const char* name, double** data,
                  Py_ssize_t* dims) except -1:
     """array_of for float64."""

@@ -8,7 +8,8 @@ one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
 ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
-block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``kinematics.pxi`` (the
+block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``mimic_gim.pxi`` (the inverse GIM of a model with
+mimic joints), ``kinematics.pxi`` (the
 links' placements and twists, sums over subtrees), ``energy.pxi`` (kinetic and potential energy
 in one forward recursion; ``energies_of_state`` is declared in ``tree.pxd`` for the compiled
 runs), ``kinematics_entry.pxi`` (the entries of both) and
@@ -37,10 +38,10 @@ that is not a C-contiguous aligned float64 array of the expected dimensions (or 
 """
 
 cimport numpy as cnp
-from libc.math cimport cos, fabs, isfinite, sin, sqrt
-from libc.stdlib cimport free, malloc
+from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
+from libc.stdlib cimport calloc, free, malloc
 
-from denoc_bridge.core.arrays cimport (Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits,
+from denoc_bridge.core.arrays cimport (Arr, array_of, model_nq, model_nv, modules_fit, parents_fit, table_fits,
                                        take as inline_take)
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.tables cimport *
@@ -74,6 +75,7 @@ include "gim.pxi"
 include "gim_ltdl.pxi"
 include "gim_factors.pxi"
 include "gim_entry.pxi"
+include "mimic_gim.pxi"
 include "kinematics.pxi"
 include "energy.pxi"
 include "kinematics_entry.pxi"
