@@ -107,12 +107,12 @@ def inverse_dynamics(
 ) -> np.ndarray:
     """``tau_r = G^T ID_full(q_full, G v, G a)``: equals ``pin.rnea`` of the mimic model.
     ``f_ext`` per link as for the tree; ``data`` is a :class:`~denoc_bridge.Data` of ``model.tree``.
-    One state without ``f_ext`` runs one compiled entry (:func:`.kernels.mimic.inverse_dynamics_entry`);
+    One state without ``f_ext`` runs one compiled entry (``mimic_inverse_dynamics``, core/mimic.pxi);
     anything it refuses takes the checked path below, which names the problem."""
     if f_ext is None and _vectors(q, v, a):
         kt, work, im, fm, nqf, _ = _entry(model, data)
         out = np.empty(model.nv)
-        if _km.inverse_dynamics_entry(kt, work, im, fm, nqf, q, v, a, out) == 0:
+        if _compiled.mimic_inverse_dynamics(kt, work, im, fm, nqf, q, v, a, out) == 0:
             return out
 
     qf, vf, af = model.expand(q, v, a)
@@ -126,11 +126,11 @@ def _reduced_mass(model: MimicModel, qf: np.ndarray, data: Data | None) -> np.nd
 
 def mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """``M_r = G^T M(q_full) G`` (nv x nv): equals ``pin.crba`` of the mimic model (one compiled
-    entry for a float64 vector q, :func:`.kernels.mimic.mass_matrix_entry`)."""
+    entry for a float64 vector q, ``mimic_mass_matrix`` of core/mimic.pxi)."""
     if _vectors(q):
         kt, work, im, fm, nqf, _ = _entry(model, data)
         out = np.empty((model.nv, model.nv))
-        if _km.mass_matrix_entry(kt, work, im, fm, nqf, q, out) == 0:
+        if _compiled.mimic_mass_matrix(kt, work, im, fm, nqf, q, out) == 0:
             return out
     qf = model.expand(q)
     if qf.ndim != 1:
@@ -226,7 +226,7 @@ def inverse_mass_matrix(model: MimicModel, q: npt.ArrayLike, *, data: Data | Non
     (module docstring), from the tree's O(n^2) inverse GIM; Pinocchio 4.1's ``computeMinverse``
     refuses mimic models.  Falls back to inverting ``M_r`` when the tree's inverse is singular.
     One compiled call for a float64 vector q (``mimic_inverse_mass_matrix`` of the compiled core,
-    denoc_bridge/core/mimic_gim.pxi)."""
+    denoc_bridge/core/mimic.pxi)."""
     if _vectors(q):
         kt, work, im, fm, nqf, _ = _entry(model, data)
         out = np.empty((model.nv, model.nv))

@@ -8,8 +8,8 @@ one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
 ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
-block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``mimic_gim.pxi`` (the inverse GIM of a model with
-mimic joints), ``kinematics.pxi`` (the
+block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``mimic.pxi`` (the inverse
+dynamics, GIM and inverse GIM of a model with mimic joints), ``kinematics.pxi`` (the
 links' placements and twists, sums over subtrees), ``energy.pxi`` (kinetic and potential energy
 in one forward recursion; ``energies_of_state`` is declared in ``tree.pxd`` for the compiled
 runs), ``kinematics_entry.pxi`` (the entries of both) and
@@ -75,7 +75,7 @@ include "gim.pxi"
 include "gim_ltdl.pxi"
 include "gim_factors.pxi"
 include "gim_entry.pxi"
-include "mimic_gim.pxi"
+include "mimic.pxi"
 include "kinematics.pxi"
 include "energy.pxi"
 include "kinematics_entry.pxi"

@@ -30,7 +30,6 @@ from numba import njit
 
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.configuration import dexpinv, integrate
-from denoc_bridge.kernels.entry import inverse_dynamics_state, mass_matrix_state
 from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
 
@@ -209,62 +208,6 @@ def _valid(nq, nv, qr, x, y):
     for i in range(nv):
         if not (np.isfinite(x[i]) and np.isfinite(y[i])):
             return -1
-    return 0
-
-
-@njit(cache=True)
-def reduce_forces(tf, v_keep, s_v, col, mult, out):
-    """out = G^T tf: a kept DOF's entry plus multiplier times each of its mimic DOFs'."""
-    for i in range(v_keep.shape[0]):
-        out[i] = tf[v_keep[i]]
-    for j in range(s_v.shape[0]):  # col: the mimicked DOF's reduced index
-        out[col[s_v[j]]] += mult[j] * tf[s_v[j]]
-
-
-@njit(cache=True)
-def inverse_dynamics_entry(kt, work, imap, fmap, nqf, qr, vr, ar, out):
-    """tau_r = G^T ID(q_full, G v_r, G a_r) of one state without external wrenches (equals
-    ``pin.rnea`` of Pinocchio's mimic model): 0 or the status of the checks / the tree's entry."""
-    im, fm = unpack(imap, fmap)
-    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
-    mult, off, scale = fm
-    nvf = col.shape[0]
-    status = _valid(q_keep.shape[0], v_keep.shape[0], qr, vr, ar)
-    if status or out.shape[0] != v_keep.shape[0]:
-        return status if status else -2
-    qf, vf, af, tf = np.empty(nqf), np.empty(nvf), np.empty(nvf), np.empty(nvf)
-    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-    expand_velocity(vr, col, scale, vf)
-    expand_velocity(ar, col, scale, af)
-    status = inverse_dynamics_state(kt, work, qf, vf, af, work[0:0], tf)
-    if status:
-        return status
-    reduce_forces(tf, v_keep, s_v, col, mult, out)
-    return 0
-
-
-@njit(cache=True)
-def mass_matrix_entry(kt, work, imap, fmap, nqf, qr, out):
-    """M_r = G^T M(q_full) G (equals ``pin.crba`` of Pinocchio's mimic model)."""
-    im, fm = unpack(imap, fmap)
-    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
-    mult, off, scale = fm
-    nv, nvf = v_keep.shape[0], col.shape[0]
-    status = _valid(q_keep.shape[0], 0, qr, qr[:0], qr[:0])
-    if status or out.shape[0] != nv or out.shape[1] != nv:
-        return status if status else -2
-    qf, M, R = np.empty(nqf), np.empty((nvf, nvf)), np.zeros((nv, nvf))
-    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-    status = mass_matrix_state(kt, work, qf, M)
-    if status:
-        return status
-    for i in range(nvf):  # R = G^T M
-        for j in range(nvf):
-            R[col[i], j] += scale[i] * M[i, j]
-    out[:, :] = 0.0
-    for i in range(nv):  # out = R G
-        for j in range(nvf):
-            out[i, col[j]] += R[i, j] * scale[j]
     return 0
 
 

@@ -1,9 +1,10 @@
-"""The compiled inverse GIM of a model with mimic joints (denoc_bridge/core/mimic_gim.pxi,
-``mimic_inverse_mass_matrix``; it replaced numba's kernels/gim_mimic.py, matched to 3.1e-15 and
-bit for bit on panda and baxter) against the inverse of the reduced GIM ``G^T M G`` (a dense
-solve of db.mass_matrix, itself checked against Pinocchio's crba of the mimic model in
-tests/constraints/test_mimic.py); the statuses of maps, lengths and values that do not fit
-(nothing read out of bounds) and the TypeError of arrays of another kind."""
+"""The compiled entries of a model with mimic joints (denoc_bridge/core/mimic.pxi; they replaced
+numba's kernels/gim_mimic.py and the entries of kernels/mimic.py, matched to 3.1e-15, the GIM
+bit for bit on panda, baxter and pr2): the inverse dynamics and the GIM against the reduced tree's
+``G^T ID(G .)`` and ``G^T M G`` (the tree's own entries, reduced in NumPy) and against Pinocchio's
+rnea and crba of the mimic model; the inverse GIM against the dense inverse of the GIM; the
+statuses of maps, lengths and values that do not fit (nothing read out of bounds) and the
+TypeError of arrays of another kind."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import os
 import warnings
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from conftest import erd_robot_dir
 
 import denoc_bridge as db
 from denoc_bridge.constraints.mimic import _entry
 from denoc_bridge.core import tree as cy
-from tests.constraints.test_mimic import GRIPPER, J, L, R
+from tests.constraints.test_mimic import GRIPPER, J, L, R, pin_mimic
 
 #: a chain of continuous mimic joints: (cos, sin) pairs expanded from atan2 of the mimicked pair
 CONTINUOUS = R(
@@ -43,6 +45,30 @@ def model_of(name: str) -> db.MimicModel:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return db.load_urdf(os.path.join(erd_robot_dir(), rel), floating_base=floating, mimic=True)
+
+
+@pytest.mark.parametrize("name", ["gripper", "gripper-floating", "continuous", "panda", "pr2"])
+def test_inverse_dynamics_and_gim_are_the_reduced_trees(name):
+    mm = model_of(name)
+    kt, work, im, fm, nqf, _ = _entry(mm, None)
+    pm = pin_mimic(GRIPPER, name.endswith("floating")) if name.startswith("gripper") else None
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        q = db.random_configuration(mm, rng)
+        v, a = rng.standard_normal(mm.nv), rng.standard_normal(mm.nv)
+        tau, M = np.full(mm.nv, 7.0), np.full((mm.nv, mm.nv), 7.0)
+        assert cy.mimic_inverse_dynamics(kt, work, im, fm, nqf, q, v, a, tau) == 0
+        assert cy.mimic_mass_matrix(kt, work, im, fm, nqf, q, M) == 0
+        qf, vf, af = mm.expand(q, v, a)
+        tau_ref = mm.reduce_forces(db.inverse_dynamics(mm.tree, qf, vf, af))
+        M_ref = mm.reduce_forces(mm.reduce_forces(db.mass_matrix(mm.tree, qf), axis=0), axis=1)
+        assert np.abs(tau - tau_ref).max() <= 1e-13 * max(1.0, np.abs(tau_ref).max())
+        assert np.abs(M - M_ref).max() <= 1e-13 * np.abs(M_ref).max()
+        if pm is not None:
+            pd = pm.createData()
+            assert np.abs(tau - pin.rnea(pm, pd, q, v, a)).max() <= 1e-12 * max(1.0, np.abs(tau).max())
+            assert np.abs(M - pin.crba(pm, pd, q)).max() <= 1e-12 * np.abs(M).max()
+        assert np.array_equal(db.inverse_dynamics(mm, q, v, a), tau) and np.array_equal(db.mass_matrix(mm, q), M)
 
 
 def call(mm: db.MimicModel, q: np.ndarray, **change) -> tuple[int, np.ndarray]:
@@ -85,6 +111,15 @@ def test_maps_lengths_and_values_that_do_not_fit_get_a_status():
     for changed in [*bad_maps, im[:-1].copy()]:
         status, out = call(mm, q, imap=changed)
         assert status == -2 and np.all(out == 7.0), changed
+    for changed in bad_maps[:3]:  # the inverse dynamics and the GIM take the same maps
+        v = np.zeros(mm.nv)
+        assert cy.mimic_inverse_dynamics(kt, work, changed, fm, nqf, q, v, v, np.zeros(mm.nv)) == -2
+        assert cy.mimic_mass_matrix(kt, work, changed, fm, nqf, q, np.zeros((mm.nv, mm.nv))) == -2
+    v, bad_v = np.zeros(mm.nv), np.zeros(mm.nv)
+    bad_v[2] = np.inf
+    for vr, ar, status in [(v[:-1].copy(), v, -2), (v, v[:-1].copy(), -2), (bad_v, v, -1), (v, bad_v, -1)]:
+        assert cy.mimic_inverse_dynamics(kt, work, im, fm, nqf, q, vr, ar, np.zeros(mm.nv)) == status
+    assert cy.mimic_inverse_dynamics(kt, work, im, fm, nqf, q, v, v, np.zeros(mm.nv + 1)) == -2
     for change in [dict(fmap=fm[:-1].copy()), dict(nqf=nqf + 1), dict(qr=q[:-1].copy()),
                    dict(out=np.zeros((mm.nv, mm.nv + 1))), dict(work=np.zeros((3, 8))), dict(kt=kt[:, :-2].copy())]:  # fmt: skip
         status, _ = call(mm, q, **change)

@@ -1,0 +1,297 @@
+# The entries of a model with mimic joints as constraints (denoc_bridge/constraints/mimic.py,
+# whose module docstring derives them; numba's kernels/gim_mimic.py and kernels/mimic.py entries,
+# which they replace), on the tree's compiled passes at the expanded state q_full = G q_r + o,
+# v_full = G v_r: the inverse dynamics tau_r = G^T ID(q_full, G v_r, G a_r), the GIM
+# M_r = G^T M G, and its inverse M_r^-1 = (G^T M G)^-1 = P[i, i] with P = M^-1 - W (K W)^-1 W^T,
+# W = M^-1 K^T, K the mimic rows e_s - mult e_m, from the tree's inverse GIM (no dense inverse).
+#
+# The maps come packed by denoc_bridge/kernels/mimic.py ``pack``: imap = [nq_r, nv_r, nc, nv,
+# q_keep (nq_r), v_keep (nv_r), s_q, m_q, s_v, m_v, circ (nc each), col (nv)] (int64) and
+# fmap = [mult, off (nc each), scale (nv)]; every index is checked against the tree before use.
+
+cdef struct MimicMaps:
+    Py_ssize_t nq, nv, nc  # the reduced nq, nv and the number of mimic joints
+    const cnp.int64_t* q_keep
+    const cnp.int64_t* v_keep
+    const cnp.int64_t* s_q  # the mimic joint's first coordinate
+    const cnp.int64_t* m_q  # the mimicked joint's
+    const cnp.int64_t* s_v  # the mimic joint's DOF
+    const cnp.int64_t* m_v  # the mimicked joint's
+    const cnp.int64_t* circ  # 1 for a continuous pair (cos, sin)
+    const cnp.int64_t* col  # per tree DOF: the reduced DOF it follows
+    const double* mult
+    const double* off
+    const double* scale  # per tree DOF: its factor (1 for a kept DOF, mult for a mimic one)
+
+
+cdef inline bint indices_in(const cnp.int64_t* x, Py_ssize_t n, Py_ssize_t end) noexcept nogil:
+    """True when the n indices x are in 0 .. end - 1."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        if not 0 <= x[j] < end:
+            return False
+    return True
+
+
+cdef long mimic_maps(object imap, object fmap, Py_ssize_t nqf, Py_ssize_t nvf, MimicMaps* mm) except -100:
+    """The maps of :func:`pack` into ``mm``: TypeError for an array of another kind, -2 when their
+    lengths do not fit one another or an index leaves the tree's nqf coordinates or nvf DOFs."""
+    cdef void* p
+    cdef Py_ssize_t ni, nf, o, j
+    array_of(imap, 1, cnp.NPY_INT64, False, b"imap", &p, &ni)
+    cdef const cnp.int64_t* im = <const cnp.int64_t*>p
+    array_of(fmap, 1, cnp.NPY_DOUBLE, False, b"fmap", &p, &nf)
+    if ni < 4 or im[3] != nvf or min(im[0], im[1], im[2]) < 0:
+        return -2
+    mm.nq, mm.nv, mm.nc = im[0], im[1], im[2]
+    if ni != 4 + mm.nq + mm.nv + 5 * mm.nc + nvf or nf != 2 * mm.nc + nvf:
+        return -2
+    o = 4
+    mm.q_keep, mm.v_keep = im + o, im + o + mm.nq
+    o += mm.nq + mm.nv
+    mm.s_q, mm.m_q, mm.s_v = im + o, im + o + mm.nc, im + o + 2 * mm.nc
+    mm.m_v, mm.circ, mm.col = im + o + 3 * mm.nc, im + o + 4 * mm.nc, im + o + 5 * mm.nc
+    mm.mult, mm.off, mm.scale = <const double*>p, <const double*>p + mm.nc, <const double*>p + 2 * mm.nc
+    if not (indices_in(mm.q_keep, mm.nq, nqf) and indices_in(mm.v_keep, mm.nv, nvf)
+            and indices_in(mm.s_v, mm.nc, nvf) and indices_in(mm.m_v, mm.nc, nvf)
+            and indices_in(mm.col, nvf, mm.nv)):
+        return -2
+    for j in range(mm.nc):  # a continuous pair's two coordinates, else one
+        if not (0 <= mm.s_q[j] < nqf - (mm.circ[j] != 0) and 0 <= mm.m_q[j] < nqf - (mm.circ[j] != 0)):
+            return -2
+    return 0
+
+
+cdef void expand_configuration(const MimicMaps* mm, const double* qr, double* qf) noexcept nogil:
+    """qf = G q_r + offset: the kept coordinates, then each mimic joint's from its mimicked
+    joint's (a continuous mimic joint: angle = mult atan2(sin, cos) + off)."""
+    cdef Py_ssize_t i, j
+    cdef double angle
+    for i in range(mm.nq):
+        qf[mm.q_keep[i]] = qr[i]
+    for j in range(mm.nc):
+        if mm.circ[j]:
+            angle = mm.mult[j] * atan2(qf[mm.m_q[j] + 1], qf[mm.m_q[j]]) + mm.off[j]
+            qf[mm.s_q[j]] = cos(angle)
+            qf[mm.s_q[j] + 1] = sin(angle)
+        else:
+            qf[mm.s_q[j]] = mm.mult[j] * qf[mm.m_q[j]] + mm.off[j]
+
+
+cdef inline void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
+                                 double* xf) noexcept nogil:
+    """xf = G x_r."""
+    cdef Py_ssize_t i
+    for i in range(nvf):
+        xf[i] = xr[mm.col[i]] * mm.scale[i]
+
+
+cdef inline void reduce_forces(const MimicMaps* mm, const double* tf, double* out) noexcept nogil:
+    """out = G^T tf: a kept DOF's entry plus multiplier times each of its mimic DOFs'."""
+    cdef Py_ssize_t i, j
+    for i in range(mm.nv):
+        out[i] = tf[mm.v_keep[i]]
+    for j in range(mm.nc):  # col: the mimicked DOF's reduced index
+        out[mm.col[mm.s_v[j]]] += mm.mult[j] * tf[mm.s_v[j]]
+
+
+cdef void reduced_mass(const MimicMaps* mm, const double* M, Py_ssize_t nvf, double* R,
+                       double* out) noexcept nogil:
+    """M_r = G^T M G into ``out`` (nv, nv) from the tree's M (nvf, nvf); ``R``: nv nvf zeros."""
+    cdef Py_ssize_t nv = mm.nv, i, j
+    for i in range(nvf):  # R = G^T M
+        for j in range(nvf):
+            R[mm.col[i] * nvf + j] += mm.scale[i] * M[i * nvf + j]
+    for i in range(nv * nv):
+        out[i] = 0.0
+    for i in range(nv):  # out = R G
+        for j in range(nvf):
+            out[i * nv + mm.col[j]] += R[i * nvf + j] * mm.scale[j]
+
+
+cdef long reduced_inverse(const MimicMaps* mm, const double* Minv, Py_ssize_t nvf, double* scratch,
+                          double* out) noexcept nogil:
+    """M_r^-1 = P[i, i] into ``out`` (nv, nv) from the tree's M^-1 (nvf, nvf); ``scratch``: nvf nc
+    + nc nc + nc nv doubles.  0, or -4 when K W = K M^-1 K^T is not positive definite."""
+    cdef Py_ssize_t nv = mm.nv, nc = mm.nc, a, b, i, j, m, r
+    cdef double* Wt = scratch  # W = M^-1 K^T (nvf, nc)
+    cdef double* S = Wt + nvf * nc  # K W, then its Cholesky factor (lower)
+    cdef double* Y = S + nc * nc  # Y = L^-1 W[i]^T (nc, nv)
+    cdef double s, x
+    for a in range(nv):
+        for b in range(nv):
+            out[a * nv + b] = Minv[mm.v_keep[a] * nvf + mm.v_keep[b]]
+    if nc == 0:
+        return 0
+    for i in range(nvf):
+        for r in range(nc):
+            Wt[i * nc + r] = Minv[i * nvf + mm.s_v[r]] - mm.mult[r] * Minv[i * nvf + mm.m_v[r]]
+    for a in range(nc):
+        for r in range(nc):
+            S[a * nc + r] = Wt[mm.s_v[a] * nc + r] - mm.mult[a] * Wt[mm.m_v[a] * nc + r]
+    for j in range(nc):
+        s = S[j * nc + j]
+        for m in range(j):
+            s -= S[j * nc + m] * S[j * nc + m]
+        if not s > 0.0:
+            return -4
+        S[j * nc + j] = sqrt(s)
+        for i in range(j + 1, nc):
+            s = S[i * nc + j]
+            for m in range(j):
+                s -= S[i * nc + m] * S[j * nc + m]
+            S[i * nc + j] = s / S[j * nc + j]
+    for b in range(nv):
+        for j in range(nc):
+            s = Wt[mm.v_keep[b] * nc + j]
+            for m in range(j):
+                s -= S[j * nc + m] * Y[m * nv + b]
+            Y[j * nv + b] = s / S[j * nc + j]
+    for a in range(nv):  # P = M^-1[i, i] - Y^T Y, symmetric
+        for b in range(a, nv):
+            s = 0.0
+            for j in range(nc):
+                s += Y[j * nv + a] * Y[j * nv + b]
+            x = 0.5 * (out[a * nv + b] + out[b * nv + a]) - s
+            out[a * nv + b] = x
+            out[b * nv + a] = x
+    return 0
+
+
+cdef long mimic_call(object kt, object work, object imap, object fmap, Py_ssize_t nqf, object qr, object out,
+                     int out_dims, Arr* t, Arr* w, Arr* aq, Arr* ao, MimicMaps* mm) except -100:
+    """The checks the mimic entries share: TypeError for an array of another kind; -2 for a map
+    or a length that does not fit (``out`` of ``out_dims`` dimensions, nv_r each), -1 for a qr
+    that is not finite."""
+    cdef Py_ssize_t j, L, nvf
+    take(kt, 2, False, b"kt", t)
+    take(work, 2, True, b"work", w)
+    take(qr, 1, False, b"qr", aq)
+    take(out, out_dims, True, b"out", ao)
+    if t.n1 != NT:
+        return -2
+    cdef const int* ki = <const int*>t.data
+    L, nvf = t.n0, model_nv(<const int*>t.data, t.n0)
+    if nqf != model_nq(ki, L):
+        return -2
+    cdef long status = mimic_maps(imap, fmap, nqf, nvf, mm)
+    if status == 0 and (aq.n0 != mm.nq or ao.n0 != mm.nv or ao.n1 != (mm.nv if out_dims == 2 else 1)
+                        or (w.n0 != 0 and (w.n1 != W or w.n0 != work_rows(L, nvf, n_modules(ki, L))))):
+        status = -2
+    if status:
+        return status
+    for j in range(mm.nq):
+        if not isfinite(aq.data[j]):
+            return -1
+    return 0
+
+
+def mimic_inverse_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, qr, vr, ar, out):
+    """tau_r = G^T ID(q_full, G v_r, G a_r) of one state without external wrenches (equals
+    ``pin.rnea`` of Pinocchio's mimic model) into ``out`` (nv,): 0, -1 (a value that is not
+    finite or a zero quaternion), -2 (a length or a map that does not fit) or -3 (overflow)."""
+    cdef Arr t, w, aq, ao, av, aa, qfa, vfa, afa, tfa, fe
+    cdef MimicMaps mm
+    cdef Py_ssize_t j
+    cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 1, &t, &w, &aq, &ao, &mm)
+    take(vr, 1, False, b"vr", &av)
+    take(ar, 1, False, b"ar", &aa)
+    if status == 0 and (av.n0 != mm.nv or aa.n0 != mm.nv):
+        status = -2
+    if status:
+        return status
+    for j in range(mm.nv):
+        if not (isfinite(av.data[j]) and isfinite(aa.data[j])):
+            return -1
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
+    cdef double* wk = work_or_new(&w, ki, L, nvf)
+    cdef double* qf = <double*>calloc(nqf + 3 * nvf + 1, sizeof(double))
+    if qf == NULL:
+        if w.n0 == 0:
+            free(wk)
+        raise MemoryError()
+    qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
+    vfa.data, vfa.n0, vfa.n1 = qf + nqf, nvf, 1
+    afa.data, afa.n0, afa.n1 = qf + nqf + nvf, nvf, 1
+    tfa.data, tfa.n0, tfa.n1 = qf + nqf + 2 * nvf, nvf, 1
+    fe.data, fe.n0, fe.n1 = NULL, 0, 6
+    expand_configuration(&mm, aq.data, qfa.data)
+    expand_velocity(&mm, nvf, av.data, vfa.data)
+    expand_velocity(&mm, nvf, aa.data, afa.data)
+    status = valid_state(ki, L, &qfa, &vfa, &afa, &fe, &tfa, &w)
+    if status == 0:
+        status = state_dynamics(ki, t.data, L, &qfa, &vfa, &afa, &fe, &tfa, wk, True)
+    if status == 0:
+        reduce_forces(&mm, tfa.data, ao.data)
+    free(qf)
+    if w.n0 == 0:
+        free(wk)
+    return status
+
+
+def mimic_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
+    """M_r = G^T M(q_full) G into ``out`` (nv, nv) (equals ``pin.crba`` of Pinocchio's mimic
+    model): 0, -1, -2 or -3 as :func:`mimic_inverse_dynamics`."""
+    cdef Arr t, w, aq, ao, qfa
+    cdef MimicMaps mm
+    cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 2, &t, &w, &aq, &ao, &mm)
+    if status:
+        return status
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
+    cdef double* wk = work_or_new(&w, ki, L, nvf)
+    cdef double* qf = <double*>calloc(nqf + nvf * nvf + mm.nv * nvf + 1, sizeof(double))
+    if qf == NULL:
+        if w.n0 == 0:
+            free(wk)
+        raise MemoryError()
+    cdef double* M = qf + nqf
+    expand_configuration(&mm, aq.data, qf)
+    qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
+    status = valid_configuration(ki, L, &qfa, &w)
+    if status == 0:
+        status = gim_of_state(ki, t.data, L, qf, nqf, nvf, wk, M, False, WAY_CHOSEN)
+    if status == 0:
+        reduced_mass(&mm, M, nvf, M + nvf * nvf, ao.data)
+    free(qf)
+    if w.n0 == 0:
+        free(wk)
+    if status == OUT_OF_MEMORY:
+        raise MemoryError()
+    return status
+
+
+def mimic_inverse_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
+    """``M_r^-1`` at the reduced configuration qr into ``out`` (nv, nv): 0; -1 (qr, or the tree's
+    configuration from it, not finite or a zero quaternion), -2 (a length or a map that does not
+    fit), the status of the tree's inverse GIM (k + 1, -3: the Python layer then names it or takes
+    the dense form), or -4 when K M^-1 K^T is not positive definite."""
+    cdef Arr t, w, aq, ao, qfa
+    cdef MimicMaps mm
+    cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 2, &t, &w, &aq, &ao, &mm)
+    if status:
+        return status
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
+    cdef double* wk = work_or_new(&w, ki, L, nvf)
+    cdef double* qf = <double*>calloc(nqf + nvf * nvf + nvf * mm.nc + mm.nc * mm.nc + mm.nc * mm.nv + 1,
+                                      sizeof(double))
+    if qf == NULL:
+        if w.n0 == 0:
+            free(wk)
+        raise MemoryError()
+    cdef double* Minv = qf + nqf
+    expand_configuration(&mm, aq.data, qf)
+    qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
+    status = valid_configuration(ki, L, &qfa, &w)
+    if status == 0:
+        status = gim_of_state(ki, t.data, L, qf, nqf, nvf, wk, Minv, True, WAY_CHOSEN)
+    if status == 0:
+        status = reduced_inverse(&mm, Minv, nvf, Minv + nvf * nvf, ao.data)
+    free(qf)
+    if w.n0 == 0:
+        free(wk)
+    if status == OUT_OF_MEMORY:
+        raise MemoryError()
+    return status
