@@ -19,12 +19,30 @@ cdef extern from *:
     long OVERFLOW "DB_OVERFLOW"
 
 
-cdef int take(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
-    """arrays.pxd's take, compiled once in this module and called from every entry: this module
-    inlines every inline function always (tree.pyx), and take's error path (an f-string) inlined
-    at each of its some 50 calls doubled the module (1.2 to 2.9 MB) and its compile time (13 to
-    21 s) for no measurable gain per call (measured)."""
+cdef int take_checked(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
+    """arrays.pxd's take, compiled once in this module: this module inlines every inline
+    function always (tree.pyx), and take's error path (an f-string) inlined at each of its some
+    50 calls doubled the module (1.2 to 2.9 MB) and its compile time (13 to 21 s) (measured)."""
     return inline_take(o, ndim, writable, name, a)
+
+
+cdef inline int take(object o, int ndim, bint writable, const char* name, Arr* a) except -1:
+    """arrays.pxd's take: a 1-D array that passes its checks (the state vectors of every call)
+    is taken inline, its flags tested with one mask; anything else by :func:`take_checked`, out
+    of line, which checks it again and raises.  The four calls of take_checked were 206 of the
+    4750 instructions of a one-link model's ``model._core.forward_dynamics``, inline 83
+    (callgrind)."""
+    cdef int need = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED | (cnp.NPY_ARRAY_WRITEABLE if writable else 0)
+    cdef cnp.ndarray x
+    if ndim == 1 and cnp.PyArray_Check(o):
+        x = <cnp.ndarray>o
+        if (cnp.PyArray_NDIM(x) == 1 and cnp.PyArray_TYPE(x) == cnp.NPY_DOUBLE
+                and cnp.PyArray_FLAGS(x) & need == need and cnp.PyArray_ISNOTSWAPPED(x)):
+            a.data = <double*>cnp.PyArray_DATA(x)
+            a.n0 = cnp.PyArray_DIMS(x)[0]
+            a.n1 = 1
+            return 0
+    return take_checked(o, ndim, writable, name, a)
 
 
 cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, const Arr* x,
