@@ -158,12 +158,31 @@ cdef long reduced_inverse(const MimicMaps* mm, const double* Minv, Py_ssize_t nv
     return 0
 
 
+cdef double* scratch_and_work(Arr* w, const int* ki, Py_ssize_t L, Py_ssize_t nvf, Py_ssize_t n,
+                              double** wk) except NULL:
+    """n zeroed doubles of scratch, and in ``wk`` the caller's work array or a new one
+    (work_or_new); :func:`release` frees what was allocated here."""
+    wk[0] = work_or_new(w, ki, L, nvf)
+    cdef double* scratch = <double*>calloc(n + 1, sizeof(double))
+    if scratch == NULL:
+        release(w, wk[0], NULL)
+        raise MemoryError()
+    return scratch
+
+
+cdef inline void release(const Arr* w, double* wk, double* scratch) noexcept nogil:
+    """Free the scratch of :func:`scratch_and_work`, and its work array if it made one."""
+    free(scratch)
+    if w.n0 == 0:
+        free(wk)
+
+
 cdef long mimic_call(object kt, object work, object imap, object fmap, Py_ssize_t nqf, object qr, object out,
                      int out_dims, Arr* t, Arr* w, Arr* aq, Arr* ao, MimicMaps* mm) except -100:
     """The checks the mimic entries share: TypeError for an array of another kind; -2 for a map
     or a length that does not fit (``out`` of ``out_dims`` dimensions, nv_r each), -1 for a qr
     that is not finite."""
-    cdef Py_ssize_t j, L, nvf
+    cdef Py_ssize_t j
     take(kt, 2, False, b"kt", t)
     take(work, 2, True, b"work", w)
     take(qr, 1, False, b"qr", aq)
@@ -171,7 +190,7 @@ cdef long mimic_call(object kt, object work, object imap, object fmap, Py_ssize_
     if t.n1 != NT:
         return -2
     cdef const int* ki = <const int*>t.data
-    L, nvf = t.n0, model_nv(<const int*>t.data, t.n0)
+    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
     if nqf != model_nq(ki, L):
         return -2
     cdef long status = mimic_maps(imap, fmap, nqf, nvf, mm)
@@ -205,12 +224,8 @@ def mimic_inverse_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, qr, vr, ar, out
             return -1
     cdef const int* ki = <const int*>t.data
     cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
-    cdef double* wk = work_or_new(&w, ki, L, nvf)
-    cdef double* qf = <double*>calloc(nqf + 3 * nvf + 1, sizeof(double))
-    if qf == NULL:
-        if w.n0 == 0:
-            free(wk)
-        raise MemoryError()
+    cdef double* wk
+    cdef double* qf = scratch_and_work(&w, ki, L, nvf, nqf + 3 * nvf, &wk)
     qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
     vfa.data, vfa.n0, vfa.n1 = qf + nqf, nvf, 1
     afa.data, afa.n0, afa.n1 = qf + nqf + nvf, nvf, 1
@@ -224,15 +239,14 @@ def mimic_inverse_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, qr, vr, ar, out
         status = state_dynamics(ki, t.data, L, &qfa, &vfa, &afa, &fe, &tfa, wk, True)
     if status == 0:
         reduce_forces(&mm, tfa.data, ao.data)
-    free(qf)
-    if w.n0 == 0:
-        free(wk)
+    release(&w, wk, qf)
     return status
 
 
-def mimic_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
-    """M_r = G^T M(q_full) G into ``out`` (nv, nv) (equals ``pin.crba`` of Pinocchio's mimic
-    model): 0, -1, -2 or -3 as :func:`mimic_inverse_dynamics`."""
+cdef long mimic_matrix(object kt, object work, object imap, object fmap, Py_ssize_t nqf, object qr, object out,
+                       bint inverse) except -100:  # never a status
+    """M_r = G^T M(q_full) G or, with ``inverse``, M_r^-1 = P[i, i] into ``out`` (nv, nv): the
+    tree's GIM or inverse GIM at the expanded configuration (gim_of_state), then reduced."""
     cdef Arr t, w, aq, ao, qfa
     cdef MimicMaps mm
     cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 2, &t, &w, &aq, &ao, &mm)
@@ -240,26 +254,29 @@ def mimic_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
         return status
     cdef const int* ki = <const int*>t.data
     cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
-    cdef double* wk = work_or_new(&w, ki, L, nvf)
-    cdef double* qf = <double*>calloc(nqf + nvf * nvf + mm.nv * nvf + 1, sizeof(double))
-    if qf == NULL:
-        if w.n0 == 0:
-            free(wk)
-        raise MemoryError()
-    cdef double* M = qf + nqf
+    cdef Py_ssize_t reducing = nvf * mm.nc + mm.nc * mm.nc + mm.nc * mm.nv if inverse else mm.nv * nvf
+    cdef double* wk
+    cdef double* qf = scratch_and_work(&w, ki, L, nvf, nqf + nvf * nvf + reducing, &wk)
+    cdef double* M = qf + nqf  # the tree's GIM or its inverse, then the reduction's scratch
     expand_configuration(&mm, aq.data, qf)
     qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
     status = valid_configuration(ki, L, &qfa, &w)
     if status == 0:
-        status = gim_of_state(ki, t.data, L, qf, nqf, nvf, wk, M, False, WAY_CHOSEN)
-    if status == 0:
+        status = gim_of_state(ki, t.data, L, qf, nqf, nvf, wk, M, inverse, WAY_CHOSEN)
+    if status == 0 and inverse:
+        status = reduced_inverse(&mm, M, nvf, M + nvf * nvf, ao.data)
+    elif status == 0:
         reduced_mass(&mm, M, nvf, M + nvf * nvf, ao.data)
-    free(qf)
-    if w.n0 == 0:
-        free(wk)
+    release(&w, wk, qf)
     if status == OUT_OF_MEMORY:
         raise MemoryError()
     return status
+
+
+def mimic_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
+    """M_r = G^T M(q_full) G into ``out`` (nv, nv) (equals ``pin.crba`` of Pinocchio's mimic
+    model): 0, -1, -2 or -3 as :func:`mimic_inverse_dynamics`."""
+    return mimic_matrix(kt, work, imap, fmap, nqf, qr, out, False)
 
 
 def mimic_inverse_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
@@ -267,31 +284,4 @@ def mimic_inverse_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
     configuration from it, not finite or a zero quaternion), -2 (a length or a map that does not
     fit), the status of the tree's inverse GIM (k + 1, -3: the Python layer then names it or takes
     the dense form), or -4 when K M^-1 K^T is not positive definite."""
-    cdef Arr t, w, aq, ao, qfa
-    cdef MimicMaps mm
-    cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 2, &t, &w, &aq, &ao, &mm)
-    if status:
-        return status
-    cdef const int* ki = <const int*>t.data
-    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
-    cdef double* wk = work_or_new(&w, ki, L, nvf)
-    cdef double* qf = <double*>calloc(nqf + nvf * nvf + nvf * mm.nc + mm.nc * mm.nc + mm.nc * mm.nv + 1,
-                                      sizeof(double))
-    if qf == NULL:
-        if w.n0 == 0:
-            free(wk)
-        raise MemoryError()
-    cdef double* Minv = qf + nqf
-    expand_configuration(&mm, aq.data, qf)
-    qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
-    status = valid_configuration(ki, L, &qfa, &w)
-    if status == 0:
-        status = gim_of_state(ki, t.data, L, qf, nqf, nvf, wk, Minv, True, WAY_CHOSEN)
-    if status == 0:
-        status = reduced_inverse(&mm, Minv, nvf, Minv + nvf * nvf, ao.data)
-    free(qf)
-    if w.n0 == 0:
-        free(wk)
-    if status == OUT_OF_MEMORY:
-        raise MemoryError()
-    return status
+    return mimic_matrix(kt, work, imap, fmap, nqf, qr, out, True)
