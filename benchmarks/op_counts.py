@@ -1,5 +1,5 @@
-"""Floating-point operations per call of the compiled forward and inverse dynamics, counted
-by running the kernels' Python source on counting numbers.
+"""Floating-point operations per call of forward dynamics, counted by running the numba kernels'
+Python source on counting numbers.
 
     python benchmarks/op_counts.py [--json PATH]
 
@@ -18,6 +18,11 @@ whose own 20 M 28 A per joint are not included).
 Counted on the benchmark chain (:func:`denoc_bridge.io.robots.serial_chain`,
 revolute joints alternating x/y) at n = 10 and 20 links and reported as
 ``a n + b``; also on panda per call.
+
+The compiled (Cython) passes are the numba kernels line for line; the numba kernels of inverse
+dynamics, the GIM and its inverse by the scalar LTDL are gone (issue 48), with them the counts
+this script took of them (``docs/performance.md`` keeps the figures it measured).  The forward
+dynamics passes stay here while the numba derivatives run them (issue 49).
 """
 
 from __future__ import annotations
@@ -135,12 +140,12 @@ def _reset():
 
 
 def count(model, seed: int = 0) -> dict:
-    """Operations of one forward and one inverse dynamics call, per pass."""
+    """Operations of one forward dynamics call, per pass."""
     import denoc_bridge as db
     import denoc_bridge.kernels.inverse_dynamics as kid
     from denoc_bridge.kernels import tables as T
     from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
-    from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
+    from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion
 
     kid.poly_ok = lambda q: False  # cos and sin as two trigonometric operations (T), as the papers count
     rng = np.random.default_rng(seed)
@@ -171,107 +176,8 @@ def count(model, seed: int = 0) -> dict:
     a_counted = np.array([float(o) for o in out])
     a_ref = db.forward_dynamics(model, q, v, x)
     assert np.allclose(a_counted, a_ref, rtol=1e-12, atol=1e-12), "the counted run must reproduce forward_dynamics"
-    # inverse dynamics
-    work = _flops(np.zeros((rows, T.W)))
-    tau = _flops(np.zeros(nv))
-    run("id.twist_forward_recursion", lambda: twist_forward_recursion(ki, kf, qF, vF, tauF, nofext, work, False))
-    run("id.wrench_backward_recursion", lambda: wrench_backward_recursion(ki, kf, tauF, work, tau))
-    assert np.allclose([float(t) for t in tau], db.inverse_dynamics(model, q, v, x), rtol=1e-12, atol=1e-12)
-    for alg in ("fd", "id"):
-        total = {k: sum(r[k] for lab, r in result.items() if lab.startswith(alg + ".")) for k in COUNTS}
-        result[alg] = total
+    result["fd"] = {k: sum(r[k] for lab, r in result.items() if lab.startswith("fd.")) for k in COUNTS}
     return result
-
-
-class _ObjectNumpy:
-    """numpy for the GIM kernels' own buffers: ``empty``/``zeros`` of counting numbers (float
-    buffers would drop the count of every operation on what they hold)."""
-
-    def __getattr__(self, name):
-        return getattr(np, name)
-
-    @staticmethod
-    def empty(shape, dtype=float):
-        return _flops(np.zeros(shape)) if dtype is float else np.empty(shape, dtype=dtype)
-
-    zeros = empty
-
-
-def count_gim(model, seed: int = 0, ltdl: bool = False) -> dict:
-    """Operations of one GIM (``mass_matrix``) and one inverse GIM (``inverse_mass_matrix``) call,
-    per pass (kernels/gim.py after the geometry pass; the inverse after the articulated pass);
-    with ``ltdl`` also the inverse GIM on top of the GIM by the scalar LTDL and Takahashi's
-    recurrence (``ltdl_minv``, the way ``inverse_mass_matrix`` takes on small trees).  The sparse
-    block LTDL of the GIM (``udut`` and ``inverse_udut`` on small trees) is compiled only now
-    (core/gim_ltdl.pxi: not plain Python, so not counted here).  Its numba kernel, deleted with
-    issue 48, counted on panda on top of the GIM (multiplications and divisions / additions):
-    ``udut`` 156 / 112 at link level, 156 / 112 (+ 7 sqrt) at module level; ``inverse_udut``
-    233 / 189 and 366 / 294 (+ 7 sqrt)."""
-    import denoc_bridge as db
-    import denoc_bridge.kernels.gim as kg
-    import denoc_bridge.kernels.gim_ltdl as kl
-    import denoc_bridge.kernels.inverse_dynamics as kid
-    from denoc_bridge.kernels import tables as T
-    from denoc_bridge.kernels.forward_dynamics import articulated_backward_recursion
-    from denoc_bridge.kernels.geometry import joint_geometry_pass
-
-    kid.poly_ok = lambda q: False
-    kg.np = _ObjectNumpy()
-    kl.np = _ObjectNumpy()
-    q = db.random_configuration(model, np.random.default_rng(seed))
-    kt = model.kernel_table
-    ki = kt.view(T.INT)
-    kf = _flops(kt)
-    L, nv = model.n_links, model.nv
-    rows = T.work_rows(L, nv, model.n_modules)
-    result = {}
-
-    def run(label, fn):
-        _reset()
-        fn()
-        result[label] = dict(COUNTS)
-
-    qF = _flops(q)
-    work = _flops(np.zeros((rows, T.W)))
-    M = _flops(np.zeros((nv, nv)))
-    run("gim.geometry", lambda: joint_geometry_pass(ki, kf, qF, nv, work, False, 0, L, False))
-    run("gim.composite", lambda: kg.crba(ki, kf, work, nv, M))
-    assert np.allclose(np.array(M, dtype=float), db.mass_matrix(model, q), rtol=1e-12, atol=1e-12)
-    work = _flops(np.zeros((rows, T.W)))
-    Minv = _flops(np.zeros((nv, nv)))
-    run("minv.geometry", lambda: joint_geometry_pass(ki, kf, qF, nv, work, False, 0, L, False))
-    run("minv.articulated", lambda: articulated_backward_recursion(ki, kf, _flops(np.zeros(nv)), work, True))
-    run("minv.sweeps", lambda: kg.minv_from_factors(ki, kf, work, nv, Minv))
-    assert np.allclose(np.array(Minv, dtype=float), db.inverse_mass_matrix(model, q), rtol=1e-10, atol=1e-12)
-    for alg in ("gim", "minv"):
-        result[alg] = {k: sum(r[k] for lab, r in result.items() if lab.startswith(alg + ".")) for k in COUNTS}
-    if ltdl:
-        A = _flops(np.array(M, dtype=float))  # the inverse GIM by the scalar LTDL and Takahashi
-        lam = np.empty(nv, dtype=np.int64)
-        kl.dof_parents(ki, lam)
-        run("ltdl.inverse_mass_matrix", lambda: kl.ltdl_minv(nv, A, lam, _flops(np.zeros(nv))))
-        assert np.allclose(np.array(A, dtype=float), db.inverse_mass_matrix(model, q), rtol=1e-10, atol=1e-12)
-    return result
-
-
-def per_dof_squared(ns=(10, 20, 30)) -> dict:
-    """``a n^2 + b n + c`` for the O(n^2) GIM and inverse GIM, from chains of ns links."""
-    from denoc_bridge.io.robots import serial_chain
-
-    cs = [count_gim(serial_chain(n)) for n in ns]
-    V = np.vander(np.asarray(ns, dtype=float), 3)
-    out = {}
-    for label in cs[0]:
-        out[label] = {}
-        for kind in COUNTS:
-            out[label][kind] = [round(x, 2) for x in np.linalg.solve(V, [c[label][kind] for c in cs])]
-    return out
-
-
-def _fmt2(abc):
-    a, b, c = (int(x) if float(x).is_integer() else x for x in abc)
-    terms = [f"{a}n^2" if a else "", f"{b:+}n" if b else "", f"{c:+}" if c else ""]
-    return "".join(terms).lstrip("+") or "0"
 
 
 def per_dof(n1: int = 10, n2: int = 20) -> dict:
@@ -313,24 +219,11 @@ def main():
         md = [c["mul"][0] + c["div"][0], c["mul"][1] + c["div"][1]]
         print(f"{label:<36} {_fmt(md):>12} {_fmt(c['add']):>12} {_fmt(c['sqrt']):>8} {_fmt(c['trig']):>8}")
     if "fd" in panda:
-        for alg in ("fd", "id"):
-            c = panda[alg]
-            print(f"panda {alg}: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
-    squared = per_dof_squared()
-    print("GIM and inverse GIM (O(n^2)) on the benchmark chain, as a n^2 + b n + c")
-    for label, c in squared.items():
-        md = [x + y for x, y in zip(c["mul"], c["div"])]
-        print(f"{label:<36} {_fmt2(md):>20} {_fmt2(c['add']):>20} {_fmt2(c['trig']):>8}")
-    try:
-        panda_gim = count_gim(load_robot("panda"), ltdl=True)
-        for alg in ("gim", "minv") + tuple(k for k in panda_gim if k.startswith("ltdl.")):
-            c = panda_gim[alg]
-            print(f"panda {alg}: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
-    except Exception as exc:  # example-robot-data missing
-        panda_gim = {"error": str(exc)}
+        c = panda["fd"]
+        print(f"panda fd: {c['mul'] + c['div']} M  {c['add']} A  {c['sqrt']} sqrt  {c['trig']} trig")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(chain=chain, panda=panda, gim_chain=squared, gim_panda=panda_gim), f, indent=1)
+            json.dump(dict(chain=chain, panda=panda), f, indent=1)
 
 
 if __name__ == "__main__":

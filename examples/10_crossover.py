@@ -7,62 +7,34 @@ revolute joints), n = 1..40 bodies, the time of one forward dynamics:
 * recursive: ``forward_dynamics`` (000 Table 3), one compiled pass;
 * non-recursive: the GIM (``mass_matrix``, 000 eqs. 16-17), the bias forces
   (``nonlinear_effects``), a Cholesky factorisation and two triangular solves.
-Both are timed from Python (what a user calls) and as compiled loops without the
-Python calls (the algorithms alone, numba + LAPACK), and the smallest n from which
-the recursive one is faster is printed.  004 (Nikravesh et al., 1990) reports
+Both are timed from Python (what a user calls, one state per call) and per state of
+a batch of 64 states on one thread (the algorithms with next to no Python: one compiled
+loop over the states, and LAPACK's Cholesky and solves over the stacked matrices), and
+the smallest n from which the recursive one is faster is printed.  004 (Nikravesh et al., 1990) reports
 breakpoints of 5-9 bodies between its recursive and non-recursive formulations.
 """
 
 import time
 
+import numba
 import numpy as np
 import scipy.linalg as sl
 from _common import arguments, pyplot, save
-from numba import njit
 
 import denoc_bridge as db
 from denoc_bridge.generators import chain
-from denoc_bridge.kernels import entry
 from denoc_bridge.testing import random_model
 
 args = arguments(__doc__)
+numba.set_num_threads(1)  # the batches' thread count (denoc_bridge.multibody.data.batch_threads)
 sizes = [1, 2, 4, 8, 16] if args.quick else list(range(1, 41))
 
 
-@njit(cache=True)
-def recursive_loop(kt, work, q, v, tau, out, n):
-    fe = np.zeros((0, 6))
-    for _ in range(n):
-        entry.forward_dynamics_state(kt, work, q, v, tau, fe, out)
-
-
-@njit(cache=True)
-def cholesky_loop(kt, work, q, v, tau, out, n):
-    nv = v.shape[0]
-    M = np.empty((nv, nv))
-    h = np.empty(nv)
-    zero = np.zeros(nv)
-    fe = np.zeros((0, 6))
-    for _ in range(n):
-        entry.mass_matrix_state(kt, work, q, M)
-        entry.inverse_dynamics_state(kt, work, q, v, zero, fe, h)
-        Lc = np.linalg.cholesky(M)  # M = L L^T (LAPACK)
-        y = tau - h
-        for i in range(nv):  # L y = phi
-            for j in range(i):
-                y[i] -= Lc[i, j] * y[j]
-            y[i] /= Lc[i, i]
-        for i in range(nv - 1, -1, -1):  # L^T a = y
-            x = y[i]
-            for j in range(i + 1, nv):
-                x -= Lc[j, i] * out[j]
-            out[i] = x / Lc[i, i]
-
-
-def per_call(fn, min_time=0.02):
+def per_call(fn, min_time=0.02, max_calls=1 << 20):
+    """Seconds per call over at least ``min_time``, or ``max_calls`` calls (bounded on any machine)."""
     fn()
     n, t = 1, 0.0
-    while t < min_time:
+    while t < min_time and n < max_calls:
         n *= 4
         t0 = time.perf_counter()
         for _ in range(n):
@@ -71,17 +43,14 @@ def per_call(fn, min_time=0.02):
     return t / n
 
 
-def compiled(loop, model, q, v, tau, min_time=0.02):
-    out = np.empty(model.nv)
-    work = model.thread_work()
-    loop(model._kt, work, q, v, tau, out, 1)
-    n, t = 1, 0.0
-    while t < min_time:
-        n *= 4
-        t0 = time.perf_counter()
-        loop(model._kt, work, q, v, tau, out, n)
-        t = time.perf_counter() - t0
-    return t / n
+B = 64  # states per batch
+
+
+def cholesky_solve(M, phi):
+    """a = M^-1 phi for a stack of SPD matrices: M = L L^T, L y = phi, L^T a = y (LAPACK)."""
+    Lc = np.linalg.cholesky(M)
+    y = np.linalg.solve(Lc, phi[..., None])  # LAPACK's gesv on stacks: no triangular solve in NumPy
+    return np.linalg.solve(np.swapaxes(Lc, -1, -2), y)[..., 0]
 
 
 results = {}
@@ -104,18 +73,24 @@ for system in ("serial", "branched"):
 
         a = db.forward_dynamics(model, q, v, tau)
         assert np.abs(nonrecursive() - a).max() <= 1e-8 * max(1.0, np.abs(a).max())
+        Q, V, TAU, Z = (np.tile(x, (B, 1)) for x in (q, v, tau, np.zeros_like(v)))
+
+        def nonrecursive_batch():
+            return cholesky_solve(db.mass_matrix(model, Q), TAU - db.inverse_dynamics(model, Q, V, Z))
+
+        assert np.abs(nonrecursive_batch()[-1] - a).max() <= 1e-8 * max(1.0, np.abs(a).max())
         rows.append(
             (
                 n,
                 per_call(lambda: db.forward_dynamics(model, q, v, tau)),
                 per_call(nonrecursive),
-                compiled(recursive_loop, model, q, v, tau),
-                compiled(cholesky_loop, model, q, v, tau),
+                per_call(lambda: db.forward_dynamics(model, Q, V, TAU)) / B,
+                per_call(nonrecursive_batch) / B,
             )
         )
     results[system] = np.array(rows)
     r = results[system]
-    for col, label in ((1, "from Python"), (3, "compiled   ")):
+    for col, label in ((1, "from Python"), (3, "batches    ")):
         faster = r[r[:, col] < r[:, col + 1], 0]
         slower = r[r[:, col] >= r[:, col + 1], 0]
         cross = int(slower.max()) + 1 if slower.size else 1
@@ -132,8 +107,8 @@ for ax, system in zip(axes, ("serial", "branched")):
     r = results[system]
     ax.plot(r[:, 0], r[:, 1] * 1e6, "o-", ms=3, label="recursive, from Python")
     ax.plot(r[:, 0], r[:, 2] * 1e6, "s-", ms=3, label="GIM + Cholesky, from Python")
-    ax.plot(r[:, 0], r[:, 3] * 1e6, "o--", ms=3, label="recursive, compiled")
-    ax.plot(r[:, 0], r[:, 4] * 1e6, "s--", ms=3, label="GIM + Cholesky, compiled")
+    ax.plot(r[:, 0], r[:, 3] * 1e6, "o--", ms=3, label="recursive, per state of a batch")
+    ax.plot(r[:, 0], r[:, 4] * 1e6, "s--", ms=3, label="GIM + Cholesky, per state of a batch")
     ax.set_title(f"{system} systems", fontsize=9)
     ax.set_xlabel("bodies n")
     ax.grid(alpha=0.3)

@@ -26,7 +26,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("07_rope.py", ["--quick"], "pin.aba loop, same model"),
         ("08_puma560_forced_simulation.py", ["--quick"], "paper, recursive"),
         ("09_huge_chains.py", ["--quick"], "001 Table 13 analogue"),
-        ("10_crossover.py", ["--quick"], "branched compiled"),
+        ("10_crossover.py", ["--quick"], "branched batches"),
     ],
 )
 def test_example_runs(script, args, expect, tmp_path):

@@ -1,11 +1,17 @@
 # The GIM and its analytic inverse, one pass each, in the base frame of each tree (000 eqs.
-# 16-17; 002 eqs. A.13-A.18, A.22); denoc_bridge/kernels/gim.py, whose docstring derives them.
+# 16-17; 002 eqs. A.13-A.18, A.22).  The sweeps of the inverse are derived at length in the
+# docstring of denoc_bridge/kernels/gim.py (numba's inverse, which the numba derivatives still
+# call; numba's GIM pass is gone).
 #
 # After the geometry pass, base_frame_pass expresses every link in the frame of the root link of
 # its tree (the base frame): R_k = R_b E_k^T, p_k = p_b + R_b r_k, its mass M_k about the base
 # origin (m, h = m c, I_O: ten numbers) and the columns of N_k = A_k P_k.  There the twist
-# propagation A_{k,b} is the identity, so composite masses are sums (000 eq. 17) and the GIM
-# block of a link k and a link j of its subtree is N_k^T Mtilde_j N_j (000 eq. 16); the inverse
+# propagation A_{k,b} is the identity, so composite masses are sums (000 eq. 17),
+# Mtilde_b = M_b + sum_c Mtilde_c, and the GIM block of a link k and a link j of its subtree is
+# N_k^T Mtilde_j N_j (000 eq. 16): one pass over the links from the last, each writing its row
+# block over its subtree's columns (contiguous in the depth-first numbering) and mirroring it,
+# no walk towards the base (Pinocchio's CRBA in its WORLD convention, Carpentier and Mansard
+# 2018, anchored at the root of each tree instead of the world origin; O(n d), d the depth); the inverse
 # I^-1 = U^-T D^-1 U^-1 (002 eq. A.22) comes from two sweeps over the rows after the articulated
 # pass of forward dynamics has given Psi_k, Ihat_k and Ihat_k^-1 in the link frames.
 #

@@ -1,9 +1,8 @@
 # The block factors and the inverse of the GIM straight from the GIM: a sparse block U D U^T
 # over the tree of groups (Featherstone's LTDL, RBDA section 6.5, with link or module blocks;
 # 001 eqs. A.3-A.4, 002 eqs. A.20-A.21), U^-1 by a sparse block back substitution, and the
-# scalar LTDL over the tree of DOFs with Takahashi's recurrence for I^-1 (whose derivation is
-# the docstring of ltdl_minv in denoc_bridge/kernels/gim_ltdl.py; the numba block LTDL is
-# deleted, its derivation is here).
+# scalar LTDL over the tree of DOFs with Takahashi's recurrence for I^-1 (scalar_ltdl and
+# ltdl_minv below; the numba kernels of both LTDLs are deleted, their derivations are here).
 #
 # A group is a link (link level) or a kinematic module (module level); its columns are
 # contiguous and every group's ancestors come before it (depth-first numbering).  The factors

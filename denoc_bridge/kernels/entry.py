@@ -1,9 +1,10 @@
-"""Entry kernels that the numba code still calls: forward and inverse dynamics of one state and
-the GIM and its inverse (the integrators, contact runs, mimic joints and the derivatives).
+"""Entry kernels that the numba code still calls: forward dynamics of one state (the integrators,
+the contact runs, mimic joints and the derivatives).
 
 The public Python layer calls the compiled core instead (:mod:`denoc_bridge.core`, Cython:
-``core/entry.pxi`` and ``core/gim_entry.pxi``, with their batches, the block factors and the
-geometry entries); these kernels go when the numba code that calls them is ported (issue 48).
+``core/entry.pxi`` and ``core/gim_entry.pxi``, with their batches, inverse dynamics, the GIM, its
+inverse and block factors and the geometry entries); numba's inverse dynamics and GIM entries are
+gone (issue 48), these go when the numba code that calls them is ported (issue 49).
 
 Each entry checks its inputs (shapes, finite values, non-zero quaternions and
 (cos, sin) pairs; quaternions and pairs are normalised on the fly by the
@@ -25,11 +26,7 @@ from numba import njit, types
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
-from denoc_bridge.kernels.geometry import joint_geometry_pass
-from denoc_bridge.kernels.gim import crba, minv_from_factors
-from denoc_bridge.kernels.gim_ltdl import dof_parents, ltdl_minv, minv_work
-from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion, wrench_backward_recursion
-from denoc_bridge.kernels.trig import poly_ok
+from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion
 
 MIN_NORM = 1e-12
 
@@ -38,7 +35,6 @@ _M = types.float64[:, ::1]
 _V = types.float64[::1]
 STATE_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _M, _V)  # kt, work, q, v, x, fext, out
 FAST_SIGNATURE = types.int64(_KT, _M, _V, _V, _V, _V)  # without fext
-MASS_SIGNATURE = types.int64(_KT, _M, _V, _M)  # kt, work, q, out (nv, nv)
 
 
 @njit_one_version()
@@ -87,48 +83,10 @@ def finite_result(out):
     return 0
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def finite_matrix(out):
-    """finite_result for a C-contiguous matrix (its diagonal bounds every entry of a GIM, but a NaN
-    may sit anywhere): the sum of ``x * 0`` is 0 for finite entries and NaN as soon as one is
-    inf or NaN, in any order of summation, so the loop vectorises (an early exit per entry
-    cost a talos GIM a fifth of its time, measured)."""
-    flat = out.reshape(out.size)
-    s = 0.0
-    for i in range(flat.shape[0]):
-        s += flat[i] * 0.0
-    return 0 if s == 0.0 else OVERFLOW
-
-
 @njit(cache=True, inline="always")
 def _nv(ki):
     L = ki.shape[0]
     return ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
-
-
-@njit(cache=True)
-def valid_configuration(ki, q, work):
-    """valid_state for a configuration alone (without its allocation of an empty wrench array:
-    a tenth of a panda GIM)."""
-    L = ki.shape[0]
-    nq = ki[L - 1, T.IDX_Q] + ki[L - 1, T.NQ] if L else 0
-    if q.shape[0] != nq:
-        return -2
-    nvm = ki[L - 1, T.IDX_V] + ki[L - 1, T.NV] if L else 0
-    if work.shape[0] != 0 and (work.shape[1] != T.W or work.shape[0] != T.work_rows(L, nvm, ki[0, T.NMOD] if L else 0)):
-        return -2
-    for i in range(nq):
-        if not np.isfinite(q[i]):
-            return -1
-    for k in range(L):
-        i0 = ki[k, T.NORM0]
-        if i0 >= 0:
-            s = 0.0
-            for j in range(ki[k, T.NORMSZ]):
-                s += q[i0 + j] * q[i0 + j]
-            if not np.sqrt(s) >= MIN_NORM:
-                return -1
-    return 0
 
 
 @njit(cache=True)
@@ -174,93 +132,3 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
 def forward_dynamics_fast(kt, work, q, v, tau, out):
     """forward_dynamics_state without external wrenches (one argument less to dispatch)."""
     return forward_dynamics_state(kt, work, q, v, tau, work[0:0], out)
-
-
-@njit_declared(STATE_SIGNATURE)
-def inverse_dynamics_state(kt, work, q, v, a, fext, out):
-    """Joint torques of one state into ``out`` (status as above)."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_state(ki, q, v, a, fext, out, work, _nv(ki))
-    if status:
-        return status
-    work = _work(ki, work, v.shape[0])
-    twist_forward_recursion(ki, kf, q, v, a, fext, work, False)
-    wrench_backward_recursion(ki, kf, a, work, out)
-    return finite_result(out)
-
-
-@njit_declared(MASS_SIGNATURE)
-def mass_matrix_state(kt, work, q, out):
-    """The GIM at q into ``out`` (nv, nv): geometry, then composite masses and column blocks
-    (status as above)."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_configuration(ki, q, work)
-    nv = _nv(ki)
-    if status == 0 and (out.shape[0] != nv or out.shape[1] != nv):
-        status = -2
-    if status:
-        return status
-    work = _work(ki, work, nv)
-    out[:, :] = 0.0
-    joint_geometry_pass(ki, kf, q, nv, work, False, 0, ki.shape[0], poly_ok(q))
-    crba(ki, kf, work, nv, out)
-    return finite_matrix(out)
-
-
-@njit(cache=True)
-def articulated_factors(ki, kf, q, nv, work):
-    """Geometry and the articulated pass with its factors (Psi, Ihat, Ihat^-1), without wrenches:
-    0, or k + 1 for a singular articulated inertia of link k."""
-    L = ki.shape[0]
-    joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
-    for k in range(L):  # no wrenches: the articulated pass is run for its factors only
-        for j in range(T.C_W, T.C_W + 6):
-            work[k, j] = 0.0
-    return articulated_backward_recursion(ki, kf, np.zeros(nv), work, True) + 1
-
-
-#: the inverse GIM comes from the GIM, its scalar LTDL and Takahashi's recurrence
-#: (:func:`.gim_ltdl.ltdl_minv`) when its work count (:func:`.gim_ltdl.minv_work`) is at most this
-#: many times nv^2 (panda 3.6, solo12 4.2, talos 6.2, a 20-DOF chain 9.3: 0.55-0.75x the time of
-#: the recursion, measured; a 24-DOF chain 11.3 and longer ones, where the O(n^2 d) count outgrows
-#: the recursion's O(n^2) sweeps, keep the recursion)
-MINV_LTDL_WORK_PER_ENTRY = 10
-
-
-@njit(cache=True, inline="always")
-def ltdl_scratch(work, nv, L):
-    """Two rows of nv ints and nv floats in the Ihat rows of ``work`` (unused by the GIM and its
-    LTDL)."""
-    r0 = T.ihat_row(L, nv, 0)
-    ints = work[r0 : r0 + nv].reshape(T.W * nv).view(np.int64)
-    return ints[:nv], ints[nv : 2 * nv], work[r0 + nv : r0 + 2 * nv, 0]
-
-
-@njit_declared(MASS_SIGNATURE)
-def inverse_mass_matrix_state(kt, work, q, out):
-    """The inverse GIM at q into ``out`` (nv, nv), full and symmetric: on small trees (work count
-    at most MINV_LTDL_WORK_PER_ENTRY nv^2) the GIM, its scalar LTDL and Takahashi's recurrence
-    (:func:`.gim_ltdl.ltdl_minv`); otherwise, or if a pivot is not clearly positive, geometry, the
-    articulated masses and the two sweeps over the rows (:mod:`.gim`, which names a singular
-    joint; status as above)."""
-    ki, kf = kt.view(T.INT), kt
-    status = valid_configuration(ki, q, work)
-    nv = _nv(ki)
-    if status == 0 and (out.shape[0] != nv or out.shape[1] != nv):
-        status = -2
-    if status:
-        return status
-    work = _work(ki, work, nv)
-    L = ki.shape[0]
-    lam, depth, u = ltdl_scratch(work, nv, L)
-    dof_parents(ki, lam)
-    if minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv:
-        joint_geometry_pass(ki, kf, q, nv, work, False, 0, L, poly_ok(q))
-        crba(ki, kf, work, nv, out)  # every ancestor pair, all the LTDL reads
-        if ltdl_minv(nv, out, lam, u) and finite_matrix(out) == 0:
-            return 0
-    k = articulated_factors(ki, kf, q, nv, work)
-    if k:
-        return k
-    minv_from_factors(ki, kf, work, nv, out)
-    return finite_matrix(out)

@@ -1,31 +1,26 @@
-"""The GIM and its analytic inverse, one compiled pass each, in the base frame of each tree
-(000 eqs. 16-17; 002 eqs. A.13-A.18, A.22).
+"""The analytic inverse of the GIM in the base frame of each tree (002 eqs. A.13-A.18, A.22), for
+the numba derivatives that still call it (:func:`minv_from_factors`; issue 49 ports them).  The
+GIM itself and the inverse of the public API are compiled (``denoc_bridge/core/gim.pxi``); numba's
+GIM pass (``crba``) is gone (issue 48).
 
 After the geometry pass (:mod:`.geometry`), :func:`base_frame_pass` expresses every link in the
 frame of the root link of its tree (the base frame): its orientation R_k = R_b E_k^T and
-origin p_k = p_b + R_b r_k, its mass ``M_k`` about the base origin (m, h = m c, I_O: ten
-numbers) and the columns of ``N_k = A_k P_k``, the joint-motion propagation of joint k seen
-from the base.  In that frame the twist propagation A_{k,b} is the identity, so that
-
-* composite masses (000 eq. 17) are sums, ``Mtilde_b = M_b + sum_c Mtilde_c``, and the GIM
-  block of a link k and any link j of its subtree is ``N_k^T Mtilde_j N_j`` (000 eq. 16): one
-  pass over the links, each writing its row block over its subtree's columns (contiguous in
-  the depth-first numbering) and mirroring it, no walk towards the base
-  (:func:`composite_mass_matrix`);
-* the inverse ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22) comes out of two sweeps over the rows,
-  after the articulated pass of forward dynamics has given ``Psi_k``, ``Ihat_k`` and
-  ``Ihat_k^-1`` in the link frames (000 eqs. 19-21; the projections ``Mhat - PsiHat Psi^T``
-  are kept in the link frames, where they lose ~100 times fewer digits than about a far
-  origin, and its singularity test names the joint): the backward sweep
-  (:func:`subtree_rows`) builds the rows of ``D^-1 U^-1`` over each subtree, the block
-  recursion of 002 eqs. A.13-A.18 with eta~ carried as one wrench per column; the forward
-  sweep (:func:`inverse_rows`) applies ``U^-T`` (000 Table 3, step 2), mu~ carried as one
-  twist per column, in one 6 x nv accumulator per kinematic module that the intra-modular
-  recursion updates in place and a child module starts from its parent module's.
+origin p_k = p_b + R_b r_k and the columns of ``N_k = A_k P_k``, the joint-motion propagation
+of joint k seen from the base.  In that frame the twist propagation A_{k,b} is the identity.
+The inverse ``I^-1 = U^-T D^-1 U^-1`` (002 eq. A.22) comes out of two sweeps over the rows,
+after the articulated pass of forward dynamics has given ``Psi_k``, ``Ihat_k`` and
+``Ihat_k^-1`` in the link frames (000 eqs. 19-21; the projections ``Mhat - PsiHat Psi^T``
+are kept in the link frames, where they lose ~100 times fewer digits than about a far
+origin, and its singularity test names the joint): the backward sweep
+(:func:`subtree_rows`) builds the rows of ``D^-1 U^-1`` over each subtree, the block
+recursion of 002 eqs. A.13-A.18 with eta~ carried as one wrench per column; the forward
+sweep (:func:`inverse_rows`) applies ``U^-T`` (000 Table 3, step 2), mu~ carried as one
+twist per column, in one 6 x nv accumulator per kinematic module that the intra-modular
+recursion updates in place and a child module starts from its parent module's.
 
 The scheme is Pinocchio's CRBA and computeMinverse in their WORLD convention (Carpentier,
-Mansard 2018), anchored at the root of each tree instead of the world origin.  Work: O(n d)
-for the GIM (d the depth), O(n^2) for the inverse, 12 multiplications per (row, column) pair.
+Mansard 2018), anchored at the root of each tree instead of the world origin.  Work: O(n^2),
+12 multiplications per (row, column) pair.
 """
 
 import numpy as np
@@ -35,7 +30,8 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.inverse_dynamics import offset, rotation
 from denoc_bridge.kernels.spatial6 import rot3
 
-#: columns of the per-link base-frame rows: R_k (9, row major), p_k (3), m, h (3), I_O (6)
+#: columns of the per-link base-frame rows: R_k (9, row major), p_k (3), and the mass columns
+#: (m, h (3), I_O (6)) that the compiled GIM fills (``core/gim.pxi``, the same layout)
 X_R, X_P, X_M, X_H, X_I, XW = 0, 9, 12, 13, 16, 24
 
 
@@ -52,47 +48,10 @@ def subtree_dofs(ki, sub):
             sub[b] += sub[k]
 
 
-@njit(cache=True, inline="always", fastmath={"contract"})
-def base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2):
-    """The mass of link k about the base origin into X[k]: h_P = R h and I_P = R I_O R^T about
-    p_k, then shifted to the origin."""
-    m = kf[k, T.MASS]
-    a0, a1, a2 = kf[k, T.H], kf[k, T.H + 1], kf[k, T.H + 2]
-    h0 = R00 * a0 + R01 * a1 + R02 * a2
-    h1 = R10 * a0 + R11 * a1 + R12 * a2
-    h2 = R20 * a0 + R21 * a1 + R22 * a2
-    Ixx, Ixy, Ixz = kf[k, T.IO], kf[k, T.IO + 1], kf[k, T.IO + 2]
-    Iyy, Iyz, Izz = kf[k, T.IO + 3], kf[k, T.IO + 4], kf[k, T.IO + 5]
-    # C = R I (rows), then I_P = C R^T (upper triangle)
-    C00 = R00 * Ixx + R01 * Ixy + R02 * Ixz
-    C01 = R00 * Ixy + R01 * Iyy + R02 * Iyz
-    C02 = R00 * Ixz + R01 * Iyz + R02 * Izz
-    C10 = R10 * Ixx + R11 * Ixy + R12 * Ixz
-    C11 = R10 * Ixy + R11 * Iyy + R12 * Iyz
-    C12 = R10 * Ixz + R11 * Iyz + R12 * Izz
-    C20 = R20 * Ixx + R21 * Ixy + R22 * Ixz
-    C21 = R20 * Ixy + R21 * Iyy + R22 * Iyz
-    C22 = R20 * Ixz + R21 * Iyz + R22 * Izz
-    pp = p0 * p0 + p1 * p1 + p2 * p2
-    ph2 = 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
-    d = m * pp + ph2  # I_O = I_P + m (|p|^2 1 - p p^T) + 2 (p.h) 1 - h p^T - p h^T
-    X[k, X_M] = m
-    X[k, X_H] = m * p0 + h0
-    X[k, X_H + 1] = m * p1 + h1
-    X[k, X_H + 2] = m * p2 + h2
-    X[k, X_I] = C00 * R00 + C01 * R01 + C02 * R02 + d - m * p0 * p0 - 2.0 * h0 * p0
-    X[k, X_I + 1] = C00 * R10 + C01 * R11 + C02 * R12 - m * p0 * p1 - h0 * p1 - p0 * h1
-    X[k, X_I + 2] = C00 * R20 + C01 * R21 + C02 * R22 - m * p0 * p2 - h0 * p2 - p0 * h2
-    X[k, X_I + 3] = C10 * R10 + C11 * R11 + C12 * R12 + d - m * p1 * p1 - 2.0 * h1 * p1
-    X[k, X_I + 4] = C10 * R20 + C11 * R21 + C12 * R22 - m * p1 * p2 - h1 * p2 - p1 * h2
-    X[k, X_I + 5] = C20 * R20 + C21 * R21 + C22 * R22 + d - m * p2 * p2 - 2.0 * h2 * p2
-
-
 @njit(cache=True, fastmath={"contract"})
-def base_frame_pass(ki, kf, work, nv, X, N, masses):
-    """After the geometry pass (E_k as its rotation code, :mod:`.geometry`): R_k, p_k and, with
-    ``masses``, the mass of link k about the base origin in X[k] (see X_R .. X_I), and the
-    base-frame columns of N_k = A_k P_k in the rows N[idx_v[k] + n] ([angular; linear] at the base
+def base_frame_pass(ki, kf, work, nv, X, N):
+    """After the geometry pass (E_k as its rotation code, :mod:`.geometry`): R_k, p_k in X[k] (see
+    X_R, X_P) and the base-frame columns of N_k = A_k P_k in the rows N[idx_v[k] + n] ([angular; linear] at the base
     origin)."""
     L = ki.shape[0]
     for k in range(L):
@@ -116,8 +75,6 @@ def base_frame_pass(ki, kf, work, nv, X, N, masses):
         X[k, 3], X[k, 4], X[k, 5] = R10, R11, R12
         X[k, 6], X[k, 7], X[k, 8] = R20, R21, R22
         X[k, X_P], X[k, X_P + 1], X[k, X_P + 2] = p0, p1, p2
-        if masses:
-            base_mass(kf, k, X, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2)
         v0 = ki[k, T.IDX_V]
         dof = T.dof_index(ki, k)
         if dof >= 0:  # P_k = sign e_d: N = sign [R e_d; p x R e_d] or sign [0; R e_(d-3)]
@@ -144,65 +101,6 @@ def base_frame_pass(ki, kf, work, nv, X, N, masses):
             N[v0 + n, 3] = R00 * u0 + R01 * u1 + R02 * u2 + p1 * x2 - p2 * x1
             N[v0 + n, 4] = R10 * u0 + R11 * u1 + R12 * u2 + p2 * x0 - p0 * x2
             N[v0 + n, 5] = R20 * u0 + R21 * u1 + R22 * u2 + p0 * x1 - p1 * x0
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def mass_times(X, k, s0, s1, s2, s3, s4, s5):
-    """M s for the mass (m, h, I_O) in X[k] and the twist s = [w; v]: [I_O w + h x v; m v - h x w]."""
-    m, h0, h1, h2 = X[k, X_M], X[k, X_H], X[k, X_H + 1], X[k, X_H + 2]
-    Ixx, Ixy, Ixz = X[k, X_I], X[k, X_I + 1], X[k, X_I + 2]
-    Iyy, Iyz, Izz = X[k, X_I + 3], X[k, X_I + 4], X[k, X_I + 5]
-    return (
-        Ixx * s0 + Ixy * s1 + Ixz * s2 + h1 * s5 - h2 * s4,
-        Ixy * s0 + Iyy * s1 + Iyz * s2 + h2 * s3 - h0 * s5,
-        Ixz * s0 + Iyz * s1 + Izz * s2 + h0 * s4 - h1 * s3,
-        m * s3 - h1 * s2 + h2 * s1,
-        m * s4 - h2 * s0 + h0 * s2,
-        m * s5 - h0 * s1 + h1 * s0,
-    )
-
-
-@njit(cache=True, fastmath={"contract"})
-def composite_mass_matrix(ki, kf, nv, X, N, F, sub, out):
-    """The full symmetric GIM into ``out`` (000 eqs. 16-17): links L-1 .. 0, Mtilde_k complete
-    (its subtree added), F_k = Mtilde_k N_k, then the row block of k over its subtree's columns,
-    I_{k,j} = N_k^T F_j, mirrored; Mtilde_b += Mtilde_k.  The masses in X are overwritten by
-    the composite masses."""
-    L = ki.shape[0]
-    for k in range(L - 1, -1, -1):
-        v0, z = ki[k, T.IDX_V], ki[k, T.NV]
-        for n in range(z):
-            r = v0 + n
-            f = mass_times(X, k, N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5])
-            for j in range(6):
-                F[r, j] = f[j]  # F_k = Mtilde_k N_k            000 (16)
-        c1 = v0 + sub[k]
-        for a in range(z):
-            r = v0 + a
-            n0, n1, n2, n3, n4, n5 = N[r, 0], N[r, 1], N[r, 2], N[r, 3], N[r, 4], N[r, 5]
-            for c in range(r, c1):  # I_{k,j} = N_k^T Mtilde_j N_j
-                x = n0 * F[c, 0] + n1 * F[c, 1] + n2 * F[c, 2] + n3 * F[c, 3] + n4 * F[c, 4] + n5 * F[c, 5]
-                out[r, c] = x
-                out[c, r] = x
-            out[r, r] += kf[k, T.ARM + a]
-        b = ki[k, T.PARENT]
-        if b >= 0:  # Mtilde_b = M_b + sum_c Mtilde_c     000 (17)
-            for j in range(X_M, X_I + 6):
-                X[b, j] += X[k, j]
-
-
-@njit(cache=True, fastmath={"contract"})
-def crba(ki, kf, work, nv, out):
-    """The GIM into ``out`` after a full geometry pass in ``work``."""
-    L = ki.shape[0]
-    buf = np.empty(L * XW + 12 * nv)  # one allocation
-    X = buf[: L * XW].reshape(L, XW)
-    N = buf[L * XW : L * XW + 6 * nv].reshape(nv, 6)
-    F = buf[L * XW + 6 * nv :].reshape(nv, 6)
-    sub = np.empty(L, dtype=np.int64)
-    subtree_dofs(ki, sub)
-    base_frame_pass(ki, kf, work, nv, X, N, True)
-    composite_mass_matrix(ki, kf, nv, X, N, F, sub, out)
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -380,7 +278,7 @@ def minv_from_factors(ki, kf, work, nv, out):
     G = buf[o + 24 * nv :].reshape(S, 6, nv)
     sub = np.empty(L, dtype=np.int64)
     subtree_dofs(ki, sub)
-    base_frame_pass(ki, kf, work, nv, X, N, False)
+    base_frame_pass(ki, kf, work, nv, X, N)
     factors_to_base(ki, work, nv, X, U, Psi)
     out[:, :] = 0.0
     subtree_rows(ki, work, nv, N, U, F, sub, out)

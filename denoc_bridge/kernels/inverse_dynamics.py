@@ -1,8 +1,8 @@
-"""Recursive DeNOC inverse dynamics (000 Table 1; 003 eqs. 4-8).
-
-Two passes over the module graph: the forward recursion of twists, twist rates
-and link wrenches, and the backward recursion of the wrenches to the joints
-(``tau = N_d^T N_l^T w``).  Modules are visited M_1..M_s (inter-modular
+"""The forward recursion of recursive DeNOC inverse dynamics (000 Table 1, step 1; 003 eqs. 4-8):
+twists, twist rates and link wrenches, for the numba forward dynamics and derivatives that still
+run it (issue 49 ports them).  Inverse dynamics itself is compiled (``core/inverse_dynamics.pxi``,
+both passes); numba's backward recursion of the wrenches to the joints
+(``tau = N_d^T N_l^T w``) is gone (issue 48).  Modules are visited M_1..M_s (inter-modular
 recursion) and, inside a module, its links 1^i..eta^i (intra-modular
 recursion).  Inside a module the parent of a link is the previous link, so its
 twist (forward) or accumulated wrench (backward) is carried in local
@@ -23,8 +23,8 @@ from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.geometry import geometry_row, joint_geometry_pass
 from denoc_bridge.kernels.joints import UNIVERSAL
-from denoc_bridge.kernels.prefetch import AHEAD, PREFETCH_LINKS, prefetch
-from denoc_bridge.kernels.spatial6 import apply_At, cross3, cross_wr, pick6, rot3
+from denoc_bridge.kernels.prefetch import PREFETCH_LINKS, prefetch
+from denoc_bridge.kernels.spatial6 import cross3, cross_wr, rot3
 from denoc_bridge.kernels.trig import poly_ok
 
 #: links per block of the geometry pass inside the forward recursion
@@ -286,74 +286,3 @@ def twist_forward_recursion(ki, kf, q, qd, qdd, fext, work, full):
             work[b + T.M_TWIST, j] = t[j]
             work[b + T.M_RATE, j] = td[j]
     return energy
-
-
-@njit(cache=True, fastmath={"contract"})
-def wrench_backward_recursion(ki, kf, qdd, work, tau):
-    """Step 2 of 000 Table 1: w~_k = w_k + sum_c A_{c,k}^T w~_c and tau_k = P_k^T w~_k
-    (+ armature qdd); the vector row of module M_i gathers what its child modules send."""
-    L, nv = ki.shape[0], qdd.shape[0]
-    far = L > PREFETCH_LINKS  # past the caches: prefetch rows
-    S = n_modules(ki)
-    for i in range(S):
-        b = module_row(L, nv, i) + T.M_VEC
-        for j in range(6):
-            work[b, j] = 0.0
-    for i in range(S - 1, -1, -1):  # inter-modular: M_s .. M_1
-        first, end, p = modules(ki, i)
-        b = module_row(L, nv, i) + T.M_VEC
-        c0, c1, c2, c3, c4, c5 = work[b, 0], work[b, 1], work[b, 2], work[b, 3], work[b, 4], work[b, 5]
-        for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
-            if far:  # the rows a few links ahead
-                prefetch(kf, k - AHEAD, 0)
-                prefetch(kf, k - AHEAD, 8)
-                prefetch(work, k - AHEAD, 0)
-            wt = (
-                work[k, T.C_W] + c0,
-                work[k, T.C_W + 1] + c1,
-                work[k, T.C_W + 2] + c2,
-                work[k, T.C_W + 3] + c3,
-                work[k, T.C_W + 4] + c4,
-                work[k, T.C_W + 5] + c5,
-            )  # w~_k
-            v0 = ki[k, T.IDX_V]
-            d = T.dof_index(ki, k)
-            if d >= 0:
-                tau[v0] = T.dof_sign(ki, k) * pick6(wt, d) + kf[k, T.ARM0] * qdd[v0]  # tau_k = p_k^T w~_k
-            else:
-                for n in range(ki[k, T.NV]):
-                    x = kf[k, T.ARM + n] * qdd[v0 + n]
-                    for j in range(6):
-                        x += work[T.p_row(L, nv, v0 + n), j] * wt[j]
-                    tau[v0 + n] = x
-            code, c, s, e = rotation(ki, work, k)
-            if code <= 2:  # r_k = r0
-                c0, c1, c2, c3, c4, c5 = apply_At(
-                    code,
-                    c,
-                    s,
-                    NO_E,
-                    T.offset_code(ki, k),
-                    kf[k, T.T0],
-                    kf[k, T.T0 + 1],
-                    kf[k, T.T0 + 2],
-                    wt[0],
-                    wt[1],
-                    wt[2],
-                    wt[3],
-                    wt[4],
-                    wt[5],
-                )  # A_{k,b}^T w~_k
-            else:
-                r0, r1, r2 = offset(kf, work, L, k, code)
-                c0, c1, c2, c3, c4, c5 = apply_At(
-                    code, c, s, e, T.R_GENERAL, r0, r1, r2, wt[0], wt[1], wt[2], wt[3], wt[4], wt[5]
-                )
-            if k == first and p >= 0:
-                bp = module_row(L, nv, p) + T.M_VEC
-                work[bp, 0] += c0
-                work[bp, 1] += c1
-                work[bp, 2] += c2
-                work[bp, 3] += c3
-                work[bp, 4] += c4
-                work[bp, 5] += c5

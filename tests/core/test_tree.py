@@ -1,12 +1,13 @@
-"""The compiled tree core (denoc_bridge/core/tree.pyx) against the numba entries that the rest of
-the numba code still calls (forward and inverse dynamics of a state, forward dynamics without
-wrenches), in one process, on the same model table and work array layout: values, the work array
-itself, statuses of bad inputs, and the TypeError of arguments the fast path must not take.
+"""The compiled tree core (denoc_bridge/core/tree.pyx): forward dynamics against the numba entries
+that the rest of the numba code still calls (``forward_dynamics_state`` and ``forward_dynamics_fast``),
+in one process, on the same model table and work array layout (values, the work array itself,
+statuses of bad inputs, and the TypeError of arguments the fast path must not take); inverse
+dynamics against the explicit DeNOC matrices (algorithms/reference.py), with the statuses of the
+state checks it shares with forward dynamics.
 
-numba's ``inverse_dynamics_fast`` is gone (issue 48: nothing called it once the Python layer
-moved to the compiled core); it was ``inverse_dynamics_state`` with an empty wrench array
-(``work[0:0]``), so the compiled fast entry is compared with exactly that call
-(:func:`numba_entry`)."""
+numba's inverse dynamics entries are gone (issue 48: nothing but these tests called them once the
+Python layer moved to the compiled core); their values, work arrays and statuses were compared with
+the compiled ones, in one process, on every model here before they went."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.core import tree
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.tables import SCRATCH_ROWS, W
@@ -23,13 +25,14 @@ from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 from tests.core.models import MASSLESS_TIP
 
-#: largest relative difference allowed, max|cython - numba| / max(1, max|numba|), of inverse
-#: dynamics (outputs and work arrays; measured at most 1.6e-15) and of forward dynamics (measured
-#: up to 2e-11 on the trees of free-flyers and massless links, 1e-16 on the robots).  The two
-#: compilers contract a * b + c into fused multiply-adds in different places, and the solve
-#: amplifies that by the conditioning of the GIM: two gcc builds of the same Cython code, with
-#: and without contraction, differ by as much (8e-12 on "type8", measured).
-RTOL_ID = 1e-13
+#: largest relative difference allowed, max|ours - theirs| / max(1, max|theirs|), of inverse
+#: dynamics against the explicit DeNOC matrices (measured at most 5.5e-15 on every model here)
+RTOL_ID = 5e-14
+#: the same of forward dynamics, Cython against numba (outputs and work arrays; measured up to
+#: 2e-11 on the trees of free-flyers and massless links, 1e-16 on the robots).  The two compilers
+#: contract a * b + c into fused multiply-adds in different places, and the solve amplifies that
+#: by the conditioning of the GIM: two gcc builds of the same Cython code, with and without
+#: contraction, differ by as much (8e-12 on "type8", measured).
 RTOL_FD = 1e-10
 
 
@@ -83,63 +86,85 @@ def relative(ours, ref) -> float:
     return float(np.max(np.abs(ours - ref), initial=0.0) / max(1.0, np.max(np.abs(ref), initial=0.0)))
 
 
-def _numba_inverse_dynamics_fast(kt, work, q, v, a, out):
-    """What numba's deleted ``inverse_dynamics_fast`` ran: the state entry without wrenches."""
-    return entry.inverse_dynamics_state(kt, work, q, v, a, work[0:0], out)
+def oracle(fn: str):
+    """The oracle of the compiled entry ``fn``'s status: numba's entry for forward dynamics;
+    for inverse dynamics numba's forward entry of the same kind, whose checks (``valid_state``:
+    shapes, then finite values and non-zero quaternions and pairs) and overflow test inverse
+    dynamics shares (numba's deleted inverse entries gave the same statuses on every bad input
+    here, compared before they went)."""
+    return getattr(entry, fn.replace("inverse", "forward"))
 
 
-def numba_entry(fn: str):
-    """The numba oracle of the compiled entry ``fn``."""
-    return _numba_inverse_dynamics_fast if fn == "inverse_dynamics_fast" else getattr(entry, fn)
-
-
-def entry_of(mod, fn: str):
-    return numba_entry(fn) if mod is entry else getattr(mod, fn)
+def reference_tau(model, q, v, a, fext=None):
+    """tau by the explicit DeNOC matrices (000 eq. 13, algorithms/reference.py); ``fext`` in the
+    entries' order [n; f] per link, the reference takes Pinocchio's [f; n]."""
+    f = None if fext is None or fext.shape[0] == 0 else np.c_[fext[:, 3:], fext[:, :3]]
+    return ref.reference_inverse_dynamics(model, q, v, a, f)
 
 
 def both(model, fn, *args, work=None):
-    """The Cython and the numba entry ``fn`` on copies of one work array (filled with the same
-    numbers), so that the work arrays after the call can be compared too."""
+    """The Cython and the numba forward entry ``fn`` on copies of one work array (filled with the
+    same numbers), so that the work arrays after the call can be compared too."""
     base = np.random.default_rng(0).standard_normal(model.thread_work().shape) if work is None else work
     results = []
     for mod in (tree, entry):
         w, out = base.copy(), np.full(model.nv, np.nan)
-        status = entry_of(mod, fn)(model._kt, w, *args, out)
+        status = getattr(mod, fn)(model._kt, w, *args, out)
         results.append((status, out, w))
     return results
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_entries_equal_numba(name, seed):
+def test_forward_entries_equal_numba(name, seed):
     model = model_of(name)
     q, v, x, fext = state(model, seed)
     calls = [
         ("forward_dynamics_fast", (q, v, x)),
-        ("inverse_dynamics_fast", (q, v, x)),
         ("forward_dynamics_state", (q, v, x, fext)),
-        ("inverse_dynamics_state", (q, v, x, fext)),
         ("forward_dynamics_state", (q, v, x, np.zeros((0, 6)))),
     ]
     for fn, args in calls:
         (sc, oc, wc), (sn, on, wn) = both(model, fn, *args)
-        tol = RTOL_FD if fn.startswith("forward") else RTOL_ID
         assert sc == sn == 0, (fn, sc, sn)
-        assert relative(oc, on) <= tol, (fn, relative(oc, on))
+        assert relative(oc, on) <= RTOL_FD, (fn, relative(oc, on))
         # the work arrays: same layout, every region the passes write (and nothing else moved);
         # not the scratch rows, where the compiled geometry pass takes the cos/sin of a mixed
         # model's revolute joints in one block (numba's only of an all-revolute one)
         wc, wn = wc[:-SCRATCH_ROWS], wn[:-SCRATCH_ROWS]
-        assert relative(wc, wn) <= tol, (fn, np.unravel_index(np.argmax(np.abs(wc - wn)), wc.shape))
+        assert relative(wc, wn) <= RTOL_FD, (fn, np.unravel_index(np.argmax(np.abs(wc - wn)), wc.shape))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_inverse_entries_match_the_explicit_matrices(name, seed):
+    """Both inverse entries against the explicit DeNOC matrices; the fast entry is the state entry
+    without wrenches, bit for bit."""
+    model = model_of(name)
+    q, v, x, fext = state(model, seed)
+    w = np.random.default_rng(0).standard_normal(model.thread_work().shape)
+    fast, with_f, without = (np.full(model.nv, np.nan) for _ in range(3))
+    assert tree.inverse_dynamics_fast(model._kt, w.copy(), q, v, x, fast) == 0
+    assert tree.inverse_dynamics_state(model._kt, w.copy(), q, v, x, fext, with_f) == 0
+    assert tree.inverse_dynamics_state(model._kt, w.copy(), q, v, x, np.zeros((0, 6)), without) == 0
+    assert np.array_equal(fast, without)
+    for out, f in ((fast, None), (with_f, fext)):
+        assert relative(out, reference_tau(model, q, v, x, f)) <= RTOL_ID, (
+            f is None,
+            relative(out, reference_tau(model, q, v, x, f)),
+        )
 
 
 @pytest.mark.parametrize("name", ["random3", "panda", "chain_planar70"])
 def test_empty_work_is_allocated(name):
     model = model_of(name)
     q, v, x, fext = state(model, 3)
-    for fn, args in [("forward_dynamics_fast", (q, v, x)), ("inverse_dynamics_state", (q, v, x, fext))]:
-        (sc, oc, _), (sn, on, _) = both(model, fn, *args, work=np.empty((0, W)))
-        assert sc == sn == 0 and relative(oc, on) <= (RTOL_FD if fn.startswith("forward") else RTOL_ID)
+    (sc, oc, _), (sn, on, _) = both(model, "forward_dynamics_fast", q, v, x, work=np.empty((0, W)))
+    assert sc == sn == 0 and relative(oc, on) <= RTOL_FD
+    given, allocated = np.empty(model.nv), np.empty(model.nv)
+    assert tree.inverse_dynamics_state(model._kt, model.thread_work(), q, v, x, fext, given) == 0
+    assert tree.inverse_dynamics_state(model._kt, np.empty((0, W)), q, v, x, fext, allocated) == 0
+    assert np.array_equal(given, allocated)
 
 
 def test_inverse_undoes_forward():
@@ -155,10 +180,10 @@ def test_inverse_undoes_forward():
 def _statuses(model, fn, *args, work=None):
     out = args[-1]
     res = []
-    for mod in (tree, entry):
+    for kernel in (getattr(tree, fn), oracle(fn)):
         w = model.thread_work().copy() if work is None else work
         o = out.copy()
-        res.append(entry_of(mod, fn)(model._kt, w, *args[:-1], o))
+        res.append(kernel(model._kt, w, *args[:-1], o))
     return res
 
 
@@ -203,7 +228,7 @@ def bad_cases():
 
 
 @pytest.mark.parametrize("case", bad_cases(), ids=lambda c: c[0])
-def test_statuses_equal_numba_on_bad_input(case):
+def test_statuses_of_bad_input_are_numbas(case):
     _, mname, fn, args = case
     model = model_of(mname)
     sc, sn = _statuses(model, fn, *args)
@@ -227,7 +252,7 @@ def test_singular_articulated_inertia_names_the_link():
     z = np.zeros(model.nv)
     statuses = _statuses(model, "forward_dynamics_fast", z, z, z, z)
     assert statuses[0] == statuses[1] == model.link_index("tip") + 1
-    assert _statuses(model, "inverse_dynamics_fast", z, z, z, z) == [0, 0]
+    assert tree.inverse_dynamics_fast(model._kt, model.thread_work(), z, z, z, z) == 0
 
 
 def test_empty_model():
@@ -269,12 +294,12 @@ def test_type_error_like_numba(case, fn):
     q, v, x, fext = state(model, 0)
     args = [model._kt, model.thread_work(), q, v, x, np.zeros(model.nv), fext]
     args[slot] = value
-    for mod in (tree, entry):
+    for mod in (tree, entry) if fn == "forward_dynamics" else (tree,):
         with pytest.raises(TypeError):  # the state entry: (kt, work, q, v, x, fext, out)
-            entry_of(mod, fn + "_state")(*args[:5], args[6], args[5])
+            getattr(mod, fn + "_state")(*args[:5], args[6], args[5])
         if slot != 6:
             with pytest.raises(TypeError):
-                entry_of(mod, fn + "_fast")(*args[:6])
+                getattr(mod, fn + "_fast")(*args[:6])
 
 
 def test_read_only_inputs_are_taken():
@@ -299,10 +324,10 @@ def test_report_differences(capsys):
     for name in ["panda", "talos", "solo12", "chain100", "random3", "random6"]:
         model = model_of(name)
         q, v, x, fext = state(model, 0)
-        worst = 0.0
-        for fn, args in [("forward_dynamics_state", (q, v, x, fext)), ("inverse_dynamics_state", (q, v, x, fext))]:
-            (_, oc, _), (_, on, _) = both(model, fn, *args)
-            worst = max(worst, relative(oc, on))
-        lines.append(f"{name}: {worst:.2e}")
+        (_, oc, _), (_, on, _) = both(model, "forward_dynamics_state", q, v, x, fext)
+        tau = np.empty(model.nv)
+        assert tree.inverse_dynamics_state(model._kt, model.thread_work(), q, v, x, fext, tau) == 0
+        lines.append(f"{name}: {relative(oc, on):.2e} / {relative(tau, reference_tau(model, q, v, x, fext)):.2e}")
     with capsys.disabled():
-        print("\nmax relative difference Cython vs numba:", ", ".join(lines))
+        print("\nmax relative difference, forward dynamics Cython vs numba / inverse vs the explicit matrices:")
+        print(", ".join(lines))

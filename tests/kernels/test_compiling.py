@@ -52,8 +52,7 @@ def test_declared_signature_refuses_a_wrong_first_call_and_serves_kernels():
 
 
 def test_the_entries_are_declared_not_compiled_at_import():
-    kernels = (entry.forward_dynamics_state, entry.forward_dynamics_fast, entry.inverse_dynamics_state)
-    kernels += (entry.mass_matrix_state, entry.inverse_mass_matrix_state)
+    kernels = (entry.forward_dynamics_state, entry.forward_dynamics_fast)
     kernels += (derivatives.inverse_dynamics_derivatives_state, derivatives.forward_dynamics_derivatives_state)
     kernels += (derivatives.forward_dynamics_derivatives_fast,)
     kernels += (directional.forward_dynamics_jvp_state, directional.forward_dynamics_vjp_state)
