@@ -68,7 +68,6 @@ from denoc_bridge.algorithms.dynamics import tree_nonlinear_effects as nonlinear
 from denoc_bridge.constraints.solve import lagrange_accelerations, minv_columns
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, SingularInertiaError
-from denoc_bridge.kernels import mimic as _km
 from denoc_bridge.multibody.data import Data, work_of
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel, TreeOnlyError
@@ -77,7 +76,6 @@ __all__ = ["MimicModel", "TreeOnlyError", "inverse_dynamics", "mass_matrix", "fo
 
 # ----------------------------------------------------------------------------- dynamics
 _NO_WRENCH, _NONE = np.zeros((0, 6)), np.zeros(0)  # the entries' "no wrenches, no springs"
-_NONE.setflags(write=False)  # as the model's (read-only) springs and dampers a run passes: one compiled version
 
 
 def _vectors(*xs: object) -> bool:
@@ -89,7 +87,8 @@ def _vectors(*xs: object) -> bool:
 
 
 def _entry(model: MimicModel, data: Data | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """(tree table, work, index maps, float maps, tree nq, reach) for :mod:`.kernels.mimic`."""
+    """(tree table, work, index maps, float maps, tree nq, reach) for the compiled entries
+    (core/mimic.pxi)."""
     imap, fmap, reach = model._kernel_maps()
     tree = model.tree  # its table changes with the gravity
     work = work_of(tree, data)
@@ -156,7 +155,7 @@ def forward_dynamics(
     dense solve when the tree alone has a singular articulated inertia (e.g. a massless link
     moved only by a mimic joint).  ``method="dense"``: Cholesky of ``M_r`` (O(n^2) memory).
     A leading batch axis is allowed.  One state without ``f_ext`` runs one compiled entry
-    (:func:`.kernels.mimic.forward_dynamics_entry`: one forward dynamics of the tree that keeps
+    (``mimic_forward_dynamics`` of core/mimic.pxi: one forward dynamics of the tree that keeps
     its articulated factors, one solve with them per mimic joint and one for the correction);
     anything it refuses takes the checked path, which names the problem or solves densely."""
     if model.tree.loops:
@@ -168,7 +167,7 @@ def forward_dynamics(
         kt, work, im, fm, nqf, reach = _entry(model, data)
         out = np.empty(model.nv)
         if (
-            _km.forward_dynamics_entry(
+            _compiled.mimic_forward_dynamics(
                 kt, work, im, fm, nqf, reach, q, v, tau, _NO_WRENCH, _NONE, _NONE, _NONE, False, out
             )
             == 0

@@ -58,37 +58,6 @@ cdef double potential(const Tree* t, const Forcing* fc, const double* q, double*
     return energies[1]
 
 
-cdef bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
-                         double* x) noexcept nogil:
-    """x = K^-1 b for a symmetric positive definite n x n K (its lower triangle, rows ld apart,
-    overwritten by the factor); False if K is not numerically positive definite."""
-    cdef Py_ssize_t i, j, k
-    cdef double s
-    for j in range(n):
-        s = K[j * ld + j]
-        for k in range(j):
-            s -= K[j * ld + k] * K[j * ld + k]
-        if not s > 0.0:
-            return False
-        K[j * ld + j] = sqrt(s)
-        for i in range(j + 1, n):
-            s = K[i * ld + j]
-            for k in range(j):
-                s -= K[i * ld + k] * K[j * ld + k]
-            K[i * ld + j] = s / K[j * ld + j]
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= K[i * ld + k] * x[k]
-        x[i] = s / K[i * ld + i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= K[k * ld + i] * x[k]
-        x[i] = s / K[i * ld + i]
-    return True
-
-
 cdef bint impulse(const Tree* t, double* v, Py_ssize_t na, Py_ssize_t done,
                   double* taken) noexcept nogil:
     """One pass of the stop: (E^T M^-1 E) mu = E^T v for the joints active[:na], v -= M^-1 E mu

@@ -3,7 +3,8 @@
 # which they replace), on the tree's compiled passes at the expanded state q_full = G q_r + o,
 # v_full = G v_r: the inverse dynamics tau_r = G^T ID(q_full, G v_r, G a_r), the GIM
 # M_r = G^T M G, and its inverse M_r^-1 = (G^T M G)^-1 = P[i, i] with P = M^-1 - W (K W)^-1 W^T,
-# W = M^-1 K^T, K the mimic rows e_s - mult e_m, from the tree's inverse GIM (no dense inverse).
+# W = M^-1 K^T, K the mimic rows e_s - mult e_m, from the tree's inverse GIM (no dense inverse);
+# and the forward dynamics by the Lagrange form, O(n) per mimic joint (mimic_accelerations).
 #
 # The maps come packed by denoc_bridge/kernels/mimic.py ``pack``: imap = [nq_r, nv_r, nc, nv,
 # q_keep (nq_r), v_keep (nv_r), s_q, m_q, s_v, m_v, circ (nc each), col (nv)] (int64) and
@@ -285,3 +286,111 @@ def mimic_inverse_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
     fit), the status of the tree's inverse GIM (k + 1, -3: the Python layer then names it or takes
     the dense form), or -4 when K M^-1 K^T is not positive definite."""
     return mimic_matrix(kt, work, imap, fmap, nqf, qr, out, True)
+
+
+cdef long mimic_accelerations(const MimicMaps* mm, const int* ki, const double* kf, Py_ssize_t L,
+                              Py_ssize_t nqf, Py_ssize_t nvf, Py_ssize_t reach, double* work,
+                              const double* qf, const double* vf, const double* tf,
+                              const double* fext, double* f, double* out) noexcept nogil:
+    """a_r under the tree's forces tf at (q_full, v_full) into ``out`` (nv_r), the Lagrange form
+    (constraints/mimic.py; numba's kernels/mimic.py ``mimic_accelerations``):
+
+        a0 = FD_tree(q_full, v_full, tf),           keeping the articulated factors of M
+        W_j = M^-1 K_j^T,                            K_j = e_s - mult e_m, solved up to ``reach``
+        (K W^T) lambda = -K a0,  a_r = (a0 + M^-1 K^T lambda)[v_keep]
+
+    ``reach``: the links before it hold every mimic and mimicked DOF; ``fext`` (L, 6) or NULL;
+    ``f``: scratch of (3 + nc) nvf + nc (nc + 2) doubles.  0, k + 1 (the tree's articulated
+    inertia of link k is singular) or -1 (K W^T not positive definite, or a result that is not
+    finite: numba's Cholesky gave NaN there, the same status)."""
+    cdef Py_ssize_t nc = mm.nc, i, j, c
+    cdef double* a0 = f
+    cdef double* d = f + nvf
+    cdef double* x = f + 2 * nvf
+    cdef double* Wt = f + 3 * nvf  # row j: W_j = M^-1 K_j^T
+    cdef double* S = Wt + nc * nvf  # nc x (nc + 1): [K W^T | -K a0]
+    cdef double* lam = S + nc * (nc + 1)
+    cdef long status = forward_dynamics_passes(ki, kf, L, nvf, work, qf, nqf, vf, tf, fext, a0, True)
+    if status:
+        return status
+    for i in range(nvf):
+        x[i] = 0.0
+    for j in range(nc):  # W_j = M^-1 K_j^T over the links before reach
+        x[mm.s_v[j]] = 1.0
+        x[mm.m_v[j]] -= mm.mult[j]
+        factorised_solve(ki, kf, L, nvf, work, x, Wt + j * nvf, reach)
+        x[mm.s_v[j]] = 0.0
+        x[mm.m_v[j]] = 0.0
+    for j in range(nc):  # K W^T, -K a0
+        for c in range(nc):
+            S[j * (nc + 1) + c] = Wt[c * nvf + mm.s_v[j]] - mm.mult[j] * Wt[c * nvf + mm.m_v[j]]
+        d[j] = -(a0[mm.s_v[j]] - mm.mult[j] * a0[mm.m_v[j]])
+    if not cholesky_solve(S, nc, nc + 1, d, lam):  # lambda
+        return -1
+    for j in range(nc):  # K^T lambda
+        x[mm.s_v[j]] += lam[j]
+        x[mm.m_v[j]] -= mm.mult[j] * lam[j]
+    if nc:
+        factorised_solve(ki, kf, L, nvf, work, x, d, L)  # M^-1 K^T lambda
+    else:
+        for i in range(nvf):
+            d[i] = 0.0
+    for i in range(mm.nv):  # a_r = (a0 + M^-1 K^T lambda)[v_keep]
+        out[i] = a0[mm.v_keep[i]] + d[mm.v_keep[i]]
+    return -1 if finite_result(out, mm.nv) else 0
+
+
+def mimic_forward_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, Py_ssize_t reach, qr, vr, tau, fext, K, D,
+                           q_rest, bint passive, out):
+    """a_r of one state into ``out`` (nv,), by :func:`mimic_accelerations` at q_full = G q_r + o,
+    v_full = G v_r under the reduced forces ``tau``, the wrenches ``fext`` ((0, 6) for none, else
+    (L, 6) in internal order) and, with ``passive``, the tree's springs and dampers
+    tau_p = -K (q_full (-) q_rest) - D v_full (K, D: nv of the tree, q_rest: nq); the tree's forces
+    are tau_full = tau + tau_p on the kept DOFs, with mult tau_p of each mimic joint added to its
+    mimicked joint's (G^+T (tau + G^T tau_p)).  0, -1 (a value that is not finite, a zero
+    quaternion, K M^-1 K^T not positive definite or a result that is not finite), -2 (a length, a
+    map or ``reach`` that does not fit) or k + 1 (the tree's articulated inertia of link k is
+    singular): the Python layer then names the problem or takes the dense form."""
+    cdef Arr t, w, aq, ao, av, at, fe, aK, aD, ar, qfa, vfa, tfa
+    cdef MimicMaps mm
+    cdef Py_ssize_t j
+    cdef long status = mimic_call(kt, work, imap, fmap, nqf, qr, out, 1, &t, &w, &aq, &ao, &mm)
+    take(vr, 1, False, b"vr", &av)
+    take(tau, 1, False, b"tau", &at)
+    take(fext, 2, False, b"fext", &fe)
+    take(K, 1, False, b"K", &aK)
+    take(D, 1, False, b"D", &aD)
+    take(q_rest, 1, False, b"q_rest", &ar)
+    cdef const int* ki = <const int*>t.data
+    cdef Py_ssize_t L = t.n0, nvf = model_nv(ki, L)
+    if status == 0 and (av.n0 != mm.nv or at.n0 != mm.nv or not 0 <= reach <= L
+                        or (passive and (aK.n0 != nvf or aD.n0 != nvf or ar.n0 != nqf))):
+        status = -2
+    if status:
+        return status
+    for j in range(mm.nv):
+        if not (isfinite(av.data[j]) and isfinite(at.data[j])):
+            return -1
+    cdef Py_ssize_t nc = mm.nc
+    cdef double* wk
+    cdef double* qf = scratch_and_work(&w, ki, L, nvf, nqf + 4 * nvf + (3 + nc) * nvf + nc * (nc + 2), &wk)
+    cdef double* tp = qf + nqf + nvf  # the springs and dampers, then their difference
+    qfa.data, qfa.n0, qfa.n1 = qf, nqf, 1
+    vfa.data, vfa.n0, vfa.n1 = qf + nqf, nvf, 1
+    tfa.data, tfa.n0, tfa.n1 = tp + 2 * nvf, nvf, 1  # zeroed by scratch_and_work
+    expand_configuration(&mm, aq.data, qfa.data)
+    expand_velocity(&mm, nvf, av.data, vfa.data)
+    status = valid_state(ki, L, &qfa, &vfa, &tfa, &fe, &tfa, &w)
+    if status == 0 and passive:
+        model_difference(ki, L, ar.data, qf, tp + nvf)
+        for j in range(nvf):
+            tp[j] = -aK.data[j] * tp[nvf + j] - aD.data[j] * vfa.data[j]
+    for j in range(mm.nv):  # tau_full = G^+T (tau + G^T tau_p)
+        tfa.data[mm.v_keep[j]] = at.data[j] + tp[mm.v_keep[j]]
+    for j in range(nc):
+        tfa.data[mm.m_v[j]] += mm.mult[j] * tp[mm.s_v[j]]
+    if status == 0:
+        status = mimic_accelerations(&mm, ki, t.data, L, nqf, nvf, reach, wk, qfa.data, vfa.data,
+                                     tfa.data, fe.data if fe.n0 > 0 else NULL, tfa.data + nvf, ao.data)
+    release(&w, wk, qf)
+    return status

@@ -32,11 +32,12 @@ TypeError.
 """
 
 cimport numpy as cnp
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 from libc.stdlib cimport calloc, free
 
 from denoc_bridge.core.arrays cimport array_of, model_nq, model_nv, modules_fit, table_fits
 from denoc_bridge.core.configuration cimport model_dexpinv, model_difference, model_integrate
+from denoc_bridge.core.dense cimport cholesky_solve
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (articulated_backward_recursion, energies_of_state,
                                      factorised_solve, first_sweep, forward_dynamics_passes,

@@ -28,7 +28,6 @@ Euler; the configuration maps are the tree's restricted to the kept entries.
 import numpy as np
 from numba import njit
 
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.kernels.configuration import dexpinv, integrate
 from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces
 from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
@@ -195,35 +194,3 @@ def actuation(tau_mode, taus, n, out):
         out[:] = taus[n]
     else:
         out[:] = 0.0
-
-
-@njit(cache=True)
-def _valid(nq, nv, qr, x, y):
-    """0, or -2 (a shape) / -1 (a value that is not finite) for the reduced inputs."""
-    if qr.shape[0] != nq or x.shape[0] != nv or y.shape[0] != nv:
-        return -2
-    for i in range(nq):
-        if not np.isfinite(qr[i]):
-            return -1
-    for i in range(nv):
-        if not (np.isfinite(x[i]) and np.isfinite(y[i])):
-            return -1
-    return 0
-
-
-@njit(cache=True)
-def forward_dynamics_entry(kt, work, imap, fmap, nqf, reach, qr, vr, tau_r, fext, K, D, q_rest, passive, out):
-    """a_r of one state under tau_r, the wrenches ``fext`` ((0, 6) for none) and, with
-    ``passive``, the tree's springs and dampers K, D, q_rest (the Lagrange form of
-    :func:`mimic_accelerations`): 0, or the status of the checks / of
-    :func:`mimic_accelerations` (then the checked Python path names the problem or takes the
-    dense form)."""
-    im, fm = unpack(imap, fmap)
-    nv, nvf, nc = im[1].shape[0], im[7].shape[0], im[4].shape[0]
-    status = _valid(im[0].shape[0], nv, qr, vr, tau_r)
-    if status or out.shape[0] != nv:
-        return status if status else -2
-    ki = kt.view(T.INT)
-    f = np.empty((TREE_ROWS + nc, max(nqf, nvf, 1)))
-    S = np.empty((nc, nc + 1))
-    return mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, out)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
+from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
 from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.kernels import integrators as ki_
@@ -141,23 +142,26 @@ class MimicSystem(System):
         if self.method == "lagrange":  # one compiled call; a singular tree: below
             tree = self.tree
             imap, fmap, reach = self.model._kernel_maps()
-            status = km.forward_dynamics_entry(
+            res = out if out.flags.c_contiguous and out.flags.writeable else np.empty(self.nv)
+            status = _compiled.mimic_forward_dynamics(
                 tree._kt,
                 tree.thread_work(),
                 imap,
                 fmap,
                 tree.nq,
                 reach,
-                q,
-                v,
+                np.ascontiguousarray(q, dtype=float),  # the stages may pass views of their rows
+                np.ascontiguousarray(v, dtype=float),
                 np.ascontiguousarray(tau, dtype=float),
-                self.forces.fext_at(t, q, v),
+                np.ascontiguousarray(self.forces.fext_at(t, q, v), dtype=float),
                 self.K,
                 self.D,
                 self.q_rest,
                 self.use_passive,
-                out,
+                res,
             )
+            if res is not out:
+                out[:] = res
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)

@@ -155,3 +155,91 @@ def test_arrays_of_another_kind_raise_type_errors():
                             (dict(qr=q.astype(np.float32)), "qr"), (dict(out=frozen), "out")]:  # fmt: skip
         with pytest.raises(TypeError, match=culprit):
             call(mm, q, **change)
+
+
+def forward(mm, q, v, tau, fext=None, springs=False, /, **change):
+    """(status, a_r) of the compiled forward dynamics entry (``change`` replaces arguments)."""
+    kt, work, im, fm, nqf, reach = _entry(mm, None)
+    tree = mm.tree
+    rng = np.random.default_rng(9)
+    K, D = (rng.uniform(0.5, 2.0, tree.nv) for _ in range(2)) if springs else (np.zeros(0), np.zeros(0))
+    q_rest = db.random_configuration(tree, rng) if springs else np.zeros(0)
+    args = dict(kt=kt, work=work, imap=im, fmap=fm, nqf=nqf, reach=reach, qr=q, vr=v, tau=tau,
+                fext=np.zeros((0, 6)) if fext is None else fext, K=K, D=D, q_rest=q_rest, passive=springs,
+                out=np.full(mm.nv, 7.0))  # fmt: skip
+    args.update(change)
+    return cy.mimic_forward_dynamics(*args.values()), args
+
+
+@pytest.mark.parametrize("name", ["gripper", "gripper-floating", "continuous", "panda", "pr2"])
+def test_forward_dynamics_is_the_dense_solve_and_numbas(name):
+    """a_r against the dense solve M_r a_r = tau_r + G^T (tau_p - h(q_full, G v) + J^T f) (the
+    reduced tree's GIM and bias from its own entries) and against numba's mimic_accelerations
+    (the runs' kernel), with external wrenches and the tree's springs and dampers."""
+    from denoc_bridge.kernels import mimic as km
+    from denoc_bridge.multibody.inputs import pin_to_internal
+
+    mm = model_of(name)
+    tree = mm.tree
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        q = db.random_configuration(mm, rng)
+        v, tau = rng.standard_normal(mm.nv), rng.standard_normal(mm.nv)
+        f_pin = rng.standard_normal((tree.n_links, 6)) if trial % 2 else np.zeros((tree.n_links, 6))
+        springs = trial >= 2
+        status, args = forward(mm, q, v, tau, pin_to_internal(f_pin), springs)
+        assert status == 0
+        a = args["out"]
+        qf, vf = mm.expand(q, v)
+        tp = np.zeros(tree.nv)
+        if springs:
+            tp = -args["K"] * db.difference(tree, args["q_rest"], qf) - args["D"] * vf
+        M_r = db.mass_matrix(mm, q)
+        h_r = mm.reduce_forces(db.inverse_dynamics(tree, qf, vf, np.zeros(tree.nv), f_pin) - tp)
+        want = np.linalg.solve(M_r, tau - h_r)
+        assert np.abs(a - want).max() <= 1e-11 * max(1.0, np.abs(want).max()), (trial, np.abs(a - want).max())
+        im, fm = km.unpack(args["imap"], args["fmap"])
+        nc = im[4].shape[0]
+        f = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
+        theirs = np.empty(mm.nv)
+        s = km.mimic_accelerations(tree._kt.view(np.int32), tree._kt, tree.thread_work(), q, v, tau, args["fext"],
+                                   args["K"], args["D"], args["q_rest"], springs, im, fm, tree.nq, args["reach"], f,
+                                   np.empty((nc, nc + 1)), theirs)  # fmt: skip
+        assert s == 0 and np.abs(a - theirs).max() <= 1e-13 * max(1.0, np.abs(theirs).max())
+    assert np.array_equal(db.forward_dynamics(mm, q, v, tau), forward(mm, q, v, tau)[1]["out"])
+
+
+def test_forward_dynamics_refuses_what_does_not_fit():
+    mm = model_of("gripper-floating")
+    kt, work, im, fm, nqf, reach = _entry(mm, None)
+    rng = np.random.default_rng(2)
+    q = db.random_configuration(mm, rng)
+    v, tau = rng.standard_normal(mm.nv), rng.standard_normal(mm.nv)
+    L, nvf = mm.tree.n_links, mm.tree.nv
+    nan_v, zero_quaternion, nan_f = v.copy(), q.copy(), np.zeros((L, 6))
+    nan_v[1], nan_f[2, 3] = np.nan, np.inf
+    zero_quaternion[3:7] = 0.0
+    for change, status in [
+        (dict(vr=v[:-1].copy()), -2), (dict(tau=np.append(tau, 0.0)), -2), (dict(out=np.zeros(mm.nv + 1)), -2),
+        (dict(reach=L + 1), -2), (dict(reach=-1), -2), (dict(fext=np.zeros((L - 1, 6))), -2),
+        (dict(fext=np.zeros((L, 5))), -2), (dict(imap=im[:-1].copy()), -2), (dict(work=np.zeros((3, 8))), -2),
+        (dict(passive=True, K=np.ones(nvf - 1), D=np.ones(nvf), q_rest=np.zeros(mm.tree.nq)), -2),
+        (dict(passive=True, K=np.ones(nvf), D=np.ones(nvf), q_rest=np.zeros(mm.tree.nq + 1)), -2),
+        (dict(vr=nan_v), -1), (dict(tau=nan_v), -1), (dict(qr=zero_quaternion), -1), (dict(fext=nan_f), -1),
+    ]:  # fmt: skip
+        got, args = forward(mm, q, v, tau, **change)
+        assert got == status and ("out" in change or np.all(args["out"] == 7.0)), (change, got)
+    g = model_of("gripper")  # two equal mimic rows: K M^-1 K^T singular
+    kt, work, im, fm, nqf, reach = _entry(g, None)
+    im2, fm2 = im.copy(), fm.copy()
+    nq, nv, nc = im[0], im[1], im[2]
+    o = 4 + nq + nv
+    for block in range(5):
+        im2[o + block * nc + 1] = im2[o + block * nc]
+    fm2[1], fm2[nc + 1] = fm2[0], fm2[nc]
+    qg = db.random_configuration(g, rng)
+    assert forward(g, qg, np.zeros(g.nv), np.zeros(g.nv), imap=im2, fmap=fm2)[0] == -1
+    with pytest.raises(TypeError, match="fext"):
+        forward(mm, q, v, tau, fext=np.zeros((L, 6), dtype=np.float32))
+    with pytest.raises(TypeError, match="tau"):
+        forward(mm, q, v, list(tau))
