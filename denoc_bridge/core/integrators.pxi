@@ -1,6 +1,12 @@
 # The steps of a run: the applied forces, the accelerations of a stage, RK4 (RKMK on the joint
 # Lie groups) and semi-implicit Euler; denoc_bridge/kernels/run.py, integrators.py and
-# systems.py (the tree's stages).
+# systems.py (the stages of a tree and of a tree with mimic joints).
+#
+# A system is a tree, or a tree with mimic joints as constraints in reduced coordinates
+# (``mimic``; kernels/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
+# q_full = G q_r + o, v_full = G v_r (mimic.pxi); its accelerations are mimic_accelerations at
+# the expanded state under the tree's springs and dampers there; q_r (+) xi_r and the RKMK rates
+# are the tree's maps at the expanded arguments, restricted to the kept entries.
 #
 # Per step the applied generalized force is tau_n + tau_passive(q, v), with the joints' springs
 # and dampers -K (q (-) q_rest) - D v, and the constant external wrenches fext; tau_n is zero,
@@ -29,23 +35,42 @@ cdef enum:  # rows of a run's scratch (width max(nq, nv, 1)): kernels/systems.py
     S_ROWS = 17
 
 
-cdef struct Limits:  # the limited joints of a tree (limits.pxi); n = 0: none
+cdef struct Limits:  # the limited joints of a system (limits.pxi); n = 0: none
     Py_ssize_t n
-    const cnp.int64_t* idx  # (n, 2): q index, v index
+    const cnp.int64_t* idx  # (n, 2): q index, v index (in the system's state)
     const double* bounds  # (n, 2): lower, upper
-    double* S  # scratch (rows, cols) = (2 n + 4, max(nv, n, 1))
+    double* S  # scratch (rows, cols) = (2 m + 4, max(tree nv, m, 1)), m = n + nr
     Py_ssize_t rows, cols
     cnp.int64_t* active  # (n,): the joints being stopped
     double* energy  # [0]: the energy the stops took so far
+    const double* R  # (nr, tree nv): the constraint rows the stops keep (a mimic system's K)
+    Py_ssize_t nr
+    const cnp.int64_t* tv  # (n,): the tree's v index of each limited joint; NULL: idx's (a tree)
+
+
+cdef struct Mimic:  # a tree with mimic joints: its maps and the run's scratch (mimic_scratch)
+    MimicMaps mm
+    Py_ssize_t reach  # the links before it hold every mimic and mimicked DOF
+    double* qf  # the expanded state and forces: q_full (tree nq), v_full, xi_full (tree nv)
+    double* vf
+    double* xf
+    double* tp  # the tree's springs and dampers (tree nv), then q_full (-) q_rest (tree nv)
+    double* tf  # the tree's forces
+    double* q1  # q_full (+) xi_full (tree nq), or the tree's RKMK rate
+    double* acc  # mimic_accelerations' scratch
+    cnp.int64_t* tv  # the limited joints' tree v index (Limits.tv)
 
 
 cdef struct Tree:  # the system: the model table, its work array, its limits
     const int* ki
     const double* kf
-    Py_ssize_t L, nq, nv
+    Py_ssize_t L, nq, nv  # the state's lengths: the tree's, or a mimic system's reduced ones
+    Py_ssize_t nqt, nvt  # the tree's
     double* work
     bint flat  # every joint a vector space: q (+) xi = q + xi, dexp^-1 = 1
     bint swept  # revolute chains: the RK4 stages fused (stage_sweep)
+    bint mimic  # a tree with mimic joints (mi)
+    Mimic mi
     Limits lim
 
 
@@ -80,10 +105,10 @@ cdef inline double* srow(double* s, Py_ssize_t width, int r) noexcept nogil:
 
 cdef void applied_forces(const Tree* t, const Forcing* fc, const double* q, const double* v,
                          Py_ssize_t n, double* d, double* tau) noexcept nogil:
-    """tau = tau_n - K (q (-) q_rest) - D v (springs and dampers when ``passive``); ``d``: nv
-    scratch."""
+    """tau = tau_n - K (q (-) q_rest) - D v (springs and dampers when ``passive``; a mimic
+    system's act on its tree, in its accelerations: tau_n alone here); ``d``: nv scratch."""
     cdef Py_ssize_t i, nv = t.nv
-    if fc.passive:
+    if fc.passive and not t.mimic:
         model_difference(t.ki, t.L, fc.q_rest, q, d)
         for i in range(nv):
             tau[i] = -fc.K[i] * d[i] - fc.D[i] * v[i]
@@ -107,10 +132,40 @@ cdef inline long finite_status(const double* a, Py_ssize_t nv) noexcept nogil:
     return 0
 
 
+cdef long mimic_state_accelerations(const Tree* t, const Forcing* fc, const double* q,
+                                    const double* v, const double* tau, double* a) noexcept nogil:
+    """A mimic system's accelerations (numba's kernels/mimic.py ``mimic_accelerations``): the
+    state expanded, the tree's springs and dampers tau_p at it, the tree's forces
+    tau_full = G^+T (tau + G^T tau_p) (tau + tau_p on the kept DOFs, mult tau_p of each mimic
+    joint on its mimicked joint's), then mimic_accelerations: -1, k + 1 or 0."""
+    cdef const Mimic* mi = &t.mi
+    cdef const MimicMaps* mm = &mi.mm
+    cdef Py_ssize_t i, j, nvt = t.nvt
+    expand_configuration(mm, q, mi.qf)
+    expand_velocity(mm, nvt, v, mi.vf)
+    if fc.passive:
+        model_difference(t.ki, t.L, fc.q_rest, mi.qf, mi.tp + nvt)
+        for i in range(nvt):
+            mi.tp[i] = -fc.K[i] * mi.tp[nvt + i] - fc.D[i] * mi.vf[i]
+    else:
+        for i in range(nvt):
+            mi.tp[i] = 0.0
+    for i in range(nvt):
+        mi.tf[i] = 0.0
+    for i in range(mm.nv):
+        mi.tf[mm.v_keep[i]] = tau[i] + mi.tp[mm.v_keep[i]]
+    for j in range(mm.nc):
+        mi.tf[mm.m_v[j]] += mm.mult[j] * mi.tp[mm.s_v[j]]
+    return mimic_accelerations(mm, t.ki, t.kf, t.L, t.nqt, nvt, mi.reach, t.work, mi.qf, mi.vf,
+                               mi.tf, fc.fext, mi.acc, a)
+
+
 cdef long accelerations(const Tree* t, const Forcing* fc, const double* q, const double* v,
                         const double* tau, double* a) noexcept nogil:
     """Forward dynamics inside a run (000 Table 3): the state is not checked (the previous
     stage's accelerations were), the accelerations are: -1, k + 1 or 0."""
+    if t.mimic:
+        return mimic_state_accelerations(t, fc, q, v, tau, a)
     cdef long status = forward_dynamics_passes(t.ki, t.kf, t.L, t.nv, t.work, q, t.nq, v, tau,
                                                fc.fext, a, False)
     return status if status else finite_status(a, t.nv)
@@ -140,9 +195,16 @@ cdef long stage(const Tree* t, const Forcing* fc, const double* qs, const double
 
 cdef inline void configuration_step(const Tree* t, const double* q, const double* xi,
                                     double* out) noexcept nogil:
-    """out = q (+) xi (``out`` may be q)."""
+    """out = q (+) xi (``out`` may be q); a mimic system's: the tree's q_full (+) G xi, its kept
+    entries."""
     cdef Py_ssize_t i
-    if t.flat:
+    if t.mimic:
+        expand_configuration(&t.mi.mm, q, t.mi.qf)
+        expand_velocity(&t.mi.mm, t.nvt, xi, t.mi.xf)
+        model_integrate(t.ki, t.L, t.mi.qf, t.mi.xf, t.mi.q1)
+        for i in range(t.nq):
+            out[i] = t.mi.q1[t.mi.mm.q_keep[i]]
+    elif t.flat:
         for i in range(t.nq):
             out[i] = q[i] + xi[i]
     else:
@@ -151,9 +213,16 @@ cdef inline void configuration_step(const Tree* t, const double* q, const double
 
 cdef inline void tangent_rate(const Tree* t, const double* xi, const double* v,
                               double* out) noexcept nogil:
-    """out = dexp_{-xi}^-1 v, the RKMK rate (v itself on vector spaces)."""
+    """out = dexp_{-xi}^-1 v, the RKMK rate (v itself on vector spaces); a mimic system's: the
+    tree's dexp_{-G xi}^-1 (G v), its kept entries."""
     cdef Py_ssize_t i
-    if t.flat:
+    if t.mimic:
+        expand_velocity(&t.mi.mm, t.nvt, xi, t.mi.xf)
+        expand_velocity(&t.mi.mm, t.nvt, v, t.mi.vf)
+        model_dexpinv(t.ki, t.L, t.mi.xf, t.mi.vf, t.mi.q1)
+        for i in range(t.nv):
+            out[i] = t.mi.q1[t.mi.mm.v_keep[i]]
+    elif t.flat:
         for i in range(t.nv):
             out[i] = v[i]
     else:

@@ -8,8 +8,11 @@
 # that drop less what the clamp adds to the potential energy.  The columns M^-1 e_i come from
 # the factors of the O(n) forward dynamics at q (000 Table 3, factorised_solve).  A joint that
 # the impulse sets moving outwards at another limit joins the set (at most one pass per
-# limited joint).  Scratch S (rows 2 n + 4, cols max(nv, n, 1)): rows 0..n-1 the columns
-# Y = (M^-1 E)^T, rows n..2n-1 the Gram matrix, then the right-hand side, mu, a unit vector
+# limited joint).  A mimic system (numba's ``enforce_mimic_limits``) clamps and stops in reduced
+# coordinates on the tree's velocity v_full = G v_r with its rows K kept: B = [K; E^T], v+ =
+# v - M^-1 B^T (B M^-1 B^T)^-1 (0, E^T v), the stopped joints' kept DOFs; a tree has no rows.
+# Scratch S (rows 2 m + 4, cols max(tree nv, m, 1), m = nr + n): rows 0..m-1 the columns
+# Y = (M^-1 B^T)^T, rows m..2m-1 the Gram matrix, then the right-hand side, mu, a unit vector
 # (also the spring scratch d) and zeros.
 
 
@@ -48,66 +51,90 @@ cdef Py_ssize_t clamp_positions(double* q, const Limits* lm) noexcept nogil:
 
 cdef double potential(const Tree* t, const Forcing* fc, const double* q, double* zero,
                       double* d) noexcept nogil:
-    """The potential energy at q (gravity, and the joint springs when ``passive``)."""
+    """The potential energy at the tree's configuration q (gravity, and the joint springs when
+    ``passive``)."""
     cdef double energies[2]
     cdef Py_ssize_t i
-    for i in range(t.nv):
+    for i in range(t.nvt):
         zero[i] = 0.0
-    energies_of_state(t.ki, t.kf, t.L, t.nv, t.work, q, zero, fc.K, fc.q_rest, fc.passive, d,
+    energies_of_state(t.ki, t.kf, t.L, t.nvt, t.work, q, zero, fc.K, fc.q_rest, fc.passive, d,
                       energies)
     return energies[1]
 
 
-cdef bint impulse(const Tree* t, double* v, Py_ssize_t na, Py_ssize_t done,
+cdef inline Py_ssize_t tree_dof(const Limits* lm, Py_ssize_t j) noexcept nogil:
+    """The tree's v index of limited joint j (its own on a tree)."""
+    return lm.tv[j] if lm.tv != NULL else lm.idx[2 * j + 1]
+
+
+cdef bint impulse(const Tree* t, double* vt, Py_ssize_t na, Py_ssize_t done,
                   double* taken) noexcept nogil:
-    """One pass of the stop: (E^T M^-1 E) mu = E^T v for the joints active[:na], v -= M^-1 E mu
-    (the columns of the first ``done`` joints are the previous pass's).  False if E^T M^-1 E is
-    singular; else ``taken`` = 1/2 mu . E^T v, the kinetic energy the stop takes."""
+    """One pass of the stop on the tree's velocity vt: B = [R; E^T], R the rows kept, E the unit
+    columns of the joints active[:na]; (B M^-1 B^T) mu = (0, E^T vt), vt -= M^-1 B^T mu (the
+    columns of the first ``done`` rows are the previous pass's).  False if B M^-1 B^T is
+    singular; else ``taken`` = 1/2 mu . (0, E^T vt), the kinetic energy the stop takes."""
     cdef const Limits* lm = &t.lim
-    cdef Py_ssize_t ld = lm.cols, cap = (lm.rows - 4) // 2
+    cdef Py_ssize_t ld = lm.cols, cap = (lm.rows - 4) // 2, nr = lm.nr, nvt = t.nvt
+    cdef Py_ssize_t m = nr + na
     cdef double* Y = lm.S
     cdef double* G = lm.S + cap * ld
     cdef double* rhs = lm.S + 2 * cap * ld
     cdef double* mu = rhs + ld
     cdef double* e = rhs + 2 * ld
     cdef Py_ssize_t r, c, i
-    for r in range(done, na):  # Y_r = M^-1 e_r
-        for i in range(t.nv):
-            e[i] = 0.0
-        e[lm.idx[2 * lm.active[r] + 1]] = 1.0
-        factorised_solve(t.ki, t.kf, t.L, t.nv, t.work, e, Y + r * ld, t.L)
-    for r in range(na):  # E^T M^-1 E (lower triangle) and E^T v
+    cdef double x
+    for r in range(done, m):  # Y_r = M^-1 b_r
+        if r < nr:
+            for i in range(nvt):
+                e[i] = lm.R[r * nvt + i]
+        else:
+            for i in range(nvt):
+                e[i] = 0.0
+            e[tree_dof(lm, lm.active[r - nr])] = 1.0
+        factorised_solve(t.ki, t.kf, t.L, nvt, t.work, e, Y + r * ld, t.L)
+    for r in range(m):  # B M^-1 B^T (lower triangle) and (0, E^T vt)
         for c in range(r + 1):
-            G[r * ld + c] = Y[c * ld + lm.idx[2 * lm.active[r] + 1]]
-        rhs[r] = v[lm.idx[2 * lm.active[r] + 1]]
-    if not cholesky_solve(G, na, ld, rhs, mu):
+            if r < nr:
+                x = 0.0
+                for i in range(nvt):
+                    x += lm.R[r * nvt + i] * Y[c * ld + i]
+                G[r * ld + c] = x
+            else:
+                G[r * ld + c] = Y[c * ld + tree_dof(lm, lm.active[r - nr])]
+        rhs[r] = 0.0 if r < nr else vt[tree_dof(lm, lm.active[r - nr])]
+    if not cholesky_solve(G, m, ld, rhs, mu):
         return False
     taken[0] = 0.0
-    for r in range(na):  # 1/2 mu . E^T v
+    for r in range(nr, m):  # 1/2 mu . (0, E^T vt)
         taken[0] += 0.5 * mu[r] * rhs[r]
-    for r in range(na):  # v -= M^-1 E mu
-        for i in range(t.nv):
-            v[i] -= mu[r] * Y[r * ld + i]
+    for r in range(m):  # vt -= M^-1 B^T mu
+        for i in range(nvt):
+            vt[i] -= mu[r] * Y[r * ld + i]
     return True
 
 
-cdef long stop(const Tree* t, const double* q, double* v, Py_ssize_t* na,
+cdef long stop(const Tree* t, const double* q, double* v, double* vt, Py_ssize_t* na,
                double* taken) noexcept nogil:
-    """The passes of the stop (at most one per limited joint): a joint that the impulse set
-    moving outwards at its limit joins.  Returns 0 or -3 (E^T M^-1 E singular); ``na`` the
+    """The passes of the stop (at most one per limited joint) on the tree's velocity vt (v itself
+    on a tree; a mimic system's v = vt[v_keep] after each pass): a joint that the impulse set
+    moving outwards at its limit joins.  Returns 0 or -3 (B M^-1 B^T singular); ``na`` the
     joints stopped, ``taken`` the energy."""
     cdef const Limits* lm = &t.lim
-    cdef Py_ssize_t p, j, k, done = 0
+    cdef Py_ssize_t p, i, j, k, done = 0
     cdef double took
     cdef bint grew, seen
     taken[0] = 0.0
     for p in range(lm.n):
-        if not impulse(t, v, na[0], done, &took):
+        if not impulse(t, vt, na[0], done, &took):
             return -3
         taken[0] += took
-        done = na[0]
+        done = lm.nr + na[0]
+        if t.mimic:
+            for i in range(t.nv):
+                v[i] = vt[t.mi.mm.v_keep[i]]
         for k in range(na[0]):
             v[lm.idx[2 * lm.active[k] + 1]] = 0.0  # exactly (round-off)
+            vt[tree_dof(lm, lm.active[k])] = 0.0
         grew = False
         for j in range(lm.n):
             if outwards(q, v, lm, j):
@@ -123,35 +150,49 @@ cdef long stop(const Tree* t, const double* q, double* v, Py_ssize_t* na,
     return 0
 
 
+cdef inline void expanded_state(const Tree* t, const double* q, const double* v) noexcept nogil:
+    """A mimic system's tree state into mi.qf (and mi.vf unless v is NULL); nothing on a tree."""
+    if t.mimic:
+        expand_configuration(&t.mi.mm, q, t.mi.qf)
+        if v != NULL:
+            expand_velocity(&t.mi.mm, t.nvt, v, t.mi.vf)
+
+
 cdef long enforce_limits(Tree* t, const Forcing* fc, double* q, double* v,
                          Py_ssize_t* stopped) noexcept nogil:
     """Clamp q to the limits and stop the joints that move outwards at them; adds the energy
     the limits took (the stops' kinetic energy, less the potential energy the clamp added) to
-    lim.energy[0].  Returns the status (0; k + 1: the factors of M at q are singular; -3: E^T
-    M^-1 E is singular) and the joints moved or stopped in ``stopped``."""
+    lim.energy[0].  Returns the status (0; k + 1: the factors of M at q are singular; -3: B
+    M^-1 B^T is singular) and the joints moved or stopped in ``stopped``.  A mimic system works
+    on its tree's state (mi.qf, mi.vf) and writes the reduced one back."""
     cdef Limits* lm = &t.lim
     cdef double* zero = lm.S + (lm.rows - 1) * lm.cols
     cdef double* d = lm.S + (lm.rows - 2) * lm.cols
+    cdef double* qt = t.mi.qf if t.mimic else q
+    cdef double* vt = t.mi.vf if t.mimic else v
     cdef Py_ssize_t j, moved = 0, na = 0
     cdef double taken = 0.0, took = 0.0, pe
     cdef long status
     stopped[0] = 0
     if outside(q, lm):
-        pe = potential(t, fc, q, zero, d)
+        expanded_state(t, q, NULL)
+        pe = potential(t, fc, qt, zero, d)
         moved = clamp_positions(q, lm)
-        taken = pe - potential(t, fc, q, zero, d)
+        expanded_state(t, q, NULL)
+        taken = pe - potential(t, fc, qt, zero, d)
     for j in range(lm.n):  # the joints on a limit moving outwards
         if outwards(q, v, lm, j):
             lm.active[na] = j
             na += 1
     stopped[0] = moved
     if na:
-        for j in range(t.nv):
+        expanded_state(t, q, v)
+        for j in range(t.nvt):
             zero[j] = 0.0
-        status = forward_dynamics_passes(t.ki, t.kf, t.L, t.nv, t.work, q, t.nq, zero, zero, NULL,
+        status = forward_dynamics_passes(t.ki, t.kf, t.L, t.nvt, t.work, qt, t.nqt, zero, zero, NULL,
                                          d, True)  # the factors of M at q
         if status == 0:
-            status = stop(t, q, v, &na, &took)
+            status = stop(t, q, v, vt, &na, &took)
             stopped[0] = moved + na
         lm.energy[0] += taken + took
         return status

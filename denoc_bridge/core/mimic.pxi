@@ -8,22 +8,8 @@
 #
 # The maps come packed by denoc_bridge/kernels/mimic.py ``pack``: imap = [nq_r, nv_r, nc, nv,
 # q_keep (nq_r), v_keep (nv_r), s_q, m_q, s_v, m_v, circ (nc each), col (nv)] (int64) and
-# fmap = [mult, off (nc each), scale (nv)]; every index is checked against the tree before use.
-
-cdef struct MimicMaps:
-    Py_ssize_t nq, nv, nc  # the reduced nq, nv and the number of mimic joints
-    const cnp.int64_t* q_keep
-    const cnp.int64_t* v_keep
-    const cnp.int64_t* s_q  # the mimic joint's first coordinate
-    const cnp.int64_t* m_q  # the mimicked joint's
-    const cnp.int64_t* s_v  # the mimic joint's DOF
-    const cnp.int64_t* m_v  # the mimicked joint's
-    const cnp.int64_t* circ  # 1 for a continuous pair (cos, sin)
-    const cnp.int64_t* col  # per tree DOF: the reduced DOF it follows
-    const double* mult
-    const double* off
-    const double* scale  # per tree DOF: its factor (1 for a kept DOF, mult for a mimic one)
-
+# fmap = [mult, off (nc each), scale (nv)] (their struct MimicMaps is in tree.pxd, for the runs of
+# run.pyx); every index is checked against the tree before use.
 
 cdef inline bint indices_in(const cnp.int64_t* x, Py_ssize_t n, Py_ssize_t end) noexcept nogil:
     """True when the n indices x are in 0 .. end - 1."""
@@ -79,8 +65,8 @@ cdef void expand_configuration(const MimicMaps* mm, const double* qr, double* qf
             qf[mm.s_q[j]] = mm.mult[j] * qf[mm.m_q[j]] + mm.off[j]
 
 
-cdef inline void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
-                                 double* xf) noexcept nogil:
+cdef void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
+                          double* xf) noexcept nogil:
     """xf = G x_r."""
     cdef Py_ssize_t i
     for i in range(nvf):

@@ -1,9 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False
-"""The fixed-step runs of a tree, compiled: RK4 (Runge-Kutta-Munthe-Kaas on the joints' Lie
-groups) and semi-implicit Euler with the O(n) forward dynamics inside (000 §3.2: forward
-dynamics followed by numerical integration), joint limits as plastic stops, springs and
-dampers; denoc_bridge/kernels/run.py, integrators.py, systems.py (the tree), limits.py.
+"""The fixed-step runs of a tree and of a tree with mimic joints, compiled: RK4
+(Runge-Kutta-Munthe-Kaas on the joints' Lie groups) and semi-implicit Euler with the O(n)
+forward dynamics inside (000 §3.2: forward dynamics followed by numerical integration), joint
+limits as plastic stops, springs and dampers; denoc_bridge/kernels/run.py, integrators.py,
+systems.py (the tree and the mimic system), limits.py, mimic.py.
 
 One extension module built from ``integrators.pxi`` (the forces of a step, the stages, RK4 and
 Euler), ``limits.pxi`` (the stops) and ``run_entry.pxi`` (the entries called from Python, which
@@ -39,9 +40,10 @@ from denoc_bridge.core.arrays cimport array_of, model_nq, model_nv, modules_fit,
 from denoc_bridge.core.configuration cimport model_dexpinv, model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_solve
 from denoc_bridge.core.tables cimport *
-from denoc_bridge.core.tree cimport (articulated_backward_recursion, energies_of_state,
-                                     factorised_solve, first_sweep, forward_dynamics_passes,
-                                     stage_sweep, sweepable)
+from denoc_bridge.core.tree cimport (MimicMaps, articulated_backward_recursion, energies_of_state,
+                                     expand_configuration, expand_velocity, factorised_solve,
+                                     first_sweep, forward_dynamics_passes, mimic_accelerations,
+                                     mimic_maps, stage_sweep, sweepable)
 
 cnp.import_array()
 

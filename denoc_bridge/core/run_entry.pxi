@@ -23,26 +23,72 @@ cdef bint vector_space(const int* ki, Py_ssize_t L) noexcept nogil:
 
 
 cdef long tree_of(object system, Tree* t) except -100:
-    """The tree of a TreeSystem: its table, work array and limits; 0, or -2 for a length that
-    does not fit.  ``flat`` and ``swept`` are computed from the table (the same as the tuple's,
-    kernels/systems.py tree_flags), so that a wrong flag cannot send a model down the wrong
-    path."""
+    """The system of a TreeSystem or a MimicSystem (kernels/systems.py): its tree's table and
+    work array, a mimic system's maps (mimic.pxi mimic_maps), the limits; 0, or -2 for a length,
+    map or index that does not fit.  ``flat`` and ``swept`` are computed from the table (the same
+    as the tuple's, kernels/systems.py tree_flags), so that a wrong flag cannot send a model down
+    the wrong path.  A mimic system's scratch is not allocated here (mimic_scratch)."""
     cdef double* kf
     cdef double* work
     cdef Py_ssize_t d[2]
+    cdef long status
     doubles(system.kt, 2, False, b"kt", &kf, d)
     if d[1] != NT:
         return -2
     t.kf, t.ki, t.L = kf, <const int*>kf, d[0]
-    t.nq, t.nv = model_nq(t.ki, t.L), model_nv(t.ki, t.L)
-    if not (table_fits(t.ki, t.L, t.nq, t.nv) and modules_fit(t.ki, t.L)):
+    t.nqt, t.nvt = model_nq(t.ki, t.L), model_nv(t.ki, t.L)
+    t.nq, t.nv = t.nqt, t.nvt
+    if not (table_fits(t.ki, t.L, t.nqt, t.nvt) and modules_fit(t.ki, t.L)):
         return -2
     doubles(system.work, 2, True, b"work", &work, d)
-    if d[1] != W or d[0] != work_rows(t.L, t.nv, n_modules(t.ki, t.L)):
+    if d[1] != W or d[0] != work_rows(t.L, t.nvt, n_modules(t.ki, t.L)):
         return -2
     t.work = work
     t.flat, t.swept = vector_space(t.ki, t.L), sweepable(t.ki, t.L)
+    t.mimic = False
+    t.mi.qf = t.mi.acc = NULL
+    t.mi.tv = NULL
+    if type(system).__name__ == "MimicSystem":
+        status = mimic_maps(system.imap, system.fmap, t.nqt, t.nvt, &t.mi.mm)
+        if status or system.nqf != t.nqt or not 0 <= system.reach <= t.L:
+            return -2
+        t.mimic, t.flat, t.swept = True, False, False
+        t.mi.reach = system.reach
+        t.nq, t.nv = t.mi.mm.nq, t.mi.mm.nv
     return limits_of(system, t)
+
+
+cdef int mimic_scratch(Tree* t) except -1:
+    """A mimic system's scratch (Mimic: the expanded state and forces, mimic_accelerations'
+    scratch, the limited joints' tree v index), allocated for one run or one thread of a batch
+    and freed by free_mimic; nothing for a tree."""
+    if not t.mimic:
+        return 0
+    cdef Mimic* mi = &t.mi
+    cdef Py_ssize_t nqt = t.nqt, nvt = t.nvt, nc = mi.mm.nc, j
+    mi.qf = <double*>calloc(2 * nqt + 6 * nvt + (3 + nc) * nvt + nc * (nc + 2) + 1, sizeof(double))
+    mi.tv = <cnp.int64_t*>calloc(t.lim.n + 1, sizeof(cnp.int64_t))
+    if mi.qf == NULL or mi.tv == NULL:
+        free_mimic(t)
+        raise MemoryError()
+    mi.vf = mi.qf + nqt
+    mi.xf = mi.vf + nvt
+    mi.tp = mi.xf + nvt
+    mi.tf = mi.tp + 2 * nvt
+    mi.q1 = mi.tf + nvt
+    mi.acc = mi.q1 + nqt
+    for j in range(t.lim.n):
+        mi.tv[j] = mi.mm.v_keep[t.lim.idx[2 * j + 1]]
+    t.lim.tv = mi.tv
+    return 0
+
+
+cdef void free_mimic(Tree* t) noexcept nogil:
+    """Free what mimic_scratch allocated."""
+    if t.mimic:
+        free(t.mi.qf)
+        free(t.mi.tv)
+        t.mi.qf, t.mi.tv, t.lim.tv = NULL, NULL, NULL
 
 
 def tree_flags(kt):
@@ -60,12 +106,19 @@ def tree_flags(kt):
 
 
 cdef long limits_of(object system, Tree* t) except -100:
-    """The limits of a TreeSystem (lim_i, lim_f, lim_s, lim_a, lim_e) into t.lim: 0, or -2 for
-    a length or an index that does not fit."""
+    """The limits of a TreeSystem or a MimicSystem (lim_i, lim_f, lim_s, lim_a, lim_e, and a
+    mimic system's rows lim_r, its K: nc x tree nv) into t.lim: 0, or -2 for a length or an
+    index that does not fit."""
     cdef Limits* lm = &t.lim
     cdef void* p
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t j, n
+    lm.R, lm.nr, lm.tv = NULL, 0, NULL
+    if t.mimic:
+        doubles(system.lim_r, 2, False, b"lim_r", <double**>&p, d)
+        lm.R, lm.nr = <const double*>p, d[0]
+        if d[0] != t.mi.mm.nc or d[1] != t.nvt:
+            return -2
     array_of(system.lim_i, 2, cnp.NPY_INT64, False, b"lim_i", &p, d)
     lm.idx, n = <const cnp.int64_t*>p, d[0]
     if d[1] != 2:
@@ -79,7 +132,7 @@ cdef long limits_of(object system, Tree* t) except -100:
         return -2
     doubles(system.lim_s, 2, True, b"lim_s", &lm.S, d)
     lm.rows, lm.cols = d[0], d[1]
-    if lm.rows != 2 * n + 4 or lm.cols != max(t.nv, n, 1):
+    if lm.rows != 2 * (n + lm.nr) + 4 or lm.cols != max(t.nvt, n + lm.nr, 1):
         return -2
     array_of(system.lim_a, 1, cnp.NPY_INT64, True, b"lim_a", &p, d)
     lm.active = <cnp.int64_t*>p
@@ -113,17 +166,17 @@ cdef long forcing_of(object fc, const Tree* t, Py_ssize_t tau_rows, Forcing* f) 
     f.fext = p if d[0] else NULL
     if d[0] != 0 and (d[0] != t.L or d[1] != 6):
         return -2
-    doubles(fc.K, 1, False, b"K", &p, d)
+    doubles(fc.K, 1, False, b"K", &p, d)  # the tree's springs and dampers (a mimic system's too)
     f.K = p
-    if d[0] != t.nv:
+    if d[0] != t.nvt:
         return -2
     doubles(fc.D, 1, False, b"D", &p, d)
     f.D = p
-    if d[0] != t.nv:
+    if d[0] != t.nvt:
         return -2
     doubles(fc.q_rest, 1, False, b"q_rest", &p, d)
     f.q_rest = p
-    return 0 if d[0] == t.nq else -2
+    return 0 if d[0] == t.nqt else -2
 
 
 cdef Py_ssize_t count_saves(Py_ssize_t step0, Py_ssize_t n_steps, Py_ssize_t every) noexcept nogil:
@@ -180,11 +233,13 @@ cdef tuple fixed_step_run(object system, object fc, object q, object v, Py_ssize
     doubles(s, 2, True, b"s", &ps, d)
     if status or d[0] != S_ROWS or d[1] < max(t.nq, t.nv, 1):
         return 0, -2, 0
+    mimic_scratch(&t)
     with nogil:
         if rk4:
             rk4_steps(&t, &f, pq, pv, step0, n_steps, dt, save_every, save0, &o, ps, d[1], &r)
         else:
             euler_steps(&t, &f, pq, pv, step0, n_steps, dt, save_every, save0, &o, ps, d[1], &r)
+        free_mimic(&t)
     return r.done, r.status, r.saved
 
 
@@ -233,7 +288,9 @@ def enforce_joint_limits(system, fc, q, v):
     if status:
         return 0, -2
     if t.lim.n:
+        mimic_scratch(&t)
         status = enforce_limits(&t, &f, pq, pv, &stopped)
+        free_mimic(&t)
     return stopped, status
 
 
@@ -250,7 +307,7 @@ def passive_forces(system, fc, q, v, out):
     cdef Py_ssize_t d
     cdef long status = one_state(system, fc, q, v, False, &t, &f, &pq, &pv)
     doubles(out, 1, True, b"out", &po, &d)
-    if status or d != t.nv:
+    if status or d != t.nv or t.mimic:  # a mimic system's springs act on its tree's state
         return -2
     f.tau_mode = TAU_NONE
     applied_forces(&t, &f, pq, pv, 0, po, po)  # the difference d in out, then out from it
@@ -267,7 +324,7 @@ cdef struct Own:  # one thread's arrays of a batch: work, scratch, the limits' s
 
 cdef int own_arrays(const Tree* t, Py_ssize_t width, Own* w) except -1:
     """The arrays a thread of a batch runs its cases on (freed by free_own)."""
-    w.work = <double*>calloc(work_rows(t.L, t.nv, n_modules(t.ki, t.L)) * W, sizeof(double))
+    w.work = <double*>calloc(work_rows(t.L, t.nvt, n_modules(t.ki, t.L)) * W, sizeof(double))
     w.s = <double*>calloc(S_ROWS * width, sizeof(double))
     w.S = <double*>calloc(t.lim.rows * t.lim.cols, sizeof(double))
     w.active = <cnp.int64_t*>calloc(max(t.lim.n, 1), sizeof(cnp.int64_t))
@@ -371,6 +428,11 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
         next_case = <long long*>p
     width = max(t.nq, t.nv, 1)
     own_arrays(&t, width, &w)
+    try:
+        mimic_scratch(&t)
+    except MemoryError:
+        free_own(&w)
+        raise
     with nogil:
         b = start
         while True:
@@ -387,5 +449,6 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
             run_case(&t, &fb, &w, pQ + b * t.nq, pV + b * t.nv, n_steps, dt, save_every, &ob, width, euler, &r)
             st[0][b], st[1][b], st[2][b] = r.done, r.status, r.saved
             b += 1
+        free_mimic(&t)
     free_own(&w)
     return 0

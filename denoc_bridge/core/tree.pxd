@@ -2,13 +2,15 @@
 """The passes of the tree module that the other compiled modules cimport
 (``from denoc_bridge.core.tree cimport energies_of_state``): the energies, and the forward
 dynamics passes, the factorised solve and the fused stage sweep of the fixed-step runs
-(``run.pyx``).
+(``run.pyx``), and the maps and accelerations of a model with mimic joints (mimic.pxi).
 
 ``ki``/``kf``: the model table's int32 and float64 views (tables.pxd), L links, nv DOFs; every
 length is the model's (checked by the caller, as the entries of tree.pyx do); ``work`` the
 model's work array (tables.pxd ``work_rows``); ``fext`` (L, 6) in internal order or NULL for no
 wrenches.
 """
+
+cimport numpy as cnp
 
 cdef void energies_of_state(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                             double* work, const double* q, const double* v, const double* K,
@@ -37,3 +39,28 @@ cdef void first_sweep(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t 
                       const double* q, Py_ssize_t nq, const double* v, double* a,
                       const double* zeros, double* v1, const double* fext) noexcept nogil
 cdef bint sweepable(const int* ki, Py_ssize_t L) noexcept nogil
+
+
+cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; kernels/mimic.py pack)
+    Py_ssize_t nq, nv, nc  # the reduced nq, nv and the number of mimic joints
+    const cnp.int64_t* q_keep
+    const cnp.int64_t* v_keep
+    const cnp.int64_t* s_q  # the mimic joint's first coordinate
+    const cnp.int64_t* m_q  # the mimicked joint's
+    const cnp.int64_t* s_v  # the mimic joint's DOF
+    const cnp.int64_t* m_v  # the mimicked joint's
+    const cnp.int64_t* circ  # 1 for a continuous pair (cos, sin)
+    const cnp.int64_t* col  # per tree DOF: the reduced DOF it follows
+    const double* mult
+    const double* off
+    const double* scale  # per tree DOF: its factor (1 for a kept DOF, mult for a mimic one)
+
+
+cdef long mimic_maps(object imap, object fmap, Py_ssize_t nqf, Py_ssize_t nvf, MimicMaps* mm) except -100
+cdef void expand_configuration(const MimicMaps* mm, const double* qr, double* qf) noexcept nogil
+cdef void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
+                          double* xf) noexcept nogil
+cdef long mimic_accelerations(const MimicMaps* mm, const int* ki, const double* kf, Py_ssize_t L,
+                              Py_ssize_t nqf, Py_ssize_t nvf, Py_ssize_t reach, double* work,
+                              const double* qf, const double* vf, const double* tf,
+                              const double* fext, double* f, double* out) noexcept nogil

@@ -65,7 +65,6 @@ from denoc_bridge.core import run as core_run
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
-from denoc_bridge.kernels.systems import TreeSystem as KernelTree
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import describe_loops
@@ -100,6 +99,7 @@ from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
 from denoc_bridge.simulation.runners import (
     SingularTree,
     compile_for,
+    compiled_core,
     finish_run,
     run_adaptive,
     run_compiled,
@@ -438,11 +438,11 @@ def simulate_batch(
     saves = Saves(Qs, Vs, As, np.zeros((B, 0)), stops)
     Q, V = Q0.copy(), V0.copy()
     args = (system.kernel_system(), system.forcing(table), Q, V, n_steps, dt, stride, saves, done, status, saved)
-    tree = isinstance(args[0], KernelTree)
+    tree = compiled_core(args[0])
     if not tree:
         compile_for(kr.run_batch, *args, method == "euler")  # the wall time leaves the compilation out
     t0 = time.perf_counter()
-    if tree:  # the compiled core: one case per task, on every core, the GIL released
+    if tree:  # the compiled core (a tree, mimic joints): one case per task, on every core, the GIL released
         run_claimed(core_run.run_batch_chunk, B, *args, method == "euler")
     else:
         run_parallel(kr.run_batch, *args, method == "euler")

@@ -34,10 +34,10 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
+from denoc_bridge.core import configuration as _config
+from denoc_bridge.core import run as _run
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
-from denoc_bridge.kernels import configuration as kc
-from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import systems as ks
@@ -165,7 +165,12 @@ class MimicSystem(System):
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)
-        ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        if self.use_passive:  # the tree's springs and dampers at the expanded state
+            _config.difference(self.tree._kt, self.q_rest, qf, self.d)
+            np.multiply(-self.K, self.d, out=self.total)
+            self.total -= self.D * vf
+        else:
+            self.total[:] = 0.0
         try:
             out[:] = forward_dynamics(
                 self.model,
@@ -190,7 +195,7 @@ class MimicSystem(System):
     def ode(self, t, n, q, v, qdot, a):
         st, _ = self.accelerations(t, n, q, v, a)
         if st == 0:
-            kc.configuration_rate(self.ki, self.model.expand(q), self.model._full(v), self._qf)
+            _config.configuration_rate(self.tree._kt, self.model.expand(q), self.model._full(v), self._qf)
             qdot[:] = self._qf[self.model._q_keep]
         return st
 
@@ -205,7 +210,8 @@ class MimicSystem(System):
     singular_fallback = True
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form)."""
+        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form;
+        the compiled core's runs read it, core/run.pyx)."""
         tree, nc = self.tree, self.model.n_constraints
         imap, fmap, reach = self.model._kernel_maps()
         f = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
@@ -218,26 +224,23 @@ class MimicSystem(System):
         return float(self.lim_e[0])
 
     def end_step(self, q, v, t):
-        """The joint limits after a step from Python (:func:`.kernels.limits.enforce_mimic_limits`)."""
+        """The joint limits after a step from Python: the compiled runs' stop
+        (:func:`denoc_bridge.core.run.enforce_joint_limits` on the mimic system), its energy into
+        ``lim_e``."""
         if self.lim_i.shape[0]:
-            tree, (li, lf) = self.tree, (self.lim_i, self.lim_f)
-            imap, fmap, _ = self.model._kernel_maps()
-            im, fm = km.unpack(imap, fmap)
-            _, status, taken = klim.enforce_mimic_limits(
-                tree._kt, tree.thread_work(), im, fm, tree.nq, self.lim_r, q, v, li[:, 0], li[:, 1], lf[:, 0],
-                lf[:, 1], self.lim_s, self.lim_a, self._lim_f, self.K, self.q_rest, self.use_passive,
-            )  # fmt: skip
-            self.lim_e[0] += taken
+            _, status = _run.enforce_joint_limits(self.kernel_system(), self.forcing(), q, v)
             if status:
                 raise limits_failure(t)
 
-    # the compiled runs' maps (numba's), for the bit-for-bit equality of simulation.tree's stages
+    # The maps of the Python stages are the compiled runs' (core.configuration at the expanded
+    # arguments, which core/run.pyx cimports), so that a run through them (a Python controller)
+    # gives the compiled run's numbers (tests/simulation/test_limits.py).
     def integrate(self, q, xi, out):
-        kc.integrate(self.ki, self.model.expand(q), self.model._full(xi), self._qf)
+        _config.integrate(self.tree._kt, self.model.expand(q), self.model._full(xi), self._qf)
         out[:] = self._qf[self.model._q_keep]
 
     def dexpinv(self, xi, v, out):
-        kc.dexpinv(self.ki, self.model._full(xi), self.model._full(v), self._kf)
+        _config.dexpinv(self.tree._kt, self.model._full(xi), self.model._full(v), self._kf)
         out[:] = self._kf[self.model._v_keep]
 
     def normalise(self, Q):

@@ -16,6 +16,7 @@ from denoc_bridge.core import run as core_run
 from denoc_bridge.core import sized
 from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import run as kr
+from denoc_bridge.kernels.systems import MimicSystem as KernelMimic
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.kernels.systems import TreeSystem as KernelTree
 from denoc_bridge.simulation.common import (
@@ -66,7 +67,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             buf.saved += k
             buf.filled += k
             if status:
-                if isinstance(ksys, KernelTree):  # the compiled core's -2: lengths its caller sized
+                if compiled_core(ksys):  # the compiled core's -2: lengths its caller sized
                     sized(status, "the compiled run")
                 break
             elapsed = time.perf_counter() - t0
@@ -88,11 +89,17 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     return traj
 
 
+def compiled_core(ksys) -> bool:
+    """Whether the compiled core runs the compiled system ``ksys`` (``denoc_bridge/core/run.pyx``:
+    a tree, a tree with mimic joints); numba runs the others (loop closures)."""
+    return isinstance(ksys, (KernelTree, KernelMimic))
+
+
 def steppers(ksys):
-    """(RK4, Euler) of a compiled system: a tree's run is the compiled core's
-    (``denoc_bridge/core/run.pyx``, the GIL released inside a chunk), the others' numba's
-    (:mod:`denoc_bridge.kernels.run`: mimic relations, loop closures)."""
-    if isinstance(ksys, KernelTree):
+    """(RK4, Euler) of a compiled system: the compiled core's for a tree or a tree with mimic
+    joints (the GIL released inside a chunk), numba's for the others
+    (:mod:`denoc_bridge.kernels.run`: loop closures)."""
+    if compiled_core(ksys):
         return core_run.rk4_run, core_run.euler_run
     return kr.rk4_run, kr.euler_run
 

@@ -220,7 +220,7 @@ def test_mimic_simulation_respects_every_joints_limits():
     """The gripper under a torque that drives its fingers outwards for 0.5 s: every joint of the
     tree (mimic joints included, at the expanded states) stays in its limits, the stops take
     energy (limit_work > 0) and the energy balance closes with it; the Python stages (a
-    controller) give the compiled run's numbers (to round-off); without limits the fingers leave
+    controller) give the compiled run's numbers bit for bit; without limits the fingers leave
     the range."""
     mm = db.load_urdf(GRIPPER, mimic=True)
     tau = np.zeros(mm.nv)
@@ -239,12 +239,9 @@ def test_mimic_simulation_respects_every_joints_limits():
     # the balance closes with the limits' energy up to a stop's O(dt) error, as on a tree
     # (measured at dt = 1e-3 and 2.5e-4: 1.0 % and 0.35 % here, 1.8 % and 0.5 % on the gripper's tree)
     assert np.abs(tr.energy_drift()).max() < 0.02 * tr.limit_work[-1]
-    # to round-off: the Python stages' accelerations are Cython's (core/mimic.pxi), the compiled
-    # run's still numba's (kernels/mimic.py, until issue 49 moves the mimic runs; they were bit for
-    # bit the same kernel before; measured: q 2.8e-17, v 5.3e-15, limit_work 8.3e-17)
     python = db.simulate(mm, q0, v0, 0.5, 1e-3, tau=lambda t, q, v: tau, progress=False)
-    assert np.abs(python.q - tr.q).max() <= 1e-14 and np.abs(python.v - tr.v).max() <= 1e-12
-    assert np.abs(python.limit_work - tr.limit_work).max() <= 1e-14
+    assert np.array_equal(python.q, tr.q) and np.array_equal(python.v, tr.v)
+    assert np.array_equal(python.limit_work, tr.limit_work)
     free = db.simulate(mm, q0, v0, 0.5, 1e-3, tau=tau, progress=False, limits=False)
     free_f = mm.expand(free.q)
     assert not ((free_f[:, tree_idx[:, 0]] >= tree_lim[:, 0]) & (free_f[:, tree_idx[:, 0]] <= tree_lim[:, 1])).all()
