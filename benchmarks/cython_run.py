@@ -11,10 +11,6 @@ Rows:
   a 100-link revolute chain (the fused stage sweep), zero torque, springs and dampers off, every
   step saved: the time per step of one call of ``steps`` steps, both implementations on the same
   named tuples (fresh work arrays each call), thread CPU time;
-* **mimic runs**: RK4 and Euler of models with mimic joints (reduced coordinates: the Lagrange
-  form on the tree at every stage), the joint limits enforced, a constant torque, the tree's
-  springs and dampers on; both implementations on the same named tuples, as the runs above, and
-  the largest difference of the saved states;
 * **batch**: ``simulate_batch``'s compiled call on B panda cases of ``--batch-steps`` RK4 steps:
   the compiled core's ``run_batch_chunk`` on the thread pool (``run_claimed``) against numba's
   ``run_batch`` (``run_parallel``), wall time;
@@ -88,67 +84,6 @@ def interleaved(fns, repeats, stat=statistics.median):
             times[k].append(fns[k]())
     interleaved.last = times
     return {k: stat(v) for k, v in times.items()}
-
-
-ROOT = Path(__file__).resolve().parents[1]
-MIMIC = {
-    "gripper": lambda: db.load_urdf(str(ROOT / "urdf" / "mimic_gripper.urdf"), mimic=True),
-    "gripper-ff": lambda: db.load_urdf(str(ROOT / "urdf" / "mimic_gripper.urdf"), floating_base=True, mimic=True),
-    "panda": lambda: db.load_robot("panda", mimic=True),
-    "pr2": lambda: db.load_robot("pr2", mimic=True),
-}
-
-
-def mimic_run(stepper, ks, fc, q0, v0, n):
-    """(seconds per step, saved q) of a call of ``n`` steps on fresh arrays (as :func:`one_run`)."""
-    nq, nv = q0.shape[0], v0.shape[0]
-    ks = ks._replace(work=np.empty_like(ks.work), lim_e=np.zeros(1), lim_s=np.zeros_like(ks.lim_s))
-    out = Saves(np.empty((n, nq)), np.empty((n, nv)), np.empty((n, nv)), np.zeros(0), np.zeros(0))
-    s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
-    q, v = q0.copy(), v0.copy()
-    t0 = time.thread_time()
-    done, status, _ = stepper(ks, fc, q, v, 0, n, 1e-3, 1, 0, out, s)
-    t = time.thread_time() - t0
-    assert (done, status) == (n, 0), (done, status)
-    return t / n, out.Qs
-
-
-def mimic_rows(args):
-    """Compiled mimic runs against numba's, one process: us per step and max |difference|."""
-    from denoc_bridge.simulation.api import start_inside_limits
-    from denoc_bridge.simulation.mimic import MimicSystem
-
-    print(
-        f"{'mimic model':<12} {'method':<6} {'steps':>6} {'cython us/step':>15} {'numba us/step':>14}  cy/numba  max diff"
-    )
-    for name, make in MIMIC.items():
-        if args.only and args.only not in name:
-            continue
-        model = make()
-        rng = np.random.default_rng(1)
-        n = max(20, int(args.step_work // model.tree.nv))
-        forces = Forces(model, 0.05 * rng.standard_normal(model.nv), None, n, "rk4")
-        system = MimicSystem(model, forces, True, True)
-        q0 = start_inside_limits(model, db.random_configuration(model, rng), system)
-        v0 = 0.3 * rng.standard_normal(model.nv)
-        ks = system.kernel_system()
-        nvt = model.tree.nv
-        fc = system.forcing()._replace(K=np.full(nvt, 0.01), D=np.full(nvt, 0.001), passive=True)
-        for method in ("rk4", "euler"):
-            ours = compiled.rk4_run if method == "rk4" else compiled.euler_run
-            theirs = kr.rk4_run if method == "rk4" else kr.euler_run
-            _, Qn = mimic_run(theirs, ks, fc, q0, v0, n)  # compiled or loaded from numba's cache
-            _, Qc = mimic_run(ours, ks, fc, q0, v0, n)
-            diff = float(np.abs(Qc - Qn).max())
-            t = interleaved(
-                {
-                    "cython": lambda s=ours: mimic_run(s, ks, fc, q0, v0, n)[0],
-                    "numba": lambda s=theirs: mimic_run(s, ks, fc, q0, v0, n)[0],
-                },
-                args.repeats,
-            )
-            c, m = t["cython"] * 1e6, t["numba"] * 1e6
-            print(f"{name:<12} {method:<6} {n:>6} {c:>15.3f} {m:>14.3f}  {c / m:>8.2f}  {diff:.1e}", flush=True)
 
 
 def run_rows(args):
@@ -254,14 +189,9 @@ def main(argv=None) -> None:
     p.add_argument("--batch-steps", type=int, default=25)
     p.add_argument("--no-batch", action="store_true")
     p.add_argument("--no-rope", action="store_true")
-    p.add_argument("--no-tree", action="store_true", help="leave out the tree runs")
-    p.add_argument("--no-mimic", action="store_true")
     args = p.parse_args(argv)
     print(f"pinocchio {pin.__version__}, thread CPU time (runs, rope), wall time (batch)")
-    if not args.no_tree:
-        run_rows(args)
-    if not args.no_mimic:
-        mimic_rows(args)
+    run_rows(args)
     if not args.no_batch:
         batch_row(args)
     if not args.no_rope:

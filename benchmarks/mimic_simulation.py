@@ -6,7 +6,7 @@ On the same model and initial state, in one process (wall time of whole runs: th
 ``--repeats`` runs, interleaved):
 
 * ours, compiled: ``db.simulate(load_urdf(path, mimic=True), q0, v0, T, dt, limits=False)`` (classical
-  RK4 in Pinocchio's mimic layout; the stepping loop compiled, :mod:`denoc_bridge.kernels.mimic`:
+  RK4 in Pinocchio's mimic layout; the stepping loop compiled, ``denoc_bridge/core/run.pyx``:
   per stage one forward dynamics of the tree that keeps its articulated factors, one solve
   with them per mimic joint and one for the correction);
 * ours, Python stages: the same steps stage by stage from Python, each stage's
@@ -18,7 +18,7 @@ On the same model and initial state, in one process (wall time of whole runs: th
 
 Single calls (``calls``): at one random state per robot, our ``inverse_dynamics``,
 ``mass_matrix`` and ``forward_dynamics`` of the mimic model (each one compiled entry,
-:mod:`denoc_bridge.kernels.mimic`) next to Pinocchio's ``rnea``, ``crba`` and
+``denoc_bridge/core/mimic.pxi``) next to Pinocchio's ``rnea``, ``crba`` and
 ``solve(crba, tau - nonLinearEffects)`` (its forward dynamics of a mimic model); microseconds
 per call from Python, the best of ``--repeats`` batches of 2,000 calls (200 with ``--quick``);
 panda (one mimic finger) is added to the robots.

@@ -39,7 +39,6 @@ from numba import njit
 from denoc_bridge.kernels.compiling import njit_one_version
 from denoc_bridge.kernels.energy import energies_state
 from denoc_bridge.kernels.lagrange import cholesky_solve, factorised_forward_dynamics, solve
-from denoc_bridge.kernels.mimic import expand_configuration, expand_velocity
 
 
 def scratch_shape(n: int, nv: int, n_rows: int = 0) -> tuple[int, int]:
@@ -194,40 +193,4 @@ def enforce_limits(kt, work, q, v, lq, lv, lo, hi, S, active, K, q_rest, springs
     if status:  # the factors of M at q
         return moved, status, taken
     status, took, na = _stop(ki, kt, work, q, v, v, lq[0:0], lq, lv, lv, lo, hi, S[0:0, :nv], S, active, na)
-    return moved + na, status, taken + took
-
-
-@njit(cache=True)
-def enforce_mimic_limits(kt, work, im, fm, nqf, R, qr, vr, lq, lv, lo, hi, S, active, f, K, q_rest, springs):
-    """:func:`enforce_limits` for a mimic model in reduced coordinates (qr, vr): ``im``, ``fm``
-    the maps of :func:`.mimic.unpack`, ``lq``/``lv`` the reduced q and v index of each limited
-    joint, R the mimic rows K (nc, tree nv), ``f`` a (3, max(tree nq, nv)) scratch, the tree's
-    springs.  The same returns."""
-    if lq.shape[0] == 0:
-        return 0, 0, 0.0
-    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
-    mult, off, scale = fm
-    ki, nvf = kt.view(np.int32), col.shape[0]
-    qf, vf, zero = f[0, :nqf], f[1, :nvf], f[2, :nvf]
-    d = S[S.shape[0] - 2, :nvf]
-    moved, taken = 0, 0.0
-    if _outside(qr, lq, lo, hi):
-        expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-        pe = _potential(kt, work, qf, K, q_rest, springs, zero, d)
-        moved = clamp_positions(qr, lq, lo, hi)
-        expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-        taken = pe - _potential(kt, work, qf, K, q_rest, springs, zero, d)
-    na = _active(qr, vr, lq, lv, lo, hi, active)
-    if na == 0:
-        return moved, 0, taken
-    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-    expand_velocity(vr, col, scale, vf)
-    zero[:] = 0.0
-    status = factorised_forward_dynamics(ki, kt, work, qf, zero, zero, work[0:0], d)
-    if status:
-        return moved, status, taken
-    lvf = np.empty(lq.shape[0], np.int64)  # the tree's v index of each limited joint
-    for j in range(lq.shape[0]):
-        lvf[j] = v_keep[lv[j]]
-    status, took, na = _stop(ki, kt, work, qr, vr, vf, v_keep, lq, lv, lvf, lo, hi, R, S, active, na)
     return moved + na, status, taken + took

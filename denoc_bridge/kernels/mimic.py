@@ -1,6 +1,6 @@
-"""Compiled fixed-step runs of a model with ``<mimic>`` joints as constraints (reduced
-coordinates, Pinocchio's mimic layout): the stages of :mod:`denoc_bridge.simulation.mimic`
-without a Python call per stage.
+"""The maps of a model with ``<mimic>`` joints as constraints (reduced coordinates, Pinocchio's
+mimic layout) and the configuration maps of its stages, for the numba runs of a mimic model with
+loop closures (:mod:`.mimic_loops`, :mod:`.systems` MimicLoopSystem).
 
 The maps between the reduced state (q_r, v_r) and the tree's (:mod:`denoc_bridge.constraints.mimic`)
 come as two tuples of arrays, ``im = (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col)`` (int64)
@@ -10,30 +10,16 @@ and ``fm = (mult, off, scale)`` (the compiled entries take them packed in two fl
 mimicked joint), ``mult``, ``off`` and ``circ`` (continuous pair), ``col``/``scale``
 (``v_full = G v_r``: ``v_full[i] = scale[i] v_r[col[i]]``).
 
-Accelerations (:func:`mimic_accelerations`), as ``mimic.forward_dynamics(method="lagrange")``:
-
-    a0 = FD_tree(q_full, v_full, tau_full),         tau_full = G^+T (tau_r + G^T tau_passive)
-    W_j = M^-1 K_j^T,                                K_j = e_s - mult e_m
-    (K W^T) lambda = -K a0,   a_r = (a0 + M^-1 K^T lambda)[v_keep]
-
-One forward dynamics per stage that keeps the articulated factors of M, then nc + 1 solves
-with them (:func:`.lagrange.solve`: the backward and forward substitutions of 000 Table 3
-without twists and masses; the nc for W only over the links up to the last mimic or
-mimicked DOF).  ``K W^T`` is SPD, solved by Cholesky here.  The steps
-are those of ``simulation._run_python`` with a ``MimicSystem``: classical RK4 with the
-Runge-Kutta-Munthe-Kaas rates of the tree at ``(q_full, G xi, G v)``, or semi-implicit
-Euler; the configuration maps are the tree's restricted to the kept entries.
+A mimic model without loops is compiled in Cython (``denoc_bridge/core/mimic.pxi``: its inverse
+and forward dynamics, GIM and inverse GIM; ``core/run.pyx``: its fixed-step runs, the stops
+included); numba's accelerations, stages and stops of it are gone (issue 49).
 """
 
 import numpy as np
 from numba import njit
 
 from denoc_bridge.kernels.configuration import dexpinv, integrate
-from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE, finite_status, passive_forces
-from denoc_bridge.kernels.lagrange import factorised_forward_dynamics, solve
-
-#: rows of the tree scratch ``f`` (width max(nq, nv)) ahead of the nc rows of W
-TREE_ROWS = 6
+from denoc_bridge.kernels.integrators import TAU_CONSTANT, TAU_TABLE
 
 
 @njit(cache=True)
@@ -55,77 +41,6 @@ def expand_velocity(xr, col, scale, xf):
     """xf = G x_r."""
     for i in range(col.shape[0]):
         xf[i] = xr[col[i]] * scale[i]
-
-
-@njit(cache=True)
-def mimic_accelerations(ki, kt, work, qr, vr, tau_r, fext, K, D, q_rest, passive, im, fm, nqf, reach, f, S, out):
-    """out = a_r(q_r, v_r) under tau_r, the tree's springs and dampers and fext (see the module
-    docstring); ``reach``: the links before it hold every mimic and mimicked DOF.  ``f``:
-    (TREE_ROWS + nc, max(nq, nv) of the tree) scratch, ``S``: (nc, nc + 1).  Returns 0, k + 1
-    (the tree's articulated inertia of link k is singular) or -1 (not finite)."""
-    q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col = im
-    mult, off, scale = fm
-    nv, nc, nvf, L = v_keep.shape[0], s_v.shape[0], col.shape[0], ki.shape[0]
-    qf, vf, tp, tf, a0, d = f[0, :nqf], f[1, :nvf], f[2, :nvf], f[3, :nvf], f[4, :nvf], f[5, :nvf]
-    expand_configuration(qr, q_keep, s_q, m_q, mult, off, circ, qf)
-    expand_velocity(vr, col, scale, vf)
-    passive_forces(ki, qf, vf, K, D, q_rest, passive, d, tp)  # the tree's springs and dampers
-    tf[:] = 0.0  # tau_r + G^T tau_passive, on the kept DOFs
-    for i in range(nv):
-        tf[v_keep[i]] = tau_r[i] + tp[v_keep[i]]
-    for j in range(nc):
-        tf[m_v[j]] += mult[j] * tp[s_v[j]]
-    status = factorised_forward_dynamics(ki, kt, work, qf, vf, tf, fext, a0)  # a0, and the factors of M
-    if status:
-        return status
-    for j in range(nc):  # W_j = M^-1 K_j^T, up to reach
-        tf[:] = 0.0
-        tf[s_v[j]] = 1.0
-        tf[m_v[j]] -= mult[j]
-        solve(ki, kt, work, tf, f[TREE_ROWS + j, :nvf], reach)
-    for j in range(nc):  # [K W^T | -K a0]
-        for k in range(nc):
-            S[j, k] = f[TREE_ROWS + k, s_v[j]] - mult[j] * f[TREE_ROWS + k, m_v[j]]
-        S[j, nc] = -(a0[s_v[j]] - mult[j] * a0[m_v[j]])
-    _cholesky_solve(S, nc)  # lambda into S[:, nc]
-    tf[:] = 0.0  # K^T lambda
-    for j in range(nc):
-        tf[s_v[j]] += S[j, nc]
-        tf[m_v[j]] -= mult[j] * S[j, nc]
-    if nc:
-        solve(ki, kt, work, tf, d, L)  # M^-1 K^T lambda
-    else:
-        d[:] = 0.0
-    for i in range(nv):  # a_r = (a0 + M^-1 K^T lambda)[v_keep]
-        out[i] = a0[v_keep[i]] + d[v_keep[i]]
-    return finite_status(out)
-
-
-@njit(cache=True)
-def _cholesky_solve(S, n):
-    """Solve S[:, :n] x = S[:, n] in place (x into S[:, n]) for SPD S[:, :n] (Cholesky, lower
-    triangle overwritten)."""
-    for j in range(n):
-        x = S[j, j]
-        for k in range(j):
-            x -= S[j, k] * S[j, k]
-        x = np.sqrt(x) if x > 0.0 else np.nan  # NaN: reported as not finite
-        S[j, j] = x
-        for i in range(j + 1, n):
-            y = S[i, j]
-            for k in range(j):
-                y -= S[i, k] * S[j, k]
-            S[i, j] = y / x
-    for i in range(n):  # L y = b
-        y = S[i, n]
-        for k in range(i):
-            y -= S[i, k] * S[k, n]
-        S[i, n] = y / S[i, i]
-    for i in range(n - 1, -1, -1):  # L^T x = y
-        y = S[i, n]
-        for k in range(i + 1, n):
-            y -= S[k, i] * S[k, n]
-        S[i, n] = y / S[i, i]
 
 
 def pack(q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col, mult, off, scale):

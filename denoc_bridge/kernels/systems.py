@@ -30,8 +30,9 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
 * :class:`TreeSystem`: the O(n) forward dynamics (000 §3.2), whose RK4 stages on chains of
   revolute joints fuse one stage's backward pass with the next stage's twists
   (:mod:`.stages`).
-* :class:`MimicSystem`: mimic relations as constraint rows ``K`` on the tree, reduced state
-  (:func:`.mimic.mimic_accelerations`).
+* :class:`MimicSystem`: mimic relations as constraint rows ``K`` on the tree, reduced state;
+  only the compiled core runs it (``denoc_bridge/core/run.pyx``: numba's mimic stages are gone,
+  issue 49), the tuple is its argument.
 * :class:`MimicLoopSystem`: both, as one stack of rows ``[K; C(q)]`` on the tree
   (:mod:`.mimic_loops`), reduced state, projected like a loop system.
 * :class:`LoopSystem`: cut joints as constraint rows ``C(q)`` on the tree, Lagrange
@@ -75,14 +76,12 @@ Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err", "Stops"])
 #: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced); ``lim_e[0]`` the energy the limits
 #: took so far
 TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a", "lim_e"])
-#: a tree with mimic relations: the packed maps of :func:`.mimic.pack`, the tree's nq, the
-#: links that hold every mimic DOF (``reach``) and the scratch ``f`` and ``S`` of
-#: :func:`.mimic.mimic_accelerations`
-#: ``lim_*``: its limited joints in reduced coordinates (as a tree's, :func:`.limits.enforce_mimic_limits`)
-#: and ``lim_r`` the mimic rows K (nc, tree nv) the stops keep
+#: a tree with mimic relations (the compiled core's runs, core/run.pyx): the packed maps of
+#: :func:`.mimic.pack`, the tree's nq, the links that hold every mimic DOF (``reach``);
+#: ``lim_*``: its limited joints in reduced coordinates (as a tree's) and ``lim_r`` the mimic rows
+#: K (nc, tree nv) the stops keep
 MimicSystem = namedtuple(
-    "MimicSystem",
-    ["kt", "work", "imap", "fmap", "nqf", "reach", "f", "S", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"],
+    "MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "reach", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"]
 )
 #: a tree with loop closures: the packed cut joints and scratch of :mod:`.loops` (``kt0``,
 #: ``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project,
@@ -95,12 +94,6 @@ LoopSystem = namedtuple("LoopSystem", ["kt", "kt0", "work", "pi", "pf", "sb", "o
 #: ``rows`` of :mod:`.mimic_loops`, ``opts`` and ``drift`` as for a :class:`LoopSystem`
 MimicLoopSystem = namedtuple(
     "MimicLoopSystem", ["kt", "kt0", "work", "imap", "fmap", "nqf", "pi", "pf", "sb", "B", "rows", "opts", "drift"]
-)
-
-#: the stages' view of a :class:`MimicSystem` (:func:`prepare`): the maps unpacked
-MimicStages = namedtuple(
-    "MimicStages",
-    ["kt", "work", "im", "fm", "nqf", "reach", "f", "S", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"],
 )
 
 
@@ -172,22 +165,12 @@ def fresh(sys):
 
 @overload(prepare, inline="always")
 def _prepare(sys):
-    if _is(sys, MimicSystem):
-
-        def mimic_impl(sys):
-            im, fm = km.unpack(sys.imap, sys.fmap)
-            return MimicStages(
-                sys.kt, sys.work, im, fm, sys.nqf, sys.reach, sys.f, sys.S, sys.lim_i, sys.lim_f, sys.lim_r,
-                sys.lim_s, sys.lim_a, sys.lim_e,
-            )  # fmt: skip
-
-        return mimic_impl
     return lambda sys: sys
 
 
 @overload(applied_forces, inline="always")
 def _applied_forces(sys, fc, q, v, n, d, tau):
-    if _is(sys, MimicStages) or _is(sys, MimicLoopSystem):
+    if _is(sys, MimicLoopSystem):
 
         def mimic_impl(sys, fc, q, v, n, d, tau):
             km.actuation(fc.tau_mode, fc.taus, n, tau)
@@ -208,21 +191,10 @@ def _accelerations(sys, fc, q, v, tau, a):
             return ig.accelerations(sys.kt.view(np.int32), sys.kt, sys.work, q, v, tau, fc.fext, a)
 
         return tree_impl
-    if _is(sys, MimicStages):
-        return lambda sys, fc, q, v, tau, a: _mimic_accelerations(sys, fc, q, v, tau, a)
     if _is(sys, LoopSystem):
         return lambda sys, fc, q, v, tau, a: _loop_accelerations(sys, fc, q, v, tau, a)
     if _is(sys, MimicLoopSystem):
         return lambda sys, fc, q, v, tau, a: _mimic_loop_accelerations(sys, fc, q, v, tau, a)
-
-
-@njit(cache=True, inline="always")
-def _mimic_accelerations(sys, fc, q, v, tau, a):
-    ki = sys.kt.view(np.int32)
-    return km.mimic_accelerations(
-        ki, sys.kt, sys.work, q, v, tau, fc.fext, fc.K, fc.D, fc.q_rest, fc.passive, sys.im, sys.fm, sys.nqf,
-        sys.reach, sys.f, sys.S, a,
-    )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -251,13 +223,6 @@ def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
             return ig.rk4_stage(ki, sys.kt, sys.work, sys.swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fc.fext)
 
         return tree_impl
-    if _is(sys, MimicStages):
-
-        def mimic_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
-            status = _mimic_accelerations(sys, fc, qs, vs, tau, a)
-            return next_rates(status, vb, h, vacc, a, v1)
-
-        return mimic_impl
     if _is(sys, LoopSystem):
 
         def loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
@@ -301,12 +266,6 @@ def _begin(sys, fc, q, v, a, zeros, v1):
 
 @overload(configuration_step, inline="always")
 def _configuration_step(sys, q, xi, out):
-    if _is(sys, MimicStages):
-
-        def mimic_impl(sys, q, xi, out):
-            km.mimic_integrate(sys.kt.view(np.int32), q, xi, sys.im, sys.fm, sys.nqf, sys.f, out)
-
-        return mimic_impl
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys, q, xi, out):
@@ -323,12 +282,6 @@ def _configuration_step(sys, q, xi, out):
 
 @overload(tangent_rate, inline="always")
 def _tangent_rate(sys, xi, v, out):
-    if _is(sys, MimicStages):
-
-        def mimic_impl(sys, xi, v, out):
-            km.mimic_dexpinv(sys.kt.view(np.int32), xi, v, sys.im, sys.fm, sys.f, out)
-
-        return mimic_impl
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys, xi, v, out):
@@ -392,21 +345,6 @@ def _end_step(sys, fc, q, v, s):
 
         return tree_impl
 
-    if _is(sys, MimicStages):
-
-        def mimic_impl(sys, fc, q, v, s):
-            li, lf = sys.lim_i, sys.lim_f
-            if li.shape[0] == 0:
-                return 0
-            stopped, status, taken = klim.enforce_mimic_limits(
-                sys.kt, sys.work, sys.im, sys.fm, sys.nqf, sys.lim_r, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1],
-                sys.lim_s, sys.lim_a, sys.f, fc.K, fc.q_rest, fc.passive,
-            )  # fmt: skip
-            sys.lim_e[0] += taken
-            return status
-
-        return mimic_impl
-
     def impl(sys, fc, q, v, s):
         return 0
 
@@ -443,7 +381,7 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
         return mimic_loop_impl
 
-    if _is(sys, TreeSystem) or _is(sys, MimicStages):
+    if _is(sys, TreeSystem):
 
         def tree_impl(sys, n, save_every, r, q, v, a, out):
             if out.Stops.shape[0] and n % save_every == 0:
@@ -460,7 +398,7 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
 @overload(stop_energy, inline="always")
 def _stop_energy(sys):
-    if _is(sys, TreeSystem) or _is(sys, MimicStages) or _is(sys, MimicSystem):
+    if _is(sys, TreeSystem):
         return lambda sys: sys.lim_e[0]
     return lambda sys: 0.0
 
@@ -472,16 +410,6 @@ def _fresh(sys):
             sys.kt, np.empty_like(sys.work), sys.flat, sys.swept, sys.lim_i, sys.lim_f, np.zeros_like(sys.lim_s),
             np.zeros_like(sys.lim_a), np.zeros_like(sys.lim_e),
         )  # fmt: skip
-    if _is(sys, MimicSystem):
-
-        def mimic_impl(sys):
-            return MimicSystem(
-                sys.kt, np.empty_like(sys.work), sys.imap, sys.fmap, sys.nqf, sys.reach, np.zeros_like(sys.f),
-                np.zeros_like(sys.S), sys.lim_i, sys.lim_f, sys.lim_r, np.zeros_like(sys.lim_s),
-                np.zeros_like(sys.lim_a), np.zeros_like(sys.lim_e),
-            )  # fmt: skip
-
-        return mimic_impl
     if _is(sys, LoopSystem):
 
         def loop_impl(sys):

@@ -15,12 +15,14 @@ Every stage expands it to the tree's (``q_full = G q + offset``, ``v_full = G v`
   tree's steppers in :mod:`denoc_bridge.simulation`.
 
 RK4 and Euler with constant or tabulated torques and constant wrenches run compiled
-(:meth:`MimicSystem.kernel_system` in the one compiled run, the Lagrange form); a
+(:meth:`MimicSystem.kernel_system` in the compiled core's run, ``core/run.pyx``, the Lagrange
+form of ``core/mimic.pxi``); a
 controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articulated inertia
 is singular on its own run the stages from Python (``simulation.run_python``).
 
-Joint limits (``simulate(limits=True)``, the default): the stops of
-:func:`denoc_bridge.kernels.limits.enforce_mimic_limits`, in reduced coordinates.  A mimic
+Joint limits (``simulate(limits=True)``, the default): the compiled stops
+(``core/limits.pxi``, derived in :mod:`denoc_bridge.kernels.limits`), in reduced coordinates,
+the same from a compiled run and from Python stages.  A mimic
 joint's limits act on the joint it mimics (``lower <= multiplier q_m + offset <= upper``, an
 interval of q_m intersected with q_m's own limits, :func:`limit_arrays`); the stop keeps the
 mimic rows (``K v = 0``) in the kinetic-energy metric of the tree.
@@ -39,7 +41,6 @@ from denoc_bridge.core import run as _run
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
 from denoc_bridge.kernels import limits as klim
-from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
@@ -212,13 +213,22 @@ class MimicSystem(System):
     def kernel_system(self):
         """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form;
         the compiled core's runs read it, core/run.pyx)."""
-        tree, nc = self.tree, self.model.n_constraints
+        tree = self.tree
         imap, fmap, reach = self.model._kernel_maps()
-        f = np.zeros((km.TREE_ROWS + nc, max(tree.nq, tree.nv, 1)))
         return ks.MimicSystem(
-            tree._kt, tree.thread_work(), imap, fmap, tree.nq, reach, f, np.zeros((nc, nc + 1)), self.lim_i,
-            self.lim_f, self.lim_r, self.lim_s, self.lim_a, self.lim_e,
-        )  # fmt: skip
+            tree._kt,
+            tree.thread_work(),
+            imap,
+            fmap,
+            tree.nq,
+            reach,
+            self.lim_i,
+            self.lim_f,
+            self.lim_r,
+            self.lim_s,
+            self.lim_a,
+            self.lim_e,
+        )
 
     def stop_energy(self):
         return float(self.lim_e[0])

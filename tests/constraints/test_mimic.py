@@ -647,7 +647,7 @@ def _compiled_only(monkeypatch):
 @pytest.mark.parametrize("floating, method", [(False, "rk4"), (True, "rk4"), (False, "euler")])
 def test_compiled_mimic_run_equals_the_python_stages(floating, method, monkeypatch):
     """simulate(MimicModel) with constant tau, a torque table or constant wrenches, springs and
-    dampers on the tree's joints (mimic joints' included) runs compiled (kernels/mimic.py) and
+    dampers on the tree's joints (mimic joints' included) runs compiled (core/run.pyx) and
     equals the Python stages around mimic.forward_dynamics, state by state; the gripper has a
     continuous mimic joint (the (cos, sin) expansion)."""
     rng = np.random.default_rng(23)
@@ -807,7 +807,7 @@ def test_sweep_over_a_mimic_model_batches_its_cases(tmp_path):
 @pytest.mark.parametrize("floating", [False, True])
 def test_compiled_single_state_entries_equal_pinocchio_and_the_checked_path(floating):
     """One state as float64 vectors, no wrenches: inverse dynamics, the GIM and forward dynamics
-    run one compiled entry each (kernels/mimic.py); they equal Pinocchio's mimic model (rnea,
+    run one compiled entry each (core/mimic.pxi); they equal Pinocchio's mimic model (rnea,
     crba, solve(crba, tau - nle)) and the checked Python path (lists take it); an unnormalised
     quaternion or (cos, sin) pair is normalised; bad values are named by the checked path."""
     mm, pm = db.load_urdf(GRIPPER, floating_base=floating, mimic=True), pin_mimic(GRIPPER, floating)
