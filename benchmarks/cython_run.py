@@ -1,6 +1,6 @@
-"""The compiled fixed-step runs of a tree (denoc_bridge/core/run.pyx) against numba's runs they
-replace (denoc_bridge/kernels/run.py), and the falling rope of 000 against a Python RK4 loop
-around ``pin.aba``, side by side in one process (issue 48).
+"""The compiled fixed-step runs of a tree (denoc_bridge/core/run.pyx): time per step of RK4 and
+Euler runs, a batch, and the falling rope of 000 against a Python RK4 loop around ``pin.aba``,
+side by side in one process (issue 48).
 
     python benchmarks/cython_run.py                  # every row
     python benchmarks/cython_run.py --only panda --repeats 21
@@ -9,18 +9,19 @@ Rows:
 
 * **runs**: RK4 and Euler on panda (flat joints), talos (a free-flyer: the Lie-group steps) and
   a 100-link revolute chain (the fused stage sweep), zero torque, springs and dampers off, every
-  step saved: the time per step of one call of ``steps`` steps, both implementations on the same
-  named tuples (fresh work arrays each call), thread CPU time;
+  step saved: the time per step of one call of ``steps`` steps (fresh work arrays each call),
+  thread CPU time;
 * **batch**: ``simulate_batch``'s compiled call on B panda cases of ``--batch-steps`` RK4 steps:
-  the compiled core's ``run_batch_chunk`` on the thread pool (``run_claimed``) against numba's
-  ``run_batch`` (``run_parallel``), wall time;
+  ``run_batch_chunk`` on the thread pool (``run_claimed``), wall time;
 * **rope**: ``db.simulate`` of the 100-DOF rope of 000 §4 released from the horizontal, 1.75 s
   at dt = 1 ms (RK4), against :func:`denoc_bridge.testing.pin_rk4` (a plain Python RK4 loop
   around ``pin.aba``), thread CPU time (both run in the calling thread: the compiled run
-  releases the GIL but runs in it); and the compiled run alone against numba's on that rope.
+  releases the GIL but runs in it), and the compiled run alone.
 
-Each repeat times every implementation of a row in a rotating order (each one first in turn);
-the table gives the medians and the ratios.
+numba's runs of a tree, which these rows timed beside the compiled ones until issue 48 deleted
+them, were 1.25-2.3x slower per step (docs/performance.md keeps the table).  Each repeat times
+every implementation of a row in a rotating order (each one first in turn); the table gives the
+medians and the ratios.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.core import run as compiled
-from denoc_bridge.kernels import run as kr
+from denoc_bridge.kernels import run as kr  # the scratch rows of a run (SCRATCH_ROWS)
 from denoc_bridge.kernels.systems import Saves
-from denoc_bridge.multibody.data import run_claimed, run_parallel
+from denoc_bridge.multibody.data import run_claimed
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.tree import TreeSystem
 from denoc_bridge.testing import pin_rk4
@@ -87,7 +88,7 @@ def interleaved(fns, repeats, stat=statistics.median):
 
 
 def run_rows(args):
-    print(f"{'model':<10} {'method':<6} {'steps':>6} {'cython us/step':>15} {'numba us/step':>14}  cy/numba")
+    print(f"{'model':<10} {'method':<6} {'steps':>6} {'us/step':>10}")
     for name, make in MODELS.items():
         if args.only and args.only not in name:
             continue
@@ -98,17 +99,8 @@ def run_rows(args):
         ks, fc = tuples(model, n)
         for method in ("rk4", "euler"):
             ours = compiled.rk4_run if method == "rk4" else compiled.euler_run
-            theirs = kr.rk4_run if method == "rk4" else kr.euler_run
-            one_run(theirs, ks, fc, q0, v0, 2)  # compiled or loaded from numba's cache
-            t = interleaved(
-                {
-                    "cython": lambda s=ours: one_run(s, ks, fc, q0, v0, n),
-                    "numba": lambda s=theirs: one_run(s, ks, fc, q0, v0, n),
-                },
-                args.repeats,
-            )
-            c, m = t["cython"] * 1e6, t["numba"] * 1e6
-            print(f"{name:<10} {method:<6} {n:>6} {c:>15.3f} {m:>14.3f}  {c / m:>8.2f}", flush=True)
+            t = interleaved({"cython": lambda s=ours: one_run(s, ks, fc, q0, v0, n)}, args.repeats)
+            print(f"{name:<10} {method:<6} {n:>6} {t['cython'] * 1e6:>10.3f}", flush=True)
 
 
 def batch_row(args):
@@ -134,12 +126,10 @@ def batch_row(args):
         return t
 
     ours = lambda *a: run_claimed(compiled.run_batch_chunk, B, ks, fc, *a[:2], n, 1e-3, 1, *a[2:], False)  # noqa: E731
-    theirs = lambda *a: run_parallel(kr.run_batch, ks, fc, *a[:2], n, 1e-3, 1, *a[2:], False)  # noqa: E731
-    timed(theirs)
-    t = interleaved({"cython": lambda: timed(ours), "numba": lambda: timed(theirs)}, max(3, args.repeats // 2))
-    c, m = t["cython"] * 1e3, t["numba"] * 1e3
+    t = interleaved({"cython": lambda: timed(ours)}, max(3, args.repeats // 2))
+    c = t["cython"] * 1e3
     print(f"\nbatch: {B} panda cases x {n} RK4 steps (wall, {db.multibody.data.batch_threads()} threads)")
-    print(f"  cython {c:.1f} ms  numba {m:.1f} ms  cy/numba {c / m:.2f}  ({c * 1e3 / (B * n):.3f} us per case-step)")
+    print(f"  {c:.1f} ms  ({c * 1e3 / (B * n):.3f} us per case-step)")
 
 
 def rope_row(args):
@@ -160,24 +150,22 @@ def rope_row(args):
         return time.thread_time() - t0
 
     ks, fc = tuples(rope, n)
-    one_run(kr.rk4_run, ks, fc, q0, v0, 2)
     t = interleaved(
         {
             "simulate": ours,
             "pin loop": python_loop,
             "cython run": lambda: one_run(compiled.rk4_run, ks, fc, q0, v0, n) * n,
-            "numba run": lambda: one_run(kr.rk4_run, ks, fc, q0, v0, n) * n,
         },
         max(3, args.repeats // 2),
     )
     s, p = t["simulate"] * 1e3, t["pin loop"] * 1e3
-    c, m = t["cython run"] * 1e3, t["numba run"] * 1e3
+    c = t["cython run"] * 1e3
     fastest = {k: min(v) * 1e3 for k, v in interleaved.last.items()}
     print(f"\nrope of 000 (100 DOF, {t_final} s, dt {dt * 1e3:g} ms, RK4):")
     print(f"  db.simulate {s:.1f} ms  Python RK4 around pin.aba {p:.1f} ms  ratio {s / p:.3f} (target <= 0.15)")
     ratio = fastest["simulate"] / fastest["pin loop"]
     print(f"  fastest repeats: {fastest['simulate']:.1f} ms / {fastest['pin loop']:.1f} ms = {ratio:.3f}")
-    print(f"  the run alone: cython {c:.1f} ms  numba {m:.1f} ms  cy/numba {c / m:.2f}")
+    print(f"  the compiled run alone: {c:.1f} ms")
 
 
 def main(argv=None) -> None:

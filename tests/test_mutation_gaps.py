@@ -8,10 +8,9 @@ import pytest
 from conftest import assert_close
 
 import denoc_bridge as db
+from denoc_bridge.core import run as compiled_run
 from denoc_bridge.io.generators import chain
 from denoc_bridge.io.robots import gripper4
-from denoc_bridge.kernels import tables as T
-from denoc_bridge.kernels.stages import sweepable
 from denoc_bridge.testing import pin_rk4, random_inertia, random_model
 
 J = db.JointType
@@ -27,12 +26,12 @@ def _flipped(model, every=2):
 
 @pytest.mark.parametrize("name", ["spatial_chain", "gripper"])
 def test_stage_sweep_on_axes_pointing_backwards(name):
-    """Mutant: kernels/stages.py takes the sine of E_k without the sign of the joint axis
+    """Mutant: core/stage_sweep.pxi takes the sine of E_k without the sign of the joint axis
     (``s = sb`` for ``sg * sb``).  The sweep is used only for revolute joints about coordinate
     axes; every such model of the suite has its axes along +x, +y, +z.  With reversed axes the
     compiled RK4 must still be the classical RK4 around pin.aba."""
     model = _flipped(chain(6, "spatial") if name == "spatial_chain" else gripper4())
-    assert sweepable(model._kt.view(T.INT)) and np.any(np.array(model.joint_axis) < 0)
+    assert compiled_run.tree_flags(model._kt)[1] and np.any(np.array(model.joint_axis) < 0)  # swept
     rng = np.random.default_rng(3)
     q0, v0 = 0.4 * rng.standard_normal(model.nq), rng.standard_normal(model.nv)
     tau = (1e-5 if name == "spatial_chain" else 0.01) * rng.standard_normal(model.nv)  # the chain weighs 24 g

@@ -1,19 +1,37 @@
 # Joint position limits in a run: a perfectly plastic stop at the limit, in the kinetic-energy
-# metric; denoc_bridge/kernels/limits.py (``enforce_limits``, a tree), whose docstring derives it.
+# metric (numba's kernels/limits.py before, deleted with issue 48).
 #
 # After a step, a limited joint past a limit is put back on it, and the joints that sit on a
 # limit and move outwards are stopped by the smallest impulse in the kinetic-energy metric: with
-# E the unit columns of those joints,  v+ = v - M^-1 E (E^T M^-1 E)^-1 E^T v  (E^T v+ = 0).  The
-# kinetic energy drops by 1/2 (E^T v)^T (E^T M^-1 E)^-1 (E^T v); the energy the limits take is
-# that drop less what the clamp adds to the potential energy.  The columns M^-1 e_i come from
-# the factors of the O(n) forward dynamics at q (000 Table 3, factorised_solve).  A joint that
-# the impulse sets moving outwards at another limit joins the set (at most one pass per
-# limited joint).  A mimic system (numba's ``enforce_mimic_limits``) clamps and stops in reduced
-# coordinates on the tree's velocity v_full = G v_r with its rows K kept: B = [K; E^T], v+ =
-# v - M^-1 B^T (B M^-1 B^T)^-1 (0, E^T v), the stopped joints' kept DOFs; a tree has no rows.
-# Scratch S (rows 2 m + 4, cols max(tree nv, m, 1), m = nr + n): rows 0..m-1 the columns
-# Y = (M^-1 B^T)^T, rows m..2m-1 the Gram matrix, then the right-hand side, mu, a unit vector
-# (also the spring scratch d) and zeros.
+# E the unit columns of those joints,
+#
+#     v+ = v - M^-1 E (E^T M^-1 E)^-1 E^T v          (E^T v+ = 0)
+#
+# the impulse M (v+ - v) = E lambda acts at the stopped joints only (a plastic impact on each:
+# the kinetic energy drops by 1/2 (E^T v)^T (E^T M^-1 E)^-1 (E^T v) and never grows).  The energy
+# the limits take in a step is that drop minus what putting q back on the limit adds to the
+# potential energy (gravity and the joint springs, energies_of_state): a joint that rests on a
+# limit under a load overshoots by O(dt^2) each step, and the two cancel, as they do physically
+# (a resting contact takes no energy).  The columns M^-1 e_i come from the factors of the O(n)
+# forward dynamics at q (000 Table 3, factorised_solve), as the loops' projections do.  A joint
+# that the impulse sets moving outwards at another limit joins the set (at most one pass per
+# limited joint).
+#
+# A model with mimic joints (reduced coordinates, mimic.pxi) is stopped in the same metric on the
+# tree's velocity v_full = G v_r with its mimic rows K (K v = 0) stacked above the unit rows of
+# the stopped joints, as the Lagrange solves of the constraints stack their rows (004 eqs.
+# 13-14):
+#
+#     B = [K; E^T],   (B M^-1 B^T) mu = (0, E^T v),   v+ = v - M^-1 B^T mu
+#
+# so that K v+ = 0 still holds and E^T v+ = 0; the kinetic energy drops by 1/2 mu . (0, E^T v).
+# The limits of a mimic joint act on the joint it mimics (simulation/mimic.py limit_arrays).  A
+# tree is the case K with no rows.
+#
+# Scratch S (rows 2 m + 4, cols max(tree nv, m, 1), m = rows of K + limited joints;
+# simulation/common.py limit_scratch_shape): rows 0..m-1 the columns Y = (M^-1 B^T)^T, rows
+# m..2m-1 the Gram matrix, then the right-hand side, mu, a unit vector (also the spring scratch
+# d) and zeros.
 
 
 cdef inline bint outside(const double* q, const Limits* lm) noexcept nogil:

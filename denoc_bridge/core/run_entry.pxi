@@ -274,7 +274,7 @@ cdef long one_state(object system, object fc, object q, object v, bint writable,
 
 def enforce_joint_limits(system, fc, q, v):
     """The joint limits after a step from Python (limits.pxi's ``enforce_limits``, the compiled
-    runs' stop: numba's kernels/limits.py ``enforce_limits``): q clamped to the limits and the
+    runs' stop): q clamped to the limits and the
     joints moving outwards at them stopped, in place; the energy the limits took is added to
     ``system.lim_e[0]``.  ``fc``'s springs (K, q_rest, passive) count in the potential energy.
     Returns (joints moved or stopped, status: 0, k + 1 for a singular articulated inertia of

@@ -97,13 +97,6 @@ def _work(ki, work, nv):
     return work
 
 
-@njit(cache=True)
-def forward_dynamics_unchecked(ki, kf, work, q, v, tau, fext, out):
-    """The three passes of forward dynamics without the input checks (for the integrators,
-    which check the accelerations instead): 0, or k + 1 for a singular articulated inertia."""
-    return forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, False)
-
-
 @njit(cache=True, inline="always")
 def forward_dynamics_passes(ki, kf, work, q, v, tau, fext, out, factors):
     """Twists, articulated masses, accelerations; with ``factors`` the articulated pass also
@@ -124,7 +117,7 @@ def forward_dynamics_state(kt, work, q, v, tau, fext, out):
     status = valid_state(ki, q, v, tau, fext, out, work, _nv(ki))
     if status:
         return status
-    status = forward_dynamics_unchecked(ki, kf, _work(ki, work, v.shape[0]), q, v, tau, fext, out)
+    status = forward_dynamics_passes(ki, kf, _work(ki, work, v.shape[0]), q, v, tau, fext, out, False)
     return status if status else finite_result(out)
 
 

@@ -1,6 +1,10 @@
 """The compiled *systems* a run integrates: a tree, a tree with mimic relations (reduced
 coordinates) and a tree with loop closures, each a named tuple of the arrays its stages read,
-and the stage functions every run calls on them (:mod:`.run`).
+and the stage functions numba's runs call on them (:mod:`.run`).
+
+The compiled core (Cython, ``denoc_bridge/core/run.pyx``) runs a :class:`TreeSystem` and a
+:class:`MimicSystem` (the tuples are its arguments); numba's stages of those two are gone
+(issues 48 and 49), numba runs the loop systems until they move.
 
 One interface, specialised by numba on the system's type (``@overload``: each run compiles only
 for the system it meets, and is cached).  Run as plain Python (``NUMBA_DISABLE_JIT=1``: the op
@@ -15,8 +19,7 @@ implementation its overload returns for the tuple it is given, so both run the s
 ``begin(sys, fc, q, v, a, zeros, v1)``        before the first RK4 step
 ``configuration_step(sys, q, xi, out)``       ``out = q (+) xi`` on the system's manifold
 ``tangent_rate(sys, xi, v, out)``             the RKMK rate ``dexp_{-xi}^-1 v``
-``end_step(sys, fc, q, v, s)``                after a step (a loop system's projection, the
-                                              joint limits of a tree or a mimic system)
+``end_step(sys, fc, q, v, s)``                after a step (a loop system's projection)
 ``save(sys, n, save_every, r, q, v, a, out)``  row r of the saved states
 ``fresh(sys)``                                the system with its own work arrays (batches)
 ``prepare(sys)``                              the system as the stages read it, once per run
@@ -29,7 +32,7 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
 
 * :class:`TreeSystem`: the O(n) forward dynamics (000 §3.2), whose RK4 stages on chains of
   revolute joints fuse one stage's backward pass with the next stage's twists
-  (:mod:`.stages`).
+  (``core/stage_sweep.pxi``); only the compiled core runs it.
 * :class:`MimicSystem`: mimic relations as constraint rows ``K`` on the tree, reduced state;
   only the compiled core runs it (``denoc_bridge/core/run.pyx``: numba's mimic stages are gone,
   issue 49), the tuple is its argument.
@@ -47,11 +50,9 @@ from numba import njit, types
 from numba.extending import overload
 
 from denoc_bridge.kernels import integrators as ig
-from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import mimic_loops as kml
-from denoc_bridge.kernels.stages import first_sweep, next_rate, sweepable
 
 # the rows of a run's scratch ``s`` (width max(nq, nv)); a failure's stage is read back from them
 # (:mod:`denoc_bridge.simulation.runners`)
@@ -185,12 +186,6 @@ def _applied_forces(sys, fc, q, v, n, d, tau):
 
 @overload(accelerations, inline="always")
 def _accelerations(sys, fc, q, v, tau, a):
-    if _is(sys, TreeSystem):
-
-        def tree_impl(sys, fc, q, v, tau, a):
-            return ig.accelerations(sys.kt.view(np.int32), sys.kt, sys.work, q, v, tau, fc.fext, a)
-
-        return tree_impl
     if _is(sys, LoopSystem):
         return lambda sys, fc, q, v, tau, a: _loop_accelerations(sys, fc, q, v, tau, a)
     if _is(sys, MimicLoopSystem):
@@ -216,13 +211,6 @@ def _loop_accelerations(sys, fc, q, v, tau, a):
 @overload(stage, inline="always")
 def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
     # each kind calls its own compiled accelerations (an inlined overload cannot call another)
-    if _is(sys, TreeSystem):
-
-        def tree_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
-            ki = sys.kt.view(np.int32)
-            return ig.rk4_stage(ki, sys.kt, sys.work, sys.swept, qs, vs, tau, a, vb, vacc, h, q1, v1, fc.fext)
-
-        return tree_impl
     if _is(sys, LoopSystem):
 
         def loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
@@ -239,6 +227,14 @@ def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
         return mimic_loop_impl
 
 
+@njit(cache=True, inline="always", fastmath=False)
+def next_rate(vb, h, vacc, a):
+    """vb + h (vacc + a), rounded as written: the stage formulas of the integrators, bit for bit.
+    ``fastmath=False`` is explicit because numba lets an unset callee inherit its caller's
+    flags (then a fused multiply-add here, or not, by the order of compilation)."""
+    return vb + h * (vacc + a)
+
+
 @njit(cache=True, inline="always")
 def next_rates(status, vb, h, vacc, a, v1):
     """v1 = vb + h (vacc + a) after accelerations that succeeded; returns their status."""
@@ -250,14 +246,6 @@ def next_rates(status, vb, h, vacc, a, v1):
 
 @overload(begin, inline="always")
 def _begin(sys, fc, q, v, a, zeros, v1):
-    if _is(sys, TreeSystem):
-
-        def tree_impl(sys, fc, q, v, a, zeros, v1):
-            if sys.swept:  # stage 1 of the first step: its twists
-                first_sweep(sys.kt.view(np.int32), sys.kt, sys.work, q, v, a, zeros, v1, fc.fext)
-
-        return tree_impl
-
     def impl(sys, fc, q, v, a, zeros, v1):
         pass
 
@@ -325,26 +313,6 @@ def _end_step(sys, fc, q, v, s):
 
         return mimic_loop_impl
 
-    if _is(sys, TreeSystem):
-
-        def tree_impl(sys, fc, q, v, s):
-            li, lf = sys.lim_i, sys.lim_f
-            if li.shape[0] == 0:
-                return 0
-            stopped, status, taken = klim.enforce_limits(
-                sys.kt, sys.work, q, v, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], sys.lim_s, sys.lim_a, fc.K,
-                fc.q_rest, fc.passive,
-            )  # fmt: skip
-            sys.lim_e[0] += taken
-            if stopped and sys.swept and status == 0:  # the next stage's twists, at the new state
-                nv = v.shape[0]
-                first_sweep(
-                    sys.kt.view(np.int32), sys.kt, sys.work, q, v, s[KV, :nv], s[ZEROS, :nv], s[V1, :nv], fc.fext
-                )
-            return status
-
-        return tree_impl
-
     def impl(sys, fc, q, v, s):
         return 0
 
@@ -381,15 +349,6 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
         return mimic_loop_impl
 
-    if _is(sys, TreeSystem):
-
-        def tree_impl(sys, n, save_every, r, q, v, a, out):
-            if out.Stops.shape[0] and n % save_every == 0:
-                out.Stops[r] = sys.lim_e[0]
-            return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
-
-        return tree_impl
-
     def impl(sys, n, save_every, r, q, v, a, out):
         return ig.save_state(n, save_every, r, q, v, a, out.Qs, out.Vs, out.As)
 
@@ -398,18 +357,11 @@ def _save(sys, n, save_every, r, q, v, a, out):
 
 @overload(stop_energy, inline="always")
 def _stop_energy(sys):
-    if _is(sys, TreeSystem):
-        return lambda sys: sys.lim_e[0]
-    return lambda sys: 0.0
+    return lambda sys: 0.0  # the stops are a tree's and a mimic system's: the compiled core's runs
 
 
 @overload(fresh)
 def _fresh(sys):
-    if _is(sys, TreeSystem):
-        return lambda sys: TreeSystem(
-            sys.kt, np.empty_like(sys.work), sys.flat, sys.swept, sys.lim_i, sys.lim_f, np.zeros_like(sys.lim_s),
-            np.zeros_like(sys.lim_a), np.zeros_like(sys.lim_e),
-        )  # fmt: skip
     if _is(sys, LoopSystem):
 
         def loop_impl(sys):
@@ -428,10 +380,3 @@ def _fresh(sys):
             )  # fmt: skip
 
         return mimic_loop_impl
-
-
-@njit(cache=True)
-def tree_flags(kt):
-    """(flat, swept) of a tree's table, for :class:`TreeSystem`."""
-    ki = kt.view(np.int32)
-    return ig.is_vector_space(ki), sweepable(ki)

@@ -157,7 +157,7 @@ def simulate(
         implicit): after each step a
         joint past a limit is put back on it, and the joints moving outwards at a limit are
         stopped by the smallest impulse in the kinetic-energy metric (a plastic impact: the
-        kinetic energy drops by what the stop takes, never grows; :mod:`denoc_bridge.kernels.limits`).
+        kinetic energy drops by what the stop takes, never grows; ``denoc_bridge/core/limits.pxi``).
         A q0 outside the limits starts on them, with a warning naming the joints.  A mimic
         model's stops keep its mimic relations, and a mimic joint's limits act on the joint it
         mimics (:mod:`denoc_bridge.simulation.mimic`).  Not applied to the adaptive methods and

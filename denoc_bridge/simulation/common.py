@@ -55,6 +55,14 @@ def run_end(interrupted: bool, failed: bool, t: float) -> tuple[str, str]:
     return ("failed" if failed else "completed"), ""
 
 
+def limit_scratch_shape(n: int, nv: int, n_rows: int = 0) -> tuple[int, int]:
+    """Shape of the joint limits' scratch ``lim_s`` of a compiled run (core/limits.pxi) for n
+    limited joints of a tree with nv DOFs and ``n_rows`` constraint rows kept (a mimic model's
+    ``K``)."""
+    m = n + n_rows
+    return 2 * m + 4, max(nv, m, 1)
+
+
 def least_chunk(nv: int) -> int:
     """The fewest steps of a chunk of a run with ``nv`` velocity DOF: :data:`MIN_CHUNK_WORK` /
     ``nv``, at least 1 and at most :data:`MAX_CHUNK` (682 steps of a 6-DOF arm, a fraction of a
@@ -452,7 +460,7 @@ class System:
         return run_error(self.model, status, t, stage_arrays, traj)  # type: ignore[attr-defined]
 
     def stop_energy(self) -> float:
-        """The energy the joint limits took so far (J; :mod:`denoc_bridge.kernels.limits`)."""
+        """The energy the joint limits took so far (J; the stops of ``denoc_bridge/core/limits.pxi``)."""
         return 0.0
 
     def annotate(self, traj, E, stops=None) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints import loops as lp
+from denoc_bridge.core import run as compiled_run
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
 from denoc_bridge.kernels import loops as kl
@@ -140,7 +141,7 @@ class LoopSystem(TreeSystem):
         """The compiled form (:class:`denoc_bridge.kernels.systems.LoopSystem`)."""
         cp = self.cp
         opts = np.array([self.alpha, self.beta, lp.RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
-        flat, _ = ks.tree_flags(self.model._kt)
+        flat, _ = compiled_run.tree_flags(self.model._kt)
         return ks.LoopSystem(self.model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, opts, flat, self._drift)
 
     def end_step(self, q, v, t):

@@ -21,7 +21,7 @@ controller, callable wrenches, ``dynamics="cholesky"`` and a tree whose articula
 is singular on its own run the stages from Python (``simulation.run_python``).
 
 Joint limits (``simulate(limits=True)``, the default): the compiled stops
-(``core/limits.pxi``, derived in :mod:`denoc_bridge.kernels.limits`), in reduced coordinates,
+(``core/limits.pxi``, whose header derives them), in reduced coordinates,
 the same from a compiled run and from Python stages.  A mimic
 joint's limits act on the joint it mimics (``lower <= multiplier q_m + offset <= upper``, an
 interval of q_m intersected with q_m's own limits, :func:`limit_arrays`); the stop keeps the
@@ -40,11 +40,17 @@ from denoc_bridge.core import configuration as _config
 from denoc_bridge.core import run as _run
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
-from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
-from denoc_bridge.simulation.common import Forces, System, limits_failure, normalise_rows, passive_arrays
+from denoc_bridge.simulation.common import (
+    Forces,
+    System,
+    limit_scratch_shape,
+    limits_failure,
+    normalise_rows,
+    passive_arrays,
+)
 from denoc_bridge.simulation.runners import run_python
 from denoc_bridge.simulation.tree import limit_arrays as tree_limit_arrays
 
@@ -134,7 +140,7 @@ class MimicSystem(System):
         self.lim_i, self.lim_f, self.lim_names = limit_arrays(model) if limits else empty
         n, nc = self.lim_i.shape[0], model.n_constraints
         self.lim_r = np.ascontiguousarray(model.constraint_matrix())  # the rows K the stops keep
-        self.lim_s = np.zeros(klim.scratch_shape(n, tree.nv, nc))
+        self.lim_s = np.zeros(limit_scratch_shape(n, tree.nv, nc))
         self.lim_a, self.lim_e = np.zeros(max(n, 1), np.int64), np.zeros(1)
         self._lim_f = np.zeros((3, max(tree.nq, tree.nv, 1)))
         self.stops = n > 0

@@ -129,7 +129,7 @@ class Trajectory:
     passive: bool = True
     #: the energy the joint limits took up to each saved state (J; None: no limits): the stops'
     #: kinetic energy less the potential energy that putting q back on a limit added
-    #: (:mod:`denoc_bridge.kernels.limits`)
+    #: (the stops of ``denoc_bridge/core/limits.pxi``)
     limit_work: np.ndarray | None = None
     #: ground contact (``method="contact-euler"``): the resultant contact force on each (link,
     #: ground) pair at each saved state (N, world frame; states x pairs x 3), the pairs' names

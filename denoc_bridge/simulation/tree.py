@@ -10,10 +10,9 @@ from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
-from denoc_bridge.kernels import limits as klim
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.multibody.joints import JointType
-from denoc_bridge.simulation.common import System, limits_failure, normalise_rows, passive_arrays
+from denoc_bridge.simulation.common import System, limit_scratch_shape, limits_failure, normalise_rows, passive_arrays
 
 
 def tree_acceleration(system, q, v, tau, fext):
@@ -89,7 +88,7 @@ class TreeSystem(System):
         self.model, self.forces = model, forces
         self.lim_i, self.lim_f = limit_arrays(model) if limits else (np.zeros((0, 2), np.int64), np.zeros((0, 2)))
         n = self.lim_i.shape[0]
-        self.lim_s, self.lim_a = np.zeros(klim.scratch_shape(n, model.nv)), np.zeros(max(n, 1), np.int64)
+        self.lim_s, self.lim_a = np.zeros(limit_scratch_shape(n, model.nv)), np.zeros(max(n, 1), np.int64)
         self.lim_e = np.zeros(1)  # the energy the limits took so far (J)
         self.stops = n > 0
         self.nq, self.nv = model.nq, model.nv

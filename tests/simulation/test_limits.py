@@ -1,4 +1,4 @@
-"""Joint position limits in simulation (kernels/limits.py, simulate(limits=True)): the stop is a
+"""Joint position limits in simulation (core/limits.pxi, simulate(limits=True)): the stop is a
 plastic impulse in the kinetic-energy metric, the limits hold, the compiled run equals the
 Python stages, and nothing changes where no limit is met."""
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
-from denoc_bridge.kernels import limits as klim
+from denoc_bridge.core import run as compiled_run
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
-from denoc_bridge.simulation.tree import limit_arrays
+from denoc_bridge.simulation.tree import TreeSystem, limit_arrays
 
 
 def _limited(model, lo, hi):
@@ -45,11 +45,9 @@ def test_the_stop_is_a_plastic_impulse_in_the_kinetic_metric(panda):
     ev = E.T @ v
     drop = 0.5 * ev @ np.linalg.solve(E.T @ np.linalg.solve(M, E), ev)
     v1, q1 = v.copy(), q.copy()
-    S, act = np.zeros(klim.scratch_shape(len(li), panda.nv)), np.zeros(len(li), np.int64)
-    n, status, taken = klim.enforce_limits(
-        panda._kt, panda.thread_work(), q1, v1, li[:, 0], li[:, 1], lf[:, 0], lf[:, 1], S, act,
-        panda.stiffness, panda.rest_configuration, False,
-    )  # fmt: skip
+    system = TreeSystem(panda, Forces(panda, None, None, 1, "rk4"), False, limits=True)
+    n, status = compiled_run.enforce_joint_limits(system.kernel_system(), system.forcing(), q1, v1)
+    taken = system.stop_energy()
     assert status == 0 and n == 3 and np.array_equal(q1, q)
     assert np.all(v1[li[stopped, 1]] == 0.0)
     impulse = M @ (v1 - v)

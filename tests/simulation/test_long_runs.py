@@ -616,7 +616,7 @@ def test_both_steppers_stop_at_the_same_step():
     """The compiled stepper and the Python loop take the same steps: same failing step, joint,
     time, and the same partial trajectory to round-off (the Python loop used to take one more
     stage or step).  On chains of revolute joints the compiled stepper ends and begins stages
-    in one sweep (kernels/stages.py), whose fused multiply-adds differ from the plain passes'."""
+    in one sweep (core/stage_sweep.pxi), whose fused multiply-adds differ from the plain passes'."""
     model = _two_dampers(10.0, 29.0)
     runs = []
     for tau in (None, lambda t, q, v: np.zeros(2)):

@@ -323,12 +323,11 @@ def test_progress_bar_can_be_forced(falling_gripper):
 @pytest.mark.parametrize("name", ["rope", "gripper", "planar_chain", "random_tree"])
 def test_the_stage_sweep_is_the_textbook_rk4(name):
     """On chains and trees of revolute joints about coordinate axes the compiled RK4 ends each
-    stage and begins the next in one sweep (kernels/stages.py); it must be the textbook RK4
+    stage and begins the next in one sweep (core/stage_sweep.pxi); it must be the textbook RK4
     around the plain forward dynamics (the Python stepper, one call per stage) to round-off,
     and its numbers must not depend on how the run is cut into compiled calls."""
+    from denoc_bridge.core import run as compiled_run
     from denoc_bridge.io.generators import rope
-    from denoc_bridge.kernels import tables as T
-    from denoc_bridge.kernels.stages import sweepable
     from denoc_bridge.multibody.model import JointType
 
     rng = np.random.default_rng(7)
@@ -336,9 +335,8 @@ def test_the_stage_sweep_is_the_textbook_rk4(name):
         model = random_model(7, 12, joint_types=(JointType.REVOLUTE,))
     else:
         model = {"rope": rope, "gripper": gripper4, "planar_chain": lambda: chain(30, "planar")}[name]()
-    ki = model._kt.view(T.INT)
     if name != "random_tree":
-        assert sweepable(ki)
+        assert compiled_run.tree_flags(model._kt)[1]  # swept
     q0 = 0.3 * rng.standard_normal(model.nq)
     v0 = rng.standard_normal(model.nv)
     fast = db.simulate(model, q0, v0, 0.2, 1e-3, progress=False)
