@@ -65,6 +65,15 @@ def check_options(args, model, ground: bool) -> None:
                 raise DenocError(f"{flag} goes with the ground (--ground), and {why}")
         if args.mu is not None:
             raise DenocError("--mu is the ground's friction coefficient: it goes with the ground (--ground)")
+        for flag, given in (
+            ("--mesh-tolerance", args.mesh_tolerance is not None),
+            ("--mesh-points", args.mesh_points is not None),
+            ("--full-hull", args.full_hull),
+        ):
+            if given:
+                raise DenocError(
+                    f"{flag} chooses the contact points of collision meshes: it goes with the ground (--ground)"
+                )
     for option, value in (("--drop", args.drop), ("--hold", args.hold), ("--mu", args.mu)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise DenocError(f"{option} must be a number >= 0, got {value:g}")
@@ -83,16 +92,34 @@ def by_default(args) -> bool:
     return args.ground is None and not contact_method(args)
 
 
-def contact_candidates(model, by_default: bool = False) -> list[ContactPoint] | None:
-    """The robot's contact points from its collision shapes, or the error that says what to do;
-    None, said on stderr, when it has none and the ground was on only by default (the robot is
-    then simulated without it)."""
+def mesh_sampling(args) -> dict:
+    """``collision_points``'s mesh options from ``--full-hull``, ``--mesh-tolerance`` and
+    ``--mesh-points`` (each checked, named)."""
+    if args.full_hull and (args.mesh_tolerance is not None or args.mesh_points is not None):
+        given = "--mesh-tolerance" if args.mesh_tolerance is not None else "--mesh-points"
+        raise DenocError(f"--full-hull keeps every vertex of each mesh's hull: {given} does not go with it")
+    if args.mesh_tolerance is not None and not (math.isfinite(args.mesh_tolerance) and args.mesh_tolerance >= 0):
+        raise DenocError(f"--mesh-tolerance must be a distance >= 0 (m), got {args.mesh_tolerance:g}")
+    if args.mesh_points is not None and args.mesh_points < 1:
+        raise DenocError(f"--mesh-points must be a whole number >= 1, got {args.mesh_points}")
+    out: dict = {"hull": bool(args.full_hull)}
+    if args.mesh_tolerance is not None:
+        out["mesh_tolerance"] = float(args.mesh_tolerance)
+    if args.mesh_points is not None:
+        out["mesh_points"] = int(args.mesh_points)
+    return out
+
+
+def contact_candidates(model, by_default: bool = False, sampling: dict | None = None) -> list[ContactPoint] | None:
+    """The robot's contact points from its collision shapes (``sampling``: the mesh options of
+    :func:`mesh_sampling`), or the error that says what to do; None, said on stderr, when it has
+    none and the ground was on only by default (the robot is then simulated without it)."""
     source = str(model.source or "")
     if not source or source.startswith("denoc_bridge.generators"):  # a generated robot: no shapes
         points: tuple[ContactPoint, ...] = ()
     else:
         try:
-            points, _ = collision_points(model)
+            points, _ = collision_points(model, **(sampling or {}))
         except InputError as exc:
             raise DenocError(f"--ground: {exc}") from None
     if not points and by_default:

@@ -224,6 +224,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--mu", type=float, default=None, metavar="MU", help="the ground's friction coefficient (default 0.8)"
     )
     sim.add_argument(
+        "--mesh-tolerance",
+        type=float,
+        default=None,
+        metavar="M",
+        help="with the ground: a collision mesh touches it with a sparse subset of its convex hull's "
+        "vertices whose hull is within M m of the whole hull in every direction (default 0.001)",
+    )
+    sim.add_argument(
+        "--mesh-points",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with the ground: at most K contact points per collision mesh (default: as many as "
+        "--mesh-tolerance needs)",
+    )
+    sim.add_argument(
+        "--full-hull",
+        action="store_true",
+        help="with the ground: every vertex of each collision mesh's convex hull a contact point "
+        "(many more points, slower: talos 11,593 instead of 4,141)",
+    )
+    sim.add_argument(
         "--q0",
         nargs="+",
         metavar="Q",

@@ -454,7 +454,8 @@ def simulate_command(args) -> int:
             want_png = False
     model = load_robot(args.robot, floating_base=args.floating, mimic=args.mimic)
     with_ground = ground.wants_ground(args, model)
-    points = ground.contact_candidates(model, ground.by_default(args)) if with_ground else None
+    sampling = ground.mesh_sampling(args)
+    points = ground.contact_candidates(model, ground.by_default(args), sampling) if with_ground else None
     with_ground = points is not None
     ground.check_options(args, model, with_ground)
     if with_ground:

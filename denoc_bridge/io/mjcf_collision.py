@@ -12,7 +12,8 @@ points in their body's frame, placed on the model's links through the bodies' fr
 * cylinder: ``rim_points`` points on each of its two rims;
 * ellipsoid: 26 points of its surface (the directions of a 3 x 3 x 3 grid);
 * mesh: the vertices of the convex hull of MuJoCo's compiled vertices (MuJoCo collides a
-  mesh through its convex hull too; scipy's Qhull), skipped with ``meshes=False``.
+  mesh through its convex hull too; scipy's Qhull), thinned as a URDF mesh's are
+  (:func:`denoc_bridge.io.mesh_points.sparse_hull`, ``sampling``), skipped with ``meshes=False``.
 
 Planes and height fields (the world's floors), and geoms of bodies fixed to the world, are
 skipped with a note: they never move; the ground of :func:`~denoc_bridge.simulate` is a
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial import ConvexHull
 
+from denoc_bridge.io.mesh_points import sparse_hull
 from denoc_bridge.io.mjcf import (
     GEOM_BOX,
     GEOM_CAPSULE,
@@ -63,7 +65,9 @@ def _hull(vertices: np.ndarray) -> np.ndarray:
         return vertices
 
 
-def _geom_points(m: Any, g: int, rim_points: int) -> list[tuple[np.ndarray, float]]:
+def _geom_points(
+    m: Any, g: int, rim_points: int, sampling: tuple[float, int | None] | None = None
+) -> list[tuple[np.ndarray, float]]:
     """[(point, radius)] of geom g in its own frame."""
     kind, size = int(m.geom_type[g]), np.asarray(m.geom_size[g], dtype=float)
     if kind == GEOM_SPHERE:
@@ -79,15 +83,26 @@ def _geom_points(m: Any, g: int, rim_points: int) -> list[tuple[np.ndarray, floa
     if kind == GEOM_ELLIPSOID:
         return [(d / np.linalg.norm(d) * size[:3], 0.0) for d in _GRID]
     if kind == GEOM_MESH:
-        return [(x, 0.0) for x in _hull(mesh_arrays(m, g)[0])]
+        vertices = _hull(mesh_arrays(m, g)[0])
+        if sampling is not None:
+            vertices = vertices[sparse_hull(vertices, *sampling)[0]]
+        return [(x, 0.0) for x in vertices]
     return []
 
 
 def mjcf_collision_points(
-    model: Any, m: Any, *, margin: float, rim_points: int, meshes: bool
+    model: Any,
+    m: Any,
+    *,
+    margin: float,
+    rim_points: int,
+    meshes: bool,
+    sampling: tuple[float, int | None] | None = None,
 ) -> tuple[tuple[ContactPoint, ...], list[str]]:
     """``(points, notes)`` of the compiled ``mujoco.MjModel`` m that ``model`` was loaded from
-    (see the module docstring); each point named ``body:geom#i``."""
+    (see the module docstring); each point named ``body:geom#i``.  ``sampling``: a mesh's
+    ``(tolerance, max_points)`` for :func:`~denoc_bridge.io.mesh_points.sparse_hull`, None for
+    every vertex of its hull."""
     mj = import_mujoco()
     points: list[ContactPoint] = []
     notes: list[str] = []
@@ -104,7 +119,7 @@ def mjcf_collision_points(
         if kind == GEOM_MESH and not meshes:
             notes.append(f"{where}: skipped (meshes=False)")
             continue
-        local = _geom_points(m, g, rim_points)
+        local = _geom_points(m, g, rim_points, sampling)
         if not local:
             notes.append(f"{where}: skipped")
             continue

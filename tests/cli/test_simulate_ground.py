@@ -94,6 +94,10 @@ def test_icub_runs_with_its_stiff_damping_on_the_ground(capsys):
         (["solo12", "--no-ground", "--method", "contact-euler"], "is the contact time stepper: it needs the ground"),
         (["fourbar", "--ground"], "'fourbar' has no collision shapes to touch the ground with"),
         (["chain:3", "--ground"], "has no collision shapes to touch the ground with"),
+        (["solo12", "--mesh-tolerance", "-0.001"], "--mesh-tolerance must be a distance >= 0 (m), got -0.001"),
+        (["solo12", "--mesh-points", "0"], "--mesh-points must be a whole number >= 1, got 0"),
+        (["solo12", "--full-hull", "--mesh-points", "8"], "--full-hull keeps every vertex of each mesh's hull"),
+        (["panda", "--full-hull"], "--full-hull chooses the contact points of collision meshes: it goes with the"),
     ],
 )
 def test_options_that_do_not_go_with_the_ground_are_named(args, words, tmp_path, monkeypatch, capsys):
@@ -135,3 +139,16 @@ def test_a_floating_robot_without_collision_shapes_falls_freely_by_default(capsy
     assert "with rk4" in captured.out
     assert main(["simulate", "alexander", "--ground", "--duration", "0.05", *FAST]) == 2
     assert "--no-ground simulates it without" in _one_line_error(capsys.readouterr().err)
+
+
+def test_mesh_options_choose_the_candidates(capsys):
+    """By default a collision mesh gives a sparse subset of its hull's vertices (solo12: 778 of
+    7,888 points); --full-hull keeps them all, --mesh-points caps each of its 17 meshes."""
+    counts = {}
+    for extra in ([], ["--full-hull"], ["--mesh-points", "8"], ["--mesh-tolerance", "0.005"]):
+        assert main(["simulate", "solo12", "--duration", "0.01", *extra, *FAST]) == 0
+        found = re.search(r"friction 0\.8, (\d+) contact points from the collision shapes", capsys.readouterr().out)
+        assert found is not None
+        counts[" ".join(extra)] = int(found.group(1))
+    assert counts["--full-hull"] == 7888 and counts["--mesh-points 8"] == 17 * 8
+    assert counts["--mesh-tolerance 0.005"] < counts[""] < 1000

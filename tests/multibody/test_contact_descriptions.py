@@ -158,9 +158,10 @@ def test_collision_points_of_talos_on_merged_links():
 
 def test_collision_meshes_give_their_convex_hull_vertices():
     """solo12's collision shapes are meshes (package:// names): the hull of its foot mesh reaches
-    16 mm below the FOOT frame (the foot's ball), and meshes=False skips them all."""
+    16 mm below the FOOT frame (the foot's ball), and meshes=False skips them all (hull=True: every
+    vertex of the hull; the default's sparse subset: tests/io/test_mesh_points.py)."""
     solo = db.load_robot("solo12")
-    pts, notes = collision_points(solo)
+    pts, notes = collision_points(solo, hull=True)
     assert not notes
     foot = [p for p in pts if p.name.startswith("FL_FOOT:mesh")]
     frame = next(f for f in solo.frames if f.name == "FL_FOOT")
