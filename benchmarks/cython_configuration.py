@@ -10,10 +10,11 @@ Rows: integrate, difference (against ``pin.integrate`` / ``pin.difference``), th
 springs), the placements of the links and their twists (against ``pin.forwardKinematics`` with
 q, and with q and v) on panda, talos and a 100-link chain, then batches: integrate of 1,000
 panda states and the energies of 4,096 panda states (in chunks on a thread pool as
-``db.energies`` calls them, multibody.data.run_chunks).  The numba kernels of the kinematics and
-of the batches are deleted ("-" in their column): measured against the compiled entries before
-(commit 7949504, 2 loaded cores: placements 0.39-0.52x numba's geometry pass and kernel, twists
-0.32-0.51x, the batches 0.06x and 0.61x).  Each call is timed as batches
+``db.energies`` calls them, multibody.data.run_chunks).  The numba kernels of the kinematics,
+the energies and the batches are deleted ("-" in their column): measured against the compiled
+entries before (commit 7949504, 2 loaded cores: placements 0.39-0.52x numba's geometry pass and
+kernel, twists 0.32-0.51x, the batches 0.06x and 0.61x; the energies 0.06-0.52x, docs/
+performance.md).  Each call is timed as batches
 of calls from Python (each batch at least ``--batch-ms``), the implementations interleaved
 within every repeat in a rotating order; the table gives the median time per call and the
 ratios.  Single-state rows time the thread's CPU time (``time.thread_time``), which a loaded
@@ -39,7 +40,6 @@ import denoc_bridge as db
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
 from denoc_bridge.kernels import configuration as kc
-from denoc_bridge.kernels import energy as ke
 from denoc_bridge.kernels.tables import INT, NMOD, W, work_rows
 from denoc_bridge.multibody.data import run_chunks
 
@@ -69,7 +69,7 @@ def single_calls(model: db.Model):
     v = rng.standard_normal(model.nv)
     kt, ki = model._kt, model._kt.view(INT)
     oq, ov, d = np.empty(model.nq), np.empty(model.nv), np.empty(model.nv)
-    wc, wn = work_of(model), work_of(model)
+    wc = work_of(model)
     R, p, t = np.empty((model.n_links, 3, 3)), np.empty((model.n_links, 3)), np.empty((model.n_links, 6))
     K, q_rest = model.stiffness, model.rest_configuration
     springs = bool(np.any(K))
@@ -78,7 +78,6 @@ def single_calls(model: db.Model):
     assert cc.integrate(kt, q0, v, oq) == 0 and cc.difference(kt, q0, q1, ov) == 0
     assert ct.placements_state(kt, wc, q0, R, p) == 0 and ct.twists_state(kt, wc, q0, v, t) == 0
     kc.integrate(ki, q0, v, oq)
-    ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d)
     return {
         ("integrate", "cython"): lambda: cc.integrate(kt, q0, v, oq),
         ("integrate", "numba"): lambda: kc.integrate(ki, q0, v, oq),
@@ -87,7 +86,6 @@ def single_calls(model: db.Model):
         ("difference", "numba"): lambda: kc.difference(ki, q0, q1, ov),
         ("difference", "pinocchio"): lambda: pin.difference(pm, q0, q1),
         ("energies", "cython"): lambda: ct.energies_state(kt, wc, q0, v, K, q_rest, springs, d),
-        ("energies", "numba"): lambda: ke.energies_state(kt, wn, q0, v, K, q_rest, springs, d),
         ("energies", "pinocchio"): lambda: pin.computeMechanicalEnergy(pm, pd, q0, v),
         ("placements", "cython"): lambda: ct.placements_state(kt, wc, q0, R, p),
         ("placements", "pinocchio"): lambda: pin.forwardKinematics(pm, pd, q0),

@@ -1,4 +1,5 @@
-# Kinetic and potential energy in one O(n) forward recursion (denoc_bridge/kernels/energy.py).
+# Kinetic and potential energy in one O(n) forward recursion (numba's kernels/energy.py before, deleted
+# with issue 48).
 #
 # Twists as in the forward recursion of inverse dynamics (000 Table 1, step 1:
 # t_k = A_{k,b} t_b + P_k qd_k, 000 (5)), T = sum_k 1/2 t_k^T M_k t_k (000 (2b)) plus the
