@@ -147,16 +147,9 @@ class MimicSystem(System):
 
     def _a(self, t, q, v, tau, out):
         if self.method == "lagrange":  # one compiled call; a singular tree: below
-            tree = self.tree
-            imap, fmap, reach = self.model._kernel_maps()
             res = out if out.flags.c_contiguous and out.flags.writeable else np.empty(self.nv)
             status = _compiled.mimic_forward_dynamics(
-                tree._kt,
-                tree.thread_work(),
-                imap,
-                fmap,
-                tree.nq,
-                reach,
+                *self._tree_and_maps(),
                 np.ascontiguousarray(q, dtype=float),  # the stages may pass views of their rows
                 np.ascontiguousarray(v, dtype=float),
                 np.ascontiguousarray(tau, dtype=float),
@@ -216,18 +209,17 @@ class MimicSystem(System):
     #: a singular tree met by the compiled run: rerun from Python (dense form where needed)
     singular_fallback = True
 
+    def _tree_and_maps(self):
+        """(tree table, its work array, imap, fmap, tree nq, reach): the compiled entries' and the
+        MimicSystem tuple's first arguments."""
+        imap, fmap, reach = self.model._kernel_maps()
+        return self.tree._kt, self.tree.thread_work(), imap, fmap, self.tree.nq, reach
+
     def kernel_system(self):
         """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form;
         the compiled core's runs read it, core/run.pyx)."""
-        tree = self.tree
-        imap, fmap, reach = self.model._kernel_maps()
         return ks.MimicSystem(
-            tree._kt,
-            tree.thread_work(),
-            imap,
-            fmap,
-            tree.nq,
-            reach,
+            *self._tree_and_maps(),
             self.lim_i,
             self.lim_f,
             self.lim_r,

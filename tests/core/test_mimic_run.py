@@ -29,13 +29,14 @@ from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.runners import run_python
 from tests.constraints.test_mimic import GRIPPER
 from tests.core.test_mimic import CONTINUOUS
+from tests.core.test_run import DT
+from tests.core.test_run import execute as tree_execute
 
 run = load("run")
 
 #: largest relative difference max|compiled - dense| / max(1, max|dense|) of a run's states and
 #: stop energies (measured at most 3.6e-14 on these runs)
 RTOL = 2e-13
-DT = 1e-3
 
 
 @cache
@@ -71,29 +72,10 @@ def case(model, n, *, tau="constant", limits=False, fext=False, springs=False, s
     return system.kernel_system(), system.forcing(), q0, v0
 
 
-def fresh(ks):
-    return ks._replace(
-        work=np.empty_like(ks.work), lim_s=np.zeros_like(ks.lim_s), lim_a=np.zeros_like(ks.lim_a), lim_e=np.zeros(1)
-    )
-
-
 def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
-    """The run of n steps in calls of ``chunks`` steps: (steps, status, rows), q, v, Saves, energy."""
-    ks = fresh(ks)
-    nq, nv = q0.shape[0], v0.shape[0]
-    rows = (n - 1) // stride + 2
-    stops = rows if ks.lim_i.shape[0] else 0
-    out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(0), np.zeros(stops))
-    s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
-    q, v = q0.copy(), v0.copy()
-    step, saved, status = 0, 0, 0
-    for c in chunks or [n]:
-        done, status, k = stepper(ks, fc, q, v, step, c, DT, stride, saved, out, s)
-        step += done
-        saved += k
-        if status:
-            break
-    return (step, status, saved), q, v, out, float(ks.lim_e[0])
+    """tests/core/test_run.py's run of n steps, with the limits' energy last."""
+    *run_, _, system = tree_execute(stepper, ks, fc, q0, v0, n, stride, chunks)
+    return (*run_, float(system.lim_e[0]))
 
 
 def rel(a, b):

@@ -91,7 +91,8 @@ def fresh(ks):
 
 
 def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
-    """The run of n steps in calls of ``chunks`` steps: (steps, status, rows), q, v, Saves, s."""
+    """The run of n steps in calls of ``chunks`` steps: (steps, status, rows), q, v, Saves, s, and
+    the system the run used (its limits' energy in ``lim_e``)."""
     ks = fresh(ks)
     nq, nv = q0.shape[0], v0.shape[0]
     rows = (n - 1) // stride + 2
@@ -106,7 +107,7 @@ def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
         saved += k
         if status:
             break
-    return (step, status, saved), q, v, out, s
+    return (step, status, saved), q, v, out, s, ks
 
 
 def rel(a, b):
@@ -115,7 +116,7 @@ def rel(a, b):
 
 def assert_same_as_python(a, ref, rtol=RTOL):
     """The compiled run ``a`` (execute's) against a Trajectory of the same run from Python."""
-    (steps, status, saved), q, v, out, _ = a
+    (steps, status, saved), q, v, out = a[:4]
     assert ref.status == "completed" and len(ref.q) == saved + 1
     for x, y in [(q, ref.q[-1]), (v, ref.v[-1]), (out.Qs[:saved], ref.q[:saved]), (out.Vs[:saved], ref.v[:saved])]:
         assert rel(x, y) <= rtol, rel(x, y)
