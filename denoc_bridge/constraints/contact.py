@@ -111,6 +111,7 @@ class ContactSet:
         self.cp = np.array([c.point for c in self.points], dtype=float).reshape(-1, 3)
         self.crad = np.array([c.radius for c in self.points], dtype=float)
         self.cmar = np.array([c.margin for c in self.points], dtype=float)
+        self.lb = _kc.link_bounds(L, self.cl, self.cp, self.crad, self.cmar)  # the broad phase's spheres
         self.gB = np.array([g.frame() for g in self.grounds], dtype=float).reshape(-1, 3, 3)
         self.goff = np.array([g.offset for g in self.grounds], dtype=float)
         self.gmu = np.array([g.mu for g in self.grounds], dtype=float)
@@ -128,6 +129,11 @@ class ContactSet:
         self.kt0 = gravity_free(model)._kt
         self.work = model.thread_work()
 
+    def raise_margins(self, minimum: float) -> None:
+        """Every point's margin at least ``minimum`` (m), the broad phase's spheres with them."""
+        self.cmar[:] = np.maximum(self.cmar, minimum)
+        self.lb = _kc.link_bounds(self.tree.n_links, self.cl, self.cp, self.crad, self.cmar)
+
     def active(self, q: np.ndarray) -> int:
         """The number of active contacts at q (float64, checked), their rows in ``self.J``."""
         return int(
@@ -140,6 +146,7 @@ class ContactSet:
                 self.cp,
                 self.crad,
                 self.cmar,
+                self.lb,
                 self.gB,
                 self.goff,
                 self.J,

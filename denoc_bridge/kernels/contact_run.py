@@ -25,7 +25,7 @@ Arguments, grouped (every array float64 C-contiguous and writable, unless said):
   the constant joint forces, the joint springs and dampers (``passive``: the model has them) and
   the hold (``hold``: one is given), each (nv,) or (nq,);
 * ``points``: the :class:`~denoc_bridge.constraints.contact.ContactSet`'s packed tree, points and
-  grounds ``(pi, pf, sb, cl, cp, crad, cmar, gB, goff, gmu, grest)`` and its buffers
+  grounds ``(pi, pf, sb, cl, cp, crad, cmar, lb, gB, goff, gmu, grest)`` and its buffers
   ``(J, Y, dist, pos, pair, Jw, Jx, zero)``;
 * ``solver = (dt, tol, max_sweeps, slop, group_of_pair)``;
 * ``state = (q, v, previous, work_done, lam)``: updated in place step by step; ``previous``
@@ -101,9 +101,9 @@ def impulses(tree, points, solver, q, v, v_free, previous, G, lam, sigma, ids):
     indices into ``ids[:m]``: returns (m, G) (G regrown if too small), m = -1 where G is singular
     or not finite, -2 where PGS does not converge (``lam[:3m]``: where it stopped)."""
     kt, kt0, work = tree
-    pi, pf, sb, cl, cp, crad, cmar, gB, goff, gmu, grest, J, Y, dist, pos, pair, Jw, Jx, zero = points
+    pi, pf, sb, cl, cp, crad, cmar, lb, gB, goff, gmu, grest, J, Y, dist, pos, pair, Jw, Jx, zero = points
     dt, tol, max_sweeps = solver[0], solver[1], solver[2]
-    m = active_contacts(pi, pf, sb, q, cl, cp, crad, cmar, gB, goff, J, dist, pos, pair, Jw, Jx)
+    m = active_contacts(pi, pf, sb, q, cl, cp, crad, cmar, lb, gB, goff, J, dist, pos, pair, Jw, Jx)
     if m == 0:
         return 0, G
     r, nv = 3 * m, v.shape[0]
@@ -137,8 +137,8 @@ def correct_positions(tree, points, slop, q, G, lam, sigma, dq):
     place; ``lam``, ``sigma``, ``dq`` scratch): returns (ok, G); ok False where G is singular or
     not finite or the frictionless PGS does not converge."""
     kt, kt0, work = tree
-    pi, pf, sb, cl, cp, crad, cmar, gB, goff, gmu, grest, J, Y, dist, pos, pair, Jw, Jx, zero = points
-    m = active_contacts(pi, pf, sb, q, cl, cp, crad, cmar, gB, goff, J, dist, pos, pair, Jw, Jx)
+    pi, pf, sb, cl, cp, crad, cmar, lb, gB, goff, gmu, grest, J, Y, dist, pos, pair, Jw, Jx, zero = points
+    m = active_contacts(pi, pf, sb, q, cl, cp, crad, cmar, lb, gB, goff, J, dist, pos, pair, Jw, Jx)
     if m == 0 or dist[:m].min() >= -slop:
         return True, G
     r = 3 * m
@@ -229,7 +229,8 @@ def contact_steps(tree, drive, points, solver, state, saves, save_every, k0, k1)
     """Steps k0 .. k1 - 1 (see the module docstring); returns (k, status): k1 and DONE, or the
     step k that the Python layer must take (the state is the one before it) and PYTHON_STEP or
     PGS_STALLED."""
-    kt, J, Y, gB, pos = tree[0], points[11], points[12], points[7], points[14]
+    kt = tree[0]
+    _, _, _, _, _, _, _, _, gB, _, _, _, J, Y, _, pos, _, _, _, _ = points  # by name, not by position
     dt, slop, group_of_pair = solver[0], solver[3], solver[4]
     q, v, previous, work_done, lam = state
     ki, nv, nq = kt.view(T.INT), v.shape[0], q.shape[0]

@@ -223,7 +223,7 @@ class _Stepper:
         self.spring_rate = (model.coupling_matrix() ** 2).T @ rate if self.mimic else rate
         self.hold_rate = hold.rate(dt) if hold is not None else np.zeros(model.nv)
         self.cs = cs = ContactSet(self.model, contact_points, contact)
-        cs.cmar[:] = np.maximum(cs.cmar, MIN_MARGIN)
+        cs.raise_margins(MIN_MARGIN)
         self.q, self.v = q, v
         # the forces are saved per (link, ground): the resultant on each link that has contact points
         self.links = sorted({c.link for c in cs.points})
@@ -283,7 +283,7 @@ class _Stepper:
         cs = self.cs
         damping, stiffness, q_rest, kp, q_ref = self.drive
         drive = (tau, damping, stiffness, self.spring_rate, q_rest, kp, q_ref, self.hold_rate, self.passive)
-        packed = (cs.pi, cs.pf, cs.sb, cs.cl, cs.cp, cs.crad, cs.cmar, cs.gB, cs.goff, cs.gmu, cs.grest)
+        packed = (cs.pi, cs.pf, cs.sb, cs.cl, cs.cp, cs.crad, cs.cmar, cs.lb, cs.gB, cs.goff, cs.gmu, cs.grest)
         points = (*packed, cs.J, cs.Y, cs.dist, cs.pos, cs.pair, cs.Jw, cs.Jx, cs.zero)
         state = (self.q, self.v, self.previous, self.work_done, self.lam)
         tree = (self.model._kt, cs.kt0, cs.work)

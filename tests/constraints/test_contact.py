@@ -227,3 +227,38 @@ def test_lowest_point_and_lifted(name):
         up = lifted(model, q, points, 0.25)
         assert lowest_point(model, up, points) == pytest.approx(0.25, abs=1e-12)
         np.testing.assert_array_equal(up[3:], q[3:])
+
+
+@pytest.mark.parametrize("name", ["solo12", "talos"])
+def test_the_broad_phase_skips_no_active_point(name):
+    """The links whose bounding sphere is clear of every ground are skipped (kernels/contact.py
+    clear_links): on the robots' thinned collision meshes, at random configurations put at random
+    depths into the ground (a tilted one too), the active contacts are those of the points one
+    by one (the spheres made infinite: no link skipped), row for row; and the broad phase does
+    skip links at a height where some points are active."""
+    from denoc_bridge.io.collision import collision_points
+
+    model = db.load_robot(name)
+    points, _ = collision_points(model)
+    grounds = [Ground(), Ground(normal=(0.2, 0.0, 1.0), height=0.05, name="slope")]
+    cs, brute = ContactSet(model, points, grounds), ContactSet(model, points, grounds)
+    brute.lb[:, 3] = np.inf  # every link visited
+    rng = np.random.default_rng(3)
+    skipped = 0
+    for _ in range(12):
+        q = db.random_configuration(model, rng)
+        low = lowest_point(model, q, points)
+        q[2] -= low + rng.uniform(0.0, 0.05)  # the lowest point 0 to 5 cm below z = 0
+        m, mb = cs.active(q), brute.active(q)
+        assert m == mb and m > 0
+        assert np.array_equal(cs.pair[:m], brute.pair[:m]) and np.array_equal(cs.dist[:m], brute.dist[:m])
+        assert np.array_equal(cs.J[: 3 * m], brute.J[: 3 * m])
+        R, p = db.forward_kinematics(model, q)
+        centres = p + np.einsum("kij,kj->ki", R, cs.lb[:, :3])
+        skipped += int(np.sum(np.isfinite(cs.lb[:, 3]) & (centres[:, 2] - cs.lb[:, 3] > cs.lb[:, 4] + 0.3)))
+    assert skipped > 0
+    with pytest.raises(AssertionError):  # spheres too small skip the links with active points
+        cs.lb[:, 3] = -1.0
+        q = db.random_configuration(model, rng)
+        q[2] -= lowest_point(model, q, points) + 0.01
+        assert cs.active(q) == brute.active(q)
