@@ -32,7 +32,8 @@ def contact_method(args) -> bool:
 
 
 def check_options(args, model, ground: bool) -> None:
-    """The options that do not go with the ground (or need it), named."""
+    """The options that do not go with the ground (or need it), named (``simulate``'s and
+    ``sweep``'s arguments: the latter has no --stream, --no-passive or --no-forces)."""
     if ground:
         if args.method is not None and not contact_method(args):
             default = " (on by default for a floating-base robot)" if args.ground is None else ""
@@ -40,9 +41,9 @@ def check_options(args, model, ground: bool) -> None:
                 f"--method {args.method} does not simulate ground contact{default}: leave --method out "
                 f"(the contact time stepper, {METHOD}), or give --no-ground"
             )
-        if args.stream:
+        if getattr(args, "stream", None):
             raise DenocError("--stream is not available with the ground yet: give --save, or --no-ground")
-        if not args.passive:
+        if not getattr(args, "passive", True):
             raise DenocError("--no-passive is not available with the ground yet: the joints' dampers and springs act")
         if args.hold is not None and args.no_hold:
             raise DenocError("--hold and --no-hold contradict each other; give one")
@@ -53,7 +54,7 @@ def check_options(args, model, ground: bool) -> None:
             ("--hold", args.hold is not None),
             ("--no-hold", args.no_hold),
             ("--drop", args.drop is not None),
-            ("--no-forces", args.no_forces),
+            ("--no-forces", getattr(args, "no_forces", False)),
         ):
             if given:
                 if args.ground is False:

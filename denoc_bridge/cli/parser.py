@@ -25,6 +25,7 @@ Examples::
     denoc-bridge bench --quick                        # the speed table (a 10-second smoke run)
     denoc-bridge sweep rope --grid mass_scale=0.5,1,2 --grid "q0[0]=-0.5:0.5:5" --out sweep_rope
     denoc-bridge sweep panda --cases cases.csv --out runs --scheduler tcp://10.0.0.5:8786
+    denoc-bridge sweep solo12 --ground --grid mass_scale=0.8,1.2 --out landing --inline
     denoc-bridge docs --open                          # build the documentation site and open it
     denoc-bridge docs --output /tmp/site              # build it into a folder (mkdocs build --strict)
     denoc-bridge compile                              # compile every kernel now (pip install does it)
@@ -68,6 +69,64 @@ class Parser(argparse.ArgumentParser):
             else:
                 message += hint
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def ground_arguments(p, ground_help: str) -> None:
+    """The ground's options, the same for ``simulate`` and ``sweep`` (``--ground`` explained by
+    ``ground_help``)."""
+    p.add_argument(
+        "--ground",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=ground_help,
+    )
+    p.add_argument(
+        "--drop",
+        type=float,
+        default=None,
+        metavar="H",
+        help="with the ground: start with the robot's lowest collision point H m above it (default 0.3)",
+    )
+    p.add_argument(
+        "--hold",
+        type=float,
+        nargs="?",
+        const=5.0,
+        default=None,
+        metavar="HZ",
+        help="with the ground (on by default there): a joint PD holding the start posture, implicit in the "
+        "step, natural frequency HZ (default 5) and critically damped, gains Kp = (2 pi HZ)^2 m L^2, "
+        "Kd = 2 (2 pi HZ) m L^2 (m: the robot's mass, L: its extent); a legged robot dropped onto the "
+        "ground then stands",
+    )
+    p.add_argument(
+        "--no-hold", action="store_true", help="with the ground: no posture hold (the robot folds up on landing)"
+    )
+    p.add_argument(
+        "--mu", type=float, default=None, metavar="MU", help="the ground's friction coefficient (default 0.8)"
+    )
+    p.add_argument(
+        "--mesh-tolerance",
+        type=float,
+        default=None,
+        metavar="M",
+        help="with the ground: a collision mesh touches it with a sparse subset of its convex hull's "
+        "vertices whose hull is within M m of the whole hull in every direction (default 0.001)",
+    )
+    p.add_argument(
+        "--mesh-points",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with the ground: at most K contact points per collision mesh (default: as many as "
+        "--mesh-tolerance needs)",
+    )
+    p.add_argument(
+        "--full-hull",
+        action="store_true",
+        help="with the ground: every vertex of each collision mesh's convex hull a contact point "
+        "(many more points, slower: talos 11,593 instead of 4,141)",
+    )
 
 
 def robot_arguments(p: argparse.ArgumentParser) -> None:
@@ -190,60 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="rk4 (default without the ground), euler, implicit-euler, sdirk2, or scipy's RK45, DOP853, "
         "Radau, BDF, LSODA; with the ground: contact-euler (the contact time stepper, the only one)",
     )
-    sim.add_argument(
-        "--ground",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the ground z = 0 under the robot, touched by its <collision> shapes (MJCF: its geoms) with "
+    ground_arguments(
+        sim,
+        "the ground z = 0 under the robot, touched by its <collision> shapes (MJCF: its geoms) with "
         "friction: on by default for a floating-base robot (--no-ground: none, it falls for ever), off "
         "for a fixed base",
-    )
-    sim.add_argument(
-        "--drop",
-        type=float,
-        default=None,
-        metavar="H",
-        help="with the ground: start with the robot's lowest collision point H m above it (default 0.3)",
-    )
-    sim.add_argument(
-        "--hold",
-        type=float,
-        nargs="?",
-        const=5.0,
-        default=None,
-        metavar="HZ",
-        help="with the ground (on by default there): a joint PD holding the start posture, implicit in the "
-        "step, natural frequency HZ (default 5) and critically damped, gains Kp = (2 pi HZ)^2 m L^2, "
-        "Kd = 2 (2 pi HZ) m L^2 (m: the robot's mass, L: its extent); a legged robot dropped onto the "
-        "ground then stands",
-    )
-    sim.add_argument(
-        "--no-hold", action="store_true", help="with the ground: no posture hold (the robot folds up on landing)"
-    )
-    sim.add_argument(
-        "--mu", type=float, default=None, metavar="MU", help="the ground's friction coefficient (default 0.8)"
-    )
-    sim.add_argument(
-        "--mesh-tolerance",
-        type=float,
-        default=None,
-        metavar="M",
-        help="with the ground: a collision mesh touches it with a sparse subset of its convex hull's "
-        "vertices whose hull is within M m of the whole hull in every direction (default 0.001)",
-    )
-    sim.add_argument(
-        "--mesh-points",
-        type=int,
-        default=None,
-        metavar="K",
-        help="with the ground: at most K contact points per collision mesh (default: as many as "
-        "--mesh-tolerance needs)",
-    )
-    sim.add_argument(
-        "--full-hull",
-        action="store_true",
-        help="with the ground: every vertex of each collision mesh's convex hull a contact point "
-        "(many more points, slower: talos 11,593 instead of 4,141)",
     )
     sim.add_argument(
         "--q0",
@@ -357,7 +367,17 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", metavar="DIR", required=True, help="output folder (created; reused to resume)")
     sw.add_argument("--duration", type=float, default=1.0, metavar="S", help="simulated seconds (default 1)")
     sw.add_argument("--dt", type=float, default=1e-3, metavar="DT", help="time step (default 0.001)")
-    sw.add_argument("--method", default="rk4", metavar="METHOD", help="rk4 (default), euler, RK45, ...")
+    sw.add_argument(
+        "--method",
+        default=None,
+        metavar="METHOD",
+        help="rk4 (default), euler, RK45, ...; with --ground: contact-euler (the default and the only one)",
+    )
+    ground_arguments(
+        sw,
+        "every case on the ground z = 0, touched by the robot's <collision> shapes (MJCF: its geoms) "
+        "with friction, a floating base dropped onto it from --drop (off unless given)",
+    )
     sw.add_argument("--save-every", type=int, default=None, metavar="K", help="keep every K-th step")
     sw.add_argument(
         "--metrics",

@@ -9,10 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
+from denoc_bridge.algorithms.configuration import neutral_configuration
+from denoc_bridge.cli import ground
 from denoc_bridge.cli.common import check_whole_steps, positive_option
+from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
+from denoc_bridge.simulation.hold import posture_hold
 from denoc_bridge.sweeps import DifferentSweepError, grid, read_cases, sweep
 from denoc_bridge.sweeps.execution import scheduler_problem
 
@@ -40,8 +44,12 @@ def _grid_axis(text: str):
 def sweep_command(args) -> int:
     positive_option(args.duration, "--duration")
     positive_option(args.dt, "--dt")
+    with_ground = bool(args.ground)
     try:
-        method = method_name(args.method)
+        if with_ground and (args.method is None or args.method.lower() == ground.METHOD):
+            method = ground.METHOD  # the contact time stepper (another method: check_options names it)
+        else:
+            method = method_name(args.method or "rk4")
     except DenocError as exc:
         raise DenocError(f"--{exc}") from None
     if args.save_every is not None and args.save_every < 1:
@@ -75,7 +83,7 @@ def sweep_command(args) -> int:
         )
     if any(not {"t_final", "dt", "method"} & set(c) for c in cases):  # cases run with these options
         check_whole_steps(args, method)
-        if args.save_every is not None and method not in FIXED_STEP_METHODS:
+        if args.save_every is not None and method not in (*FIXED_STEP_METHODS, ground.METHOD):
             raise DenocError(f"--save-every is for --method rk4 or euler; {method} saves every --dt")
     if not args.inline and not args.scheduler and importlib.util.find_spec("distributed") is None:
         raise DenocError(
@@ -83,6 +91,7 @@ def sweep_command(args) -> int:
             "in this process with --inline"
         )
     model = load_robot(args.robot, floating_base=args.floating)
+    ground.check_options(args, model, with_ground)
     where = (
         "this process"
         if args.inline
@@ -91,11 +100,11 @@ def sweep_command(args) -> int:
         else f"a local Dask cluster of {args.workers or os.cpu_count()} worker processes"
     )
     print(
-        f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {args.method}, dt = {args.dt:g} s; "
-        f"on {where}",
+        f"{model.name}: {model.nv} DOF; {what}; {args.duration:g} s each with {method}, dt = {args.dt:g} s; on {where}",
         flush=True,
     )
-    kwargs = {"t_final": args.duration, "dt": args.dt, "method": args.method}
+    contact, base_state = ground_of_sweep(args, model) if with_ground else ({}, None)
+    kwargs = {"t_final": args.duration, "dt": args.dt, "method": method, **contact}
     if args.save_every is not None:
         kwargs["save_every"] = args.save_every
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -109,6 +118,7 @@ def sweep_command(args) -> int:
             batch_size=args.batch_size,
             scheduler="inline" if args.inline else args.scheduler,
             workers=args.workers,
+            base_state=base_state,
             resume=not args.restart,
             save_trajectories=not args.no_trajectories,
             progress=bool(sys.stderr.isatty()),
@@ -139,6 +149,31 @@ def sweep_command(args) -> int:
         + (" (and summary.parquet)" if (out / "summary.parquet").exists() else "")
     )
     return 1 if res.failed else 0
+
+
+def ground_of_sweep(args, model) -> tuple[dict, tuple | None]:
+    """(the contact options of every case, the base state) of ``sweep --ground``, as ``simulate``
+    builds them: the contact candidates of the robot's collision shapes (the meshes thinned as
+    --mesh-tolerance, --mesh-points, --full-hull say), the ground (--mu), the posture hold of the
+    neutral configuration (--hold, --no-hold) and, for a floating base, that configuration lifted
+    so that its lowest point is --drop above the ground (default 0.3 m); the cases' q0 and v0
+    columns change that state.  Says what it built on stdout."""
+    points = ground.contact_candidates(model, False, ground.mesh_sampling(args))
+    q_hold = neutral_configuration(model)
+    q0 = q_hold
+    drop = 0.3 if args.drop is None else args.drop
+    if model.floating_base:
+        q0 = lifted(model, q_hold, points, drop)
+    frequency = ground.hold_frequency(args)
+    hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
+    floor = ground.ground_of(args)
+    print(
+        f"ground: z = 0, friction {floor.mu:g}, {len(points)} contact points from the collision shapes"
+        + (f"; dropped from {drop:g} m" if model.floating_base else "")
+        + (f"; posture hold at {frequency:g} Hz" if hold is not None else "; no posture hold"),
+        flush=True,
+    )
+    return {"contact": floor, "contact_points": points, "hold": hold}, (q0, np.zeros(model.nv), None)
 
 
 def _sweep_table(res, metrics) -> None:

@@ -2,6 +2,7 @@
 Dask execution (LocalCluster, a scheduler address, a worker killed mid-sweep), and
 simulate_batch, which runs the cases of one model in one compiled call."""
 
+import csv
 import json
 import os
 import re
@@ -559,6 +560,10 @@ _CLI = ["sweep", "chain:3", "--out", "o", "--duration", "0.01", "--inline"]
         (["--grid", "q0.joint1=0.1", "--grid", "q0[1]=0.2"], "columns 'q0.joint1' and 'q0[1]' both give q0[1]"),
         (["--cases", "dup.csv"], "cases file dup.csv: column 'q0[0]' appears twice in the header (columns 1 and 2)"),
         (["--grid", "q0[0]=0.1", "--out", "c1.csv"], "--out: c1.csv is a file, not a folder"),
+        (["--grid", "q0[0]=0.1", "--ground"], "has no collision shapes to touch the ground with"),
+        (["--grid", "q0[0]=0.1", "--drop", "0.1"], "--drop goes with the ground (--ground)"),
+        (["--grid", "q0[0]=0.1", "--mu", "0.5"], "--mu is the ground's friction coefficient"),
+        (["--grid", "q0[0]=0.1", "--full-hull"], "--full-hull chooses the contact points of collision meshes"),
     ],
 )
 def test_cli_sweep_mistakes_exit_2_before_running(tmp_path, monkeypatch, capsys, extra, message):
@@ -623,3 +628,35 @@ def test_result_column_and_trajectory_name_an_unknown_name(rope, tmp_path):
     bare = db.sweep(rope, [{"case": "light"}], KW, out=tmp_path / "b", scheduler="inline", save_trajectories=False)
     with pytest.raises(db.InputError, match="no saved trajectory for case 'light'.*save_trajectories=False"):
         bare.trajectory("light", rope)
+
+
+@pytest.mark.slow
+def test_cli_sweep_on_the_ground(tmp_path, monkeypatch, capsys):
+    """``sweep ROBOT --ground``: every case dropped onto the ground as ``simulate`` drops it (the
+    thinned collision meshes, the posture hold, contact-euler); solo12 of two masses lands and
+    stands (its base held above the ground, the energy balance closed), each case the simulation
+    of its model with those options, bit for bit; --method rk4 with the ground is named."""
+    import argparse
+
+    from denoc_bridge.cli import main
+    from denoc_bridge.cli.sweep import ground_of_sweep
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "solo12", "--ground", "--grid", "mass_scale=0.8,1.2", "--duration", "0.6", "--inline"]
+    assert main(argv + ["--out", "o", "--metrics", "energy_drift,q_end"]) == 0
+    out = capsys.readouterr().out
+    assert "with contact-euler" in out and "778 contact points" in out and "2 cases: 2 completed" in out
+    rows = list(csv.DictReader((tmp_path / "o" / "summary.csv").open()))
+    solo = db.load_robot("solo12")
+    opts = argparse.Namespace(drop=None, hold=None, no_hold=False, mu=None, mesh_tolerance=None, mesh_points=None,
+                              full_hull=False)  # fmt: skip
+    contact, (q0, v0, _) = ground_of_sweep(opts, solo)
+    for row in rows:
+        assert row["status"] == "completed" and abs(float(row["energy_drift"])) < 0.01
+        assert 0.2 < float(row["q_end[2]"]) < 0.4  # standing on its legs, not through the ground
+        model = sweeps.vary(solo, {"mass_scale": float(row["mass_scale"])})
+        ref = db.simulate(model, q0, v0, 0.6, 1e-3, method="contact-euler", progress=False, **contact)
+        assert [float(row[f"q_end[{i}]"]) for i in range(solo.nq)] == ref.q[-1].tolist()
+    capsys.readouterr()
+    assert main(argv + ["--out", "o2", "--method", "rk4"]) == 2
+    assert "--method rk4 does not simulate ground contact" in capsys.readouterr().err
