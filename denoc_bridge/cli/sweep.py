@@ -159,6 +159,8 @@ def ground_of_sweep(args, model) -> tuple[dict, tuple | None]:
     so that its lowest point is --drop above the ground (default 0.3 m); the cases' q0 and v0
     columns change that state.  Says what it built on stdout."""
     points = ground.contact_candidates(model, False, ground.mesh_sampling(args))
+    if points is None:  # not by default: a robot without shapes raised already
+        raise DenocError(f"--ground: '{model.name}' has no collision shapes to touch the ground with")
     q_hold = neutral_configuration(model)
     q0 = q_hold
     drop = 0.3 if args.drop is None else args.drop
