@@ -5,11 +5,9 @@ mimic joints): one copy, inlined where it is called."""
 from libc.math cimport sqrt
 
 
-cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
-                                double* x) noexcept nogil:
-    """x = K^-1 b for a symmetric positive definite n x n K (its lower triangle, rows ld apart,
-    overwritten by the factor L, K = L L^T); False if K is not numerically positive definite.
-    x may alias b."""
+cdef inline bint cholesky_factor(double* K, Py_ssize_t n, Py_ssize_t ld) noexcept nogil:
+    """K = L L^T for a symmetric positive definite n x n K: its lower triangle (rows ld apart)
+    overwritten by L; False if K is not numerically positive definite."""
     cdef Py_ssize_t i, j, k
     cdef double s
     for j in range(n):
@@ -24,6 +22,18 @@ cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const do
             for k in range(j):
                 s -= K[i * ld + k] * K[j * ld + k]
             K[i * ld + j] = s / K[j * ld + j]
+    return True
+
+
+cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
+                                double* x) noexcept nogil:
+    """x = K^-1 b for a symmetric positive definite n x n K (its lower triangle, rows ld apart,
+    overwritten by the factor L, K = L L^T: cholesky_factor); False if K is not numerically
+    positive definite.  x may alias b."""
+    cdef Py_ssize_t i, k
+    cdef double s
+    if not cholesky_factor(K, n, ld):
+        return False
     for i in range(n):  # L y = b
         s = b[i]
         for k in range(i):

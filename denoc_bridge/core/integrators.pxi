@@ -134,28 +134,15 @@ cdef inline long finite_status(const double* a, Py_ssize_t nv) noexcept nogil:
 
 cdef long mimic_state_accelerations(const Tree* t, const Forcing* fc, const double* q,
                                     const double* v, const double* tau, double* a) noexcept nogil:
-    """A mimic system's accelerations (numba's kernels/mimic.py ``mimic_accelerations``): the
-    state expanded, the tree's springs and dampers tau_p at it, the tree's forces
-    tau_full = G^+T (tau + G^T tau_p) (tau + tau_p on the kept DOFs, mult tau_p of each mimic
-    joint on its mimicked joint's), then mimic_accelerations: -1, k + 1 or 0."""
+    """A mimic system's accelerations: the state expanded, the tree's forces at it
+    (mimic_tree_forces: the springs and dampers there), then mimic_accelerations (mimic.pxi):
+    -1, k + 1 or 0."""
     cdef const Mimic* mi = &t.mi
     cdef const MimicMaps* mm = &mi.mm
-    cdef Py_ssize_t i, j, nvt = t.nvt
+    cdef Py_ssize_t nvt = t.nvt
     expand_configuration(mm, q, mi.qf)
     expand_velocity(mm, nvt, v, mi.vf)
-    if fc.passive:
-        model_difference(t.ki, t.L, fc.q_rest, mi.qf, mi.tp + nvt)
-        for i in range(nvt):
-            mi.tp[i] = -fc.K[i] * mi.tp[nvt + i] - fc.D[i] * mi.vf[i]
-    else:
-        for i in range(nvt):
-            mi.tp[i] = 0.0
-    for i in range(nvt):
-        mi.tf[i] = 0.0
-    for i in range(mm.nv):
-        mi.tf[mm.v_keep[i]] = tau[i] + mi.tp[mm.v_keep[i]]
-    for j in range(mm.nc):
-        mi.tf[mm.m_v[j]] += mm.mult[j] * mi.tp[mm.s_v[j]]
+    mimic_tree_forces(mm, t.ki, t.L, nvt, mi.qf, mi.vf, tau, fc.K, fc.D, fc.q_rest, fc.passive, mi.tp, mi.tf)
     return mimic_accelerations(mm, t.ki, t.kf, t.L, t.nqt, nvt, mi.reach, t.work, mi.qf, mi.vf,
                                mi.tf, fc.fext, mi.acc, a)
 

@@ -116,18 +116,8 @@ cdef long reduced_inverse(const MimicMaps* mm, const double* Minv, Py_ssize_t nv
     for a in range(nc):
         for r in range(nc):
             S[a * nc + r] = Wt[mm.s_v[a] * nc + r] - mm.mult[a] * Wt[mm.m_v[a] * nc + r]
-    for j in range(nc):
-        s = S[j * nc + j]
-        for m in range(j):
-            s -= S[j * nc + m] * S[j * nc + m]
-        if not s > 0.0:
-            return -4
-        S[j * nc + j] = sqrt(s)
-        for i in range(j + 1, nc):
-            s = S[i * nc + j]
-            for m in range(j):
-                s -= S[i * nc + m] * S[j * nc + m]
-            S[i * nc + j] = s / S[j * nc + j]
+    if not cholesky_factor(S, nc, nc):
+        return -4
     for b in range(nv):
         for j in range(nc):
             s = Wt[mm.v_keep[b] * nc + j]
@@ -274,6 +264,30 @@ def mimic_inverse_mass_matrix(kt, work, imap, fmap, Py_ssize_t nqf, qr, out):
     return mimic_matrix(kt, work, imap, fmap, nqf, qr, out, True)
 
 
+cdef void mimic_tree_forces(const MimicMaps* mm, const int* ki, Py_ssize_t L, Py_ssize_t nvf,
+                            const double* qf, const double* vf, const double* tau, const double* K,
+                            const double* D, const double* q_rest, bint passive, double* tp,
+                            double* tf) noexcept nogil:
+    """The tree's forces ``tf`` = G^+T (tau + G^T tau_p) at (q_full, v_full): the reduced forces
+    ``tau`` and, with ``passive``, the tree's springs and dampers tau_p = -K (q_full (-) q_rest)
+    - D v_full on the kept DOFs, mult tau_p of each mimic joint on its mimicked joint's; ``tp``:
+    2 nvf scratch (tau_p, then q_full (-) q_rest)."""
+    cdef Py_ssize_t i, j
+    if passive:
+        model_difference(ki, L, q_rest, qf, tp + nvf)
+        for i in range(nvf):
+            tp[i] = -K[i] * tp[nvf + i] - D[i] * vf[i]
+    else:
+        for i in range(nvf):
+            tp[i] = 0.0
+    for i in range(nvf):
+        tf[i] = 0.0
+    for i in range(mm.nv):
+        tf[mm.v_keep[i]] = tau[i] + tp[mm.v_keep[i]]
+    for j in range(mm.nc):
+        tf[mm.m_v[j]] += mm.mult[j] * tp[mm.s_v[j]]
+
+
 cdef long mimic_accelerations(const MimicMaps* mm, const int* ki, const double* kf, Py_ssize_t L,
                               Py_ssize_t nqf, Py_ssize_t nvf, Py_ssize_t reach, double* work,
                               const double* qf, const double* vf, const double* tf,
@@ -367,15 +381,9 @@ def mimic_forward_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, Py_ssize_t reac
     expand_configuration(&mm, aq.data, qfa.data)
     expand_velocity(&mm, nvf, av.data, vfa.data)
     status = valid_state(ki, L, &qfa, &vfa, &tfa, &fe, &tfa, &w)
-    if status == 0 and passive:
-        model_difference(ki, L, ar.data, qf, tp + nvf)
-        for j in range(nvf):
-            tp[j] = -aK.data[j] * tp[nvf + j] - aD.data[j] * vfa.data[j]
-    for j in range(mm.nv):  # tau_full = G^+T (tau + G^T tau_p)
-        tfa.data[mm.v_keep[j]] = at.data[j] + tp[mm.v_keep[j]]
-    for j in range(nc):
-        tfa.data[mm.m_v[j]] += mm.mult[j] * tp[mm.s_v[j]]
     if status == 0:
+        mimic_tree_forces(&mm, ki, L, nvf, qf, vfa.data, at.data, aK.data, aD.data, ar.data, passive, tp,
+                          tfa.data)
         status = mimic_accelerations(&mm, ki, t.data, L, nqf, nvf, reach, wk, qfa.data, vfa.data,
                                      tfa.data, fe.data if fe.n0 > 0 else NULL, tfa.data + nvf, ao.data)
     release(&w, wk, qf)

@@ -43,7 +43,7 @@ from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (MimicMaps, articulated_backward_recursion, energies_of_state,
                                      expand_configuration, expand_velocity, factorised_solve,
                                      first_sweep, forward_dynamics_passes, mimic_accelerations,
-                                     mimic_maps, stage_sweep, sweepable)
+                                     mimic_maps, mimic_tree_forces, stage_sweep, sweepable)
 
 cnp.import_array()
 

@@ -66,7 +66,7 @@ cdef int mimic_scratch(Tree* t) except -1:
         return 0
     cdef Mimic* mi = &t.mi
     cdef Py_ssize_t nqt = t.nqt, nvt = t.nvt, nc = mi.mm.nc, j
-    mi.qf = <double*>calloc(2 * nqt + 6 * nvt + (3 + nc) * nvt + nc * (nc + 2) + 1, sizeof(double))
+    mi.qf = <double*>calloc(2 * nqt + 5 * nvt + (3 + nc) * nvt + nc * (nc + 2) + 1, sizeof(double))
     mi.tv = <cnp.int64_t*>calloc(t.lim.n + 1, sizeof(cnp.int64_t))
     if mi.qf == NULL or mi.tv == NULL:
         free_mimic(t)

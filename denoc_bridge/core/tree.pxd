@@ -60,6 +60,10 @@ cdef long mimic_maps(object imap, object fmap, Py_ssize_t nqf, Py_ssize_t nvf, M
 cdef void expand_configuration(const MimicMaps* mm, const double* qr, double* qf) noexcept nogil
 cdef void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
                           double* xf) noexcept nogil
+cdef void mimic_tree_forces(const MimicMaps* mm, const int* ki, Py_ssize_t L, Py_ssize_t nvf,
+                            const double* qf, const double* vf, const double* tau, const double* K,
+                            const double* D, const double* q_rest, bint passive, double* tp,
+                            double* tf) noexcept nogil
 cdef long mimic_accelerations(const MimicMaps* mm, const int* ki, const double* kf, Py_ssize_t L,
                               Py_ssize_t nqf, Py_ssize_t nvf, Py_ssize_t reach, double* work,
                               const double* qf, const double* vf, const double* tf,
