@@ -1,4 +1,4 @@
-"""``denoc-bridge simulate``'s ground: ``--ground`` (on by default for a floating-base robot),
+"""``denoc-bridge simulate``'s and ``sweep``'s ground: ``--ground`` (on by default for a floating-base robot),
 ``--drop``, ``--hold`` and ``--mu``: the contact time stepper (method ``contact-euler``) on the
 robot's ``<collision>`` shapes (or MJCF geoms), a posture hold, and a line on what the ground
 carried at the end."""
@@ -10,10 +10,12 @@ import sys
 
 import numpy as np
 
+from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.errors import DenocError, InputError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import ContactPoint, Ground
 from denoc_bridge.simulation.contact import CONTACT_METHODS
+from denoc_bridge.simulation.hold import posture_hold
 
 METHOD = CONTACT_METHODS[0]
 
@@ -140,6 +142,17 @@ def contact_candidates(model, by_default: bool = False, sampling: dict | None = 
 
 def ground_of(args) -> Ground:
     return Ground(mu=0.8 if args.mu is None else args.mu, name="ground")
+
+
+def ground_run(args, model, q_hold: np.ndarray, points: list[ContactPoint], lift: bool):
+    """(q0, the ``simulate`` options of the ground, the drop height or None): the ground (--mu),
+    the posture hold of ``q_hold`` (--hold, --no-hold), and, with ``lift``, ``q_hold`` lifted so
+    that the robot's lowest point is --drop (default 0.3 m) above the ground."""
+    drop = (0.3 if args.drop is None else args.drop) if lift else None
+    q0 = lifted(model, q_hold, points, drop) if drop is not None else q_hold
+    frequency = hold_frequency(args)
+    hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
+    return q0, {"contact": ground_of(args), "contact_points": points, "hold": hold}, drop
 
 
 def contact_summary(traj, model) -> None:

@@ -28,7 +28,6 @@ from denoc_bridge.cli.common import (
     positive_option,
 )
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
-from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.constraints.loops import project_configuration
 from denoc_bridge.dynamics import gravity_torques
 from denoc_bridge.errors import DenocError, SimulationError, SingularInertiaError
@@ -37,7 +36,6 @@ from denoc_bridge.multibody.constraints import LoopClosure, describe_loops
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation import simulate
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, IMPLICIT_METHODS, method_name
-from denoc_bridge.simulation.hold import posture_hold
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.stability import STABILITY_LIMIT, damping_stiffness
 from denoc_bridge.simulation.tree import clamp_to_limits, limit_arrays
@@ -489,15 +487,11 @@ def simulate_command(args) -> int:
     q0, q0_what = _start(model, args)
     contact: dict[str, Any] = {}
     if points is not None:
-        q_hold = q0
-        if model.floating_base and not (args.q0 and _is_float(args.q0[0])):  # not numbers: lifted
-            drop = 0.3 if args.drop is None else args.drop
-            q0 = lifted(model, q0, points, drop)
+        lift = bool(model.floating_base) and not (args.q0 and _is_float(args.q0[0]))  # not numbers: lifted
+        q0, contact, drop = ground.ground_run(args, model, q0, points, lift)
+        if drop is not None:
             q0_what += f", its lowest point {drop:g} m above the ground"
-        frequency = ground.hold_frequency(args)
-        hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
-        floor = ground.ground_of(args)
-        contact = {"contact": floor, "contact_points": points, "hold": hold}
+        frequency, hold, floor = ground.hold_frequency(args), contact["hold"], contact["contact"]
         if hold is not None:
             tau_what = "no torque but the hold's" if tau is None else f"{tau_what} and the hold's"
         print(

@@ -12,11 +12,9 @@ import numpy as np
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.cli import ground
 from denoc_bridge.cli.common import check_whole_steps, positive_option
-from denoc_bridge.constraints.contact import lifted
 from denoc_bridge.errors import DenocError
 from denoc_bridge.io.robots import load_robot
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS, method_name
-from denoc_bridge.simulation.hold import posture_hold
 from denoc_bridge.sweeps import DifferentSweepError, grid, read_cases, sweep
 from denoc_bridge.sweeps.execution import scheduler_problem
 
@@ -161,21 +159,16 @@ def ground_of_sweep(args, model) -> tuple[dict, tuple | None]:
     points = ground.contact_candidates(model, False, ground.mesh_sampling(args))
     if points is None:  # not by default: a robot without shapes raised already
         raise DenocError(f"--ground: '{model.name}' has no collision shapes to touch the ground with")
-    q_hold = neutral_configuration(model)
-    q0 = q_hold
-    drop = 0.3 if args.drop is None else args.drop
-    if model.floating_base:
-        q0 = lifted(model, q_hold, points, drop)
+    q0, contact, drop = ground.ground_run(args, model, neutral_configuration(model), points, bool(model.floating_base))
     frequency = ground.hold_frequency(args)
-    hold = posture_hold(model, q_hold, frequency=frequency) if frequency is not None else None
-    floor = ground.ground_of(args)
     print(
-        f"ground: z = 0, friction {floor.mu:g}, {len(points)} contact points from the collision shapes"
-        + (f"; dropped from {drop:g} m" if model.floating_base else "")
-        + (f"; posture hold at {frequency:g} Hz" if hold is not None else "; no posture hold"),
+        f"ground: z = 0, friction {contact['contact'].mu:g}, {len(points)} contact points from the collision "
+        "shapes"
+        + (f"; dropped from {drop:g} m" if drop is not None else "")
+        + (f"; posture hold at {frequency:g} Hz" if contact["hold"] is not None else "; no posture hold"),
         flush=True,
     )
-    return {"contact": floor, "contact_points": points, "hold": hold}, (q0, np.zeros(model.nv), None)
+    return contact, (q0, np.zeros(model.nv), None)
 
 
 def _sweep_table(res, metrics) -> None:

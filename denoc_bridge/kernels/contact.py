@@ -102,25 +102,6 @@ def active_contacts(pi, pf, sb, q, cl, cp, crad, cmar, lb, gB, goff, J, dist, po
 
 
 @njit(cache=True)
-def count_active(pi, pf, sb, q, cl, cp, crad, cmar, gB, goff):
-    """The number of (point, ground) pairs within their margin at q (no rows)."""
-    mt, _, ws, _ = unpack(pi, pf, sb)
-    world_kinematics(mt, q, q, False, ws, pi[0, 0])
-    R, o = ws[0], ws[1]
-    m = 0
-    for i in range(cl.shape[0]):
-        k = cl[i]
-        for g in range(gB.shape[0]):
-            d = -goff[g]
-            for a in range(3):
-                xa = o[k, a] + R[k, a, 0] * cp[i, 0] + R[k, a, 1] * cp[i, 1] + R[k, a, 2] * cp[i, 2]
-                d += gB[g, a, 2] * (xa - crad[i] * gB[g, a, 2])
-            if d <= cmar[i]:
-                m += 1
-    return m
-
-
-@njit(cache=True)
 def delassus(kt0, work, q, J, r, Y, zero, G):
     """G[:r, :r] = J M^-1 J^T for the first r rows of J, and Y[:r] = (M^-1 J^T)^T: one
     factorisation of the articulated inertias at q (``kt0`` the gravity-free kernel table) and

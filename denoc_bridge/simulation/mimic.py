@@ -142,7 +142,6 @@ class MimicSystem(System):
         self.lim_r = np.ascontiguousarray(model.constraint_matrix())  # the rows K the stops keep
         self.lim_s = np.zeros(limit_scratch_shape(n, tree.nv, nc))
         self.lim_a, self.lim_e = np.zeros(max(n, 1), np.int64), np.zeros(1)
-        self._lim_f = np.zeros((3, max(tree.nq, tree.nv, 1)))
         self.stops = n > 0
 
     def _a(self, t, q, v, tau, out):

@@ -29,7 +29,7 @@ from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.runners import run_python
 from tests.constraints.test_mimic import GRIPPER
 from tests.core.test_mimic import CONTINUOUS
-from tests.core.test_run import DT
+from tests.core.test_run import DT, rel
 from tests.core.test_run import execute as tree_execute
 
 run = load("run")
@@ -76,10 +76,6 @@ def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
     """tests/core/test_run.py's run of n steps, with the limits' energy last."""
     *run_, _, system = tree_execute(stepper, ks, fc, q0, v0, n, stride, chunks)
     return (*run_, float(system.lim_e[0]))
-
-
-def rel(a, b):
-    return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b))))) if b.size else 0.0
 
 
 STEPPERS = {"rk4": run.rk4_run, "euler": run.euler_run}
