@@ -10,7 +10,7 @@ median of ``--repeats`` interleaved runs, per step):
 
 * **ours**: ``simulate_contact`` (method contact-euler: the tree's forward dynamics, the active
   contacts and the Delassus operator through the DeNOC recursion, PGS, the velocity update, the
-  position correction; the steps in one compiled run, ``kernels/contact_run.py``), and the same
+  position correction; the steps in one compiled run, ``core/contact_run.pxi``), and the same
   with ``compiled=False`` (the Python step over the compiled pieces, the run's reference);
 * **Pinocchio, Python loop**: per step ``forwardKinematics``, the contact frames placed,
   ``computeDelassusMatrix``, ``aba`` for the free velocity, the contact Jacobian from

@@ -7,8 +7,8 @@ normal last, as Pinocchio's ``PointContactConstraintModel`` with a ``CoulombFric
 ``J v = [v_t1, v_t2, v_n]``.  Unlike a loop or a mimic row it may only push: its impulse lies
 in the Coulomb cone ``|lambda_t| <= mu lambda_n`` and the normal velocity may open.  The
 Delassus operator ``G = J M^-1 J^T`` (004 eq. 14's ``C M^-1 C^T`` for these rows) takes the
-``M^-1 J^T`` columns from the O(n) articulated solve that the loops' Lagrange solve uses
-(:func:`denoc_bridge.kernels.lagrange.minv_rows`): one factorisation per state, O(n) per row.
+``M^-1 J^T`` columns from the O(n) factorised solve of 000 Table 3 (compiled:
+``denoc_bridge/core/contact.pyx``): one factorisation per state, O(n) per row.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from denoc_bridge.algorithms.kinematics import forward_kinematics
 from denoc_bridge.constraints.contact_admm import achieved, admm
 from denoc_bridge.constraints.loop_kinematics import loop_jacobian
 from denoc_bridge.constraints.solve import gravity_free, independent_rows
+from denoc_bridge.core import OVERFLOW, sized
+from denoc_bridge.core import contact as _cc
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import contact as _kc
-from denoc_bridge.kernels import contact_solver as _ks
-from denoc_bridge.kernels import loops as _kl
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.contact import ContactPoint, Ground, grounds_of, points_of
@@ -74,9 +73,27 @@ class Contacts:
         return int(self.distance.shape[0])
 
 
+def link_bounds(n_links: int, cl: np.ndarray, cp: np.ndarray, crad: np.ndarray, cmar: np.ndarray) -> np.ndarray:
+    """``lb`` (L, 5): per link the bounding sphere of its contact points in the link frame (the
+    centre of their bounding box, the largest distance from it plus the point's sphere radius)
+    and the largest margin; radius -inf for a link without points.  The compiled rows skip the
+    points of a link whose sphere is farther than that margin from every ground (the broad
+    phase)."""
+    lb = np.zeros((n_links, 5))
+    lb[:, 3] = -np.inf
+    for k in np.unique(cl):
+        mine = cl == k
+        p = cp[mine]
+        c = 0.5 * (p.min(axis=0) + p.max(axis=0))
+        lb[k, :3] = c
+        lb[k, 3] = float(np.max(np.linalg.norm(p - c, axis=1) + crad[mine]))
+        lb[k, 4] = float(np.max(cmar[mine]))
+    return lb
+
+
 class ContactSet:
     """The contact points of a tree model and the grounds, packed once for the compiled kernels
-    (:mod:`denoc_bridge.kernels.contact`), with this object's scratch (one per thread).
+    (``denoc_bridge/core/contact.pyx``), with this object's scratch (one per thread).
 
     Parameters
     ----------
@@ -94,24 +111,12 @@ class ContactSet:
         self.tree = tree = model.tree if isinstance(model, MimicModel) else model
         self.points = points_of(tree, points)
         self.grounds = grounds_of(grounds)
-        model = tree
-        L, nv = model.n_links, model.nv
-        pi = np.zeros((1 + L, 6), dtype=np.int64)
-        pf = np.zeros((1 + L, 30))
-        pi[0] = (L, 0, 0, nv, model.nq, 0)
-        pi[1:] = np.column_stack(
-            [model.parent, model.joint_type, model.idx_q, model.nq_joint, model.idx_v, model.nv_joint]
-        )
-        pf[1:, :18] = np.column_stack(
-            [model.joint_axis, model.joint_axis2, model.joint_rotation.reshape(L, 9), model.joint_translation]
-        )
-        self.pi, self.pf = pi, pf
-        self.sb = np.zeros(_kl.scratch_size(L, nv, 0))
+        L, nv = tree.n_links, tree.nv
         self.cl = np.array([c.link for c in self.points], dtype=np.int64)
         self.cp = np.array([c.point for c in self.points], dtype=float).reshape(-1, 3)
         self.crad = np.array([c.radius for c in self.points], dtype=float)
         self.cmar = np.array([c.margin for c in self.points], dtype=float)
-        self.lb = _kc.link_bounds(L, self.cl, self.cp, self.crad, self.cmar)  # the broad phase's spheres
+        self.lb = link_bounds(L, self.cl, self.cp, self.crad, self.cmar)  # the broad phase's spheres
         self.gB = np.array([g.frame() for g in self.grounds], dtype=float).reshape(-1, 3, 3)
         self.goff = np.array([g.offset for g in self.grounds], dtype=float)
         self.gmu = np.array([g.mu for g in self.grounds], dtype=float)
@@ -119,44 +124,33 @@ class ContactSet:
         self.m_max = len(self.points) * len(self.grounds)
         self.J = np.zeros((3 * self.m_max, nv))
         self.Y = np.zeros((3 * self.m_max, nv))
-        self.G = np.zeros((0, 0))  # grown to the active rows on demand (m_max^2 may not fit)
         self.dist = np.zeros(self.m_max)
         self.pos = np.zeros((self.m_max, 3))
         self.pair = np.zeros((self.m_max, 2), dtype=np.int64)
-        self.Jw = np.zeros((3, nv))
-        self.Jx = np.zeros((3, nv))
-        self.zero = np.zeros(nv)
-        self.kt0 = gravity_free(model)._kt
-        self.work = model.thread_work()
+        self.kt0 = gravity_free(tree)._kt
+        self.work = tree.thread_work()
+
+    @property
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """The points and grounds as the compiled kernels take them."""
+        return (self.cl, self.cp, self.crad, self.cmar, self.lb, self.gB, self.goff, self.gmu, self.grest)
+
+    @property
+    def buffers(self) -> tuple[np.ndarray, ...]:
+        """The rows of the active contacts, as the compiled kernels fill them."""
+        return (self.J, self.Y, self.dist, self.pos, self.pair)
 
     def raise_margins(self, minimum: float) -> None:
         """Every point's margin at least ``minimum`` (m), the broad phase's spheres with them."""
         self.cmar[:] = np.maximum(self.cmar, minimum)
-        self.lb = _kc.link_bounds(self.tree.n_links, self.cl, self.cp, self.crad, self.cmar)
+        self.lb[:, 4] = np.maximum(self.lb[:, 4], minimum)  # the spheres' margins (their radii stay)
 
     def active(self, q: np.ndarray) -> int:
         """The number of active contacts at q (float64, checked), their rows in ``self.J``."""
-        return int(
-            _kc.active_contacts(
-                self.pi,
-                self.pf,
-                self.sb,
-                q,
-                self.cl,
-                self.cp,
-                self.crad,
-                self.cmar,
-                self.lb,
-                self.gB,
-                self.goff,
-                self.J,
-                self.dist,
-                self.pos,
-                self.pair,
-                self.Jw,
-                self.Jx,
-            )
-        )
+        m = sized(_cc.contact_rows_state(self.kt0, self.work, q, self.packed, self.buffers), "contact_rows_state")
+        if m == -1:
+            raise InputError("q: not a configuration of the model (a value that is not finite, or a zero quaternion)")
+        return int(m)
 
     def contacts(self, q: np.ndarray) -> Contacts:
         """The active contacts at the tree's q (copies); the rows on the model's velocities
@@ -181,12 +175,19 @@ class ContactSet:
         and ``Y`` are the tree's (``model.expand(q)`` of a MimicModel)."""
         if self.model.loops or self.tree is not self.model:
             return self._constrained(q, r)
-        if r > self.G.shape[0]:
-            self.G = np.zeros((r, r))
-        status = _kc.delassus(self.kt0, self.work, q, self.J, r, self.Y, self.zero, self.G)
-        if status:
+        G = np.empty((r, r))
+        self._delassus(q, self.J, r, self.Y, G)
+        return G
+
+    def _delassus(self, q: np.ndarray, rows: np.ndarray, r: int, Y: np.ndarray, G: np.ndarray) -> None:
+        """G = rows[:r] M^-1 rows[:r]^T and Y[:r] = (M^-1 rows[:r]^T)^T, compiled."""
+        status = sized(_cc.delassus_state(self.kt0, self.work, q, rows, r, Y, G), "delassus_state")
+        if status > 0:
             raise singular_error(self.tree, int(status) - 1)
-        return self.G[:r, :r]
+        if status == -1:
+            raise InputError("q: not a configuration of the model (a value that is not finite, or a zero quaternion)")
+        if status == OVERFLOW:
+            raise InputError("the Delassus operator is not finite at q (an inertia or a contact row too large)")
 
     def _constrained(self, q: np.ndarray, r: int) -> np.ndarray:
         """The Delassus operator of the contact rows J with the holonomic constraints' independent
@@ -204,9 +205,7 @@ class ContactSet:
         k, nv = C.shape[0], tree.nv
         S = np.vstack([C, self.J[:r]])
         GS, YS = np.zeros((k + r, k + r)), np.zeros((k + r, nv))
-        status = _kc.delassus(self.kt0, self.work, q, S, k + r, YS, self.zero, GS)
-        if status:
-            raise singular_error(self.tree, int(status) - 1)
+        self._delassus(q, S, k + r, YS, GS)
         X = np.linalg.solve(GS[:k, :k], GS[:k, k:])
         G = GS[k:, k:] - GS[k:, :k] @ X
         self.Y[:r] = YS[k:] - X.T @ YS[:k]
@@ -286,7 +285,7 @@ def solve_contact(
     """Solve the frictional contact problem on the Delassus operator ``G`` (3m x 3m), free
     velocity ``g`` (3m) and friction coefficients ``mu`` (m), warm-started from ``lam0``: the
     impulses in the Coulomb cones with Signorini's condition and maximal dissipation
-    (:mod:`denoc_bridge.kernels.contact_solver`, projected Gauss-Seidel, compiled).  The same
+    (projected Gauss-Seidel, compiled: ``denoc_bridge/core/contact_solver.pxi``).  The same
     problem as Pinocchio's ``ADMMConstraintSolver`` / ``PGSConstraintSolver`` with
     ``CoulombFrictionCone`` sets and ``solve_ncp``.
 
@@ -327,7 +326,7 @@ def solve_contact(
         raise InputError(f"solve_contact: lam0 must be 3m = {3 * m} finite numbers")
     sigma = np.zeros(3 * m)
     if pgs_stopped is None:
-        sweeps, _ = _ks.pgs(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))
+        sweeps, _ = _cc.pgs_state(Ga, ga, mua, m, lam, sigma, float(tol), int(max_iter))  # shapes checked above
     else:  # stalled where the caller's PGS stopped
         lam = np.array(pgs_stopped, dtype=float).ravel()
         if lam.shape != (3 * m,) or not np.all(np.isfinite(lam)):
@@ -344,7 +343,9 @@ def solve_contact(
         # PGS again from where it stopped, for longer: measured on 96 contacts of a folding solo12,
         # ADMM (ours and Pinocchio's alike) stalls at 0.18 where PGS crawls to 3e-7 in 50,000 sweeps
         more_lam, more_sigma = lam.copy(), np.zeros(3 * m)
-        more, _ = _ks.pgs(Ga, ga, mua, m, more_lam, more_sigma, 0.1 * LAST_RESORT_TOL, ADMM_BUDGET * int(max_iter))
+        more, _ = _cc.pgs_state(
+            Ga, ga, mua, m, more_lam, more_sigma, 0.1 * LAST_RESORT_TOL, ADMM_BUDGET * int(max_iter)
+        )
         met = max(achieved(Ga, ga, mua, more_lam))
         if met <= LAST_RESORT_TOL:
             sweeps_all = int(max_iter) + iterations + int(min(more, ADMM_BUDGET * int(max_iter)))

@@ -89,3 +89,37 @@ cdef void sum_subtrees(const int* ki, Py_ssize_t L, const double* x, Py_ssize_t 
         if b >= 0:
             for j in range(m):
                 out[b * m + j] += out[k * m + j]
+
+
+cdef inline void world_column(const double* R, const double* P, double s, double* col) noexcept nogil:
+    """col = s [R P_ang; R P_lin]: a DOF's 6-vector (angular first, linear at the link origin)
+    from its link's frame (R row major, link to base) to the base frame."""
+    cdef int n
+    for n in range(3):
+        col[n] = s * (R[3 * n] * P[0] + R[3 * n + 1] * P[1] + R[3 * n + 2] * P[2])
+        col[3 + n] = s * (R[3 * n] * P[3] + R[3 * n + 1] * P[4] + R[3 * n + 2] * P[5])
+
+
+cdef void world_frames(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv, double* work,
+                       const double* q, Py_ssize_t nq, double* R, double* p,
+                       double* Pw) noexcept nogil:
+    """The lean geometry pass at q, the placements (R_k, p_k) of every link in the base frame
+    (world_placements) and the base-frame columns of every P_k into the (nv, 6) ``Pw``: the
+    DOF's twist [omega; velocity of the link origin] per unit rate (000 eq. 7b's A P_k
+    before the shift to a point)."""
+    cdef Py_ssize_t k, v0
+    cdef const int* i
+    cdef int a, d
+    cdef double e[6]
+    joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
+    world_placements(ki, kf, L, work, R, p)
+    for k in range(L):
+        i = ki + k * NI
+        v0 = i[IDX_V]
+        d = dof_index(i)
+        if d >= 0:  # P_k = sign e_d
+            unit6(d, 1.0, e)
+            world_column(R + 9 * k, e, dof_sign(i), Pw + 6 * v0)
+        else:
+            for a in range(i[NV]):
+                world_column(R + 9 * k, work + (p_row(L, nv, v0) + a) * W, 1.0, Pw + 6 * (v0 + a))

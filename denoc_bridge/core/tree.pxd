@@ -2,7 +2,8 @@
 """The passes of the tree module that the other compiled modules cimport
 (``from denoc_bridge.core.tree cimport energies_of_state``): the energies, and the forward
 dynamics passes, the factorised solve and the fused stage sweep of the fixed-step runs
-(``run.pyx``), and the maps and accelerations of a model with mimic joints (mimic.pxi).
+(``run.pyx``), the links' world frames and DOF columns of the contact rows (``contact.pyx``),
+and the maps and accelerations of a model with mimic joints (mimic.pxi).
 
 ``ki``/``kf``: the model table's int32 and float64 views (tables.pxd), L links, nv DOFs; every
 length is the model's (checked by the caller, as the entries of tree.pyx do); ``work`` the
@@ -39,6 +40,9 @@ cdef void first_sweep(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t 
                       const double* q, Py_ssize_t nq, const double* v, double* a,
                       const double* zeros, double* v1, const double* fext) noexcept nogil
 cdef bint sweepable(const int* ki, Py_ssize_t L) noexcept nogil
+cdef void world_frames(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv, double* work,
+                       const double* q, Py_ssize_t nq, double* R, double* p,
+                       double* Pw) noexcept nogil
 
 
 cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; kernels/mimic.py pack)

@@ -1,6 +1,6 @@
 """Ground contact in the simulator: a velocity-level time stepper of the Moreau-Jean / Anitescu
 kind (method ``"contact-euler"``), its steps compiled as one run
-(:mod:`denoc_bridge.kernels.contact_run`) with the Python step below as its reference and for
+(``denoc_bridge/core/contact_run.pxi``) with the Python step below as its reference and for
 the steps the run hands back (the contact solver's fallbacks, the errors that name a cause).
 
 One step of length dt from (q, v), the active contacts and their rows J taken at q:
@@ -67,10 +67,11 @@ from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics, tree_inverse_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.constraints.loops import project_configuration, project_velocity
+from denoc_bridge.core import contact as _cc
+from denoc_bridge.core import sized
 from denoc_bridge.dynamics import forward_dynamics
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
-from denoc_bridge.kernels import contact_run as _kr
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint, grounds_of
 from denoc_bridge.multibody.mimic import MimicModel
@@ -137,7 +138,7 @@ def simulate_contact(
     the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
     controller ``tau(t, q, v)``; ``hold`` a :class:`~denoc_bridge.simulation.hold.PostureHold`,
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
-    ``compiled``: the steps run in :mod:`denoc_bridge.kernels.contact_run`, up to
+    ``compiled``: the steps run compiled (``denoc_bridge/core/contact_run.pxi``), up to
     :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
     needs the solver's fallbacks; False: every step in Python (the reference the compiled run is
     tested against).
@@ -199,7 +200,7 @@ START_DEPTH = 1e-3
 class _Stepper:
     """One contact run: the model with the implicit terms on its armature, the contact set, the
     state and the saved arrays, and its two ways of taking steps, compiled
-    (:func:`denoc_bridge.kernels.contact_run.contact_steps`) and in Python (the reference, and the
+    (``denoc_bridge.core.contact.contact_steps``) and in Python (the reference, and the
     solver's fallbacks), which share them."""
 
     def __init__(self, model, q, v, dt, contact, contact_points, hold, saves, save_every) -> None:
@@ -283,14 +284,23 @@ class _Stepper:
         cs = self.cs
         damping, stiffness, q_rest, kp, q_ref = self.drive
         drive = (tau, damping, stiffness, self.spring_rate, q_rest, kp, q_ref, self.hold_rate, self.passive)
-        packed = (cs.pi, cs.pf, cs.sb, cs.cl, cs.cp, cs.crad, cs.cmar, cs.lb, cs.gB, cs.goff, cs.gmu, cs.grest)
-        points = (*packed, cs.J, cs.Y, cs.dist, cs.pos, cs.pair, cs.Jw, cs.Jx, cs.zero)
         state = (self.q, self.v, self.previous, self.work_done, self.lam)
-        tree = (self.model._kt, cs.kt0, cs.work)
-        k, status = _kr.contact_steps(
-            tree, (*drive, self.hold is not None), points, self.solver, state, self.saves, self.save_every, k0, k1
+        k, status = _cc.contact_steps(
+            self.model._kt,
+            cs.work,
+            (*drive, self.hold is not None),
+            cs.packed,
+            cs.buffers,
+            self.solver,
+            state,
+            self.saves,
+            self.save_every,
+            k0,
+            k1,
         )
-        return int(k), status == _kr.PGS_STALLED
+        if sized(status, "contact_steps") == -1:  # checked on entry, then each step's state
+            raise RuntimeError("contact_steps refused the state it was handed (status -1): a defect of its caller")
+        return int(k), status == _cc.PGS_STALLED
 
     def python_step(self, k: int, tk: np.ndarray, stalled: bool = False) -> None:
         """Step k in Python (the module docstring's scheme), with the joint forces tk;
@@ -396,7 +406,7 @@ class _Stepper:
         G = _finite(cs.delassus(q_tree, r), t)
         g = np.zeros(r)
         g[2::3] = np.minimum(cs.dist[:m], 0.0)
-        sol = solve_contact(G, g, np.zeros(m), tol=_kr.CORRECTION_TOL, max_iter=_kr.CORRECTION_SWEEPS)
+        sol = solve_contact(G, g, np.zeros(m), tol=_cc.CORRECTION[0], max_iter=_cc.CORRECTION[1])
         return self._integrate(q, self._reduce(cs.Y[:r].T @ sol.lam))
 
     def trajectory(self, done: int, interrupted: bool, wall: float, tol: float) -> Trajectory:

@@ -231,7 +231,7 @@ def test_lowest_point_and_lifted(name):
 
 @pytest.mark.parametrize("name", ["solo12", "talos"])
 def test_the_broad_phase_skips_no_active_point(name):
-    """The links whose bounding sphere is clear of every ground are skipped (kernels/contact.py
+    """The links whose bounding sphere is clear of every ground are skipped (core/contact_rows.pxi
     clear_links): on the robots' thinned collision meshes, at random configurations put at random
     depths into the ground (a tilted one too), the active contacts are those of the points one
     by one (the spheres made infinite: no link skipped), row for row; and the broad phase does

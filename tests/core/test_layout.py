@@ -48,6 +48,12 @@ DERIVED = {
 NO_TWIN = {
     "CRBA_STACK": "the doubles of crba's stack scratch (gim.pxi), a C-only size",
     "OUT_OF_MEMORY": "a pass's status inside the core, raised as MemoryError by its entry",
+    # the contact run's statuses and its correction's sweeps: core/contact.pyx exports them itself
+    # (DONE, PYTHON_STEP, PGS_STALLED, CORRECTION), assigned from these members
+    "STEP_DONE": "exported as core.contact.DONE",
+    "STEP_PYTHON": "exported as core.contact.PYTHON_STEP",
+    "STEP_STALLED": "exported as core.contact.PGS_STALLED",
+    "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")

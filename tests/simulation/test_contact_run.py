@@ -1,4 +1,4 @@
-"""The compiled contact run (kernels/contact_run.py) against the Python step it replaces
+"""The compiled contact run (core/contact_run.pxi) against the Python step it replaces
 (simulation/contact.py, ``compiled=False``): the same trajectories, field by field, on runs that
 use each of its parts; the steps it hands back to Python (the contact solver's fallbacks, the
 errors that name their cause) taken there."""
@@ -109,14 +109,14 @@ def test_the_solver_fallbacks_are_taken_in_python(monkeypatch):
         step(self, k, tk, stalled)
 
     pgs_runs = []
-    pgs = contact_constraints._ks.pgs
+    pgs = contact_constraints._cc.pgs_state
 
     def counted_pgs(*args):
         pgs_runs.append(args[3])
         return pgs(*args)
 
     monkeypatch.setattr(contact_simulation._Stepper, "python_step", counted)
-    monkeypatch.setattr(contact_constraints._ks, "pgs", counted_pgs)
+    monkeypatch.setattr(contact_constraints._cc, "pgs_state", counted_pgs)
     a = simulate_contact(model, q0, np.zeros(6), 0.8, 1e-3, Ground(), points)
     handed = list(python_steps)
     assert pgs_runs == []  # the compiled run's PGS stalled there: the fallbacks started where it stopped

@@ -1,0 +1,39 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False
+"""Ground contact, compiled: the rows of the active contacts of a robot's points against planar
+grounds, the Delassus operator through the O(n) factorised solve, the frictional contact
+solver (projected Gauss-Seidel on Coulomb cones) and the ``contact-euler`` run.
+
+One extension module built from ``contact_rows.pxi`` (the broad phase, the rows, the Delassus
+operator), ``contact_solver.pxi`` (PGS), ``contact_run.pxi`` (the steps of a run) and
+``contact_entry.pxi`` (the entries called from Python, which check every array).  The forward
+dynamics passes, the factorised solve and the links' world frames come from ``tree``
+(tree.pxd), the configuration maps from ``configuration`` (configuration.pxd).
+
+Entries: ``contact_rows_state(kt, work, q, points, rows)`` (the active contacts: their number),
+``delassus_state(kt, work, q, J, r, Y, G)``, ``pgs_state(G, g, mu, m, lam, sigma, tol,
+max_iter)`` ((sweeps, last change)) and ``contact_steps(kt, work, drive, points, rows, solver,
+state, saves, save_every, k0, k1)`` ((k, status)).
+"""
+
+cimport numpy as cnp
+from libc.math cimport NAN, fabs, fmax, fmin, isfinite, sqrt
+from libc.stdlib cimport calloc, free, malloc, realloc
+
+from denoc_bridge.core.arrays cimport array_of, model_nq, model_nv, modules_fit, parents_fit, table_fits
+from denoc_bridge.core.configuration cimport model_difference, model_integrate
+from denoc_bridge.core.tables cimport *
+from denoc_bridge.core.tree cimport factorised_solve, forward_dynamics_passes, world_frames
+
+cnp.import_array()
+
+include "contact_rows.pxi"
+include "contact_solver.pxi"
+include "contact_run.pxi"
+include "contact_entry.pxi"
+
+#: the statuses of ``contact_steps``: every step taken; the step at the returned index needs the
+#: Python layer; the same because its PGS stalled (``lam[:3m]``: where it stopped)
+DONE, PYTHON_STEP, PGS_STALLED = STEP_DONE, STEP_PYTHON, STEP_STALLED
+#: the position correction's frictionless PGS: this tolerance in at most this many sweeps
+CORRECTION = (CORRECTION_TOL, CORRECTION_SWEEPS)

@@ -1,0 +1,311 @@
+# The contact time stepper: runs of steps of the ``contact-euler`` method
+# (denoc_bridge/simulation/contact.py gives the scheme and keeps the Python step it is tested
+# against), one call for many steps.  One step from (q, v), as the Python step does it:
+#
+# 1. tau_a = tau + passive - dt K v + Kp (q_ref (-) q) - (Kd + dt Kp) v: the joint springs and
+#    dampers and the posture hold, implicit (their dt D + dt^2 K is on the model's armature);
+# 2. v_free = v + dt M^-1 (tau_a - h): the O(n) forward dynamics (000 Table 3), its factors kept;
+# 3. the active contacts at q, G = J M^-1 J^T on those factors, g = J v_free shifted by the gaps
+#    and the restitution, the impulses by the warm-started PGS;
+# 4. v+ = v_free + (M^-1 J^T) lambda, q+ = q (+) dt v+, the position correction where a contact
+#    penetrates deeper than slop.
+#
+# A step that needs more than PGS (the Python layer's fallbacks: the all-sticking solution,
+# ADMM) or meets a non-finite value or a singular articulated inertia (named there) is left
+# undone: the run returns its index with the state as it was before it.
+
+cdef enum:
+    CORRECTION_SWEEPS = 10000  # the position correction's frictionless PGS: at most these sweeps
+    STEP_DONE = 0  # every step taken
+    STEP_PYTHON = 1  # the step at the returned index needs the Python layer
+    STEP_STALLED = 2  # the same, because PGS stalled: lam[:3m] holds where it stopped
+
+
+cdef double CORRECTION_TOL = 1e-14  # ... to this tolerance
+
+
+cdef struct Drive:  # the joint forces of step 1, each (nv,) or (nq,)
+    const double* tau
+    const double* damping
+    const double* stiffness
+    const double* spring_rate
+    const double* q_rest
+    const double* kp
+    const double* q_ref
+    const double* hold_rate
+    bint passive  # the model has joint springs or dampers
+    bint hold  # a posture hold is given
+
+
+cdef struct Run:
+    const int* ki
+    const double* kf
+    Py_ssize_t L, nq, nv
+    double* work
+    Drive dr
+    Points pts
+    Rows rw
+    double dt, tol, slop
+    long max_sweeps
+    const cnp.int64_t* group_of_pair  # (n ng,) each (point, ground) pair's (link, ground) group
+    Py_ssize_t n_groups
+    double* q  # the state, updated step by step
+    double* v
+    double* previous  # (n ng, 3) the last impulses of each pair: the warm start
+    double* work_done  # (1,) the contact work so far
+    double* lam  # (3 m_max,) the step's impulses
+    double* T  # the saves: (S,), (S, nq), (S, nv) x 3, (S, n_groups, 3) x 2, (S,)
+    double* Q
+    double* V
+    double* A
+    double* TAU
+    double* F
+    double* P
+    double* Wk
+    Py_ssize_t save_every
+    double* tau_a  # scratch: nv each
+    double* pull
+    double* a
+    double* v_free
+    double* v_plus
+    double* dq
+    double* zeros
+    double* q_plus  # nq
+    double* lam2  # 3 m_max each
+    double* sigma
+    double* g
+    double* mu  # m_max
+    double* force  # n_groups x 3 each
+    double* point
+    cnp.int64_t* ids  # m_max
+    double* G  # r x r, grown on demand
+    Py_ssize_t G_cap
+    Py_ssize_t m_next  # the active contacts at q+ when the step's check found nothing to
+    bint rows_next  # correct (rows_next): the next step's at its q, in the buffers already (a
+    # step that fails ends the run, and the next run finds its own)
+
+
+cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if not isfinite(x[i]):
+            return False
+    return True
+
+
+cdef inline bint room_for(Run* s, Py_ssize_t r) noexcept nogil:
+    """G holds r x r numbers (regrown when too small); False when the memory is not there."""
+    cdef double* grown
+    if r * r <= s.G_cap:
+        return True
+    grown = <double*>realloc(s.G, r * r * sizeof(double))
+    if grown == NULL:
+        return False
+    s.G, s.G_cap = grown, r * r
+    return True
+
+
+cdef void applied_forces(Run* s) noexcept nogil:
+    """tau_a at (q, v) (step 1); the pull of the hold, Kp (q_ref (-) q), left in ``pull``
+    (zero without a hold)."""
+    cdef const Drive* d = &s.dr
+    cdef Py_ssize_t i
+    for i in range(s.nv):
+        s.tau_a[i] = d.tau[i]
+    if d.passive:  # -K (q (-) q_rest) - D v, then -dt K v (implicit)
+        model_difference(s.ki, s.L, d.q_rest, s.q, s.pull)
+        for i in range(s.nv):
+            s.tau_a[i] = (s.tau_a[i] + (-d.damping[i] * s.v[i] - d.stiffness[i] * s.pull[i])
+                          - d.spring_rate[i] * s.v[i])
+    for i in range(s.nv):
+        s.pull[i] = 0.0
+    if d.hold:  # Kp (q_ref (-) q) - (Kd + dt Kp) v
+        model_difference(s.ki, s.L, s.q, d.q_ref, s.pull)
+        for i in range(s.nv):
+            s.pull[i] = d.kp[i] * s.pull[i]
+            s.tau_a[i] = s.tau_a[i] + s.pull[i] - d.hold_rate[i] * s.v[i]
+
+
+cdef void impulse_response(Run* s, Py_ssize_t r, const double* lam, double* out) noexcept nogil:
+    """out = M^-1 J^T lam = Y^T lam for the first r rows of the Delassus operator's Y."""
+    cdef Py_ssize_t row, j
+    for j in range(s.nv):
+        out[j] = 0.0
+    for row in range(r):
+        for j in range(s.nv):
+            out[j] += s.rw.Y[row * s.nv + j] * lam[row]
+
+
+cdef Py_ssize_t impulses(Run* s) noexcept nogil:
+    """The active contacts at q and their impulses (step 3) into ``lam[:3m]`` on the factors of
+    the step's forward dynamics, their pair indices into ``ids[:m]``: m, -1 where G is not
+    finite (or no memory), -2 where PGS does not converge (``lam[:3m]``: where it stopped)."""
+    cdef Rows* rw = &s.rw
+    cdef Py_ssize_t m, r, i, j, c, row, gr
+    cdef double acc, vn, last
+    if s.rows_next:  # found at the end of the step before
+        m, s.rows_next = s.m_next, False
+    else:
+        m = active_contacts(s.ki, s.kf, s.L, s.nv, s.work, s.q, s.nq, &s.pts, rw)
+    r = 3 * m
+    if m == 0:
+        return 0
+    if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, rw.J, r, rw.Y, s.G):
+        return -1
+    for i in range(m):
+        gr = rw.pair[2 * i + 1]
+        s.ids[i] = rw.pair[2 * i] * s.pts.ng + gr
+        s.mu[i] = s.pts.gmu[gr]
+        for c in range(3):
+            s.lam[3 * i + c] = s.previous[3 * s.ids[i] + c]
+    for row in range(r):  # g = J v_free
+        acc = 0.0
+        for j in range(s.nv):
+            acc += rw.J[row * s.nv + j] * s.v_free[j]
+        s.g[row] = acc
+    for i in range(m):  # the normal rows: the gap, then Newton's restitution on the approach
+        vn = 0.0
+        for j in range(s.nv):
+            vn += rw.J[(3 * i + 2) * s.nv + j] * s.v[j]
+        s.g[3 * i + 2] += (fmax(rw.dist[i], 0.0) / s.dt
+                           + s.pts.grest[rw.pair[2 * i + 1]] * fmin(vn, 0.0))
+    if pgs(s.G, s.g, s.mu, m, s.lam, s.sigma, s.tol, s.max_sweeps, &last) > s.max_sweeps:
+        return -2
+    return m
+
+
+cdef bint correct_positions(Run* s) noexcept nogil:
+    """q+ moved onto the surfaces where a contact penetrates deeper than slop (step 4, in
+    place): q+ (+) M^-1 J_n^T delta with delta >= 0 the frictionless impulses that close the
+    penetrations in the mass metric.  False where G is not finite, the articulated inertia
+    singular or the frictionless PGS does not converge.  Where nothing is corrected, the rows
+    found at q+ are kept for the next step (rows_next)."""
+    cdef Rows* rw = &s.rw
+    cdef Py_ssize_t m = active_contacts(s.ki, s.kf, s.L, s.nv, s.work, s.q_plus, s.nq, &s.pts, rw)
+    cdef Py_ssize_t r = 3 * m, i, j, row
+    cdef double deepest = 0.0, last
+    for i in range(m):
+        deepest = fmin(deepest, rw.dist[i])
+    if m == 0 or deepest >= -s.slop:
+        s.m_next, s.rows_next = m, True
+        return True
+    if forward_dynamics_passes(s.ki, s.kf, s.L, s.nv, s.work, s.q_plus, s.nq, s.zeros, s.zeros,
+                               NULL, s.dq, True):
+        return False
+    if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, rw.J, r, rw.Y, s.G):
+        return False
+    for i in range(m):
+        s.g[3 * i] = s.g[3 * i + 1] = 0.0
+        s.g[3 * i + 2] = fmin(rw.dist[i], 0.0)
+        s.mu[i] = 0.0
+    for row in range(r):
+        s.lam2[row] = 0.0
+    if pgs(s.G, s.g, s.mu, m, s.lam2, s.sigma, CORRECTION_TOL, CORRECTION_SWEEPS, &last) > CORRECTION_SWEEPS:
+        return False
+    impulse_response(s, r, s.lam2, s.dq)  # q (+) M^-1 J_n^T delta
+    model_integrate(s.ki, s.L, s.q_plus, s.dq, s.q_plus)
+    return True
+
+
+cdef double resultants(Run* s, Py_ssize_t m) noexcept nogil:
+    """The step's contact work lambda . J v+ (returned), the resultant force of each (link,
+    ground) group into ``force`` (world frame, N) and its centre of pressure into ``point``
+    (the contact points weighted by their normal impulses; NaN where the group pushes
+    nothing)."""
+    cdef const Rows* rw = &s.rw
+    cdef Py_ssize_t ng = s.pts.ng, row, i, j, c, gr, group
+    cdef const double* B
+    cdef double w = 0.0, acc, f, push
+    for row in range(3 * m):
+        acc = 0.0
+        for j in range(s.nv):
+            acc += rw.J[row * s.nv + j] * s.v_plus[j]
+        w += s.lam[row] * acc
+    for j in range(3 * s.n_groups):
+        s.force[j] = 0.0
+        s.point[j] = 0.0
+    for i in range(m):
+        gr, group = s.ids[i] % ng, s.group_of_pair[s.ids[i]]
+        B = s.pts.gB + 9 * gr
+        for c in range(3):  # B lambda_i / dt, B = [t1 t2 n]; sum lambda_n x_i
+            f = B[3 * c] * s.lam[3 * i] + B[3 * c + 1] * s.lam[3 * i + 1] + B[3 * c + 2] * s.lam[3 * i + 2]
+            s.force[3 * group + c] += f / s.dt
+            s.point[3 * group + c] += s.lam[3 * i + 2] * rw.pos[3 * i + c]
+    for group in range(s.n_groups):  # / sum lambda_n = dt n . F (the tangents are normal to n)
+        B = s.pts.gB + 9 * (group % ng)
+        push = s.dt * (B[2] * s.force[3 * group] + B[5] * s.force[3 * group + 1]
+                       + B[8] * s.force[3 * group + 2])
+        for c in range(3):
+            s.point[3 * group + c] = s.point[3 * group + c] / push if push > 0.0 else NAN
+    return w
+
+
+cdef void take_step(Run* s, Py_ssize_t m, double w) noexcept nogil:
+    """The state moves to (q+, v+): the contact work, the warm start of the next step, the
+    mean acceleration (v+ - v) / dt into ``a`` and the joint forces applied into ``tau_a`` (the
+    hold's at v+, as denoc_bridge/simulation/hold.py says)."""
+    cdef Py_ssize_t i, c, j
+    s.work_done[0] += w
+    for i in range(3 * s.pts.n * s.pts.ng):
+        s.previous[i] = 0.0
+    for i in range(m):
+        for c in range(3):
+            s.previous[3 * s.ids[i] + c] = s.lam[3 * i + c]
+    for j in range(s.nv):
+        s.a[j] = (s.v_plus[j] - s.v[j]) / s.dt
+        s.tau_a[j] = (s.dr.tau[j] + s.pull[j] - s.dr.hold_rate[j] * s.v_plus[j] if s.dr.hold
+                      else s.dr.tau[j])
+        s.v[j] = s.v_plus[j]
+    for j in range(s.nq):
+        s.q[j] = s.q_plus[j]
+
+
+cdef void save(Run* s, Py_ssize_t k) noexcept nogil:
+    """Saved state (k + 1) / save_every at its time (the accelerations, forces and contact forces
+    and points of the step that ended there go to the row before, as the other methods save
+    them)."""
+    cdef Py_ssize_t row = (k + 1) // s.save_every, j, G3 = 3 * s.n_groups
+    s.T[row] = (k + 1) * s.dt
+    s.Wk[row] = s.work_done[0]
+    for j in range(s.nq):
+        s.Q[row * s.nq + j] = s.q[j]
+    for j in range(s.nv):
+        s.V[row * s.nv + j] = s.v[j]
+        s.A[(row - 1) * s.nv + j] = s.a[j]
+        s.TAU[(row - 1) * s.nv + j] = s.tau_a[j]
+    for j in range(G3):
+        s.F[(row - 1) * G3 + j] = s.force[j]
+        s.P[(row - 1) * G3 + j] = s.point[j]
+
+
+cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
+    """Step k (the module's steps 1-4): STEP_DONE, or STEP_PYTHON / STEP_STALLED with the state as it
+    was."""
+    cdef Py_ssize_t m, j, row, nv = s.nv
+    cdef double w
+    applied_forces(s)  # 1
+    if forward_dynamics_passes(s.ki, s.kf, s.L, nv, s.work, s.q, s.nq, s.v, s.tau_a, NULL, s.a,
+                               True):  # 2
+        return STEP_PYTHON
+    for j in range(nv):
+        s.v_free[j] = s.v[j] + s.dt * s.a[j]
+    if not all_finite(s.v_free, nv):
+        return STEP_PYTHON
+    m = impulses(s)  # 3
+    if m < 0:
+        return STEP_STALLED if m == -2 else STEP_PYTHON
+    impulse_response(s, 3 * m, s.lam, s.v_plus)  # 4
+    for j in range(nv):
+        s.v_plus[j] += s.v_free[j]
+    w = resultants(s, m)
+    for j in range(nv):
+        s.dq[j] = s.dt * s.v_plus[j]
+    model_integrate(s.ki, s.L, s.q, s.dq, s.q_plus)
+    if not all_finite(s.q_plus, s.nq):
+        return STEP_PYTHON
+    if not (correct_positions(s) and all_finite(s.q_plus, s.nq)):
+        return STEP_PYTHON
+    take_step(s, m, w)
+    if (k + 1) % s.save_every == 0:
+        save(s, k)
+    return STEP_DONE
