@@ -335,8 +335,6 @@ def _energy_summary(traj, method: str, dt: float) -> None:
             why = f"the contact time stepper is first order in dt; try --dt {dt / 10:g}"
         else:
             why = f"{method} lost accuracy on this motion; try --method rk4 with a short --dt"
-        if traj.impact_work is None and traj.contact_work is not None:
-            why += " (the impacts' share of the contacts' work is not known with --save-every)"
 
         print(f"warning: the energy balance is off by {rel:.0%} of the {name}: {why}")
 
@@ -499,10 +497,11 @@ def simulate_command(args) -> int:
             "collision shapes"
             + (f"; posture hold at {frequency:g} Hz (--no-hold: none)" if hold is not None else "; no posture hold")
         )
-    if with_ground and args.limits and np.any(np.isfinite(model.lower_limit)):
-        print(f"note: the joint limits do not hold with the ground yet ({method} lets the joints pass them)")
-    elif args.limits and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS and not model.loops:
-        print(f"note: the joint limits hold with the fixed-step methods only; {method} lets the joints pass them")
+    if args.limits and method not in FIXED_STEP_METHODS + IMPLICIT_METHODS + ("contact-euler",) and not model.loops:
+        print(
+            f"note: the joint limits hold with the fixed-step and contact methods only; {method} lets the joints "
+            "pass them"
+        )
     sim_model = _with_armature(model, args.armature) if args.armature > 0 else model
     if args.passive:
         _check_damping(sim_model, q0, method, args.dt, args.duration)
@@ -528,8 +527,9 @@ def simulate_command(args) -> int:
             method,
             passive=args.passive,
             **(
-                contact
-                or {
+                {**contact, "limits": args.limits}
+                if contact
+                else {
                     "progress": bool(sys.stderr.isatty()),
                     "limits": args.limits,
                     "save_to": stream,

@@ -30,9 +30,13 @@ from denoc_bridge.errors import InputError
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.contact import ContactPoint, Ground, grounds_of, points_of
+from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.multibody.mimic import MimicModel
 
 ADMM_BUDGET = 5  # ADMM may take this many times max_iter iterations
+#: a joint limit is an active row from this distance on (rad or m): the rows' gap term lets the
+#: joint approach at up to the distance per step, so an early row costs nothing but its solve
+LIMIT_MARGIN = 1e-2
 #: the tolerance ADMM answers to where PGS stalls (relative to the free velocities, as ``tol``):
 #: MuJoCo's default solver tolerance is 1e-8, Pinocchio's ADMM's 1e-6 (absolute)
 FALLBACK_TOL = 1e-8
@@ -102,9 +106,21 @@ class ContactSet:
         rows enter the Delassus operator as bilateral constraints (:meth:`delassus`).
     points : iterable of ContactPoint or link names
     grounds : Ground or iterable of Ground
+    limits : bool
+        The tree's joint position limits (revolute and prismatic joints with finite limits,
+        :func:`denoc_bridge.simulation.tree.limit_arrays`) as one-sided rows beside the contacts:
+        a joint within :data:`LIMIT_MARGIN` of a limit is one more active "contact", listed after
+        the points', whose normal row is its rate away from the limit (tangent rows zero, no
+        friction, no restitution), ``pair`` (n + j, side) with side 0 the lower limit, 1 the upper.
     """
 
-    def __init__(self, model: Any, points: Iterable[ContactPoint | str], grounds: Ground | Sequence[Ground]):
+    def __init__(
+        self,
+        model: Any,
+        points: Iterable[ContactPoint | str],
+        grounds: Ground | Sequence[Ground],
+        limits: bool = False,
+    ):
         _check_model(model)
         self.model = model
         #: the tree whose coordinates the rows, ``q`` and ``Y`` are in (a MimicModel's ``tree``)
@@ -121,7 +137,12 @@ class ContactSet:
         self.goff = np.array([g.offset for g in self.grounds], dtype=float)
         self.gmu = np.array([g.mu for g in self.grounds], dtype=float)
         self.grest = np.array([g.restitution for g in self.grounds], dtype=float)
-        self.m_max = len(self.points) * len(self.grounds)
+        self.li: np.ndarray
+        self.lf: np.ndarray
+        self.li, self.lf = limit_arrays(tree) if limits else (np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2)))
+        #: the warm start's rows: each (point, ground) pair, then each limited joint's two sides
+        self.n_pairs = len(self.points) * len(self.grounds) + 2 * self.li.shape[0]
+        self.m_max = self.n_pairs
         self.J = np.zeros((3 * self.m_max, nv))
         self.Y = np.zeros((3 * self.m_max, nv))
         self.dist = np.zeros(self.m_max)
@@ -131,9 +152,25 @@ class ContactSet:
         self.work = tree.thread_work()
 
     @property
-    def packed(self) -> tuple[np.ndarray, ...]:
-        """The points and grounds as the compiled kernels take them."""
-        return (self.cl, self.cp, self.crad, self.cmar, self.lb, self.gB, self.goff, self.gmu, self.grest)
+    def packed(self) -> tuple[Any, ...]:
+        """The points, grounds and joint limits as the compiled kernels take them."""
+        grounds = (self.gB, self.goff, self.gmu, self.grest)
+        return (self.cl, self.cp, self.crad, self.cmar, self.lb, *grounds, self.li, self.lf, LIMIT_MARGIN)
+
+    def pair_ids(self, m: int) -> np.ndarray:
+        """The warm start's row of each of the m active contacts (core/contact_rows.pxi pair_id)."""
+        point, other = self.pair[:m, 0], self.pair[:m, 1]
+        n, ng = len(self.points), len(self.grounds)
+        return np.where(point < n, point * ng + other, n * ng + 2 * (point - n) + other)
+
+    def limit_rows(self, m: int) -> np.ndarray:
+        """Which of the m active contacts are joint limits."""
+        return self.pair[:m, 0] >= len(self.points)
+
+    def friction(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """(mu, restitution) of the m active contacts: the grounds', zero at a joint limit."""
+        limit, g = self.limit_rows(m), np.minimum(self.pair[:m, 1], len(self.grounds) - 1)
+        return np.where(limit, 0.0, self.gmu[g]), np.where(limit, 0.0, self.grest[g])
 
     @property
     def buffers(self) -> tuple[np.ndarray, ...]:

@@ -81,10 +81,10 @@ cdef long configuration_ok(const int* ki, Py_ssize_t L, const double* q) noexcep
     return 0
 
 
-cdef long points_of(object points, Py_ssize_t L, Points* pts) except -100:
-    """The packed points and grounds ``(cl, cp, crad, cmar, lb, gB, goff, gmu, grest)``: 0, or
-    -2 for a length or a link index that does not fit."""
-    cl, cp, crad, cmar, lb, gB, goff, gmu, grest = points
+cdef long points_of(object points, const int* ki, Py_ssize_t L, Points* pts) except -100:
+    """The packed points, grounds and joint limits ``(cl, cp, crad, cmar, lb, gB, goff, gmu,
+    grest, li, lf, lmar)``: 0, or -2 for a length, a link or a joint index that does not fit."""
+    cl, cp, crad, cmar, lb, gB, goff, gmu, grest, li, lf, lmar = points
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t n, ng, i
     cdef cnp.int64_t* c
@@ -109,6 +109,16 @@ cdef long points_of(object points, Py_ssize_t L, Points* pts) except -100:
         return -2
     for i in range(n):
         if not 0 <= c[i] < L:
+            return -2
+    integers(li, 2, False, b"li", <cnp.int64_t**>&pts.li, d)
+    pts.nl = d[0]
+    if d[1] != 2 or not matrix(lf, 2, pts.nl, 2, False, b"lf", <double**>&pts.lf):
+        return -2
+    pts.lmar = lmar
+    if not isfinite(pts.lmar):
+        return -2
+    for i in range(pts.nl):  # a 1-DOF joint's q and v index
+        if not (0 <= pts.li[2 * i] < model_nq(ki, L) and 0 <= pts.li[2 * i + 1] < model_nv(ki, L)):
             return -2
     return 0
 
@@ -170,7 +180,7 @@ def contact_rows_state(kt, work, q, points, rows):
     cdef long status = model_of(kt, work, &ki, &kf, &L, &wk)
     doubles(q, 1, False, b"q", &aq, d)
     if status == 0:
-        status = points_of(points, L, &pts)
+        status = points_of(points, ki, L, &pts)
     if status == 0:
         status = rows_of(rows, model_nv(ki, L), &rw)
     if status == 0 and d[0] != model_nq(ki, L):
@@ -290,10 +300,10 @@ cdef long state_of(object state, object solver, Run* s) except -100:
     if d[0] != s.nv:
         return -2
     doubles(previous, 2, True, b"previous", &s.previous, d)
-    if d[0] != pairs or d[1] != 3:
+    if d[0] != pairs + 2 * s.pts.nl or d[1] != 3:
         return -2
     doubles(work_done, 1, True, b"work_done", &s.work_done, d)
-    if d[0] != 1:
+    if d[0] != 3:
         return -2
     doubles(lam, 1, True, b"lam", &s.lam, d)
     if d[0] != 3 * s.rw.m_max:
@@ -324,7 +334,7 @@ cdef long saves_of(object saves, Py_ssize_t save_every, Py_ssize_t k1, Run* s) e
             and matrix(TAU, 2, S, s.nv, True, b"TAU", &s.TAU)
             and matrix(F, 3, S, 3 * s.n_groups, True, b"F", &s.F)
             and matrix(P, 3, S, 3 * s.n_groups, True, b"P", &s.P)
-            and vector(Wk, S, True, b"W", &s.Wk)):
+            and matrix(Wk, 2, S, 3, True, b"W", &s.Wk)):
         return -2
     for i in range(s.pts.n * s.pts.ng):
         if not 0 <= s.group_of_pair[i] < s.n_groups:
@@ -382,7 +392,7 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
     if status:
         return k0, status
     s.nq, s.nv = model_nq(s.ki, s.L), model_nv(s.ki, s.L)
-    status = points_of(points, s.L, &s.pts)
+    status = points_of(points, s.ki, s.L, &s.pts)
     if status == 0:
         status = rows_of(rows, s.nv, &s.rw)
     if status == 0:

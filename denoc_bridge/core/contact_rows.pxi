@@ -2,6 +2,12 @@
 # states the convention): a contact between a point on link k and a ground is the velocity of
 # the contact point in the ground's frame (t1, t2, n), ``J_i v``; ``G = J M^-1 J^T`` (004 eq. 14's
 # C M^-1 C^T for these rows) with ``M^-1 J^T`` by the O(n) factorised solve (000 Table 3).
+#
+# A joint near one of its position limits is one more one-sided constraint on the same layer: a
+# "contact" whose normal row is the joint's rate away from the limit (+e_j at the lower limit,
+# -e_j at the upper), its tangent rows zero and its friction zero, its distance the joint's
+# distance to the limit.  It is listed after the points' contacts, with the pair (n + j, side)
+# (side 0: lower, 1: upper) and the pair id n ng + 2 j + side (pair_id).
 
 
 cdef struct Points:  # a ContactSet's points and grounds (constraints/contact.py packs them)
@@ -16,6 +22,10 @@ cdef struct Points:  # a ContactSet's points and grounds (constraints/contact.py
     const double* goff  # (ng,) n . x = off on the plane
     const double* gmu  # (ng,) friction coefficients
     const double* grest  # (ng,) restitution coefficients
+    Py_ssize_t nl  # limited joints
+    const cnp.int64_t* li  # (nl, 2) each one's q and v index
+    const double* lf  # (nl, 2) its lower and upper limit
+    double lmar  # a limit row is active at a distance <= lmar (rad or m)
 
 
 cdef struct Rows:  # the active contacts (outputs) and the scratch of their kinematics
@@ -29,6 +39,14 @@ cdef struct Rows:  # the active contacts (outputs) and the scratch of their kine
     double* p  # (L, 3)
     double* Pw  # (nv, 6) the DOFs' world columns
     unsigned char* clear  # (L,) the broad phase: link k has no active point
+
+
+cdef inline Py_ssize_t pair_id(const Points* pts, Py_ssize_t point, Py_ssize_t other) noexcept nogil:
+    """The index of a contact's pair among the n ng + 2 nl (point, ground) pairs and joint-limit
+    sides: the warm start's row."""
+    if point < pts.n:
+        return point * pts.ng + other
+    return pts.n * pts.ng + 2 * (point - pts.n) + other
 
 
 cdef inline void clear_links(Py_ssize_t L, const Points* pts, const Rows* rw) noexcept nogil:
@@ -108,6 +126,26 @@ cdef Py_ssize_t active_contacts(const int* ki, const double* kf, Py_ssize_t L, P
             rw.pos[3 * m], rw.pos[3 * m + 1], rw.pos[3 * m + 2] = x[0], x[1], x[2]
             rw.dist[m], rw.pair[2 * m], rw.pair[2 * m + 1] = d, i, g
             point_rows(ki, nv, rw, k, x, B, rw.J + 3 * m * nv)
+            m += 1
+    return limit_rows(nv, q, pts, rw, m)
+
+
+cdef Py_ssize_t limit_rows(Py_ssize_t nv, const double* q, const Points* pts, Rows* rw,
+                           Py_ssize_t m) noexcept nogil:
+    """The joint limits within ``lmar`` of q appended to the m contacts (the rows: zero tangents,
+    the normal +-e_j; position: zero): the new m."""
+    cdef Py_ssize_t j, side, c
+    cdef double d
+    for j in range(pts.nl):
+        for side in range(2):
+            d = (q[pts.li[2 * j]] - pts.lf[2 * j]) if side == 0 else (pts.lf[2 * j + 1] - q[pts.li[2 * j]])
+            if d > pts.lmar or m >= rw.m_max:
+                continue
+            rw.pos[3 * m], rw.pos[3 * m + 1], rw.pos[3 * m + 2] = 0.0, 0.0, 0.0
+            rw.dist[m], rw.pair[2 * m], rw.pair[2 * m + 1] = d, pts.n + j, side
+            for c in range(3 * nv):
+                rw.J[3 * m * nv + c] = 0.0
+            rw.J[(3 * m + 2) * nv + pts.li[2 * j + 1]] = 1.0 if side == 0 else -1.0
             m += 1
     return m
 

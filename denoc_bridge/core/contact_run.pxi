@@ -51,10 +51,11 @@ cdef struct Run:
     Py_ssize_t n_groups
     double* q  # the state, updated step by step
     double* v
-    double* previous  # (n ng, 3) the last impulses of each pair: the warm start
-    double* work_done  # (1,) the contact work so far
+    double* previous  # (n ng + 2 nl, 3) the last impulses of each pair: the warm start
+    double* work_done  # (3,) the work so far (resultants' three)
+    double w[3]  # the step's
     double* lam  # (3 m_max,) the step's impulses
-    double* T  # the saves: (S,), (S, nq), (S, nv) x 3, (S, n_groups, 3) x 2, (S,)
+    double* T  # the saves: (S,), (S, nq), (S, nv) x 3, (S, n_groups, 3) x 2, (S, 3)
     double* Q
     double* V
     double* A
@@ -142,7 +143,7 @@ cdef Py_ssize_t impulses(Run* s) noexcept nogil:
     finite (or no memory), -2 where PGS does not converge (``lam[:3m]``: where it stopped)."""
     cdef Rows* rw = &s.rw
     cdef Py_ssize_t m, r, i, j, c, row, gr
-    cdef double acc, vn, last
+    cdef double acc, vn, last, e
     if s.rows_next:  # found at the end of the step before
         m, s.rows_next = s.m_next, False
     else:
@@ -152,10 +153,10 @@ cdef Py_ssize_t impulses(Run* s) noexcept nogil:
         return 0
     if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, rw.J, r, rw.Y, s.G):
         return -1
-    for i in range(m):
+    for i in range(m):  # a joint limit: no friction, no restitution
         gr = rw.pair[2 * i + 1]
-        s.ids[i] = rw.pair[2 * i] * s.pts.ng + gr
-        s.mu[i] = s.pts.gmu[gr]
+        s.ids[i] = pair_id(&s.pts, rw.pair[2 * i], gr)
+        s.mu[i] = s.pts.gmu[gr] if rw.pair[2 * i] < s.pts.n else 0.0
         for c in range(3):
             s.lam[3 * i + c] = s.previous[3 * s.ids[i] + c]
     for row in range(r):  # g = J v_free
@@ -167,8 +168,8 @@ cdef Py_ssize_t impulses(Run* s) noexcept nogil:
         vn = 0.0
         for j in range(s.nv):
             vn += rw.J[(3 * i + 2) * s.nv + j] * s.v[j]
-        s.g[3 * i + 2] += (fmax(rw.dist[i], 0.0) / s.dt
-                           + s.pts.grest[rw.pair[2 * i + 1]] * fmin(vn, 0.0))
+        e = s.pts.grest[rw.pair[2 * i + 1]] if rw.pair[2 * i] < s.pts.n else 0.0
+        s.g[3 * i + 2] += fmax(rw.dist[i], 0.0) / s.dt + e * fmin(vn, 0.0)
     if pgs(s.G, s.g, s.mu, m, s.lam, s.sigma, s.tol, s.max_sweeps, &last) > s.max_sweeps:
         return -2
     return m
@@ -207,25 +208,35 @@ cdef bint correct_positions(Run* s) noexcept nogil:
     return True
 
 
-cdef double resultants(Run* s, Py_ssize_t m) noexcept nogil:
-    """The step's contact work lambda . J v+ (returned), the resultant force of each (link,
-    ground) group into ``force`` (world frame, N) and its centre of pressure into ``point``
-    (the contact points weighted by their normal impulses; NaN where the group pushes
+cdef void resultants(Run* s, Py_ssize_t m) noexcept nogil:
+    """The step's work into ``w`` (3: the contacts' lambda . J v+, their impacts'
+    -1/2 lambda . J (v+ - v) (Kelvin), the joint limits' both), the resultant force of each
+    (link, ground) group into ``force`` (world frame, N) and its centre of pressure into
+    ``point`` (the contact points weighted by their normal impulses; NaN where the group pushes
     nothing)."""
     cdef const Rows* rw = &s.rw
     cdef Py_ssize_t ng = s.pts.ng, row, i, j, c, gr, group
     cdef const double* B
-    cdef double w = 0.0, acc, f, push
+    cdef double after, before, f, push
+    s.w[0] = s.w[1] = s.w[2] = 0.0
     for row in range(3 * m):
-        acc = 0.0
+        after = 0.0
+        before = 0.0
         for j in range(s.nv):
-            acc += rw.J[row * s.nv + j] * s.v_plus[j]
-        w += s.lam[row] * acc
+            after += rw.J[row * s.nv + j] * s.v_plus[j]
+            before += rw.J[row * s.nv + j] * s.v[j]
+        if rw.pair[2 * (row // 3)] < s.pts.n:
+            s.w[0] += s.lam[row] * after
+            s.w[1] -= 0.5 * s.lam[row] * (after - before)
+        else:
+            s.w[2] += s.lam[row] * after - 0.5 * s.lam[row] * (after - before)
     for j in range(3 * s.n_groups):
         s.force[j] = 0.0
         s.point[j] = 0.0
     for i in range(m):
-        gr, group = s.ids[i] % ng, s.group_of_pair[s.ids[i]]
+        if rw.pair[2 * i] >= s.pts.n:  # a joint limit
+            continue
+        gr, group = rw.pair[2 * i + 1], s.group_of_pair[s.ids[i]]
         B = s.pts.gB + 9 * gr
         for c in range(3):  # B lambda_i / dt, B = [t1 t2 n]; sum lambda_n x_i
             f = B[3 * c] * s.lam[3 * i] + B[3 * c + 1] * s.lam[3 * i + 1] + B[3 * c + 2] * s.lam[3 * i + 2]
@@ -237,16 +248,16 @@ cdef double resultants(Run* s, Py_ssize_t m) noexcept nogil:
                        + B[8] * s.force[3 * group + 2])
         for c in range(3):
             s.point[3 * group + c] = s.point[3 * group + c] / push if push > 0.0 else NAN
-    return w
 
 
-cdef void take_step(Run* s, Py_ssize_t m, double w) noexcept nogil:
+cdef void take_step(Run* s, Py_ssize_t m) noexcept nogil:
     """The state moves to (q+, v+): the contact work, the warm start of the next step, the
     mean acceleration (v+ - v) / dt into ``a`` and the joint forces applied into ``tau_a`` (the
     hold's at v+, as denoc_bridge/simulation/hold.py says)."""
     cdef Py_ssize_t i, c, j
-    s.work_done[0] += w
-    for i in range(3 * s.pts.n * s.pts.ng):
+    for i in range(3):
+        s.work_done[i] += s.w[i]
+    for i in range(3 * (s.pts.n * s.pts.ng + 2 * s.pts.nl)):
         s.previous[i] = 0.0
     for i in range(m):
         for c in range(3):
@@ -266,7 +277,8 @@ cdef void save(Run* s, Py_ssize_t k) noexcept nogil:
     them)."""
     cdef Py_ssize_t row = (k + 1) // s.save_every, j, G3 = 3 * s.n_groups
     s.T[row] = (k + 1) * s.dt
-    s.Wk[row] = s.work_done[0]
+    for j in range(3):
+        s.Wk[3 * row + j] = s.work_done[j]
     for j in range(s.nq):
         s.Q[row * s.nq + j] = s.q[j]
     for j in range(s.nv):
@@ -281,8 +293,7 @@ cdef void save(Run* s, Py_ssize_t k) noexcept nogil:
 cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
     """Step k (the module's steps 1-4): STEP_DONE, or STEP_PYTHON / STEP_STALLED with the state as it
     was."""
-    cdef Py_ssize_t m, j, row, nv = s.nv
-    cdef double w
+    cdef Py_ssize_t m, j, nv = s.nv
     applied_forces(s)  # 1
     if forward_dynamics_passes(s.ki, s.kf, s.L, nv, s.work, s.q, s.nq, s.v, s.tau_a, NULL, s.a,
                                True):  # 2
@@ -297,7 +308,7 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
     impulse_response(s, 3 * m, s.lam, s.v_plus)  # 4
     for j in range(nv):
         s.v_plus[j] += s.v_free[j]
-    w = resultants(s, m)
+    resultants(s, m)
     for j in range(nv):
         s.dq[j] = s.dt * s.v_plus[j]
     model_integrate(s.ki, s.L, s.q, s.dq, s.q_plus)
@@ -305,7 +316,7 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
         return STEP_PYTHON
     if not (correct_positions(s) and all_finite(s.q_plus, s.nq)):
         return STEP_PYTHON
-    take_step(s, m, w)
+    take_step(s, m)
     if (k + 1) % s.save_every == 0:
         save(s, k)
     return STEP_DONE

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from denoc_bridge.kernels import joints as _kj
 
-__all__ = ["JointType", "joint_nq", "joint_nv"]
+__all__ = ["JointType", "joint_nq", "joint_nv", "limit_arrays"]
 
 
 class JointType(enum.IntEnum):
@@ -106,3 +107,21 @@ def neutral_q(joint_types: Iterable[int]) -> np.ndarray:
     """Pinocchio's neutral configuration of a model whose joints, in q order, have these types."""
     parts = [neutral_joint_configuration(jt) for jt in joint_types]
     return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def limit_arrays(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The joints whose position limits a simulation enforces: revolute and prismatic joints whose
+    URDF limits are at most 1e6 in magnitude with lower < upper (``lower == upper``, URDF's
+    default when the attributes are missing, and Pinocchio's largest double are no limit, as in
+    :func:`denoc_bridge.random_configuration`).  Returns ((n, 2) q and v indices, (n, 2) limits)."""
+    lo, hi = np.asarray(model.lower_limit), np.asarray(model.upper_limit)
+    rows = [
+        (int(model.idx_q[k]), int(model.idx_v[k]), lo[model.idx_q[k]], hi[model.idx_q[k]])
+        for k in range(model.n_links)
+        if model.joint_type[k] in (int(JointType.REVOLUTE), int(JointType.PRISMATIC))
+        and abs(lo[model.idx_q[k]]) <= 1e6
+        and abs(hi[model.idx_q[k]]) <= 1e6
+        and lo[model.idx_q[k]] < hi[model.idx_q[k]]
+    ]
+    idx = np.array([r[:2] for r in rows], dtype=np.int64).reshape(-1, 2)
+    return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)

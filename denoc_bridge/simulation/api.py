@@ -160,7 +160,9 @@ def simulate(
         kinetic energy drops by what the stop takes, never grows; ``denoc_bridge/core/limits.pxi``).
         A q0 outside the limits starts on them, with a warning naming the joints.  A mimic
         model's stops keep its mimic relations, and a mimic joint's limits act on the joint it
-        mimics (:mod:`denoc_bridge.simulation.mimic`).  Not applied to the adaptive methods and
+        mimics (:mod:`denoc_bridge.simulation.mimic`).  With ``method="contact-euler"`` the
+        limits are one-sided rows beside the contacts, solved with them (the trajectory's
+        ``limit_work`` is what their impulses took).  Not applied to the adaptive methods and
         to models with loop closures.
     stabilization, baumgarte, constraint_tol : for models with loop closures (rk4 or euler):
         ``"projection"`` onto the loops after each step to ``constraint_tol`` (default),
@@ -182,7 +184,7 @@ def simulate(
         others refuse it by name); the points that may touch (ContactPoints or link names; by
         default the ``<collision>`` shapes of the model's URDF).  See
         :mod:`denoc_bridge.simulation.contact`; the trajectory then carries ``contact_force``
-        and ``contact_work``.  That method does not enforce the joint limits yet.
+        and ``contact_work``; the joint limits hold there too (``limits``).
     hold : a posture-holding joint PD (:func:`~denoc_bridge.simulation.hold.posture_hold`),
         implicit in the contact time stepper (stable at any gains and dt): with
         ``method="contact-euler"`` only.
@@ -194,7 +196,7 @@ def simulate(
     _check_model(model)
     if contact is not None or str(method).lower() in contact_simulation.CONTACT_METHODS:
         return contact_simulation.run(
-            model, q0, v0, t_final, dt, tau, method, contact, contact_points, save_every, f_ext, hold
+            model, q0, v0, t_final, dt, tau, method, contact, contact_points, save_every, f_ext, hold, limits
         )
     if hold is not None:
         raise InputError(

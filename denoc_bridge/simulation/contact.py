@@ -27,19 +27,20 @@ The work of the contact forces over a step, ``lambda . J v+`` (the contact point
 trajectory's ``contact_work`` holds its sum up to each saved state.  An impulse works on the mean of
 the velocities before and after it (Kelvin's theorem), ``lambda . J (v + v+) / 2``: the rest,
 ``-1/2 lambda . J (v+ - v)`` per step, is the trajectory's ``impact_work`` (the kinetic energy a
-plastic impact takes, where ``lambda . J v+`` is 0).  The Python step adds it up as it goes; a
-compiled run, whose steps the Python layer does not see, recovers each step's contact impulse from
-its saved states, ``J^T lambda = dt (ID(q, v, (v+ - v) / dt) - tau - tau_p)`` (the step's equations
-of motion; ``tau_p`` the joint springs and dampers as the step applies them), which needs every
-step saved: with ``save_every > 1`` it is None (the kernel would have to add it up).  Both enter
+plastic impact takes, where ``lambda . J v+`` is 0); the compiled and the Python step add it up
+as they go.  Both enter
 :meth:`~denoc_bridge.simulation.trajectory.Trajectory.energy_drift`, whose balance then closes to
 the step's first-order accuracy (solo12 landing: 4e-3 of the energy scale at dt = 1 ms).
 
 ``contact_force`` holds the resultant force ``lambda / dt`` of each (link, ground) pair, world frame
 (zero when apart; ``contact_names`` names them), and ``contact_point`` the point where it acts,
 the pair's centre of pressure: its contact points weighted by their normal impulses (NaN while
-the pair pushes nothing).  The joint springs and dampers act (implicitly, in step 1); the joint limits
-are not part of this method yet.
+the pair pushes nothing).  The joint springs and dampers act (implicitly, in step 1).  The joint
+position limits (``limits=True``, revolute and prismatic joints with finite limits) are one-sided
+rows beside the contacts, solved with them in step 3: a joint within
+:data:`~denoc_bridge.constraints.contact.LIMIT_MARGIN` of a limit is a frictionless "contact"
+whose normal row is its rate away from the limit, with the same gap term and position
+correction; ``limit_work`` is what their impulses took (the balance's ``W_stops``).
 
 A model with loop closures, or with mimic joints as constraints (a
 :class:`~denoc_bridge.constraints.mimic.MimicModel`, its state in the reduced coordinates),
@@ -64,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
-from denoc_bridge.algorithms.dynamics import tree_forward_dynamics, tree_inverse_dynamics
+from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.constraints.loops import project_configuration, project_velocity
 from denoc_bridge.core import contact as _cc
@@ -74,11 +75,14 @@ from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint, grounds_of
+from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.hold import PostureHold
 from denoc_bridge.simulation.mimic import initial_configuration
+from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
+from denoc_bridge.simulation.tree import clamp_to_limits
 
 __all__ = ["CONTACT_METHODS", "simulate_contact"]
 
@@ -133,6 +137,7 @@ def simulate_contact(
     max_sweeps: int = 10_000,
     hold: PostureHold | None = None,
     compiled: bool = True,
+    limits: bool = True,
 ) -> Trajectory:
     """Simulate a tree ``model`` touching the ground(s) ``contact`` at ``contact_points`` with
     the contact time stepper (see the module docstring); ``tau`` None, an (nv,) vector or a
@@ -165,7 +170,12 @@ def simulate_contact(
     if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise InputError(f"save_every must be an integer >= 1, got {save_every!r}")
     n_steps = int(round(t_final / dt))
-    run = _Stepper(model, q, v, float(dt), contact, contact_points, hold, n_steps // save_every + 1, int(save_every))
+    limits = bool(limits) and _has_limits(model)
+    if limits:
+        q = _inside_limits(model, q)
+    run = _Stepper(
+        model, q, v, float(dt), contact, contact_points, hold, n_steps // save_every + 1, int(save_every), limits
+    )
     run.solver = (float(dt), float(tol), int(max_sweeps), SLOP, run.group_of_pair)
     inside = run.start_inside()
     if inside:
@@ -203,7 +213,7 @@ class _Stepper:
     (``denoc_bridge.core.contact.contact_steps``) and in Python (the reference, and the
     solver's fallbacks), which share them."""
 
-    def __init__(self, model, q, v, dt, contact, contact_points, hold, saves, save_every) -> None:
+    def __init__(self, model, q, v, dt, contact, contact_points, hold, saves, save_every, limits=False) -> None:
         self.original, self.hold, self.dt, self.save_every = model, hold, dt, save_every
         self.mimic = isinstance(model, MimicModel)
         tree = model.tree if self.mimic else model
@@ -223,7 +233,8 @@ class _Stepper:
         rate = dt * np.array(tree.stiffness, dtype=float)
         self.spring_rate = (model.coupling_matrix() ** 2).T @ rate if self.mimic else rate
         self.hold_rate = hold.rate(dt) if hold is not None else np.zeros(model.nv)
-        self.cs = cs = ContactSet(self.model, contact_points, contact)
+        self.limits = limits
+        self.cs = cs = ContactSet(self.model, contact_points, contact, limits=limits)
         cs.raise_margins(MIN_MARGIN)
         self.q, self.v = q, v
         # the forces are saved per (link, ground): the resultant on each link that has contact points
@@ -234,13 +245,10 @@ class _Stepper:
             dtype=np.int64,
         )
         n_groups = len(self.links) * self.n_grounds
-        self.previous = np.zeros((cs.m_max, 3))  # last impulses of each (point, ground) pair: the warm start
-        self.work_done = np.zeros(1)
-        # the impulses' work beyond lambda . J v+ (Kelvin), kept by the Python steps: a run that
-        # takes them all (loops, mimic joints, compiled=False) keeps it; a compiled run gets it
-        # from its saved steps (impact_work)
-        self.impact_done = 0.0
-        self.impacts = np.zeros(saves)
+        self.previous = np.zeros((cs.n_pairs, 3))  # last impulses of each pair and limit: the warm start
+        # the work so far: the contacts' lambda . J v+, their impacts' -1/2 lambda . J (v+ - v)
+        # (Kelvin), and the joint limits' both (core/contact_run.pxi resultants)
+        self.work_done = np.zeros(3)
         self.python_steps = 0
         self.lam = np.zeros(3 * cs.m_max)  # the compiled run's impulses of the step (where PGS stopped)
         self.saves = (
@@ -248,7 +256,7 @@ class _Stepper:
             *(np.zeros((saves, n)) for n in (model.nq, model.nv, model.nv, model.nv)),
             np.zeros((saves, n_groups, 3)),
             np.full((saves, n_groups, 3), np.nan),
-            np.zeros(saves),
+            np.zeros((saves, 3)),
         )
         self.saves[1][0], self.saves[2][0] = q, v
         self.loose, self.worst = 0, 0.0  # steps whose contact problem ADMM answered to a looser tolerance
@@ -326,12 +334,13 @@ class _Stepper:
             r = 3 * m
             G = _finite(cs.delassus(q_tree, r), t)
             J, Y = cs.J[:r], cs.Y[:r]
-            ids = cs.pair[:m, 0] * self.n_grounds + cs.pair[:m, 1]
+            ids = cs.pair_ids(m)
+            mu, restitution = cs.friction(m)
             g = J @ self._tree(q, v_free)[1]
-            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + cs.grest[cs.pair[:m, 1]] * np.minimum(J[2::3] @ v_tree, 0.0)
+            g[2::3] += np.maximum(cs.dist[:m], 0.0) / dt + restitution * np.minimum(J[2::3] @ v_tree, 0.0)
             lam0 = self.previous[ids].ravel()
             stopped = self.lam[:r].copy() if stalled else None
-            sol = solve_contact(G, g, cs.gmu[cs.pair[:m, 1]], lam0, tol=tol, max_iter=max_sweeps, pgs_stopped=stopped)
+            sol = solve_contact(G, g, mu, lam0, tol=tol, max_iter=max_sweeps, pgs_stopped=stopped)
             if not sol.converged:
                 raise SimulationError(
                     f"contact-euler: the contact solver did not converge in {max_sweeps} sweeps at t = {t:g} "
@@ -342,16 +351,22 @@ class _Stepper:
                 self.loose += 1
                 self.worst = max(self.worst, sol.tolerance)
             v_plus = v_free + self._reduce(Y.T @ lam)
-            work = float(
-                lam @ (J @ self._tree(q, v_plus)[1])
-            )  # the contact forces' work over the step (x moves by dt J v+)
-            B = cs.gB[cs.pair[:m, 1]]  # (m, 3, 3): columns t1, t2, n
-            groups = self.group_of_pair[ids]
-            np.add.at(force, groups, np.einsum("mij,mj->mi", B, lam.reshape(m, 3)) / dt)
-            point = self._pressure_centres(groups, lam[2::3], cs.pos[:m])
-            self.impact_done -= 0.5 * float(lam @ (J @ (self._tree(q, v_plus)[1] - v_tree)))
+            after, before = J @ self._tree(q, v_plus)[1], J @ v_tree  # each row's velocity after and before
+            limit = np.repeat(cs.limit_rows(m), 3)
+            # the work over the step (x moves by dt J v+) and the impacts' (Kelvin): contacts, limits
+            work = lam * after - 0.5 * lam * (after - before)
+            self.work_done += (
+                float(lam[~limit] @ after[~limit]),
+                -0.5 * float(lam[~limit] @ (after[~limit] - before[~limit])),
+                float(work[limit].sum()),
+            )
+            on = ~cs.limit_rows(m)  # the contacts' resultants, by (link, ground)
+            B = cs.gB[cs.pair[:m, 1][on]]  # columns t1, t2, n
+            groups = self.group_of_pair[ids[on]]
+            np.add.at(force, groups, np.einsum("mij,mj->mi", B, lam.reshape(m, 3)[on]) / dt)
+            point = self._pressure_centres(groups, lam[2::3][on], cs.pos[:m][on])
         else:
-            v_plus, work, ids, lam = v_free, 0.0, np.zeros(0, dtype=np.int64), np.zeros(0)
+            v_plus, ids, lam = v_free, np.zeros(0, dtype=np.int64), np.zeros(0)
         q_plus = self._correct_positions(_finite(self._integrate(q, dt * v_plus), t), t)
         _finite(q_plus, t)
         if model.loops:  # closed again to round-off: the configuration, then the velocity on it
@@ -360,7 +375,6 @@ class _Stepper:
         a = (v_plus - v) / dt
         if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
             tk = tk + pull - self.hold_rate * v_plus
-        self.work_done[0] += work
         self.python_steps += 1
         self.previous[:] = 0.0
         self.previous[ids] = lam.reshape(-1, 3)
@@ -368,8 +382,7 @@ class _Stepper:
         if (k + 1) % self.save_every == 0:
             s = (k + 1) // self.save_every
             T, Q, V, A, TAU, F, P, W = self.saves
-            T[s], Q[s], V[s], W[s] = (k + 1) * dt, q, v, self.work_done[0]
-            self.impacts[s] = self.impact_done
+            T[s], Q[s], V[s], W[s] = (k + 1) * dt, q, v, self.work_done
             A[s - 1], TAU[s - 1], F[s - 1], P[s - 1] = a, tk, force, point
 
     def _pressure_centres(self, groups: np.ndarray, lam_n: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -439,37 +452,36 @@ class _Stepper:
             message=message,
             contact_force=F[:kept],
             contact_point=P[:kept],
-            contact_work=W[:kept],
+            contact_work=W[:kept, 0].copy(),
             contact_names=names,
             contact_grounds=tuple(self.cs.grounds),
-            impact_work=self.impacts[:kept] if self.python_steps == done else self.impact_work(kept),
+            impact_work=W[:kept, 1].copy(),
+            limit_work=-W[:kept, 2] if self.limits else None,
             hold=self.hold is not None,
         )
 
-    def impact_work(self, kept: int) -> np.ndarray | None:
-        """The impulses' work beyond ``lambda . J v+`` up to each of the first ``kept`` saved
-        states of a tree's run, ``-1/2 lambda . J (v+ - v)`` per step, from its saved steps: the
-        contact impulse of a step is ``J^T lambda = dt (ID(q, v, a) - tau - tau_p)`` (the step's
-        equations of motion, ``a = (v+ - v) / dt``; ``tau`` holds the hold's force at v+ and
-        ``tau_p`` the joint springs and dampers as the step applies them, at v+).  None when the run
-        saved every k-th step only (k > 1): the steps between are not known."""
-        if self.save_every != 1:
-            return None
-        T, Q, V, A, TAU, F, P, W = self.saves
-        out = np.zeros(kept)
-        if kept < 2:
-            return out
-        q, v, a, v_plus = Q[: kept - 1], V[: kept - 1], A[: kept - 1], V[1:kept]
-        tree = self.original
-        forces = np.array(TAU[: kept - 1])
-        passive = joint_passive_forces(tree, q, v_plus)
-        if passive is not None:  # -K (q (-) q_rest) - D v+, and the springs' implicit -dt K v+
-            forces += passive - self.spring_rate * v_plus
-        impulse = self.dt * (tree_inverse_dynamics(tree, q, v, a) - forces)
-        step = -0.5 * np.einsum("ij,ij->i", impulse, v_plus - v)
-        step[~np.any(F[: kept - 1] != 0.0, axis=(1, 2))] = 0.0  # no contact in that step: no impulse
-        out[1:] = np.cumsum(step)
-        return out
+
+def _has_limits(model: Any) -> bool:
+    """Whether the tree has joints whose position limits a simulation enforces."""
+    return limit_arrays(model.tree if isinstance(model, MimicModel) else model)[0].shape[0] > 0
+
+
+def _inside_limits(model: Any, q: np.ndarray) -> np.ndarray:
+    """q with the limited joints outside their limits put on them, and a warning naming them (as
+    the fixed-step methods start)."""
+    if isinstance(model, MimicModel):  # a mimic joint's limits narrow those of the joint it mimics
+        lim_i, lim_f, names = mimic_limit_arrays(model)
+        q, moved = clamp_to_limits(model, q, lim_i, lim_f, names)
+    else:
+        q, moved = clamp_to_limits(model, q, *limit_arrays(model))
+    if moved:
+        warnings.warn(
+            f"q0 is outside the joint limits of {len(moved)} joint(s); the run starts on them: "
+            + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
+            + " (limits=False keeps q0 and ignores the limits)",
+            stacklevel=3,
+        )
+    return q
 
 
 def _finite(x: np.ndarray, t: float) -> np.ndarray:
@@ -495,6 +507,7 @@ def run(
     save_every: int | None,
     f_ext: Any,
     hold: Any = None,
+    limits: bool = True,
 ) -> Trajectory:
     """``simulate(..., contact=...)``: the checks that name what does not go with contact, the
     contact points (by default the ``<collision>`` shapes of the model's URDF), the run."""
@@ -527,4 +540,5 @@ def run(
         tau,
         save_every=1 if save_every is None else save_every,
         hold=hold,
+        limits=limits,
     )

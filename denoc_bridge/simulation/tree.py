@@ -11,7 +11,7 @@ from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.kernels import systems as ks
-from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation.common import System, limit_scratch_shape, limits_failure, normalise_rows, passive_arrays
 
 
@@ -41,24 +41,6 @@ def cholesky_accelerations(model, q, v, total, fext_pin, out):
     except np.linalg.LinAlgError:
         return 1
     return 0 if np.all(np.isfinite(out)) else -1
-
-
-def limit_arrays(model) -> tuple[np.ndarray, np.ndarray]:
-    """The joints whose position limits a simulation enforces: revolute and prismatic joints whose
-    URDF limits are at most 1e6 in magnitude with lower < upper (``lower == upper``, URDF's
-    default when the attributes are missing, and Pinocchio's largest double are no limit, as in
-    :func:`denoc_bridge.random_configuration`).  Returns ((n, 2) q and v indices, (n, 2) limits)."""
-    lo, hi = np.asarray(model.lower_limit), np.asarray(model.upper_limit)
-    rows = [
-        (int(model.idx_q[k]), int(model.idx_v[k]), lo[model.idx_q[k]], hi[model.idx_q[k]])
-        for k in range(model.n_links)
-        if model.joint_type[k] in (int(JointType.REVOLUTE), int(JointType.PRISMATIC))
-        and abs(lo[model.idx_q[k]]) <= 1e6
-        and abs(hi[model.idx_q[k]]) <= 1e6
-        and lo[model.idx_q[k]] < hi[model.idx_q[k]]
-    ]
-    idx = np.array([r[:2] for r in rows], dtype=np.int64).reshape(-1, 2)
-    return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)
 
 
 def clamp_to_limits(model, q, lim_i, lim_f, names=None) -> tuple[np.ndarray, list[tuple[str, float, float]]]:

@@ -419,3 +419,55 @@ def test_a_start_inside_the_ground_is_warned_about(box):
         simulate_contact(model, at_height(model, C / 2), np.zeros(6), 0.002, 1e-3, Ground(), points)
         depth = 0.5 * contact_simulation.START_DEPTH
         simulate_contact(model, at_height(model, C / 2 - depth), np.zeros(6), 0.002, 1e-3, Ground(), points)
+
+
+@pytest.fixture(scope="module")
+def talos_limp():
+    """talos on its soles' eight corners, dropped 2 cm with no hold: its legs fold onto their
+    joint limits (the knees, the hips) while the soles are on the ground."""
+    example_robot_data = pytest.importorskip("example_robot_data")
+    from denoc_bridge.constraints.contact import lifted
+
+    model = db.load_robot("talos")
+    q_ref = example_robot_data.load("talos").q0.copy()
+    soles = ("left_sole_link", "right_sole_link")
+    points = [contact_point(model, s, (x, y, 0.0)) for s in soles for x in (-0.1, 0.13) for y in (-0.065, 0.065)]
+    return model, points, lifted(model, q_ref, points, 0.02)
+
+
+def test_a_robot_on_the_ground_keeps_its_joint_limits(talos_limp):
+    """With the limits (the default) every limited joint stays inside its range to round-off
+    while the robot collapses on the ground; the limits' impulses only take energy (W_stops
+    grows) and the balance closes to the step's first order; without them the joints go far
+    past (so that this test can fail)."""
+    from denoc_bridge.multibody.joints import limit_arrays
+
+    model, points, q0 = talos_limp
+    li, lf = limit_arrays(model)
+    kept = simulate_contact(model, q0, np.zeros(model.nv), 0.4, 1e-3, Ground(mu=0.9), points)
+    passed = simulate_contact(model, q0, np.zeros(model.nv), 0.4, 1e-3, Ground(mu=0.9), points, limits=False)
+
+    def worst(tr):
+        q = tr.q[:, li[:, 0]]
+        return float(np.maximum(lf[:, 0] - q, q - lf[:, 1]).max())
+
+    assert worst(kept) <= 1e-9 and worst(passed) > 0.5
+    assert np.all(np.diff(kept.limit_work) >= -1e-9) and kept.limit_work[-1] > 10.0  # it hit them hard
+    assert passed.limit_work is None
+    drift = np.abs(kept.energy_drift()).max()
+    assert drift <= 1e-2 * max(kept.energy_scales().values()), drift
+    assert "W_stops" in kept.balance_text()
+    assert np.abs(kept.contact_force).max() > 100.0  # it was on the ground all along
+
+
+def test_a_start_outside_the_limits_starts_on_them(talos_limp):
+    model, points, q0 = talos_limp
+    from denoc_bridge.multibody.joints import limit_arrays
+
+    li, lf = limit_arrays(model)
+    q = q0.copy()
+    q[li[3, 0]] = lf[3, 1] + 0.2  # the left knee past its upper limit
+    knee = model.joint_names[int(np.flatnonzero(np.asarray(model.idx_q) == li[3, 0])[0])]
+    with pytest.warns(UserWarning, match=knee):
+        tr = simulate_contact(model, q, np.zeros(model.nv), 2e-3, 1e-3, Ground(mu=0.9), points)
+    assert tr.q[0, li[3, 0]] == lf[3, 1]
