@@ -101,7 +101,8 @@ def admm(
     Raises
     ------
     TypeError
-        An argument that is not array-like of floats.
+        An array of the wrong number of dimensions, a ``tol`` that is not a real number or a
+        ``max_iter`` that is not an integer (naming the argument).
     InputError
         Shapes that do not agree, non-finite numbers or a negative mu (naming the argument).
     numpy.linalg.LinAlgError
@@ -111,8 +112,8 @@ def admm(
         np.ascontiguousarray(g, dtype=float),
         np.ascontiguousarray(mu, dtype=float),
         np.ascontiguousarray(lam0, dtype=float),
-        float(tol),
-        int(max_iter),
+        tol,
+        max_iter,
     )
     return lam, int(iterations), float(met)
 

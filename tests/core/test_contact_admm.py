@@ -214,3 +214,15 @@ def test_read_only_inputs_are_accepted():
     lam, k, met = run.admm_state(*arrays, 1e-12, 100_000)
     ref = admm_reference(G, g, mu, np.zeros(3 * m), 1e-12, 100_000)
     assert k == ref[1] and relative(lam, ref[0]) <= AGREE
+
+
+def test_admm_passes_the_entry_s_refusals_on():
+    """constraints.contact_admm.admm converts array-likes only: what the entry refuses, it refuses,
+    naming the argument."""
+    G, g, mu, lam0, tol, _ = GOOD
+    with pytest.raises(TypeError, match="max_iter must be an integer"):
+        admm(G, g, mu, lam0, tol, 2.5)
+    with pytest.raises(TypeError, match="mu: expected a 1-D"):
+        admm(G, g, [[0.5]], lam0, tol, 100)
+    with pytest.raises(InputError, match="lam has non-finite"):
+        admm(G, g, mu, [0.0, np.nan, 0.0], tol, 100)
