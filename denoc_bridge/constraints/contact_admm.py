@@ -24,14 +24,21 @@ products with Q, no new factorisation.  The answer ``y`` is accepted when the ve
 open no contact (``sigma_n >= 0``), each contact's complementarity ``lambda_i . (sigma + s)_i`` and
 the split ``|x - y| max(w)`` are below ``tol`` in the units of ``|g|`` (and ``|g| |lambda|``).
 Where it stalls short of that, it returns its best answer and the tolerance that one meets.
+
+:func:`admm` runs the compiled iteration (``denoc_bridge/core/contact_admm.pxd``, through
+``denoc_bridge.core.run.admm_state``): :func:`admm_reference`, the NumPy version kept as its
+readable oracle, line for line, to round-off (``tests/core/test_contact_admm.py``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["admm", "achieved", "project_cones", "desaxce", "cone_residuals"]
+from denoc_bridge.core import run as _compiled  # admm_state: the compiled ADMM (core/contact_admm.pxd)
 
+__all__ = ["admm", "admm_reference", "achieved", "project_cones", "desaxce", "cone_residuals"]
+
+# the constants of both versions (core/contact_admm.pxd holds the compiled one's; tests compare them)
 TAU = 0.5  # the step on rho (Pinocchio's default)
 ETA = 1e-6  # the proximal weight, relative to the largest eigenvalue of G
 RATIO = 10.0  # rho is rebalanced when one residual is this many times the other
@@ -85,8 +92,39 @@ def admm(
     G: np.ndarray, g: np.ndarray, mu: np.ndarray, lam0: np.ndarray, tol: float, max_iter: int
 ) -> tuple[np.ndarray, int, float]:
     """(impulses in the cones, iterations, the tolerance they meet) of the contact problem, from
-    ``lam0`` (checked by the caller: G symmetric positive semi-definite 3m x 3m, g 3m, mu m, all
-    finite).  It stops at ``tol``, after ``max_iter`` iterations, or when :data:`STALL`
+    ``lam0`` (G symmetric positive semi-definite 3m x 3m, g 3m, mu m >= 0, all finite).  It stops
+    at ``tol``, after ``max_iter`` iterations, or when :data:`STALL` iterations have not halved
+    the best tolerance met so far (the best answer is returned); the tolerance met is inf when
+    no check was reached (``max_iter`` < :data:`CHECK_EVERY`).  Compiled, without the GIL: the
+    same iteration as :func:`admm_reference` (to round-off).
+
+    Raises
+    ------
+    TypeError
+        An array of the wrong number of dimensions, a ``tol`` that is not a real number or a
+        ``max_iter`` that is not an integer (naming the argument).
+    InputError
+        Shapes that do not agree, non-finite numbers or a negative mu (naming the argument).
+    numpy.linalg.LinAlgError
+        The eigendecomposition of G did not converge."""
+    lam, iterations, met = _compiled.admm_state(
+        np.ascontiguousarray(G, dtype=float),
+        np.ascontiguousarray(g, dtype=float),
+        np.ascontiguousarray(mu, dtype=float),
+        np.ascontiguousarray(lam0, dtype=float),
+        tol,
+        max_iter,
+    )
+    return lam, int(iterations), float(met)
+
+
+def admm_reference(
+    G: np.ndarray, g: np.ndarray, mu: np.ndarray, lam0: np.ndarray, tol: float, max_iter: int
+) -> tuple[np.ndarray, int, float]:
+    """:func:`admm` in NumPy, the readable oracle the compiled one is tested against: (impulses in
+    the cones, iterations, the tolerance they meet) of the contact problem, from ``lam0``
+    (checked by the caller: G symmetric positive semi-definite 3m x 3m, g 3m, mu m, all finite,
+    m >= 1).  It stops at ``tol``, after ``max_iter`` iterations, or when :data:`STALL`
     iterations have not halved the best tolerance met so far (the best answer is returned)."""
     w, Q = np.linalg.eigh(0.5 * (G + G.T))
     w = np.maximum(w, 0.0)

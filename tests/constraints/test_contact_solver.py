@@ -277,7 +277,9 @@ def test_where_admm_stalls_its_best_answer_meets_the_last_resort_tolerance():
     assert FALLBACK_TOL < met <= LAST_RESORT_TOL
     sol = solve_contact(G, g, mu, tol=1e-12)
     assert sol.converged and sol.method == "admm" and FALLBACK_TOL < sol.tolerance <= LAST_RESORT_TOL
-    assert max(achieved(G, g, mu, sol.lam)) <= sol.tolerance
+    # the tolerance the compiled ADMM measured, up to the round-off of G lam summed in another
+    # order than NumPy's (measured: 2.6e-9 relative here)
+    assert max(achieved(G, g, mu, sol.lam)) <= sol.tolerance * (1 + 1e-6)
     ok, ref = pinocchio_impulses(G, g, mu, "admm", tol=1e-8)
     assert ok
     np.testing.assert_allclose(sol.sigma, G @ ref + g, atol=2e-6 * np.abs(g).max())
