@@ -26,7 +26,7 @@ the split ``|x - y| max(w)`` are below ``tol`` in the units of ``|g|`` (and ``|g
 Where it stalls short of that, it returns its best answer and the tolerance that one meets.
 
 :func:`admm` runs the compiled iteration (``denoc_bridge/core/contact_admm.pxd``, through
-``denoc_bridge.core.run.admm_state``): :func:`admm_reference`, the NumPy version kept as its
+``denoc_bridge.core.contact.admm_state``): :func:`admm_reference`, the NumPy version kept as its
 readable oracle, line for line, to round-off (``tests/core/test_contact_admm.py``).
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from denoc_bridge.core import run as _compiled  # admm_state: the compiled ADMM (core/contact_admm.pxd)
+from denoc_bridge.core import contact as _compiled  # admm_state: the compiled ADMM (core/contact_admm.pxd)
 
 __all__ = ["admm", "admm_reference", "achieved", "project_cones", "desaxce", "cone_residuals"]
 

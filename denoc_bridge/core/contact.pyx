@@ -5,15 +5,17 @@ grounds, the Delassus operator through the O(n) factorised solve, the frictional
 solver (projected Gauss-Seidel on Coulomb cones) and the ``contact-euler`` run.
 
 One extension module built from ``contact_rows.pxi`` (the broad phase, the rows, the Delassus
-operator), ``contact_solver.pxi`` (PGS), ``contact_run.pxi`` (the steps of a run) and
-``contact_entry.pxi`` (the entries called from Python, which check every array).  The forward
+operator), ``contact_solver.pxi`` (PGS), ``contact_run.pxi`` (the steps of a run),
+``contact_entry.pxi`` (the entries called from Python, which check every array) and
+``contact_admm_entry.pxi`` (the entry of the ADMM fallback, ``contact_admm.pxd``).  The forward
 dynamics passes, the factorised solve and the links' world frames come from ``tree``
 (tree.pxd), the configuration maps from ``configuration`` (configuration.pxd).
 
 Entries: ``contact_rows_state(kt, work, q, points, rows)`` (the active contacts: their number),
 ``delassus_state(kt, work, q, J, r, Y, G)``, ``pgs_state(G, g, mu, m, lam, sigma, tol,
 max_iter)`` ((sweeps, last change)) and ``contact_steps(kt, work, drive, points, rows, solver,
-state, saves, save_every, k0, k1)`` ((k, status)).
+state, saves, save_every, k0, k1)`` ((k, status)), ``admm_state(G, g, mu, lam, tol, max_iter)``
+((impulses, iterations, tolerance met)).
 """
 
 cimport numpy as cnp
@@ -31,6 +33,7 @@ include "contact_rows.pxi"
 include "contact_solver.pxi"
 include "contact_run.pxi"
 include "contact_entry.pxi"
+include "contact_admm_entry.pxi"
 
 #: the statuses of ``contact_steps``: every step taken; the step at the returned index needs the
 #: Python layer; the same because its PGS stalled (``lam[:3m]``: where it stopped)

@@ -2,7 +2,7 @@
 """The ADMM fallback of the frictional contact solver, compiled: denoc_bridge/constraints/
 contact_admm.py's ``admm_reference`` (its module docstring states the problem and the
 iteration), line for line, on raw pointers, without the GIL and without Python objects, so that
-any compiled module can cimport it (``run`` includes its Python entry, contact_admm_entry.pxi).
+any compiled module can cimport it (``contact`` includes its Python entry, contact_admm_entry.pxi).
 
     from denoc_bridge.core.contact_admm cimport admm_scratch_size, admm_solve
 

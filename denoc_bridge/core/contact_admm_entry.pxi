@@ -1,6 +1,6 @@
 # The Python entry of the compiled ADMM fallback of the contact solver (contact_admm.pxd):
-# denoc_bridge/constraints/contact_admm.py's ``admm`` calls it.  Self-contained (its own cimports
-# and imports), so that it can move to another module as it is.  Every argument is checked
+# denoc_bridge/constraints/contact_admm.py's ``admm`` calls it; included by contact.pyx, with its
+# own cimports and imports.  Every argument is checked
 # here before compiled code reads it: TypeError (arrays.pxd take) for one that is not a float64
 # C-contiguous ndarray of its dimensions, InputError naming the argument for a length that does
 # not fit, a non-finite value or a negative mu.

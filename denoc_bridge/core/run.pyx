@@ -50,4 +50,3 @@ cnp.import_array()
 include "integrators.pxi"
 include "limits.pxi"
 include "run_entry.pxi"
-include "contact_admm_entry.pxi"

@@ -1,5 +1,5 @@
 """The compiled ADMM fallback of the contact solver (denoc_bridge/core/contact_admm.pxd, through
-``run.admm_state``, which ``constraints.contact_admm.admm`` calls) against the NumPy version it
+``contact.admm_state``, which ``constraints.contact_admm.admm`` calls) against the NumPy version it
 was written from line for line (``contact_admm.admm_reference``): the random problems of
 tests/constraints/test_contact_solver.py, the talos landing that stalls PGS, the icub folding
 where ADMM stalls (it stops after ``STALL`` iterations without progress), warm starts outside
@@ -26,7 +26,7 @@ from denoc_bridge.core import load
 from denoc_bridge.errors import InputError
 from tests.constraints.test_contact_solver import random_problem
 
-run = load("run")
+contact = load("contact")
 DATA = Path(__file__).parents[1] / "constraints" / "data"
 
 #: relative agreement of the impulses where they are unique, and on the talos landing (measured:
@@ -47,7 +47,7 @@ def load_problem(name):
 
 def compare(G, g, mu, lam0, tol, max_iter):
     """(compiled, reference) answers of one problem, the compiled one through the entry."""
-    return run.admm_state(G, g, mu, lam0, tol, max_iter), admm_reference(G, g, mu, lam0, tol, max_iter)
+    return contact.admm_state(G, g, mu, lam0, tol, max_iter), admm_reference(G, g, mu, lam0, tol, max_iter)
 
 
 def relative(a, b):
@@ -55,7 +55,7 @@ def relative(a, b):
 
 
 def test_the_constants_are_the_numpy_version_s():
-    assert run.admm_constants() == {
+    assert contact.admm_constants() == {
         "TAU": contact_admm.TAU,
         "ETA": contact_admm.ETA,
         "RATIO": contact_admm.RATIO,
@@ -144,7 +144,7 @@ def test_budgets_shorter_than_a_check_or_between_two(max_iter):
 
 
 def test_no_contacts():
-    lam, k, met = run.admm_state(np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.zeros(0), 1e-12, 100)
+    lam, k, met = contact.admm_state(np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.zeros(0), 1e-12, 100)
     assert lam.shape == (0,) and k == 0 and met == 0.0
 
 
@@ -154,7 +154,7 @@ def test_admm_is_the_compiled_solver():
     G, g, mu = load_problem("talos_landing_contact")
     lam0 = np.zeros(len(g))
     lam, k, met = admm(np.asfortranarray(G), list(g), list(mu), lam0, 1e-8, 50_000)
-    direct = run.admm_state(G, g, mu, lam0, 1e-8, 50_000)
+    direct = contact.admm_state(G, g, mu, lam0, 1e-8, 50_000)
     np.testing.assert_array_equal(lam, direct[0])
     assert (k, met) == direct[1:] and isinstance(k, int) and isinstance(met, float)
 
@@ -195,13 +195,13 @@ def bad(i, value):
 )
 def test_bad_arguments_are_named(args, error, words):
     with pytest.raises(error, match=words):
-        run.admm_state(*args)
+        contact.admm_state(*args)
 
 
 def test_the_good_arguments_of_the_bad_argument_tests_are_solved():
     """The base case of test_bad_arguments_are_named is accepted (so that each refusal there is
     its one bad argument's): one sticking contact, G = I."""
-    lam, k, met = run.admm_state(*GOOD)
+    lam, k, met = contact.admm_state(*GOOD)
     np.testing.assert_allclose(lam, [-0.1, -0.2, 1.0], atol=1e-12)
     assert met <= 1e-12
 
@@ -211,7 +211,7 @@ def test_read_only_inputs_are_accepted():
     arrays = [G.copy(), g.copy(), mu.copy(), np.zeros(3 * m)]
     for a in arrays:
         a.flags.writeable = False
-    lam, k, met = run.admm_state(*arrays, 1e-12, 100_000)
+    lam, k, met = contact.admm_state(*arrays, 1e-12, 100_000)
     ref = admm_reference(G, g, mu, np.zeros(3 * m), 1e-12, 100_000)
     assert k == ref[1] and relative(lam, ref[0]) <= AGREE
 
