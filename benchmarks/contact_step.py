@@ -251,7 +251,7 @@ def markdown(res: dict) -> str:
         lines.append(
             f"| {r['robot']} | {r['nv']} | {r['contacts']} | {fmt_us(r['ours_us'])} | {fmt_us(r['ours_python_step_us'])} | "
             f"{fmt_us(r['pinocchio_loop_us'])} | "
-            f"{r['ratio']:.2f}x | {r['admm_iterations_median']:.0f} | {r['velocity_agreement']:.1e} |"
+            f"{r['ratio']:.3f}x | {r['admm_iterations_median']:.0f} | {r['velocity_agreement']:.1e} |"
         )
     mj = res["mujoco"]
     lines += [

@@ -85,13 +85,21 @@ def link_bounds(n_links: int, cl: np.ndarray, cp: np.ndarray, crad: np.ndarray, 
     phase)."""
     lb = np.zeros((n_links, 5))
     lb[:, 3] = -np.inf
-    for k in np.unique(cl):
-        mine = cl == k
-        p = cp[mine]
-        c = 0.5 * (p.min(axis=0) + p.max(axis=0))
-        lb[k, :3] = c
-        lb[k, 3] = float(np.max(np.linalg.norm(p - c, axis=1) + crad[mine]))
-        lb[k, 4] = float(np.max(cmar[mine]))
+    if cl.shape[0] == 0:
+        return lb
+    lo, hi = np.full((n_links, 3), np.inf), np.full((n_links, 3), -np.inf)
+    np.minimum.at(lo, cl, cp)
+    np.maximum.at(hi, cl, cp)
+    has = np.zeros(n_links, dtype=bool)
+    has[cl] = True
+    c = 0.5 * (lo[has] + hi[has])
+    lb[has, :3] = c
+    centre = np.zeros((n_links, 3))
+    centre[has] = c
+    radius, margin = np.full(n_links, -np.inf), np.full(n_links, -np.inf)
+    np.maximum.at(radius, cl, np.linalg.norm(cp - centre[cl], axis=1) + crad)
+    np.maximum.at(margin, cl, cmar)
+    lb[has, 3], lb[has, 4] = radius[has], margin[has]
     return lb
 
 

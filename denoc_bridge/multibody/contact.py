@@ -114,7 +114,9 @@ class Ground:
 
     def frame(self) -> np.ndarray:
         """The contact frame of this ground: columns (t1, t2, normal), world coordinates."""
-        return tangent_basis(self.normal)
+        if "_frame" not in self.__dict__:  # the ground is frozen: its frame is computed once
+            object.__setattr__(self, "_frame", tangent_basis(self.normal))
+        return self.__dict__["_frame"].copy()
 
     def distance(self, x: npt.ArrayLike) -> np.ndarray:
         """Signed distance of world points x (..., 3) above the plane (negative: inside)."""

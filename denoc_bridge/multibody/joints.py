@@ -114,14 +114,13 @@ def limit_arrays(model: Any) -> tuple[np.ndarray, np.ndarray]:
     URDF limits are at most 1e6 in magnitude with lower < upper (``lower == upper``, URDF's
     default when the attributes are missing, and Pinocchio's largest double are no limit, as in
     :func:`denoc_bridge.random_configuration`).  Returns ((n, 2) q and v indices, (n, 2) limits)."""
-    lo, hi = np.asarray(model.lower_limit), np.asarray(model.upper_limit)
-    rows = [
-        (int(model.idx_q[k]), int(model.idx_v[k]), lo[model.idx_q[k]], hi[model.idx_q[k]])
-        for k in range(model.n_links)
-        if model.joint_type[k] in (int(JointType.REVOLUTE), int(JointType.PRISMATIC))
-        and abs(lo[model.idx_q[k]]) <= 1e6
-        and abs(hi[model.idx_q[k]]) <= 1e6
-        and lo[model.idx_q[k]] < hi[model.idx_q[k]]
-    ]
-    idx = np.array([r[:2] for r in rows], dtype=np.int64).reshape(-1, 2)
-    return idx, np.array([r[2:] for r in rows], dtype=float).reshape(-1, 2)
+    iq, iv = np.asarray(model.idx_q, dtype=np.int64), np.asarray(model.idx_v, dtype=np.int64)
+    lo, hi = np.asarray(model.lower_limit, dtype=float)[iq], np.asarray(model.upper_limit, dtype=float)[iq]
+    jt = np.asarray(model.joint_type)
+    kept = (
+        ((jt == int(JointType.REVOLUTE)) | (jt == int(JointType.PRISMATIC)))
+        & (np.abs(lo) <= 1e6)
+        & (np.abs(hi) <= 1e6)
+        & (lo < hi)
+    )
+    return np.column_stack([iq[kept], iv[kept]]).reshape(-1, 2), np.column_stack([lo[kept], hi[kept]]).reshape(-1, 2)
