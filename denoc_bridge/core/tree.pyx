@@ -60,8 +60,10 @@ cdef extern from *:
     #if defined(__GNUC__)
     #undef CYTHON_INLINE
     #define CYTHON_INLINE __inline__ __attribute__((always_inline))
-    #endif
     #define DB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #else
+    #define DB_PREFETCH(p) ((void)(p))
+    #endif
     """
     void prefetch "DB_PREFETCH"(const void* p) noexcept nogil
 
