@@ -8,6 +8,8 @@ catches every user-facing failure; each also derives from the matching builtin
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -122,3 +124,15 @@ class SimulationError(DenocError, ArithmeticError):
         self.time = time
         self.joint = joint
         self.trajectory = trajectory
+
+
+def outside_level() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` in the function that calls this one that names
+    the first frame outside the package: the user's call, however deep inside the package the
+    warning is raised (``simulate`` -> the contact run -> its start check, say)."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == "denoc_bridge":
+        frame = frame.f_back
+        level += 1
+    return level

@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from denoc_bridge._text import count
 from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
@@ -71,7 +72,7 @@ from denoc_bridge.constraints.loops import project_configuration, project_veloci
 from denoc_bridge.core import contact as _cc
 from denoc_bridge.core import sized
 from denoc_bridge.dynamics import forward_dynamics
-from denoc_bridge.errors import InputError, SimulationError
+from denoc_bridge.errors import InputError, SimulationError, outside_level
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.contact import ContactPoint, grounds_of
@@ -179,7 +180,7 @@ def simulate_contact(
     run.solver = (float(dt), float(tol), int(max_sweeps), SLOP, run.group_of_pair)
     inside = run.start_inside()
     if inside:
-        warnings.warn(inside, stacklevel=2)
+        warnings.warn(inside, stacklevel=outside_level())
     torque = _torque(model, tau)
     constant = None if callable(tau) else np.array(torque(0.0, q, v), dtype=float)
     start = time.perf_counter()
@@ -476,10 +477,10 @@ def _inside_limits(model: Any, q: np.ndarray) -> np.ndarray:
         q, moved = clamp_to_limits(model, q, *limit_arrays(model))
     if moved:
         warnings.warn(
-            f"q0 is outside the joint limits of {len(moved)} joint(s); the run starts on them: "
+            f"q0 is outside the joint limits of {count(len(moved), 'joint')}; the run starts on them: "
             + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
             + " (limits=False keeps q0 and ignores the limits)",
-            stacklevel=3,
+            stacklevel=outside_level(),
         )
     return q
 

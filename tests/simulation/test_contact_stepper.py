@@ -468,6 +468,19 @@ def test_a_start_outside_the_limits_starts_on_them(talos_limp):
     q = q0.copy()
     q[li[3, 0]] = lf[3, 1] + 0.2  # the left knee past its upper limit
     knee = model.joint_names[int(np.flatnonzero(np.asarray(model.idx_q) == li[3, 0])[0])]
-    with pytest.warns(UserWarning, match=knee):
+    with pytest.warns(UserWarning, match=knee) as caught:
         tr = simulate_contact(model, q, np.zeros(model.nv), 2e-3, 1e-3, Ground(mu=0.9), points)
     assert tr.q[0, li[3, 0]] == lf[3, 1]
+    assert caught[0].filename == __file__  # the warning names the user's call, not the package's
+    with pytest.warns(UserWarning, match=knee) as caught:  # the same through db.simulate
+        db.simulate(
+            model,
+            q,
+            np.zeros(model.nv),
+            2e-3,
+            1e-3,
+            method="contact-euler",
+            contact=Ground(mu=0.9),
+            contact_points=points,
+        )
+    assert caught[0].filename == __file__
