@@ -37,7 +37,8 @@ def _buffers(model: Model) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _vector(x: npt.ArrayLike | None, name: str, model: Model) -> np.ndarray:
-    """A direction or weight vector of nv finite entries (None: zeros), named on error."""
+    """A direction or weight vector of nv entries (None: zeros), named on a wrong shape; the
+    compiled entry checks that its entries are finite (status -1, then :func:`_name_non_finite`)."""
     if x is None:
         return np.zeros(model.nv)
     a = _inputs.real_array(x, name)
@@ -46,11 +47,17 @@ def _vector(x: npt.ArrayLike | None, name: str, model: Model) -> np.ndarray:
             f"{name} must have shape ({model.nv},) (model '{model.name}' has nv={model.nv}; one state "
             f"at a time: no batches for the matrix-free derivatives), got shape {a.shape}"
         )
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{name}[{i}] is {a[i]} (DOF {i} of '{model.name}'); it must be finite")
     return np.ascontiguousarray(a)
+
+
+def _name_non_finite(model: Model, **vectors: np.ndarray) -> None:
+    """Raise the InputError naming the first entry of the direction or weight vectors that is
+    not finite, if any (the entry's status -1 may be theirs or the state's)."""
+    for name, a in vectors.items():
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{name}[{i}] is {a[i]} (DOF {i} of '{model.name}'); it must be finite")
 
 
 def _state(model: Model, q, v, tau, f_ext) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -84,6 +91,8 @@ def tree_forward_dynamics_jvp(
         compiled.forward_dynamics_jvp_state(model._kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd, out),
         "forward_dynamics_jvp_state",
     )
+    if status == -1:
+        _name_non_finite(model, dq=dq, dv=dv, dtau=dtau)
     if status == -3 and np.all(np.isfinite(qdd)):
         raise _inputs.overflow_error(model, "forward_dynamics_jvp: ", dq=dq, dv=dv, dtau=dtau)
     if status:
@@ -110,6 +119,8 @@ def tree_forward_dynamics_vjp(
         compiled.forward_dynamics_vjp_state(model._kt, work, buf, q, v, tau, fext, lam, qdd, gq, gv, gtau),
         "forward_dynamics_vjp_state",
     )
+    if status == -1:
+        _name_non_finite(model, lam=lam)
     if status == -3 and np.all(np.isfinite(qdd)):
         raise _inputs.overflow_error(model, "forward_dynamics_vjp: ", lam=lam)
     if status:

@@ -23,6 +23,7 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef double aa[6]
     cdef double S[6]
     cdef double h[6]
+    cdef double Y[6]
     cdef Py_ssize_t m, k, first, end, c
     cdef const int* i
     cdef const double* f
@@ -31,7 +32,7 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef int n
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
-        module_start(ki, kf, L, ki[first * NI + PARENT], buf, 3, t, ab, U, NULL)
+        module_start(ki, kf, L, module_parent(ki, m), buf, 3, t, ab, U, NULL)
         for k in range(first, end):  # intra-modular: 1^i .. eta^i
             i, f, row = ki + k * NI, kf + k * NT, Wb + 24 * k
             if far and k + AHEAD < L:
@@ -50,9 +51,10 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
                              C + 18 * c + 6, C + 18 * c + 12)  # alpha_c, beta_c, w_c
                 axpy6(mu[c], S, U)  # U_k = U_p + sum_c S_c mu_c
             link_wrench(f + MASS, t, ab, fext + 6 * k if fext != NULL else NULL, h, row + 18)
+            inertia_times(f + MASS, U, Y)  # Y_k = I_k U_k
+            coriolis_transpose_times(f + MASS, t, h, U, Y, row + 12)  # Z_k = C_k^T U_k
             copy6(U, row)
-            inertia_times(f + MASS, U, row + 6)  # Y_k = I_k U_k
-            coriolis_transpose_times(f + MASS, t, h, U, row + 12)  # Z_k = C_k^T U_k
+            copy6(Y, row + 6)
         store_module_end(buf + 24 * (end - 1), t, ab, U, NULL, 3)
 
 
@@ -113,7 +115,7 @@ cdef void adjoint_backward(const int* ki, const double* kf, Py_ssize_t L, Py_ssi
         copy6(row + 12, Z)
         copy6(row + 18, F)
         for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
-            i, p = ki + k * NI, ki[k * NI + PARENT]
+            i, p = ki + k * NI, k - 1 if k > first else module_parent(ki, m)
             if far and k >= AHEAD:
                 prefetch(kf + (k - AHEAD) * NT)
                 prefetch(work + (k - AHEAD) * W)

@@ -71,7 +71,7 @@ expected dimensions (writeable for ``work``, ``buf`` and the outputs), naming it
 """
 
 cimport numpy as cnp
-from libc.math cimport isfinite, sqrt
+from libc.math cimport sqrt
 
 from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, model_nq, model_nv, modules_fit
 from denoc_bridge.core.arrays cimport take as inline_take

@@ -209,12 +209,11 @@ cdef inline void tangent_wrench(const double* I, const double* t, const double* 
 
 
 cdef inline void coriolis_transpose_times(const double* I, const double* t, const double* h,
-                                          const double* U, double* Z) noexcept nogil:
-    """Z = C^T U = t x* (I U) - U x* h - I (t x U) (from ``<f, a x b> = -<a x* f, b>``)."""
+                                          const double* U, const double* Y, double* Z) noexcept nogil:
+    """Z = C^T U = t x* Y - U x* h - I (t x U) for Y = I U (from ``<f, a x b> = -<a x* f, b>``)."""
     cdef double x[6]
     cdef double y[6]
-    inertia_times(I, U, x)
-    fcross(t, x, Z)  # t x* (I U)
+    fcross(t, Y, Z)  # t x* (I U)
     fcross(U, h, x)
     axpy6(-1.0, x, Z)  # - U x* h
     mcross(t, U, x)
@@ -321,6 +320,15 @@ cdef inline void column_terms(const int* i, int n, const double* S, const double
         terms_against(S, tp, ap, ta, alpha, beta, w)
     else:
         terms_against(S, tp, ap, tk, alpha, beta, w)
+
+
+cdef inline Py_ssize_t module_parent(const int* ki, Py_ssize_t m) noexcept nogil:
+    """The parent link of module m's first link: the last link of its parent module (000 eq. 7a:
+    a module hangs from the last link of another, A^{i,beta} acts on it only), or -1 (the
+    base).  The sweeps take the parents from the modules, as the tree's passes do, so that the
+    table's PARENT column is never read (its cache line is not read by the checks either)."""
+    cdef Py_ssize_t mp = ki[m * NI + MPARENT]
+    return ki[mp * NI + MEND] - 1 if mp >= 0 else -1
 
 
 cdef inline void module_start(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t p,

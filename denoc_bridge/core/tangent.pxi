@@ -44,7 +44,7 @@ cdef void tangent_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef int n
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
-        module_start(ki, kf, L, ki[first * NI + PARENT], buf, 4, t, ab, P, Q)
+        module_start(ki, kf, L, module_parent(ki, m), buf, 4, t, ab, P, Q)
         for k in range(first, end):  # intra-modular: 1^i .. eta^i
             i, f = ki + k * NI, kf + k * NT
             if far and k + AHEAD < L:
@@ -116,7 +116,7 @@ cdef void tangent_backward(const int* ki, const double* kf, Py_ssize_t L, Py_ssi
         copy6(Wb + 12 * (end - 1), E)
         copy6(Wb + 12 * (end - 1) + 6, F)
         for k in range(end - 1, first - 1, -1):  # intra-modular: eta^i .. 1^i
-            i, p = ki + k * NI, ki[k * NI + PARENT]
+            i, p = ki + k * NI, k - 1 if k > first else module_parent(ki, m)
             if far and k >= AHEAD:
                 prefetch(kf + (k - AHEAD) * NT)
                 prefetch(work + (k - AHEAD) * W)

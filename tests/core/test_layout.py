@@ -57,6 +57,7 @@ NO_TWIN = {
     # the buffer of the matrix-free derivatives: core/directional.pyx exports its sizes
     "BUF_PER_LINK": "exported as core.directional.PER_LINK (buffer_size)",
     "BUF_PER_DOF": "exported as core.directional.PER_DOF (buffer_size)",
+    "CHECK_AHEAD": "rows ahead of the directional entries' checks (prefetch), a C-only distance",
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
