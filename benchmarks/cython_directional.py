@@ -1,19 +1,28 @@
-"""The compiled matrix-free derivatives of forward dynamics (denoc_bridge/core/directional.pyx) next
-to the numba entries they replace, in one process (issue 49).
+"""The compiled matrix-free derivatives of forward dynamics (denoc_bridge/core/directional.pyx)
+against one forward dynamics, in one process (issue 49).
 
     python benchmarks/cython_directional.py                  # panda, talos, chain 100, chain 100,000
     python benchmarks/cython_directional.py --only panda --repeats 21
 
 Rows per model: the JVP (``forward_dynamics_jvp_state``) and the VJP
-(``forward_dynamics_vjp_state``), each the compiled entry and numba's on the same arrays (the
-model's table and work array, the buffer of the sweeps, the state, preallocated outputs), and
-the public calls ``db.forward_dynamics_jvp`` / ``db.forward_dynamics_vjp`` over one public
+(``forward_dynamics_vjp_state``), each the compiled entry on preallocated arrays (the model's
+table and work array, the buffer of the sweeps, the state, the outputs) and the public calls
+``db.forward_dynamics_jvp`` / ``db.forward_dynamics_vjp`` over one public
 ``db.forward_dynamics`` on the same state: the issue's target (at 100,000 DOF, JVP and VJP
-each at most 2x one forward dynamics).  Before timing, the results of the
-two implementations are compared (the largest relative difference, printed).  Timings are the
-medians of interleaved repeats (every implementation in turn within a repeat, in a rotating
-order) of batches of calls, each batch at least ``--batch-ms``; ``--clock cpu`` (the default)
-times this thread's CPU time, which a shared machine's preemptions do not inflate.
+each at most 2x one forward dynamics).  Timings are the medians of interleaved repeats (every
+call in turn within a repeat, in a rotating order) of batches of calls, each batch at least
+``--batch-ms``; ``--clock cpu`` (the default) times this thread's CPU time, which a shared
+machine's preemptions do not inflate.
+
+numba's kernels (``kernels/directional.py``) are gone.  Measured with this script just before
+they went, on the same arrays in one process (2-core AMD EPYC VM shared with other jobs, load
+3-4, CPU time, medians of 15 repeats, two runs, 2026-12-07), Cython / numba: JVP panda 0.50
+(1.82 / 3.65 us), talos 0.61 (4.94 / 8.12 us), a 100-link chain 0.77 (12.25 / 16.00 us), a
+100,000-link chain 0.81-0.82 (13.63 / 16.69 ms); VJP 0.53, 0.65, 0.79, 0.87-0.88 (1.92 / 3.63
+us, 5.39 / 8.24 us, 13.13 / 16.59 us, 14.90 / 17.04 ms); the results equal to 6.2e-16 (panda),
+3.6e-15 (talos), 2.0e-12 (chain 100; 2.0e-5 at 100,000 DOF, M^-1's conditioning: there the
+sweeps agree to 4e-14 and the solves on the same factors to 3e-15).  The public calls over one
+``db.forward_dynamics`` at 100,000 DOF: JVP 2.13-2.14x, VJP 2.31-2.33x.
 """
 
 from __future__ import annotations
@@ -34,7 +43,6 @@ import denoc_bridge as db  # noqa: E402
 from denoc_bridge.algorithms import directional as adir  # noqa: E402
 from denoc_bridge.core import directional as cy  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
-from denoc_bridge.kernels import directional as nb  # noqa: E402
 
 CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
 
@@ -68,8 +76,8 @@ def calls_for(fn, batch_s: float, clock) -> int:
     return n
 
 
-def case(model):
-    """{name: call} and the largest relative difference of the two implementations."""
+def calls(model) -> dict:
+    """{name: a call without arguments} on one state of the model."""
     rng = np.random.default_rng(0)
     q = db.random_configuration(model, rng)
     v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
@@ -78,41 +86,20 @@ def case(model):
     q, v, tau, fext = adir._state(model, q, v, tau, None)
     dq, dv, dtau, lam = (rng.standard_normal(model.nv) for _ in range(4))
     work, buf = adir._buffers(model)
-    kt, nv = model._kt, model.nv
-    out = {k: np.empty(nv) for k in ("qdd", "jvp", "gq", "gv", "gtau")}
-    results = {}
-    for name, mod in (("cython", cy), ("numba", nb)):
-        o = {k: np.empty(nv) for k in out}
-        s1 = mod.forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, o["qdd"], o["jvp"])
-        s2 = mod.forward_dynamics_vjp_state(kt, work, buf, q, v, tau, fext, lam, o["qdd"], o["gq"], o["gv"], o["gtau"])
-        assert s1 == s2 == 0, (name, s1, s2)
-        results[name] = o
-    diff = max(
-        float(np.abs(results["cython"][k] - results["numba"][k]).max() / np.abs(results["numba"][k]).max())
-        for k in ("jvp", "gq", "gv", "gtau")
-    )
-
-    def jvp(mod):
-        return lambda: mod.forward_dynamics_jvp_state(
-            kt, work, buf, q, v, tau, fext, dq, dv, dtau, out["qdd"], out["jvp"]
-        )
-
-    def vjp(mod):
-        return lambda: mod.forward_dynamics_vjp_state(
-            kt, work, buf, q, v, tau, fext, lam, out["qdd"], out["gq"], out["gv"], out["gtau"]
-        )
-
-    q0, v0, tau0 = q.copy(), v.copy(), tau.copy()
-    fns = {
-        "fd": lambda: db.forward_dynamics(model, q0, v0, tau0),
-        "jvp public": lambda: db.forward_dynamics_jvp(model, q0, v0, tau0, dq, dv, dtau),
-        "vjp public": lambda: db.forward_dynamics_vjp(model, q0, v0, tau0, lam),
-        "jvp cython": jvp(cy),
-        "jvp numba": jvp(nb),
-        "vjp cython": vjp(cy),
-        "vjp numba": vjp(nb),
+    kt = model._kt
+    o = [np.empty(model.nv) for _ in range(5)]
+    for status in (
+        cy.forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, o[0], o[1]),
+        cy.forward_dynamics_vjp_state(kt, work, buf, q, v, tau, fext, lam, o[0], o[2], o[3], o[4]),
+    ):
+        assert status == 0, status
+    return {
+        "fd": lambda: db.forward_dynamics(model, q, v, tau),
+        "jvp entry": lambda: cy.forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv, dtau, o[0], o[1]),
+        "vjp entry": lambda: cy.forward_dynamics_vjp_state(kt, work, buf, q, v, tau, fext, lam, o[0], o[2], o[3], o[4]),
+        "jvp": lambda: db.forward_dynamics_jvp(model, q, v, tau, dq, dv, dtau),
+        "vjp": lambda: db.forward_dynamics_vjp(model, q, v, tau, lam),
     }
-    return fns, diff
 
 
 def measure(fns: dict, repeats: int, batch_s: float, clock) -> dict:
@@ -137,22 +124,17 @@ def main(argv=None) -> None:
     p.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     a = p.parse_args(argv)
     clock = CLOCK[a.clock]
-    print(
-        "| model | nv | forward_dynamics | JVP Cython | JVP numba | Cython / numba | public JVP / FD "
-        "| VJP Cython | VJP numba | Cython / numba | public VJP / FD | max. rel. diff. |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | nv | forward_dynamics | JVP entry | public JVP / FD | VJP entry | public VJP / FD |")
+    print("|---|---|---|---|---|---|---|")
     for name, make in MODELS.items():
         if a.only and name not in a.only:
             continue
         model = make()
-        fns, diff = case(model)
-        t = measure(fns, a.repeats, a.batch_ms / 1e3, clock)
-        jc, jn, vc, vn, fd = t["jvp cython"], t["jvp numba"], t["vjp cython"], t["vjp numba"], t["fd"]
-        jp, vp = t["jvp public"], t["vjp public"]
+        t = measure(calls(model), a.repeats, a.batch_ms / 1e3, clock)
+        fd = t["fd"]
         print(
-            f"| {name} | {model.nv} | {fmt(fd)} | {fmt(jc)} | {fmt(jn)} | {jc / jn:.2f} | {jp / fd:.2f}x "
-            f"| {fmt(vc)} | {fmt(vn)} | {vc / vn:.2f} | {vp / fd:.2f}x | {diff:.1e} |",
+            f"| {name} | {model.nv} | {fmt(fd)} | {fmt(t['jvp entry'])} | {t['jvp'] / fd:.2f}x "
+            f"| {fmt(t['vjp entry'])} | {t['vjp'] / fd:.2f}x |",
             flush=True,
         )
 
