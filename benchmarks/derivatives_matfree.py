@@ -8,10 +8,12 @@ For serial chains of n revolute joints (``denoc_bridge.io.robots.serial_chain``)
 call on the same state, interleaved in one process (medians of ``--repeats`` rounds,
 :func:`denoc_bridge.benchmarking.interleaved`), so that the ratios hold under load; the
 memory of a first call on a fresh model (its buffers, kept for the next calls, and the
-results) measured with tracemalloc, per DOF.  A breakdown into the passes at every size (the
-factorised forward dynamics, the forward and backward sweeps of the tangent RNEA (JVP) and of
-its adjoint (VJP), the solve with the factors) shows where the time goes.  Prints markdown
-tables; ``--out`` also writes ``derivatives_matfree.json`` and ``.md``.
+results) measured with tracemalloc, per DOF.  A breakdown at every size times the compiled
+entries alone (denoc_bridge/core/directional.pyx, on preallocated arrays): the JVP, the VJP and
+``tangent_sweeps_state`` (the factorised forward dynamics and the four sweeps, no solve), beside
+the public ``forward_dynamics``; the passes inside an entry are not callable from Python (perf
+splits them: docs/performance.md, issue 49).  Prints markdown tables; ``--out`` also writes
+``derivatives_matfree.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import denoc_bridge as db  # noqa: E402
+from denoc_bridge.algorithms import directional as adir  # noqa: E402
 from denoc_bridge.benchmarking import interleaved, machine  # noqa: E402
+from denoc_bridge.core import directional as cdir  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
-from denoc_bridge.kernels import directional as kdir  # noqa: E402
-from denoc_bridge.kernels import lagrange  # noqa: E402
 from denoc_bridge.multibody.inputs import NO_FEXT  # noqa: E402
 
 
@@ -64,22 +66,19 @@ def breakdown(n: int, repeats: int, min_time: float) -> dict:
     model = serial_chain(n)
     q, v, tau, (dq, dv, dtau, lam) = state(n)
     kt = model._kt
-    ki = kt.view(np.int32)
-    work = db.Data(model).work
-    buf = np.empty(kdir.buffer_size(n, n))
-    qdd, out = np.empty(n), np.empty(n)
-    lagrange.factorised_forward_dynamics(ki, kt, work, q, v, tau, NO_FEXT, qdd)
-    mu = np.empty(n)
+    work, buf = adir._buffers(model)
+    o = [np.empty(n) for _ in range(5)]
     fns = {
         "forward_dynamics": lambda: db.forward_dynamics(model, q, v, tau),
-        "factorised forward dynamics": lambda: lagrange.factorised_forward_dynamics(
-            ki, kt, work, q, v, tau, NO_FEXT, qdd
+        "JVP entry": lambda: cdir.forward_dynamics_jvp_state(
+            kt, work, buf, q, v, tau, NO_FEXT, dq, dv, dtau, o[0], o[1]
         ),
-        "tangent forward sweep (JVP)": lambda: kdir.tangent_forward(ki, kt, work, v, qdd, NO_FEXT, dq, dv, buf),
-        "tangent backward sweep (JVP)": lambda: kdir.tangent_backward(ki, kt, work, n, dq, buf, out),
-        "adjoint forward sweep (VJP)": lambda: kdir.adjoint_forward(ki, kt, work, v, qdd, NO_FEXT, lam, buf),
-        "adjoint backward sweep (VJP)": lambda: kdir.adjoint_backward(ki, kt, work, n, lam, buf, out, mu),
-        "solve with the factors": lambda: lagrange.solve(ki, kt, work, dtau, out, n),
+        "VJP entry": lambda: cdir.forward_dynamics_vjp_state(
+            kt, work, buf, q, v, tau, NO_FEXT, lam, o[0], o[1], o[2], o[3]
+        ),
+        "factorised forward dynamics + the four sweeps": lambda: cdir.tangent_sweeps_state(
+            kt, work, buf, q, v, tau, NO_FEXT, dq, dv, lam, o[0], o[1], o[2], o[3]
+        ),
     }
     return {k: t / n * 1e9 for k, t in interleaved(fns, repeats, min_time).items()}
 
@@ -124,7 +123,7 @@ def markdown(result: dict) -> str:
             f"| {r['vjp_bytes_per_dof']:.0f} |"
         )
     sizes = list(result["breakdown"])
-    lines += ["", "Passes (ns/DOF):", "", "| pass | " + " | ".join(f"{n:,} DOF" for n in sizes) + " |"]
+    lines += ["", "Entries alone (ns/DOF):", "", "| call | " + " | ".join(f"{n:,} DOF" for n in sizes) + " |"]
     lines.append("|---|" + "---:|" * len(sizes))
     for k in result["breakdown"][sizes[0]]:
         lines.append(f"| {k} | " + " | ".join(f"{result['breakdown'][n][k]:.0f}" for n in sizes) + " |")

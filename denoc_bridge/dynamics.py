@@ -604,7 +604,7 @@ def forward_dynamics_jvp(
     frames (one forward and one backward sweep of 6-vectors), and one solve with the
     articulated factors (000 Table 3); well under a kilobyte per DOF of memory, kept per model
     and thread
-    (:mod:`denoc_bridge.kernels.directional`).  One state at a time; trees only (a
+    (the compiled core's ``denoc_bridge/core/directional.pyx``).  One state at a time; trees only (a
     :class:`~denoc_bridge.MimicModel` or a model with loop closures raises
     :class:`~denoc_bridge.errors.InputError`).
 
@@ -656,7 +656,7 @@ def forward_dynamics_vjp(
     dynamics (M is symmetric), then ``-dtau_dq^T mu`` and ``-dtau_dv^T mu`` by one forward and
     one backward sweep over the tree in link frames (the reverse mode of the tangent inverse
     dynamics;
-    :mod:`denoc_bridge.kernels.directional`).  The first result is a cotangent at q
+    the compiled core's ``denoc_bridge/core/directional.pyx``).  The first result is a cotangent at q
     (Pinocchio's tangent convention, as the rows of ``dqdd_dq``).  This is the gradient of
     ``lam . qdd`` with respect to (q, v, tau): the reverse-mode step of an adjoint method
     (trajectory optimisation, parameter identification).  One state at a time; trees only.

@@ -1,5 +1,6 @@
-"""Matrix-free derivatives of the forward dynamics of a tree in O(n) (validated layer over
-:mod:`denoc_bridge.kernels.directional`; :mod:`denoc_bridge.dynamics` routes the public calls).
+"""Matrix-free derivatives of the forward dynamics of a tree in O(n) (validated layer over the
+compiled core's ``directional`` module, ``denoc_bridge/core/directional.pyx``;
+:mod:`denoc_bridge.dynamics` routes the public calls).
 
 The directional derivative (JVP) ``(dq, dv, dtau) -> dqdd`` and the adjoint (VJP)
 ``lam -> (dqdd_dq^T lam, dqdd_dv^T lam, dqdd_dtau^T lam)`` of ``qdd = FD(q, v, tau, f_ext)``,
@@ -13,8 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.core import directional as compiled
+from denoc_bridge.core import sized
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import directional as kdir
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.inputs import WrenchesLike
@@ -30,12 +32,13 @@ def _buffers(model: Model) -> tuple[np.ndarray, np.ndarray]:
     local = model._local
     buf = getattr(local, "directional_buffer", None)
     if buf is None:
-        buf = local.directional_buffer = np.empty(kdir.buffer_size(model._kt.shape[0], model.nv))
+        buf = local.directional_buffer = np.empty(compiled.buffer_size(model._kt.shape[0], model.nv))
     return model.thread_work(), buf
 
 
 def _vector(x: npt.ArrayLike | None, name: str, model: Model) -> np.ndarray:
-    """A direction or weight vector of nv finite entries (None: zeros), named on error."""
+    """A direction or weight vector of nv entries (None: zeros), named on a wrong shape; the
+    compiled entry checks that its entries are finite (status -1, then :func:`_name_non_finite`)."""
     if x is None:
         return np.zeros(model.nv)
     a = _inputs.real_array(x, name)
@@ -44,11 +47,17 @@ def _vector(x: npt.ArrayLike | None, name: str, model: Model) -> np.ndarray:
             f"{name} must have shape ({model.nv},) (model '{model.name}' has nv={model.nv}; one state "
             f"at a time: no batches for the matrix-free derivatives), got shape {a.shape}"
         )
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{name}[{i}] is {a[i]} (DOF {i} of '{model.name}'); it must be finite")
     return np.ascontiguousarray(a)
+
+
+def _name_non_finite(model: Model, **vectors: np.ndarray) -> None:
+    """Raise the InputError naming the first entry of the direction or weight vectors that is
+    not finite, if any (the entry's status -1 may be theirs or the state's)."""
+    for name, a in vectors.items():
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{name}[{i}] is {a[i]} (DOF {i} of '{model.name}'); it must be finite")
 
 
 def _state(model: Model, q, v, tau, f_ext) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -78,7 +87,12 @@ def tree_forward_dynamics_jvp(
     work, buf = _buffers(model)
     nv = model.nv
     qdd, out = np.empty(nv), np.empty(nv)
-    status = kdir.forward_dynamics_jvp_state(model._kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd, out)
+    status = sized(
+        compiled.forward_dynamics_jvp_state(model._kt, work, buf, q, v, tau, fext, dq, dv, dtau, qdd, out),
+        "forward_dynamics_jvp_state",
+    )
+    if status == -1:
+        _name_non_finite(model, dq=dq, dv=dv, dtau=dtau)
     if status == -3 and np.all(np.isfinite(qdd)):
         raise _inputs.overflow_error(model, "forward_dynamics_jvp: ", dq=dq, dv=dv, dtau=dtau)
     if status:
@@ -101,7 +115,12 @@ def tree_forward_dynamics_vjp(
     work, buf = _buffers(model)
     nv = model.nv
     qdd, gq, gv, gtau = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
-    status = kdir.forward_dynamics_vjp_state(model._kt, work, buf, q, v, tau, fext, lam, qdd, gq, gv, gtau)
+    status = sized(
+        compiled.forward_dynamics_vjp_state(model._kt, work, buf, q, v, tau, fext, lam, qdd, gq, gv, gtau),
+        "forward_dynamics_vjp_state",
+    )
+    if status == -1:
+        _name_non_finite(model, lam=lam)
     if status == -3 and np.all(np.isfinite(qdd)):
         raise _inputs.overflow_error(model, "forward_dynamics_vjp: ", lam=lam)
     if status:

@@ -85,11 +85,6 @@ def apply_At(code, c, s, e, rc, r0, r1, r2, y0, y1, y2, y3, y4, y5):
 
 # --------------------------------------------------------------- symmetric 6x6 masses
 @njit(cache=True, inline="always", fastmath={"contract"})
-def dot6(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
 def mcross(a, b):
     """a x b for motions [w; v]: [aw x bw; aw x bv + av x bw]."""
     return (

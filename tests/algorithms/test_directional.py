@@ -1,15 +1,17 @@
 """Matrix-free derivatives of forward dynamics (JVP and VJP): against the dense derivatives
 (themselves entry by entry Pinocchio's, tests/algorithms/test_derivatives.py) on random trees of
-every joint type and on example-robot-data robots, the adjoint identity, and central
-differences on the manifold on long chains where no dense matrix is formed."""
+every joint type and on example-robot-data robots, against Pinocchio's own
+``computeABADerivatives``, the adjoint identity, and central differences on the manifold, on
+every joint type and on long chains where no dense matrix is formed."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
+import pinocchio as pin
 import pytest
-from conftest import random_state
+from conftest import pin_fext, random_state
 
 import denoc_bridge as db
 from denoc_bridge.io.robots import serial_chain
@@ -127,6 +129,88 @@ def test_a_few_hundred_dofs_match_dense():
     check_against_dense(model, 3)
     chain = serial_chain(300)
     check_against_dense(chain, 4, with_fext=False)
+
+
+def check_against_pinocchio(model, seed, with_fext=True):
+    """The JVP and the VJP against the products with ``pin.computeABADerivatives``' matrices
+    (ddq_dq, ddq_dv, Minv), within TIGHT or the conditioning's first-order bound as
+    :func:`check_against_dense`."""
+    q, v, tau, fext = random_state(model, seed)
+    fext = fext if with_fext else np.zeros_like(fext)
+    rng = np.random.default_rng(2000 + seed)
+    dq, dv, dtau, lam = (rng.standard_normal(model.nv) for _ in range(4))
+    pm = db.to_pinocchio(model)
+    pd = pm.createData()
+    pin.computeABADerivatives(pm, pd, q, v, tau, pin_fext(fext))
+    Minv = np.triu(pd.Minv) + np.triu(pd.Minv, 1).T
+    ddq, ddv = pd.ddq_dq, pd.ddq_dv
+    jvp = db.forward_dynamics_jvp(model, q, v, tau, dq, dv, dtau, f_ext=fext)
+    gq, gv, gtau = db.forward_dynamics_vjp(model, q, v, tau, lam, f_ext=fext)
+    kappa = np.linalg.cond(pd.M + np.triu(pd.M, 1).T)
+    allowed = max(TIGHT, 10 * np.sqrt(model.nv) * kappa * np.finfo(float).eps)
+    errors = {
+        "jvp": relative_error(jvp, ddq @ dq + ddv @ dv + Minv @ dtau),
+        "gq": relative_error(gq, ddq.T @ lam),
+        "gv": relative_error(gv, ddv.T @ lam),
+        "gtau": relative_error(gtau, Minv @ lam),
+    }
+    bad = {k: e for k, e in errors.items() if not e <= allowed}
+    assert not bad, f"{model.name} (seed {seed}, kappa {kappa:.1e}): errors above {allowed:g}: {bad}"
+
+
+@pytest.mark.parametrize("name", ["panda", "talos", "solo12"])
+def test_robots_match_pinocchio(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        model = db.load_robot(name)
+    for seed in range(3):
+        check_against_pinocchio(model, seed, with_fext=seed != 1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_trees_match_pinocchio(seed):
+    """Every joint type Pinocchio's derivatives are a reference for (not its universal joint:
+    tests/algorithms/test_derivatives.py)."""
+    model = random_model(
+        seed=600 + seed,
+        n_links=10,
+        branching=0.5,
+        n_roots=1 + seed % 3,
+        joint_types=tuple(t for t in JT if t != JT.UNIVERSAL),
+        floating_base=bool(seed % 2),
+        massless=0.3 if seed % 4 == 0 else 0.0,
+    )
+    check_against_pinocchio(model, seed, with_fext=seed % 3 != 0)
+
+
+def fourth_order_difference(f, h):
+    """f'(0) by the fourth-order central difference of steps h and 2h."""
+    return (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
+
+
+@pytest.mark.parametrize("jtype", list(JT))
+def test_each_joint_type_matches_central_differences_on_the_manifold(jtype):
+    """The JVP against fourth-order central differences of the forward dynamics along
+    ``integrate(q, s dq)``, ``v + s dv``, ``tau + s dtau`` (truncation ~h^4, round-off
+    ~eps / h), and the VJP against the differences of ``lam . qdd`` in random directions, with
+    external wrenches."""
+    model = random_model(seed=int(jtype) + 700, n_links=6, branching=0.4, joint_types=(jtype,), floating_base=True)
+    q, v, tau, fext = random_state(model, int(jtype))
+    rng = np.random.default_rng(int(jtype))
+    d = tuple(rng.standard_normal(model.nv) for _ in range(3))
+    lam = rng.standard_normal(model.nv)
+
+    def qdd(s, d):
+        dq, dv, dtau = d
+        return db.forward_dynamics(model, db.integrate(model, q, s * dq), v + s * dv, tau + s * dtau, fext)
+
+    fd = fourth_order_difference(lambda s: qdd(s, d), 1e-3)
+    assert relative_error(db.forward_dynamics_jvp(model, q, v, tau, *d, f_ext=fext), fd) <= 1e-8
+    gq, gv, gtau = db.forward_dynamics_vjp(model, q, v, tau, lam, f_ext=fext)
+    for _ in range(3):
+        e = tuple(rng.standard_normal(model.nv) for _ in range(3))
+        ref = fourth_order_difference(lambda s: lam @ qdd(s, e), 1e-3)
+        assert abs(gq @ e[0] + gv @ e[1] + gtau @ e[2] - ref) <= 1e-8 * (np.abs(lam) @ np.abs(fd) + abs(ref))
 
 
 def central_difference(model, q, v, tau, d, h):

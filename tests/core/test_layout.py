@@ -54,6 +54,10 @@ NO_TWIN = {
     "STEP_PYTHON": "exported as core.contact.PYTHON_STEP",
     "STEP_STALLED": "exported as core.contact.PGS_STALLED",
     "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
+    # the buffer of the matrix-free derivatives: core/directional.pyx exports its sizes
+    "BUF_PER_LINK": "exported as core.directional.PER_LINK (buffer_size)",
+    "BUF_PER_DOF": "exported as core.directional.PER_DOF (buffer_size)",
+    "CHECK_AHEAD": "rows ahead of the directional entries' checks (prefetch), a C-only distance",
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
