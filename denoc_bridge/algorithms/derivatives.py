@@ -1,5 +1,7 @@
-"""Analytical first-order derivatives of the DeNOC dynamics of a tree (validated layer over
-:mod:`denoc_bridge.kernels.derivatives`; :mod:`denoc_bridge.dynamics` routes the public calls).
+"""Analytical first-order derivatives of the DeNOC dynamics of a tree (validated layer over the
+compiled core's ``derivatives`` module, ``denoc_bridge/core/derivatives.pyx``, and numba's
+:mod:`denoc_bridge.kernels.derivatives` for the forward derivatives; :mod:`denoc_bridge.dynamics`
+routes the public calls).
 
 Derivatives with respect to q are taken in Pinocchio's tangent space: column j is
 ``d/de tau(integrate(q, e e_j))`` at ``e = 0``, so that free-flyer, spherical, planar and
@@ -14,11 +16,12 @@ import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory
 from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.core import derivatives as compiled
 from denoc_bridge.errors import InputError
 from denoc_bridge.kernels import derivatives as kd
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.data import run_chunks, run_parallel
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
@@ -26,33 +29,28 @@ __all__ = ["tree_inverse_dynamics_derivatives", "tree_forward_dynamics_derivativ
 
 Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 _empty = np.empty
-_state_kernel = kd.inverse_dynamics_derivatives_state
+_new_kernel = compiled.inverse_dynamics_derivatives_new
 _fd_kernel = kd.forward_dynamics_derivatives_state
 _fd_fast_kernel = kd.forward_dynamics_derivatives_fast
-_NO_FEXT = _inputs.NO_FEXT
 
 
 def fast_inverse_dynamics_derivatives(model: Model, q: object, v: object, a: object) -> Triple | None:
     """The derivatives of a tree without external wrenches when q, v and a are float64 C
-    vectors of the right sizes with valid values (the kernel checks); None otherwise, and the
-    caller takes the checked path, which names what is wrong."""
-    nv = model.nv
-    dq, dv, M = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    vectors of the right sizes with valid values (the compiled entry checks, and allocates the
+    results); None otherwise, and the caller takes the checked path, which names what is wrong."""
     try:
-        if _state_kernel(model._kt, q, v, a, _NO_FEXT, _empty(nv), dq, dv, M) == 0:
-            return dq, dv, M
+        out = _new_kernel(model._kt, model.thread_work(), q, v, a)
     except TypeError:
-        pass
-    return None
+        return None
+    return out if type(out) is tuple else None
 
 
 def _state_derivatives(
     model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, xname: str, prefix: str = ""
 ) -> Triple:
     nv = model.nv
-    tau = np.empty(nv)
     dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    status = kd.inverse_dynamics_derivatives_state(model._kt, q, v, a, fext, tau, dq, dv, M)
+    status = compiled.inverse_dynamics_derivatives_state(model._kt, model.thread_work(), q, v, a, fext, dq, dv, M)
     if status:
         raise_status(model, status, q, v, a, xname, prefix)
     return dq, dv, M
@@ -73,10 +71,9 @@ def _batch_derivatives(
     model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, B: int, xname: str
 ) -> Triple:
     nv = model.nv
-    tau = np.empty((B, nv))
     dq, dv, M = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
     status = np.empty(B, dtype=np.int64)
-    run_parallel(kd.inverse_dynamics_derivatives_batch, model._kt, q, v, a, fext, tau, dq, dv, M, status)
+    run_chunks(compiled.inverse_dynamics_derivatives_chunk, B, model._kt, q, v, a, fext, dq, dv, M, status)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -96,11 +93,12 @@ def tree_inverse_dynamics_derivatives(
     to q (tangent space, as ``pin.computeRNEADerivatives``) and v, and ``M = dtau/da``, the GIM
     with the armature (000 eq. 16).
 
-    By recursion (:mod:`denoc_bridge.kernels.derivatives`): one forward pass of placements,
+    By recursion (``denoc_bridge/core/derivative_passes.pxi``): one forward pass of placements,
     twists and twist rates, one backward pass of composite inertias, wrenches and their
     variations (Carpentier & Mansard 2018), O(n d) for depth d.  ``f_ext`` (Pinocchio's
     ``fext``: [force; moment] in the link frames) moves with the links.  A batch of states along
-    a leading axis gives (B, nv, nv) arrays, evaluated in parallel.
+    a leading axis gives (B, nv, nv) arrays, evaluated in parallel (the compiled batch's chunks on
+    the batch threads, :func:`denoc_bridge.multibody.data.run_chunks`).
     """
     _check_model(model)
     _check_batch_memory(model, q)

@@ -54,6 +54,8 @@ NO_TWIN = {
     "STEP_PYTHON": "exported as core.contact.PYTHON_STEP",
     "STEP_STALLED": "exported as core.contact.PGS_STALLED",
     "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
+    # the rows of the derivatives' column array (derivative_passes.pxi), scratch of one call
+    **{c: "a row of the derivatives' scratch Cols, C-only" for c in ("C_Y", "C_Z", "C_GA", "C_RH", "C_ROWS")},
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
