@@ -531,10 +531,11 @@ def forward_dynamics_derivatives(
     ``Minv``); ``dqdd/dtau = Minv`` is the inverse GIM.
 
     By the implicit-function theorem on ``ID(q, v, FD(q, v, tau)) = tau``:
-    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with qdd from the O(n) forward dynamics (000
-    eqs. 18-23), the recursive derivatives of inverse dynamics and ``M^-1`` (up to 20 DOF the dense
-    Cholesky inverse of their GIM, beyond it from the articulated factors of the forward pass, 002
-    eqs. A.13-A.22).  Batches as :func:`inverse_dynamics_derivatives`.
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with the recursive derivatives of inverse dynamics
+    and ``M^-1`` the way :func:`inverse_mass_matrix` takes it: on small trees the LTDL of the GIM
+    of the derivative passes (``qdd = M^-1 (tau - ID(q, v, 0))``), beyond from the articulated
+    factors of the O(n) forward dynamics (000 eqs. 18-23, 002 eqs. A.13-A.22).  Batches as
+    :func:`inverse_dynamics_derivatives`.
     On a :class:`~denoc_bridge.MimicModel`, those of the reduced accelerations, by the same theorem
     on the reduced inverse dynamics (``M_r = G^T M G``;
     :mod:`denoc_bridge.constraints.mimic_derivatives`).  On a model with loop closures, those of

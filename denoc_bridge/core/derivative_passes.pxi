@@ -399,16 +399,69 @@ cdef void composite_pass(const int* ki, const double* kf, Py_ssize_t L, Py_ssize
                 lk[p].C[j] += lk[k].C[j]
 
 
+cdef inline void acceleration_rates(const int* ki, Py_ssize_t L, const double* da, LinkRow* lk,
+                                    DofRow* dr) noexcept nogil:
+    """The forward half of (A1): dtd_k = dtd_parent + S_k da_k, alpha += s x dtd_lam (a
+    universal's second column: lam its node, dtd_parent + s_0 da_0), Fa_k = I_k dtd_k."""
+    cdef double dl[6]
+    cdef double x[6]
+    cdef Py_ssize_t k, b, v0
+    cdef int n, j
+    cdef bint universal
+    for k in range(L):
+        b, v0 = ki[k * NI + PARENT], ki[k * NI + IDX_V]
+        universal = joint_type(ki + k * NI) == UNIVERSAL
+        for j in range(6):
+            lk[k].dtd[j] = lk[b].dtd[j] if b >= 0 else 0.0
+        for n in range(ki[k * NI + NV]):
+            for j in range(6):
+                dl[j] = lk[k].dtd[j] + (da[v0] * dr[v0].S[j] if universal and n == 1 else 0.0)
+            mcross(dr[v0 + n].S, dl, x)
+            for j in range(6):
+                dr[v0 + n].al[j] += x[j]  # (A1)
+        for n in range(ki[k * NI + NV]):
+            for j in range(6):
+                lk[k].dtd[j] += da[v0 + n] * dr[v0 + n].S[j]  # (A1)
+        iact(lk[k].Il, lk[k].dtd, lk[k].Fa)
+
+
+cdef void acceleration_pass(const int* ki, Py_ssize_t L, Py_ssize_t nv, const double* da,
+                            double* dq, double* Tq, LinkRow* lk, DofRow* dr, double* Cols,
+                            const Py_ssize_t* sub) noexcept nogil:
+    """dq (upper triangle) and Tq at the accelerations a + da after kinematics_pass at a and
+    composite_pass without dq (A1): forward, the rates and alpha; backward, the composite wrench
+    plus the composite of I dtd, then gam and the entries as composite_pass."""
+    cdef double F[6]
+    cdef Py_ssize_t k, p, v0
+    cdef const int* i
+    cdef int j, n, z
+    acceleration_rates(ki, L, da, lk, dr)
+    for k in range(L - 1, -1, -1):
+        i = ki + k * NI
+        v0, z, p = i[IDX_V], i[NV], i[PARENT]
+        for j in range(6):
+            F[j] = lk[k].F[j] + lk[k].Fa[j]  # F_k at a + da                  (A1)
+            if p >= 0:
+                lk[p].Fa[j] += lk[k].Fa[j]
+        for n in range(z):
+            gam_of(lk + k, F, dr + v0 + n, Cols, nv, v0 + n)
+        joint_block(dr + v0, Cols, v0, z, nv, NULL, dq, NULL, NULL, Tq, NULL, True, False,
+                    joint_type(i) == UNIVERSAL)
+        joint_rows(i, nv, v0 + sub[k], dr, Cols, dq, NULL, NULL, Tq, NULL, True, False)
+
+
 cdef void lower_triangles(Py_ssize_t nv, double* dq, double* dv, double* M, const double* Tq,
                           const double* Tv) noexcept nogil:
-    """dq_cr = Tq_rc, dv_cr = Tv_rc and M_cr = M_rc for r < c (any of dv, M NULL: left out), in
-    tiles of 8 x 8 (column by column, each write lands on another cache line)."""
+    """dq_cr = Tq_rc, dv_cr = Tv_rc and M_cr = M_rc for r < c (dq NULL: dq left out; dv NULL: dv
+    and M left out), in tiles of 8 x 8 (column by column, each write lands on another cache
+    line)."""
     cdef Py_ssize_t r0, c0, r, c
     for r0 in range(0, nv, 8):
         for c0 in range(r0, nv, 8):
             for r in range(r0, min(r0 + 8, nv)):
                 for c in range(max(c0, r + 1), min(c0 + 8, nv)):
-                    dq[c * nv + r] = Tq[r * nv + c]
+                    if dq != NULL:
+                        dq[c * nv + r] = Tq[r * nv + c]
                     if dv != NULL:
                         dv[c * nv + r] = Tv[r * nv + c]
                         M[c * nv + r] = M[r * nv + c]

@@ -56,6 +56,7 @@ NO_TWIN = {
     "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
     # the rows of the derivatives' column array (derivative_passes.pxi), scratch of one call
     **{c: "a row of the derivatives' scratch Cols, C-only" for c in ("C_Y", "C_Z", "C_GA", "C_RH", "C_ROWS")},
+    "NARROW": "the narrower tile of the forward derivatives' products (forward_derivatives.pxi), C-only",
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
