@@ -325,7 +325,7 @@ def mass_matrix(
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass
-    (:mod:`denoc_bridge.kernels.gim`, in the base frame).  Includes ``model.armature`` on the
+    (``denoc_bridge/core/gim.pxi``, in the base frame).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  Of the tree on a model with loop closures.  On a
     :class:`~denoc_bridge.MimicModel`, the reduced ``G^T I G`` (``pin.crba`` of Pinocchio's
     mimic model).  A batch of configurations (B, nq) gives (B, nv, nv), in parallel.

@@ -1,5 +1,5 @@
 # Entries of the derivatives, called from denoc_bridge/algorithms/derivatives.py, with the
-# statuses of the numba entries they replace (kernels/derivatives.py).
+# statuses of the numba entries they replaced (kernels/derivatives.py, since deleted).
 #
 # Every array is checked before compiled code indexes it: an argument that is not an ndarray of
 # the expected dimensions, float64 in native byte order, C-contiguous and aligned (and writeable

@@ -1,5 +1,5 @@
 # The passes of the analytical first-order derivatives of the recursive inverse dynamics of a
-# tree (numba's kernels/derivative_passes.py, which this replaces).
+# tree (they replaced numba's kernels/derivative_passes.py, since deleted).
 #
 # tau = ID(q, v, a) (000 Table 1) is differentiated pass by pass: a forward recursion of the
 # link placements, twists and twist rates (kinematics_pass), then a backward recursion of

@@ -1,5 +1,5 @@
-# The derivatives of the forward dynamics of a tree (numba's kernels/derivatives.py, which this
-# replaces; Pinocchio's computeABADerivatives).  qdd = FD(q, v, tau) satisfies
+# The derivatives of the forward dynamics of a tree (they replaced numba's kernels/derivatives.py,
+# since deleted; Pinocchio's computeABADerivatives).  qdd = FD(q, v, tau) satisfies
 # ID(q, v, FD(q, v, tau)) = tau for every (q, v, tau), so by the implicit-function theorem
 #
 #     dqdd/dq = -M^-1 dtau/dq,   dqdd/dv = -M^-1 dtau/dv,   dqdd/dtau = M^-1                  (F1)

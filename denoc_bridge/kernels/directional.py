@@ -3,7 +3,7 @@
 composite, no n x n array).
 
 With ``qdd = FD(q, v, tau)`` and the implicit-function theorem on ``ID(q, v, FD) = tau``
-(:mod:`.derivatives`),
+(the dense derivatives, ``core/forward_derivatives.pxi``),
 
     dqdd = M^-1 (dtau - dtau_dq dq - dtau_dv dv)                               (JVP)
     mu = M^-1 lam,  (dqdd_dq^T lam, dqdd_dv^T lam, dqdd_dtau^T lam)
@@ -23,7 +23,7 @@ against, the parent's or a universal joint's node; ``t_n`` the twist after it)
     beta_c = S_c x t_l,   alpha_c = S_c x a_l - beta_c x t_l,   w_c = (t_l + t_n) x S_c
 
 are the derivatives of the link twist and rate in the column's tangent direction (Carpentier &
-Mansard 2018, the forward pass of :mod:`.derivatives`).  The tangent (forward-mode) RNEA carries,
+Mansard 2018, the forward pass of ``core/derivative_passes.pxi``).  The tangent (forward-mode) RNEA carries,
 per link, the tangents of its rate and twist and of its wrench ``F_k = I_k a_k + t_k x* I_k t_k``
 
     P_k = P_p + sum_c (w_c dv_c - alpha_c dq_c),   Q_k = Q_p + sum_c (S_c dv_c - beta_c dq_c)

@@ -144,6 +144,36 @@ def test_forward_derivatives_equal_pinocchio(name, way):
         assert_solution_close(f"{name} {key}", ours, theirs, M, rhs, Mp, rhs_pin, RTOL_SOLVE)
 
 
+def related(model):
+    """related[r, c]: DOFs r and c on one supporting chain (one's link an ancestor of, or, the
+    other's), from the model's parents."""
+    link = np.repeat(np.arange(model.n_links), [int(n) for n in model._kt.view(np.int32)[:, T.NV]])
+    out = np.zeros((model.nv, model.nv), dtype=bool)
+    for c in range(model.nv):
+        j = link[c]
+        while j >= 0:
+            out[c, link == j] = out[link == j, c] = True
+            j = model.parent[j]
+    return out
+
+
+@pytest.mark.parametrize("name", ["random3", "random6", "talos", "solo12"])
+def test_entries_of_dofs_on_no_common_chain_are_zero(name):
+    """The entries of DOFs on no common supporting chain are exactly zero in the inverse
+    derivatives (the sweeps' zeros after each subtree and the transposed triangles), every entry
+    written over the nan the results start as (the related ones' values: Pinocchio's, in
+    test_inverse_derivatives_equal_pinocchio); the forward derivatives fill them (M^-1 couples
+    every pair)."""
+    model = model_of(name)
+    unrelated = ~related(model)
+    assert unrelated.any()  # these trees branch
+    q, v, x, _, fext = case(model, 10)
+    status, ids = compiled_id(model, q, v, x, fext)
+    assert status == 0 and all((m[unrelated] == 0.0).all() and not np.isnan(m).any() for m in ids)
+    _, _, fds = compiled_fd(model, q, v, x, fext)
+    assert (fds[0][unrelated] != 0.0).any() and (fds[2][unrelated] != 0.0).any()
+
+
 def central_differences(model, q, v, x, fext, forward, h=1e-6):
     """d/dq and d/dv of the compiled inverse (or forward) dynamics by central differences on the
     manifold (Pinocchio's integrate)."""
@@ -179,10 +209,11 @@ def test_universal_joints_equal_central_differences(seed):
         assert relative(M @ Minv, np.eye(model.nv)) <= 1e-10
 
 
-@pytest.mark.parametrize("name", ["panda", "talos", "solo12", "random6", "type4-11"])
+@pytest.mark.parametrize("name", ["panda", "talos", "solo12", "random6", "type4-11", "type5-10"])
 def test_the_two_ways_agree(name):
-    """The GIM's LTDL with the passes at a = 0 and the recursion with the passes at qdd give the
-    same derivatives: mapped back by M, within first-order perturbation theory (a backward-stable
+    """The GIM's LTDL with the passes at a = 0 and the acceleration pass, and the recursion with
+    the passes at qdd, give the same derivatives (type5: universal joints, whose second column
+    reads its node's rate in the acceleration pass): mapped back by M, within first-order perturbation theory (a backward-stable
     inverse leaves a residual of a few kappa eps; 1e-12 where M is well conditioned)."""
     model = model_of(name)
     q, v, tau, _, fext = case(model, 8)

@@ -1,7 +1,8 @@
 """The sweeps of the matrix-free derivatives (denoc_bridge.kernels.directional), pass by pass,
-against explicit references: the link terms against the 6x6 Coriolis matrix of the dense
-derivatives, the tangent RNEA and its adjoint against products with the dense inverse-dynamics
-derivatives (themselves Pinocchio's entry by entry, tests/algorithms/test_derivatives.py)."""
+against explicit references: the link terms against the 6x6 matrix C of the variation of a
+link wrench with its twist (formed here from its definition), the tangent RNEA and its adjoint
+against products with the dense inverse-dynamics derivatives (themselves Pinocchio's entry by
+entry, tests/core/test_derivatives.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from conftest import random_state
 
 import denoc_bridge as db
 from denoc_bridge.algorithms import directional as adir
-from denoc_bridge.kernels import derivative_algebra as kder
 from denoc_bridge.kernels import directional as kdir
 from denoc_bridge.kernels import lagrange
 from denoc_bridge.testing import random_model
@@ -22,6 +22,21 @@ TIGHT = 1e-12
 
 def cross(x):
     return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def motion_cross(t):
+    """t x (.) for a motion t = [w; v]: [[w x, 0], [v x, w x]]."""
+    w, v = cross(t[:3]), cross(t[3:])
+    return np.block([[w, np.zeros((3, 3))], [v, w]])
+
+
+def coriolis_matrix(M, t):
+    """C u = M (u x t) + u x* (M t) + t x* (M u) (the variation of the link wrench
+    M tdot + t x* (M t) with the twist t along u) as a 6x6 matrix: -M [t x] + H(M t) + [t x*] M,
+    with u x* h = H(h) u, H(h) = [[-hn x, -hf x], [-hf x, 0]] and [t x*] = -[t x]^T."""
+    h = M @ t
+    H = np.block([[-cross(h[:3]), -cross(h[3:])], [-cross(h[3:]), np.zeros((3, 3))]])
+    return -M @ motion_cross(t) + H - motion_cross(t).T @ M
 
 
 def link_inertia(rng):
@@ -40,8 +55,7 @@ def test_link_terms_match_the_coriolis_matrix(seed):
     rng = np.random.default_rng(seed)
     I10, M = link_inertia(rng)
     t, P, Q, U = (rng.standard_normal(6) for _ in range(4))
-    C = np.empty((6, 6))
-    kder._coriolis_matrix(M, t, C)
+    C = coriolis_matrix(M, t)
     h = M @ t
     tup = tuple
     assert relative_error(np.array(kdir.inertia_times(I10, tup(P))), M @ P) <= TIGHT
