@@ -12,11 +12,13 @@ also shown mapped back by M).  Timings are medians of interleaved repeats (each 
 of calls from Python through the public API, at least ``--min-time`` long).  ``--clock cpu``
 times by this thread's CPU time and takes the minima of the repeats instead (as
 ``benchmarks/gim_speed.py``): steadier on a shared machine, where a loaded core stretches
-wall-time medians unevenly.  ``--profile`` adds the pieces of the forward derivatives (the kinematics and composite passes
-at a = 0, the acceleration pass, the dense inverse, the two products by ``M^-1``, the whole
-entry; the inverse-dynamics derivatives and the forward-dynamics pass of the path beyond
-``DENSE_MINV_MAX`` DOF for comparison, timed in compiled loops) and the Python layer of each
-public call.  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and ``.md``.
+wall-time medians unevenly.  ``--profile`` adds the compiled entries (``core/derivatives.pyx``)
+called directly: the forward derivatives each of their two ways (the GIM's LTDL with the
+passes at a = 0, the recursion with the O(n) forward dynamics; ``way`` 1 and 2) and the way
+chosen, the inverse derivatives, and the Python layer of each public call (the public call minus
+its entry).  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and
+``.md``.  ``benchmarks/cython_derivatives.py`` compared the compiled entries with the numba ones
+they replaced.
 """
 
 from __future__ import annotations
@@ -31,19 +33,15 @@ import warnings
 
 import numpy as np
 import pinocchio as pin
-from numba import njit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import denoc_bridge as db  # noqa: E402
+from denoc_bridge.algorithms.derivatives import derivative_work  # noqa: E402
 from denoc_bridge.benchmarking import machine  # noqa: E402
+from denoc_bridge.core import derivatives as compiled  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
-from denoc_bridge.kernels import derivative_passes as kp  # noqa: E402
-from denoc_bridge.kernels import derivatives as kd  # noqa: E402
-from denoc_bridge.kernels import tables as T  # noqa: E402
-from denoc_bridge.kernels.entry import _nv, _work, forward_dynamics_passes  # noqa: E402
-from denoc_bridge.multibody.inputs import NO_FEXT  # noqa: E402
 from denoc_bridge.validation import relative_error  # noqa: E402
 
 ROBOTS = ("panda", "talos", "solo12", "chain100")
@@ -130,60 +128,27 @@ def timings(model, pm, q, v, x, repeats: int, min_time: float, clock: str = "wal
     return interleaved(fns, repeats, min_time, clock)
 
 
-@njit
-def _pieces(kt, work, q, v, tau, fext, qdd, out, stage, n):
-    """n calls of one piece of the forward derivatives, inside compiled code (no Python call):
-    0 the kinematics and composite passes at a = 0 (M, dtau/dv, the bias; M into out[2]), 1 the
-    same and the acceleration pass (dtau/dq), 2 the whole entry of the public call
-    (:func:`.derivatives.forward_dynamics_derivatives_fast`), 3 the inverse-dynamics derivatives
-    entry at tau, 4 the two products by M^-1 (:func:`.derivatives.negated_products`), 5 the dense
-    inverse of M (:func:`.derivatives.cholesky_inverse`), 6 the O(n) forward-dynamics pass (the
-    path beyond ``DENSE_MINV_MAX`` DOF)."""
-    ki, kf = kt.view(T.INT), kt
-    nv = _nv(ki)
-    ws = kp.workspace(ki.shape[0], nv)
-    zero, bias = np.zeros(nv), np.empty(nv)
-    for _ in range(n):
-        if stage <= 1:
-            kp.kinematics_pass(ki, kf, q, v, zero, fext, ws)
-            kp.composite_pass(ki, kf, zero, bias, out[0], out[1], out[2], ws, False)
-            if stage == 1:
-                kp.acceleration_pass(ki, tau, out[0], ws)
-        elif stage == 2:
-            kd.forward_dynamics_derivatives_fast(kt, q, v, tau, out[:3])
-        elif stage == 3:
-            kd.inverse_dynamics_derivatives_state(kt, q, v, tau, fext, np.empty(nv), out[0], out[1], out[2])
-        elif stage == 4:
-            kd.negated_products(out[2], out[0], out[1], out[3], out[4])
-        elif stage == 5:
-            kd.cholesky_inverse(out[2], out[3], out[4])
-        else:
-            forward_dynamics_passes(ki, kf, _work(ki, work, nv), q, v, tau, fext, qdd, True)
-
-
 def profile(model, q, v, x, repeats: int, min_time: float, clock: str) -> dict:
-    """Seconds per call of the pieces of ``forward_dynamics_derivatives`` (:func:`_pieces`) and
-    of the two public calls, by the same interleaved timing."""
-    nv = model.nv
-    work, qdd = np.empty((0, T.W)), np.empty(nv)
-    out = np.zeros((5, nv, nv))
-    n = 20
-    _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, 3, 1)  # M into out[2]
-    fns = {f"piece {i}": (lambda i=i: _pieces(model._kt, work, q, v, x, NO_FEXT, qdd, out, i, n)) for i in range(7)}
+    """Seconds per call of the compiled entries (the forward derivatives each way and as chosen,
+    the inverse derivatives, results preallocated) and of the Python layers of the public calls,
+    by the same interleaved timing."""
+    nv, kt, work = model.nv, model._kt, derivative_work(model)
+    out, qdd = [np.empty((nv, nv)) for _ in range(3)], np.empty(nv)
+    fd, idd = compiled.forward_dynamics_derivatives_state, compiled.inverse_dynamics_derivatives_state
+    fns = {f"FD way {w}": (lambda w=w: fd(kt, work, q, v, x, None, qdd, *out, w)) for w in (0, 1, 2)}
+    fns["ID entry"] = lambda: idd(kt, work, q, v, x, None, *out)
+    fns["FD new"] = lambda: compiled.forward_dynamics_derivatives_new(kt, work, q, v, x)
+    fns["ID new"] = lambda: compiled.inverse_dynamics_derivatives_new(kt, work, q, v, x)
     fns["public FD"] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
     fns["public ID"] = lambda: db.inverse_dynamics_derivatives(model, q, v, x)
     t = interleaved(fns, repeats, min_time, clock)
-    passes, passes_acc, entry, idd, prod, chol, fd = (t[f"piece {i}"] / n for i in range(7))
     return {
-        "passes at a = 0": passes,
-        "acceleration pass": passes_acc - passes,
-        "dense M^-1": chol,
-        "two products by M^-1": prod,
-        "FD entry (all)": entry,
-        "ID derivatives (entry)": idd,
-        "FD pass (beyond 20 DOF)": fd,
-        "Python layer (FD)": t["public FD"] - entry,
-        "Python layer (ID)": t["public ID"] - idd,
+        "FD entry (chosen way)": t["FD way 0"],
+        "FD entry (LTDL, passes at a = 0)": t["FD way 1"],
+        "FD entry (recursion, passes at qdd)": t["FD way 2"],
+        "ID entry": t["ID entry"],
+        "Python layer (FD)": t["public FD"] - t["FD new"],
+        "Python layer (ID)": t["public ID"] - t["ID new"],
     }
 
 
@@ -194,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
     parser.add_argument("--clock", choices=tuple(CLOCK), default="wall")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--profile", action="store_true", help="also time the pieces of the FD derivatives")
+    parser.add_argument("--profile", action="store_true", help="also time the compiled entries and each way")
     args = parser.parse_args(argv)
     rows, results = [], {}
     for name in args.robots:

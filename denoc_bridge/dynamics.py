@@ -325,7 +325,7 @@ def mass_matrix(
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass
-    (:mod:`denoc_bridge.kernels.gim`, in the base frame).  Includes ``model.armature`` on the
+    (``denoc_bridge/core/gim.pxi``, in the base frame).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  Of the tree on a model with loop closures.  On a
     :class:`~denoc_bridge.MimicModel`, the reduced ``G^T I G`` (``pin.crba`` of Pinocchio's
     mimic model).  A batch of configurations (B, nq) gives (B, nv, nv), in parallel.
@@ -531,10 +531,11 @@ def forward_dynamics_derivatives(
     ``Minv``); ``dqdd/dtau = Minv`` is the inverse GIM.
 
     By the implicit-function theorem on ``ID(q, v, FD(q, v, tau)) = tau``:
-    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with qdd from the O(n) forward dynamics (000
-    eqs. 18-23), the recursive derivatives of inverse dynamics and ``M^-1`` (up to 20 DOF the dense
-    Cholesky inverse of their GIM, beyond it from the articulated factors of the forward pass, 002
-    eqs. A.13-A.22).  Batches as :func:`inverse_dynamics_derivatives`.
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd), with the recursive derivatives of inverse dynamics
+    and ``M^-1`` the way :func:`inverse_mass_matrix` takes it: on small trees the LTDL of the GIM
+    of the derivative passes (``qdd = M^-1 (tau - ID(q, v, 0))``), beyond from the articulated
+    factors of the O(n) forward dynamics (000 eqs. 18-23, 002 eqs. A.13-A.22).  Batches as
+    :func:`inverse_dynamics_derivatives`.
     On a :class:`~denoc_bridge.MimicModel`, those of the reduced accelerations, by the same theorem
     on the reduced inverse dynamics (``M_r = G^T M G``;
     :mod:`denoc_bridge.constraints.mimic_derivatives`).  On a model with loop closures, those of

@@ -1,5 +1,6 @@
-"""Analytical first-order derivatives of the DeNOC dynamics of a tree (validated layer over
-:mod:`denoc_bridge.kernels.derivatives`; :mod:`denoc_bridge.dynamics` routes the public calls).
+"""Analytical first-order derivatives of the DeNOC dynamics of a tree (validated layer over the
+compiled core's ``derivatives`` module, ``denoc_bridge/core/derivatives.pyx``;
+:mod:`denoc_bridge.dynamics` routes the public calls).
 
 Derivatives with respect to q are taken in Pinocchio's tangent space: column j is
 ``d/de tau(integrate(q, e e_j))`` at ``e = 0``, so that free-flyer, spherical, planar and
@@ -14,11 +15,12 @@ import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory
 from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.core import derivatives as compiled
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import derivatives as kd
+from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
-from denoc_bridge.multibody.data import run_parallel
+from denoc_bridge.multibody.data import run_chunks
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.model import Model
 
@@ -26,33 +28,39 @@ __all__ = ["tree_inverse_dynamics_derivatives", "tree_forward_dynamics_derivativ
 
 Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 _empty = np.empty
-_state_kernel = kd.inverse_dynamics_derivatives_state
-_fd_kernel = kd.forward_dynamics_derivatives_state
-_fd_fast_kernel = kd.forward_dynamics_derivatives_fast
-_NO_FEXT = _inputs.NO_FEXT
+_new_kernel = compiled.inverse_dynamics_derivatives_new
+_fd_new_kernel = compiled.forward_dynamics_derivatives_new
+
+
+def derivative_work(model: Model) -> np.ndarray:
+    """This thread's work array for the compiled derivatives of ``model`` (the tree's work rows,
+    then the passes' scratch: ``core.derivatives.work_shape``), kept with the model's per-thread
+    buffers: allocating the scratch per call cost talos's forward derivatives a tenth of their
+    time in page faults (measured)."""
+    local = model._local
+    work = getattr(local, "derivative_work", None)
+    if work is None:
+        work = local.derivative_work = T.aligned_empty(compiled.work_shape(model._kt))
+    return work
 
 
 def fast_inverse_dynamics_derivatives(model: Model, q: object, v: object, a: object) -> Triple | None:
     """The derivatives of a tree without external wrenches when q, v and a are float64 C
-    vectors of the right sizes with valid values (the kernel checks); None otherwise, and the
-    caller takes the checked path, which names what is wrong."""
-    nv = model.nv
-    dq, dv, M = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
+    vectors of the right sizes with valid values (the compiled entry checks, and allocates the
+    results); None otherwise, and the caller takes the checked path, which names what is wrong."""
     try:
-        if _state_kernel(model._kt, q, v, a, _NO_FEXT, _empty(nv), dq, dv, M) == 0:
-            return dq, dv, M
+        out = _new_kernel(model._kt, derivative_work(model), q, v, a)
     except TypeError:
-        pass
-    return None
+        return None
+    return out if type(out) is tuple else None
 
 
 def _state_derivatives(
     model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, xname: str, prefix: str = ""
 ) -> Triple:
     nv = model.nv
-    tau = np.empty(nv)
     dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    status = kd.inverse_dynamics_derivatives_state(model._kt, q, v, a, fext, tau, dq, dv, M)
+    status = compiled.inverse_dynamics_derivatives_state(model._kt, derivative_work(model), q, v, a, fext, dq, dv, M)
     if status:
         raise_status(model, status, q, v, a, xname, prefix)
     return dq, dv, M
@@ -73,10 +81,9 @@ def _batch_derivatives(
     model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray, B: int, xname: str
 ) -> Triple:
     nv = model.nv
-    tau = np.empty((B, nv))
     dq, dv, M = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
     status = np.empty(B, dtype=np.int64)
-    run_parallel(kd.inverse_dynamics_derivatives_batch, model._kt, q, v, a, fext, tau, dq, dv, M, status)
+    run_chunks(compiled.inverse_dynamics_derivatives_chunk, B, model._kt, q, v, a, fext, dq, dv, M, status)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -96,11 +103,12 @@ def tree_inverse_dynamics_derivatives(
     to q (tangent space, as ``pin.computeRNEADerivatives``) and v, and ``M = dtau/da``, the GIM
     with the armature (000 eq. 16).
 
-    By recursion (:mod:`denoc_bridge.kernels.derivatives`): one forward pass of placements,
+    By recursion (``denoc_bridge/core/derivative_passes.pxi``): one forward pass of placements,
     twists and twist rates, one backward pass of composite inertias, wrenches and their
     variations (Carpentier & Mansard 2018), O(n d) for depth d.  ``f_ext`` (Pinocchio's
     ``fext``: [force; moment] in the link frames) moves with the links.  A batch of states along
-    a leading axis gives (B, nv, nv) arrays, evaluated in parallel.
+    a leading axis gives (B, nv, nv) arrays, evaluated in parallel (the compiled batch's chunks on
+    the batch threads, :func:`denoc_bridge.multibody.data.run_chunks`).
     """
     _check_model(model)
     _check_batch_memory(model, q)
@@ -122,22 +130,24 @@ def tree_forward_dynamics_derivatives(
     space, as ``pin.computeABADerivatives``), v and tau (``dqdd/dtau = M^-1``).
 
     ``ID(q, v, FD(q, v, tau)) = tau`` for all (q, v, tau), so by the implicit-function theorem
-    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd): one compiled entry runs the O(n) forward
-    dynamics, the recursive derivatives of inverse dynamics
-    (:func:`tree_inverse_dynamics_derivatives`) at its accelerations, and inverts the GIM (up to
-    20 DOF densely, the GIM of the derivative pass; beyond it by the recursive sweep over the
-    articulated factors of the forward pass).  A batch of states gives (B, nv, nv) arrays, evaluated in parallel.
+    ``dqdd/dx = -M^-1 dtau/dx`` at (q, v, qdd) (``denoc_bridge/core/forward_derivatives.pxi``):
+    one compiled entry inverts the GIM the way :func:`denoc_bridge.inverse_mass_matrix` chooses
+    (on small trees the LTDL of the GIM that the derivative passes at ``a = 0`` give, with
+    ``qdd = M^-1 (tau - ID(q, v, 0))`` and the terms of qdd added to ``dtau/dq``; beyond, the O(n)
+    forward dynamics, the recursive inverse from its articulated factors and the derivative passes
+    at its accelerations), then forms the products.  A batch of states gives (B, nv, nv) arrays,
+    evaluated in parallel.
     """
     _check_model(model)
     _check_batch_memory(model, q)
     q, v, tau, fext, B = _inputs.state(model, q, v, tau, f_ext, "tau")
     nv = model.nv
     if B is None:
-        return _fd_state(model, model.thread_work(), q, v, tau, fext)
+        return _fd_state(model, q, v, tau, fext)
     qdd = np.empty((B, nv))
     ddq, ddv, Minv = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
     status = np.empty(B, dtype=np.int64)
-    run_parallel(kd.forward_dynamics_derivatives_batch, model._kt, q, v, tau, fext, qdd, ddq, ddv, Minv, status)
+    run_chunks(compiled.forward_dynamics_derivatives_chunk, B, model._kt, q, v, tau, fext, qdd, ddq, ddv, Minv, status)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
@@ -145,12 +155,12 @@ def tree_forward_dynamics_derivatives(
     return ddq, ddv, Minv
 
 
-def _fd_state(
-    model: Model, work: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext: np.ndarray
-) -> Triple:
+def _fd_state(model: Model, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext: np.ndarray) -> Triple:
     nv = model.nv
     ddq, ddv, Minv = _empty((nv, nv)), _empty((nv, nv)), _empty((nv, nv))
-    status = _fd_kernel(model._kt, work, q, v, tau, fext, _empty(nv), ddq, ddv, Minv)
+    status = compiled.forward_dynamics_derivatives_state(
+        model._kt, derivative_work(model), q, v, tau, fext, _empty(nv), ddq, ddv, Minv
+    )
     if status:
         raise_status(model, status, q, v, tau, "tau")
     return ddq, ddv, Minv
@@ -158,14 +168,11 @@ def _fd_state(
 
 def fast_forward_dynamics_derivatives(model: Model, q: object, v: object, tau: object) -> Triple | None:
     """As :func:`fast_inverse_dynamics_derivatives`, for the forward dynamics."""
-    nv = model.nv
-    out = _empty((3, nv, nv))  # one allocation, three views
     try:
-        if _fd_fast_kernel(model._kt, q, v, tau, out) == 0:
-            return out[0], out[1], out[2]
+        out = _fd_new_kernel(model._kt, derivative_work(model), q, v, tau)
     except TypeError:
-        pass
-    return None
+        return None
+    return out if type(out) is tuple else None
 
 
 def refuse(model: object, what: str, reason: str) -> InputError:

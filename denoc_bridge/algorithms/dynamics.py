@@ -267,7 +267,7 @@ def tree_mass_matrix(
     Composite module masses ``Mtilde^i = M^i + sum_j (A^{j,i})^T Mtilde^j A^{j,i}``
     (000 eq. 17) and the GIM blocks ``N^{jT} Mtilde^j A^{j,i} N^i`` (000 eq. 16;
     element-wise 003 eq. 29), in one compiled backward pass in the base frame
-    (:mod:`denoc_bridge.kernels.gim`).  Includes ``model.armature`` on the
+    (``denoc_bridge/core/gim.pxi``).  Includes ``model.armature`` on the
     diagonal, as ``pin.crba`` does.  The checked path of :func:`denoc_bridge.mass_matrix`.
     ``out``: an optional (nv, nv) float64 array to write into (returned).
     """

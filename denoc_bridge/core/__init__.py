@@ -4,7 +4,8 @@ One extension module per group of recursion passes (``configuration``: the joint
 maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and block factors,
 the energies of a tree, single states and batches; ``run``: the fixed-step runs; ``contact``:
 the contact rows, the Delassus operator, PGS and the contact run; ``directional``: the
-matrix-free derivatives of forward dynamics), each a ``.pyx`` that includes one ``.pxi``
+matrix-free derivatives of forward dynamics; ``derivatives``: the analytical derivatives of the
+dynamics), each a ``.pyx`` that includes one ``.pxi``
 per pass and a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
@@ -112,3 +113,5 @@ run = load("run")
 contact = load("contact")
 #: the matrix-free derivatives of forward dynamics, JVP and VJP (``directional.pyx``)
 directional = load("directional")
+#: the analytical derivatives of the dynamics of a tree (``derivatives.pyx``)
+derivatives = load("derivatives")

@@ -1,7 +1,16 @@
 # The GIM and its analytic inverse, one pass each, in the base frame of each tree (000 eqs.
-# 16-17; 002 eqs. A.13-A.18, A.22).  The sweeps of the inverse are derived at length in the
-# docstring of denoc_bridge/kernels/gim.py (numba's inverse, which the numba derivatives still
-# call; numba's GIM pass is gone).
+# 16-17; 002 eqs. A.13-A.18, A.22).  (numba's copies, kernels/gim.py, went with the numba
+# derivatives, their last callers; the derivation of the inverse's sweeps, from their docstring:)
+# the inverse I^-1 = U^-T D^-1 U^-1 (002 eq. A.22) comes out of two sweeps over the rows, after
+# the articulated pass of forward dynamics has given Psi_k, Ihat_k and Ihat_k^-1 in the link
+# frames (000 eqs. 19-21; the projections Mhat - PsiHat Psi^T are kept in the link frames, where
+# they lose ~100 times fewer digits than about a far origin, and its singularity test names the
+# joint): the backward sweep (subtree_rows) builds the rows of D^-1 U^-1 over each subtree, the
+# block recursion of 002 eqs. A.13-A.18 with eta~ carried as one wrench per column; the forward
+# sweep (inverse_rows) applies U^-T (000 Table 3, step 2), mu~ carried as one twist per column,
+# in one 6 x nv accumulator per kinematic module that the intra-modular recursion updates in
+# place and a child module starts from its parent module's.  Work: O(n^2), 12 multiplications
+# per (row, column) pair.
 #
 # After the geometry pass, base_frame_pass expresses every link in the frame of the root link of
 # its tree (the base frame): R_k = R_b E_k^T, p_k = p_b + R_b r_k, its mass M_k about the base

@@ -148,25 +148,40 @@ cdef enum:
     LTDL_REFUSED = -4
 
 
+cdef bint ltdl_inverse_chosen(const int* ki, Py_ssize_t L, Py_ssize_t nv, Py_ssize_t* lam) noexcept nogil:
+    """The DOFs' parents into lam[:nv] (their depths into lam[nv:2 nv]), and whether the inverse
+    GIM comes from the GIM's LTDL: its work count at most MINV_LTDL_WORK_PER_ENTRY nv^2 (the
+    choice of inverse_gim and of the forward derivatives, derivatives.pyx)."""
+    dof_parents(ki, L, lam)
+    return minv_work(lam, lam + nv, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv
+
+
+cdef bint ltdl_inverse(Py_ssize_t nv, double* A, Py_ssize_t* lam, double* u) noexcept nogil:
+    """A, the GIM (every ancestor pair, both triangles), into its inverse, full and symmetric, by
+    the scalar LTDL and Takahashi's recurrence (ltdl_minv); lam from ltdl_inverse_chosen (3 nv:
+    the runs go to lam[2 nv:]), u nv scratch.  False (A spoilt) if a pivot is not clearly
+    positive or an entry is not finite: the caller then takes the recursion, which names a
+    singular joint."""
+    dof_runs(lam, nv, lam + 2 * nv)
+    return ltdl_minv(nv, A, lam, lam + 2 * nv, u) and finite_upper(A, nv) == 0
+
+
 cdef long inverse_gim(const int* ki, const double* kf, Py_ssize_t L, const double* q,
                       Py_ssize_t nq, Py_ssize_t nv, double* work, double* out, int way) noexcept nogil:
-    """I^-1 into ``out``: on small trees (work count at most MINV_LTDL_WORK_PER_ENTRY nv^2) the
-    GIM, its scalar LTDL and Takahashi's recurrence; otherwise, or if a pivot is not clearly
-    positive, the articulated pass and the two sweeps over the rows (which name a singular
-    joint).  lambda, the depths, the runs and u live in the Ihat rows of ``work`` (unused by the GIM)."""
+    """I^-1 into ``out``: on small trees (ltdl_inverse_chosen) the GIM, its scalar LTDL and
+    Takahashi's recurrence; otherwise, or if a pivot is not clearly positive, the articulated
+    pass and the two sweeps over the rows (which name a singular joint).  lambda, the depths, the
+    runs and u live in the Ihat rows of ``work`` (unused by the GIM)."""
     cdef Py_ssize_t* lam = <Py_ssize_t*>(work + ihat_row(L, nv, 0) * W)
-    cdef Py_ssize_t* depth = lam + nv
-    cdef Py_ssize_t* run = lam + 2 * nv
     cdef double* u = work + ihatinv_row(L, nv, 0) * W
     cdef long status
-    dof_parents(ki, L, lam)
-    if way == WAY_LTDL or (way == WAY_CHOSEN and minv_work(lam, depth, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv):
+    cdef bint chosen = ltdl_inverse_chosen(ki, L, nv, lam)
+    if way == WAY_LTDL or (way == WAY_CHOSEN and chosen):
         joint_geometry_pass(ki, kf, L, q, nv, work, False, 0, L, poly_ok(q, nq))
         status = crba(ki, kf, work, L, nv, out)  # every ancestor pair, all the LTDL reads
         if status:
             return status
-        dof_runs(lam, nv, run)
-        if ltdl_minv(nv, out, lam, run, u) and finite_upper(out, nv) == 0:
+        if ltdl_inverse(nv, out, lam, u):
             return 0
         if way == WAY_LTDL:
             return LTDL_REFUSED
@@ -256,8 +271,7 @@ def inverse_takes_ltdl(kt):
     cdef Py_ssize_t* lam = <Py_ssize_t*>malloc((2 * nv + 1) * sizeof(Py_ssize_t))
     if lam == NULL:
         raise MemoryError()
-    dof_parents(ki, t.n0, lam)
-    cdef bint chosen = minv_work(lam, lam + nv, nv) <= MINV_LTDL_WORK_PER_ENTRY * nv * nv
+    cdef bint chosen = ltdl_inverse_chosen(ki, t.n0, nv, lam)
     free(lam)
     return chosen
 

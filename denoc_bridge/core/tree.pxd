@@ -2,8 +2,10 @@
 """The passes of the tree module that the other compiled modules cimport
 (``from denoc_bridge.core.tree cimport energies_of_state``): the energies, and the forward
 dynamics passes, the factorised solve and the fused stage sweep of the fixed-step runs
-(``run.pyx``), the links' world frames and DOF columns of the contact rows (``contact.pyx``),
-and the maps and accelerations of a model with mimic joints (mimic.pxi).
+(``run.pyx``), the links' world frames and DOF columns of the contact rows (``contact.pyx``) and
+of the derivatives (``derivatives.pyx``, with the state checks and the finiteness test of the
+entries, and the inverse GIM from the GIM or from the articulated factors of the forward
+derivatives), and the maps and accelerations of a model with mimic joints (mimic.pxi).
 
 ``ki``/``kf``: the model table's int32 and float64 views (tables.pxd), L links, nv DOFs; every
 length is the model's (checked by the caller, as the entries of tree.pyx do); ``work`` the
@@ -12,6 +14,8 @@ wrenches.
 """
 
 cimport numpy as cnp
+
+from denoc_bridge.core.arrays cimport Arr
 
 cdef void energies_of_state(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                             double* work, const double* q, const double* v, const double* K,
@@ -43,6 +47,14 @@ cdef bint sweepable(const int* ki, Py_ssize_t L) noexcept nogil
 cdef void world_frames(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv, double* work,
                        const double* q, Py_ssize_t nq, double* R, double* p,
                        double* Pw) noexcept nogil
+
+cdef bint ltdl_inverse_chosen(const int* ki, Py_ssize_t L, Py_ssize_t nv, Py_ssize_t* lam) noexcept nogil
+cdef bint ltdl_inverse(Py_ssize_t nv, double* A, Py_ssize_t* lam, double* u) noexcept nogil
+cdef int minv_from_factors(const int* ki, const double* kf, const double* work, Py_ssize_t L,
+                           Py_ssize_t nv, double* out) noexcept nogil
+cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, const Arr* x,
+                      const Arr* fext, const Arr* out, const Arr* work) noexcept nogil
+cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil
 
 
 cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; kernels/mimic.py pack)

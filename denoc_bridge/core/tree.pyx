@@ -57,6 +57,9 @@ cnp.import_array()
 # of this module (Cython's own included) is inlined always under gcc and clang.
 cdef extern from *:
     """
+    #if defined(_MSC_VER) && !defined(__restrict__)
+    #define __restrict__ __restrict  /* row_t: MSVC spells gcc's __restrict__ this way */
+    #endif
     #if defined(__GNUC__)
     #undef CYTHON_INLINE
     #define CYTHON_INLINE __inline__ __attribute__((always_inline))

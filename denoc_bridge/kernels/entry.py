@@ -1,5 +1,5 @@
-"""Entry kernels that the numba code still calls: forward dynamics of one state (the integrators,
-the contact runs, mimic joints and the derivatives).
+"""Entry kernels that the numba code still calls: forward dynamics of one state and the state
+checks (the loops' Lagrange solve and the matrix-free derivatives).
 
 The public Python layer calls the compiled core instead (:mod:`denoc_bridge.core`, Cython:
 ``core/entry.pxi`` and ``core/gim_entry.pxi``, with their batches, inverse dynamics, the GIM, its

@@ -1,6 +1,6 @@
 """The forward recursion of recursive DeNOC inverse dynamics (000 Table 1, step 1; 003 eqs. 4-8):
-twists, twist rates and link wrenches, for the numba forward dynamics and derivatives that still
-run it (issue 49 ports them).  Inverse dynamics itself is compiled (``core/inverse_dynamics.pxi``,
+twists, twist rates and link wrenches, for the numba forward dynamics and matrix-free derivatives
+that still run it (issue 49 ports them; the dense derivatives are compiled, core/derivatives.pyx).  Inverse dynamics itself is compiled (``core/inverse_dynamics.pxi``,
 both passes); numba's backward recursion of the wrenches to the joints
 (``tau = N_d^T N_l^T w``) is gone (issue 48).  Modules are visited M_1..M_s (inter-modular
 recursion) and, inside a module, its links 1^i..eta^i (intra-modular

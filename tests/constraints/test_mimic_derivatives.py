@@ -114,9 +114,12 @@ def test_mimic_derivatives_batch_equals_states():
     Q = np.array([db.random_configuration(model, rng) for _ in range(3)])
     V, T = rng.standard_normal((3, model.nv)), rng.standard_normal((3, model.nv))
     batch = db.forward_dynamics_derivatives(model, Q, V, T)
+    # the batch's reduced accelerations (db.mimic.forward_dynamics of the batch) differ from the
+    # states' by a few ulps (1.5e-11 of 5e3), which dqdd/dq's dependence on qdd amplifies to
+    # 1e-12 of its scale (7.6e-13 with numba's derivatives, 1.0e-12 with the compiled ones)
     for b in range(3):
         for X, x in zip(batch, db.forward_dynamics_derivatives(model, Q[b], V[b], T[b])):
-            assert np.abs(X[b] - x).max() <= 1e-12 * np.abs(x).max()
+            assert np.abs(X[b] - x).max() <= 1e-11 * np.abs(x).max()
 
 
 def test_linearize_mimic_model():

@@ -1,8 +1,8 @@
 """The layout constants the compiled core hard-codes in its .pxd and .pxi files (``cdef enum``
 members: table columns, rotation and offset codes, joint types, work-array rows, the rows of a
-run's scratch that the Python layer reads back, the actuation codes of a run, the columns of the
-GIM's base-frame rows; the per-joint-type nq and nv of arrays.pxd) against the Python modules
-they mirror (kernels/tables.py, joints.py, prefetch.py, gim.py, integrators.py, systems.py,
+run's scratch that the Python layer reads back, the actuation codes of a run; the per-joint-type
+nq and nv of arrays.pxd) against the Python modules
+they mirror (kernels/tables.py, joints.py, prefetch.py, integrators.py, systems.py,
 multibody/joints.py, the hooks of tests/core/test_gim.py).  Neither side imports the other: the
 enums are not visible from Python, so the Cython text is parsed here, and an edit made on one
 side only fails the test named after the constant.  Every enum name has a Python twin or is
@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 import denoc_bridge
-from denoc_bridge.kernels import gim as kg
 from denoc_bridge.kernels import integrators as ki
 from denoc_bridge.kernels import joints as kj
 from denoc_bridge.kernels import prefetch as kp
@@ -32,7 +31,6 @@ MIRRORS = {
     "kernels.tables": kt,
     "kernels.joints": kj,
     "kernels.prefetch": kp,
-    "kernels.gim": kg,
     "kernels.integrators": ki,
 }
 #: twins of another name, or an expression of Python constants
@@ -58,6 +56,12 @@ NO_TWIN = {
     "BUF_PER_LINK": "exported as core.directional.PER_LINK (buffer_size)",
     "BUF_PER_DOF": "exported as core.directional.PER_DOF (buffer_size)",
     "CHECK_AHEAD": "rows ahead of the directional entries' checks (prefetch), a C-only distance",
+    # the rows of the derivatives' column array (derivative_passes.pxi), scratch of one call
+    **{c: "a row of the derivatives' scratch Cols, C-only" for c in ("C_Y", "C_Z", "C_GA", "C_RH", "C_ROWS")},
+    "NARROW": "the narrower tile of the forward derivatives' products (forward_derivatives.pxi), C-only",
+    # the columns of the GIM's base-frame rows (gim.pxi): C-only since numba's kernels/gim.py,
+    # their twin, went with the numba derivatives that called it
+    **{c: "a column of the GIM's base-frame rows X (gim.pxi), C-only" for c in ("X_P", "X_M", "X_H", "X_I", "XW")},
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")

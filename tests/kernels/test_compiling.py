@@ -13,7 +13,7 @@ from numba import njit, types
 
 import denoc_bridge
 from denoc_bridge.cli.warmup import CompileNotice
-from denoc_bridge.kernels import derivatives, entry
+from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
 from denoc_bridge.simulation.runners import compile_for
 
@@ -53,8 +53,6 @@ def test_declared_signature_refuses_a_wrong_first_call_and_serves_kernels():
 
 def test_the_entries_are_declared_not_compiled_at_import():
     kernels = (entry.forward_dynamics_state, entry.forward_dynamics_fast)
-    kernels += (derivatives.inverse_dynamics_derivatives_state, derivatives.forward_dynamics_derivatives_state)
-    kernels += (derivatives.forward_dynamics_derivatives_fast,)
     for kernel in kernels:
         assert kernel._declared  # compiled on first use (maybe already, by another test)
 

@@ -1,0 +1,153 @@
+"""The compiled derivatives (denoc_bridge/core/derivatives.pyx) against the numba entries they
+replace and against Pinocchio, side by side in one process (the port's measurements).
+
+    python benchmarks/cython_derivatives.py                  # every row
+    python benchmarks/cython_derivatives.py --only panda --repeats 21
+
+Rows: panda, talos, solo12 and a 100-link chain (``db.load_robot("chain:100")``), inverse
+(``inverse``) and forward (``forward``) derivatives at one random state without external
+wrenches.  Columns: the compiled entry that allocates its results (``*_new``, the public call's
+fast path), the numba entry with results allocated the way its Python layer did (``np.empty``
+per result), the public call (``db.inverse_dynamics_derivatives`` /
+``db.forward_dynamics_derivatives``), and ``pin.computeRNEADerivatives`` /
+``pin.computeABADerivatives`` on the Pinocchio model of the same layout.  The results are
+checked equal first.  Each is timed as batches of calls from Python (each batch at least
+``--batch-ms``), the implementations interleaved within every repeat in a rotating order; the
+table gives the median time per call and the ratios.  ``--clock cpu`` (the default) times the
+thread's CPU time, ``--clock wall`` the wall clock.  A numba column disappears once its entry is
+deleted (the table in the commit that deleted it holds its last measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pinocchio as pin
+
+import denoc_bridge as db
+from denoc_bridge.algorithms.derivatives import derivative_work
+from denoc_bridge.core import derivatives as compiled
+from denoc_bridge.multibody.inputs import NO_FEXT
+
+try:  # numba's entries, while they exist
+    kd = importlib.import_module("denoc_bridge.kernels.derivatives")
+except ImportError:
+    kd = None
+
+MODELS = ("panda", "talos", "solo12", "chain:100")
+CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
+
+
+def per_call(fn, batch_s: float, clock) -> float:
+    """Seconds per call of ``fn`` over a batch of at least ``batch_s`` (the count fixed on the
+    first call)."""
+    n = per_call.counts.get(fn)
+    if n is None:
+        fn()  # warm up (numba loads its cache on the first call: that call would fix the count at 2)
+        n, t = 1, 0.0
+        while t < batch_s:
+            n *= 2
+            t0 = clock()
+            for _ in range(n):
+                fn()
+            t = clock() - t0
+        per_call.counts[fn] = n
+    t0 = clock()
+    for _ in range(n):
+        fn()
+    return (clock() - t0) / n
+
+
+per_call.counts = {}
+
+
+def calls(model: db.Model) -> dict:
+    """{(algorithm, implementation): a call without arguments}, after checking that the
+    implementations agree."""
+    rng = np.random.default_rng(0)
+    q = db.random_configuration(model, rng)
+    v, x = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+    kt, work, nv, empty = model._kt, derivative_work(model), model.nv, np.empty
+    pm = db.to_pinocchio(model)
+    pd = pm.createData()
+    fns = {
+        ("inverse", "cython"): lambda: compiled.inverse_dynamics_derivatives_new(kt, work, q, v, x),
+        ("inverse", "public"): lambda: db.inverse_dynamics_derivatives(model, q, v, x),
+        ("inverse", "pinocchio"): lambda: pin.computeRNEADerivatives(pm, pd, q, v, x),
+    }
+    if hasattr(compiled, "forward_dynamics_derivatives_new"):
+        fns[("forward", "cython")] = lambda: compiled.forward_dynamics_derivatives_new(kt, work, q, v, x)
+    fns[("forward", "public")] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
+    fns[("forward", "pinocchio")] = lambda: pin.computeABADerivatives(pm, pd, q, v, x)
+    if kd is not None and hasattr(kd, "inverse_dynamics_derivatives_state"):
+        fns[("inverse", "numba")] = lambda: kd.inverse_dynamics_derivatives_state(
+            kt, q, v, x, NO_FEXT, empty(nv), empty((nv, nv)), empty((nv, nv)), empty((nv, nv))
+        )
+    if kd is not None and hasattr(kd, "forward_dynamics_derivatives_fast"):
+        fns[("forward", "numba")] = lambda: kd.forward_dynamics_derivatives_fast(kt, q, v, x, empty((3, nv, nv)))
+    check(model, pm, q, v, x)
+    assert type(compiled.inverse_dynamics_derivatives_new(kt, work, q, v, x)) is tuple
+    return fns
+
+
+def check(model, pm, q, v, x) -> None:
+    """The compiled entries against numba's (while it exists) and Pinocchio's."""
+    pd = pm.createData()
+    pin.computeRNEADerivatives(pm, pd, q, v, x)
+    ours = db.inverse_dynamics_derivatives(model, q, v, x)
+    for got, ref in zip(ours, (pd.dtau_dq, pd.dtau_dv, np.triu(pd.M) + np.triu(pd.M, 1).T)):
+        assert np.abs(got - ref).max() <= 1e-9 * np.abs(ref).max(), model.name
+    pin.computeABADerivatives(pm, pd, q, v, x)
+    ours = db.forward_dynamics_derivatives(model, q, v, x)
+    for got, ref in zip(ours, (pd.ddq_dq, pd.ddq_dv, np.triu(pd.Minv) + np.triu(pd.Minv, 1).T)):
+        assert np.abs(got - ref).max() <= 1e-7 * np.abs(ref).max(), model.name
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--batch-ms", type=float, default=20.0)
+    p.add_argument("--only", help="rows whose name contains this")
+    p.add_argument("--clock", choices=list(CLOCK), default="cpu")
+    args = p.parse_args(argv)
+    print(
+        "| model | derivatives | cython entry (us) | numba entry (us) | public call (us) | Pinocchio (us) "
+        "| cython / numba | public / Pinocchio |\n|---|---|---|---|---|---|---|---|"
+    )
+    for name in MODELS:
+        if args.only and args.only not in name:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", db.PhysicsWarning)
+            model = db.load_robot(name)
+        fns = calls(model)
+        keys = list(fns)
+        times: dict = {k: [] for k in keys}
+        for r in range(args.repeats):
+            order = keys[r % len(keys) :] + keys[: r % len(keys)]  # each one first in turn
+            for k in order:
+                times[k].append(per_call(fns[k], args.batch_ms / 1e3, CLOCK[args.clock]))
+        for alg in ("inverse", "forward"):
+            c, n, pub, pn = (
+                statistics.median(times.get((alg, i), [float("nan")])) * 1e6
+                for i in ("cython", "numba", "public", "pinocchio")
+            )
+            print(
+                f"| {name} ({model.nv} DOF) | {alg} | {c:.2f} | {n:.2f} | {pub:.2f} | {pn:.2f} | {c / n:.2f} "
+                f"| {pub / pn:.2f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
