@@ -3,7 +3,8 @@
 One extension module per group of recursion passes (``configuration``: the joints' configuration
 maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and block factors,
 the energies of a tree, single states and batches; ``run``: the fixed-step runs; ``contact``:
-the contact rows, the Delassus operator, PGS and the contact run), each a ``.pyx`` that includes one ``.pxi``
+the contact rows, the Delassus operator, PGS and the contact run; ``loops``: the rows of the cut
+joints of closed loops and the constrained accelerations), each a ``.pyx`` that includes one ``.pxi``
 per pass and a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
@@ -109,3 +110,5 @@ tree = load("tree")
 run = load("run")
 #: ground contact: rows, Delassus operator, PGS, the contact-euler run (``contact.pyx``)
 contact = load("contact")
+#: closed loops: the cut joints' rows, the constrained accelerations (``loops.pyx``)
+loops = load("loops")

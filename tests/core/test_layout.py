@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import denoc_bridge
+from denoc_bridge.constraints import packed
 from denoc_bridge.kernels import gim as kg
 from denoc_bridge.kernels import integrators as ki
 from denoc_bridge.kernels import joints as kj
@@ -43,6 +44,8 @@ DERIVED = {
     "NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT),
     **{c: (f"kernels.systems.{p} (a run's scratch rows)", getattr(ks, p)) for c, p in _SCRATCH.items()},
     **{c: (f"tests/core/test_gim.py {p} (the entries' way hook)", getattr(test_gim, p)) for c, p in _WAYS.items()},
+    "LI": ("constraints.packed.PI_COLUMNS (the int64 columns of a cut joint's row)", packed.PI_COLUMNS),
+    "LF": ("constraints.packed.PF_COLUMNS (its float64 columns)", packed.PF_COLUMNS),
 }
 #: enum names without a Python twin, each with the reason
 NO_TWIN = {
@@ -54,6 +57,9 @@ NO_TWIN = {
     "STEP_PYTHON": "exported as core.contact.PYTHON_STEP",
     "STEP_STALLED": "exported as core.contact.PGS_STALLED",
     "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
+    # the cut joints' type codes: core/loops.pyx exports them (CUT_CODES), packed.py packs with them
+    **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("weld", "spherical", "revolute")},
+    **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("prismatic", "coupling", "term")},
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
