@@ -167,3 +167,75 @@ cdef long loop_accelerations(Loop* lp, const double* q, const double* v, const d
         if not isfinite(a[i]):
             return -1
     return 0
+
+
+cdef inline double largest(const double* x, Py_ssize_t n) noexcept nogil:
+    """max |x_i| (0 for n = 0), nan when an entry is nan."""
+    cdef double e = 0.0, y
+    cdef Py_ssize_t i
+    for i in range(n):
+        y = fabs(x[i])
+        if not y <= e:  # a larger entry, or nan (kept: nothing compares larger)
+            e = y
+            if e != e:
+                return e
+    return e
+
+
+cdef inline long rest_factors(Loop* lp, const double* q) noexcept nogil:
+    """The articulated factors at q (a forward dynamics at rest: zero v and tau, no wrenches,
+    its accelerations into the scratch ys): 0 or k + 1 for a singular articulated inertia."""
+    return forward_dynamics_passes(lp.ki, lp.kf, lp.L, lp.nv, lp.work, q, lp.nq, lp.ds.zero,
+                                   lp.ds.zero, NULL, lp.ds.ys, True)
+
+
+cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol, long max_iter,
+                        double* qn, double* err, double* err0) noexcept nogil:
+    """Close the loops and remove the velocity that violates them, both in the kinetic-energy
+    metric: Gauss-Newton on phi(q) = 0 with the steps dq = -M^-1 C^T (C M^-1 C^T)^-1 phi (the
+    smallest correction in that metric; q (+) dq on the joints' manifolds, qn scratch), then
+    v -= M^-1 C^T (C M^-1 C^T)^-1 C v, over the independent rows.  err and err0: max |phi| at
+    the end and at the start.  Returns 0, k + 1 for a singular articulated inertia, -3 for a
+    singular C M^-1 C^T, -4 when the positions do not converge in max_iter steps."""
+    cdef Dense* ds = &lp.ds
+    cdef Py_ssize_t nv = lp.nv, r = 0, i, j
+    cdef long it, status
+    cdef double e = 0.0
+    for i in range(nv):
+        ds.zero[i] = 0.0  # the state at rest of the factorisations
+    err0[0] = -1.0
+    for it in range(max_iter + 1):
+        constraint_rows(lp, q, ds.zero, False)
+        e = largest(ds.phi, lp.cu.m)
+        err[0] = e
+        if err0[0] < 0.0:
+            err0[0] = e
+        r = select_rows(lp, rtol)
+        if e <= tol:
+            break
+        if it == max_iter:
+            return -4
+        if r > 0:
+            status = rest_factors(lp, q)
+            if status:
+                return status
+        for j in range(r):
+            ds.rhs[j] = ds.phi[ds.rows[j]]
+        if not lagrange_solve(lp, r, ds.ys):
+            return -3
+        for i in range(nv):
+            ds.ys[i] = -ds.ys[i]  # dq = -M^-1 C^T (C M^-1 C^T)^-1 phi
+        model_integrate(lp.ki, lp.L, q, ds.ys, qn)
+        for i in range(lp.nq):
+            q[i] = qn[i]
+    if r > 0:
+        status = rest_factors(lp, q)
+        if status:
+            return status
+    for j in range(r):
+        ds.rhs[j] = dot(ds.Cr + j * nv, v, lp.cu.hi)
+    if not lagrange_solve(lp, r, ds.ys):
+        return -3
+    for i in range(nv):
+        v[i] -= ds.ys[i]  # v -= M^-1 C^T (C M^-1 C^T)^-1 C v
+    return 0

@@ -265,3 +265,37 @@ def accelerations_state(kt, work, pi, pf, sb, q, v, tau, fext, double alpha, dou
         return status, 0
     status = loop_accelerations(&lp, aq, av, at, af if d[0] else NULL, alpha, beta, rtol, aa, &rank)
     return status, rank
+
+
+def project_state(kt, work, pi, pf, sb, q, v, double rtol, double tol, long max_iter, qn):
+    """Project (q, v) onto the loops in place (project_loops; ``qn``: nq of scratch): (status, max
+    |phi| at the end, at the start).  Status 0, k + 1 for a singular articulated inertia of link
+    k, -1 for a state that is not finite or an option out of its range (rtol in [0, 1), tol
+    >= 0, max_iter >= 0), -2 for a length or an index that does not fit (nothing computed), -3
+    for a singular C M^-1 C^T, -4 when the positions do not converge in max_iter steps."""
+    cdef Loop lp
+    cdef Packed pk
+    cdef double* aq
+    cdef double* av
+    cdef double* an
+    cdef Py_ssize_t nq, nv, nn
+    cdef double err = 0.0, err0 = 0.0
+    packed_of(pi, pf, sb, &pk)
+    vector(q, True, b"q", &aq, &nq)
+    vector(v, True, b"v", &av, &nv)
+    vector(qn, True, b"qn", &an, &nn)
+    cdef long status = model_of(kt, work, &lp)
+    if status == 0:
+        status = cuts_of(&pk, &lp)
+    if status == 0 and (nq != lp.nq or nv != lp.nv or nn != lp.nq):
+        status = -2
+    if status == 0:
+        status = configuration_ok(&lp, aq)
+    if status == 0 and not finite(av, lp.nv):
+        status = -1
+    if status == 0 and not (0.0 <= rtol < 1.0 and tol >= 0.0 and isfinite(tol) and max_iter >= 0):
+        status = -1
+    if status:
+        return status, 0.0, 0.0
+    status = project_loops(&lp, aq, av, rtol, tol, max_iter, an, &err, &err0)
+    return status, err, err0

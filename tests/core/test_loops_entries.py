@@ -223,3 +223,62 @@ def test_the_cut_codes_are_numbas():
 
     names = ("weld", "spherical", "revolute", "prismatic", "coupling", "term")
     assert cl.CUT_CODES == {n: getattr(kr, n.upper()) for n in names}
+
+
+def _project(model, cp, q, v, rtol=loops.RANK_RTOL, tol=1e-12, max_iter=20, qn=None, **swap):
+    """project_state on the packed model, with the arguments named in ``swap`` replaced."""
+    args = dict(kt=model._kt, work=cp.work, pi=cp.pi, pf=cp.pf, sb=cp.sb, q=q, v=v)
+    args.update(swap)
+    return cl.project_state(*args.values(), rtol, tol, max_iter, np.empty(model.nq) if qn is None else qn)
+
+
+@pytest.mark.parametrize("kind", ["spherical", "revolute", "prismatic"])
+def test_projection_steps_are_the_kinetic_energy_metrics(kind):
+    """One Gauss-Newton step of the positions (max_iter = 1: status -4 after it) is
+    q (+) -M^-1 C^T (C M^-1 C^T)^-1 phi, and the velocity projection v - M^-1 C^T (C M^-1 C^T)^-1 C v,
+    with the dense M of db.mass_matrix and the readable rows (C of full rank here)."""
+    model, q_ref, rng = _looped(kind, True, seed=3)
+    cp = compiled(model)
+    q0, v0 = db.integrate(model, q_ref, 0.02 * rng.normal(size=model.nv)), rng.normal(size=model.nv)
+    phi, C, _ = loops.loop_kinematics(model, q0, v0)
+    assert np.linalg.matrix_rank(C) == len(C)
+    Minv_Ct = np.linalg.solve(db.mass_matrix(model, q0), C.T)
+    q_one = db.integrate(model, q0, -Minv_Ct @ np.linalg.solve(C @ Minv_Ct, phi))
+    q, v = q0.copy(), v0.copy()
+    status, err, err0 = _project(model, cp, q, v, max_iter=1)
+    assert status == -4 and err0 == pytest.approx(np.abs(phi).max(), rel=1e-12) and err < 0.1 * err0
+    np.testing.assert_allclose(q, q_one, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(v, v0)  # not reached
+    q, v = q0.copy(), v0.copy()
+    status, err, err0 = _project(model, cp, q, v)
+    assert status == 0 and err <= 1e-12 and np.abs(loops.loop_residual(model, q)).max() <= 1e-12
+    C = loops.loop_jacobian(model, q)
+    Minv_Ct = np.linalg.solve(db.mass_matrix(model, q), C.T)
+    v_ref = v0 - Minv_Ct @ np.linalg.solve(C @ Minv_Ct, C @ v0)
+    assert np.abs(v - v_ref).max() <= 1e-12 * np.abs(v0).max()
+    assert np.abs(C @ v).max() <= 1e-12 * np.abs(v0).max()
+
+
+def test_projection_refuses_what_does_not_fit(case):
+    model, cp, q, v, tau = case
+    for name, bad in [("q", dict(q=q.astype(np.float32))), ("v", dict(v=list(v))), ("qn", dict(qn=np.empty(3, int)))]:
+        with pytest.raises(TypeError, match=name):
+            _project(model, cp, q.copy(), v.copy(), **bad)
+    ro = v.copy()
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="v"):
+        _project(model, cp, q.copy(), ro)
+    for swap in [dict(q=q[:-1].copy()), dict(v=np.append(v, 0.0)), dict(qn=np.empty(model.nq - 1)), dict(sb=cp.sb[1:])]:
+        qq, vv = swap.get("q", q.copy()), swap.get("v", v.copy())
+        before = qq.copy(), vv.copy()
+        assert _project(model, cp, qq, vv, **{k: x for k, x in swap.items() if k not in "qv"}) == (-2, 0.0, 0.0)
+        np.testing.assert_array_equal(qq, before[0])
+        np.testing.assert_array_equal(vv, before[1])
+    nan = q.copy()
+    nan[1] = np.nan
+    assert _project(model, cp, nan, v.copy())[0] == -1
+    assert _project(model, cp, q.copy(), v * np.nan)[0] == -1
+    for opts in [dict(tol=-1.0), dict(tol=np.inf), dict(max_iter=-1), dict(rtol=1.0)]:
+        assert _project(model, cp, q.copy(), v.copy(), **opts)[0] == -1, opts
+    status, err, err0 = _project(model, cp, q.copy(), v.copy(), max_iter=0)  # off the loops: no step allowed
+    assert status == -4 and err == err0 > 1e-3
