@@ -32,8 +32,8 @@ and ``C a + Cdot v = 0`` is checked on ours.  Our forward dynamics of the open t
 loops removed) and ``pin.aba`` are timed alongside, for scale.
 
 ``--profile`` splits our time: the Python layers above the compiled entry, the cost of
-dispatching its 14 arguments (a compiled no-op of the same signature) and the compiled
-code itself.  It reaches into private names of :mod:`denoc_bridge.constraints.loops`; if they change,
+calling it with its 13 arguments and checking them (the same call with an output one entry too
+long: it returns -2 after every check, nothing computed) and the compiled code itself.  It reaches into private names of :mod:`denoc_bridge.constraints.loops`; if they change,
 the profile records the error instead of failing.
 
 Writes ``loops.json`` and ``loops.md`` (the table of the README) to ``--out``.
@@ -183,27 +183,20 @@ def _std_vectors(cms, cds):
 # ------------------------------------------------------------------ the rows
 
 
-def _noop(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta, rtol, a):
-    return 0, 0
-
-
 def profile(model, q, v, tau, repeats: int, min_time: float, stat: str = "median") -> dict:
-    """Our time split into the Python layers, the dispatch of the compiled entry and its code."""
+    """Our time split into the Python layers, the call of the compiled entry with its checks, and its code."""
     try:
-        from numba import njit
-
-        from denoc_bridge.kernels import loops as kl
+        from denoc_bridge.core import loops as cl
 
         cp = loops.compiled(model)
-        fext, a = loops.NO_FEXT, np.empty(model.nv)
-        args = (model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, 0.0, 0.0, loops.RANK_RTOL, a)
-        noop = njit(kl.ACCEL_SIGNATURE)(_noop)  # the same arguments, no work
+        fext, a, longer = loops.NO_FEXT, np.empty(model.nv), np.empty(model.nv + 1)
+        args = (model._kt, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, 0.0, 0.0, loops.RANK_RTOL)
         t = interleaved(
             {
                 "api": lambda: db.forward_dynamics(model, q, v, tau),
                 "loops": lambda: loops.constrained_forward_dynamics(model, q, v, tau),
-                "entry": lambda: kl.constrained_accelerations(*args),
-                "noop": lambda: noop(*args),
+                "entry": lambda: cl.accelerations_state(*args, a),
+                "noop": lambda: cl.accelerations_state(*args, longer),  # -2 after the checks
             },
             repeats,
             min_time,
@@ -288,7 +281,7 @@ def compare(
         else:
             print(
                 f"    profile: Python layers {p['python_layers_us']:.2f} us (forward_dynamics -> loops "
-                f"{p['of_which_forward_dynamics_to_loops_us']:.2f}), dispatch {p['dispatch_us']:.2f} us, "
+                f"{p['of_which_forward_dynamics_to_loops_us']:.2f}), call and checks {p['dispatch_us']:.2f} us, "
                 f"compiled {p['compiled_us']:.2f} us",
                 flush=True,
             )
@@ -325,7 +318,7 @@ def table(rows: list) -> str:
 
 def profile_table(rows: list) -> str:
     lines = [
-        "| system | `db.forward_dynamics` | Python layers | dispatch (14 arguments) | compiled |",
+        "| system | `db.forward_dynamics` | Python layers | call and checks (13 arguments) | compiled |",
         "|---|---|---|---|---|",
     ]
     for r in rows:

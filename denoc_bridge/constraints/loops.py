@@ -75,8 +75,8 @@ from denoc_bridge.constraints.solve import (
     partition,
     transformation,
 )
+from denoc_bridge.core import loops as _core
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import loops as _kl
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import LOOP_TYPES, LoopClosure, body_name, make_loop_closure
@@ -113,7 +113,7 @@ def _check_method(method: str) -> None:
 
 
 def _loop_status(model: Model, status: int, q: npt.ArrayLike) -> NoReturn:
-    """Raise the error that a kernel status stands for (see kernels.loops)."""
+    """Raise the error that a compiled status stands for (see denoc_bridge/core/loops.pyx)."""
     if status > 0:
         raise singular_error(model, status - 1)
     if status == -3:
@@ -148,8 +148,8 @@ def fast_lagrange(
     if fext is None:
         fext = NO_FEXT if f_ext is None else np.ascontiguousarray(inp.external_wrenches(model, f_ext))
     try:
-        status, r = _kl.constrained_accelerations(
-            model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, baumgarte[0], baumgarte[1], RANK_RTOL, a
+        status, r = _core.accelerations_state(
+            model._kt, cp.work, cp.pi, cp.pf, cp.sb, q, v, tau, fext, baumgarte[0], baumgarte[1], RANK_RTOL, a
         )
     except (TypeError, IndexError):
         status, r = -2, 0

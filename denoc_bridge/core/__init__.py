@@ -5,7 +5,8 @@ maps; ``tree``: geometry, inverse and forward dynamics, the GIM, its inverse and
 the energies of a tree, single states and batches; ``run``: the fixed-step runs; ``contact``:
 the contact rows, the Delassus operator, PGS and the contact run; ``directional``: the
 matrix-free derivatives of forward dynamics; ``derivatives``: the analytical derivatives of the
-dynamics), each a ``.pyx`` that includes one ``.pxi``
+dynamics; ``loops``: the rows of the cut joints of closed loops, the constrained accelerations and
+the projection), each a ``.pyx`` that includes one ``.pxi``
 per pass and a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
 (:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
@@ -115,3 +116,5 @@ contact = load("contact")
 directional = load("directional")
 #: the analytical derivatives of the dynamics of a tree (``derivatives.pyx``)
 derivatives = load("derivatives")
+#: closed loops: the cut joints' rows, the constrained accelerations (``loops.pyx``)
+loops = load("loops")

@@ -1,8 +1,11 @@
-"""Compiled closed-loop dynamics: cut-joint constraints, Lagrange multipliers, projection and a
-constrained RK4 run (004 eqs. 12-15; the readable version is :mod:`denoc_bridge.constraints.loops`).
+"""Compiled closed-loop dynamics inside numba's runs of loop systems (:mod:`.systems`): the
+constrained accelerations of a stage and the projection after a step (004 eqs. 12-15; the
+readable version is :mod:`denoc_bridge.constraints.loops`).  The public calls run the Cython
+core's ``loops`` module (``denoc_bridge/core/loops.pyx``), on the same packed arrays and
+scratch layout; these kernels remain until the runs of loop systems are ported.
 
 The entries take the model and its cut joints as two arrays built once per model by
-:func:`denoc_bridge.constraints.loops.compiled` (few arguments: each array argument costs dispatch time):
+:func:`denoc_bridge.constraints.packed.compiled` (few arguments: each array argument costs dispatch time):
 
 ``pi``  int64 (1 + L + n_loops, 6): row 0 = [L, n_loops, m rows, nv, nq, 0]; row 1 + k =
         [parent, joint type, idx_q, nq, idx_v, nv] of link k; row 1 + L + l = [type code,
@@ -13,8 +16,8 @@ The entries take the model and its cut joints as two arrays built once per model
         row-major), joint translation] of link k; row 1 + L + l = [R1 (9), p1, R2 (9), p2, b1,
         b2] of cut joint l, b1 and b2 the normals of its axis in the joint frame (a coupling's
         value, a term's coefficient in column 0);
-``sb``  float64 scratch of :func:`scratch_size` numbers, carved into the tuples ``ws``
-        (kinematics) and ``ds`` (constraints) by :func:`unpack`.
+``sb``  float64 scratch of ``scratch_size(L, nv, m)`` numbers (``denoc_bridge.core.loops``),
+        carved into the tuples ``ws`` (kinematics) and ``ds`` (constraints) by :func:`unpack`.
 
 The world kinematics and the cut joints' rows are in :mod:`denoc_bridge.kernels.loop_rows`.
 
@@ -35,12 +38,10 @@ Cost (measured, see ``benchmarks/closed_loops.py``):
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
-from denoc_bridge.kernels.compiling import njit_declared
 from denoc_bridge.kernels.configuration import integrate
-from denoc_bridge.kernels.entry import valid_state
 from denoc_bridge.kernels.lagrange import (
     cholesky_solve,
     dot,
@@ -52,28 +53,11 @@ from denoc_bridge.kernels.lagrange import (
 )
 from denoc_bridge.kernels.loop_rows import loop_rows, world_kinematics
 
-_M, _V, _F = types.float64[:, ::1], types.float64[::1], types.float64
-ACCEL_SIGNATURE = types.UniTuple(types.int64, 2)(
-    _M, _M, _M, types.int64[:, ::1], _M, _V, _V, _V, _V, _M, _F, _F, _F, _V
-)
-
-
-def scratch_size(L, nv, m):
-    """Numbers of scratch that :func:`unpack` carves."""
-    return ds_start(L, nv) + m * (4 * nv + m + 5) + 3 * nv
-
 
 @njit(cache=True)
 def ds_start(L, nv):
     """Where ``ds`` begins in the scratch (``ws`` comes first)."""
     return 24 * L + 18 * nv + 147
-
-
-def result_views(sb, L, nv, m):
-    """(C rows, lambda) views of the scratch: the independent rows of C and the multipliers
-    that :func:`constrained_accelerations` left there (first ``rank`` of each)."""
-    at = ds_start(L, nv) + 2 * m + 2 * m * nv  # after phi, C, gamma, Q
-    return sb[at : at + m * nv].reshape((m, nv)), sb[at + 2 * m * nv + m * m : at + 2 * m * nv + m * m + m]
 
 
 @njit(cache=True, inline="always")
@@ -189,9 +173,7 @@ def _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, 
     independent rows; a0 by the O(n) forward dynamics and each M^-1 C[j]^T by a solve with its
     factors (``kt0`` is not used: it was the gravity-free table of those solves).  Returns (status,
     rank): status 0, k + 1 for a singular articulated inertia, -1 a non-finite result, -3
-    a singular C M^-1 C^T.  lambda is left in ds[8][:rank] for the rows ds[4][:rank].
-
-    The entry :func:`constrained_accelerations` returns (status, rank)."""
+    a singular C M^-1 C^T.  lambda is left in ds[8][:rank] for the rows ds[4][:rank]."""
     phi, C, gamma, rows, Cr, Y, K, lam, rhs, zero = (
         ds[0],
         ds[1],
@@ -290,32 +272,3 @@ def state_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta,
     accelerations were); returns its status."""
     mt, lt, ws, ds = unpack(pi, pf, sb)
     return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)[0]
-
-
-@njit_declared(ACCEL_SIGNATURE)
-def constrained_accelerations(kt, kt0, work, pi, pf, sb, q, v, tau, fext, alpha, beta, rtol, a):
-    """:func:`_accelerations` on the packed model (the entry called from Python), after the
-    checks of :func:`..entry.valid_state` (status -2 a shape, -1 a value: the Python layer
-    then names the culprit).  lambda and the rows of C are left in the scratch
-    (:func:`result_views`)."""
-    status = valid_state(kt.view(np.int32), q, v, tau, fext, a, work, v.shape[0])
-    if status:
-        return status, 0
-    mt, lt, ws, ds = unpack(pi, pf, sb)
-    return _accelerations(kt, kt0, work, mt, lt, ws, ds, q, v, tau, fext, alpha, beta, rtol, a)
-
-
-@njit(cache=True)
-def rows(pi, pf, sb, q, v, with_bias):
-    """phi, C and Cdot qdot (with_bias) of every cut joint at (q, v) into the scratch (read them
-    with :func:`row_views`): world kinematics and :func:`loop_rows`, nothing else."""
-    mt, lt, ws, ds = unpack(pi, pf, sb)
-    n, hi = _reach(mt, lt)
-    world_kinematics(mt, q, v, with_bias, ws, n)
-    loop_rows(mt, lt, ws, q, with_bias, ds[0], ds[1], ds[2])
-
-
-def row_views(sb, L, nv, m):
-    """(phi, C, gamma) views of the scratch as :func:`rows` leaves them."""
-    at = ds_start(L, nv)
-    return sb[at : at + m], sb[at + m : at + m + m * nv].reshape((m, nv)), sb[at + m + m * nv : at + 2 * m + m * nv]

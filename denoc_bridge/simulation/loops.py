@@ -28,10 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from denoc_bridge.constraints import loops as lp
+from denoc_bridge.core import loops as core_loops
 from denoc_bridge.core import run as compiled_run
+from denoc_bridge.core import sized
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as inp
@@ -69,11 +70,15 @@ def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
 def _project(model, cp, q, v, tol, t):
     """Project (q, v) in place; returns the error before."""
     qn = np.empty(model.nq)
-    status, err, err0 = kl.project(
-        model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, q, v, lp.RANK_RTOL, tol, MAX_ITER, qn
+    status, err, err0 = core_loops.project_state(
+        model._kt, cp.work, cp.pi, cp.pf, cp.sb, q, v, lp.RANK_RTOL, tol, MAX_ITER, qn
     )
-    if status:
+    if sized(status, "project_state"):
         names = ", ".join(lc.name for lc in model.loops)
+        if status == -1:  # q or v left the finite numbers
+            raise SimulationError(
+                f"simulation stopped at t = {t:.6g} s: the state is not finite (loops {names})", t, "", None
+            )
         raise SimulationError(
             f"simulation stopped at t = {t:.6g} s: the loops ({names}) could not be closed by "
             f"projection (error {err:.3e} after {MAX_ITER} Gauss-Newton steps); a smaller dt may help",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import denoc_bridge
+from denoc_bridge.constraints import packed
 from denoc_bridge.kernels import integrators as ki
 from denoc_bridge.kernels import joints as kj
 from denoc_bridge.kernels import prefetch as kp
@@ -41,6 +42,8 @@ DERIVED = {
     "NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT),
     **{c: (f"kernels.systems.{p} (a run's scratch rows)", getattr(ks, p)) for c, p in _SCRATCH.items()},
     **{c: (f"tests/core/test_gim.py {p} (the entries' way hook)", getattr(test_gim, p)) for c, p in _WAYS.items()},
+    "LI": ("constraints.packed.PI_COLUMNS (the int64 columns of a cut joint's row)", packed.PI_COLUMNS),
+    "LF": ("constraints.packed.PF_COLUMNS (its float64 columns)", packed.PF_COLUMNS),
 }
 #: enum names without a Python twin, each with the reason
 NO_TWIN = {
@@ -62,6 +65,9 @@ NO_TWIN = {
     # the columns of the GIM's base-frame rows (gim.pxi): C-only since numba's kernels/gim.py,
     # their twin, went with the numba derivatives that called it
     **{c: "a column of the GIM's base-frame rows X (gim.pxi), C-only" for c in ("X_P", "X_M", "X_H", "X_I", "XW")},
+    # the cut joints' type codes: core/loops.pyx exports them (CUT_CODES), packed.py packs with them
+    **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("weld", "spherical", "revolute")},
+    **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("prismatic", "coupling", "term")},
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
