@@ -130,13 +130,14 @@ def test_the_notice_is_quiet_on_request_and_logs_every_kernel(monkeypatch, tmp_p
 @pytest.mark.slow
 def test_a_process_that_compiles_says_so_once_on_stderr(tmp_path):
     # an empty cache (NUMBA_CACHE_DIR): the first call compiles and the process says so, once.
-    # The matrix-free JVP is still a numba kernel (issue 49); the GIM and the dense derivatives,
-    # which this test called, are the compiled core's and compile nothing at run time
+    # The fixed-step runs of a loop system are still numba kernels (issue 49; 81 s to compile on
+    # 2 cores); the JVP, the GIM and the dense derivatives, which this test called, are the
+    # compiled core's and compile nothing at run time
     code = (
         "import numpy as np, denoc_bridge as db\n"
-        "m = db.load_robot('chain:2')\n"
-        "q, z = db.neutral_configuration(m), np.zeros(2)\n"
-        "db.forward_dynamics_jvp(m, q, z, z, z, z, z); db.forward_dynamics_jvp(m, q + 0.1, z, z, z, z, z)\n"
+        "m = db.generators.fourbar()\n"
+        "q = db.neutral_configuration(m)\n"
+        "db.simulate(m, q, np.zeros(m.nv), 0.002, 1e-3); db.simulate(m, q, np.zeros(m.nv), 0.003, 1e-3)\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     env.pop(notice.QUIET_ENV, None)
