@@ -19,26 +19,6 @@ cdef enum:  # the cut joints' type codes (row 1 + L + l of ``pi``: constraints/p
     LF = 30  # float64 columns of its row of pf
 
 
-cdef struct Cuts:  # the cut joints, joint couplings and their terms (rows 1 + L .. of pi, pf)
-    Py_ssize_t nl  # rows
-    Py_ssize_t m  # constraint rows
-    Py_ssize_t n  # the rows involve the links before n only (reach)
-    Py_ssize_t hi  # ... and the DOFs before hi
-    const cnp.int64_t* li  # (nl, LI)
-    const double* lf  # (nl, LF): [R1 (9), p1, R2 (9), p2, b1, b2]; a coupling's value, a term's coefficient
-
-
-cdef struct Frames:  # the world kinematics and the Jacobians of one cut joint (scratch)
-    double* R  # (L, 9)
-    double* p  # (L, 3)
-    double* Pw  # (nv, 6)
-    double* w  # (L, 3)
-    double* od  # (L, 3)
-    double* wd0  # (L, 3)
-    double* odd0  # (L, 3)
-    double* J  # (4, 3, nv): Jw1, Jx1, Jw2, Jx2
-
-
 cdef inline Py_ssize_t cut_rows(cnp.int64_t kind) noexcept nogil:
     """The number of constraint rows of a cut joint (or coupling) of this type code."""
     if kind == CUT_WELD:
