@@ -84,18 +84,21 @@ class LoopKinematics:
 
 
 def _log3(R) -> np.ndarray:
-    """The rotation vector of R (so(3) logarithm), robust near 0 and pi."""
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    th = np.arccos(c)
+    """The rotation vector theta n of R (so(3) logarithm), accurate at every angle: theta =
+    atan2(|w| / 2, (tr R - 1) / 2) with w = vee(R - R^T) = 2 sin(theta) n; below pi / 2,
+    theta / (2 sin theta) w; from pi / 2 on, n from the symmetric part (R + R^T) / 2 - cos(theta) 1
+    = (1 - cos(theta)) n n^T, its sign from w (theta / (2 sin theta) would multiply the rounding of
+    w by up to 1 / sin(theta) there: 1e6 at 1e-6 from pi)."""
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if th < 1e-6:
-        return 0.5 * w * (1.0 + th * th / 6.0)
-    if np.pi - th < 1e-6:
-        B = 0.5 * (R + np.eye(3))
-        k = int(np.argmax(np.diag(B)))
-        u = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
-        return th * u
-    return th / (2.0 * np.sin(th)) * w
+    c = 0.5 * (np.trace(R) - 1.0)
+    s = 0.5 * np.sqrt(w @ w)
+    th = np.arctan2(s, c)
+    if c > 0.0:
+        return (0.5 * (1.0 + th * th / 6.0) if th < 1e-6 else th / (2.0 * s)) * w
+    B = 0.5 * (R + R.T) - c * np.eye(3)  # (1 - cos) n n^T
+    k = int(np.argmax(np.diag(B)))
+    n = B[:, k] / np.sqrt(max(B[k, k], 1e-300) * (1.0 - c))
+    return th * (-n if w[k] < 0.0 else n)
 
 
 def _coupling_row(lc: JointCoupling, model, q: np.ndarray, with_bias: bool):

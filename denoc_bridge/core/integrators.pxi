@@ -2,8 +2,10 @@
 # Lie groups) and semi-implicit Euler; denoc_bridge/kernels/run.py, integrators.py and
 # systems.py (the stages of a tree and of a tree with mimic joints).
 #
-# A system is a tree, or a tree with mimic joints as constraints in reduced coordinates
-# (``mimic``; kernels/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
+# A system is a tree, a tree with loop closures (``loops``; kernels/systems.py LoopSystem: the
+# constrained accelerations of loops.pyx, Lagrange multipliers on the tree, and after each step
+# the projection of (q, v) onto the loops), or a tree with mimic joints as constraints in reduced
+# coordinates (``mimic``; kernels/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
 # q_full = G q_r + o, v_full = G v_r (mimic.pxi); its accelerations are mimic_accelerations at
 # the expanded state under the tree's springs and dampers there; q_r (+) xi_r and the RKMK rates
 # are the tree's maps at the expanded arguments, restricted to the kept entries.
@@ -61,6 +63,16 @@ cdef struct Mimic:  # a tree with mimic joints: its maps and the run's scratch (
     cnp.int64_t* tv  # the limited joints' tree v index (Limits.tv)
 
 
+cdef struct LoopRun:  # a tree with loop closures (kernels/systems.py LoopSystem)
+    Loop lp  # the table, the work array, the cut joints, the scratch (loops.pxd)
+    double alpha, beta  # Baumgarte's terms (0, 0: the exact acceleration constraint)
+    double rtol  # the independent rows' relative tolerance
+    double tol  # the projection's tolerance on |phi|
+    bint project  # project (q, v) onto the loops after each step
+    long max_iter  # the projection's Gauss-Newton steps
+    double* drift  # [0]: the largest |phi| a step left before its projection
+
+
 cdef struct Tree:  # the system: the model table, its work array, its limits
     const int* ki
     const double* kf
@@ -71,6 +83,8 @@ cdef struct Tree:  # the system: the model table, its work array, its limits
     bint swept  # revolute chains: the RK4 stages fused (stage_sweep)
     bint mimic  # a tree with mimic joints (mi)
     Mimic mi
+    bint loops  # a tree with loop closures (lr); no limits
+    LoopRun lr
     Limits lim
 
 
@@ -84,12 +98,14 @@ cdef struct Forcing:  # the forces of a run (kernels/systems.py Forcing)
     bint passive
 
 
-cdef struct Saves:  # the saved rows (kernels/systems.py Saves; a tree has no loop errors)
+cdef struct Saves:  # the saved rows (kernels/systems.py Saves)
     double* Qs
     double* Vs
     double* As
     double* stops  # the stops' energy per row, NULL: no limits
     Py_ssize_t n_stops
+    double* err  # a loop system's |phi| per row, NULL: not a loop system
+    Py_ssize_t n_err
 
 
 cdef struct Outcome:  # what a call returns: (steps done, status, rows saved)
@@ -151,8 +167,12 @@ cdef long accelerations(const Tree* t, const Forcing* fc, const double* q, const
                         const double* tau, double* a) noexcept nogil:
     """Forward dynamics inside a run (000 Table 3): the state is not checked (the previous
     stage's accelerations were), the accelerations are: -1, k + 1 or 0."""
+    cdef Py_ssize_t rank
     if t.mimic:
         return mimic_state_accelerations(t, fc, q, v, tau, a)
+    if t.loops:  # 004 eqs. 13-14 (loops.pyx)
+        return loop_accelerations(<Loop*>&t.lr.lp, q, v, tau, fc.fext, t.lr.alpha, t.lr.beta, t.lr.rtol, a,
+                                  &rank)
     cdef long status = forward_dynamics_passes(t.ki, t.kf, t.L, t.nv, t.work, q, t.nq, v, tau,
                                                fc.fext, a, False)
     return status if status else finite_status(a, t.nv)
@@ -219,13 +239,15 @@ cdef inline void tangent_rate(const Tree* t, const double* xi, const double* v,
 cdef Py_ssize_t save(const Tree* t, Py_ssize_t n, Py_ssize_t save_every, Py_ssize_t r,
                      const double* q, const double* v, const double* a,
                      const Saves* out) noexcept nogil:
-    """When n % save_every == 0, (q, v, a) and the stops' energy into row r; returns the rows
-    saved (0 or 1)."""
+    """When n % save_every == 0, (q, v, a), the stops' energy and a loop system's |phi| (of the
+    accelerations at (q, v), just evaluated) into row r; returns the rows saved (0 or 1)."""
     cdef Py_ssize_t i
     if n % save_every:
         return 0
     if out.n_stops:
         out.stops[r] = t.lim.energy[0]
+    if out.n_err:
+        out.err[r] = largest(t.lr.lp.ds.phi, t.lr.lp.cu.m)
     for i in range(t.nq):
         out.Qs[r * t.nq + i] = q[i]
     for i in range(t.nv):
@@ -236,10 +258,20 @@ cdef Py_ssize_t save(const Tree* t, Py_ssize_t n, Py_ssize_t save_every, Py_ssiz
 
 cdef long end_step(Tree* t, const Forcing* fc, double* q, double* v, double* s,
                    Py_ssize_t width) noexcept nogil:
-    """After a step: the joint limits (limits.pxi); a stop on a fused tree sweeps the next
-    stage's twists again, at the new state.  Returns the status."""
+    """After a step: a loop system's projection onto its loops (loops.pyx project_loops, its
+    largest |phi| before it kept in ``drift``); the joint limits (limits.pxi), a stop on a fused
+    tree sweeping the next stage's twists again, at the new state.  Returns the status."""
     cdef Py_ssize_t stopped
     cdef long status
+    cdef double err, err0
+    if t.loops:
+        if not t.lr.project:
+            return 0
+        status = project_loops(&t.lr.lp, q, v, t.lr.rtol, t.lr.tol, t.lr.max_iter, srow(s, width, S_QS),
+                               &err, &err0)
+        if err0 > t.lr.drift[0]:
+            t.lr.drift[0] = err0
+        return status
     if t.lim.n == 0:
         return 0
     status = enforce_limits(t, fc, q, v, &stopped)

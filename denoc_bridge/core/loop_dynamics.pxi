@@ -5,32 +5,6 @@
 # version (dense C, NumPy/SciPy).
 
 
-cdef struct Dense:  # the constraint rows and the Lagrange solve (scratch; packed.py's views)
-    double* phi  # (m,)
-    double* C  # (m, nv)
-    double* gamma  # (m,)
-    double* Q  # (m, nv) Gram-Schmidt scratch
-    double* Cr  # (m, nv) the independent rows
-    double* Y  # (m, nv) (M^-1 Cr^T)^T
-    double* K  # (m, m) Cr M^-1 Cr^T, lower triangle
-    double* lam  # (m,)
-    double* rhs  # (m,)
-    double* zero  # (nv,)
-    cnp.int64_t* rows  # (m,) the independent rows' indices into C
-    double* xs  # (nv,)
-    double* ys  # (nv,)
-
-
-cdef struct Loop:  # one tree with loops: the table, its work array, the cuts and the scratch
-    const int* ki
-    const double* kf
-    Py_ssize_t L, nq, nv
-    double* work
-    Cuts cu
-    Frames fr
-    Dense ds
-
-
 cdef Py_ssize_t independent_rows(const double* C, Py_ssize_t m, Py_ssize_t nv, Py_ssize_t hi,
                                  double rtol, double* Q, cnp.int64_t* rows) noexcept nogil:
     """The rank r of C (m rows of nv, zero after column hi) and, in rows[:r] (increasing), a
@@ -167,19 +141,6 @@ cdef long loop_accelerations(Loop* lp, const double* q, const double* v, const d
         if not isfinite(a[i]):
             return -1
     return 0
-
-
-cdef inline double largest(const double* x, Py_ssize_t n) noexcept nogil:
-    """max |x_i| (0 for n = 0), nan when an entry is nan."""
-    cdef double e = 0.0, y
-    cdef Py_ssize_t i
-    for i in range(n):
-        y = fabs(x[i])
-        if not y <= e:  # a larger entry, or nan (kept: nothing compares larger)
-            e = y
-            if e != e:
-                return e
-    return e
 
 
 cdef inline long rest_factors(Loop* lp, const double* q) noexcept nogil:

@@ -19,26 +19,6 @@ cdef enum:  # the cut joints' type codes (row 1 + L + l of ``pi``: constraints/p
     LF = 30  # float64 columns of its row of pf
 
 
-cdef struct Cuts:  # the cut joints, joint couplings and their terms (rows 1 + L .. of pi, pf)
-    Py_ssize_t nl  # rows
-    Py_ssize_t m  # constraint rows
-    Py_ssize_t n  # the rows involve the links before n only (reach)
-    Py_ssize_t hi  # ... and the DOFs before hi
-    const cnp.int64_t* li  # (nl, LI)
-    const double* lf  # (nl, LF): [R1 (9), p1, R2 (9), p2, b1, b2]; a coupling's value, a term's coefficient
-
-
-cdef struct Frames:  # the world kinematics and the Jacobians of one cut joint (scratch)
-    double* R  # (L, 9)
-    double* p  # (L, 3)
-    double* Pw  # (nv, 6)
-    double* w  # (L, 3)
-    double* od  # (L, 3)
-    double* wd0  # (L, 3)
-    double* odd0  # (L, 3)
-    double* J  # (4, 3, nv): Jw1, Jx1, Jw2, Jx2
-
-
 cdef inline Py_ssize_t cut_rows(cnp.int64_t kind) noexcept nogil:
     """The number of constraint rows of a cut joint (or coupling) of this type code."""
     if kind == CUT_WELD:
@@ -122,25 +102,32 @@ cdef void world_velocities(const int* ki, const double* kf, Py_ssize_t L, Py_ssi
 
 
 cdef void log3(const double* R, double* out) noexcept nogil:
-    """The rotation vector of the row-major 3 x 3 rotation R (robust near 0 and pi)."""
-    cdef double cth = fmin(1.0, fmax(-1.0, (R[0] + R[4] + R[8] - 1.0) / 2.0))
-    cdef double th = acos(cth), f, bkk
+    """The rotation vector theta n of the row-major 3 x 3 rotation R, accurate at every angle:
+    theta = atan2(|w| / 2, (tr R - 1) / 2) from the skew part w = vee(R - R^T) = 2 sin(theta) n;
+    below pi / 2, theta / (2 sin theta) w (its series near 0); from pi / 2 on, n from the
+    symmetric part (R + R^T) / 2 - cos(theta) 1 = (1 - cos(theta)) n n^T (its largest diagonal
+    entry's column), its sign from w: there theta / (2 sin theta) would multiply the rounding
+    of w by up to 1 / sin(theta) (1e6 at 1e-6 from pi)."""
+    cdef double w0 = R[7] - R[5], w1 = R[2] - R[6], w2 = R[3] - R[1]
+    cdef double c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
+    cdef double s = 0.5 * sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    cdef double th = atan2(s, c), f, d, nk, sgn
+    cdef double B[3]
     cdef int a, kk = 0
-    out[0], out[1], out[2] = R[7] - R[5], R[2] - R[6], R[3] - R[1]
-    if th < 1e-6:
-        f = 0.5 * (1.0 + th * th / 6.0)
-    elif M_PI - th < 1e-6:
-        for a in range(1, 3):
-            if R[4 * a] > R[4 * kk]:
-                kk = a
-        bkk = fmax(0.5 * (R[4 * kk] + 1.0), 1e-300)
-        for a in range(3):
-            out[a] = th * 0.5 * (R[3 * a + kk] + (1.0 if a == kk else 0.0)) / sqrt(bkk)
+    if c > 0.0:
+        f = 0.5 * (1.0 + th * th / 6.0) if th < 1e-6 else th / (2.0 * s)
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
         return
-    else:
-        f = th / (2.0 * sin(th))
+    d = 1.0 - c  # in [1, 2]
     for a in range(3):
-        out[a] *= f
+        B[a] = R[4 * a] - c  # the diagonal of (1 - cos) n n^T
+    for a in range(1, 3):
+        if B[a] > B[kk]:
+            kk = a
+    nk = sqrt(fmax(B[kk], 1e-300) * d)  # (1 - cos) |n_k|
+    sgn = -1.0 if (w0 if kk == 0 else (w1 if kk == 1 else w2)) < 0.0 else 1.0
+    for a in range(3):
+        out[a] = sgn * th * ((0.5 * (R[3 * a + kk] + R[3 * kk + a]) - (c if a == kk else 0.0)) / nk)
 
 
 cdef inline void joint_frame(const Frames* fr, Py_ssize_t link, const double* Rloc,

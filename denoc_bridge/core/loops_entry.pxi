@@ -19,16 +19,6 @@ cdef extern from *:
     double MIN_NORM "DB_LOOPS_MIN_NORM"  # entry.pxi's: a smaller norm is not a rotation
 
 
-cdef inline Py_ssize_t rows_start(Py_ssize_t L, Py_ssize_t nv) noexcept nogil:
-    """Where the constraint rows begin in the scratch (the world kinematics come first)."""
-    return 24 * L + 18 * nv + 147
-
-
-cdef inline Py_ssize_t scratch_numbers(Py_ssize_t L, Py_ssize_t nv, Py_ssize_t m) noexcept nogil:
-    """The numbers of the scratch ``sb`` of a model of L links, nv DOFs and m constraint rows."""
-    return rows_start(L, nv) + m * (4 * nv + m + 5) + 3 * nv
-
-
 def ds_start(Py_ssize_t L, Py_ssize_t nv):
     """Where the constraint rows begin in the scratch (the world kinematics come first)."""
     return rows_start(L, nv)
@@ -63,15 +53,6 @@ cdef long model_of(object kt, object work, Loop* lp) except -100:
     if dw[1] != W or dw[0] != work_rows(lp.L, lp.nv, n_modules(lp.ki, lp.L)):
         return -2
     return 0
-
-
-cdef struct Packed:  # pi, pf and sb as taken (types checked), before their lengths are
-    cnp.int64_t* ii
-    double* ff
-    double* s
-    Py_ssize_t dpi[2]
-    Py_ssize_t dpf[2]
-    Py_ssize_t d[2]
 
 
 cdef int packed_of(object pi, object pf, object sb, Packed* pk) except -1:

@@ -45,9 +45,11 @@ cdef long tree_of(object system, Tree* t) except -100:
         return -2
     t.work = work
     t.flat, t.swept = vector_space(t.ki, t.L), sweepable(t.ki, t.L)
-    t.mimic = False
+    t.mimic = t.loops = False
     t.mi.qf = t.mi.acc = NULL
     t.mi.tv = NULL
+    if type(system).__name__ == "LoopSystem":
+        return loop_system_of(system, t)
     if type(system).__name__ == "MimicSystem":
         status = mimic_maps(system.imap, system.fmap, t.nqt, t.nvt, &t.mi.mm)
         if status or system.nqf != t.nqt or not 0 <= system.reach <= t.L:
@@ -56,6 +58,37 @@ cdef long tree_of(object system, Tree* t) except -100:
         t.mi.reach = system.reach
         t.nq, t.nv = t.mi.mm.nq, t.mi.mm.nv
     return limits_of(system, t)
+
+
+cdef long loop_system_of(object system, Tree* t) except -100:
+    """A LoopSystem's cut joints, scratch and options (kernels/systems.py: ``pi``, ``pf``, ``sb``
+    of constraints/packed.py, ``opts`` = (alpha, beta, rank rtol, projection tol, project,
+    max_iter), ``drift``) into t.lr, no limits: 0, or -2 for a length, an index or an option that
+    does not fit (loops.pxd cuts_of; a cut joint's number that is not finite too)."""
+    cdef Packed pk
+    cdef Loop* lp = &t.lr.lp
+    cdef double* o
+    cdef Py_ssize_t d[2]
+    packed_of(system.pi, system.pf, system.sb, &pk)
+    doubles(system.opts, 1, False, b"opts", &o, d)
+    if d[0] != 6:
+        return -2
+    doubles(system.drift, 1, True, b"drift", &t.lr.drift, d)
+    if d[0] < 1:
+        return -2
+    t.loops, t.swept = True, False
+    lp.ki, lp.kf, lp.L, lp.nq, lp.nv, lp.work = t.ki, t.kf, t.L, t.nq, t.nv, t.work
+    if cuts_of(&pk, lp) != 0 or not parents_fit(t.ki, t.L):
+        return -2
+    t.lr.alpha, t.lr.beta, t.lr.rtol, t.lr.tol, t.lr.project = o[0], o[1], o[2], o[3], o[4] > 0.0
+    if not (isfinite(o[0]) and o[0] >= 0.0 and isfinite(o[1]) and o[1] >= 0.0 and 0.0 <= o[2] < 1.0
+            and isfinite(o[3]) and o[3] >= 0.0 and 0.0 <= o[5] < 1e9):
+        return -2
+    t.lr.max_iter = <long>o[5]
+    t.lim.n, t.lim.nr, t.lim.rows, t.lim.cols = 0, 0, 0, 0  # no limits on a loop system
+    t.lim.idx, t.lim.bounds, t.lim.S, t.lim.active, t.lim.energy = NULL, NULL, NULL, NULL, NULL
+    t.lim.R, t.lim.tv = NULL, NULL
+    return 0
 
 
 cdef int mimic_scratch(Tree* t) except -1:
@@ -207,6 +240,12 @@ cdef long saves_of(object out, const Tree* t, Py_ssize_t ndim, Py_ssize_t rows_n
         return -2
     if o.n_stops == 0:
         o.stops = NULL
+    o.err, o.n_err = NULL, 0
+    if t.loops:  # |phi| per saved row
+        doubles(out.Err, ndim - 1, True, b"Err", &o.err, d)
+        o.n_err = d[ndim - 2]
+        if o.n_err < rows_needed or o.n_err < rows[0]:
+            return -2
     return 0
 
 
@@ -402,6 +441,7 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
     cdef Py_ssize_t d[3]
     cdef Py_ssize_t B, b, rows, rt, width, k
     cdef long bad = tree_of(system, &t)
+    bad = bad or t.loops  # simulate_batch refuses loop systems: their batches are not compiled
     doubles(Q, 2, True, b"Q", &pQ, dq)
     doubles(V, 2, True, b"V", &pV, dv)
     B = dq[0]

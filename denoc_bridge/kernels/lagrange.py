@@ -221,21 +221,3 @@ def gram(A, B, r, K, n):
     for i in range(r):
         for j in range(i + 1):
             K[i, j] = dot(A[i], B[j], n)
-
-
-@njit(cache=True)
-def minv_ct_lambda(kt, work, Cr, Y, lam, r, n, x, out):
-    """out = M^-1 C^T lambda over the r independent rows Cr: sum_j lambda_j Y[j] if the Y[j]
-    are whole (n = L), else one more :func:`solve`, on x = C^T lambda (x: nv scratch)."""
-    nv = out.shape[0]
-    out[:] = 0.0
-    if n == kt.shape[0]:
-        for j in range(r):
-            for i in range(nv):
-                out[i] += lam[j] * Y[j, i]
-        return
-    x[:] = 0.0
-    for j in range(r):
-        for i in range(nv):
-            x[i] += lam[j] * Cr[j, i]
-    solve(kt.view(np.int32), kt, work, x, out, kt.shape[0])

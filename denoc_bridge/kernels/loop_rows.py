@@ -189,25 +189,26 @@ def _velocity_step(k, b, v0, z, v, o, Pw, w, od, wd0, odd0, c0, c1, c2):
 
 @njit(cache=True)
 def _log3(R, out):
-    """The rotation vector of the 3 x 3 rotation R (robust near 0 and pi)."""
-    cth = min(1.0, max(-1.0, (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0))
-    th = np.arccos(cth)
-    out[0], out[1], out[2] = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
-    if th < 1e-6:
-        f = 0.5 * (1.0 + th * th / 6.0)
-    elif np.pi - th < 1e-6:
-        kk = 0
-        for i in range(1, 3):
-            if R[i, i] > R[kk, kk]:
-                kk = i
-        bkk = max(0.5 * (R[kk, kk] + 1.0), 1e-300)
-        for i in range(3):
-            out[i] = th * 0.5 * (R[i, kk] + (1.0 if i == kk else 0.0)) / np.sqrt(bkk)
+    """The rotation vector of the 3 x 3 rotation R, accurate at every angle (as
+    :func:`denoc_bridge.constraints.loop_kinematics._log3`: theta from atan2, the axis from the
+    symmetric part from pi / 2 on)."""
+    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    s = 0.5 * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    th = np.arctan2(s, c)
+    if c > 0.0:
+        f = 0.5 * (1.0 + th * th / 6.0) if th < 1e-6 else th / (2.0 * s)
+        out[0], out[1], out[2] = f * w0, f * w1, f * w2
         return
-    else:
-        f = th / (2.0 * np.sin(th))
+    kk = 0
+    for i in range(1, 3):
+        if R[i, i] > R[kk, kk]:
+            kk = i
+    nk = np.sqrt(max(R[kk, kk] - c, 1e-300) * (1.0 - c))
+    wk = w0 if kk == 0 else (w1 if kk == 1 else w2)
+    sgn = -1.0 if wk < 0.0 else 1.0
     for i in range(3):
-        out[i] *= f
+        out[i] = sgn * th * ((0.5 * (R[i, kk] + R[kk, i]) - (c if i == kk else 0.0)) / nk)
 
 
 @njit(cache=True)

@@ -1,7 +1,8 @@
-"""The one compiled fixed-step run: RK4 (Runge-Kutta-Munthe-Kaas on the joints' Lie groups) and
-semi-implicit Euler, for every system of :mod:`.systems` (a tree, mimic relations, loop
-closures), the O(n) forward dynamics inside (000 §3.2: forward dynamics followed by numerical
-integration).
+"""numba's fixed-step run: RK4 (Runge-Kutta-Munthe-Kaas on the joints' Lie groups) and
+semi-implicit Euler, for the systems of :mod:`.systems` the Cython core does not run yet (a
+MimicModel whose tree has loop closures: :class:`.systems.MimicLoopSystem`; trees, trees with
+loops and mimic models are ``denoc_bridge/core/run.pyx``'s), the O(n) forward dynamics inside
+(000 §3.2: forward dynamics followed by numerical integration).
 
 One call integrates a chunk of steps; the Python layer (:mod:`denoc_bridge.simulation.runners`)
 calls chunks in turn for the progress bar and Ctrl-C.  The arguments come grouped as in

@@ -2,9 +2,9 @@
 coordinates) and a tree with loop closures, each a named tuple of the arrays its stages read,
 and the stage functions numba's runs call on them (:mod:`.run`).
 
-The compiled core (Cython, ``denoc_bridge/core/run.pyx``) runs a :class:`TreeSystem` and a
-:class:`MimicSystem` (the tuples are its arguments); numba's stages of those two are gone
-(issues 48 and 49), numba runs the loop systems until they move.
+The compiled core (Cython, ``denoc_bridge/core/run.pyx``) runs a :class:`TreeSystem`, a
+:class:`LoopSystem` and a :class:`MimicSystem` (the tuples are its arguments); numba's stages of
+those are gone (issues 48 and 49), numba runs the mimic systems with loops until they move.
 
 One interface, specialised by numba on the system's type (``@overload``: each run compiles only
 for the system it meets, and is cached).  Run as plain Python (``NUMBA_DISABLE_JIT=1``: the op
@@ -39,8 +39,9 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
 * :class:`MimicLoopSystem`: both, as one stack of rows ``[K; C(q)]`` on the tree
   (:mod:`.mimic_loops`), reduced state, projected like a loop system.
 * :class:`LoopSystem`: cut joints as constraint rows ``C(q)`` on the tree, Lagrange
-  multipliers (004 eqs. 13-14, :func:`.loops.constrained_accelerations`), optionally
-  projected back onto the loops after each step (:func:`.loops.project_state`).
+  multipliers (004 eqs. 13-14), optionally projected back onto the loops after each step; only
+  the compiled core runs it (``core/run.pyx`` on ``core/loops.pyx``: numba's loop stages are
+  gone, issue 49), the tuple is its argument.
 """
 
 from collections import namedtuple
@@ -50,7 +51,6 @@ from numba import njit, types
 from numba.extending import overload
 
 from denoc_bridge.kernels import integrators as ig
-from denoc_bridge.kernels import loops as kl
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import mimic_loops as kml
 
@@ -84,11 +84,11 @@ TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "
 MimicSystem = namedtuple(
     "MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "reach", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"]
 )
-#: a tree with loop closures: the packed cut joints and scratch of :mod:`.loops` (``kt0``,
-#: ``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project,
-#: max_iter), ``flat`` as for a tree and ``drift[0]``, the largest |phi| a step left before its
-#: projection
-LoopSystem = namedtuple("LoopSystem", ["kt", "kt0", "work", "pi", "pf", "sb", "opts", "flat", "drift"])
+#: a tree with loop closures (the compiled core's runs, core/run.pyx on core/loops.pyx): its
+#: table and work array, the packed cut joints and scratch of :mod:`denoc_bridge.constraints.packed`
+#: (``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project, max_iter)
+#: and ``drift[0]``, the largest |phi| a step left before its projection
+LoopSystem = namedtuple("LoopSystem", ["kt", "work", "pi", "pf", "sb", "opts", "drift"])
 
 #: a MimicModel whose tree has loop closures: the mimic maps, the tree's packed cut joints
 #: (``pi``, ``pf``, ``sb``, gravity-free ``kt0`` for the projection), the scratch ``B`` and
@@ -186,8 +186,6 @@ def _applied_forces(sys, fc, q, v, n, d, tau):
 
 @overload(accelerations, inline="always")
 def _accelerations(sys, fc, q, v, tau, a):
-    if _is(sys, LoopSystem):
-        return lambda sys, fc, q, v, tau, a: _loop_accelerations(sys, fc, q, v, tau, a)
     if _is(sys, MimicLoopSystem):
         return lambda sys, fc, q, v, tau, a: _mimic_loop_accelerations(sys, fc, q, v, tau, a)
 
@@ -200,24 +198,8 @@ def _mimic_loop_accelerations(sys, fc, q, v, tau, a):
     )  # fmt: skip
 
 
-@njit(cache=True, inline="always")
-def _loop_accelerations(sys, fc, q, v, tau, a):
-    o = sys.opts
-    return kl.state_accelerations(
-        sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, tau, fc.fext, o[0], o[1], o[2], a
-    )
-
-
 @overload(stage, inline="always")
 def _stage(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
-    # each kind calls its own compiled accelerations (an inlined overload cannot call another)
-    if _is(sys, LoopSystem):
-
-        def loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
-            status = _loop_accelerations(sys, fc, qs, vs, tau, a)
-            return next_rates(status, vb, h, vacc, a, v1)
-
-        return loop_impl
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys, fc, qs, vs, tau, a, vb, vacc, h, q1, v1):
@@ -286,20 +268,6 @@ def _tangent_rate(sys, xi, v, out):
 
 @overload(end_step, inline="always")
 def _end_step(sys, fc, q, v, s):
-    if _is(sys, LoopSystem):
-
-        def loop_impl(sys, fc, q, v, s):
-            o = sys.opts
-            if o[4] <= 0.0:
-                return 0
-            status, err, err0 = kl.project(
-                sys.kt, sys.kt0, sys.work, sys.pi, sys.pf, sys.sb, q, v, o[2], o[3], int(o[5]), s[QS, : q.shape[0]]
-            )
-            sys.drift[0] = max(sys.drift[0], err0)
-            return status
-
-        return loop_impl
-
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys, fc, q, v, s):
@@ -321,21 +289,6 @@ def _end_step(sys, fc, q, v, s):
 
 @overload(save, inline="always")
 def _save(sys, n, save_every, r, q, v, a, out):
-    if _is(sys, LoopSystem):
-
-        def loop_impl(sys, n, save_every, r, q, v, a, out):
-            if n % save_every:
-                return 0
-            out.Qs[r, :] = q
-            out.Vs[r, :] = v
-            out.As[r, :] = a
-            at = kl.ds_start(sys.pi[0, 0], sys.pi[0, 3])  # phi of the accelerations at (q, v), just evaluated
-            phi = sys.sb[at : at + sys.pi[0, 2]]
-            out.Err[r] = np.max(np.abs(phi)) if phi.shape[0] else 0.0
-            return 1
-
-        return loop_impl
-
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys, n, save_every, r, q, v, a, out):
@@ -362,15 +315,6 @@ def _stop_energy(sys):
 
 @overload(fresh)
 def _fresh(sys):
-    if _is(sys, LoopSystem):
-
-        def loop_impl(sys):
-            return LoopSystem(
-                sys.kt, sys.kt0, np.empty_like(sys.work), sys.pi, sys.pf, np.zeros_like(sys.sb), sys.opts, sys.flat,
-                np.zeros_like(sys.drift),
-            )  # fmt: skip
-
-        return loop_impl
     if _is(sys, MimicLoopSystem):
 
         def mimic_loop_impl(sys):

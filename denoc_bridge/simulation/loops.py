@@ -19,7 +19,7 @@ loops drift apart (its error grows with time); ``stabilization`` chooses the rem
 The trajectory reports the loop-closure error of every saved state (``constraint_error``)
 and, with projection, the largest error a single step produced before it was projected away
 (``constraint_drift``).  RK4 and semi-implicit Euler with tau as None, a constant or a table
-run in the one compiled run (:class:`LoopSystem`, :mod:`denoc_bridge.kernels.run`); callables
+run in the one compiled run (:class:`LoopSystem`, ``denoc_bridge/core/run.pyx``); callables
 ``tau(t, q, v)`` / ``f_ext(t, q, v)`` run stage by stage from Python, the same steps.
 """
 
@@ -29,7 +29,6 @@ import numpy as np
 
 from denoc_bridge.constraints import loops as lp
 from denoc_bridge.core import loops as core_loops
-from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import sized
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import integrators as ki_
@@ -143,11 +142,11 @@ class LoopSystem(TreeSystem):
         return A
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.LoopSystem`)."""
+        """The compiled form (:class:`denoc_bridge.kernels.systems.LoopSystem`, run by
+        ``denoc_bridge/core/run.pyx``)."""
         cp = self.cp
         opts = np.array([self.alpha, self.beta, lp.RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
-        flat, _ = compiled_run.tree_flags(self.model._kt)
-        return ks.LoopSystem(self.model._kt, cp.kt0, cp.work, cp.pi, cp.pf, cp.sb, opts, flat, self._drift)
+        return ks.LoopSystem(self.model._kt, cp.work, cp.pi, cp.pf, cp.sb, opts, self._drift)
 
     def end_step(self, q, v, t):
         if self.project:

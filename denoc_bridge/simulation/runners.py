@@ -16,6 +16,7 @@ from denoc_bridge.core import run as core_run
 from denoc_bridge.core import sized
 from denoc_bridge.errors import SimulationError
 from denoc_bridge.kernels import run as kr
+from denoc_bridge.kernels.systems import LoopSystem as KernelLoops
 from denoc_bridge.kernels.systems import MimicSystem as KernelMimic
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.kernels.systems import TreeSystem as KernelTree
@@ -91,14 +92,15 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
 
 def compiled_core(ksys) -> bool:
     """Whether the compiled core runs the compiled system ``ksys`` (``denoc_bridge/core/run.pyx``:
-    a tree, a tree with mimic joints); numba runs the others (loop closures)."""
-    return isinstance(ksys, (KernelTree, KernelMimic))
+    a tree, a tree with loop closures, a tree with mimic joints); numba runs the others (mimic
+    joints with loop closures)."""
+    return isinstance(ksys, (KernelTree, KernelLoops, KernelMimic))
 
 
 def steppers(ksys):
-    """(RK4, Euler) of a compiled system: the compiled core's for a tree or a tree with mimic
-    joints (the GIL released inside a chunk), numba's for the others
-    (:mod:`denoc_bridge.kernels.run`: loop closures)."""
+    """(RK4, Euler) of a compiled system: the compiled core's for a tree, a tree with loop
+    closures or a tree with mimic joints (the GIL released inside a chunk), numba's for the others
+    (:mod:`denoc_bridge.kernels.run`: mimic joints with loop closures)."""
     if compiled_core(ksys):
         return core_run.rk4_run, core_run.euler_run
     return kr.rk4_run, kr.euler_run

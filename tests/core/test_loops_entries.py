@@ -216,13 +216,16 @@ def test_redundant_rows_are_dropped():
     assert np.abs(a - a_one).max() <= 1e-10 * np.abs(a_one).max()
 
 
-def test_the_cut_codes_are_numbas():
-    """numba's runs of loop systems (kernels/loops.py) read the same packed rows until they are
-    ported: the two sides' type codes agree."""
+def test_the_cut_codes_and_layout_are_numbas():
+    """numba's mimic-loop kernels (kernels/mimic_loops.py, kernels/loops.py unpack) read the same
+    packed rows and scratch until they are ported: the two sides' type codes and layout agree."""
     from denoc_bridge.kernels import loop_rows as kr
+    from denoc_bridge.kernels import loops as kl
 
     names = ("weld", "spherical", "revolute", "prismatic", "coupling", "term")
     assert cl.CUT_CODES == {n: getattr(kr, n.upper()) for n in names}
+    for L, nv in [(0, 0), (1, 6), (12, 25), (300, 301)]:
+        assert kl.ds_start(L, nv) == cl.ds_start(L, nv)
 
 
 def _project(model, cp, q, v, rtol=loops.RANK_RTOL, tol=1e-12, max_iter=20, qn=None, **swap):
@@ -282,3 +285,45 @@ def test_projection_refuses_what_does_not_fit(case):
         assert _project(model, cp, q.copy(), v.copy(), **opts)[0] == -1, opts
     status, err, err0 = _project(model, cp, q.copy(), v.copy(), max_iter=0)  # off the loops: no step allowed
     assert status == -4 and err == err0 > 1e-3
+
+
+def test_the_rotation_log_is_scipys_at_every_angle():
+    """The readable so(3) logarithm of the weld and revolute rows (loop_kinematics._log3, the
+    formula of loop_rows.pxi's log3) against scipy's rotation vectors, from 0 to pi; within 1e-6
+    of pi on the symmetric part, not theta / (2 sin theta) times the skew part's rounding."""
+    from scipy.spatial.transform import Rotation
+
+    from denoc_bridge.constraints.loop_kinematics import _log3
+
+    rng = np.random.default_rng(0)
+    angles = list(rng.uniform(0.0, np.pi, 300)) + [0.0, 1e-9, 1e-7, 1e-5, np.pi / 2, np.pi - 1e-3]
+    for th in angles + [np.pi - 1e-6, np.pi - 1e-9, np.pi - 1e-13, np.pi]:
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        R = Rotation.from_rotvec(th * n).as_matrix()
+        x, ref = _log3(R), Rotation.from_matrix(R).as_rotvec()
+        if np.pi - th < 1e-6 and x @ ref < 0.0:  # at pi, -pi n is pi n: the sign is a choice
+            ref = -ref
+        assert np.abs(x - ref).max() <= 2e-15, th
+    R = Rotation.from_rotvec((np.pi - 3e-6) * np.array([0.0, 0.0, 1.0])).as_matrix()
+    R[0, 2] += 1e-17  # a rounding off the plane stays a rounding
+    assert np.abs(_log3(R)[:2]).max() < 1e-16
+
+
+def test_a_revolute_cut_near_half_a_turn_is_closed_to_the_rounding():
+    """The four-bar at relative rotations 1.6e-5 from pi (where a run's projection once stalled
+    at |phi| 7e-12, the log amplifying the rotations' rounding): its rows equal the readable ones
+    and the projection closes it to 1e-14."""
+    from denoc_bridge.io.generators import fourbar
+
+    model = fourbar()
+    cp = compiled(model)
+    q0 = np.array([-0.47949244872684094, 3.1416016168051293, -3.1416016168051306, 3.1416016168051404])
+    v = np.zeros(model.nv)
+    assert _rows(model, cp, q0, v) == 0
+    for x, y in zip(row_views(cp.sb, model.n_links, model.nv, cp.m), all_rows(model, q0, v, True)):
+        assert np.abs(x - y).max() <= 1e-13 * max(1.0, np.abs(y).max())
+    assert np.abs(loops.loop_residual(model, q0)).max() < 1e-13
+    q = q0.copy()
+    status, err, err0 = _project(model, cp, q, v, tol=1e-14)
+    assert status == 0 and err <= 1e-14
