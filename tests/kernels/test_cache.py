@@ -130,9 +130,9 @@ def test_the_notice_is_quiet_on_request_and_logs_every_kernel(monkeypatch, tmp_p
 @pytest.mark.slow
 def test_a_process_that_compiles_says_so_once_on_stderr(tmp_path):
     # an empty cache (NUMBA_CACHE_DIR): the first call compiles and the process says so, once.
-    # The fixed-step runs of a loop system are still numba kernels (issue 49; 81 s to compile on
-    # 2 cores); the JVP, the GIM and the dense derivatives, which this test called, are the
-    # compiled core's and compile nothing at run time
+    # A loop system's simulation still calls numba kernels (issue 49: the runs moved to the core,
+    # some of the pieces around them not yet; 4 s to compile here); the JVP, the GIM and the
+    # dense derivatives, which this test called, are the compiled core's and compile nothing
     code = (
         "import numpy as np, denoc_bridge as db\n"
         "m = db.generators.fourbar()\n"
