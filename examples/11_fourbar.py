@@ -116,7 +116,10 @@ print(
     f"flat positions (+-90 deg) {flat} times; it stays a parallelogram: max |theta_3 + theta_2|, "
     f"|theta_4 - theta_2| = {shape:.1e} rad"
 )
-if not (closure < 1e-10 and energy_error < 1e-6 and tr.status == "completed"):
+# 1e-4: the energy lost by the projection at the flat positions depends on rounding: over 150 starts a
+# rounding apart (1e-14 .. 1e-10), the largest relative error had a median of 4e-7, 34 % above 1e-6 and
+# none above 1.6e-4, numba's runs and the Cython core's alike (measured 2026-12-07, issue 49)
+if not (closure < 1e-10 and energy_error < 1e-4 and tr.status == "completed"):
     raise SystemExit("the loop does not stay closed or energy is not conserved")
 
 T1 = 0.2 if args.quick else 1.0
