@@ -13,8 +13,10 @@ table's joints, modules and parents index within arrays of given lengths.
 
 cimport numpy as cnp
 
-from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NQ, NV, PARENT,
-                                       TRANSLATION, joint_type, n_modules)
+from libc.math cimport isfinite, sqrt
+
+from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NORM0, NORMSZ, NQ,
+                                       NV, PARENT, TRANSLATION, joint_type, n_modules)
 
 cdef extern from *:
     """
@@ -23,6 +25,12 @@ cdef extern from *:
     """
     const int* JOINT_NQ "DB_JOINT_NQ"  # nq and nv of each joint type (multibody.joints)
     const int* JOINT_NV "DB_JOINT_NV"
+
+cdef extern from *:
+    """
+    #define DB_CONFIGURATION_MIN_NORM (1e-12)
+    """
+    double MIN_NORM "DB_CONFIGURATION_MIN_NORM"  # a smaller quaternion or (cos, sin) is not a rotation
 
 
 cdef struct Arr:
@@ -125,3 +133,23 @@ cdef inline bint parents_fit(const int* ki, Py_ssize_t L) noexcept nogil:
         if not -1 <= ki[k * NI + PARENT] < k:
             return False
     return True
+
+
+cdef inline long configuration_status(const int* ki, Py_ssize_t L, const double* q) noexcept nogil:
+    """0 if the model's nq entries of q are finite and its quaternions and (cos, sin) pairs
+    (NORM0, NORMSZ of each joint's row) are not zero, else -1: the value check of every entry
+    that takes a configuration."""
+    cdef Py_ssize_t k, j, i0
+    cdef double s
+    for j in range(model_nq(ki, L)):
+        if not isfinite(q[j]):
+            return -1
+    for k in range(L):
+        i0 = ki[k * NI + NORM0]
+        if i0 >= 0:
+            s = 0.0
+            for j in range(ki[k * NI + NORMSZ]):
+                s += q[i0 + j] * q[i0 + j]
+            if not sqrt(s) >= MIN_NORM:
+                return -1
+    return 0

@@ -4,13 +4,6 @@
 # code indexes it; a configuration that is not finite, or a zero quaternion or (cos, sin) pair,
 # is status -1.
 
-cdef extern from *:
-    """
-    #define DB_CONTACT_MIN_NORM (1e-12)
-    """
-    double MIN_NORM "DB_CONTACT_MIN_NORM"  # entry.pxi's: a smaller norm is not a rotation
-
-
 cdef int doubles(object o, int ndim, bint writable, const char* name, double** data,
                  Py_ssize_t* dims) except -1:
     """array_of for float64 (3 dimensions taken as the 2 they are in memory, as ``take``)."""
@@ -61,23 +54,6 @@ cdef long model_of(object kt, object work, const int** ki, const double** kf, Py
     doubles(work, 2, True, b"work", wk, d)
     if d[1] != W or d[0] != work_rows(L[0], nv, n_modules(ki[0], L[0])):
         return -2
-    return 0
-
-
-cdef long configuration_ok(const int* ki, Py_ssize_t L, const double* q) noexcept nogil:
-    """0, or -1 for a q that is not finite or holds a zero quaternion or (cos, sin) pair."""
-    cdef Py_ssize_t k, j, i0
-    cdef double s
-    if not all_finite(q, model_nq(ki, L)):
-        return -1
-    for k in range(L):
-        i0 = ki[k * NI + NORM0]
-        if i0 >= 0:
-            s = 0.0
-            for j in range(ki[k * NI + NORMSZ]):
-                s += q[i0 + j] * q[i0 + j]
-            if not sqrt(s) >= MIN_NORM:
-                return -1
     return 0
 
 
@@ -186,7 +162,7 @@ def contact_rows_state(kt, work, q, points, rows):
     if status == 0 and d[0] != model_nq(ki, L):
         status = -2
     if status == 0:
-        status = configuration_ok(ki, L, aq)
+        status = configuration_status(ki, L, aq)
     if status:
         return status
     frames_scratch(L, model_nv(ki, L), &rw)
@@ -225,7 +201,7 @@ def delassus_state(kt, work, q, J, Py_ssize_t r, Y, G):
     if (d[0] != model_nq(ki, L) or dJ[1] != nv or dY[1] != nv or not 0 <= r <= dJ[0]
             or dY[0] < r or dG[0] != r or dG[1] != r):
         return -2
-    status = configuration_ok(ki, L, aq)
+    status = configuration_status(ki, L, aq)
     if status:
         return status
     zeros = <double*>calloc(2 * nv + 1, sizeof(double))
@@ -404,7 +380,7 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
     if status == 0:
         status = saves_of(saves, save_every, k1, &s)
     if status == 0:
-        status = configuration_ok(s.ki, s.L, s.q)
+        status = configuration_status(s.ki, s.L, s.q)
     if status == 0 and not all_finite(s.v, s.nv):
         status = -1
     if status:

@@ -12,10 +12,8 @@
 
 cdef extern from *:
     """
-    #define DB_MIN_NORM (1e-12)
     #define DB_OVERFLOW (-3)
     """
-    double MIN_NORM "DB_MIN_NORM"
     long OVERFLOW "DB_OVERFLOW"
 
 
@@ -51,32 +49,20 @@ cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, c
     work empty or the model's) and the values are finite with non-zero quaternions and
     (cos, sin) pairs; -2 for a wrong length, -1 for a wrong value."""
     cdef Py_ssize_t nv = model_nv(ki, L)
-    cdef Py_ssize_t k, j, i0
-    cdef double s
+    cdef Py_ssize_t j
     if q.n0 != model_nq(ki, L) or v.n0 != nv or x.n0 != nv or out.n0 != nv:
         return -2
     if fext.n0 != 0 and (fext.n0 != L or fext.n1 != 6):  # (0, any): no wrenches
         return -2
     if work.n0 != 0 and (work.n1 != W or work.n0 != work_rows(L, nv, n_modules(ki, L))):
         return -2
-    for j in range(q.n0):
-        if not isfinite(q.data[j]):
-            return -1
     for j in range(nv):
         if not (isfinite(v.data[j]) and isfinite(x.data[j])):
             return -1
     for j in range(fext.n0 * 6):
         if not isfinite(fext.data[j]):
             return -1
-    for k in range(L):
-        i0 = ki[k * NI + NORM0]
-        if i0 >= 0:
-            s = 0.0
-            for j in range(ki[k * NI + NORMSZ]):
-                s += q.data[i0 + j] * q.data[i0 + j]
-            if not sqrt(s) >= MIN_NORM:
-                return -1
-    return 0
+    return configuration_status(ki, L, q.data)
 
 
 cdef inline long finite_result(const double* out, Py_ssize_t n) noexcept nogil:

@@ -30,24 +30,11 @@ cdef extern from *:
 cdef long valid_configuration(const int* ki, Py_ssize_t L, const Arr* q, const Arr* work) noexcept nogil:
     """valid_state for a configuration alone: q of the model's nq entries, finite, with
     non-zero quaternions and (cos, sin) pairs; work empty or the model's."""
-    cdef Py_ssize_t k, j, i0
-    cdef double s
     if q.n0 != model_nq(ki, L):
         return -2
     if work.n0 != 0 and (work.n1 != W or work.n0 != work_rows(L, model_nv(ki, L), n_modules(ki, L))):
         return -2
-    for j in range(q.n0):
-        if not isfinite(q.data[j]):
-            return -1
-    for k in range(L):
-        i0 = ki[k * NI + NORM0]
-        if i0 >= 0:
-            s = 0.0
-            for j in range(ki[k * NI + NORMSZ]):
-                s += q.data[i0 + j] * q.data[i0 + j]
-            if not sqrt(s) >= MIN_NORM:
-                return -1
-    return 0
+    return configuration_status(ki, L, q.data)
 
 
 cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil:

@@ -12,13 +12,6 @@
 # ds_start(L, nv): phi, C, gamma, Q, Cr, Y, K, lam, rhs, zero, rows (int64), xs, ys), so that
 # packed.py's views read the rows and the multipliers an entry left there.
 
-cdef extern from *:
-    """
-    #define DB_LOOPS_MIN_NORM (1e-12)
-    """
-    double MIN_NORM "DB_LOOPS_MIN_NORM"  # entry.pxi's: a smaller norm is not a rotation
-
-
 def ds_start(Py_ssize_t L, Py_ssize_t nv):
     """Where the constraint rows begin in the scratch (the world kinematics come first)."""
     return rows_start(L, nv)
@@ -144,24 +137,6 @@ cdef long cuts_of(const Packed* pk, Loop* lp) noexcept nogil:
     return 0
 
 
-cdef long configuration_ok(const Loop* lp, const double* q) noexcept nogil:
-    """0, or -1 for a q that is not finite or holds a zero quaternion or (cos, sin) pair."""
-    cdef Py_ssize_t k, j, i0
-    cdef double s
-    for j in range(lp.nq):
-        if not isfinite(q[j]):
-            return -1
-    for k in range(lp.L):
-        i0 = lp.ki[k * NI + NORM0]
-        if i0 >= 0:
-            s = 0.0
-            for j in range(lp.ki[k * NI + NORMSZ]):
-                s += q[i0 + j] * q[i0 + j]
-            if not sqrt(s) >= MIN_NORM:
-                return -1
-    return 0
-
-
 cdef bint finite(const double* x, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(n):
@@ -197,7 +172,7 @@ def loop_rows_state(kt, work, pi, pf, sb, q, v, bint with_bias):
     if status == 0 and (nq != lp.nq or nv != lp.nv):
         status = -2
     if status == 0:
-        status = configuration_ok(&lp, aq)
+        status = configuration_status(lp.ki, lp.L, aq)
     if status == 0 and with_bias and not finite(av, lp.nv):
         status = -1
     if status:
@@ -236,7 +211,7 @@ def accelerations_state(kt, work, pi, pf, sb, q, v, tau, fext, double alpha, dou
                         or (d[0] != 0 and (d[0] != lp.L or d[1] != 6))):
         status = -2
     if status == 0:
-        status = configuration_ok(&lp, aq)
+        status = configuration_status(lp.ki, lp.L, aq)
     if status == 0 and not (finite(av, lp.nv) and finite(at, lp.nv) and finite(af, d[0] * d[1])):
         status = -1
     if status == 0 and not (isfinite(alpha) and alpha >= 0.0 and isfinite(beta) and beta >= 0.0
@@ -271,7 +246,7 @@ def project_state(kt, work, pi, pf, sb, q, v, double rtol, double tol, long max_
     if status == 0 and (nq != lp.nq or nv != lp.nv or nn != lp.nq):
         status = -2
     if status == 0:
-        status = configuration_ok(&lp, aq)
+        status = configuration_status(lp.ki, lp.L, aq)
     if status == 0 and not finite(av, lp.nv):
         status = -1
     if status == 0 and not (0.0 <= rtol < 1.0 and tol >= 0.0 and isfinite(tol) and max_iter >= 0):

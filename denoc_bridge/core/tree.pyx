@@ -41,8 +41,8 @@ cimport numpy as cnp
 from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
-from denoc_bridge.core.arrays cimport (Arr, array_of, model_nq, model_nv, modules_fit, parents_fit, table_fits,
-                                       take as inline_take)
+from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, model_nq, model_nv, modules_fit,
+                                       parents_fit, table_fits, take as inline_take)
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_solve
 from denoc_bridge.core.tables cimport *
