@@ -177,8 +177,9 @@ class ContactSet:
 
     def friction(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """(mu, restitution) of the m active contacts: the grounds', zero at a joint limit."""
-        limit, g = self.limit_rows(m), np.minimum(self.pair[:m, 1], len(self.grounds) - 1)
-        return np.where(limit, 0.0, self.gmu[g]), np.where(limit, 0.0, self.grest[g])
+        on, mu, restitution = ~self.limit_rows(m), np.zeros(m), np.zeros(m)
+        mu[on], restitution[on] = self.gmu[self.pair[:m, 1][on]], self.grest[self.pair[:m, 1][on]]
+        return mu, restitution
 
     @property
     def buffers(self) -> tuple[np.ndarray, ...]:

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeAlias
@@ -60,7 +59,6 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from denoc_bridge._text import count
 from denoc_bridge.core import run as core_run
 from denoc_bridge.errors import InputError, SimulationError
 from denoc_bridge.kernels import run as kr
@@ -107,7 +105,7 @@ from denoc_bridge.simulation.runners import (
 )
 from denoc_bridge.simulation.stream import StateStream, check_disk, record_dtype, stream_target
 from denoc_bridge.simulation.trajectory import Trajectory
-from denoc_bridge.simulation.tree import TreeSystem, clamp_to_limits
+from denoc_bridge.simulation.tree import TreeSystem, start_on_limits
 
 __all__ = ["simulate", "simulate_batch", "FIXED_STEP_METHODS", "ADAPTIVE_METHODS"]
 
@@ -518,15 +516,7 @@ def system_of(
 def start_inside_limits(model: Model | MimicModel, q0: np.ndarray, system: System) -> np.ndarray:
     """q0 with the limited joints of ``system`` (a tree's or a mimic model's) outside their limits
     put on them, and a warning naming them."""
-    q, moved = clamp_to_limits(model, q0, system.lim_i, system.lim_f, system.lim_names)
-    if moved:
-        warnings.warn(
-            f"q0 is outside the joint limits of {count(len(moved), 'joint')}; the run starts on them: "
-            + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
-            + " (limits=False keeps q0 and ignores the limits)",
-            stacklevel=3,
-        )
-    return q
+    return start_on_limits(model, q0, system.lim_i, system.lim_f, system.lim_names)
 
 
 def _contact_batch(

@@ -64,7 +64,6 @@ from typing import Any
 
 import numpy as np
 
-from denoc_bridge._text import count
 from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
@@ -83,7 +82,7 @@ from denoc_bridge.simulation.hold import PostureHold
 from denoc_bridge.simulation.mimic import initial_configuration
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
-from denoc_bridge.simulation.tree import clamp_to_limits
+from denoc_bridge.simulation.tree import start_on_limits
 
 __all__ = ["CONTACT_METHODS", "simulate_contact"]
 
@@ -353,7 +352,8 @@ class _Stepper:
                 self.worst = max(self.worst, sol.tolerance)
             v_plus = v_free + self._reduce(Y.T @ lam)
             after, before = J @ self._tree(q, v_plus)[1], J @ v_tree  # each row's velocity after and before
-            limit = np.repeat(cs.limit_rows(m), 3)
+            on = ~cs.limit_rows(m)  # the points' contacts (the others: joint limits)
+            limit = np.repeat(~on, 3)
             # the work over the step (x moves by dt J v+) and the impacts' (Kelvin): contacts, limits
             work = lam * after - 0.5 * lam * (after - before)
             self.work_done += (
@@ -361,7 +361,6 @@ class _Stepper:
                 -0.5 * float(lam[~limit] @ (after[~limit] - before[~limit])),
                 float(work[limit].sum()),
             )
-            on = ~cs.limit_rows(m)  # the contacts' resultants, by (link, ground)
             B = cs.gB[cs.pair[:m, 1][on]]  # columns t1, t2, n
             groups = self.group_of_pair[ids[on]]
             np.add.at(force, groups, np.einsum("mij,mj->mi", B, lam.reshape(m, 3)[on]) / dt)
@@ -471,18 +470,8 @@ def _inside_limits(model: Any, q: np.ndarray) -> np.ndarray:
     """q with the limited joints outside their limits put on them, and a warning naming them (as
     the fixed-step methods start)."""
     if isinstance(model, MimicModel):  # a mimic joint's limits narrow those of the joint it mimics
-        lim_i, lim_f, names = mimic_limit_arrays(model)
-        q, moved = clamp_to_limits(model, q, lim_i, lim_f, names)
-    else:
-        q, moved = clamp_to_limits(model, q, *limit_arrays(model))
-    if moved:
-        warnings.warn(
-            f"q0 is outside the joint limits of {count(len(moved), 'joint')}; the run starts on them: "
-            + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
-            + " (limits=False keeps q0 and ignores the limits)",
-            stacklevel=outside_level(),
-        )
-    return q
+        return start_on_limits(model, q, *mimic_limit_arrays(model))
+    return start_on_limits(model, q, *limit_arrays(model))
 
 
 def _finite(x: np.ndarray, t: float) -> np.ndarray:

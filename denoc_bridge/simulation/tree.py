@@ -3,13 +3,17 @@ and external wrenches of a run, and its configuration maps, each one compiled ca
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from denoc_bridge._text import count
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
+from denoc_bridge.errors import outside_level
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation.common import System, limit_scratch_shape, limits_failure, normalise_rows, passive_arrays
@@ -58,6 +62,21 @@ def clamp_to_limits(model, q, lim_i, lim_f, names=None) -> tuple[np.ndarray, lis
             moved.append((name, float(q[iq]), float(new)))
             q[iq] = new
     return q, moved
+
+
+def start_on_limits(model, q0, lim_i, lim_f, names=None) -> np.ndarray:
+    """q0 with the limited joints outside their limits put on them (:func:`clamp_to_limits`),
+    and a warning naming them, attributed to the user's call: how every run with the joint
+    limits starts (the fixed-step methods, the contact time stepper)."""
+    q, moved = clamp_to_limits(model, q0, lim_i, lim_f, names)
+    if moved:
+        warnings.warn(
+            f"q0 is outside the joint limits of {count(len(moved), 'joint')}; the run starts on them: "
+            + ", ".join(f"'{name}' from {old:.4g} to {new:.4g}" for name, old, new in moved)
+            + " (limits=False keeps q0 and ignores the limits)",
+            stacklevel=outside_level(),
+        )
+    return q
 
 
 class TreeSystem(System):
