@@ -86,6 +86,12 @@ cdef inline int array_of(object o, int ndim, int typenum, bint writable, const c
     return 0
 
 
+cdef inline int doubles(object o, int ndim, bint writable, const char* name, double** data,
+                        Py_ssize_t* dims) except -1:
+    """array_of for float64."""
+    return array_of(o, ndim, cnp.NPY_DOUBLE, writable, name, <void**>data, dims)
+
+
 cdef inline Py_ssize_t model_nq(const int* ki, Py_ssize_t L) noexcept nogil:
     """nq of the model: the end of its last joint's coordinates (0 for an empty model)."""
     return ki[(L - 1) * NI + IDX_Q] + ki[(L - 1) * NI + NQ] if L else 0

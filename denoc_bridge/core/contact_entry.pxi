@@ -4,13 +4,13 @@
 # code indexes it; a configuration that is not finite, or a zero quaternion or (cos, sin) pair,
 # is status -1.
 
-cdef int doubles(object o, int ndim, bint writable, const char* name, double** data,
-                 Py_ssize_t* dims) except -1:
-    """array_of for float64 (3 dimensions taken as the 2 they are in memory, as ``take``)."""
-    cdef Py_ssize_t d[3]
-    array_of(o, ndim, cnp.NPY_DOUBLE, writable, name, <void**>data, d)
-    dims[0] = d[0]
-    dims[1] = d[1] * (d[2] if ndim == 3 else 1) if ndim > 1 else 1
+cdef int taken(object o, int ndim, bint writable, const char* name, double** data,
+               Py_ssize_t* dims) except -1:
+    """arrays.pxd's take (float64; 3 dimensions taken as the 2 they are in memory) into a pointer
+    and two lengths."""
+    cdef Arr a
+    take(o, ndim, writable, name, &a)
+    data[0], dims[0], dims[1] = a.data, a.n0, a.n1
     return 0
 
 
@@ -25,7 +25,7 @@ cdef int vector(object o, Py_ssize_t n, bint writable, const char* name,
                 double** data) except -1:
     """1 when ``o`` (a 1-D float64 array, else TypeError) has n entries, else 0."""
     cdef Py_ssize_t d[2]
-    doubles(o, 1, writable, name, data, d)
+    taken(o, 1, writable, name, data, d)
     return d[0] == n
 
 
@@ -34,7 +34,7 @@ cdef int matrix(object o, int ndim, Py_ssize_t n0, Py_ssize_t n1, bint writable,
     """1 when ``o`` (a float64 array of ndim dimensions, else TypeError) is (n0, n1) in memory
     (a 3-D one's last two lengths multiplied), else 0."""
     cdef Py_ssize_t d[2]
-    doubles(o, ndim, writable, name, data, d)
+    taken(o, ndim, writable, name, data, d)
     return d[0] == n0 and d[1] == n1
 
 
@@ -44,14 +44,14 @@ cdef long model_of(object kt, object work, const int** ki, const double** kf, Py
     do not index within its arrays, or a work array not of its size."""
     cdef Py_ssize_t d[2]
     cdef double* f
-    doubles(kt, 2, False, b"kt", &f, d)
+    taken(kt, 2, False, b"kt", &f, d)
     if d[1] != NT:
         return -2
     kf[0], ki[0], L[0] = f, <const int*>f, d[0]
     cdef Py_ssize_t nq = model_nq(ki[0], d[0]), nv = model_nv(ki[0], d[0])
     if not (table_fits(ki[0], d[0], nq, nv) and modules_fit(ki[0], d[0]) and parents_fit(ki[0], d[0])):
         return -2
-    doubles(work, 2, True, b"work", wk, d)
+    taken(work, 2, True, b"work", wk, d)
     if d[1] != W or d[0] != work_rows(L[0], nv, n_modules(ki[0], L[0])):
         return -2
     return 0
@@ -67,16 +67,16 @@ cdef long points_of(object points, const int* ki, Py_ssize_t L, Points* pts) exc
     integers(cl, 1, False, b"cl", &c, d)
     pts.cl, n = c, d[0]
     pts.n = n
-    doubles(cp, 2, False, b"cp", <double**>&pts.cp, d)
+    taken(cp, 2, False, b"cp", <double**>&pts.cp, d)
     if d[0] != n or d[1] != 3:
         return -2
     if not (vector(crad, n, False, b"crad", <double**>&pts.crad)
             and vector(cmar, n, False, b"cmar", <double**>&pts.cmar)):
         return -2
-    doubles(lb, 2, False, b"lb", <double**>&pts.lb, d)
+    taken(lb, 2, False, b"lb", <double**>&pts.lb, d)
     if d[0] != L or d[1] != 5:
         return -2
-    doubles(gB, 3, False, b"gB", <double**>&pts.gB, d)
+    taken(gB, 3, False, b"gB", <double**>&pts.gB, d)
     ng = d[0]
     pts.ng = ng
     if not (d[1] == 9 and vector(goff, ng, False, b"goff", <double**>&pts.goff)
@@ -103,17 +103,17 @@ cdef long rows_of(object rows, Py_ssize_t nv, Rows* rw) except -100:
     """The buffers ``(J, Y, dist, pos, pair)`` of at most m_max contacts: 0, or -2."""
     J, Y, dist, pos, pair = rows
     cdef Py_ssize_t d[2]
-    doubles(J, 2, True, b"J", &rw.J, d)
+    taken(J, 2, True, b"J", &rw.J, d)
     rw.m_max = d[0] // 3
     if d[0] != 3 * rw.m_max or d[1] != nv:
         return -2
-    doubles(Y, 2, True, b"Y", &rw.Y, d)
+    taken(Y, 2, True, b"Y", &rw.Y, d)
     if d[0] != 3 * rw.m_max or d[1] != nv:
         return -2
-    doubles(dist, 1, True, b"dist", &rw.dist, d)
+    taken(dist, 1, True, b"dist", &rw.dist, d)
     if d[0] != rw.m_max:
         return -2
-    doubles(pos, 2, True, b"pos", &rw.pos, d)
+    taken(pos, 2, True, b"pos", &rw.pos, d)
     if d[0] != rw.m_max or d[1] != 3:
         return -2
     integers(pair, 2, True, b"pair", &rw.pair, d)
@@ -154,7 +154,7 @@ def contact_rows_state(kt, work, q, points, rows):
     cdef Points pts
     cdef Rows rw
     cdef long status = model_of(kt, work, &ki, &kf, &L, &wk)
-    doubles(q, 1, False, b"q", &aq, d)
+    taken(q, 1, False, b"q", &aq, d)
     if status == 0:
         status = points_of(points, ki, L, &pts)
     if status == 0:
@@ -191,10 +191,10 @@ def delassus_state(kt, work, q, J, Py_ssize_t r, Y, G):
     cdef Py_ssize_t dY[2]
     cdef Py_ssize_t dG[2]
     cdef long status = model_of(kt, work, &ki, &kf, &L, &wk)
-    doubles(q, 1, False, b"q", &aq, d)
-    doubles(J, 2, False, b"J", &aJ, dJ)
-    doubles(Y, 2, True, b"Y", &aY, dY)
-    doubles(G, 2, True, b"G", &aG, dG)
+    taken(q, 1, False, b"q", &aq, d)
+    taken(J, 2, False, b"J", &aJ, dJ)
+    taken(Y, 2, True, b"Y", &aY, dY)
+    taken(G, 2, True, b"G", &aG, dG)
     if status:
         return status
     nv = model_nv(ki, L)
@@ -233,11 +233,11 @@ def pgs_state(G, g, mu, Py_ssize_t m, lam, sigma, double tol, long max_iter):
     cdef Py_ssize_t ds[2]
     cdef double last = 0.0
     cdef long sweeps
-    doubles(G, 2, False, b"G", &aG, dG)
-    doubles(g, 1, False, b"g", &ag, dg)
-    doubles(mu, 1, False, b"mu", &amu, dm)
-    doubles(lam, 1, True, b"lam", &al, dl)
-    doubles(sigma, 1, True, b"sigma", &asg, ds)
+    taken(G, 2, False, b"G", &aG, dG)
+    taken(g, 1, False, b"g", &ag, dg)
+    taken(mu, 1, False, b"mu", &amu, dm)
+    taken(lam, 1, True, b"lam", &al, dl)
+    taken(sigma, 1, True, b"sigma", &asg, ds)
     if (m < 0 or dG[0] != 3 * m or dG[1] != 3 * m or dg[0] != 3 * m or dm[0] != m
             or dl[0] != 3 * m or ds[0] != 3 * m or max_iter < 0):
         return -2, 0.0
@@ -269,19 +269,19 @@ cdef long state_of(object state, object solver, Run* s) except -100:
     q, v, previous, work_done, lam = state
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t pairs = s.pts.n * s.pts.ng, i
-    doubles(q, 1, True, b"q", &s.q, d)
+    taken(q, 1, True, b"q", &s.q, d)
     if d[0] != s.nq:
         return -2
-    doubles(v, 1, True, b"v", &s.v, d)
+    taken(v, 1, True, b"v", &s.v, d)
     if d[0] != s.nv:
         return -2
-    doubles(previous, 2, True, b"previous", &s.previous, d)
+    taken(previous, 2, True, b"previous", &s.previous, d)
     if d[0] != pairs + 2 * s.pts.nl or d[1] != 3:
         return -2
-    doubles(work_done, 1, True, b"work_done", &s.work_done, d)
+    taken(work_done, 1, True, b"work_done", &s.work_done, d)
     if d[0] != 3:
         return -2
-    doubles(lam, 1, True, b"lam", &s.lam, d)
+    taken(lam, 1, True, b"lam", &s.lam, d)
     if d[0] != 3 * s.rw.m_max:
         return -2
     s.dt, s.tol, s.max_sweeps, s.slop = solver[0], solver[1], solver[2], solver[3]
@@ -298,12 +298,12 @@ cdef long saves_of(object saves, Py_ssize_t save_every, Py_ssize_t k1, Run* s) e
     T, Q, V, A, TAU, F, P, Wk = saves
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t S, i
-    doubles(T, 1, True, b"T", &s.T, d)
+    taken(T, 1, True, b"T", &s.T, d)
     S = d[0]
     if save_every < 1 or k1 // save_every >= S:
         return -2
     s.save_every = save_every
-    doubles(F, 3, True, b"F", &s.F, d)
+    taken(F, 3, True, b"F", &s.F, d)
     s.n_groups = d[1] // 3
     if not (matrix(Q, 2, S, s.nq, True, b"Q", &s.Q) and matrix(V, 2, S, s.nv, True, b"V", &s.V)
             and matrix(A, 2, S, s.nv, True, b"A", &s.A)

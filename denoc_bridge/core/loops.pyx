@@ -28,8 +28,8 @@ ndarray of the expected dtype and dimensions (writeable where written).
 cimport numpy as cnp
 from libc.math cimport atan2, fmax, isfinite, sqrt
 
-from denoc_bridge.core.arrays cimport (array_of, configuration_status, model_nq, model_nv, modules_fit,
-                                       parents_fit, table_fits)
+from denoc_bridge.core.arrays cimport (array_of, configuration_status, doubles, model_nq, model_nv,
+                                       modules_fit, parents_fit, table_fits)
 from denoc_bridge.core.configuration cimport model_integrate
 from denoc_bridge.core.dense cimport cholesky_solve
 from denoc_bridge.core.tables cimport *

@@ -22,12 +22,6 @@ def scratch_size(Py_ssize_t L, Py_ssize_t nv, Py_ssize_t m):
     return scratch_numbers(L, nv, m)
 
 
-cdef int doubles(object o, int ndim, bint writable, const char* name, double** data,
-                 Py_ssize_t* dims) except -1:
-    """array_of for float64."""
-    return array_of(o, ndim, cnp.NPY_DOUBLE, writable, name, <void**>data, dims)
-
-
 cdef long model_of(object kt, object work, Loop* lp) except -100:
     """The model's table and work array: 0, or -2 for a table whose joints, modules or parents
     do not index within its arrays, or a work array not of its size."""

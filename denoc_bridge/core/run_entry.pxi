@@ -4,12 +4,6 @@
 # layout, then lengths) before compiled code indexes it: TypeError for the first, status -2
 # (nothing computed) for a length that does not fit the model or the run.
 
-cdef int doubles(object o, int ndim, bint writable, const char* name, double** data,
-                 Py_ssize_t* dims) except -1:
-    """array_of for float64."""
-    return array_of(o, ndim, cnp.NPY_DOUBLE, writable, name, <void**>data, dims)
-
-
 cdef bint vector_space(const int* ki, Py_ssize_t L) noexcept nogil:
     """True when every joint is a vector space (revolute, prismatic, universal, translation):
     then q (+) xi = q + xi and dexp^-1 is the identity."""
