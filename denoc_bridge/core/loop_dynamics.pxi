@@ -2,7 +2,14 @@
 # independent rows of C, M^-1 C^T by the O(n) factorised solve with the articulated factors of
 # the forward dynamics (000 Table 3), C M^-1 C^T by Cholesky; and the projection of (q, v) onto
 # the loops in the kinetic-energy metric.  denoc_bridge/constraints/loops.py is the readable
-# version (dense C, NumPy/SciPy).
+# version (dense C, NumPy/SciPy).  With nk constant rows stacked ahead (a MimicModel with loops,
+# stacked_cuts_of: J = [K; C(q)], denoc_bridge/constraints/mimic_loops.py) the same passes run on
+# J: its nk + m rows are the "C" below.
+
+
+cdef inline Py_ssize_t all_rows(const Loop* lp) noexcept nogil:
+    """The rows of the stack: the nk constant rows and the m rows of the cut joints."""
+    return lp.ds.nk + lp.cu.m
 
 
 cdef Py_ssize_t independent_rows(const double* C, Py_ssize_t m, Py_ssize_t nv, Py_ssize_t hi,
@@ -62,7 +69,7 @@ cdef Py_ssize_t select_rows(Loop* lp, double rtol) noexcept nogil:
     """The independent rows of C copied into Cr (whole rows); returns their number."""
     cdef Py_ssize_t r, j, c, nv = lp.nv
     cdef Dense* ds = &lp.ds
-    r = independent_rows(ds.C, lp.cu.m, nv, lp.cu.hi, rtol, ds.Q, ds.rows)
+    r = independent_rows(ds.C, all_rows(lp), nv, lp.cu.hi, rtol, ds.Q, ds.rows)
     for j in range(r):
         for c in range(nv):
             ds.Cr[j * nv + c] = ds.C[ds.rows[j] * nv + c]
@@ -76,13 +83,13 @@ cdef bint lagrange_solve(Loop* lp, Py_ssize_t r, double* out) noexcept nogil:
     their Gram matrix, lambda by Cholesky, then sum_j lambda_j Y[j] (whole rows: the reach is the
     whole tree) or one more solve of Cr^T lambda.  False when K is not positive definite."""
     cdef Dense* ds = &lp.ds
-    cdef Py_ssize_t nv = lp.nv, n = lp.cu.n, hi = lp.cu.hi, i, j
+    cdef Py_ssize_t nv = lp.nv, n = lp.cu.n, hi = lp.cu.hi, m = all_rows(lp), i, j
     for j in range(r):
         factorised_solve(lp.ki, lp.kf, lp.L, nv, lp.work, ds.Cr + j * nv, ds.Y + j * nv, n)
     for i in range(r):  # the lower triangle of K = Cr Y^T
         for j in range(i + 1):
-            ds.K[i * lp.cu.m + j] = dot(ds.Cr + i * nv, ds.Y + j * nv, hi)
-    if not cholesky_solve(ds.K, r, lp.cu.m, ds.rhs, ds.lam):
+            ds.K[i * m + j] = dot(ds.Cr + i * nv, ds.Y + j * nv, hi)
+    if not cholesky_solve(ds.K, r, m, ds.rhs, ds.lam):
         return False
     for i in range(nv):
         out[i] = 0.0
@@ -104,11 +111,20 @@ cdef bint lagrange_solve(Loop* lp, Py_ssize_t r, double* out) noexcept nogil:
 
 cdef void constraint_rows(Loop* lp, const double* q, const double* v, bint with_bias) noexcept nogil:
     """phi, C and (with_bias) Cdot qdot of every cut joint at (q, v) into the scratch: the
-    world kinematics (world_frames, world_velocities up to the reach), then loop_rows."""
-    world_frames(lp.ki, lp.kf, lp.L, lp.nv, lp.work, q, lp.nq, lp.fr.R, lp.fr.p, lp.fr.Pw)
+    world kinematics (world_frames, world_velocities up to the reach), then loop_rows; the nk
+    constant rows first (K_j = e_s - mult e_m of a mimic model: phi_j = 0, the expanded
+    configuration satisfies them, and Kdot = 0)."""
+    cdef Dense* ds = &lp.ds
+    cdef Py_ssize_t nk = ds.nk, nv = lp.nv, i
+    world_frames(lp.ki, lp.kf, lp.L, nv, lp.work, q, lp.nq, lp.fr.R, lp.fr.p, lp.fr.Pw)
     if with_bias:
-        world_velocities(lp.ki, lp.kf, lp.L, lp.nv, lp.work, v, lp.cu.n, &lp.fr)
-    loop_rows(lp.ki, lp.nv, &lp.cu, &lp.fr, q, with_bias, lp.ds.phi, lp.ds.C, lp.ds.gamma)
+        world_velocities(lp.ki, lp.kf, lp.L, nv, lp.work, v, lp.cu.n, &lp.fr)
+    for i in range(nk * nv):
+        ds.C[i] = ds.Kc[i]
+    for i in range(nk):
+        ds.phi[i] = 0.0
+        ds.gamma[i] = 0.0
+    loop_rows(lp.ki, nv, &lp.cu, &lp.fr, q, with_bias, ds.phi + nk, ds.C + nk * nv, ds.gamma + nk)
 
 
 cdef long loop_accelerations(Loop* lp, const double* q, const double* v, const double* tau,
@@ -158,6 +174,14 @@ cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol,
     v -= M^-1 C^T (C M^-1 C^T)^-1 C v, over the independent rows.  err and err0: max |phi| at
     the end and at the start.  Returns 0, k + 1 for a singular articulated inertia, -3 for a
     singular C M^-1 C^T, -4 when the positions do not converge in max_iter steps."""
+    return project_within(lp, q, v, rtol, tol, max_iter, tol, qn, err, err0)
+
+
+cdef long project_within(Loop* lp, double* q, double* v, double rtol, double tol, long max_iter,
+                         double accept, double* qn, double* err, double* err0) noexcept nogil:
+    """project_loops that takes positions within ``accept`` (>= tol) after max_iter steps as
+    closed (a MimicModel with loops: 1e3 tol, as constraints/mimic_loops.py kinetic_projection;
+    with stacked rows the steps keep K dq = 0: the mimic relations hold), -4 beyond."""
     cdef Dense* ds = &lp.ds
     cdef Py_ssize_t nv = lp.nv, r = 0, i, j
     cdef long it, status
@@ -167,7 +191,7 @@ cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol,
     err0[0] = -1.0
     for it in range(max_iter + 1):
         constraint_rows(lp, q, ds.zero, False)
-        e = largest(ds.phi, lp.cu.m)
+        e = largest(ds.phi + ds.nk, lp.cu.m)  # the loops' error (the constant rows hold)
         err[0] = e
         if err0[0] < 0.0:
             err0[0] = e
@@ -175,7 +199,9 @@ cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol,
         if e <= tol:
             break
         if it == max_iter:
-            return -4
+            if e > accept:
+                return -4
+            break
         if r > 0:
             status = rest_factors(lp, q)
             if status:

@@ -6,7 +6,9 @@ packed ``sb`` of constraints/packed.py), its accelerations and its projection.
 
 ``packed_of`` takes pi, pf and sb (their types checked: TypeError), ``cuts_of`` checks their
 lengths and indices against the model already in the Loop (ki, kf, L, nq, nv, work) and carves
-the scratch (-2, -1 or 0); the passes are loop_dynamics.pxi's.
+the scratch (-2, -1 or 0); ``stacked_cuts_of`` does the same with nk constant rows ``Kc``
+stacked ahead of the cut joints' (a MimicModel with loops: J = [K; C(q)], the scratch ``sb``
+sized for nk + m rows); the passes are loop_dynamics.pxi's.
 """
 
 cimport numpy as cnp
@@ -47,6 +49,8 @@ cdef struct Dense:  # the constraint rows and the Lagrange solve (scratch; packe
     cnp.int64_t* rows  # (m,) the independent rows' indices into C
     double* xs  # (nv,)
     double* ys  # (nv,)
+    Py_ssize_t nk  # constant rows stacked ahead of the cut joints' (a mimic model's K); 0: none
+    const double* Kc  # (nk, nv): those rows (stacked_cuts_of), their phi and gamma zero
 
 
 cdef struct Loop:  # one tree with loops: the table, its work array, the cuts and the scratch
@@ -93,8 +97,11 @@ cdef inline double largest(const double* x, Py_ssize_t n) noexcept nogil:
 
 cdef int packed_of(object pi, object pf, object sb, Packed* pk) except -1
 cdef long cuts_of(const Packed* pk, Loop* lp) noexcept nogil
+cdef long stacked_cuts_of(const Packed* pk, Loop* lp, Py_ssize_t nk, const double* Kc) noexcept nogil
 cdef long loop_accelerations(Loop* lp, const double* q, const double* v, const double* tau,
                              const double* fext, double alpha, double beta, double rtol,
                              double* a, Py_ssize_t* rank) noexcept nogil
 cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol, long max_iter,
                         double* qn, double* err, double* err0) noexcept nogil
+cdef long project_within(Loop* lp, double* q, double* v, double rtol, double tol, long max_iter,
+                         double accept, double* qn, double* err, double* err0) noexcept nogil

@@ -2,9 +2,9 @@
 # cython: initializedcheck=False
 """Closed loops, compiled: the constraint rows of the cut joints and joint couplings (004 eqs.
 12-13, 15), the constrained accelerations of a tree with loops by Lagrange multipliers on the
-independent rows (004 eqs. 13-14) and the projection of (q, v) onto the loops;
-denoc_bridge/kernels/loop_rows.py, loops.py and lagrange.py, the readable version
-denoc_bridge/constraints/loops.py and loop_kinematics.py.
+independent rows (004 eqs. 13-14) and the projection of (q, v) onto the loops, with an optional
+block of constant rows stacked ahead (a MimicModel with loops: J = [K; C(q)]); the readable
+version denoc_bridge/constraints/loops.py, loop_kinematics.py and mimic_loops.py.
 
 One extension module built from ``loop_rows.pxi`` (the world velocities of the links, the rows
 of every cut-joint type), ``loop_dynamics.pxi`` (the independent rows, the Lagrange solve on

@@ -6,9 +6,9 @@
 #
 # ``pi`` (int64, (1 + L + nl, 6)) and ``pf`` (float64, (1 + L + nl, 30)) are the packed model
 # of constraints/packed.py: row 0 of pi = [L, nl, m, nv, nq, 0]; the rows 1 .. L (the links, as
-# numba's kernels/loops.py reads them) are not read here, the table ``kt`` is the tree; the rows
+# Python packs them) are not read here, the table ``kt`` is the tree; the rows
 # 1 + L + l the cut joints (loop_rows.pxi).  ``sb`` the float64 scratch of scratch_size(L, nv, m)
-# numbers, laid out as numba's kernels/loops.py ``unpack`` (the world kinematics first, then at
+# numbers (the world kinematics first, then at
 # ds_start(L, nv): phi, C, gamma, Q, Cr, Y, K, lam, rhs, zero, rows (int64), xs, ys), so that
 # packed.py's views read the rows and the multipliers an entry left there.
 
@@ -55,6 +55,28 @@ cdef long cuts_of(const Packed* pk, Loop* lp) noexcept nogil:
     -2 for a length, a link, a row or a term that does not fit the model (the constraint rows
     must follow one another from row 0 to m, each coupling's terms be TERM rows of links of the
     tree), -1 for a cut joint's number that is not finite."""
+    return stacked_cuts_of(pk, lp, 0, NULL)
+
+
+cdef void widen_reach(Loop* lp, Py_ssize_t nk, const double* Kc) noexcept nogil:
+    """The reach (cu.n, cu.hi) widened to the DOFs the nk constant rows Kc touch: hi past their
+    last nonzero column, n past the link holding it (links hold increasing DOFs)."""
+    cdef Py_ssize_t j, c, k, hi = lp.cu.hi
+    for j in range(nk):
+        for c in range(hi, lp.nv):
+            if Kc[j * lp.nv + c] != 0.0:
+                hi = c + 1
+    for k in range(lp.cu.n, lp.L):
+        if lp.ki[k * NI + NV] > 0 and lp.ki[k * NI + IDX_V] < hi:
+            lp.cu.n = k + 1
+            lp.cu.hi = max(hi, lp.ki[k * NI + IDX_V] + lp.ki[k * NI + NV])
+
+
+cdef long stacked_cuts_of(const Packed* pk, Loop* lp, Py_ssize_t nk, const double* Kc) noexcept nogil:
+    """cuts_of with nk constant rows Kc (nk, nv; finite, checked by the caller) stacked ahead of
+    the cut joints' rows, J = [Kc; C(q)] (a MimicModel with loops: Kc = K, 004 eqs. 12-15 on the
+    tree): the scratch ``sb`` holds nk + m rows (scratch_numbers(L, nv, nk + m)), the reach
+    covers Kc's columns, and lp.ds.nk, lp.ds.Kc keep them for constraint_rows."""
     cdef const Py_ssize_t* dpi = pk.dpi
     cdef const Py_ssize_t* dpf = pk.dpf
     cdef const Py_ssize_t* d = pk.d
@@ -64,12 +86,14 @@ cdef long cuts_of(const Packed* pk, Loop* lp) noexcept nogil:
     cdef Py_ssize_t L = lp.L, nv = lp.nv, nl, m, cut, t, c, r = 0, last = -1, at
     cdef const cnp.int64_t* row
     cdef Cuts* cu = &lp.cu
+    if nk < 0 or (nk > 0 and Kc == NULL):
+        return -2
     if dpi[1] != LI or dpf[1] != LF or dpi[0] < 1 + L or dpf[0] != dpi[0]:
         return -2
     nl, m = ii[1], ii[2]
     if ii[0] != L or ii[3] != nv or ii[4] != lp.nq or nl < 0 or m < 0 or dpi[0] != 1 + L + nl:
         return -2
-    if d[0] != scratch_numbers(L, nv, m):
+    if d[0] != scratch_numbers(L, nv, nk + m):
         return -2
     cu.nl, cu.m = nl, m
     cu.li, cu.lf = ii + LI * (1 + L), ff + LF * (1 + L)
@@ -106,6 +130,9 @@ cdef long cuts_of(const Packed* pk, Loop* lp) noexcept nogil:
         return -2
     cu.n = last + 1  # the reach: the links before n, their DOFs before hi
     cu.hi = 0 if last < 0 else lp.ki[last * NI + IDX_V] + lp.ki[last * NI + NV]
+    widen_reach(lp, nk, Kc)
+    lp.ds.nk, lp.ds.Kc = nk, Kc
+    m = nk + m  # the scratch's rows: the constant ones, then the cut joints'
     lp.fr.R = s
     lp.fr.p = s + 9 * L
     lp.fr.Pw = lp.fr.p + 3 * L
