@@ -1,5 +1,5 @@
 # The steps of a run: the applied forces, the accelerations of a stage, RK4 (RKMK on the joint
-# Lie groups) and semi-implicit Euler; denoc_bridge/kernels/run.py, integrators.py and
+# Lie groups) and semi-implicit Euler; numba's kernels/run.py, integrators.py and
 # systems.py (the stages of a tree and of a tree with mimic joints).
 #
 # A system is a tree, a tree with loop closures (``loops``; kernels/systems.py LoopSystem: the
@@ -8,7 +8,12 @@
 # coordinates (``mimic``; kernels/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
 # q_full = G q_r + o, v_full = G v_r (mimic.pxi); its accelerations are mimic_accelerations at
 # the expanded state under the tree's springs and dampers there; q_r (+) xi_r and the RKMK rates
-# are the tree's maps at the expanded arguments, restricted to the kept entries.
+# are the tree's maps at the expanded arguments, restricted to the kept entries.  A tree with
+# mimic joints and loop closures is both (``mimic`` and ``loops``; kernels/systems.py
+# MimicLoopSystem): the mimic system's state, maps and forces, its accelerations those of the
+# stacked rows J = [K; C(q_full)] (loops.pyx with the constant rows K ahead, stacked_cuts_of),
+# its projection after each step the loop system's on the expanded state (K dq = 0 keeps the
+# mimic relations).
 #
 # Per step the applied generalized force is tau_n + tau_passive(q, v), with the joints' springs
 # and dampers -K (q (-) q_rest) - D v, and the constant external wrenches fext; tau_n is zero,
@@ -63,8 +68,11 @@ cdef struct Mimic:  # a tree with mimic joints: its maps and the run's scratch (
     cnp.int64_t* tv  # the limited joints' tree v index (Limits.tv)
 
 
-cdef struct LoopRun:  # a tree with loop closures (kernels/systems.py LoopSystem)
+cdef struct LoopRun:  # a tree with loop closures (kernels/systems.py LoopSystem, MimicLoopSystem)
     Loop lp  # the table, the work array, the cut joints, the scratch (loops.pxd)
+    Packed pk  # pi, pf, sb as taken (a batch's thread carves its own scratch from them)
+    const double* K  # a MimicLoopSystem's mimic rows (nc, tree nv) stacked ahead; NULL: none
+    double accept  # the projection's |phi| taken as closed after max_iter steps
     double alpha, beta  # Baumgarte's terms (0, 0: the exact acceleration constraint)
     double rtol  # the independent rows' relative tolerance
     double tol  # the projection's tolerance on |phi|
@@ -151,16 +159,37 @@ cdef inline long finite_status(const double* a, Py_ssize_t nv) noexcept nogil:
 cdef long mimic_state_accelerations(const Tree* t, const Forcing* fc, const double* q,
                                     const double* v, const double* tau, double* a) noexcept nogil:
     """A mimic system's accelerations: the state expanded, the tree's forces at it
-    (mimic_tree_forces: the springs and dampers there), then mimic_accelerations (mimic.pxi):
-    -1, k + 1 or 0."""
+    (mimic_tree_forces: the springs and dampers there), then mimic_accelerations (mimic.pxi), or
+    with loops mimic_loop_accelerations: -1, k + 1, -3 or 0."""
     cdef const Mimic* mi = &t.mi
     cdef const MimicMaps* mm = &mi.mm
     cdef Py_ssize_t nvt = t.nvt
     expand_configuration(mm, q, mi.qf)
     expand_velocity(mm, nvt, v, mi.vf)
     mimic_tree_forces(mm, t.ki, t.L, nvt, mi.qf, mi.vf, tau, fc.K, fc.D, fc.q_rest, fc.passive, mi.tp, mi.tf)
+    if t.loops:
+        return mimic_loop_accelerations(t, fc, a)
     return mimic_accelerations(mm, t.ki, t.kf, t.L, t.nqt, nvt, mi.reach, t.work, mi.qf, mi.vf,
                                mi.tf, fc.fext, mi.acc, a)
+
+
+cdef long mimic_loop_accelerations(const Tree* t, const Forcing* fc, double* a) noexcept nogil:
+    """a_r of a mimic system with loops at the expanded state and forces (mi.qf, mi.vf, mi.tf),
+    Lagrange multipliers on the tree with the stacked rows (004 (13)-(14), loops.pyx):
+
+        J = [K; C(q)],   J a = [0; -Cdot v - 2 alpha C v - beta^2 phi]   (004 (12)-(15))
+        a = a0 + M^-1 J^T lambda over J's independent rows,   a_r = a[v_keep]
+
+    Returns 0, k + 1, -1 (not finite) or -3 (J M^-1 J^T singular)."""
+    cdef const Mimic* mi = &t.mi
+    cdef Py_ssize_t rank, i
+    cdef long status = loop_accelerations(<Loop*>&t.lr.lp, mi.qf, mi.vf, mi.tf, fc.fext, t.lr.alpha,
+                                          t.lr.beta, t.lr.rtol, mi.acc, &rank)
+    if status:
+        return status
+    for i in range(t.nv):
+        a[i] = mi.acc[mi.mm.v_keep[i]]
+    return 0
 
 
 cdef long accelerations(const Tree* t, const Forcing* fc, const double* q, const double* v,
@@ -246,14 +275,32 @@ cdef Py_ssize_t save(const Tree* t, Py_ssize_t n, Py_ssize_t save_every, Py_ssiz
         return 0
     if out.n_stops:
         out.stops[r] = t.lim.energy[0]
-    if out.n_err:
-        out.err[r] = largest(t.lr.lp.ds.phi, t.lr.lp.cu.m)
+    if out.n_err:  # the loops' error (a mimic system's rows K hold at its expanded state)
+        out.err[r] = largest(t.lr.lp.ds.phi + t.lr.lp.ds.nk, t.lr.lp.cu.m)
     for i in range(t.nq):
         out.Qs[r * t.nq + i] = q[i]
     for i in range(t.nv):
         out.Vs[r * t.nv + i] = v[i]
         out.As[r * t.nv + i] = a[i]
     return 1
+
+
+cdef long mimic_projection(Tree* t, double* q, double* v, double* err, double* err0) noexcept nogil:
+    """A mimic system with loops projected onto its loops: (q_full, v_full) expanded, the loop
+    system's projection with the stacked rows [K; C] on the tree (dq = -M^-1 J^T (J M^-1 J^T)^-1
+    [0; phi], so K dq = 0; then v -= M^-1 J^T (J M^-1 J^T)^-1 J v), their kept entries back
+    (also after a failure, as far as it got).  Returns project_within's status."""
+    cdef Mimic* mi = &t.mi
+    cdef Py_ssize_t i
+    expand_configuration(&mi.mm, q, mi.qf)
+    expand_velocity(&mi.mm, t.nvt, v, mi.vf)
+    cdef long status = project_within(&t.lr.lp, mi.qf, mi.vf, t.lr.rtol, t.lr.tol, t.lr.max_iter,
+                                      t.lr.accept, mi.q1, err, err0)
+    for i in range(t.nq):
+        q[i] = mi.qf[mi.mm.q_keep[i]]
+    for i in range(t.nv):
+        v[i] = mi.vf[mi.mm.v_keep[i]]
+    return status
 
 
 cdef long end_step(Tree* t, const Forcing* fc, double* q, double* v, double* s,
@@ -267,8 +314,11 @@ cdef long end_step(Tree* t, const Forcing* fc, double* q, double* v, double* s,
     if t.loops:
         if not t.lr.project:
             return 0
-        status = project_loops(&t.lr.lp, q, v, t.lr.rtol, t.lr.tol, t.lr.max_iter, srow(s, width, S_QS),
-                               &err, &err0)
+        if t.mimic:
+            status = mimic_projection(t, q, v, &err, &err0)
+        else:
+            status = project_within(&t.lr.lp, q, v, t.lr.rtol, t.lr.tol, t.lr.max_iter, t.lr.accept,
+                                    srow(s, width, S_QS), &err, &err0)
         if err0 > t.lr.drift[0]:
             t.lr.drift[0] = err0
         return status

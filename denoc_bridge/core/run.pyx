@@ -1,11 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False
-"""The fixed-step runs of a tree, of a tree with loop closures and of a tree with mimic joints,
-compiled: RK4
+"""The fixed-step runs of a tree, of a tree with loop closures, of a tree with mimic joints and
+of a tree with both, compiled: RK4
 (Runge-Kutta-Munthe-Kaas on the joints' Lie groups) and semi-implicit Euler with the O(n)
 forward dynamics inside (000 §3.2: forward dynamics followed by numerical integration), joint
-limits as plastic stops, springs and dampers; denoc_bridge/kernels/run.py, integrators.py,
-systems.py (the tree, the loop system and the mimic system), limits.py, mimic.py.
+limits as plastic stops, springs and dampers; numba's kernels/run.py, integrators.py, systems.py
+(the tree, the loop system, the mimic system and the mimic system with loops: mimic_loops.py),
+limits.py and mimic.py were its predecessors (issues 48 and 49).
 
 One extension module built from ``integrators.pxi`` (the forces of a step, the stages, RK4 and
 Euler), ``limits.pxi`` (the stops) and ``run_entry.pxi`` (the entries called from Python, which
@@ -21,7 +22,7 @@ Entries (numba's ``rk4_run``, ``euler_run`` and ``run_batch``, with their argume
 tuples ``TreeSystem``, ``Forcing`` and ``Saves`` of denoc_bridge/kernels/systems.py):
 ``rk4_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s)`` and ``euler_run``
 return (steps done, status, rows saved) and run without the GIL (``system`` a TreeSystem, a
-LoopSystem or a MimicSystem); ``run_batch_chunk(system, fc,
+LoopSystem, a MimicSystem or a MimicLoopSystem); ``run_batch_chunk(system, fc,
 Q, V, n_steps, dt, save_every, out, done, status, saved, euler, start, stop)`` runs the cases
 ``start:stop`` of a batch without the GIL, a case at a time on work arrays of its own (the
 Python layer runs chunks on several threads); the stages of a run stepped from Python
@@ -43,7 +44,8 @@ from libc.stdlib cimport calloc, free
 from denoc_bridge.core.arrays cimport array_of, doubles, model_nq, model_nv, modules_fit, parents_fit, table_fits
 from denoc_bridge.core.configuration cimport model_dexpinv, model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_solve
-from denoc_bridge.core.loops cimport Loop, Packed, cuts_of, largest, loop_accelerations, packed_of, project_loops
+from denoc_bridge.core.loops cimport (Loop, Packed, largest, loop_accelerations, packed_of, project_within,
+                                      stacked_cuts_of)
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (MimicMaps, articulated_backward_recursion, energies_of_state,
                                      expand_configuration, expand_velocity, factorised_solve,

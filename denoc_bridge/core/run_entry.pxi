@@ -1,4 +1,4 @@
-# The entries of the runs, with numba's arguments (denoc_bridge/kernels/run.py): the named
+# The entries of the runs, with numba's arguments (its kernels/run.py, gone): the named
 # tuples TreeSystem, Forcing and Saves of denoc_bridge/kernels/systems.py, read and checked
 # once per call into the structs of integrators.pxi.  Every array is checked here (type, dtype,
 # layout, then lengths) before compiled code indexes it: TypeError for the first, status -2
@@ -42,28 +42,50 @@ cdef long tree_of(object system, Tree* t) except -100:
     t.mimic = t.loops = False
     t.mi.qf = t.mi.acc = NULL
     t.mi.tv = NULL
-    if type(system).__name__ == "LoopSystem":
-        return loop_system_of(system, t)
-    if type(system).__name__ == "MimicSystem":
+    kind = type(system).__name__
+    if kind == "LoopSystem":
+        return loop_system_of(system, t, NULL)
+    if kind == "MimicSystem" or kind == "MimicLoopSystem":
         status = mimic_maps(system.imap, system.fmap, t.nqt, t.nvt, &t.mi.mm)
-        if status or system.nqf != t.nqt or not 0 <= system.reach <= t.L:
+        if status or system.nqf != t.nqt:
             return -2
         t.mimic, t.flat, t.swept = True, False, False
-        t.mi.reach = system.reach
         t.nq, t.nv = t.mi.mm.nq, t.mi.mm.nv
+    if kind == "MimicLoopSystem":  # the rows K stacked ahead of the loops' (no limits)
+        t.mi.reach = t.L
+        doubles(system.mimic_rows, 2, False, b"mimic_rows", &kf, d)
+        if d[0] != t.mi.mm.nc or d[1] != t.nvt or not finite_entries_of(kf, d[0] * d[1]):
+            return -2
+        return loop_system_of(system, t, kf)
+    if kind == "MimicSystem":
+        if not 0 <= system.reach <= t.L:
+            return -2
+        t.mi.reach = system.reach
     return limits_of(system, t)
 
 
-cdef long loop_system_of(object system, Tree* t) except -100:
+cdef bint finite_entries_of(const double* x, Py_ssize_t n) noexcept nogil:
+    """Every x[:n] finite."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if not isfinite(x[i]):
+            return False
+    return True
+
+
+cdef long loop_system_of(object system, Tree* t, const double* K) except -100:
     """A LoopSystem's cut joints, scratch and options (kernels/systems.py: ``pi``, ``pf``, ``sb``
     of constraints/packed.py, ``opts`` = (alpha, beta, rank rtol, projection tol, project,
     max_iter), ``drift``) into t.lr, no limits: 0, or -2 for a length, an index or an option that
-    does not fit (loops.pxd cuts_of; a cut joint's number that is not finite too)."""
-    cdef Packed pk
+    does not fit (loops.pxd stacked_cuts_of; a cut joint's number that is not finite too).  A
+    MimicLoopSystem's (after its maps, t.mimic): its mimic rows ``K`` (nc, tree nv) stacked ahead
+    of the cut joints' (``sb`` sized for nc + m rows), its projection accepting 1e3 tol after
+    max_iter steps (as constraints/mimic_loops.py kinetic_projection)."""
+    cdef Packed* pk = &t.lr.pk
     cdef Loop* lp = &t.lr.lp
     cdef double* o
     cdef Py_ssize_t d[2]
-    packed_of(system.pi, system.pf, system.sb, &pk)
+    packed_of(system.pi, system.pf, system.sb, pk)
     doubles(system.opts, 1, False, b"opts", &o, d)
     if d[0] != 6:
         return -2
@@ -71,10 +93,12 @@ cdef long loop_system_of(object system, Tree* t) except -100:
     if d[0] < 1:
         return -2
     t.loops, t.swept = True, False
-    lp.ki, lp.kf, lp.L, lp.nq, lp.nv, lp.work = t.ki, t.kf, t.L, t.nq, t.nv, t.work
-    if cuts_of(&pk, lp) != 0 or not parents_fit(t.ki, t.L):
+    lp.ki, lp.kf, lp.L, lp.nq, lp.nv, lp.work = t.ki, t.kf, t.L, t.nqt, t.nvt, t.work
+    t.lr.K = K
+    if stacked_cuts_of(pk, lp, t.mi.mm.nc if t.mimic else 0, K) != 0 or not parents_fit(t.ki, t.L):
         return -2
     t.lr.alpha, t.lr.beta, t.lr.rtol, t.lr.tol, t.lr.project = o[0], o[1], o[2], o[3], o[4] > 0.0
+    t.lr.accept = 1e3 * o[3] if t.mimic else o[3]
     if not (isfinite(o[0]) and o[0] >= 0.0 and isfinite(o[1]) and o[1] >= 0.0 and 0.0 <= o[2] < 1.0
             and isfinite(o[3]) and o[3] >= 0.0 and 0.0 <= o[5] < 1e9):
         return -2
@@ -347,23 +371,32 @@ def passive_forces(system, fc, q, v, out):
     return 0
 
 
-cdef struct Own:  # one thread's arrays of a batch: work, scratch, the limits' scratch
+cdef struct Own:  # one thread's arrays of a batch: work, scratch, the limits' and loops' scratch
     double* work
     double* s
     double* S
     cnp.int64_t* active
     double energy
+    double* sb  # a loop system's scratch (its sb's numbers), NULL for none
+    double drift
 
 
-cdef int own_arrays(const Tree* t, Py_ssize_t width, Own* w) except -1:
-    """The arrays a thread of a batch runs its cases on (freed by free_own)."""
+cdef int own_arrays(Tree* t, Py_ssize_t width, Own* w) except -1:
+    """The arrays a thread of a batch runs its cases on (freed by free_own); a loop system's
+    scratch carved from this thread's own sb (loops.pxd stacked_cuts_of: the same layout)."""
+    cdef Packed pk
     w.work = <double*>calloc(work_rows(t.L, t.nvt, n_modules(t.ki, t.L)) * W, sizeof(double))
     w.s = <double*>calloc(S_ROWS * width, sizeof(double))
     w.S = <double*>calloc(t.lim.rows * t.lim.cols, sizeof(double))
     w.active = <cnp.int64_t*>calloc(max(t.lim.n, 1), sizeof(cnp.int64_t))
-    if w.work == NULL or w.s == NULL or w.S == NULL or w.active == NULL:
+    w.sb = <double*>calloc(t.lr.pk.d[0] + 1, sizeof(double)) if t.loops else NULL
+    if w.work == NULL or w.s == NULL or w.S == NULL or w.active == NULL or (t.loops and w.sb == NULL):
         free_own(w)
         raise MemoryError()
+    if t.loops:
+        pk = t.lr.pk
+        pk.s = w.sb
+        stacked_cuts_of(&pk, &t.lr.lp, t.mi.mm.nc if t.mimic else 0, t.lr.K)  # checked by tree_of: 0
     return 0
 
 
@@ -372,6 +405,7 @@ cdef void free_own(Own* w) noexcept nogil:
     free(w.s)
     free(w.S)
     free(w.active)
+    free(w.sb)
 
 
 cdef void run_case(Tree* t, const Forcing* fc, Own* w, double* q, double* v, Py_ssize_t n_steps,
@@ -388,6 +422,11 @@ cdef void run_case(Tree* t, const Forcing* fc, Own* w, double* q, double* v, Py_
         w.active[j] = 0
     w.energy = 0.0
     t.work, t.lim.S, t.lim.active, t.lim.energy = w.work, w.S, w.active, &w.energy
+    if t.loops:  # numba's fresh system: its scratch and drift zero
+        for j in range(t.lr.pk.d[0]):
+            w.sb[j] = 0.0
+        w.drift = 0.0
+        t.lr.lp.work, t.lr.drift = w.work, &w.drift
     if euler:
         euler_steps(t, fc, q, v, 0, n_steps, dt, save_every, 0, out, w.s, width, r)
     else:
@@ -413,7 +452,8 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
     """The whole fixed-step runs of the cases ``start:stop`` of a batch that shares a tree
     (numba's ``run_batch``): case b starts at (Q[b], V[b]) (updated in place to its last valid
     state), takes ``fc.taus[b]`` (B, rows, nv) and saves into row b of each array of ``out``
-    ((B, rows, nq), (B, rows, nv), (B, rows, nv), Stops (B, rows + 1) or (B, 0)); ``done[b]``,
+    ((B, rows, nq), (B, rows, nv), (B, rows, nv), Err (B, rows) for a loop system, Stops
+    (B, rows + 1) or (B, 0)); ``done[b]``,
     ``status[b]``, ``saved[b]`` (int64) are :func:`rk4_run`'s.  With ``counter`` (an int64
     array shared by the threads of a batch) the call runs the cases start + counter[0]++ below
     ``stop`` that it claims, one at a time, until none is left (one case per task: the threads
@@ -435,7 +475,6 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
     cdef Py_ssize_t d[3]
     cdef Py_ssize_t B, b, rows, rt, width, k
     cdef long bad = tree_of(system, &t)
-    bad = bad or t.loops  # simulate_batch refuses loop systems: their batches are not compiled
     doubles(Q, 2, True, b"Q", &pQ, dq)
     doubles(V, 2, True, b"V", &pV, dv)
     B = dq[0]
@@ -450,6 +489,9 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
     rt = d[1]
     doubles(out.Qs, 3, True, b"Qs", <double**>&p, d)
     doubles(out.Stops, 2, True, b"Stops", <double**>&p, dv)
+    if t.loops:  # |phi| per saved row of each case
+        doubles(out.Err, 2, True, b"Err", <double**>&p, dq)
+        bad = bad or dq[0] != B
     if bad or d[0] != B or dv[0] != B or (f.tau_mode != TAU_NONE and cnp.PyArray_DIMS(<cnp.ndarray>fc.taus)[0] != B):
         return -2
     if not 0 <= start <= stop <= B:
@@ -478,6 +520,8 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
             ob.Qs, ob.Vs, ob.As = o.Qs + b * rows * t.nq, o.Vs + b * rows * t.nv, o.As + b * rows * t.nv
             if o.n_stops:
                 ob.stops = o.stops + b * o.n_stops
+            if o.n_err:
+                ob.err = o.err + b * o.n_err
             fb = f
             fb.taus = f.taus + b * rt * t.nv if f.tau_mode != TAU_NONE else f.taus
             run_case(&t, &fb, &w, pQ + b * t.nq, pV + b * t.nv, n_steps, dt, save_every, &ob, width, euler, &r)

@@ -23,30 +23,9 @@ from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled_tree
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.kernels import tables as T
-from denoc_bridge.kernels.compiling import jit_enabled
 from denoc_bridge.multibody.checks import ModelKind, check_model
 
 __all__ = ["Data", "work_of"]
-
-_PARALLEL_LOCK = threading.Lock()
-_layer_is_threadsafe = None  # unknown until the first parallel kernel has run
-
-
-def run_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
-    """Call a ``parallel=True`` kernel (the batch entries).  Numba's "workqueue" threading layer
-    (the one left when neither TBB nor OpenMP loads, e.g. pip installs on macOS) aborts the
-    process when two threads launch parallel regions at once ("Concurrent access has been
-    detected"); with it the launches are serialised by a lock (OpenMP and TBB are thread-safe
-    and run unlocked once the layer is known)."""
-    global _layer_is_threadsafe
-    if _layer_is_threadsafe:
-        return kernel(*args)
-    with _PARALLEL_LOCK:
-        out = kernel(*args)
-        if _layer_is_threadsafe is None and jit_enabled():  # plain Python has no threading layer
-            _layer_is_threadsafe = numba.threading_layer() != "workqueue"
-    return out
-
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()

@@ -39,7 +39,7 @@ Every model is a *system* (:func:`system_of`, the one place that decides): a tre
 :class:`~denoc_bridge.constraints.mimic.MimicModel` in its reduced coordinates
 (:mod:`denoc_bridge.simulation.mimic`), a tree with loop closures (:mod:`.loops`, with the
 loops' stabilisation) or both (:mod:`.mimic_loops`); the one compiled run
-(:mod:`denoc_bridge.kernels.run`) and the stages from Python (:mod:`.runners`) step them all.
+(``denoc_bridge/core/run.pyx``) and the stages from Python (:mod:`.runners`) step them all.
 
 Long runs show a progress bar on a terminal (``progress=True`` forces it) and stop cleanly
 on Ctrl-C, returning what was computed with ``status = "interrupted"``.  A state that
@@ -61,12 +61,11 @@ import numpy.typing as npt
 
 from denoc_bridge.core import run as core_run
 from denoc_bridge.errors import InputError, SimulationError
-from denoc_bridge.kernels import run as kr
 from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import describe_loops
-from denoc_bridge.multibody.data import run_claimed, run_parallel
+from denoc_bridge.multibody.data import run_claimed
 from denoc_bridge.multibody.inputs import WrenchesLike
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -96,8 +95,6 @@ from denoc_bridge.simulation.mimic import MimicSystem
 from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
 from denoc_bridge.simulation.runners import (
     SingularTree,
-    compile_for,
-    compiled_core,
     finish_run,
     run_adaptive,
     run_compiled,
@@ -317,7 +314,7 @@ def simulate_batch(
 ) -> list[Trajectory | SimulationError]:
     """:func:`simulate` of B cases of one model at once: compiled calls run every case's whole
     fixed-step run, cases in parallel on every core (a tree: threads of the compiled core, the
-    GIL released; a MimicModel: numba's threads).
+    GIL released).
 
     ``q0`` is (B, nq) or one (nq,) configuration for all, ``v0`` (B, nv) or (nv,); ``tau`` None,
     one (nv,) vector for all, (B, nv) (one constant vector per case) or (B, n_steps, nv); B is
@@ -325,7 +322,7 @@ def simulate_batch(
     ``method`` is ``"rk4"`` or ``"euler"``; the model has no loop closures, no external
     wrenches and no controller (use :func:`simulate` for those); a
     :class:`~denoc_bridge.constraints.mimic.MimicModel` runs its cases compiled alike
-    (:func:`denoc_bridge.kernels.run.run_batch`).  Each trajectory holds the
+    (``run_batch_chunk`` of ``denoc_bridge/core/run.pyx``).  Each trajectory holds the
     same numbers as :func:`simulate` of that case alone; its ``wall_time`` is the batch's
     wall time divided by B.  A failed case raises its :class:`SimulationError` (``errors=
     "raise"``, the first in case order) or stands in the list as that exception (``errors=
@@ -438,14 +435,8 @@ def simulate_batch(
     saves = Saves(Qs, Vs, As, np.zeros((B, 0)), stops)
     Q, V = Q0.copy(), V0.copy()
     args = (system.kernel_system(), system.forcing(table), Q, V, n_steps, dt, stride, saves, done, status, saved)
-    tree = compiled_core(args[0])
-    if not tree:
-        compile_for(kr.run_batch, *args, method == "euler")  # the wall time leaves the compilation out
-    t0 = time.perf_counter()
-    if tree:  # the compiled core (a tree, mimic joints): one case per task, on every core, the GIL released
-        run_claimed(core_run.run_batch_chunk, B, *args, method == "euler")
-    else:
-        run_parallel(kr.run_batch, *args, method == "euler")
+    t0 = time.perf_counter()  # the compiled core: one case per task, on every core, the GIL released
+    run_claimed(core_run.run_batch_chunk, B, *args, method == "euler")
     wall = (time.perf_counter() - t0) / B
     out: list[Trajectory | SimulationError] = []
     for b in range(B):

@@ -408,7 +408,7 @@ class System:
     * ``integrate(q, xi, out)``, ``dexpinv(xi, v, out)`` and ``normalise(Q)``: the maps of its
       configuration manifold;
     * ``kernel_system()``: its compiled form (:mod:`denoc_bridge.kernels.systems`) for the one
-      compiled run (:mod:`denoc_bridge.kernels.run`), or None when it has none;
+      compiled run (``denoc_bridge/core/run.pyx``), or None when it has none;
 
     and, for constraints that drift (loop closures), ``loops = True`` with ``end_step`` (the
     projection after a step), ``error`` (|phi| at a configuration) and ``drift``.

@@ -11,9 +11,10 @@ smallest corrections in the kinetic-energy metric of the coupled system
 (:func:`~denoc_bridge.constraints.mimic_loops.kinetic_projection`), ``"baumgarte"``
 stabilises the loop rows, ``"none"`` lets them drift.  The trajectory carries
 ``constraint_error`` (the loops' error at each saved state) and ``constraint_drift`` (the
-largest error one step left before its projection).  RK4 and Euler run in the one compiled run
-(:class:`denoc_bridge.kernels.systems.MimicLoopSystem`, :mod:`denoc_bridge.kernels.mimic_loops`),
-callables and ``dynamics="cholesky"`` stage by stage from Python, the same steps.
+largest error one step left before its projection).  RK4 and Euler run in the compiled core's
+run (``denoc_bridge/core/run.pyx`` on a :class:`denoc_bridge.kernels.systems.MimicLoopSystem`:
+the mimic rows K stacked ahead of the loops' rows in ``core/loops.pyx``), callables and
+``dynamics="cholesky"`` stage by stage from Python, the same steps.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ import numpy as np
 from denoc_bridge.constraints import loops as lp
 from denoc_bridge.constraints import mimic_loops as ml
 from denoc_bridge.constraints.solve import RANK_RTOL
+from denoc_bridge.core import load
 from denoc_bridge.errors import InputError, SimulationError, SingularInertiaError
 from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.kernels import mimic_loops as kml
 from denoc_bridge.kernels import systems as ks
 from denoc_bridge.simulation.loops import MAX_ITER
 from denoc_bridge.simulation.loops import failure as loop_failure
 from denoc_bridge.simulation.mimic import MimicSystem
+
+_loops = load("loops")
 
 
 class MimicLoopSystem(MimicSystem):
@@ -58,17 +61,17 @@ class MimicLoopSystem(MimicSystem):
     loops = True
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicLoopSystem`)."""
+        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicLoopSystem`, run by
+        ``denoc_bridge/core/run.pyx``): the mimic rows K (the stops' ``lim_r``) stacked ahead of
+        the tree's cut joints, a scratch of its own for the nc + m rows."""
         m, tree = self.model, self.tree
         imap, fmap, _ = m._kernel_maps()
         cp = lp.compiled(tree)
         alpha, beta = self.baumgarte
         opts = np.array([alpha, beta, RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
-        n_rows = m.n_constraints + cp.m
-        B = np.zeros(kml.scratch_shape(tree.nq, tree.nv, n_rows))
-        rows = np.zeros(max(n_rows, 1), dtype=np.int64)
+        sb = np.zeros(_loops.scratch_size(tree.n_links, tree.nv, m.n_constraints + cp.m))
         return ks.MimicLoopSystem(
-            tree._kt, cp.kt0, cp.work, imap, fmap, tree.nq, cp.pi, cp.pf, cp.sb, B, rows, opts, self._drift
+            tree._kt, cp.work, imap, fmap, tree.nq, self.lim_r, cp.pi, cp.pf, sb, opts, self._drift
         )
 
     def end_step(self, q, v, t):

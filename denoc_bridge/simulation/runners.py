@@ -15,11 +15,8 @@ import numpy as np
 from denoc_bridge.core import run as core_run
 from denoc_bridge.core import sized
 from denoc_bridge.errors import SimulationError
-from denoc_bridge.kernels import run as kr
-from denoc_bridge.kernels.systems import LoopSystem as KernelLoops
-from denoc_bridge.kernels.systems import MimicSystem as KernelMimic
+from denoc_bridge.kernels import systems as ks
 from denoc_bridge.kernels.systems import Saves
-from denoc_bridge.kernels.systems import TreeSystem as KernelTree
 from denoc_bridge.simulation.common import (
     Run,
     actuation_table,
@@ -35,8 +32,8 @@ from denoc_bridge.simulation.trajectory import Trajectory
 
 
 def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, progress, system, stream=None):
-    """The fixed-step methods as the one compiled run of ``system`` (a tree: the compiled core's,
-    :func:`steppers`), in chunks sized for the progress bar and Ctrl-C.  With ``stream`` (a
+    """The fixed-step methods as the one compiled run of ``system`` (the compiled core's,
+    ``denoc_bridge/core/run.pyx``), in chunks sized for the progress bar and Ctrl-C.  With ``stream`` (a
     :class:`.stream.StateStream`) the saved rows go to its file a buffer at a time (the same
     calls, with at most a buffer's rows each) and the trajectory returned reads that file."""
     nq, nv = system.nq, system.nv
@@ -49,12 +46,11 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     buf = _Buffer(stream, model, forces, dt, stride, Q, V, A, E, S)
     q, v = q0.copy(), v0.copy()
     ksys, fc = system.kernel_system(), system.forcing()
-    s = np.zeros((kr.SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((ks.SCRATCH_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
-    stepper = steppers(ksys)[0 if rk4 else 1]
+    stepper = core_run.rk4_run if rk4 else core_run.euler_run  # the GIL released inside a chunk
     least = least_chunk(nv)  # the loop's own cost stays small beside the steps, whatever the clock says
     step, status, chunk = 0, 0, 8
-    compile_for(stepper, ksys, fc, q, v, step, chunk, dt, stride, 0, out, s)  # before the clock
     with Run(progress if n_steps > 1000 else False, n_steps, f"{method} {model.name}") as run:
         while step < n_steps:
             n = min(chunk, n_steps - step)
@@ -68,8 +64,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
             buf.saved += k
             buf.filled += k
             if status:
-                if compiled_core(ksys):  # the compiled core's -2: lengths its caller sized
-                    sized(status, "the compiled run")
+                sized(status, "the compiled run")  # the compiled core's -2: lengths its caller sized
                 break
             elapsed = time.perf_counter() - t0
             chunk = next_chunk(n, elapsed, least)  # n: the steps timed (a stream's buffer may cap them)
@@ -88,22 +83,6 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     if interrupted:
         warnings.warn(traj.message, stacklevel=3)
     return traj
-
-
-def compiled_core(ksys) -> bool:
-    """Whether the compiled core runs the compiled system ``ksys`` (``denoc_bridge/core/run.pyx``:
-    a tree, a tree with loop closures, a tree with mimic joints); numba runs the others (mimic
-    joints with loop closures)."""
-    return isinstance(ksys, (KernelTree, KernelLoops, KernelMimic))
-
-
-def steppers(ksys):
-    """(RK4, Euler) of a compiled system: the compiled core's for a tree, a tree with loop
-    closures or a tree with mimic joints (the GIL released inside a chunk), numba's for the others
-    (:mod:`denoc_bridge.kernels.run`: mimic joints with loop closures)."""
-    if compiled_core(ksys):
-        return core_run.rk4_run, core_run.euler_run
-    return kr.rk4_run, kr.euler_run
 
 
 class _Buffer:
@@ -190,20 +169,12 @@ def stream_trajectory(stream, model, forces, method, dt, wall, steps, evals, sta
     return Trajectory.load(stream.target, model)
 
 
-def compile_for(kernel, *args):
-    """Compile ``kernel`` for the types of ``args`` (or load it from numba's cache) without
-    calling it: a run's wall time and its progress bar then start after the compilation, which
-    a fresh install pays on the first run only.  A no-op for plain Python (NUMBA_DISABLE_JIT)."""
-    if hasattr(kernel, "typeof_pyval"):
-        kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
-
-
 def failed_stage(s, rk4, q, v, nq, nv):
     """The arrays of the stage a compiled run stopped in, named (for :func:`.common.bad_entry`)."""
     if not rk4:
-        return [("q", q, "q"), ("v", v, "v"), ("tau", s[kr.TAU, :nv], "v"), ("a", s[kr.KV, :nv], "v")]
-    stage = [("q", s[kr.QS, :nq], "q"), ("v", s[kr.VS, :nv], "v"), ("tau", s[kr.TAU, :nv], "v")]
-    return stage + [("a", s[kr.KV + i, :nv], "v") for i in range(4)]
+        return [("q", q, "q"), ("v", v, "v"), ("tau", s[ks.TAU, :nv], "v"), ("a", s[ks.KV, :nv], "v")]
+    stage = [("q", s[ks.QS, :nq], "q"), ("v", s[ks.VS, :nv], "v"), ("tau", s[ks.TAU, :nv], "v")]
+    return stage + [("a", s[ks.KV + i, :nv], "v") for i in range(4)]
 
 
 class SingularTree(Exception):

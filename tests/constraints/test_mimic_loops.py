@@ -262,8 +262,8 @@ def test_simulation_keeps_the_loops_closed(fivebar):
 
 @pytest.mark.parametrize("method", ["rk4", "euler"])
 def test_compiled_run_equals_the_python_stages(fivebar, method, monkeypatch):
-    """The one compiled run on the MimicLoopSystem (kernels/mimic_loops.py: the stacked rows, the
-    projection) takes the steps of the Python stages around constraints.mimic_loops, state by
+    """The one compiled run on the MimicLoopSystem (core/run.pyx on core/loops.pyx: the stacked
+    rows, the projection) takes the steps of the Python stages around constraints.mimic_loops, state by
     state, for each stabilisation, with a torque table and the tree's dampers; a compiled run
     that falls back to Python would fail here."""
     rng = np.random.default_rng(21)

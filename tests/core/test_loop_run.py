@@ -100,15 +100,25 @@ def test_the_run_refuses_what_does_not_fit(fb):
         assert not out.Qs.any()
 
 
-def test_a_batch_of_loop_systems_is_refused(fb):
-    """simulate_batch refuses models with loops; the compiled batch refuses their systems too."""
+def test_a_batch_of_loop_systems_is_its_single_runs(fb):
+    """simulate_batch refuses models with loops; the compiled batch runs their systems (each
+    thread on a scratch of its own) with the numbers of the single runs, |phi| rows included."""
     model, q0, v0 = fb
-    system, ks, fc = case(model, 3)
-    fc = system.forcing(np.zeros((2, 1, model.nv)))
-    out = Saves(np.zeros((2, 4, 4)), np.zeros((2, 4, 4)), np.zeros((2, 4, 4)), np.zeros((2, 4)), np.zeros((2, 0)))
-    Q, V = np.tile(q0, (2, 1)), np.tile(v0, (2, 1))
-    done, status, saved = (np.zeros(2, dtype=np.int64) for _ in range(3))
-    assert core_run.run_batch_chunk(ks, fc, Q, V, 3, DT, 1, out, done, status, saved, False, 0, 2) == -2
+    B, n = 3, 20
+    system, ks, _ = case(model, n)
+    taus = np.ascontiguousarray([np.full((n, model.nv), 0.1 * (b + 1)) for b in range(B)])
+    fc = system.forcing(taus)
+    out = Saves(*(np.zeros((B, n, 4)) for _ in range(3)), np.zeros((B, n)), np.zeros((B, 0)))
+    Q, V = np.tile(q0, (B, 1)), np.tile(v0, (B, 1))
+    done, status, saved = (np.zeros(B, dtype=np.int64) for _ in range(3))
+    assert core_run.run_batch_chunk(ks, fc, Q, V, n, DT, 1, out, done, status, saved, False, 0, B) == 0
+    for b in range(B):
+        (steps, st, rows), q, v, one = run(ks, fc._replace(taus=np.ascontiguousarray(taus[b])), q0, v0, n)
+        assert (steps, st, rows) == (done[b], status[b], saved[b]) == (n, 0, n)
+        assert np.array_equal(q, Q[b]) and np.array_equal(v, V[b])
+        assert np.array_equal(one.Qs[:n], out.Qs[b]) and np.array_equal(one.Err[:n], out.Err[b])
+    bad = out._replace(Err=np.zeros((B - 1, n)))  # |phi| rows for fewer cases: nothing computed
+    assert core_run.run_batch_chunk(ks, fc, Q, V, n, DT, 1, bad, done, status, saved, False, 0, B) == -2
 
 
 def test_a_failed_projection_stops_the_run_with_minus_4(fb):

@@ -15,7 +15,6 @@ import denoc_bridge
 from denoc_bridge.cli.warmup import CompileNotice
 from denoc_bridge.kernels import entry
 from denoc_bridge.kernels.compiling import njit_declared, njit_one_version
-from denoc_bridge.simulation.runners import compile_for
 
 _SIG = types.float64(types.float64[::1])
 
@@ -88,18 +87,6 @@ def test_one_version_for_constant_flags_and_index_widths():
 
     assert calls(1.0) == 1.0 + 2.0 + 3.0
     assert [str(s) for s in passes.signatures] == ["(float64, bool, int64)"]
-
-
-def test_compile_for_compiles_what_the_call_uses():
-    @njit
-    def step(system, x, n, dt):
-        return x[0] + n * dt
-
-    args = ((np.zeros(2), 1.5), np.ones(3), 4, 0.5)
-    compile_for(step, *args)
-    assert len(step.signatures) == 1
-    assert step(*args) == 3.0
-    assert len(step.signatures) == 1  # the call found the compiled version
 
 
 class _Terminal(io.StringIO):
