@@ -1,6 +1,5 @@
 """The model and its cut joints packed once for the compiled loops (:mod:`denoc_bridge.core`'s
-``loops`` module, and numba's :mod:`denoc_bridge.kernels.loops` for the runs of loop systems; per
-thread), and the rows of every cut joint from the compiled entry (the same numbers as
+``loops`` module, and the runs of loop systems in ``core/run.pyx``; per thread), and the rows of every cut joint from the compiled entry (the same numbers as
 :func:`denoc_bridge.constraints.loop_kinematics.all_rows`, without its Python loops)."""
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ def row_views(sb: np.ndarray, L: int, nv: int, m: int) -> tuple[np.ndarray, np.n
 
 class _Compiled:
     """The model and its cut joints packed for the compiled loops (``pi``, ``pf``: the layout is
-    in :mod:`denoc_bridge.kernels.loops`) with scratch ``sb`` and work array of the calling
+    in ``core/loops_entry.pxi``) with scratch ``sb`` and work array of the calling
     thread (kept in the model's thread-local storage, rebuilt when loops are added)."""
 
     def __init__(self, model):

@@ -216,18 +216,6 @@ def test_redundant_rows_are_dropped():
     assert np.abs(a - a_one).max() <= 1e-10 * np.abs(a_one).max()
 
 
-def test_the_cut_codes_and_layout_are_numbas():
-    """numba's mimic-loop kernels (kernels/mimic_loops.py, kernels/loops.py unpack) read the same
-    packed rows and scratch until they are ported: the two sides' type codes and layout agree."""
-    from denoc_bridge.kernels import loop_rows as kr
-    from denoc_bridge.kernels import loops as kl
-
-    names = ("weld", "spherical", "revolute", "prismatic", "coupling", "term")
-    assert cl.CUT_CODES == {n: getattr(kr, n.upper()) for n in names}
-    for L, nv in [(0, 0), (1, 6), (12, 25), (300, 301)]:
-        assert kl.ds_start(L, nv) == cl.ds_start(L, nv)
-
-
 def _project(model, cp, q, v, rtol=loops.RANK_RTOL, tol=1e-12, max_iter=20, qn=None, **swap):
     """project_state on the packed model, with the arguments named in ``swap`` replaced."""
     args = dict(kt=model._kt, work=cp.work, pi=cp.pi, pf=cp.pf, sb=cp.sb, q=q, v=v)
