@@ -5,7 +5,7 @@ loop closures (:mod:`.mimic_loops`, :mod:`.systems` MimicLoopSystem).
 The maps between the reduced state (q_r, v_r) and the tree's (:mod:`denoc_bridge.constraints.mimic`)
 come as two tuples of arrays, ``im = (q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col)`` (int64)
 and ``fm = (mult, off, scale)`` (the compiled entries take them packed in two flat arrays,
-:func:`pack`, :func:`unpack`): ``q_keep``/``v_keep`` (the tree entries of the reduced coordinates),
+:func:`denoc_bridge.multibody.mimic.pack_maps`, :func:`unpack`): ``q_keep``/``v_keep`` (the tree entries of the reduced coordinates),
 ``s_q``, ``m_q``, ``s_v``, ``m_v`` (the q and v index of each mimic joint and of its
 mimicked joint), ``mult``, ``off`` and ``circ`` (continuous pair), ``col``/``scale``
 (``v_full = G v_r``: ``v_full[i] = scale[i] v_r[col[i]]``).
@@ -43,19 +43,9 @@ def expand_velocity(xr, col, scale, xf):
         xf[i] = xr[col[i]] * scale[i]
 
 
-def pack(q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col, mult, off, scale):
-    """(imap, fmap): the maps in two flat arrays, ``imap = [nq_r, nv_r, nc, nv_tree, q_keep,
-    v_keep, s_q, m_q, s_v, m_v, circ, col]`` (int64), ``fmap = [mult, off, scale]`` (two
-    arguments for the compiled entries: a tuple of arrays costs about 0.1 us per array to
-    dispatch)."""
-    head = np.array([len(q_keep), len(v_keep), len(s_v), len(col)], dtype=np.int64)
-    imap = np.concatenate([head, q_keep, v_keep, s_q, m_q, s_v, m_v, circ, col]).astype(np.int64)
-    return np.ascontiguousarray(imap), np.ascontiguousarray(np.concatenate([mult, off, scale]), dtype=np.float64)
-
-
 @njit(cache=True, inline="always")
 def unpack(imap, fmap):
-    """The tuples ``im``, ``fm`` of the module docstring, as views of :func:`pack`'s arrays."""
+    """The tuples ``im``, ``fm`` of the module docstring, as views of ``pack_maps``'s arrays."""
     nq, nv, nc, nvf = imap[0], imap[1], imap[2], imap[3]
     o = 4
     q_keep = imap[o : o + nq]

@@ -1,3 +1,4 @@
+# ruff: noqa: F403, F405  (the layout's names come from the compiled core's Python twin, until numba goes)
 """The compiled *systems* a run integrates: a tree, a tree with mimic relations (reduced
 coordinates) and a tree with loop closures, each a named tuple of the arrays its stages read,
 and the stage functions numba's runs call on them (:mod:`.run`).
@@ -44,58 +45,16 @@ loops -3 (C M^-1 C^T singular) and -4 (the projection did not converge).
   gone, issue 49), the tuple is its argument.
 """
 
-from collections import namedtuple
-
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from denoc_bridge.core.systems import *
 from denoc_bridge.kernels import integrators as ig
 from denoc_bridge.kernels import mimic as km
 from denoc_bridge.kernels import mimic_loops as kml
 
-# the rows of a run's scratch ``s`` (width max(nq, nv)); a failure's stage is read back from them
-# (:mod:`denoc_bridge.simulation.runners`)
-QS, XI, VS, TAU, D = 0, 1, 2, 3, 4  # the stage's q, its tangent step, v, tau; passive scratch
-KX = 5  # rows KX .. KX + 3: the RKMK rates of the four stages
-KV = 9  # rows KV .. KV + 3: the accelerations of the four stages (Euler's: row KV)
-Q1, V1, VACC, ZEROS = 13, 14, 15, 16  # the next stage's state; k1 + 2 k2 + 2 k3; zeros
-SCRATCH_ROWS = 17
-
-#: the forces of a run: ``tau_mode`` (:data:`.integrators.TAU_NONE`, ``TAU_CONSTANT``,
-#: ``TAU_TABLE``) and ``taus`` (one row, or one per step), the constant external wrenches
-#: ``fext``, the springs ``K``, dampers ``D`` and rest configuration ``q_rest`` of the tree's
-#: joints, applied when ``passive``
-Forcing = namedtuple("Forcing", ["tau_mode", "taus", "fext", "K", "D", "q_rest", "passive"])
-#: the saved states: rows of q, v, a, the loops' error |phi| (zero length for no loops) and the
-#: energy the joint limits took so far (zero length for no limits)
-Saves = namedtuple("Saves", ["Qs", "Vs", "As", "Err", "Stops"])
-
-#: a tree: its table ``kt`` and work array; ``flat`` (every joint a vector space) and
-#: ``swept`` (RK4 stages fused, :func:`.stages.sweepable`); its limited joints (:mod:`.limits`):
-#: ``lim_i`` (n, 2) their q and v index, ``lim_f`` (n, 2) their lower and upper limit, the
-#: scratch ``lim_s`` and ``lim_a`` (n = 0: no limits enforced); ``lim_e[0]`` the energy the limits
-#: took so far
-TreeSystem = namedtuple("TreeSystem", ["kt", "work", "flat", "swept", "lim_i", "lim_f", "lim_s", "lim_a", "lim_e"])
-#: a tree with mimic relations (the compiled core's runs, core/run.pyx): the packed maps of
-#: :func:`.mimic.pack`, the tree's nq, the links that hold every mimic DOF (``reach``);
-#: ``lim_*``: its limited joints in reduced coordinates (as a tree's) and ``lim_r`` the mimic rows
-#: K (nc, tree nv) the stops keep
-MimicSystem = namedtuple(
-    "MimicSystem", ["kt", "work", "imap", "fmap", "nqf", "reach", "lim_i", "lim_f", "lim_r", "lim_s", "lim_a", "lim_e"]
-)
-#: a tree with loop closures (the compiled core's runs, core/run.pyx on core/loops.pyx): its
-#: table and work array, the packed cut joints and scratch of :mod:`denoc_bridge.constraints.packed`
-#: (``pi``, ``pf``, ``sb``), ``opts`` = (alpha, beta, rank rtol, projection tol, project, max_iter)
-#: and ``drift[0]``, the largest |phi| a step left before its projection
-LoopSystem = namedtuple("LoopSystem", ["kt", "work", "pi", "pf", "sb", "opts", "drift"])
-
-#: a MimicModel whose tree has loop closures: the mimic maps, the tree's packed cut joints
-#: (``pi``, ``pf``, ``sb``, gravity-free ``kt0`` for the projection), the scratch ``B`` and
-#: ``rows`` of :mod:`.mimic_loops`, ``opts`` and ``drift`` as for a :class:`LoopSystem`
-MimicLoopSystem = namedtuple(
-    "MimicLoopSystem", ["kt", "kt0", "work", "imap", "fmap", "nqf", "pi", "pf", "sb", "B", "rows", "opts", "drift"]
-)
+SCRATCH_ROWS = RUN_ROWS  # numba's runs' name for it
 
 
 def _is(sys, cls) -> bool:
