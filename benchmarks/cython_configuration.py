@@ -39,8 +39,8 @@ import pinocchio as pin
 import denoc_bridge as db
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
+from denoc_bridge.core.layout import INT, NMOD, W, work_rows
 from denoc_bridge.kernels import configuration as kc
-from denoc_bridge.kernels.tables import INT, NMOD, W, work_rows
 from denoc_bridge.multibody.data import run_chunks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -40,7 +40,8 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.core import run as compiled
-from denoc_bridge.kernels.systems import SCRATCH_ROWS, Saves
+from denoc_bridge.core import systems as kr
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.multibody.data import run_claimed
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.tree import TreeSystem
@@ -65,7 +66,7 @@ def one_run(stepper, ks, fc, q0, v0, n):
     nq, nv = q0.shape[0], v0.shape[0]
     ks = ks._replace(work=np.empty_like(ks.work))
     out = Saves(np.empty((n, nq)), np.empty((n, nv)), np.empty((n, nv)), np.zeros(0), np.zeros(0))
-    s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
     q, v = q0.copy(), v0.copy()
     t0 = time.thread_time()
     done, status, _ = stepper(ks, fc, q, v, 0, n, 1e-3, 1, 0, out, s)

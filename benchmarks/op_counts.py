@@ -143,7 +143,7 @@ def count(model, seed: int = 0) -> dict:
     """Operations of one forward dynamics call, per pass."""
     import denoc_bridge as db
     import denoc_bridge.kernels.inverse_dynamics as kid
-    from denoc_bridge.kernels import tables as T
+    from denoc_bridge.core import layout as T
     from denoc_bridge.kernels.forward_dynamics import acceleration_forward_recursion, articulated_backward_recursion
     from denoc_bridge.kernels.inverse_dynamics import twist_forward_recursion
 

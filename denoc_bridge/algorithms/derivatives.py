@@ -16,8 +16,8 @@ import numpy.typing as npt
 from denoc_bridge._resources import check_memory
 from denoc_bridge.algorithms.dynamics import raise_status
 from denoc_bridge.core import derivatives as compiled
+from denoc_bridge.core import layout as T
 from denoc_bridge.errors import InputError
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import run_chunks

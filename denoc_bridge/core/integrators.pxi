@@ -2,14 +2,14 @@
 # Lie groups) and semi-implicit Euler; numba's kernels/run.py, integrators.py and
 # systems.py (the stages of a tree and of a tree with mimic joints).
 #
-# A system is a tree, a tree with loop closures (``loops``; kernels/systems.py LoopSystem: the
+# A system is a tree, a tree with loop closures (``loops``; core/systems.py LoopSystem: the
 # constrained accelerations of loops.pyx, Lagrange multipliers on the tree, and after each step
 # the projection of (q, v) onto the loops), or a tree with mimic joints as constraints in reduced
-# coordinates (``mimic``; kernels/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
+# coordinates (``mimic``; core/systems.py MimicSystem): its state (q_r, v_r) expands to the tree's,
 # q_full = G q_r + o, v_full = G v_r (mimic.pxi); its accelerations are mimic_accelerations at
 # the expanded state under the tree's springs and dampers there; q_r (+) xi_r and the RKMK rates
 # are the tree's maps at the expanded arguments, restricted to the kept entries.  A tree with
-# mimic joints and loop closures is both (``mimic`` and ``loops``; kernels/systems.py
+# mimic joints and loop closures is both (``mimic`` and ``loops``; core/systems.py
 # MimicLoopSystem): the mimic system's state, maps and forces, its accelerations those of the
 # stacked rows J = [K; C(q_full)] (loops.pyx with the constant rows K ahead, stacked_cuts_of),
 # its projection after each step the loop system's on the expanded state (K dq = 0 keeps the
@@ -26,7 +26,7 @@ cdef enum:  # the actuation of a run (denoc_bridge/kernels/integrators.py)
     TAU_CONSTANT = 1
     TAU_TABLE = 2
 
-cdef enum:  # rows of a run's scratch (width max(nq, nv, 1)): kernels/systems.py's, read back by
+cdef enum:  # rows of a run's scratch (width max(nq, nv, 1)): core/systems.py's, read back by
     # the Python layer when a run fails (the stage it failed in)
     S_QS = 0  # the stage's q
     S_XI = 1  # its step in the tangent space
@@ -68,7 +68,7 @@ cdef struct Mimic:  # a tree with mimic joints: its maps and the run's scratch (
     cnp.int64_t* tv  # the limited joints' tree v index (Limits.tv)
 
 
-cdef struct LoopRun:  # a tree with loop closures (kernels/systems.py LoopSystem, MimicLoopSystem)
+cdef struct LoopRun:  # a tree with loop closures (core/systems.py LoopSystem, MimicLoopSystem)
     Loop lp  # the table, the work array, the cut joints, the scratch (loops.pxd)
     Packed pk  # pi, pf, sb as taken (a batch's thread carves its own scratch from them)
     const double* K  # a MimicLoopSystem's mimic rows (nc, tree nv) stacked ahead; NULL: none
@@ -96,7 +96,7 @@ cdef struct Tree:  # the system: the model table, its work array, its limits
     Limits lim
 
 
-cdef struct Forcing:  # the forces of a run (kernels/systems.py Forcing)
+cdef struct Forcing:  # the forces of a run (core/systems.py Forcing)
     int tau_mode
     const double* taus  # one row (TAU_CONSTANT) or one per step (TAU_TABLE), nv each
     const double* fext  # (L, 6) or NULL
@@ -106,7 +106,7 @@ cdef struct Forcing:  # the forces of a run (kernels/systems.py Forcing)
     bint passive
 
 
-cdef struct Saves:  # the saved rows (kernels/systems.py Saves)
+cdef struct Saves:  # the saved rows (core/systems.py Saves)
     double* Qs
     double* Vs
     double* As

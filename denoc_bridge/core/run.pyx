@@ -19,7 +19,7 @@ contraction of a * b + c (setup.py), as numba compiles the integrators it replac
 and step formulas round as written.
 
 Entries (numba's ``rk4_run``, ``euler_run`` and ``run_batch``, with their arguments: the named
-tuples ``TreeSystem``, ``Forcing`` and ``Saves`` of denoc_bridge/kernels/systems.py):
+tuples ``TreeSystem``, ``Forcing`` and ``Saves`` of denoc_bridge/core/systems.py):
 ``rk4_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s)`` and ``euler_run``
 return (steps done, status, rows saved) and run without the GIL (``system`` a TreeSystem, a
 LoopSystem, a MimicSystem or a MimicLoopSystem); ``run_batch_chunk(system, fc,

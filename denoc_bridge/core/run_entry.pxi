@@ -1,5 +1,5 @@
 # The entries of the runs, with numba's arguments (its kernels/run.py, gone): the named
-# tuples TreeSystem, Forcing and Saves of denoc_bridge/kernels/systems.py, read and checked
+# tuples TreeSystem, Forcing and Saves of denoc_bridge/core/systems.py, read and checked
 # once per call into the structs of integrators.pxi.  Every array is checked here (type, dtype,
 # layout, then lengths) before compiled code indexes it: TypeError for the first, status -2
 # (nothing computed) for a length that does not fit the model or the run.
@@ -17,10 +17,10 @@ cdef bint vector_space(const int* ki, Py_ssize_t L) noexcept nogil:
 
 
 cdef long tree_of(object system, Tree* t) except -100:
-    """The system of a TreeSystem or a MimicSystem (kernels/systems.py): its tree's table and
+    """The system of a TreeSystem or a MimicSystem (core/systems.py): its tree's table and
     work array, a mimic system's maps (mimic.pxi mimic_maps), the limits; 0, or -2 for a length,
     map or index that does not fit.  ``flat`` and ``swept`` are computed from the table (the same
-    as the tuple's, kernels/systems.py tree_flags), so that a wrong flag cannot send a model down
+    as the tuple's), so that a wrong flag cannot send a model down
     the wrong path.  A mimic system's scratch is not allocated here (mimic_scratch)."""
     cdef double* kf
     cdef double* work
@@ -74,7 +74,7 @@ cdef bint finite_entries_of(const double* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef long loop_system_of(object system, Tree* t, const double* K) except -100:
-    """A LoopSystem's cut joints, scratch and options (kernels/systems.py: ``pi``, ``pf``, ``sb``
+    """A LoopSystem's cut joints, scratch and options (core/systems.py: ``pi``, ``pf``, ``sb``
     of constraints/packed.py, ``opts`` = (alpha, beta, rank rtol, projection tol, project,
     max_iter), ``drift``) into t.lr, no limits: 0, or -2 for a length, an index or an option that
     does not fit (loops.pxd stacked_cuts_of; a cut joint's number that is not finite too).  A
@@ -143,7 +143,7 @@ cdef void free_mimic(Tree* t) noexcept nogil:
 
 
 def tree_flags(kt):
-    """(flat, swept) of a tree's table (kernels/systems.py tree_flags): every joint a vector
+    """(flat, swept) of a tree's table: every joint a vector
     space; every joint revolute about a coordinate axis (the fused stage sweep).  TypeError for
     a ``kt`` that is not a model table's array, (False, False) for a table that does not fit."""
     cdef double* kf

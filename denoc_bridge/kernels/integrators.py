@@ -17,9 +17,8 @@ is kept and the kernel's status is returned with the step.
 import numpy as np
 from numba import njit
 
+from denoc_bridge.core.systems import TAU_CONSTANT, TAU_NONE, TAU_TABLE  # noqa: F401
 from denoc_bridge.kernels.configuration import dexpinv, difference, integrate
-
-TAU_NONE, TAU_CONSTANT, TAU_TABLE = 0, 1, 2
 
 
 @njit(cache=True)

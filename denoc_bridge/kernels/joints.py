@@ -1,3 +1,4 @@
+# ruff: noqa: F403, F405  (the layout's names come from the compiled core's Python twin, until numba goes)
 """Joint kinematics: placement of each link relative to its parent and the
 joint-motion propagation matrices ``P_k`` (000 eq. 7b; 001 eq. A.4).
 
@@ -10,16 +11,8 @@ Joint type codes are those of :class:`denoc_bridge.multibody.joints.JointType`.
 import numpy as np
 from numba import njit
 
+from denoc_bridge.core.layout import *
 from denoc_bridge.kernels.spatial_ops import cross
-
-REVOLUTE = 0
-CONTINUOUS = 1
-PRISMATIC = 2
-SPHERICAL = 3
-FREEFLYER = 4
-UNIVERSAL = 5
-PLANAR = 6
-TRANSLATION = 7
 
 
 @njit(cache=True, inline="always")

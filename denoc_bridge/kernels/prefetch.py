@@ -13,11 +13,7 @@ from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-#: links ahead of the one being processed
-AHEAD = 8
-#: the passes prefetch only for models with more links than this (smaller ones stay in the
-#: caches, where the extra instructions cost about 2 ns per link and pass)
-PREFETCH_LINKS = 2048
+from denoc_bridge.core.layout import AHEAD, PREFETCH_LINKS  # noqa: F401  (as numba's passes read them)
 
 
 @intrinsic

@@ -19,10 +19,10 @@ from typing import Any, Protocol, cast
 import numba
 import numpy as np
 
+from denoc_bridge.core import layout as T
 from denoc_bridge.core import sized
 from denoc_bridge.core import tree as compiled_tree
 from denoc_bridge.errors import InputError, InputTypeError
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody.checks import ModelKind, check_model
 
 __all__ = ["Data", "work_of"]
@@ -107,7 +107,7 @@ class _Sized(Protocol):
 class Data:
     """Work buffers for a :class:`~denoc_bridge.multibody.model.Model` (see the module docstring).
 
-    ``work`` is the (rows, W) work array of :mod:`denoc_bridge.kernels.tables`
+    ``work`` is the (rows, W) work array of :mod:`denoc_bridge.core.layout`
     (regions of rows per link, per DOF and per kinematic module).  ``Data(mimic_model)`` holds
     the buffers of ``mimic_model.tree``, whose recursions a
     :class:`~denoc_bridge.MimicModel` runs.

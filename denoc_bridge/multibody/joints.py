@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from denoc_bridge.kernels import joints as _kj
+from denoc_bridge.core import layout as _kj
 
 __all__ = ["JointType", "joint_nq", "joint_nv", "limit_arrays"]
 

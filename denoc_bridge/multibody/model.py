@@ -38,8 +38,8 @@ import numpy.typing as npt
 
 from denoc_bridge._text import count, did_you_mean
 from denoc_bridge.core import tree as _core
+from denoc_bridge.core.layout import build_tables, with_gravity
 from denoc_bridge.errors import InputError, InputTypeError, ModelError, NameLookupError, PhysicsWarning
-from denoc_bridge.kernels.tables import build_tables, with_gravity
 from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import (
     JointCoupling,
@@ -511,7 +511,7 @@ class Model(ModelKind):
 
     @property
     def kernel_table(self) -> np.ndarray:
-        """The model packed for the compiled kernels, as a read-only view (:mod:`denoc_bridge.kernels.tables`)."""
+        """The model packed for the compiled kernels, as a read-only view (:mod:`denoc_bridge.core.layout`)."""
         view = self._kt.view()
         view.setflags(write=False)
         return view

@@ -60,8 +60,8 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge.core import run as core_run
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.errors import InputError, SimulationError
-from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.constraints import describe_loops

@@ -14,9 +14,10 @@ import numpy as np
 
 from denoc_bridge._resources import MEMORY_FRACTION, available_memory, check_memory, human_bytes
 from denoc_bridge._text import did_you_mean
+from denoc_bridge.core import configuration as _config
+from denoc_bridge.core import systems as ki_
+from denoc_bridge.core.systems import Forcing
 from denoc_bridge.errors import InputError, InputTypeError, SimulationError
-from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.kernels.systems import Forcing
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.simulation.trajectory import Trajectory
 from denoc_bridge.spatial import internal_to_pin
@@ -400,6 +401,18 @@ def passive_arrays(model, passive):
     )
 
 
+def passive_forces_into(kt, K, D, q_rest, use, q, v, d, out):
+    """``out = -K (q (-) q_rest) - D v``, the joint springs and dampers of the tree whose table is
+    ``kt`` at (q, v) (zero when not ``use``), with ``d`` (nv,) scratch; returns ``out``."""
+    if use:
+        _config.difference(kt, q_rest, q, d)
+        np.multiply(-K, d, out=out)
+        out -= D * v
+    else:
+        out[:] = 0.0
+    return out
+
+
 class System:
     """What a run integrates (the interface of the runners, :mod:`.runners`): a subclass supplies
 
@@ -407,7 +420,7 @@ class System:
       stages from Python and the saved states;
     * ``integrate(q, xi, out)``, ``dexpinv(xi, v, out)`` and ``normalise(Q)``: the maps of its
       configuration manifold;
-    * ``kernel_system()``: its compiled form (:mod:`denoc_bridge.kernels.systems`) for the one
+    * ``kernel_system()``: its compiled form (:mod:`denoc_bridge.core.systems`) for the one
       compiled run (``denoc_bridge/core/run.pyx``), or None when it has none;
 
     and, for constraints that drift (loop closures), ``loops = True`` with ``end_step`` (the
@@ -434,7 +447,7 @@ class System:
     use_passive: bool
 
     def kernel_system(self):
-        """The compiled form of the system (a named tuple of :mod:`denoc_bridge.kernels.systems`),
+        """The compiled form of the system (a named tuple of :mod:`denoc_bridge.core.systems`),
         or None: then its fixed-step runs go stage by stage from Python."""
         return None
 

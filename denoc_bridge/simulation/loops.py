@@ -30,13 +30,11 @@ import numpy as np
 from denoc_bridge.constraints import loops as lp
 from denoc_bridge.core import loops as core_loops
 from denoc_bridge.core import sized
+from denoc_bridge.core import systems as ks
 from denoc_bridge.errors import InputError, SimulationError
-from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.kernels import systems as ks
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as inp
 from denoc_bridge.multibody.constraints import describe_loops
-from denoc_bridge.simulation.common import run_error
+from denoc_bridge.simulation.common import passive_forces_into, run_error
 from denoc_bridge.simulation.tree import TreeSystem
 
 STABILIZATIONS = ("projection", "baumgarte", "none")
@@ -107,7 +105,7 @@ def initial_state(model, q0, v0, project, tol):
 class LoopSystem(TreeSystem):
     """A tree with loop closures as a simulation system (:class:`.common.System`): the
     constrained accelerations (:func:`denoc_bridge.constraints.loops.fast_lagrange`, compiled:
-    :class:`denoc_bridge.kernels.systems.LoopSystem`), the tree's configuration maps and the
+    :class:`denoc_bridge.core.systems.LoopSystem`), the tree's configuration maps and the
     projection after each step."""
 
     loops = True
@@ -142,7 +140,7 @@ class LoopSystem(TreeSystem):
         return A
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.LoopSystem`, run by
+        """The compiled form (:class:`denoc_bridge.core.systems.LoopSystem`, run by
         ``denoc_bridge/core/run.pyx``)."""
         cp = self.cp
         opts = np.array([self.alpha, self.beta, lp.RANK_RTOL, self.tol, 1.0 if self.project else 0.0, MAX_ITER])
@@ -188,7 +186,6 @@ def failure(model, status, t, traj):
 
 
 def _applied(model, q, v, tau, K, D, q_rest, use_passive):
-    d, total = np.empty(model.nv), np.empty(model.nv)
-    ki_.passive_forces(model._kt.view(T.INT), q, v, K, D, q_rest, use_passive, d, total)
+    total = passive_forces_into(model._kt, K, D, q_rest, use_passive, q, v, np.empty(model.nv), np.empty(model.nv))
     total += tau
     return total

@@ -38,10 +38,9 @@ import numpy as np
 from denoc_bridge.constraints.mimic import MimicModel, forward_dynamics
 from denoc_bridge.core import configuration as _config
 from denoc_bridge.core import run as _run
+from denoc_bridge.core import systems as ks
 from denoc_bridge.core import tree as _compiled
 from denoc_bridge.errors import InputError, ModelError, SingularInertiaError
-from denoc_bridge.kernels import systems as ks
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.simulation.common import (
     Forces,
@@ -50,6 +49,7 @@ from denoc_bridge.simulation.common import (
     limits_failure,
     normalise_rows,
     passive_arrays,
+    passive_forces_into,
 )
 from denoc_bridge.simulation.runners import run_python
 from denoc_bridge.simulation.tree import limit_arrays as tree_limit_arrays
@@ -130,7 +130,6 @@ class MimicSystem(System):
         tree = model.tree
         self.model, self.tree, self.forces = model, tree, forces
         self.nq, self.nv = model.nq, model.nv
-        self.ki = tree._kt.view(T.INT)
         self.K, self.D, self.q_rest, self.use_passive = passive_arrays(tree, passive)
         self.d, self.total = np.empty(tree.nv), np.empty(tree.nv)
         self.method = "dense" if forces.cholesky else "lagrange"
@@ -164,12 +163,8 @@ class MimicSystem(System):
             if status <= 0:
                 return status
         qf, vf = self.model.expand(q, v)
-        if self.use_passive:  # the tree's springs and dampers at the expanded state
-            _config.difference(self.tree._kt, self.q_rest, qf, self.d)
-            np.multiply(-self.K, self.d, out=self.total)
-            self.total -= self.D * vf
-        else:
-            self.total[:] = 0.0
+        # the tree's springs and dampers at the expanded state
+        passive_forces_into(self.tree._kt, self.K, self.D, self.q_rest, self.use_passive, qf, vf, self.d, self.total)
         try:
             out[:] = forward_dynamics(
                 self.model,
@@ -215,7 +210,7 @@ class MimicSystem(System):
         return self.tree._kt, self.tree.thread_work(), imap, fmap, self.tree.nq, reach
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicSystem`, Lagrange form;
+        """The compiled form (:class:`denoc_bridge.core.systems.MimicSystem`, Lagrange form;
         the compiled core's runs read it, core/run.pyx)."""
         return ks.MimicSystem(
             *self._tree_and_maps(),

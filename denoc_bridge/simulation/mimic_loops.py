@@ -12,7 +12,7 @@ smallest corrections in the kinetic-energy metric of the coupled system
 stabilises the loop rows, ``"none"`` lets them drift.  The trajectory carries
 ``constraint_error`` (the loops' error at each saved state) and ``constraint_drift`` (the
 largest error one step left before its projection).  RK4 and Euler run in the compiled core's
-run (``denoc_bridge/core/run.pyx`` on a :class:`denoc_bridge.kernels.systems.MimicLoopSystem`:
+run (``denoc_bridge/core/run.pyx`` on a :class:`denoc_bridge.core.systems.MimicLoopSystem`:
 the mimic rows K stacked ahead of the loops' rows in ``core/loops.pyx``), callables and
 ``dynamics="cholesky"`` stage by stage from Python, the same steps.
 """
@@ -25,9 +25,9 @@ from denoc_bridge.constraints import loops as lp
 from denoc_bridge.constraints import mimic_loops as ml
 from denoc_bridge.constraints.solve import RANK_RTOL
 from denoc_bridge.core import load
+from denoc_bridge.core import systems as ks
 from denoc_bridge.errors import InputError, SimulationError, SingularInertiaError
-from denoc_bridge.kernels import integrators as ki_
-from denoc_bridge.kernels import systems as ks
+from denoc_bridge.simulation.common import passive_forces_into
 from denoc_bridge.simulation.loops import MAX_ITER
 from denoc_bridge.simulation.loops import failure as loop_failure
 from denoc_bridge.simulation.mimic import MimicSystem
@@ -47,7 +47,7 @@ class MimicLoopSystem(MimicSystem):
     def _a(self, t, q, v, tau, out):
         m = self.model
         qf, vf = m.expand(q, v)
-        ki_.passive_forces(self.ki, qf, vf, self.K, self.D, self.q_rest, self.use_passive, self.d, self.total)
+        passive_forces_into(self.tree._kt, self.K, self.D, self.q_rest, self.use_passive, qf, vf, self.d, self.total)
         try:
             out[:] = ml.forward_dynamics(
                 m, q, v, tau + m.reduce_forces(self.total), self.forces.fext_pin_at(t, q, v), baumgarte=self.baumgarte
@@ -61,7 +61,7 @@ class MimicLoopSystem(MimicSystem):
     loops = True
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.MimicLoopSystem`, run by
+        """The compiled form (:class:`denoc_bridge.core.systems.MimicLoopSystem`, run by
         ``denoc_bridge/core/run.pyx``): the mimic rows K (the stops' ``lim_r``) stacked ahead of
         the tree's cut joints, a scratch of its own for the nc + m rows."""
         m, tree = self.model, self.tree

@@ -14,9 +14,9 @@ import numpy as np
 
 from denoc_bridge.core import run as core_run
 from denoc_bridge.core import sized
+from denoc_bridge.core import systems as cs_
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.errors import SimulationError
-from denoc_bridge.kernels import systems as ks
-from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.simulation.common import (
     Run,
     actuation_table,
@@ -46,7 +46,7 @@ def run_compiled(model, q0, v0, dt, n_steps, forces, method, passive, stride, pr
     buf = _Buffer(stream, model, forces, dt, stride, Q, V, A, E, S)
     q, v = q0.copy(), v0.copy()
     ksys, fc = system.kernel_system(), system.forcing()
-    s = np.zeros((ks.SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((cs_.RUN_ROWS, max(nq, nv, 1)))
     rk4 = method == "rk4"
     stepper = core_run.rk4_run if rk4 else core_run.euler_run  # the GIL released inside a chunk
     least = least_chunk(nv)  # the loop's own cost stays small beside the steps, whatever the clock says
@@ -172,9 +172,9 @@ def stream_trajectory(stream, model, forces, method, dt, wall, steps, evals, sta
 def failed_stage(s, rk4, q, v, nq, nv):
     """The arrays of the stage a compiled run stopped in, named (for :func:`.common.bad_entry`)."""
     if not rk4:
-        return [("q", q, "q"), ("v", v, "v"), ("tau", s[ks.TAU, :nv], "v"), ("a", s[ks.KV, :nv], "v")]
-    stage = [("q", s[ks.QS, :nq], "q"), ("v", s[ks.VS, :nv], "v"), ("tau", s[ks.TAU, :nv], "v")]
-    return stage + [("a", s[ks.KV + i, :nv], "v") for i in range(4)]
+        return [("q", q, "q"), ("v", v, "v"), ("tau", s[cs_.TAU, :nv], "v"), ("a", s[cs_.KV, :nv], "v")]
+    stage = [("q", s[cs_.QS, :nq], "q"), ("v", s[cs_.VS, :nv], "v"), ("tau", s[cs_.TAU, :nv], "v")]
+    return stage + [("a", s[cs_.KV + i, :nv], "v") for i in range(4)]
 
 
 class SingularTree(Exception):

@@ -11,10 +11,10 @@ from denoc_bridge._text import count
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import run as compiled_run
 from denoc_bridge.core import sized
+from denoc_bridge.core import systems as ks
 from denoc_bridge.core import tree as compiled
 from denoc_bridge.dynamics import mass_matrix, nonlinear_effects
 from denoc_bridge.errors import outside_level
-from denoc_bridge.kernels import systems as ks
 from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation.common import System, limit_scratch_shape, limits_failure, normalise_rows, passive_arrays
 
@@ -149,7 +149,7 @@ class TreeSystem(System):
         ).reshape(len(t), self.nv)
 
     def kernel_system(self):
-        """The compiled form (:class:`denoc_bridge.kernels.systems.TreeSystem`)."""
+        """The compiled form (:class:`denoc_bridge.core.systems.TreeSystem`)."""
         flat, swept = compiled_run.tree_flags(self.model._kt)
         return ks.TreeSystem(
             self.model._kt, self.work, flat, swept, self.lim_i, self.lim_f, self.lim_s, self.lim_a, self.lim_e

@@ -15,8 +15,8 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
+from denoc_bridge.core.layout import INT
 from denoc_bridge.kernels import configuration as kc
-from denoc_bridge.kernels.tables import INT
 from tests.core.models import MODELS, model_of
 
 SCALES = (1e-7, 0.3, 3.0)  # small-angle series, moderate and large rotations
@@ -189,7 +189,7 @@ RTOL_ENERGY = 1e-14
 
 
 def work_of(model: db.Model) -> np.ndarray:
-    from denoc_bridge.kernels.tables import NMOD, W, work_rows
+    from denoc_bridge.core.layout import NMOD, W, work_rows
 
     S = ki_of(model)[0, NMOD] if model.n_links else 0
     return np.zeros((work_rows(model.n_links, model.nv, S), W))

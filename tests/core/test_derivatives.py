@@ -17,7 +17,7 @@ from conftest import assert_solution_close
 import denoc_bridge as db
 from denoc_bridge.algorithms.derivatives import derivative_work
 from denoc_bridge.core import derivatives as cd
-from denoc_bridge.kernels import tables as T
+from denoc_bridge.core import layout as T
 from denoc_bridge.multibody import inputs
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model

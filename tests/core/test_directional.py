@@ -20,7 +20,7 @@ from conftest import pin_fext, random_state
 import denoc_bridge as db
 from denoc_bridge.algorithms import directional as adir
 from denoc_bridge.core import directional as cdir
-from denoc_bridge.kernels import tables as T
+from denoc_bridge.core import layout as T
 from denoc_bridge.testing import random_model
 from denoc_bridge.validation import relative_error
 from tests.core.models import MASSLESS_TIP

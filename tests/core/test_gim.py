@@ -27,8 +27,8 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.algorithms.dynamics import Geometry
+from denoc_bridge.core import layout as T
 from denoc_bridge.io.robots import serial_chain
-from denoc_bridge.kernels import tables as T
 from denoc_bridge.multibody.modules import Module
 from denoc_bridge.testing import ALL_JOINT_TYPES, random_model
 

@@ -12,7 +12,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.algorithms.reference import denoc_matrices, world_kinematics
 from denoc_bridge.core import tree as ct
-from denoc_bridge.kernels.tables import INT, NMOD, PARENT, W, work_rows
+from denoc_bridge.core.layout import INT, NMOD, PARENT, W, work_rows
 from tests.core.models import MODELS, model_of
 
 

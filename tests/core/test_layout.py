@@ -2,7 +2,7 @@
 members: table columns, rotation and offset codes, joint types, work-array rows, the rows of a
 run's scratch that the Python layer reads back, the actuation codes of a run; the per-joint-type
 nq and nv of arrays.pxd) against the Python modules
-they mirror (kernels/tables.py, joints.py, prefetch.py, integrators.py, systems.py,
+they mirror (core/layout.py, core/systems.py,
 multibody/joints.py, the hooks of tests/core/test_gim.py).  Neither side imports the other: the
 enums are not visible from Python, so the Cython text is parsed here, and an edit made on one
 side only fails the test named after the constant.  Every enum name has a Python twin or is
@@ -18,29 +18,24 @@ import pytest
 
 import denoc_bridge
 from denoc_bridge.constraints import packed
-from denoc_bridge.kernels import integrators as ki
-from denoc_bridge.kernels import joints as kj
-from denoc_bridge.kernels import prefetch as kp
-from denoc_bridge.kernels import systems as ks
-from denoc_bridge.kernels import tables as kt
+from denoc_bridge.core import layout as kt
+from denoc_bridge.core import systems as ks
 from denoc_bridge.multibody.joints import JointType, joint_nq, joint_nv
 from tests.core import test_gim
 
 CORE = Path(denoc_bridge.__file__).parent / "core"
 #: where the Python twins live: a .pxd name is compared with the int of that name in each
 MIRRORS = {
-    "kernels.tables": kt,
-    "kernels.joints": kj,
-    "kernels.prefetch": kp,
-    "kernels.integrators": ki,
+    "core.layout": kt,
+    "core.systems": ks,
 }
 #: twins of another name, or an expression of Python constants
 _SCRATCH = {"S_QS": "QS", "S_XI": "XI", "S_VS": "VS", "S_TAU": "TAU", "S_D": "D", "S_KX": "KX", "S_KV": "KV"}
-_SCRATCH |= {"S_Q1": "Q1", "S_V1": "V1", "S_VACC": "VACC", "S_ZEROS": "ZEROS", "S_ROWS": "SCRATCH_ROWS"}
+_SCRATCH |= {"S_Q1": "Q1", "S_V1": "V1", "S_VACC": "VACC", "S_ZEROS": "ZEROS", "S_ROWS": "RUN_ROWS"}
 _WAYS = {"WAY_CHOSEN": "CHOSEN", "WAY_LTDL": "LTDL", "WAY_RECURSION": "RECURSION", "LTDL_REFUSED": "LTDL_REFUSED"}
 DERIVED = {
-    "NI": ("2 * kernels.tables.NT (ki = kt.view(int32))", 2 * kt.NT),
-    **{c: (f"kernels.systems.{p} (a run's scratch rows)", getattr(ks, p)) for c, p in _SCRATCH.items()},
+    "NI": ("2 * core.layout.NT (ki = kt.view(int32))", 2 * kt.NT),
+    **{c: (f"core.systems.{p} (a run's scratch rows)", getattr(ks, p)) for c, p in _SCRATCH.items()},
     **{c: (f"tests/core/test_gim.py {p} (the entries' way hook)", getattr(test_gim, p)) for c, p in _WAYS.items()},
     "LI": ("constraints.packed.PI_COLUMNS (the int64 columns of a cut joint's row)", packed.PI_COLUMNS),
     "LF": ("constraints.packed.PF_COLUMNS (its float64 columns)", packed.PF_COLUMNS),
@@ -172,3 +167,10 @@ def test_no_twin_lists_only_enum_names():
 def test_joint_sizes_match_multibody_joints(jtype):
     """arrays.pxd's nq and nv per joint type code: the joint type's in multibody/joints.py."""
     assert (SIZES["NQ"][jtype], SIZES["NV"][jtype]) == (joint_nq(jtype), joint_nv(jtype))
+
+
+def test_singular_tolerance_matches_its_python_twin():
+    """``DB_SINGULAR_RTOL`` of forward_dynamics.pxi (a C macro, not an enum) and core.layout's."""
+    text = (CORE / "forward_dynamics.pxi").read_text()
+    found = re.findall(r"#define DB_SINGULAR_RTOL \(([^)]+)\)", text)
+    assert found and float(found[0]) == kt.SINGULAR_RTOL, (found, kt.SINGULAR_RTOL)

@@ -11,8 +11,8 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge import loops
 from denoc_bridge.core import run as core_run
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.io.generators import fourbar
-from denoc_bridge.kernels.systems import Saves
 from denoc_bridge.simulation.api import system_of
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.loops import options

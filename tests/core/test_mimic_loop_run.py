@@ -24,8 +24,8 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge.core import load
+from denoc_bridge.core.systems import RUN_ROWS, Saves
 from denoc_bridge.io import generators as g
-from denoc_bridge.kernels.systems import SCRATCH_ROWS, Saves
 from denoc_bridge.multibody.constraints import Mimic
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.loops import options
@@ -83,7 +83,7 @@ def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
     nq, nv = q0.shape[0], v0.shape[0]
     rows = (n - 1) // stride + 2
     out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(rows), np.zeros(0))
-    s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((RUN_ROWS, max(nq, nv, 1)))
     q, v = q0.copy(), v0.copy()
     step, saved, status = 0, 0, 0
     for c in chunks or [n]:
@@ -205,11 +205,11 @@ def test_the_run_refuses_what_does_not_fit():
         bad = ks._replace(**change)
         out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(n), np.zeros(0))
         q, v = q0.copy(), v0.copy()
-        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        s = np.zeros((RUN_ROWS, max(nq, nv, 1)))
         assert run.rk4_run(bad, fc, q, v, 0, n, DT, 1, 0, out, s) == (0, -2, 0), change
         assert np.array_equal(q, q0) and not out.Qs.any()
     out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(n - 1), np.zeros(0))
-    s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((RUN_ROWS, max(nq, nv, 1)))
     assert run.rk4_run(ks, fc, q0.copy(), v0.copy(), 0, n, DT, 1, 0, out, s) == (0, -2, 0)  # Err too short
     with pytest.raises(TypeError, match="mimic_rows"):
         out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(n), np.zeros(0))

@@ -21,7 +21,8 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge.core import load
-from denoc_bridge.kernels.systems import SCRATCH_ROWS, Saves
+from denoc_bridge.core import systems as kr
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.simulation.api import start_inside_limits
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.mimic import MimicSystem
@@ -156,16 +157,16 @@ def test_a_mimic_run_refuses_what_does_not_fit():
         bad = ks._replace(**change)
         out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(0), np.zeros(0))
         q, v = q0.copy(), v0.copy()
-        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
         assert run.rk4_run(bad, fc, q, v, 0, n, DT, 1, 0, out, s) == (0, -2, 0), change
         assert np.array_equal(q, q0) and not out.Qs.any()
     for change in [dict(K=np.zeros(nv)), dict(q_rest=np.zeros(nq))]:  # the tree's lengths, not the reduced
         out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(0), np.zeros(0))
-        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
         assert run.rk4_run(ks, fc._replace(**change), q0.copy(), v0.copy(), 0, n, DT, 1, 0, out, s)[1] == -2
     with pytest.raises(TypeError, match="lim_r"):
         out = Saves(np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv)), np.zeros(0), np.zeros(0))
-        s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+        s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
         run.rk4_run(ks._replace(lim_r=ks.lim_r.astype(np.float32)), fc, q0.copy(), v0.copy(), 0, n, DT, 1, 0, out, s)
 
 

@@ -20,7 +20,8 @@ import pytest
 
 import denoc_bridge as db
 from denoc_bridge.core import load
-from denoc_bridge.kernels.systems import SCRATCH_ROWS, TAU, Saves
+from denoc_bridge.core import systems as kr
+from denoc_bridge.core.systems import Saves
 from denoc_bridge.simulation.common import Forces
 from denoc_bridge.simulation.runners import run_python
 from denoc_bridge.simulation.tree import TreeSystem
@@ -97,7 +98,7 @@ def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
     rows = (n - 1) // stride + 2
     stops = rows if ks.lim_i.shape[0] else 0
     out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(0), np.zeros(stops))
-    s = np.zeros((SCRATCH_ROWS, max(nq, nv, 1)))
+    s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
     q, v = q0.copy(), v0.copy()
     step, saved, status = 0, 0, 0
     for c in chunks or [n]:
@@ -196,7 +197,7 @@ def test_failures_keep_the_state_before_the_failing_step():
         assert before[0] == (done, 0, a[0][2])
         assert np.array_equal(a[1], before[1]) and np.array_equal(a[2], before[2])
         assert np.array_equal(a[3].Qs[: a[0][2]], before[3].Qs[: a[0][2]])
-        assert a[4][TAU][2] == 1e308
+        assert a[4][kr.TAU][2] == 1e308
     tip = model_of("massless")  # a link whose articulated inertia is zero: a massless tip on a prismatic joint
     ks, fc = case(tip, 10)
     q0, v0 = start(tip)
@@ -208,7 +209,7 @@ def test_wrong_lengths_compute_nothing_and_wrong_types_raise():
     model = model_of("panda")
     q0, v0 = start(model)
     ks, fc = case(model, 10, tau="table")
-    s = np.zeros((SCRATCH_ROWS, model.nv))
+    s = np.zeros((kr.RUN_ROWS, model.nv))
     out = Saves(np.zeros((11, model.nq)), np.zeros((11, model.nv)), np.zeros((11, model.nv)), np.zeros(0), np.zeros(0))
     assert run.rk4_run(ks, fc, q0.copy(), v0.copy(), 0, 10, DT, 1, 0, out, s) == (10, 0, 10)
     bad = [

@@ -262,7 +262,7 @@ def test_the_stop_statuses_and_types():
 def test_the_work_shape_is_numbas(name):
     """core/tree.pyx ``work_shape``, with which the Python layer allocates a model's work array
     (multibody/data.py), is numba's ``work_rows`` and the table's width."""
-    from denoc_bridge.kernels import tables as T
+    from denoc_bridge.core import layout as T
 
     model = model_of(name)
     assert tree.work_shape(model.n_links, model.nv, model.n_modules) == (

@@ -19,8 +19,8 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.core import tree
+from denoc_bridge.core.layout import SCRATCH_ROWS, W
 from denoc_bridge.kernels import entry
-from denoc_bridge.kernels.tables import SCRATCH_ROWS, W
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 from tests.core.models import MASSLESS_TIP

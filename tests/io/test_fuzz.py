@@ -84,7 +84,7 @@ from hypothesis.errors import InvalidArgument
 from urdf_samples import random_urdf
 
 import denoc_bridge as db
-from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
+from denoc_bridge.core.layout import SINGULAR_RTOL
 from denoc_bridge.validation import solve_agreement
 
 # ---------------------------------------------------------------------------- settings

@@ -130,14 +130,15 @@ def test_the_notice_is_quiet_on_request_and_logs_every_kernel(monkeypatch, tmp_p
 @pytest.mark.slow
 def test_a_process_that_compiles_says_so_once_on_stderr(tmp_path):
     # an empty cache (NUMBA_CACHE_DIR): the first call compiles and the process says so, once.
-    # A loop system's simulation still calls numba kernels (issue 49: the runs moved to the core,
-    # some of the pieces around them not yet; 4 s to compile here); the JVP, the GIM and the
-    # dense derivatives, which this test called, are the compiled core's and compile nothing
+    # The package's own calls compile nothing since the last numba run went (issue 49: a loop
+    # system's and a mimic-loop system's simulations are the compiled core's), so the test calls
+    # numba's remaining forward dynamics entry (kernels/entry.py) twice itself
     code = (
         "import numpy as np, denoc_bridge as db\n"
-        "m = db.generators.fourbar()\n"
-        "q = db.neutral_configuration(m)\n"
-        "db.simulate(m, q, np.zeros(m.nv), 0.002, 1e-3); db.simulate(m, q, np.zeros(m.nv), 0.003, 1e-3)\n"
+        "from denoc_bridge.kernels import entry\n"
+        "m = db.generators.chain(3)\n"
+        "q, z = db.neutral_configuration(m), np.zeros(m.nv)\n"
+        "for _ in range(2): entry.forward_dynamics_fast(m._kt, m.thread_work(), q, z, z, np.empty(m.nv))\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     env.pop(notice.QUIET_ENV, None)
