@@ -2,8 +2,9 @@
 (core/contact_loops.pxi): dm_control's quadruped.xml (28 DOF, four couplings of three joints)
 dropped onto the ground with the command line's contact candidates, and the four-bar of 004
 falling onto a ground under its coupler, against the Python step (``compiled=False``) field by
-field; the loops closed after every step; the energy balance; the lengths and options that do
-not fit refused as a status, nothing computed."""
+field, with the posture hold and without it (the joint limits' rows then stop the folding legs);
+the loops closed after every step; the energy balance; the lengths and options that do not fit
+refused as a status, nothing computed."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from denoc_bridge.errors import PhysicsWarning
 from denoc_bridge.io import generators
 from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import Ground, contact_point
+from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation import contact as sc
 from denoc_bridge.simulation.contact import LOOP_TOL, simulate_contact
 
@@ -64,9 +66,9 @@ def counted(monkeypatch):
 
 @pytest.fixture(scope="module")
 def quadruped():
-    """dm_control's quadruped as ``denoc-bridge simulate`` runs it: the file's pose projected onto
-    the couplings, its lowest collision point 0.3 m up... here 2 cm, so that it lands early, the
-    default candidates, the posture hold."""
+    """dm_control's quadruped as ``denoc-bridge simulate`` runs it (the default candidates, the
+    file's pose projected onto the couplings, the posture hold), dropped from 2 cm instead of
+    0.3 m so that it lands early."""
     spec = importlib.util.find_spec("dm_control")
     assert spec is not None and spec.submodule_search_locations, "dm_control (a test dependency) is not installed"
     with warnings.catch_warnings():
@@ -95,6 +97,24 @@ def test_the_quadruped_lands_compiled_as_the_python_step(quadruped, monkeypatch)
     assert np.abs([loop_jacobian(model, q) @ v for q, v in zip(traj.q, traj.v)]).max() < 1e-12
     assert np.nansum(traj.contact_force[-2][:, 2]) > 0.5 * model.total_mass * 9.81  # it stands on the ground
     assert np.diff(traj.impact_work).min() < -1e-3  # it landed
+
+
+def test_the_limp_quadruped_folds_onto_its_joint_limits_compiled_as_the_python_step(quadruped, monkeypatch):
+    """Without the hold it folds up on landing: the joint limits' rows beside the contacts and the
+    couplings' rows, every step compiled and the Python step's; the limits hold (to 1e-12) and
+    take work, the couplings hold, the energy balance closes to 2e-3 of its scale."""
+    model, points, q0, _ = quadruped
+    reference = simulate_contact(model, q0, np.zeros(model.nv), 0.6, 1e-3, Ground(mu=0.8), points, compiled=False)
+    taken = counted(monkeypatch)
+    traj = simulate_contact(model, q0, np.zeros(model.nv), 0.6, 1e-3, Ground(mu=0.8), points)
+    assert taken == []
+    same_runs(traj, reference)
+    li, lf = limit_arrays(model)
+    q = traj.q[:, li[:, 0]]
+    assert max((lf[:, 0] - q).max(), (q - lf[:, 1]).max()) < 1e-12
+    assert traj.limit_work[-1] > 1.0  # the limits stopped it
+    assert np.abs([loops.loop_residual(model, x) for x in traj.q]).max() <= LOOP_TOL
+    assert np.abs(traj.energy_drift(relative=True)).max() < 2e-3
 
 
 def test_the_fourbar_falls_onto_its_coupler_compiled_as_the_python_step(monkeypatch):
