@@ -151,8 +151,8 @@ def simulate_contact(
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
     ``compiled``: the steps run compiled (``denoc_bridge/core/contact_run.pxi``), up to
     :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
-    needs the solver's fallbacks; False: every step in Python (the reference the compiled run is
-    tested against).
+    needs the solver's fallbacks (every step of a MimicModel); False: every step in Python (the
+    reference the compiled run is tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points), ``contact_point`` (the same shape, m: where it acts, the centre of pressure; NaN
