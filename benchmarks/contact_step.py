@@ -21,6 +21,13 @@ median of ``--repeats`` interleaved runs, per step):
 * **MuJoCo**: ``mj_step`` on the gymnasium humanoid (23 DOF, its own contacts and solver),
   for scale.
 
+And dm_control's quadruped.xml (28 DOF, four joint couplings of three joints: the contact run
+of a model with loops, ``core/contact_loops.pxi``) as ``denoc-bridge simulate`` runs it (its
+default contact candidates from the geoms, the file's pose projected onto the couplings and
+dropped from 0.3 m, the posture hold at 5 Hz, mu 0.8): the 2 s run (``--duration``'s default)
+per step, compiled and with the Python step, then ``--steps`` steps standing from its end,
+against ``mj_step`` on the same file at the same dt in the same process (interleaved).
+
 Before timing, one step of both from the same state is compared: the velocities after the step
 agree (the largest difference relative to the step's velocity change plus ``g dt``, in the table; the impulses of talos's eight corners are not unique,
 the velocities are).  Also: 10 s of solo12 standing at 1 ms (ours, feet, with the hold).
@@ -35,6 +42,7 @@ import json
 import os
 import statistics
 import time
+import warnings
 from pathlib import Path
 
 import mujoco
@@ -43,7 +51,9 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.benchmarking.report import fmt_us, machine
-from denoc_bridge.constraints.contact import lifted
+from denoc_bridge.constraints.contact import ContactSet, lifted
+from denoc_bridge.errors import PhysicsWarning
+from denoc_bridge.io.collision import collision_points
 from denoc_bridge.multibody.contact import Ground, contact_point
 from denoc_bridge.simulation.contact import MIN_MARGIN, simulate_contact
 from denoc_bridge.spatial import skew
@@ -218,6 +228,80 @@ def mujoco_humanoid(steps: int, repeats: int) -> dict:
     }
 
 
+def quadruped(steps: int, repeats: int, seconds: float = 2.0) -> dict:
+    """dm_control's quadruped.xml through the command line's run, against ``mj_step`` (module
+    docstring)."""
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("benchmarks/contact_step.py needs dm_control (pip install '.[test]')")
+    path = os.path.join(spec.submodule_search_locations[0], "suite", "quadruped.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PhysicsWarning)  # the tendons: named, not modelled
+        model = db.load_mjcf(path)
+    points = list(collision_points(model)[0])  # the command line's default candidates
+    q_hold = db.loops.project_configuration(model, model.reference_configurations["qpos0"])
+    q0 = lifted(model, q_hold, points, 0.3)
+    hold = db.posture_hold(model, q_hold)
+    ground = Ground(mu=0.8, name="ground")
+
+    def run(compiled: bool, q, v, duration: float):
+        return simulate_contact(model, q, v, duration, DT, ground, points, hold=hold, compiled=compiled)
+
+    drops = {True: [], False: []}
+    for _ in range(max(1, repeats // 2)):  # the whole run from the drop, as the command line's
+        for compiled in (True, False):
+            traj = run(compiled, q0, np.zeros(model.nv), seconds)
+            drops[compiled].append(traj.wall_time / traj.n_steps)
+    q, v = traj.q[-1].copy(), traj.v[-1].copy()  # standing (the Python step's run, the same states)
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    m.opt.timestep = DT
+    for _ in range(round(seconds / DT)):  # onto the ground
+        mujoco.mj_step(m, d)
+    ncon = int(d.ncon)
+
+    def mj() -> None:
+        for _ in range(steps):
+            mujoco.mj_step(m, d)
+
+    times: dict[str, list[float]] = {"ours": [], "ours_python": [], "mj_step": []}
+    runs = (
+        ("ours", lambda: run(True, q, v, steps * DT)),
+        ("ours_python", lambda: run(False, q, v, steps * DT)),
+        ("mj_step", mj),
+    )
+    for _, fn in runs:  # warm-up
+        fn()
+    for _ in range(repeats):
+        for key, fn in runs:
+            t0 = time.perf_counter()
+            fn()
+            times[key].append((time.perf_counter() - t0) / steps)
+    med = {k: statistics.median(ts) * 1e6 for k, ts in times.items()}
+    return {
+        "robot": "quadruped (dm_control)",
+        "nv": model.nv,
+        "couplings": len(model.loops),
+        "candidates": len(points),
+        "active_contacts": active_contacts(model, points, ground, q),
+        "mujoco_contacts": ncon,
+        "run_us": statistics.median(drops[True]) * 1e6,
+        "run_python_step_us": statistics.median(drops[False]) * 1e6,
+        "standing_us": med["ours"],
+        "standing_python_step_us": med["ours_python"],
+        "mj_step_us": med["mj_step"],
+        "run_ratio": statistics.median(drops[True]) * 1e6 / med["mj_step"],
+        "standing_ratio": med["ours"] / med["mj_step"],
+    }
+
+
+def active_contacts(model, points, ground, q) -> int:
+    """The contacts active at q in the stepper (its margins)."""
+    cs = ContactSet(model, points, ground)
+    cs.raise_margins(MIN_MARGIN)
+    return cs.active(np.ascontiguousarray(q))
+
+
 def ten_seconds_of_solo12() -> dict:
     model, points, q_ref = _robot("solo12")
     q0 = lifted(model, q_ref, points, 0.01)
@@ -253,10 +337,19 @@ def markdown(res: dict) -> str:
             f"{fmt_us(r['pinocchio_loop_us'])} | "
             f"{r['ratio']:.3f}x | {r['admm_iterations_median']:.0f} | {r['velocity_agreement']:.1e} |"
         )
-    mj = res["mujoco"]
+    mj, qd = res["mujoco"], res["quadruped"]
     lines += [
         "",
         f"MuJoCo `mj_step`, {mj['robot']}: {mj['nv']} DOF, {mj['contacts']} contacts: {fmt_us(mj['mj_step_us'])} per step.",
+        "",
+        "| robot | DOF | couplings | candidates (active standing) | ours, the 2 s run | ours, Python step | ours standing | "
+        "ours standing, Python step | `mj_step`, same file | run / `mj_step` | standing / `mj_step` |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| {qd['robot']} | {qd['nv']} | {qd['couplings']} | {qd['candidates']} ({qd['active_contacts']}) | "
+        f"{fmt_us(qd['run_us'])} | "
+        f"{fmt_us(qd['run_python_step_us'])} | {fmt_us(qd['standing_us'])} | "
+        f"{fmt_us(qd['standing_python_step_us'])} | {fmt_us(qd['mj_step_us'])} | {qd['run_ratio']:.2f}x | "
+        f"{qd['standing_ratio']:.2f}x |",
         "",
         f"10 s of solo12 standing at 1 ms (feet, posture hold): {res['solo12_10s']['wall_s']:.2f} s wall "
         f"({res['solo12_10s']['python_step_wall_s']:.2f} s with the Python step); base height "
@@ -279,6 +372,7 @@ def main(argv: list[str] | None = None) -> dict:
         "repeats": repeats,
         "rows": [case(name, steps, repeats) for name in ("solo12", "talos")],
         "mujoco": mujoco_humanoid(steps, repeats),
+        "quadruped": quadruped(steps, repeats, 0.1 if args.quick else 2.0),
         "solo12_10s": ten_seconds_of_solo12()
         if not args.quick
         else {

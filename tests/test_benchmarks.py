@@ -228,4 +228,6 @@ def test_contact_step_benchmark_agrees_with_pinocchio_s_loop(tmp_path):
         assert r["ours_us"] > 0 and r["pinocchio_loop_us"] > 0 and r["admm_iterations_median"] > 0
         assert r["ours_python_step_us"] > 0
     assert res["mujoco"]["mj_step_us"] > 0 and res["mujoco"]["contacts"] > 0
+    quadruped = res["quadruped"]  # dm_control's, the contact run of a model with joint couplings
+    assert quadruped["couplings"] == 4 and quadruped["run_us"] > 0 and quadruped["mj_step_us"] > 0
     assert (tmp_path / "contact_step.md").read_text().count("|") > 20

@@ -5,16 +5,19 @@ grounds, the Delassus operator through the O(n) factorised solve, the frictional
 solver (projected Gauss-Seidel on Coulomb cones) and the ``contact-euler`` run.
 
 One extension module built from ``contact_rows.pxi`` (the broad phase, the rows, the Delassus
-operator), ``contact_solver.pxi`` (PGS), ``contact_run.pxi`` (the steps of a run),
-``contact_entry.pxi`` (the entries called from Python, which check every array) and
+operator), ``contact_solver.pxi`` (PGS), ``contact_loops.pxi`` (a model's loop closures and
+joint couplings as bilateral rows beside the contacts), ``contact_run.pxi`` (the steps of a
+run), ``contact_entry.pxi`` (the entries called from Python, which check every array) and
 ``contact_admm_entry.pxi`` (the entry of the ADMM fallback, ``contact_admm.pxd``).  The forward
 dynamics passes, the factorised solve and the links' world frames come from ``tree``
-(tree.pxd), the configuration maps from ``configuration`` (configuration.pxd).
+(tree.pxd), the configuration maps from ``configuration`` (configuration.pxd), the loops' rows,
+constrained accelerations and projection from ``loops`` (loops.pxd), the Cholesky factor from
+dense.pxd.
 
 Entries: ``contact_rows_state(kt, work, q, points, rows)`` (the active contacts: their number),
 ``delassus_state(kt, work, q, J, r, Y, G)``, ``pgs_state(G, g, mu, m, lam, sigma, tol,
 max_iter)`` ((sweeps, last change)) and ``contact_steps(kt, work, drive, points, rows, solver,
-state, saves, save_every, k0, k1)`` ((k, status)), ``admm_state(G, g, mu, lam, tol, max_iter)``
+state, saves, save_every, k0, k1, loops=None)`` ((k, status)), ``admm_state(G, g, mu, lam, tol, max_iter)``
 ((impulses, iterations, tolerance met)).
 """
 
@@ -25,6 +28,9 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, model_nq, model_nv, modules_fit,
                                        parents_fit, table_fits, take)
 from denoc_bridge.core.configuration cimport model_difference, model_integrate
+from denoc_bridge.core.dense cimport cholesky_factor, cholesky_substitute
+from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, cuts_of, loop_accelerations, packed_of,
+                                      project_loops, select_rows)
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport factorised_solve, forward_dynamics_passes, world_frames
 
@@ -32,6 +38,7 @@ cnp.import_array()
 
 include "contact_rows.pxi"
 include "contact_solver.pxi"
+include "contact_loops.pxi"
 include "contact_run.pxi"
 include "contact_entry.pxi"
 include "contact_admm_entry.pxi"

@@ -318,6 +318,25 @@ cdef long saves_of(object saves, Py_ssize_t save_every, Py_ssize_t k1, Run* s) e
     return 0
 
 
+cdef long bilateral_of(object loops, Run* s) except -100:
+    """``loops = (pi, pf, sb, rtol, tol, max_iter)``: the cut joints and couplings of
+    constraints/packed.py (their scratch ``sb``) and the projection's options (the rank tolerance
+    in [0, 1), the loops' tolerance >= 0, Gauss-Newton steps >= 0) into s.bl: 0, or -2 for a
+    length, an index, a number or an option that does not fit (loops.pxd cuts_of)."""
+    cdef Packed pk
+    cdef Loop* lp = &s.bl.lp
+    pi, pf, sb, rtol, tol, max_iter = loops
+    packed_of(pi, pf, sb, &pk)
+    lp.ki, lp.kf, lp.L, lp.nq, lp.nv, lp.work = s.ki, s.kf, s.L, s.nq, s.nv, s.work
+    if cuts_of(&pk, lp) != 0:
+        return -2
+    s.bl.rtol, s.bl.tol, s.bl.max_iter = rtol, tol, max_iter
+    if not (0.0 <= s.bl.rtol < 1.0 and isfinite(s.bl.tol) and s.bl.tol >= 0.0 and s.bl.max_iter >= 0):
+        return -2
+    s.bl.on = True
+    return 0
+
+
 cdef int run_scratch(Run* s) except -1:
     """The run's scratch (freed by free_run)."""
     cdef Py_ssize_t nv = s.nv, mm = s.rw.m_max
@@ -326,9 +345,16 @@ cdef int run_scratch(Run* s) except -1:
     s.G, s.G_cap = NULL, 0
     s.rows_next = False
     s.rw.R, s.rw.clear = NULL, NULL
-    if s.tau_a == NULL or s.ids == NULL:
+    cdef Py_ssize_t mc = s.bl.lp.cu.m if s.bl.on else 0
+    s.bl.YC = (<double*>calloc(mc * (nv + mc + 6 * mm) + s.nq + 1, sizeof(double)) if s.bl.on
+               else NULL)
+    if s.tau_a == NULL or s.ids == NULL or (s.bl.on and s.bl.YC == NULL):
         free_run(s)
         raise MemoryError()
+    s.bl.GC = s.bl.YC + mc * nv
+    s.bl.B = s.bl.GC + mc * mc
+    s.bl.X = s.bl.B + 3 * mm * mc
+    s.bl.qn = s.bl.X + 3 * mm * mc
     s.pull = s.tau_a + nv
     s.a = s.pull + nv
     s.v_free = s.a + nv
@@ -350,20 +376,23 @@ cdef void free_run(Run* s) noexcept nogil:
     free(s.tau_a)
     free(s.ids)
     free(s.G)
+    free(s.bl.YC)
     free_frames(&s.rw)
-    s.tau_a, s.ids, s.G = NULL, NULL, NULL
+    s.tau_a, s.ids, s.G, s.bl.YC = NULL, NULL, NULL, NULL
 
 
 def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_t save_every,
-                  Py_ssize_t k0, Py_ssize_t k1):
+                  Py_ssize_t k0, Py_ssize_t k1, loops=None):
     """Steps k0 .. k1 - 1 of a contact run (contact_run.pxi) on the tree's table ``kt`` (the
     implicit terms on its armature) and work array: returns (k, status): (k1, STEP_DONE), or the step
     k that the Python layer must take (the state is the one before it) and STEP_PYTHON or
     STEP_STALLED; (k0, -2) for a length that does not fit (nothing computed), (k0, -1) for a
-    state that is not a configuration.  ``drive``, ``points``, ``rows``, ``solver``, ``state``
-    and ``saves``: see drive_of, points_of, rows_of, state_of and saves_of."""
+    state that is not a configuration.  ``drive``, ``points``, ``rows``, ``solver``, ``state``,
+    ``saves`` and ``loops`` (None for a tree without loop closures or joint couplings): see
+    drive_of, points_of, rows_of, state_of, saves_of and bilateral_of."""
     cdef Run s
     cdef Py_ssize_t k = k0
+    s.bl.on, s.bl.YC = False, NULL
     cdef long status = model_of(kt, work, &s.ki, &s.kf, &s.L, &s.work)
     if status:
         return k0, status
@@ -379,6 +408,8 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
         status = -2
     if status == 0:
         status = saves_of(saves, save_every, k1, &s)
+    if status == 0 and loops is not None:
+        status = bilateral_of(loops, &s)
     if status == 0:
         status = configuration_status(s.ki, s.L, s.q)
     if status == 0 and not all_finite(s.v, s.nv):

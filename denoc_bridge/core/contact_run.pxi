@@ -10,6 +10,12 @@
 # 4. v+ = v_free + (M^-1 J^T) lambda, q+ = q (+) dt v+, the position correction where a contact
 #    penetrates deeper than slop.
 #
+# On a model with loop closures or joint couplings (``Bilateral``, contact_loops.pxi) step 2 is
+# the constrained forward dynamics (loops.pxd), G and M^-1 J^T in steps 3 and 4 are the
+# constrained system's (the bilateral impulses eliminated), and after step 4 the loops are
+# closed again: q+ by Gauss-Newton to the tolerance, then v+ projected onto C v = 0, both in
+# the kinetic-energy metric (loops.pxd project_loops).
+#
 # A step that needs more than PGS (the Python layer's fallbacks: the all-sticking solution,
 # ADMM) or meets a non-finite value or a singular articulated inertia (named there) is left
 # undone: the run returns its index with the state as it was before it.
@@ -84,6 +90,7 @@ cdef struct Run:
     Py_ssize_t m_next  # the active contacts at q+ when the step's check found nothing to
     bint rows_next  # correct (rows_next): the next step's at its q, in the buffers already (a
     # step that fails ends the run, and the next run finds its own)
+    Bilateral bl  # the loops (bl.on) of a model with loop closures or joint couplings
 
 
 cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
@@ -127,6 +134,15 @@ cdef void applied_forces(Run* s) noexcept nogil:
             s.tau_a[i] = s.tau_a[i] + s.pull[i] - d.hold_rate[i] * s.v[i]
 
 
+cdef bint step_delassus(Run* s, Py_ssize_t r) noexcept nogil:
+    """G (r x r) and Y[:r] of the active contacts' first r rows on the factors of the last
+    forward dynamics, the constrained system's on a model with loops (its rows at the same
+    configuration in s.bl): False where G is not finite (or no memory)."""
+    if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, s.rw.J, r, s.rw.Y, s.G):
+        return False
+    return not s.bl.on or eliminate_bilateral(&s.bl, s.rw.J, r, s.rw.Y, s.G)
+
+
 cdef void impulse_response(Run* s, Py_ssize_t r, const double* lam, double* out) noexcept nogil:
     """out = M^-1 J^T lam = Y^T lam for the first r rows of the Delassus operator's Y."""
     cdef Py_ssize_t row, j
@@ -151,7 +167,7 @@ cdef Py_ssize_t impulses(Run* s) noexcept nogil:
     r = 3 * m
     if m == 0:
         return 0
-    if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, rw.J, r, rw.Y, s.G):
+    if not step_delassus(s, r):
         return -1
     for i in range(m):  # a joint limit: no friction, no restitution
         gr = rw.pair[2 * i + 1]
@@ -193,7 +209,9 @@ cdef bint correct_positions(Run* s) noexcept nogil:
     if forward_dynamics_passes(s.ki, s.kf, s.L, s.nv, s.work, s.q_plus, s.nq, s.zeros, s.zeros,
                                NULL, s.dq, True):
         return False
-    if not room_for(s, r) or not delassus(s.ki, s.kf, s.L, s.nv, s.work, rw.J, r, rw.Y, s.G):
+    if s.bl.on:  # the loops' rows at q+
+        bilateral_rows(&s.bl, s.q_plus)
+    if not step_delassus(s, r):
         return False
     for i in range(m):
         s.g[3 * i] = s.g[3 * i + 1] = 0.0
@@ -206,6 +224,19 @@ cdef bint correct_positions(Run* s) noexcept nogil:
     impulse_response(s, r, s.lam2, s.dq)  # q (+) M^-1 J_n^T delta
     model_integrate(s.ki, s.L, s.q_plus, s.dq, s.q_plus)
     return True
+
+
+cdef bint close_loops(Run* s) noexcept nogil:
+    """(q+, v+) projected onto the loops (loops.pxd project_loops): False where the projection
+    fails or leaves the finite numbers.  The rows found at q+ for the next step stay only where
+    q+ was already closed (and so not moved)."""
+    cdef double err = 0.0, err0 = 0.0
+    if project_loops(&s.bl.lp, s.q_plus, s.v_plus, s.bl.rtol, s.bl.tol, s.bl.max_iter, s.bl.qn,
+                     &err, &err0):
+        return False
+    if err0 > s.bl.tol:
+        s.rows_next = False
+    return all_finite(s.q_plus, s.nq) and all_finite(s.v_plus, s.nv)
 
 
 cdef void resultants(Run* s, Py_ssize_t m) noexcept nogil:
@@ -295,8 +326,11 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
     was."""
     cdef Py_ssize_t m, j, nv = s.nv
     applied_forces(s)  # 1
-    if forward_dynamics_passes(s.ki, s.kf, s.L, nv, s.work, s.q, s.nq, s.v, s.tau_a, NULL, s.a,
-                               True):  # 2
+    if s.bl.on:  # 2, constrained: the loops' rows at q stay in s.bl for step 3
+        if loop_accelerations(&s.bl.lp, s.q, s.v, s.tau_a, NULL, 0.0, 0.0, s.bl.rtol, s.a, &s.bl.k):
+            return STEP_PYTHON
+    elif forward_dynamics_passes(s.ki, s.kf, s.L, nv, s.work, s.q, s.nq, s.v, s.tau_a, NULL, s.a,
+                                 True):  # 2
         return STEP_PYTHON
     for j in range(nv):
         s.v_free[j] = s.v[j] + s.dt * s.a[j]
@@ -315,6 +349,8 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
     if not all_finite(s.q_plus, s.nq):
         return STEP_PYTHON
     if not (correct_positions(s) and all_finite(s.q_plus, s.nq)):
+        return STEP_PYTHON
+    if s.bl.on and not close_loops(s):
         return STEP_PYTHON
     take_step(s, m)
     if (k + 1) % s.save_every == 0:

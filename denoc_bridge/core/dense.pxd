@@ -25,15 +25,12 @@ cdef inline bint cholesky_factor(double* K, Py_ssize_t n, Py_ssize_t ld) noexcep
     return True
 
 
-cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
-                                double* x) noexcept nogil:
-    """x = K^-1 b for a symmetric positive definite n x n K (its lower triangle, rows ld apart,
-    overwritten by the factor L, K = L L^T: cholesky_factor); False if K is not numerically
-    positive definite.  x may alias b."""
+cdef inline void cholesky_substitute(const double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
+                                     double* x) noexcept nogil:
+    """x = K^-1 b with K's factor L (K = L L^T, its lower triangle rows ld apart, as
+    cholesky_factor leaves it): the two triangular substitutions.  x may alias b."""
     cdef Py_ssize_t i, k
     cdef double s
-    if not cholesky_factor(K, n, ld):
-        return False
     for i in range(n):  # L y = b
         s = b[i]
         for k in range(i):
@@ -44,4 +41,14 @@ cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const do
         for k in range(i + 1, n):
             s -= K[k * ld + i] * x[k]
         x[i] = s / K[i * ld + i]
+
+
+cdef inline bint cholesky_solve(double* K, Py_ssize_t n, Py_ssize_t ld, const double* b,
+                                double* x) noexcept nogil:
+    """x = K^-1 b for a symmetric positive definite n x n K (its lower triangle, rows ld apart,
+    overwritten by the factor L, K = L L^T: cholesky_factor); False if K is not numerically
+    positive definite.  x may alias b."""
+    if not cholesky_factor(K, n, ld):
+        return False
+    cholesky_substitute(K, n, ld, b, x)
     return True

@@ -1,8 +1,10 @@
 # cython: language_level=3
 """What the other compiled modules cimport from the loops module (``from denoc_bridge.core.loops
-cimport Loop, loop_accelerations, ...``): the run of a loop system (run.pyx) takes a tree with
-loops as a ``Loop`` (the table, its work array, the cut joints and the scratch carved from the
-packed ``sb`` of constraints/packed.py), its accelerations and its projection.
+cimport Loop, loop_accelerations, ...``): the run of a loop system (run.pyx) and the contact run
+(contact.pyx) take a tree with loops as a ``Loop`` (the table, its work array, the cut joints
+and the scratch carved from the packed ``sb`` of constraints/packed.py), its accelerations and
+its projection; the contact run also its independent rows at a configuration
+(constraint_rows, select_rows).
 
 ``packed_of`` takes pi, pf and sb (their types checked: TypeError), ``cuts_of`` checks their
 lengths and indices against the model already in the Loop (ki, kf, L, nq, nv, work) and carves
@@ -105,3 +107,5 @@ cdef long project_loops(Loop* lp, double* q, double* v, double rtol, double tol,
                         double* qn, double* err, double* err0) noexcept nogil
 cdef long project_within(Loop* lp, double* q, double* v, double rtol, double tol, long max_iter,
                          double accept, double* qn, double* err, double* err0) noexcept nogil
+cdef void constraint_rows(Loop* lp, const double* q, const double* v, bint with_bias) noexcept nogil
+cdef Py_ssize_t select_rows(Loop* lp, double rtol) noexcept nogil

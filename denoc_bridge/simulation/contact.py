@@ -48,11 +48,15 @@ touches the ground too, its constraints as bilateral rows on the same constraint
 ``v_free`` from the constrained system's forward dynamics (004 eqs. 13-14), the Delassus
 operator and ``M^-1 J^T`` of the constrained system (the bilateral impulses eliminated:
 :meth:`~denoc_bridge.constraints.contact.ContactSet.delassus`), so that ``v+`` keeps the
-constraints; after each step the loops are closed again to :data:`LOOP_TOL` (Newton on the
-configuration, then the velocity projected onto ``C v = 0``, 004 eqs. 16 and 26).  A
-MimicModel's joint springs, dampers and hold are implicit on its tree's GIM diagonal (the
-hold's on the mimicked joints), which the reduced GIM ``G^T (M + A) G`` then carries.  Those
-steps run in Python.
+constraints; after each step the loops are closed again to :data:`LOOP_TOL`: on a model with
+loop closures or joint couplings as the loop simulator closes them
+(:func:`denoc_bridge.simulation.loops.close_loops`: Gauss-Newton on the configuration, then
+the velocity projected onto ``C v = 0``, both in the kinetic-energy metric, so that the
+projection never adds kinetic energy), compiled in the same run as a tree's steps
+(``denoc_bridge/core/contact_loops.pxi``); on a MimicModel with loops by Newton on the
+dependent coordinates and ``v = E v_i`` (004 eqs. 26 and 16).  A MimicModel's joint springs,
+dampers and hold are implicit on its tree's GIM diagonal (the hold's on the mimicked joints),
+which the reduced GIM ``G^T (M + A) G`` then carries; its steps run in Python.
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ import numpy as np
 from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
-from denoc_bridge.constraints.loops import project_configuration, project_velocity
+from denoc_bridge.constraints.loops import RANK_RTOL, project_configuration, project_velocity
+from denoc_bridge.constraints.packed import compiled as packed_loops
 from denoc_bridge.core import contact as _cc
 from denoc_bridge.core import sized
 from denoc_bridge.dynamics import forward_dynamics
@@ -79,6 +84,7 @@ from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.simulation.common import run_end
 from denoc_bridge.simulation.hold import PostureHold
+from denoc_bridge.simulation.loops import MAX_ITER, close_loops
 from denoc_bridge.simulation.mimic import initial_configuration
 from denoc_bridge.simulation.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.simulation.trajectory import Trajectory, joint_passive_forces
@@ -145,8 +151,8 @@ def simulate_contact(
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
     ``compiled``: the steps run compiled (``denoc_bridge/core/contact_run.pxi``), up to
     :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
-    needs the solver's fallbacks; False: every step in Python (the reference the compiled run is
-    tested against).
+    needs the solver's fallbacks (every step of a MimicModel); False: every step in Python (the
+    reference the compiled run is tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points), ``contact_point`` (the same shape, m: where it acts, the centre of pressure; NaN
@@ -190,7 +196,7 @@ def simulate_contact(
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
             stalled = False
-            if compiled and run.tree_only:  # with loops or mimic joints: the Python step (module docstring)
+            if compiled and not run.mimic:  # a MimicModel: the Python step (module docstring)
                 k, stalled = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
                 run.python_step(k, tk, stalled)
@@ -217,7 +223,7 @@ class _Stepper:
         self.original, self.hold, self.dt, self.save_every = model, hold, dt, save_every
         self.mimic = isinstance(model, MimicModel)
         tree = model.tree if self.mimic else model
-        self.tree_only = not (self.mimic or tree.loops)  # the compiled run's case
+        self.tree_only = not (self.mimic or tree.loops)  # no bilateral rows
         # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
         # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt.
         # On a MimicModel they go on the tree's diagonal, the hold's on the mimicked joints'
@@ -305,10 +311,20 @@ class _Stepper:
             self.save_every,
             k0,
             k1,
+            self.loops(),
         )
         if sized(status, "contact_steps") == -1:  # checked on entry, then each step's state
             raise RuntimeError("contact_steps refused the state it was handed (status -1): a defect of its caller")
         return int(k), status == _cc.PGS_STALLED
+
+    def loops(self) -> tuple | None:
+        """The compiled run's loops (``core/contact_entry.pxi`` bilateral_of): the packed cut
+        joints and couplings of the model, the rank tolerance and the projection's; None for a
+        tree without them."""
+        if self.tree_only:
+            return None
+        cp = packed_loops(self.model)
+        return (cp.pi, cp.pf, cp.sb, RANK_RTOL, LOOP_TOL, MAX_ITER)
 
     def python_step(self, k: int, tk: np.ndarray, stalled: bool = False) -> None:
         """Step k in Python (the module docstring's scheme), with the joint forces tk;
@@ -369,9 +385,11 @@ class _Stepper:
             v_plus, ids, lam = v_free, np.zeros(0, dtype=np.int64), np.zeros(0)
         q_plus = self._correct_positions(_finite(self._integrate(q, dt * v_plus), t), t)
         _finite(q_plus, t)
-        if model.loops:  # closed again to round-off: the configuration, then the velocity on it
+        if self.mimic and model.loops:  # closed again to round-off: the configuration, then the velocity on it
             q_plus = project_configuration(model, q_plus, tol=LOOP_TOL)
             v_plus = project_velocity(model, q_plus, v_plus)
+        elif model.loops:  # the same in the kinetic-energy metric, as the compiled run
+            close_loops(model, packed_loops(model), q_plus, v_plus, LOOP_TOL, t)
         a = (v_plus - v) / dt
         if hold is not None:  # the force the hold applied: at v+ (simulation.hold)
             tk = tk + pull - self.hold_rate * v_plus

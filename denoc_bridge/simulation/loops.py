@@ -64,8 +64,10 @@ def options(model, method, dynamics, stabilization, baumgarte, constraint_tol):
     return alpha, beta, stabilization == "projection", tol
 
 
-def _project(model, cp, q, v, tol, t):
-    """Project (q, v) in place; returns the error before."""
+def close_loops(model, cp, q, v, tol, t):
+    """Project (q, v) in place onto the loops in the kinetic-energy metric (the module
+    docstring; ``cp`` the model's :func:`~denoc_bridge.constraints.loops.compiled`); returns the
+    error before."""
     qn = np.empty(model.nq)
     status, err, err0 = core_loops.project_state(
         model._kt, cp.work, cp.pi, cp.pf, cp.sb, q, v, lp.RANK_RTOL, tol, MAX_ITER, qn
@@ -92,7 +94,7 @@ def initial_state(model, q0, v0, project, tol):
     if project:
         cp = lp.compiled(model)
         try:
-            _project(model, cp, q, v, tol, 0.0)
+            close_loops(model, cp, q, v, tol, 0.0)
         except SimulationError:
             raise InputError(
                 f"q0 is too far from closing the loops of '{model.name}' "
@@ -148,7 +150,7 @@ class LoopSystem(TreeSystem):
 
     def end_step(self, q, v, t):
         if self.project:
-            self._drift[0] = max(self._drift[0], _project(self.model, self.cp, q, v, self.tol, t))
+            self._drift[0] = max(self._drift[0], close_loops(self.model, self.cp, q, v, self.tol, t))
 
     def error(self, q):
         return float(np.abs(lp.loop_residual(self.model, q)).max()) if self.cp.m else 0.0
