@@ -19,7 +19,7 @@ timed side by side in one process (medians of interleaved rounds,
 The overhead of a ``pure_callback`` is ``jax fd - fd``, ``jax grad - vjp`` and
 ``(jax value_and_grad - fd - vjp) / 2``.  Then
 a batch of ``--batch`` panda states under ``jax.vmap`` with each ``vmap_method``, against the
-package's batch entry (on all numba threads and on one: on a loaded machine the thread pool's
+package's batch entry (on all its threads and on one, ``db.set_num_threads(1)``: on a loaded machine the thread pool's
 start dominates small batches) and a Python loop of adjoints.  Prints a markdown table; ``--out`` also
 writes ``autodiff_jax.json`` and ``.md``.
 """
@@ -31,7 +31,6 @@ import json
 import os
 import sys
 
-import numba
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,16 +101,16 @@ def batch(model, B: int, repeats: int, min_time: float) -> dict:
     jQ, jV, jT, jW = (jnp.asarray(x) for x in (Q, V, T, W))
 
     def one_thread():
-        n = numba.get_num_threads()
-        numba.set_num_threads(1)
+        n = db.get_num_threads()
+        db.set_num_threads(1)
         try:
             return db.forward_dynamics(model, Q, V, T)
         finally:
-            numba.set_num_threads(n)
+            db.set_num_threads(n)
 
     fns = {
         "package batch fd": lambda: db.forward_dynamics(model, Q, V, T),
-        "package batch fd, 1 numba thread": one_thread,
+        "package batch fd, 1 thread": one_thread,
         "package loop of vjp": lambda: [db.forward_dynamics_vjp(model, Q[b], V[b], T[b], W[b]) for b in range(B)],
     }
     for method in ("expand_dims", "sequential"):

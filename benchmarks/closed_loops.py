@@ -73,7 +73,7 @@ def interleaved(fns: dict, repeats: int, min_time: float, stat: str = "median") 
     their minimum (on a shared machine the other processes only ever add time)."""
     calls = {}
     for name, fn in fns.items():
-        fn()  # warm up (compiles on a cold cache)
+        fn()  # warm up (the first call allocates the work arrays)
         t0 = time.perf_counter()
         fn()
         calls[name] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-9)))
@@ -334,8 +334,8 @@ def profile_table(rows: list) -> str:
 def markdown(res: dict) -> str:
     m = res["machine"]
     md = (
-        f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
-        f"{m['numba']}, Pinocchio {m['pinocchio']}; {m['date']}; {res.get('stat', 'median')} of "
+        f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, denoc_bridge "
+        f"{m['denoc_bridge']}, Pinocchio {m['pinocchio']}; {m['date']}; {res.get('stat', 'median')} of "
         f"{res.get('repeats')} interleaved repeats.\n\n" + table(res["rows"])
     )
     prof = profile_table(res["rows"])

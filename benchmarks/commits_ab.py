@@ -7,7 +7,8 @@ another commit, on the paths whose speed a refactor must keep (issue 20: within 
 
 The other commit's ``denoc_bridge/`` is taken with ``git archive`` into a temporary folder and
 renamed ``denoc_bridge_<rev>`` (every ``denoc_bridge`` in its sources rewritten), so both
-packages load side by side; its kernels compile into their own cache on the first run.  Timings
+packages load side by side (the copy holds the sources only: this script does not build the
+other commit's compiled core, ``denoc_bridge/core``).  Timings
 are medians of interleaved repeats (old, new, new, old, old, new, ...: each side first as
 often) of batches of calls from Python through the public API, each batch at least 20 ms.
 The ratio new/old is what to read; the machine's load moves both sides alike.  ``self``

@@ -1,6 +1,5 @@
 """The compiled configuration maps (denoc_bridge/core/configuration.pyx), energies and kinematics
-(tree.pyx: energy.pxi, kinematics.pxi) against the numba kernels they replace and against
-Pinocchio, side by side in one process (issue 48).
+(tree.pyx: energy.pxi, kinematics.pxi) against Pinocchio, side by side in one process (issue 48).
 
     python benchmarks/cython_configuration.py                 # every row
     python benchmarks/cython_configuration.py --only panda --repeats 21
@@ -10,16 +9,19 @@ Rows: integrate, difference (against ``pin.integrate`` / ``pin.difference``), th
 springs), the placements of the links and their twists (against ``pin.forwardKinematics`` with
 q, and with q and v) on panda, talos and a 100-link chain, then batches: integrate of 1,000
 panda states and the energies of 4,096 panda states (in chunks on a thread pool as
-``db.energies`` calls them, multibody.data.run_chunks).  The numba kernels of the kinematics,
-the energies and the batches are deleted ("-" in their column): measured against the compiled
-entries before (commit 7949504, 2 loaded cores: placements 0.39-0.52x numba's geometry pass and
-kernel, twists 0.32-0.51x, the batches 0.06x and 0.61x; the energies 0.06-0.52x, docs/
-performance.md).  Each call is timed as batches
-of calls from Python (each batch at least ``--batch-ms``), the implementations interleaved
-within every repeat in a rotating order; the table gives the median time per call and the
-ratios.  Single-state rows time the thread's CPU time (``time.thread_time``), which a loaded
-machine's preemptions do not inflate; the batch rows wall time (``time.perf_counter``), since
-the batches run on several threads.  Both kernels run on the same ``model._kt``.
+``db.energies`` calls them, multibody.data.run_chunks).  Each call is timed as batches of calls
+from Python (each batch at least ``--batch-ms``; :func:`timing.per_call`), the implementations
+interleaved within every repeat in a rotating order; the table gives the median time per call
+and the ratio.  Single-state rows time the thread's CPU time (``time.thread_time``), which a
+loaded machine's preemptions do not inflate; the batch rows wall time (``time.perf_counter``),
+since the batches run on several threads.
+
+History: the script timed the numba kernels these entries replaced beside them, on the same
+``model._kt``, until they were deleted (issues 48 and 49; numba is no longer a dependency).
+Measured against the compiled entries at commit 7949504 (2 loaded cores, medians, Cython /
+numba): integrate 0.14-0.19x (panda 0.132 / 0.965 us), difference 0.22-0.52x (panda 0.164 /
+0.740 us), the energies 0.32-0.41x, placements 0.39-0.52x numba's geometry pass and kernel,
+twists 0.32-0.51x, the batches 0.06x (integrate x1000) and 0.61x (energies x4096).
 """
 
 from __future__ import annotations
@@ -40,11 +42,10 @@ import denoc_bridge as db
 from denoc_bridge.core import configuration as cc
 from denoc_bridge.core import tree as ct
 from denoc_bridge.core.layout import INT, NMOD, W, work_rows
-from denoc_bridge.kernels import configuration as kc
 from denoc_bridge.multibody.data import run_chunks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cython_vs_numba import per_call  # the same batches of calls
+from timing import per_call  # the batches of calls the cython_* scripts share
 
 ROWS = ("integrate", "difference", "energies", "placements", "twists")
 
@@ -67,7 +68,7 @@ def single_calls(model: db.Model):
     rng = np.random.default_rng(0)
     q0, q1 = db.random_configuration(model, rng), db.random_configuration(model, rng)
     v = rng.standard_normal(model.nv)
-    kt, ki = model._kt, model._kt.view(INT)
+    kt = model._kt
     oq, ov, d = np.empty(model.nq), np.empty(model.nv), np.empty(model.nv)
     wc = work_of(model)
     R, p, t = np.empty((model.n_links, 3, 3)), np.empty((model.n_links, 3)), np.empty((model.n_links, 6))
@@ -77,13 +78,10 @@ def single_calls(model: db.Model):
     pd = pm.createData()
     assert cc.integrate(kt, q0, v, oq) == 0 and cc.difference(kt, q0, q1, ov) == 0
     assert ct.placements_state(kt, wc, q0, R, p) == 0 and ct.twists_state(kt, wc, q0, v, t) == 0
-    kc.integrate(ki, q0, v, oq)
     return {
         ("integrate", "cython"): lambda: cc.integrate(kt, q0, v, oq),
-        ("integrate", "numba"): lambda: kc.integrate(ki, q0, v, oq),
         ("integrate", "pinocchio"): lambda: pin.integrate(pm, q0, v),
         ("difference", "cython"): lambda: cc.difference(kt, q0, q1, ov),
-        ("difference", "numba"): lambda: kc.difference(ki, q0, q1, ov),
         ("difference", "pinocchio"): lambda: pin.difference(pm, q0, q1),
         ("energies", "cython"): lambda: ct.energies_state(kt, wc, q0, v, K, q_rest, springs, d),
         ("energies", "pinocchio"): lambda: pin.computeMechanicalEnergy(pm, pd, q0, v),
@@ -124,11 +122,11 @@ def run(fns, repeats: int, batch_s: float, clock):
 
 
 def line(name: str, row: str, t: dict, fmt: str) -> str:
-    """One row of the table: the times and ratios there are ("-" for a deleted numba kernel)."""
-    c, n, pn = (t.get((row, i)) for i in ("cython", "numba", "pinocchio"))
-    cells = [fmt.format(x) if x is not None else "-" for x in (c, n, pn)]
-    ratios = [f"{c / x:.2f}" if x is not None else "-" for x in (n, pn)]
-    return f"{name:<10} {row:<16} {cells[0]:>10} {cells[1]:>10} {cells[2]:>9}  {ratios[0]:>8}  {ratios[1]:>6}"
+    """One row of the table: the times and the ratio there are ("-" where Pinocchio has none)."""
+    c, pn = (t.get((row, i)) for i in ("cython", "pinocchio"))
+    cells = [fmt.format(x) if x is not None else "-" for x in (c, pn)]
+    ratio = f"{c / pn:.2f}" if pn is not None else "-"
+    return f"{name:<10} {row:<16} {cells[0]:>10} {cells[1]:>9}  {ratio:>6}"
 
 
 def main(argv=None) -> None:
@@ -137,7 +135,7 @@ def main(argv=None) -> None:
     p.add_argument("--batch-ms", type=float, default=20.0)
     p.add_argument("--only", help="models whose name contains this")
     args = p.parse_args(argv)
-    print(f"{'model':<10} {'row':<16} {'cython us':>10} {'numba us':>10} {'pin us':>9}  cy/numba  cy/pin")
+    print(f"{'model':<10} {'row':<16} {'cython us':>10} {'pin us':>9}  cy/pin")
     for name, make in MODELS.items():
         if args.only and args.only not in name:
             continue

@@ -1,5 +1,5 @@
-"""The compiled derivatives (denoc_bridge/core/derivatives.pyx) against the numba entries they
-replace and against Pinocchio, side by side in one process (the port's measurements).
+"""The compiled derivatives (denoc_bridge/core/derivatives.pyx) against Pinocchio, side by side in
+one process (the port's measurements, issue 49).
 
     python benchmarks/cython_derivatives.py                  # every row
     python benchmarks/cython_derivatives.py --only panda --repeats 21
@@ -7,21 +7,26 @@ replace and against Pinocchio, side by side in one process (the port's measureme
 Rows: panda, talos, solo12 and a 100-link chain (``db.load_robot("chain:100")``), inverse
 (``inverse``) and forward (``forward``) derivatives at one random state without external
 wrenches.  Columns: the compiled entry that allocates its results (``*_new``, the public call's
-fast path), the numba entry with results allocated the way its Python layer did (``np.empty``
-per result), the public call (``db.inverse_dynamics_derivatives`` /
+fast path), the public call (``db.inverse_dynamics_derivatives`` /
 ``db.forward_dynamics_derivatives``), and ``pin.computeRNEADerivatives`` /
 ``pin.computeABADerivatives`` on the Pinocchio model of the same layout.  The results are
 checked equal first.  Each is timed as batches of calls from Python (each batch at least
-``--batch-ms``), the implementations interleaved within every repeat in a rotating order; the
-table gives the median time per call and the ratios.  ``--clock cpu`` (the default) times the
-thread's CPU time, ``--clock wall`` the wall clock.  A numba column disappears once its entry is
-deleted (the table in the commit that deleted it holds its last measurement).
+``--batch-ms``; :func:`timing.per_call`), the implementations interleaved within every repeat in
+a rotating order; the table gives the median time per call and the ratios.  ``--clock cpu`` (the
+default) times the thread's CPU time, ``--clock wall`` the wall clock.
+
+History: the script timed numba's entries beside the compiled ones (results allocated the way
+numba's Python layer did, ``np.empty`` per result) until they were deleted (issue 49; numba is
+no longer a dependency).  Their last measurement, commit 80c9487 (thread CPU time, medians, us
+per call, Cython entry / numba entry): inverse derivatives panda 1.70 / 3.01 (0.56), talos
+6.09 / 8.95 (0.68), solo12 2.80 / 4.43 (0.63), the 100-link chain 26.75 / 48.69 (0.55); forward
+derivatives panda 2.70 / 4.12 (0.66), talos 13.74 / 24.82 (0.55), solo12 5.09 / 7.97 (0.64),
+the 100-link chain 104.17 / 158.59 (0.66).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import sys
 import time
@@ -37,38 +42,12 @@ import pinocchio as pin
 import denoc_bridge as db
 from denoc_bridge.algorithms.derivatives import derivative_work
 from denoc_bridge.core import derivatives as compiled
-from denoc_bridge.multibody.inputs import NO_FEXT
 
-try:  # numba's entries, while they exist
-    kd = importlib.import_module("denoc_bridge.kernels.derivatives")
-except ImportError:
-    kd = None
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import per_call  # the batches of calls the cython_* scripts share
 
 MODELS = ("panda", "talos", "solo12", "chain:100")
 CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
-
-
-def per_call(fn, batch_s: float, clock) -> float:
-    """Seconds per call of ``fn`` over a batch of at least ``batch_s`` (the count fixed on the
-    first call)."""
-    n = per_call.counts.get(fn)
-    if n is None:
-        fn()  # warm up (numba loads its cache on the first call: that call would fix the count at 2)
-        n, t = 1, 0.0
-        while t < batch_s:
-            n *= 2
-            t0 = clock()
-            for _ in range(n):
-                fn()
-            t = clock() - t0
-        per_call.counts[fn] = n
-    t0 = clock()
-    for _ in range(n):
-        fn()
-    return (clock() - t0) / n
-
-
-per_call.counts = {}
 
 
 def calls(model: db.Model) -> dict:
@@ -77,7 +56,7 @@ def calls(model: db.Model) -> dict:
     rng = np.random.default_rng(0)
     q = db.random_configuration(model, rng)
     v, x = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-    kt, work, nv, empty = model._kt, derivative_work(model), model.nv, np.empty
+    kt, work = model._kt, derivative_work(model)
     pm = db.to_pinocchio(model)
     pd = pm.createData()
     fns = {
@@ -89,19 +68,13 @@ def calls(model: db.Model) -> dict:
         fns[("forward", "cython")] = lambda: compiled.forward_dynamics_derivatives_new(kt, work, q, v, x)
     fns[("forward", "public")] = lambda: db.forward_dynamics_derivatives(model, q, v, x)
     fns[("forward", "pinocchio")] = lambda: pin.computeABADerivatives(pm, pd, q, v, x)
-    if kd is not None and hasattr(kd, "inverse_dynamics_derivatives_state"):
-        fns[("inverse", "numba")] = lambda: kd.inverse_dynamics_derivatives_state(
-            kt, q, v, x, NO_FEXT, empty(nv), empty((nv, nv)), empty((nv, nv)), empty((nv, nv))
-        )
-    if kd is not None and hasattr(kd, "forward_dynamics_derivatives_fast"):
-        fns[("forward", "numba")] = lambda: kd.forward_dynamics_derivatives_fast(kt, q, v, x, empty((3, nv, nv)))
     check(model, pm, q, v, x)
     assert type(compiled.inverse_dynamics_derivatives_new(kt, work, q, v, x)) is tuple
     return fns
 
 
 def check(model, pm, q, v, x) -> None:
-    """The compiled entries against numba's (while it exists) and Pinocchio's."""
+    """The public calls (on the compiled entries) against Pinocchio's."""
     pd = pm.createData()
     pin.computeRNEADerivatives(pm, pd, q, v, x)
     ours = db.inverse_dynamics_derivatives(model, q, v, x)
@@ -121,8 +94,8 @@ def main(argv=None) -> None:
     p.add_argument("--clock", choices=list(CLOCK), default="cpu")
     args = p.parse_args(argv)
     print(
-        "| model | derivatives | cython entry (us) | numba entry (us) | public call (us) | Pinocchio (us) "
-        "| cython / numba | public / Pinocchio |\n|---|---|---|---|---|---|---|---|"
+        "| model | derivatives | cython entry (us) | public call (us) | Pinocchio (us) "
+        "| cython / Pinocchio | public / Pinocchio |\n|---|---|---|---|---|---|---|"
     )
     for name in MODELS:
         if args.only and args.only not in name:
@@ -138,13 +111,11 @@ def main(argv=None) -> None:
             for k in order:
                 times[k].append(per_call(fns[k], args.batch_ms / 1e3, CLOCK[args.clock]))
         for alg in ("inverse", "forward"):
-            c, n, pub, pn = (
-                statistics.median(times.get((alg, i), [float("nan")])) * 1e6
-                for i in ("cython", "numba", "public", "pinocchio")
+            c, pub, pn = (
+                statistics.median(times.get((alg, i), [float("nan")])) * 1e6 for i in ("cython", "public", "pinocchio")
             )
             print(
-                f"| {name} ({model.nv} DOF) | {alg} | {c:.2f} | {n:.2f} | {pub:.2f} | {pn:.2f} | {c / n:.2f} "
-                f"| {pub / pn:.2f} |",
+                f"| {name} ({model.nv} DOF) | {alg} | {c:.2f} | {pub:.2f} | {pn:.2f} | {c / pn:.2f} | {pub / pn:.2f} |",
                 flush=True,
             )
 

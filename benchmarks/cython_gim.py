@@ -1,25 +1,27 @@
-"""The compiled GIM family (denoc_bridge.core.tree, Cython) next to the numba entries that the numba
-code still calls and Pinocchio, in one process (issue 48).
+"""The compiled GIM family (denoc_bridge.core.tree, Cython) next to Pinocchio, in one process
+(issue 48).
 
     python benchmarks/cython_gim.py                     # panda, solo12, talos, chain100
     python benchmarks/cython_gim.py --repeats 31 --only panda
     python benchmarks/cython_gim.py --clock cpu         # minima of thread CPU time (loaded machine)
 
-Rows per robot: the GIM (``mass_matrix_state``) against numba's and ``pin.crba``; the inverse
-GIM (``inverse_mass_matrix_state``) against numba's and ``pin.computeMinverse``; the block
-factors (``block_factors_state``, link and module level, U D U^T and the inverse factors), with
+Rows per robot: the GIM (``mass_matrix_state``) against ``pin.crba``; the inverse GIM
+(``inverse_mass_matrix_state``) against ``pin.computeMinverse``; the block factors
+(``block_factors_state``, link and module level, U D U^T and the inverse factors), with
 ``cy/pin`` their time over ``pin.crba``'s.  Every call is the entry itself on preallocated arrays
 (``kt``, the model's work array, q, outputs), as the public fast paths call them.  Before timing,
 each compiled result is checked (relative difference, printed): the GIM and its inverse against
-numba's, the factors by ``U D U^T = I`` and ``U^-T D^-1 U^-1 = I^-1``.  Timings are medians of
-interleaved repeats (cython, numba, pinocchio, cython, ...) of batches of calls, each batch at
-least 20 ms: the machine's load moves every column alike, so read the ratios.
+Pinocchio's (upper triangles), the factors by ``U D U^T = I`` and ``U^-T D^-1 U^-1 = I^-1``.
+Timings are medians of interleaved repeats (cython, pinocchio, cython, ...) of batches of calls,
+each batch at least 20 ms: the machine's load moves every column alike, so read the ratios.
 
-numba's block factors (``kernels.entry.block_factors_state``) are gone (nothing called them once
-the Python layer moved to the compiled core).  Measured here just before they went (2 loaded
-cores, ``--repeats 5 --clock cpu``), Cython / numba: panda 0.34-0.50, solo12 0.50-0.57, talos
-0.49-0.69, chain100 0.35-0.71 (link and module level, U D U^T and the inverse factors; the
-largest relative difference 5.9e-15).
+History: the script timed numba's entries beside the compiled ones until they were deleted
+(issues 48 and 49; numba is no longer a dependency).  Their last measurements (portable build,
+thread CPU time, minima of 15 repeats, us per call, Cython / numba; ``docs/performance.md``):
+the GIM panda 0.89 / 1.85, solo12 1.37 / 2.74, talos 3.31 / 4.94, chain100 16.0 / 20.2; the
+inverse GIM panda 1.32 / 2.34, solo12 2.52 / 4.04, talos 7.92 / 9.36, chain100 52.9 / 56.7; the
+block factors (``--repeats 5 --clock cpu``, link and module level, U D U^T and the inverse
+factors) panda 0.34-0.50, solo12 0.50-0.57, talos 0.49-0.69, chain100 0.35-0.71 of numba's time.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ sys.path.insert(0, str(ROOT))
 import denoc_bridge as db  # noqa: E402
 from denoc_bridge.core import tree as cy  # noqa: E402
 from denoc_bridge.io.robots import serial_chain  # noqa: E402
-from denoc_bridge.kernels import entry as nb  # noqa: E402
 
 #: the clock: wall time (perf_counter, medians) or, with ``--clock cpu``, this thread's CPU time
 #: (thread_time, minima of the repeats): steadier on a shared machine, where a loaded core
@@ -85,18 +86,18 @@ def rows(name: str, repeats: int):
     pd = pm.createData()
     nv, kt = model.nv, model._kt
     q = np.asarray(db.random_configuration(model, np.random.default_rng(0)), dtype=float)
-    w_cy, w_nb = db.Data(model).work, db.Data(model).work
-    o_cy, o_nb = np.empty((nv, nv)), np.empty((nv, nv))
+    w_cy = db.Data(model).work
+    o_cy = np.empty((nv, nv))
     b_cy = np.empty((nv, nv))
     out = []
     for label, fn, ref in [
         ("GIM", "mass_matrix_state", lambda: pin.crba(pm, pd, q)),
         ("inverse GIM", "inverse_mass_matrix_state", lambda: pin.computeMinverse(pm, pd, q)),
     ]:
-        f_cy, f_nb = getattr(cy, fn), getattr(nb, fn)
-        assert f_cy(kt, w_cy, q, o_cy) == 0 and f_nb(kt, w_nb, q, o_nb) == 0
-        err = rel(o_cy, o_nb)
-        t = interleaved([lambda: f_cy(kt, w_cy, q, o_cy), lambda: f_nb(kt, w_nb, q, o_nb), ref], repeats)
+        f_cy = getattr(cy, fn)
+        assert f_cy(kt, w_cy, q, o_cy) == 0
+        err = rel(np.triu(o_cy), np.triu(ref()))  # Pinocchio fills the upper triangle
+        t = interleaved([lambda: f_cy(kt, w_cy, q, o_cy), ref], repeats)
         out.append((name, label, *t, err))
     M, Minv = np.empty((nv, nv)), np.empty((nv, nv))
     assert cy.mass_matrix_state(kt, w_cy, q, M) == 0 and cy.inverse_mass_matrix_state(kt, w_cy, q, Minv) == 0
@@ -109,7 +110,7 @@ def rows(name: str, repeats: int):
             t = interleaved(
                 [lambda: f_cy(kt, w_cy, q, o_cy, b_cy, level, inverse), lambda: pin.crba(pm, pd, q)], repeats
             )
-            out.append((name, label, t[0], None, t[1], err))
+            out.append((name, label, *t, err))
     return out
 
 
@@ -121,17 +122,11 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     global clock, summary
     clock, summary = CLOCK[args.clock]
-    print(
-        f"{'robot':9} {'call':26} {'cython us':>9} {'numba us':>9} {'pin us':>8} {'cy/nb':>6} {'cy/pin':>6} "
-        f"{'max rel diff':>12}"
-    )
+    print(f"{'robot':9} {'call':26} {'cython us':>9} {'pin us':>8} {'cy/pin':>6} {'max rel diff':>12}")
     for name in args.only:
-        for robot, label, t_cy, t_nb, t_pin, err in rows(name, args.repeats):
-            nb_us = f"{t_nb * 1e6:9.2f}" if t_nb else f"{'-':>9}"
-            nb_ratio = f"{t_cy / t_nb:6.2f}" if t_nb else f"{'-':>6}"
+        for robot, label, t_cy, t_pin, err in rows(name, args.repeats):
             print(
-                f"{robot:9} {label:26} {t_cy * 1e6:9.2f} {nb_us} {t_pin * 1e6:8.2f} {nb_ratio} {t_cy / t_pin:6.2f} "
-                f"{err:12.1e}",
+                f"{robot:9} {label:26} {t_cy * 1e6:9.2f} {t_pin * 1e6:8.2f} {t_cy / t_pin:6.2f} {err:12.1e}",
                 flush=True,
             )
 

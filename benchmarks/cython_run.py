@@ -19,7 +19,8 @@ Rows:
   releases the GIL but runs in it), and the compiled run alone.
 
 numba's runs of a tree, which these rows timed beside the compiled ones until issue 48 deleted
-them, were 1.25-2.3x slower per step (docs/performance.md keeps the table).  Each repeat times
+them (numba is no longer a dependency), were 1.25-2.3x slower per step (docs/performance.md
+keeps the table as history).  Each repeat times
 every implementation of a row in a rotating order (each one first in turn); the table gives the
 medians and the ratios.
 """

@@ -18,7 +18,7 @@ passes at a = 0, the recursion with the O(n) forward dynamics; ``way`` 1 and 2) 
 chosen, the inverse derivatives, and the Python layer of each public call (the public call minus
 its entry).  Prints a markdown table; ``--out`` also writes ``derivatives_speed.json`` and
 ``.md``.  ``benchmarks/cython_derivatives.py`` compared the compiled entries with the numba ones
-they replaced.
+they replaced, before numba was removed (its docstring keeps the figures).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def interleaved(fns: dict, repeats: int, min_time: float, clock: str = "wall") -
     timer, reduce = CLOCK[clock]
     calls = {}
     for name, fn in fns.items():
-        fn()  # warm up (compiles on a cold cache)
+        fn()  # warm up (the first call allocates the work arrays)
         n = 1
         while True:
             t0 = timer()

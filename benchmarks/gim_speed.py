@@ -135,8 +135,8 @@ def main(argv=None) -> int:
         old = load_commit(args.before)
     has_old = old is not None
     print(
-        f"denoc_bridge {db.__version__} ({ROOT}); Pinocchio {pin.__version__}; numba threads "
-        f"{db.__name__ and __import__('numba').get_num_threads()}; load {os.getloadavg()[0]:.2f}; medians of "
+        f"denoc_bridge {db.__version__} ({ROOT}); Pinocchio {pin.__version__}; batch threads "
+        f"{db.get_num_threads()}; load {os.getloadavg()[0]:.2f}; medians of "
         f"{args.repeats} interleaved repeats"
         + ("" if args.clock == "wall" else " (single calls: minima of this thread's CPU time)")
     )

@@ -83,7 +83,7 @@ def main(argv=None):
     for name, path, floating in robots:
         mm, pm = _models(path, floating)
         q0, v0 = db.neutral_configuration(mm), np.zeros(mm.nv)
-        db.simulate(mm, q0, v0, 2 * dt, dt, limits=False)  # compiled once (numba's cache)
+        db.simulate(mm, q0, v0, 2 * dt, dt, limits=False)  # warm up: the first call sets up the model
         times = {"compiled": [], "python": [], "pin": []}
         for _ in range(repeats):
             t0 = time.perf_counter()

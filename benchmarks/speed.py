@@ -16,20 +16,21 @@ repeats, each repeat a batch of calls from Python through the public API):
 3. memory of the model and its work arrays at 100,000 DOF (tracemalloc);
 4. batches of 4096 panda states against ``pin.abaInParallel`` /
    ``pin.rneaInParallel`` with 2 threads;
-5. start-up: the first call of a second Python process (kernels from the disk
-   cache);
+5. start-up: the first call of a second Python process (the compiled core
+   imported, nothing compiled);
 6. correctness beyond Pinocchio: 1,000-DOF forward dynamics against
    ``mass_matrix`` plus a dense solve, and energy conservation of a
-   100,000-DOF chain in free fall (fixed-step RK4, two step sizes);
-7. operation counts (:mod:`op_counts`, in a subprocess).
+   100,000-DOF chain in free fall (fixed-step RK4, two step sizes).
 
 Writes ``speed.json``, ``speed.md`` (the tables of the README) and
 ``scaling.png`` (log-log time per call against DOF) to ``--out``.
 ``--quick`` runs small sizes only (a smoke test, not a measurement).
 
-Sections 1-6 are :func:`denoc_bridge.benchmarking.run` (also ``denoc-bridge bench``, which
-works from an installed package); this script adds the operation counts (7, from
-``op_counts.py`` next to it) and writes the files.
+The sections are :func:`denoc_bridge.benchmarking.run` (also ``denoc-bridge bench``, which
+works from an installed package); this script writes the files.  The operation counts that a
+seventh section took (``op_counts.py``, which ran numba's kernels as plain Python on counting
+numbers) went with numba: the last counts are ``results/op_counts.json`` and the performance
+page.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,18 +63,6 @@ from denoc_bridge.viz.plots import plot_scaling  # noqa: E402
 
 def _log(line: str) -> None:
     print(line, flush=True)
-
-
-# ------------------------------------------------------------------ 7. operation counts
-
-
-def operation_counts(out_dir: str) -> dict:
-    path = os.path.join(out_dir, "op_counts.json")
-    subprocess.run(
-        [sys.executable, os.path.join(HERE, "op_counts.py"), "--json", path], check=True, capture_output=True, text=True
-    )
-    with open(path) as f:
-        return json.load(f)
 
 
 def plot(res: dict, path: str) -> None:
@@ -109,8 +97,6 @@ def main(argv=None) -> dict:
         return res
     os.makedirs(args.out, exist_ok=True)
     res = run(args.quick, repeats=args.repeats, pin_max=args.pin_max, mujoco_budget=args.mujoco_budget, log=_log)
-    _log("7. operation counts")
-    res["op_counts"] = operation_counts(args.out)
     with open(os.path.join(args.out, "speed.json"), "w") as f:
         json.dump(res, f, indent=1)
     md = markdown(res)

@@ -58,7 +58,7 @@ def main(argv=None):
     v0 = np.zeros(rope.nv)
     metrics = ["energy_drift", "total_energy_end"]
 
-    # warm-up: compile (cached) kernels in this process and check one case
+    # warm-up: the first calls in this process, and one case checked
     db.simulate(rope, q0, v0, 0.01, dt, progress=False)
     db.simulate_batch(rope, np.array([q0, q0]), v0, 0.01, dt)
     results = {}
@@ -90,7 +90,7 @@ def main(argv=None):
             from distributed import Client
 
             with Client(lc) as client:
-                # the workers' first numba import and cache load, outside the timing of the sweep
+                # the workers' first import and first calls, outside the timing of the sweep
                 client.run(_warm_up)
                 t1 = time.perf_counter()
                 res = db.sweep(rope, cases, kw, client=client, metrics=metrics, save_trajectories=False)
@@ -136,7 +136,7 @@ def main(argv=None):
 
 
 def _warm_up():
-    """Import and load the compiled kernels in a worker."""
+    """Import the package and make its first calls in a worker."""
     import denoc_bridge as db
     from denoc_bridge import generators
 

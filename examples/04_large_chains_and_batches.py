@@ -30,7 +30,7 @@ def main(n: int) -> None:
     rng = np.random.default_rng(0)
     q = db.random_configuration(chain, rng)
     v, tau = rng.standard_normal(n), rng.standard_normal(n)
-    db.forward_dynamics(chain, q, v, tau)  # first call: kernels from the disk cache
+    db.forward_dynamics(chain, q, v, tau)  # first call: sets up the model's work arrays
     t = time.perf_counter()
     a = db.forward_dynamics(chain, q, v, tau)
     t_fd = time.perf_counter() - t

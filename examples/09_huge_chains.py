@@ -35,7 +35,7 @@ for dof in sizes:
     for kind in ("planar", "spatial"):
         model = chain(dof if kind == "planar" else dof // 2, kind)
         q0, v0 = np.zeros(model.nq), np.zeros(model.nv)
-        db.simulate(model, q0, v0, 0.002, 1e-3)  # warm: kernels loaded, work allocated
+        db.simulate(model, q0, v0, 0.002, 1e-3)  # warm: work arrays allocated
         t0 = time.perf_counter()
         tr = db.simulate(model, q0, v0, duration, 1e-3, save_every=5)
         wall = time.perf_counter() - t0

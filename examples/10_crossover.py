@@ -16,7 +16,6 @@ breakpoints of 5-9 bodies between its recursive and non-recursive formulations.
 
 import time
 
-import numba
 import numpy as np
 import scipy.linalg as sl
 from _common import arguments, pyplot, save
@@ -26,7 +25,7 @@ from denoc_bridge.generators import chain
 from denoc_bridge.testing import random_model
 
 args = arguments(__doc__)
-numba.set_num_threads(1)  # the batches' thread count (denoc_bridge.multibody.data.batch_threads)
+db.set_num_threads(1)  # the batches' thread count, in this thread
 sizes = [1, 2, 4, 8, 16] if args.quick else list(range(1, 41))
 
 

@@ -85,7 +85,7 @@ if not max(*worst.values(), between) < 1e-9:
 T = 2.0 if args.quick else 10.0
 print(f"3. {T:g} s passive from q = [0, 0.5, -0.5, 0.5], RK4 dt = 1 ms, projection onto the loop after each step")
 q0 = np.array([0.0, 0.5, -0.5, 0.5])
-db.simulate(model, q0, np.zeros(4), 0.01, 1e-3)  # warm-up: kernels loaded
+db.simulate(model, q0, np.zeros(4), 0.01, 1e-3)  # warm-up: the model's first run
 t0 = time.perf_counter()
 tr = db.simulate(model, q0, np.zeros(4), T, 1e-3)
 wall = time.perf_counter() - t0
@@ -118,7 +118,8 @@ print(
 )
 # 1e-4: the energy lost by the projection at the flat positions depends on rounding: over 150 starts a
 # rounding apart (1e-14 .. 1e-10), the largest relative error had a median of 4e-7, 34 % above 1e-6 and
-# none above 1.6e-4, numba's runs and the Cython core's alike (measured 2026-12-07, issue 49)
+# none above 1.6e-4, measured on the compiled runs (2026-12-07, issue 49; the numba runs before them
+# spread the same)
 if not (closure < 1e-10 and energy_error < 1e-4 and tr.status == "completed"):
     raise SystemExit("the loop does not stay closed or energy is not conserved")
 

@@ -81,7 +81,7 @@ print(
 )
 
 T = 2.0 if args.quick else 10.0
-db.simulate(model, q0, np.zeros(model.nv), 0.01, 1e-3)  # warm-up: kernels loaded
+db.simulate(model, q0, np.zeros(model.nv), 0.01, 1e-3)  # warm-up: the model's first run
 t0 = time.perf_counter()
 tr = db.simulate(model, q0, np.zeros(model.nv), T, 1e-3)
 wall = time.perf_counter() - t0

@@ -1,24 +1,27 @@
-"""The compiled tree core (denoc_bridge/core/tree.pyx) against the numba entries it replaces and
-against Pinocchio, side by side in one process (issue 48).
+"""The compiled tree core (denoc_bridge/core/tree.pyx) against Pinocchio, side by side in one
+process: forward and inverse dynamics through their compiled entries (issue 48).
 
-    python benchmarks/cython_vs_numba.py                 # every row
-    python benchmarks/cython_vs_numba.py --only panda --repeats 21
+    python benchmarks/cython_tree.py                 # every row
+    python benchmarks/cython_tree.py --only panda --repeats 21
 
 Rows: the per-call floor (a one-link model: the entry's checks and dispatch, almost no
 arithmetic), then forward and inverse dynamics on panda, solo12, talos, a 100-link and a
 10,000-link chain.  Each is timed as batches of calls from Python (each batch at least
-``--batch-ms``), the three implementations interleaved within every repeat in a rotating
-order; the table gives the median time per call and the ratios.  ``--clock cpu`` (the default)
-times the thread's CPU time (``time.thread_time``), which a loaded machine's preemptions do not
-inflate; ``--clock wall`` times ``time.perf_counter``.  ``--stat min`` gives the fastest repeat
-instead of the median (on a machine shared with other jobs).  The Cython and numba entries
-run on the same model table and work array (``model._kt``, ``model.thread_work()``).
+``--batch-ms``; :func:`timing.per_call`), the implementations interleaved within every repeat
+in a rotating order; the table gives the median time per call and the ratio.  ``--clock cpu``
+(the default) times the thread's CPU time (``time.thread_time``), which a loaded machine's
+preemptions do not inflate; ``--clock wall`` times ``time.perf_counter``.  ``--stat min`` gives
+the fastest repeat instead of the median (on a machine shared with other jobs).  The entries run
+on the model's table and work array (``model._kt``, ``model.thread_work()``).
 
-numba's ``inverse_dynamics_fast`` is gone (nothing called it once the Python layer moved to the
-compiled core), so the inverse rows have no numba column.  Measured here just before it went
-(2 loaded cores, CPU time, medians), Cython / numba: panda 0.56 (1.53 / 2.73 us), a 100-link
-chain 0.77 (7.79 / 10.17 us).  Forward dynamics keeps its numba column: the contact runs still
-call numba's ``forward_dynamics_fast``.
+History: this script was ``cython_vs_numba.py`` and timed the numba entries the core replaced
+beside it, on the same table and work array, until they were deleted (issues 48 and 49; numba
+is no longer a dependency).  Its last measurements, Cython / numba, thread CPU time, medians of
+15 repeats, us per call, 2026-12-07 (``docs/performance.md``): forward dynamics on the one-link
+floor 0.39 / 2.39, panda 1.64 / 3.12, solo12 2.32 / 5.14, talos 4.94 / 8.70, the 100-link chain
+9.35 / 10.74, the 10,000-link chain 1052 / 1066; inverse dynamics, measured just before numba's
+``inverse_dynamics_fast`` went, panda 0.56x (1.53 / 2.73 us) and the 100-link chain 0.77x
+(7.79 / 10.17 us).
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ import pinocchio as pin
 
 import denoc_bridge as db
 from denoc_bridge.core import tree
-from denoc_bridge.kernels import entry
 from denoc_bridge.testing import random_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import per_call  # the batches of calls the cython_* scripts share
 
 MODELS = {
     "floor (1 link)": lambda: random_model(seed=0, n_links=1, joint_types=(db.JointType.REVOLUTE,)),
@@ -53,28 +58,6 @@ MODELS = {
 CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
 
 
-def per_call(fn, batch_s: float, clock=time.thread_time) -> float:
-    """Seconds per call of ``fn`` over a batch of at least ``batch_s`` (the count fixed on the
-    first call)."""
-    n = per_call.counts.get(fn)
-    if n is None:
-        n, t = 1, 0.0
-        while t < batch_s:
-            n *= 2
-            t0 = clock()
-            for _ in range(n):
-                fn()
-            t = clock() - t0
-        per_call.counts[fn] = n
-    t0 = clock()
-    for _ in range(n):
-        fn()
-    return (clock() - t0) / n
-
-
-per_call.counts = {}
-
-
 def calls(model: db.Model):
     """{(algorithm, implementation): a call without arguments}."""
     rng = np.random.default_rng(0)
@@ -86,12 +69,11 @@ def calls(model: db.Model):
         pd = pm.createData()
     except MemoryError:  # Pinocchio's Data holds nv x nv matrices: 10,000 DOF do not fit
         pd = None
-    fd_c, fd_n, id_c = tree.forward_dynamics_fast, entry.forward_dynamics_fast, tree.inverse_dynamics_fast
-    for f in (fd_c, fd_n, id_c):
+    fd_c, id_c = tree.forward_dynamics_fast, tree.inverse_dynamics_fast
+    for f in (fd_c, id_c):
         assert f(kt, work, q, v, x, out) == 0
     fns = {
         ("forward", "cython"): lambda: fd_c(kt, work, q, v, x, out),
-        ("forward", "numba"): lambda: fd_n(kt, work, q, v, x, out),
         ("forward", "pinocchio"): lambda: pin.aba(pm, pd, q, v, x),
         ("inverse", "cython"): lambda: id_c(kt, work, q, v, x, out),
         ("inverse", "pinocchio"): lambda: pin.rnea(pm, pd, q, v, x),
@@ -107,7 +89,7 @@ def main(argv=None) -> None:
     p.add_argument("--clock", choices=list(CLOCK), default="cpu")
     p.add_argument("--stat", choices=["median", "min"], default="median", help="of the repeats")
     args = p.parse_args(argv)
-    print(f"{'model':<15} {'algorithm':<8} {'cython us':>10} {'numba us':>9} {'pin us':>9}  cy/numba  cy/pin")
+    print(f"{'model':<15} {'algorithm':<8} {'cython us':>10} {'pin us':>9}  cy/pin")
     for name, make in MODELS.items():
         if args.only and args.only not in name:
             continue
@@ -120,9 +102,9 @@ def main(argv=None) -> None:
                 times[k].append(per_call(fns[k], args.batch_ms / 1e3, CLOCK[args.clock]))
         for alg in ("forward", "inverse"):
             stat = statistics.median if args.stat == "median" else min
-            c, n, pn = (stat(times.get((alg, i), [float("nan")])) * 1e6 for i in ("cython", "numba", "pinocchio"))
-            # nan where a column is missing: no numba inverse dynamics, no Pinocchio at 10,000 DOF
-            print(f"{name:<15} {alg:<8} {c:>10.3f} {n:>9.3f} {pn:>9.3f}  {c / n:>8.2f}  {c / pn:>6.2f}", flush=True)
+            c, pn = (stat(times.get((alg, i), [float("nan")])) * 1e6 for i in ("cython", "pinocchio"))
+            # nan where Pinocchio is missing: its Data does not fit at 10,000 DOF
+            print(f"{name:<15} {alg:<8} {c:>10.3f} {pn:>9.3f}  {c / pn:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":
