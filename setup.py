@@ -68,7 +68,7 @@ else:
 
 
 #: flags of one module on top of COMPILE: the runs round their stage and step formulas as written
-#: (no fused multiply-adds), as numba compiles the integrators they replace
+#: (no fused multiply-adds), as numba compiled the integrators they replaced
 MODULE_FLAGS = {"run": ["-ffp-contract=off"]} if sys.platform != "win32" else {}
 
 

@@ -70,7 +70,7 @@ from denoc_bridge.io.srdf import srdf_reference_configurations
 from denoc_bridge.io.urdf import load_urdf
 from denoc_bridge.linearization import linearize
 from denoc_bridge.multibody.contact import ContactPoint, Ground, contact_point
-from denoc_bridge.multibody.data import Data
+from denoc_bridge.multibody.data import Data, get_num_threads, set_num_threads
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
@@ -115,6 +115,7 @@ __all__ = [
     "forward_dynamics_vjp",
     "forward_kinematics",
     "from_pinocchio",
+    "get_num_threads",
     "gravity_torques",
     "integrate",
     "interpolate",
@@ -132,6 +133,7 @@ __all__ = [
     "nonlinear_effects",
     "potential_energy",
     "random_configuration",
+    "set_num_threads",
     "simulate",
     "simulate_batch",
     "srdf_reference_configurations",

@@ -11,7 +11,7 @@ from denoc_bridge.errors import ResourceError
 
 __all__ = ["available_memory", "check_memory", "human_bytes", "MEMORY_FRACTION"]
 
-#: The share of the available memory one request may take (the rest: Python, numba, the OS,
+#: The share of the available memory one request may take (the rest: Python, the OS,
 #: the other arrays of the run).
 MEMORY_FRACTION = 0.8
 

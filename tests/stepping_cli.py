@@ -1,7 +1,7 @@
 """A ``denoc-bridge simulate`` run interrupted once it is stepping, at any machine speed (issue 35).
 
 A fixed sleep after the "simulating" line lands, on a loaded or slow machine, before the first
-step (the kernels still load from numba's cache, or compile): the run then has nothing to save,
+step (the model still being set up): the run then has nothing to save,
 and a test that expects a partial run fails at that speed only.  :func:`start_stepping` instead
 gives the command a terminal for its stderr, so that it draws its progress bar, and returns once
 the bar shows a share of the steps done above 0.0 %: the compiled run is then inside its chunk
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 
-#: the longest wait for the first progress (a cold numba cache compiles for minutes); a bound, not a guess of speed
+#: the longest wait for the first progress (a loaded machine); a bound, not a guess of speed
 WAIT = 900.0
 _PERCENT = re.compile(rb"(\d+\.\d)%")
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

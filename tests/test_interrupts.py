@@ -11,10 +11,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import pty
 import signal
 import subprocess
 import sys
@@ -24,12 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numba.core.compiler_lock import global_compiler_lock
 from stepping_cli import ctrl_c_while_stepping
 
 import denoc_bridge as db
 from denoc_bridge import _files
-from denoc_bridge.cli.warmup import FIRST_LINE, CompileNotice
+from denoc_bridge.cli import main as cli_main
 from denoc_bridge.io.robots import load_robot, serial_chain
 from denoc_bridge.sweeps.store import save_case, write_summary
 from denoc_bridge.viz.meshcat import export_html
@@ -203,138 +199,6 @@ def test_a_writer_killed_mid_write_leaves_the_previous_file(tmp_path, short_run)
 
 
 # ----------------------------------------------------------------------- Ctrl-C at the CLI
-@pytest.mark.slow
-def test_ctrl_c_while_numba_compiles_ends_in_one_line(tmp_path):
-    """A first run (empty numba cache) stopped by Ctrl-C during compilation: exit 130 and one
-    line naming the compilation, no traceback.  stderr is a terminal (a pty), so the compile
-    notice speaks and the test waits for its first line.  The process ends as the signal arrives
-    (a watcher thread woken by the signal's wakeup byte), not when LLVM next returns to Python:
-    the 120 s bound is for a machine far slower than any, not a measure of speed."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "denoc_bridge.cli",
-            "simulate",
-            "fourbar",  # a closed loop: numba's run (a tree's runs on the compiled core, compiling nothing)
-            "--duration",
-            "0.1",
-            "--no-html",
-            "--no-plot",
-        ],
-        cwd=tmp_path,
-        env=dict(ENV, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache")),
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        text=True,
-        preexec_fn=_default_sigint,
-    )
-    os.close(slave)
-    err = b""
-    t0 = time.monotonic()
-    while FIRST_LINE[:40].encode() not in err and time.monotonic() - t0 < 120:
-        err += os.read(master, 4096)
-    assert FIRST_LINE[:40].encode() in err, err
-    time.sleep(1.0)  # into the compilation
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    with contextlib.suppress(OSError):  # EIO once the child has closed its end
-        while chunk := os.read(master, 4096):
-            err += chunk
-    os.close(master)
-    text = err.decode(errors="replace").replace("\r\n", "\n")
-    assert proc.returncode == 130, (out, text)
-    _one_clean_line(text, "interrupted while compiling ")
-    assert "nothing was simulated yet, the kernels compiled so far are cached" in text
-
-
-def test_a_ctrl_c_while_numba_holds_its_lock_is_raised_once_numba_lets_go():
-    """Ctrl-C while numba loads a kernel from its cache (its compiler lock held): raised at once,
-    the KeyboardInterrupt landed inside llvmlite's ctypes callbacks, which printed and dropped it
-    or left LLVM half way (a segmentation fault).  The command's handler holds it back until the
-    outermost release of the lock; outside the lock it is raised at once."""
-    notice = CompileNotice(io.StringIO())
-    steps = []
-    before = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # not what a test runner's worker has
-    try:
-        with notice:
-            with pytest.raises(KeyboardInterrupt):
-                with global_compiler_lock:
-                    with global_compiler_lock:  # nested, as numba takes it
-                        notice._on_sigint(signal.SIGINT, None)  # what the C-level handler calls
-                        steps.append("held back")
-                    steps.append("inner release")
-                steps.append("not reached")
-            assert steps == ["held back", "inner release"] and not notice._numba.depth
-            with pytest.raises(KeyboardInterrupt):
-                notice._on_sigint(signal.SIGINT, None)
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
-# the start of the subprocess scripts below: SignalInside(when) sends SIGINT to the process once,
-# from inside numba, at the first event it hears at which when() holds
-_SIGNAL_ONCE = """
-import signal, sys, traceback
-from numba.core import event
-from denoc_bridge.cli.warmup import CompileNotice
-
-class SignalInside(event.Listener):
-    def __init__(self, when=lambda: True):
-        self.when, self.sent = when, False
-
-    def on_start(self, ev):
-        if not self.sent and self.when():
-            self.sent = True
-            signal.raise_signal(signal.SIGINT)
-
-    def on_end(self, ev):
-        pass
-
-signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner's worker left
-"""
-
-_SIGNAL_INSIDE_NUMBA = (
-    _SIGNAL_ONCE
-    + """
-import io
-import kernel
-
-def loading():  # numba reads the kernel from its cache
-    return any(f.name == "_load_overload" for f in traceback.extract_stack())
-
-with CompileNotice(io.StringIO()) as notice:
-    event.register("numba:llvm_lock", SignalInside(loading))
-    try:
-        kernel.fresh(1)
-    except KeyboardInterrupt:  # the kernel already loaded (raised inside, the load was dropped)
-        ready = len(kernel.fresh.overloads) == 1 and sum(kernel.fresh.stats.cache_hits.values()) == 1
-        print("raised once numba let go", "loaded from the cache" if ready else "not loaded")
-        print("then", kernel.fresh(2))
-    print("depth", notice._numba.depth)
-"""
-)
-
-
-def test_a_real_signal_inside_numba_is_raised_after_the_kernel_is_loaded(tmp_path):
-    """The signal itself, sent from inside numba's lock (as it takes its LLVM lock) at a cached
-    kernel's first call (a load from the cache, not a compilation, which ends the process at
-    once): the call ends in a KeyboardInterrupt once numba has finished, the kernel loaded once
-    and usable (raised inside, it aborted the load, or worse)."""
-    (tmp_path / "kernel.py").write_text("import numba\n\n@numba.njit(cache=True)\ndef fresh(x):\n    return x + 1\n")
-    env = dict(ENV, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    run = [sys.executable, "-c"]
-    subprocess.run([*run, "import kernel; kernel.fresh(1)"], env=env, cwd=tmp_path, check=True, timeout=300)
-    out = subprocess.run(
-        [*run, _SIGNAL_INSIDE_NUMBA], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 0 and "Exception ignored" not in out.stderr, (out.returncode, out.stderr)
-    said = ["raised once numba let go loaded from the cache", "then 3", "depth 0"]
-    assert out.stdout.split("\n")[:3] == said, out
-
-
 def test_ctrl_c_during_cli_simulate_keeps_the_partial_run(tmp_path):
     # Ctrl-C once the progress bar shows steps done, whatever the machine's speed (a fixed sleep
     # after the "simulating" line lands before the first step on a loaded machine)
@@ -383,44 +247,12 @@ def test_ctrl_c_during_cli_sweep_keeps_finished_cases_and_the_same_command_resum
     assert f"24 completed ({24 - saved} run now, {saved} from an earlier run)" in out
 
 
-_HELD_BACK_THEN_COMPILING = (
-    _SIGNAL_ONCE
-    + """
-import numba
-
-@numba.njit
-def fresh(x):
-    return x + 1
-
-with CompileNotice(sys.stderr):
-    event.register("numba:compiler_lock", SignalInside())  # at numba's first hold of its lock
-    try:
-        fresh(1)
-    except KeyboardInterrupt:
-        print("raised after the compilation")
-"""
-)
-
-
-def test_a_ctrl_c_held_back_in_numba_ends_a_compilation_that_follows():
-    """A Ctrl-C held back while numba holds its lock, before it knows that it must compile (its
-    cache looked up): when the compilation starts the process ends at once, as for a Ctrl-C
-    during a compilation, not minutes later at the compilation's end."""
-    out = subprocess.run(
-        [sys.executable, "-c", _HELD_BACK_THEN_COMPILING], env=ENV, capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 130 and "raised after" not in out.stdout, (out.returncode, out.stdout, out.stderr)
-    assert out.stderr.strip().startswith("denoc-bridge: interrupted while compiling fresh"), out.stderr
-
-
-def test_an_ignored_ctrl_c_stays_ignored():
-    """Where SIGINT is ignored (nohup, a parent that asked so, a test runner's worker), the
-    command's notice installs no handler of its own: Ctrl-C stays ignored, also while numba
-    compiles."""
+def test_an_ignored_ctrl_c_stays_ignored(capsys):
+    """Where SIGINT is ignored (nohup, a parent that asked so, a test runner's worker), a command
+    installs no handler of its own: Ctrl-C stays ignored during and after it."""
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with CompileNotice(io.StringIO()):
-            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert cli_main(["info", "chain:3"]) == 0
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)

@@ -48,7 +48,7 @@ Batches
 -------
 Under :func:`jax.vmap` the callbacks use ``vmap_method="expand_dims"`` (default): one host call
 per batch (any number of nested batch axes), the primal through the package's batch entry
-(``forward_dynamics`` on a leading axis, parallel over numba's threads), the adjoint one state
+(``forward_dynamics`` on a leading axis, parallel over the batch threads), the adjoint one state
 after the other in that call (the adjoint has no batch entry).  ``"sequential"`` (one host call
 per state, a ``jax.lax.map``) is kept as an option; ``benchmarks/autodiff_jax.py`` measured it 9x
 slower for a batch of 64 panda gradients (19 ms against 2.2 ms; a host callback costs a few

@@ -18,7 +18,6 @@ def machine() -> dict:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    import numba
     import pinocchio as pin
 
     try:
@@ -39,7 +38,6 @@ def machine() -> dict:
         memory_gb=memory_gb,
         python=platform.python_version(),
         numpy=np.__version__,
-        numba=numba.__version__,
         pinocchio=pin.__version__,
         mujoco=mj,
         denoc_bridge=db.__version__,
@@ -133,8 +131,8 @@ def markdown(res: dict) -> str:
     m = res["machine"]
     lines = [
         f"Machine: {m['cpu']}, {m['cores']} cores, {m.get('memory_gb')} GB; Python {m['python']}, "
-        f"NumPy {m['numpy']}, numba "
-        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}.",
+        f"NumPy {m['numpy']}, denoc_bridge {m['denoc_bridge']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; "
+        f"{m['date']}.",
         "",
         "| case | target | measured | met |",
         "|---|---|---|---|",

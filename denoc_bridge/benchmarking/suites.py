@@ -183,7 +183,6 @@ def memory(n: int) -> dict:
 
 
 def batches(B: int, repeats: int, min_time: float) -> dict:
-    import numba
     import pinocchio as pin
 
     model = load_robot("panda")
@@ -194,11 +193,11 @@ def batches(B: int, repeats: int, min_time: float) -> dict:
     V, TAU = rng.standard_normal((B, model.nv)), rng.standard_normal((B, model.nv))
     diff_fd = relative_difference(db.forward_dynamics(model, Q, V, TAU), pin.abaInParallel(2, pool, Q.T, V.T, TAU.T).T)
     diff_id = relative_difference(db.inverse_dynamics(model, Q, V, TAU), pin.rneaInParallel(2, pool, Q.T, V.T, TAU.T).T)
-    threads = numba.get_num_threads()
+    threads = db.get_num_threads()
 
     def timed(n: int) -> dict:
-        """Both engines on ``n`` threads each (numba's and Pinocchio's pools)."""
-        numba.set_num_threads(n)
+        """Both engines on ``n`` threads each (the batch threads and Pinocchio's pool)."""
+        db.set_num_threads(n)
         try:
             return interleaved(
                 {
@@ -211,7 +210,7 @@ def batches(B: int, repeats: int, min_time: float) -> dict:
                 min_time,
             )
         finally:
-            numba.set_num_threads(threads)
+            db.set_num_threads(threads)
 
     # one thread first: its figures do not depend on the other processes of a busy machine, which
     # make every parallel region wait for a time slice of each core (milliseconds on 2 cores)

@@ -34,8 +34,8 @@ def bench_command(args) -> int:
     m = res["machine"]
     table = Table(
         title=f"{'QUICK RUN (small sizes, not a measurement): ' if args.quick else ''}"
-        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, numba "
-        f"{m['numba']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
+        f"{m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, "
+        f"denoc_bridge {m['denoc_bridge']}, Pinocchio {m['pinocchio']}, MuJoCo {m['mujoco']}; {m['date']}",
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )

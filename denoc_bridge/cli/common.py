@@ -8,7 +8,6 @@ from pathlib import Path
 
 from denoc_bridge._files import make_folder
 from denoc_bridge.errors import DenocError
-from denoc_bridge.kernels.compiling import jit_enabled
 from denoc_bridge.simulation.common import FIXED_STEP_METHODS
 
 EXIT_MISMATCH = 1
@@ -23,13 +22,6 @@ VALIDATE_MAX_BYTES = 2 * 2**30
 
 
 SIMULATE_CHECK_MAX_BYTES = 300 * 2**20
-
-
-def kernels_note() -> str:
-    """What a run's timing figure adds when its kernels ran as plain Python (else nothing)."""
-    if jit_enabled():
-        return ""
-    return "; the kernels ran as plain Python (NUMBA_DISABLE_JIT=1)"
 
 
 MAX_FPS = 1000.0  # frames per second of the animation (browsers draw at most 240)

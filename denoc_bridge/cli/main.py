@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -20,7 +19,6 @@ from denoc_bridge.cli.parser import build_parser
 from denoc_bridge.cli.simulate import simulate_command
 from denoc_bridge.cli.sweep import sweep_command
 from denoc_bridge.cli.validate import validate_command
-from denoc_bridge.cli.warmup import CompileNotice
 from denoc_bridge.errors import DenocError, ResourceError
 
 
@@ -47,10 +45,8 @@ def main(argv=None) -> int:
     }[args.command]
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line
-        notice = CompileNotice()
         try:
-            with notice:
-                return command(args)
+            return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")
             return 0
@@ -61,14 +57,11 @@ def main(argv=None) -> int:
             print(f"denoc-bridge: error: {text}", file=sys.stderr)
             return EXIT_USAGE
         except (KeyboardInterrupt, Exception) as exc:
-            # a Ctrl-C, or another error raised while it was being handled (inside numba's
-            # compiler: "no compiled object yet for <Library ...>"); any other error is a bug's
+            # a Ctrl-C, or another error raised while it was being handled (a library's cleanup
+            # code interrupted); any other error is a bug's
             if not _from_interrupt(exc):
                 raise
-            if not notice.claim():  # the watcher prints the line and ends the process
-                time.sleep(60.0)
-                return 130
-            print(f"denoc-bridge: {notice.interruption() or 'interrupted'}", file=sys.stderr)
+            print("denoc-bridge: interrupted", file=sys.stderr)
             return 130
 
 

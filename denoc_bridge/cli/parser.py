@@ -422,25 +422,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp = sub.add_parser(
         "compile",
-        help="compile every kernel now, into the cache later runs load (pip install does it)",
+        help="does nothing: the compiled core is built at install (kept for old scripts)",
         description=wrap(
-            "Compile the numba kernels of every capability (tree dynamics, derivatives, simulation, "
-            "loops, mimic joints, contact, validation) on small generated robots, in one process per core, "
-            "into the cache that later processes load from; then check in a fresh process that "
-            "nothing compiles any more.  pip install runs it; run it after a numba upgrade, or when "
-            "a first call says it compiles."
+            "Does nothing and exits 0: the compiled core (Cython) is built with the package when it is "
+            "installed, and nothing compiles after install any more.  Kept so that scripts that ran it "
+            "after an install keep working; a later release removes it.  Its old options are accepted "
+            "and ignored."
         ),
-        epilog=help_examples("compile"),
         formatter_class=raw,
     )
-    compile_arguments(comp)
+    # the options of the numba releases, accepted and ignored (old scripts pass them)
+    comp.add_argument("--jobs", type=int, default=None, help=argparse.SUPPRESS)
+    comp.add_argument("--units", default=None, help=argparse.SUPPRESS)
+    comp.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
     return parser
-
-
-def compile_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``denoc-bridge compile`` (also the build step's :func:`.compile.main`)."""
-    p.add_argument("--jobs", type=int, default=None, help="processes (default: one per core)")
-    p.add_argument("--units", default=None, help="comma-separated groups of kernels (default: all)")
-    p.add_argument("--no-check", action="store_true", help="skip the last pass that checks every kernel is cached")
-    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)

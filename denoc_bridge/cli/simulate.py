@@ -24,7 +24,6 @@ from denoc_bridge.cli.common import (
     check_whole_steps,
     checked_output_file,
     checked_seed,
-    kernels_note,
     positive_option,
 )
 from denoc_bridge.cli.validate import pinocchio_model, report_table, too_big_for_pinocchio
@@ -552,8 +551,7 @@ def simulate_command(args) -> int:
     saved = "1 saved state" if len(traj) == 1 else f"{len(traj)} saved states"
     print(
         f"{traj.status}: {traj.n_steps} steps, {saved}, {traj.n_evaluations} forward dynamics "
-        f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time{kernels_note()})"
-        + (f"; {traj.message}" if traj.message else "")
+        f"in {traj.wall_time:.3g} s wall ({rate:.3g} x real time)" + (f"; {traj.message}" if traj.message else "")
     )
     if len(traj) > 1:
         if with_ground:

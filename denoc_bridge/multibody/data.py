@@ -16,7 +16,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, cast
 
-import numba
 import numpy as np
 
 from denoc_bridge.core import layout as T
@@ -25,16 +24,53 @@ from denoc_bridge.core import tree as compiled_tree
 from denoc_bridge.errors import InputError, InputTypeError
 from denoc_bridge.multibody.checks import ModelKind, check_model
 
-__all__ = ["Data", "work_of"]
+__all__ = ["Data", "get_num_threads", "set_num_threads", "work_of"]
 
+#: the environment variable that sets the threads of a batch (default: the CPUs this process may use)
+THREADS_ENV = "DENOC_BRIDGE_NUM_THREADS"
+_threads = threading.local()  # set_num_threads of the calling thread
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def _default_threads() -> int:
+    """:data:`THREADS_ENV` when set, else the CPUs this process may run on."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if text:
+        try:
+            n = int(text)
+        except ValueError:
+            raise InputError(f"{THREADS_ENV}={text!r} is not a whole number of threads") from None
+        if n < 1:
+            raise InputError(f"{THREADS_ENV}={text!r}: a batch needs at least one thread")
+        return n
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def set_num_threads(n: int) -> None:
+    """The threads the batch calls of the calling thread share out their states over (a batch of
+    ``forward_dynamics``, ``simulate_batch``, the energies of many states ...); per calling
+    thread, as numba's setting was, so that the threads of a sweep's workers each keep theirs.
+    The default is :data:`THREADS_ENV` or the CPUs this process may use."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise InputTypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise InputError(f"set_num_threads: n must be at least 1, got {n}")
+    _threads.n = int(n)
+
+
+def get_num_threads() -> int:
+    """The threads of the calling thread's batch calls (:func:`set_num_threads`)."""
+    n = getattr(_threads, "n", None)
+    return n if n is not None else _default_threads()
+
+
 def batch_threads() -> int:
-    """Threads of a batch: numba's thread count (``NUMBA_NUM_THREADS``, or what a sweep's worker
-    set with ``numba.set_num_threads``), so that compiled and numba batches share one setting."""
-    return max(1, int(numba.get_num_threads()))
+    """Threads of a batch: :func:`get_num_threads`."""
+    return get_num_threads()
 
 
 def run_chunks(kernel: Callable[..., Any], n: int, *args: Any, serial_below: int = 0) -> None:

@@ -33,7 +33,7 @@ Cases that share a model and options run together through
 :func:`~denoc_bridge.simulate_batch` (one compiled call for the batch; fixed-step methods, no
 loops, constant torques), the others one by one.  The batches are Dask tasks: by default on a
 ``LocalCluster`` of ``workers`` processes started for the sweep and closed after it
-(``threads_per_worker=1``, numba's threads shared out), on an existing cluster with
+(``threads_per_worker=1``, the batch threads shared out), on an existing cluster with
 ``scheduler="tcp://HOST:PORT"`` or ``client=``: the same code path.  ``scheduler="inline"``
 runs the same tasks in this process, without Dask.
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.errors import DenocError, InputError, SimulationError
+from denoc_bridge.multibody.data import set_num_threads
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.simulation.api import simulate, simulate_batch
@@ -62,19 +63,15 @@ class Job:
     simulate_kwargs: dict
     metrics: dict
     save: bool
-    numba_threads: int | None = None
+    threads: int | None = None  # each worker's share of the batch threads (set_num_threads)
     compress: bool = False
 
 
 def run_task(job: Job, task: Task) -> list:
     """Run a batch of cases; returns per case (row, npz bytes or None).  Never raises for a
     case: a failing case is a row with its error."""
-    if job.numba_threads:
-        import numba
-
-        # NUMBA_NUM_THREADS is set at import from the environment, invisible to mypy
-        n_max = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-        numba.set_num_threads(max(1, min(job.numba_threads, n_max)))
+    if job.threads:
+        set_num_threads(job.threads)
     try:
         model = case_model(job, task.params)
     except Exception as exc:
@@ -223,7 +220,7 @@ def execute(job, tasks, collect, client, scheduler, workers):
                 except Exception as exc:
                     raise ClusterStartError(start_problem(exc)) from exc
                 client = own_client = Client(own_cluster)
-                job.numba_threads = max(1, (os.cpu_count() or 1) // n)
+                job.threads = max(1, (os.cpu_count() or 1) // n)
         elif scheduler or workers:
             raise InputError("pass either client or scheduler/workers, not both")
         _run_on_client(client, job, tasks, collect, as_completed)

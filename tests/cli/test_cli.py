@@ -493,7 +493,6 @@ def _canned_bench() -> dict:
         memory_gb=1,
         python="3",
         numpy="2",
-        numba="0",
         pinocchio="4",
         mujoco=None,
         denoc_bridge="0",

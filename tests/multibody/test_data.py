@@ -73,3 +73,36 @@ def test_run_chunks_covers_every_item_once_and_raises_a_refusal(n, monkeypatch):
     for status, match in [(-2, "refused the lengths"), (7, "returned the status 7")]:
         with pytest.raises(RuntimeError, match=match):
             run_chunks(lambda start, stop, s=status: s if start == 0 else 0, n)
+
+
+def test_the_batch_threads_are_set_per_calling_thread(monkeypatch):
+    """set_num_threads / get_num_threads (numba's were per calling thread too): the default is
+    DENOC_BRIDGE_NUM_THREADS or the CPUs this process may use; a batch's results do not depend on
+    its thread count; bad counts are named."""
+    monkeypatch.delenv(data_module.THREADS_ENV, raising=False)
+    default = db.get_num_threads()
+    assert default >= 1
+    monkeypatch.setenv(data_module.THREADS_ENV, "3")
+    assert db.get_num_threads() == 3
+    model = db.load_robot("panda")
+    rng = np.random.default_rng(4)
+    Q = np.array([db.random_configuration(model, rng) for _ in range(300)])
+    V, X = rng.standard_normal((2, 300, model.nv))
+    many = db.forward_dynamics(model, Q, V, X)
+    seen = []
+    worker = threading.Thread(target=lambda: (db.set_num_threads(1), seen.append(db.get_num_threads())))
+    worker.start()
+    worker.join()
+    assert seen == [1] and db.get_num_threads() == 3  # the other thread's setting stays its own
+    db.set_num_threads(1)
+    try:
+        assert db.get_num_threads() == 1
+        assert np.array_equal(db.forward_dynamics(model, Q, V, X), many)
+    finally:
+        data_module._threads.n = None
+    for bad, error, match in [(0, db.InputError, "at least 1"), (2.0, db.InputTypeError, "must be an int")]:
+        with pytest.raises(error, match=match):
+            db.set_num_threads(bad)
+    monkeypatch.setenv(data_module.THREADS_ENV, "many")
+    with pytest.raises(db.InputError, match="DENOC_BRIDGE_NUM_THREADS='many'"):
+        db.get_num_threads()

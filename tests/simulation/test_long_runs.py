@@ -5,8 +5,7 @@
   and the adaptive RK45 path (10x more solver steps for the same saved states), each storing
   its first and last state only (``save_every``), must hold the same memory whatever the number
   of steps.  Measured after two warm-up runs (compilation, the model's work arrays, first
-  imports, the allocator's free lists): numba's NRT allocation counters (every block the compiled
-  code allocates is freed again: alloc - free does not move), the Python/NumPy allocations that
+  imports, the allocator's free lists): the Python/NumPy allocations that
   tracemalloc sees (kept and peak), and the process RSS (/proc/self/statm) at every progress
   update of the run (after each compiled chunk), after the run and at its peak (VmHWM, where
   /proc/self/clear_refs can reset it).  Each run must also be physically sane (finite, steps
@@ -22,8 +21,9 @@
   mass_matrix's first call in a thread (or on a list) normalised q twice and differed in the
   last bits; concurrent first calls on a model with loops left a process-wide "ignore
   PhysicsWarning" filter behind (Model.replace used warnings.catch_warnings, not thread-safe);
-  under numba's "workqueue" threading layer (no TBB, no OpenMP: e.g. pip installs on macOS) two
-  threads launching the batch kernels at once aborted the process.
+  under numba's "workqueue" threading layer two threads launching the batch kernels at once
+  aborted the process (numba is gone since issue 49: the batches share out their states on the
+  package's own thread pool, tested here from 8 threads).
 * Blow-ups: tests/simulation/test_simulate.py::test_non_finite_state_names_time_and_joint already covers
   SimulationError naming time and joint with the partial trajectory (compiled and Python loop,
   blow-up forced by a huge torque), tests/test_bad_input.py the singular inertia (rk4, RK45).
@@ -40,9 +40,7 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
-import textwrap
 import threading
 import time
 import tracemalloc
@@ -51,7 +49,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
-import numba
 import numpy as np
 import pytest
 
@@ -98,14 +95,12 @@ def _peak_rss() -> int:
 
 @pytest.fixture
 def memory_probes(monkeypatch):
-    """numba's NRT allocation counters (enabled for the test, restored after), tracemalloc
+    """tracemalloc
     (started for the test unless it already runs), and the RSS sampled at every progress update
     of simulate (after each compiled chunk, every 100 steps of the Python loop, every adaptive
     step): ``probes.stats()``, the RSS in ``probes.rss[:probes.n]`` (preallocated: the samples do
     not count in tracemalloc's measures)."""
-    from numba.core.runtime import _nrt_python, rtsys
-
-    probes = SimpleNamespace(stats=rtsys.get_allocation_stats, rss=np.zeros(100_000), n=0)
+    probes = SimpleNamespace(rss=np.zeros(100_000), n=0)
     update = simulation.Run.update
 
     def sampled_update(self, done):
@@ -115,24 +110,18 @@ def memory_probes(monkeypatch):
         return update(self, done)
 
     monkeypatch.setattr(simulation.Run, "update", sampled_update)
-    stats_were_on = _nrt_python.memsys_stats_enabled()
-    _nrt_python.memsys_enable_stats()
     tracing = tracemalloc.is_tracing()
     if not tracing:
         tracemalloc.start()
     yield probes
     if not tracing:
         tracemalloc.stop()
-    if not stats_were_on:
-        _nrt_python.memsys_disable_stats()
 
 
 def _measured(run, probes) -> tuple:
     """(trajectory, measures) of ``run()``; the trajectory is alive while memory is read."""
     gc.collect()
-    nrt_stats = probes.stats
     probes.n = 0
-    s0 = nrt_stats()
     tracemalloc.reset_peak()
     py0 = tracemalloc.get_traced_memory()[0]
     rss0 = _rss()
@@ -144,7 +133,6 @@ def _measured(run, probes) -> tuple:
     py1, py_peak = tracemalloc.get_traced_memory()
     rss1 = _rss()
     peak = max(_peak_rss(), rss1) if peak_ok else rss1
-    s1 = nrt_stats()
     rss_in_run = probes.rss[: probes.n]
     m = dict(
         wall=wall,
@@ -154,9 +142,6 @@ def _measured(run, probes) -> tuple:
         py_peak=py_peak - py0,
         updates=probes.n,
         rss_in_run=rss_in_run.max() - rss_in_run[0] if probes.n else 0,
-        nrt_allocs=s1.alloc - s0.alloc,
-        nrt_live=(s1.alloc - s1.free) - (s0.alloc - s0.free),
-        nrt_live_meminfos=(s1.mi_alloc - s1.mi_free) - (s0.mi_alloc - s0.mi_free),
         peak_rss_measured=peak_ok,
     )
     return traj, m
@@ -167,19 +152,13 @@ def _report(label, steps, m):
         f"\n{label}: {steps} steps in {m['wall']:.2f} s; RSS +{m['rss_growth'] / MiB:.2f} MiB after, peak "
         f"+{m['rss_peak'] / MiB:.2f} MiB ({'VmHWM' if m['peak_rss_measured'] else 'after the run'}); "
         f"RSS from the first to the highest of {m['updates']} progress updates +{m['rss_in_run'] / MiB:.3f} MiB; "
-        f"tracemalloc kept {m['py_kept'] / MiB:.4f} MiB, peak {m['py_peak'] / MiB:.4f} MiB; NRT {m['nrt_allocs']} "
-        f"allocations, {m['nrt_live']} live blocks, {m['nrt_live_meminfos']} live meminfos"
+        f"tracemalloc kept {m['py_kept'] / MiB:.4f} MiB, peak {m['py_peak'] / MiB:.4f} MiB"
     )
 
 
 def _assert_flat(short, long, rss_tol, py_tol, min_updates):
     """The long run holds no more memory than the short one, and none more at its last progress
     update than at its first: nothing per step."""
-    for name, m in (("short", short), ("long", long)):
-        assert m["nrt_live"] == 0 and m["nrt_live_meminfos"] == 0, (
-            f"{name} run: the compiled code left {m['nrt_live']} NRT blocks / {m['nrt_live_meminfos']} meminfos "
-            "allocated"
-        )
     assert long["py_kept"] <= short["py_kept"] + py_tol, (
         f"tracemalloc: the long run keeps {long['py_kept'] - short['py_kept']} bytes more than the short one"
     )
@@ -421,7 +400,7 @@ def _operations(model, states, data):
 )
 def test_threads_give_the_serial_results_bit_for_bit(name):
     """8 threads, each its own states (seeded), many repetitions in a shuffled order, every other
-    repetition with the thread's own Data; half the threads with numba's thread count set to 1
+    repetition with the thread's own Data; half the threads with their batch thread count set to 1
     (another chunking of the batches).  Every result must equal the serial one exactly: each
     state runs the same compiled arithmetic on its own work array, whatever runs beside it."""
     model, q_ref = _models()[name]
@@ -435,7 +414,7 @@ def test_threads_give_the_serial_results_bit_for_bit(name):
 
     def worker(i):
         if i % 2:
-            numba.set_num_threads(1)  # thread-local in numba
+            db.set_num_threads(1)  # per calling thread
         rng = np.random.default_rng(1000 + i)
         data = db.Data(tree)
         mismatches, calls = [], 0
@@ -510,43 +489,6 @@ def _first_calls_in_threads(before, q, v, tau):
             out = list(pool.map(first_calls, range(THREADS)))
         assert all(np.array_equal(o[0], out[0][0]) and np.array_equal(o[1], out[0][1]) for o in out)
         assert list(warnings.filters) == before, f"trial {trial}: the warning filters changed: {warnings.filters[:2]}"
-
-
-_WORKQUEUE_SCRIPT = textwrap.dedent("""
-    import numpy as np, numba
-    from concurrent.futures import ThreadPoolExecutor
-    import denoc_bridge as db
-    from denoc_bridge.testing import random_model
-    model = random_model(11, 30, floating_base=True)
-    rng = np.random.default_rng(0)
-    Q = np.array([db.random_configuration(model, rng) for _ in range(64)])
-    V, X = rng.normal(size=(2, 64, model.nv))
-    ref = db.forward_dynamics(model, Q, V, X), db.inverse_dynamics(model, Q, V, X), db.energies(model, Q, V)[0]
-    assert numba.threading_layer() == "workqueue", numba.threading_layer()
-    def job(_):
-        for _ in range(100):
-            assert np.array_equal(db.forward_dynamics(model, Q, V, X), ref[0])
-            assert np.array_equal(db.inverse_dynamics(model, Q, V, X), ref[1])
-            assert np.array_equal(db.energies(model, Q, V)[0], ref[2])
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(job, range(8)))
-    print("ok")
-""")
-
-
-@pytest.mark.slow
-def test_batches_from_threads_under_the_workqueue_threading_layer():
-    """numba's workqueue layer (the one left without TBB and OpenMP) aborts the process with
-    "Concurrent access has been detected" when two threads launch parallel kernels at once; the
-    batch entries serialise their launches there.  In a subprocess: before the fix it died of
-    SIGABRT."""
-    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
-    proc = subprocess.run(
-        [sys.executable, "-c", _WORKQUEUE_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (
-        f"exit code {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-    )
 
 
 # ----------------------------------------------------------------------------- 3. blow-ups

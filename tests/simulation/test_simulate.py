@@ -348,40 +348,14 @@ def test_the_stage_sweep_is_the_textbook_rk4(name):
     assert np.array_equal(one.q, fast.q) and np.array_equal(one.v, fast.v)  # fast: chunks of 8, 32, ...
 
 
-@pytest.fixture
-def numba_calls():
-    """The numba kernels called from Python while the test runs (module.name of each call):
-    every numba dispatcher's call is recorded, then made."""
-    from numba.core.dispatcher import Dispatcher
-
-    from denoc_bridge.kernels.compiling import jit_enabled
-
-    if not jit_enabled():
-        pytest.skip("numba's JIT is disabled: its kernels are plain functions")
-    calls: list[str] = []
-    assert "__call__" not in Dispatcher.__dict__  # numba's own call is its C base's
-    base_call = Dispatcher.__call__
-
-    def recorded(self, *args, **kwargs):
-        calls.append(f"{self.py_func.__module__}.{self.py_func.__name__}")
-        return base_call(self, *args, **kwargs)
-
-    Dispatcher.__call__ = recorded
-    try:
-        yield calls
-    finally:
-        del Dispatcher.__call__
-
-
-def test_a_tree_never_runs_numba(monkeypatch, numba_calls, tmp_path):
+def test_every_method_on_a_tree_runs_the_compiled_core(monkeypatch, tmp_path):
     """Every method of simulate on a tree, with its joint springs and dampers on and the joint
     limits hit (the fixed-step and implicit methods), runs the compiled core only: the compiled
     run (rk4, euler, streamed too), the same steps from Python (a controller tau(t, q, v), the
     stops after each step: core/run.pyx enforce_joint_limits), the adaptive methods (the
     right-hand side: core/tree.pyx ode_rhs) and the saved accelerations (passive_forces), the
     implicit methods (Newton's matrix: core/derivatives.pyx).  simulate_batch of a tree too, a case
-    holding the numbers of its single run; a MimicModel still runs numba's (the next issue
-    ports it)."""
+    holding the numbers of its single run."""
     from denoc_bridge.multibody import data
 
     claimed = []
@@ -408,13 +382,9 @@ def test_a_tree_never_runs_numba(monkeypatch, numba_calls, tmp_path):
         )
         assert np.array_equal(streamed.q, db.simulate(model, q0, V0[0], 0.3, 1e-3, method=method, progress=False).q)
     assert claimed == [3, 3]
-    assert numba_calls == []
     for method in db.simulation.common.IMPLICIT_METHODS:
         implicit = db.simulate(model, q0, V0[0], 0.1, 1e-3, method=method, progress=False, f_ext=fext)
         assert implicit.status == "completed" and np.any(implicit.limit_work)
-    assert numba_calls == []
-    numba_calls.clear()
     for method in db.simulation.common.ADAPTIVE_METHODS:
         adaptive = db.simulate(model, q0, V0[0], 0.1, 1e-2, method=method, progress=False, f_ext=fext)
         assert adaptive.status == "completed" and np.all(np.isfinite(adaptive.a))
-    assert numba_calls == []
