@@ -51,7 +51,7 @@ def _one_joint(jtype):
 
 @pytest.mark.parametrize("jtype", [J.SPHERICAL, J.FREEFLYER], ids=lambda j: j.label)
 def test_integrate_small_rotations_against_the_closed_form(jtype):
-    """Mutant: kernels/configuration.py quat_exp uses sin(t/2)/t = 1/2 + t^2/48 (sign of the
+    """Mutant (found in numba's kernels, now core/joint_configuration.pxi): quat_exp uses sin(t/2)/t = 1/2 + t^2/48 (sign of the
     series term).  Below t = 1e-4 the error is t^2/24 relative, 4e-14 absolute: under the
     1e-13 of the Pinocchio comparison.  From the identity, exp(w) is (sin(t/2)/t w, cos(t/2))
     exactly, with no cancellation in numpy: the vector part to 1e-13 relative."""
@@ -70,7 +70,7 @@ def test_integrate_small_rotations_against_the_closed_form(jtype):
 
 
 def test_planar_integrate_and_difference_small_rotations_against_the_closed_form():
-    """Mutants: kernels/configuration.py, the Taylor branch (|w| < 1e-4) of the planar joint's
+    """Mutants (found in numba's kernels, now core/joint_configuration.pxi): the Taylor branch (|w| < 1e-4) of the planar joint's
     exp (sin w / w = 1 + w^2/6) and log ((1 - cos w) / w = w/2 + w^3/24).  Both errors are a
     few 1e-13 of the displacement or less: within the Pinocchio comparison's tolerances.  Here
     each component is checked against the closed form (1 - cos w) / w = 2 sin^2(w/2) / w
@@ -124,7 +124,7 @@ def _massless_hub(children, seed):
     ids=["coaxial revolute", "two balls", "revolute and ball"],
 )
 def test_a_massless_link_above_free_bodies_is_singular(children):
-    """Mutants: kernels/forward_dynamics.py, the scales of the singular-pivot test: the
+    """Mutants (found in numba's kernels, now core/forward_dynamics.pxi): the scales of the singular-pivot test: the
     cancellation that a child's projection leaves in its parent's pivot (``scale = x*x*inv`` in
     to_parent set to 0), and the scale a child module hands to its parent module (``M_MAG``
     not updated).  Either way the parent's pivot, round-off of a zero, passed for an inertia and
@@ -155,7 +155,7 @@ def _rk4_held(model, q, v, dt, taus):
 
 @pytest.mark.parametrize("name", ["gripper", "random_tree"])
 def test_a_torque_table_is_held_over_each_step(name):
-    """Mutant: kernels/integrators.py evaluates stage 4 of step n with row n + 1 of the torque
+    """Mutant (found in numba's kernels, now core/integrators.pxi): evaluates stage 4 of step n with row n + 1 of the torque
     table (the end of the step).  The suite's tables are constant or only compared with
     themselves; here every row differs and the run is checked against RK4 with tau_n held."""
     model = gripper4() if name == "gripper" else random_model(4, 5, joint_types=(J.REVOLUTE, J.PRISMATIC))
@@ -251,7 +251,7 @@ def test_energy_balance_over_two_saved_states():
 
 @pytest.mark.parametrize("jtype", [J.PLANAR, J.FREEFLYER, J.SPHERICAL, J.CONTINUOUS], ids=lambda j: j.label)
 def test_adaptive_methods_on_each_lie_group_joint(jtype):
-    """Mutant: kernels/configuration.py's rate of a planar joint's (cos, sin) pair with the
+    """Mutant (found in numba's kernels, now core/joint_configuration.pxi): the rate of a planar joint's (cos, sin) pair with the
     wrong sign (d cos / dt = +sin w), used only by the adaptive methods; the suite's adaptive
     runs on Lie-group joints have no planar joint.  A tree of that joint type under gravity:
     DOP853 at 1e-12 against RK4 at a 50x smaller step."""
@@ -267,7 +267,7 @@ def test_adaptive_methods_on_each_lie_group_joint(jtype):
 
 @pytest.mark.parametrize("jtype, seed", [(J.PLANAR, 2), (J.SPHERICAL, 3)], ids=["planar", "spherical"])
 def test_rkmk_keeps_fourth_order_on_planar_and_spherical_joints(jtype, seed):
-    """Mutants: kernels/configuration.py's dexp^-1 of a planar or spherical joint with a bracket
+    """Mutants (found in numba's kernels, now core/joint_configuration.pxi): the dexp^-1 of a planar or spherical joint with a bracket
     dropped or of the wrong sign: RKMK falls to third order or below.  The suite's order test
     draws a tree with a free-flyer and no planar joint.  A tree of these joints, no gravity: the
     error against DOP853 falls 16x per halving of the step."""
@@ -286,7 +286,7 @@ def test_rkmk_keeps_fourth_order_on_planar_and_spherical_joints(jtype, seed):
 @pytest.mark.parametrize("kind", ["weld", "spherical", "revolute", "prismatic"])
 @pytest.mark.parametrize("floating", [False, True])
 def test_compiled_constrained_dynamics_at_velocities_that_violate_the_loops(kind, floating):
-    """Mutant: kernels/loops.py's prismatic cut bias with 1 bdot.ddot instead of 2 (Cdot qdot of
+    """Mutant (found in numba's kernels, now core/loop_rows.pxi): the prismatic cut bias with 1 bdot.ddot instead of 2 (Cdot qdot of
     the two normal rows).  The suite compares the compiled path with the reference at
     projected velocities (C v = 0), where that term vanishes (the mutant's accelerations differ
     by 1e-13).  At a velocity that violates the loops (a state between projections) the

@@ -27,8 +27,8 @@ from denoc_bridge._resources import check_memory
 from denoc_bridge.core import OVERFLOW
 from denoc_bridge.core import layout as T
 from denoc_bridge.core import tree as compiled
+from denoc_bridge.core.layout import SINGULAR_RTOL
 from denoc_bridge.errors import InputError, SingularInertiaError
-from denoc_bridge.kernels.forward_dynamics import SINGULAR_RTOL
 from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.data import Data, run_chunks, work_of

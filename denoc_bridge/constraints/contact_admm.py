@@ -2,7 +2,7 @@
 where projected Gauss-Seidel stalls (many contacts on one flat sole: the impulses are not unique
 and PGS cycles a few digits short of the tolerance).
 
-The problem is the one :mod:`denoc_bridge.kernels.contact_solver` states (``sigma = G lambda + g``,
+The problem is the one ``core/contact_solver.pxi`` (PGS) states (``sigma = G lambda + g``,
 lambda in the Coulomb cones K, Signorini, maximal dissipation), written with De Saxce's
 correction ``s(sigma) = (0, 0, mu |sigma_t|)`` per contact as a cone complementarity problem:
 

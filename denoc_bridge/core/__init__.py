@@ -9,7 +9,7 @@ dynamics; ``loops``: the rows of the cut joints of closed loops, the constrained
 the projection), each a ``.pyx`` that includes one ``.pxi``
 per pass and a ``.pxd`` declaring what the other modules cimport; ``tables.pxd`` is the layout
 of the model table and of the work array they share with the Python layer
-(:mod:`denoc_bridge.kernels.tables`), ``arrays.pxd`` the boundary checks of every entry,
+(:mod:`denoc_bridge.core.layout`), ``arrays.pxd`` the boundary checks of every entry,
 ``vectors.pxd`` the small vector helpers both modules use.  The kernels take the model's table and state arrays only,
 check every length and dtype at the boundary, and return a status that the Python layer turns
 into a named error.

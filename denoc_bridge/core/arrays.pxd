@@ -5,7 +5,7 @@ model's sizes from its table.
 
 ``take`` (float64) and ``array_of`` (float64 or int64) raise TypeError for an argument that is
 not an ndarray of the expected dimensions and dtype in native byte order, C-contiguous and
-aligned (and writeable for an output), as the numba entries' explicit signatures do;
+aligned (and writeable for an output), as the numba entries' explicit signatures did;
 read-only inputs are accepted.  The lengths and values are then the entries' to check (a
 status, never an exception): ``table_fits``, ``modules_fit`` and ``parents_fit`` say whether a
 table's joints, modules and parents index within arrays of given lengths.

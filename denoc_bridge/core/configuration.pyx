@@ -7,8 +7,8 @@ One extension module built from ``lie_groups.pxi`` (quaternions, exp/log of SO(3
 SE(2), V(w) and its inverse), ``joint_configuration.pxi`` (integrate, difference, rate and
 dexp^-1 per joint and per model; declared in ``configuration.pxd`` for the compiled runs to
 cimport) and ``configuration_entry.pxi`` (the entries called from Python).  The boundary checks
-are arrays.pxd's, the cross product vectors.pxd's, the table's layout tables.pxd's, so that these
-entries and the numba ones run on the same ``model._kt``.
+are arrays.pxd's, the cross product vectors.pxd's, the table's layout tables.pxd's (the
+model's ``_kt``, built by core/layout.py).
 
 Entries: ``integrate(kt, q, v, out)``, ``difference(kt, q0, q1, out)``,
 ``configuration_rate(kt, q, v, out)``, ``dexpinv(kt, xi, v, out)``,

@@ -1,4 +1,4 @@
-# Entries: the numba functions' arguments, with the model's table ``kt`` (float64, NT columns,
+# Entries: the arguments of the numba functions they replaced, with the model's table ``kt`` (float64, NT columns,
 # as the tree module's entries) in place of its int32 view, checked in C before any pointer is
 # indexed (arrays.pxd: TypeError for an argument that is not a C-contiguous aligned float64
 # array of the expected dimensions, or a read-only output).  Then the lengths: every joint of

@@ -57,7 +57,7 @@ entries called from Python, which check every array); the spatial operators A_{k
 A_{k,b}^T are ``spatial.pxi``'s (the tree module's, included here too), the forward dynamics
 passes and the factorised solve ``tree``'s (tree.pxd).
 
-Entries (the numba entries' signatures, denoc_bridge/algorithms/directional.py calls them):
+Entries (denoc_bridge/algorithms/directional.py calls them):
 ``buffer_size(L, nv)``, ``forward_dynamics_jvp_state(kt, work, buf, q, v, tau, fext, dq, dv,
 dtau, qdd, out)``, ``forward_dynamics_vjp_state(kt, work, buf, q, v, tau, fext, lam, qdd, gq,
 gv, gtau)`` and ``tangent_sweeps_state(kt, work, buf, q, v, tau, fext, dq, dv, mu, qdd, jvp, gq,

@@ -11,7 +11,7 @@
 # E_k, r_k and P_k come from the geometry pass (geometry.pxi) block by block, as in the other
 # recursions, t_k, R_k and p_k from kinematics.pxi (link_twist, link_placement); the work array
 # keeps, per module, the twist (M_TWIST) and R_k, p_k (M_FRAME) of its last link for the child
-# modules: the rows the numba pass writes.
+# modules.
 
 cdef enum:
     M_FRAME = 0  # module rows: R_k (8 entries, the ninth in column 0 of the next row), p_k (next row, from G_R)

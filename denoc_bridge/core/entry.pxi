@@ -1,10 +1,10 @@
-# Entries: one call per public algorithm (denoc_bridge/kernels/entry.py), with the numba
-# entries' arguments and statuses.
+# Entries: one call per public algorithm, with the arguments and statuses of the numba entries
+# they replaced (issues 48 and 49).
 #
 # Each entry takes plain objects and checks them in C before any pointer is indexed (``take``,
 # arrays.pxd): an argument that is not an ndarray of the expected dimensions, float64 in native
 # byte order, C-contiguous and aligned (and writeable for ``work`` and ``out``) raises TypeError,
-# as the numba entries' explicit signatures do (the Python layer then converts the arguments);
+# as the numba entries' explicit signatures did (the Python layer then converts the arguments);
 # read-only inputs are accepted.  Then the lengths and values: the status is 0 = done, -1 = a value is
 # invalid (not finite, a zero quaternion or (cos, sin) pair), -2 = a length is wrong, -3 = the
 # inputs are finite but the result is not, k + 1 = the articulated inertia of link k is
@@ -239,9 +239,37 @@ def inverse_dynamics_new(kt, work, q, v, a):
 
 
 def work_shape(Py_ssize_t n_links, Py_ssize_t nv, Py_ssize_t n_modules):
-    """(rows, W): the shape of a model's work array (tables.pxd ``work_rows``; numba's
-    kernels/tables.py ``work_rows``), for the Python layer that allocates it."""
+    """(rows, W): the shape of a model's work array (tables.pxd ``work_rows``, core/layout.py's
+    twin), for the Python layer that allocates it."""
     return work_rows(n_links, nv, n_modules), W
+
+
+def cos_sin_array(x, c, s):
+    """(cos x_i, sin x_i) into ``c`` and ``s`` by the geometry pass's branch-free ``cos_sin``
+    (geometry.pxi: for |x_i| <= TRIG_LIMIT; for the tests, which hold it to 1 ulp of the C
+    library), and whether ``poly_ok`` takes every x_i into its range (1 or 0); -2 when the
+    lengths differ (nothing written)."""
+    cdef double* px
+    cdef double* pc
+    cdef double* ps
+    cdef Py_ssize_t n, nc, ns, i
+    cdef double cs[2]
+    doubles(x, 1, False, b"x", &px, &n)
+    doubles(c, 1, True, b"c", &pc, &nc)
+    doubles(s, 1, True, b"s", &ps, &ns)
+    if nc != n or ns != n:
+        return -2
+    with nogil:
+        for i in range(n):
+            cos_sin(px[i], cs)
+            pc[i] = cs[0]
+            ps[i] = cs[1]
+    return 1 if poly_ok(px, n) else 0
+
+
+#: the largest |angle| the branch-free cos_sin takes (beyond it the geometry pass calls the C
+#: library)
+TRIG_RANGE = TRIG_LIMIT
 
 
 def forward_dynamics_state(kt, work, q, v, tau, fext, out):

@@ -1,7 +1,6 @@
 # Entries of the GIM family: the GIM, its inverse, its block factors, the geometry for the
 # O(n^2) algorithms, and the finiteness test of a matrix, with the arguments and statuses of the
-# numba entries they replaced (denoc_bridge/kernels/entry.py, where the block factors and the
-# geometry entries are deleted; entry.pxi: TypeError for an argument of the wrong kind, then
+# numba entries they replaced (deleted; entry.pxi: TypeError for an argument of the wrong kind, then
 # 0 = done, -1 = a value is invalid, -2 = a length is wrong, -3 = the inputs are finite but the
 # result is not, k + 1 = the articulated inertia of link k is singular).  Every length is
 # checked before a pointer is indexed; an empty ``work`` (0 rows) asks the GIM, its inverse and

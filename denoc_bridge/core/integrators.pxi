@@ -1,6 +1,6 @@
 # The steps of a run: the applied forces, the accelerations of a stage, RK4 (RKMK on the joint
-# Lie groups) and semi-implicit Euler; numba's kernels/run.py, integrators.py and
-# systems.py (the stages of a tree and of a tree with mimic joints).
+# Lie groups) and semi-implicit Euler of every system (a tree, mimic joints, loop closures,
+# both); numba's kernels/run.py, integrators.py and systems.py before them (deleted).
 #
 # A system is a tree, a tree with loop closures (``loops``; core/systems.py LoopSystem: the
 # constrained accelerations of loops.pyx, Lagrange multipliers on the tree, and after each step

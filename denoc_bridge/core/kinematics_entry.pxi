@@ -1,5 +1,5 @@
-# Entries of the kinematics (kinematics.pxi) and the energies (energy.pxi), with the numba
-# entries' arguments (denoc_bridge/kernels/kinematics.py, energy.py) but the model's table ``kt``
+# Entries of the kinematics (kinematics.pxi) and the energies (energy.pxi), with the arguments
+# of the numba entries they replaced (deleted) but the model's table ``kt``
 # in place of its parent array and copies of its geometry.  Arguments are taken as the other
 # entries' (``take``, arrays.pxd: TypeError for one that is not a C-contiguous aligned float64
 # array); a length that does not fit the model, or a table whose joints, modules or parents do

@@ -15,10 +15,10 @@ forward dynamics passes, the fused stage sweep of revolute chains, the factorise
 energy come from ``tree`` (tree.pxd), a loop system's accelerations and projection from
 ``loops`` (loops.pxd), the configuration maps from ``configuration``
 (configuration.pxd), the model's sizes and checks from ``arrays.pxd``.  Compiled without
-contraction of a * b + c (setup.py), as numba compiles the integrators it replaces: the stage
+contraction of a * b + c (setup.py), as numba compiled the integrators it replaced: the stage
 and step formulas round as written.
 
-Entries (numba's ``rk4_run``, ``euler_run`` and ``run_batch``, with their arguments: the named
+Entries (the names and arguments of numba's ``rk4_run``, ``euler_run`` and ``run_batch``: the named
 tuples ``TreeSystem``, ``Forcing`` and ``Saves`` of denoc_bridge/core/systems.py):
 ``rk4_run(system, fc, q, v, step0, n_steps, dt, save_every, save0, out, s)`` and ``euler_run``
 return (steps done, status, rows saved) and run without the GIL (``system`` a TreeSystem, a

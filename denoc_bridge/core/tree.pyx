@@ -16,12 +16,12 @@ runs), ``kinematics_entry.pxi`` (the entries of both) and
 ``compiled_model.pxi`` (``CompiledTree``: the table taken once with its owner thread's work array,
 the public calls' fast path, ``model._core``).  The passes take raw pointers: ``kf`` (the
 model table, NT doubles per link), ``ki`` (its int32 view, NI ints per link), ``work``
-(rows of W doubles) and the sizes; the layout is denoc_bridge/kernels/tables.py's
-(``tables.pxd``), so that these entries and the numba ones run on the same ``model._kt`` and
-work array.  The boundary checks are arrays.pxd's (shared with the configuration module, which
+(rows of W doubles) and the sizes; the layout is ``tables.pxd``'s (its Python twin
+denoc_bridge/core/layout.py builds ``model._kt``; the Python layer allocates the work array by
+``work_shape``).  The boundary checks are arrays.pxd's (shared with the configuration module, which
 this one cimports for the joint springs' q (-) q_rest).
 
-Entries (the numba entries' signatures and statuses, denoc_bridge/kernels/entry.py):
+Entries (the signatures and statuses of the numba entries they replaced):
 ``forward_dynamics_fast(kt, work, q, v, tau, out)``, ``forward_dynamics_state(kt, work, q, v,
 tau, fext, out)``, ``ode_rhs(kt, work, q, v, tau, fext, qdot, a)`` (with the configuration
 rate), ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
@@ -41,7 +41,7 @@ cimport numpy as cnp
 from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
-from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, model_nq, model_nv, modules_fit,
+from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, doubles, model_nq, model_nv, modules_fit,
                                        parents_fit, table_fits, take as inline_take)
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_solve

@@ -484,8 +484,8 @@ class MimicModel(ModelKind):
         return out
 
     def _kernel_maps(self) -> tuple[np.ndarray, np.ndarray, int]:
-        """(imap, fmap, reach) of :mod:`denoc_bridge.kernels.mimic` (built once): the maps between
-        the reduced and the tree's coordinates packed by :func:`~denoc_bridge.kernels.mimic.pack`,
+        """(imap, fmap, reach) of the compiled core (``core/mimic.pxi``, built once): the maps between
+        the reduced and the tree's coordinates packed by :func:`pack_maps`,
         and the number of links that hold every mimic and mimicked DOF."""
         maps = self.__dict__.get("_maps")
         if maps is None:

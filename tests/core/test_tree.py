@@ -1,13 +1,13 @@
-"""The compiled tree core (denoc_bridge/core/tree.pyx): forward dynamics against the numba entries
-that the rest of the numba code still calls (``forward_dynamics_state`` and ``forward_dynamics_fast``),
-in one process, on the same model table and work array layout (values, the work array itself,
-statuses of bad inputs, and the TypeError of arguments the fast path must not take); inverse
-dynamics against the explicit DeNOC matrices (algorithms/reference.py), with the statuses of the
-state checks it shares with forward dynamics.
+"""The compiled tree core (denoc_bridge/core/tree.pyx): forward dynamics (``forward_dynamics_state``
+and ``forward_dynamics_fast``) against the papers' three block steps on the explicit module
+factors (000 eq. 23, algorithms/reference.py), inverse dynamics against the explicit DeNOC
+matrices (000 eq. 13), the statuses of bad inputs (the documented codes: -1 a value, -2 a length,
+-3 an overflow), and the TypeError of arguments the fast path must not take.
 
-numba's inverse dynamics entries are gone (issue 48: nothing but these tests called them once the
-Python layer moved to the compiled core); their values, work arrays and statuses were compared with
-the compiled ones, in one process, on every model here before they went."""
+numba's entries are gone (issues 48 and 49); their values, work arrays and statuses were compared
+with the compiled ones, in one process, on every model here before they went (forward dynamics
+within 2e-11 relative on the trees of free-flyers and massless links, 1e-16 on the robots; the
+same status on every bad input here)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ import pytest
 import denoc_bridge as db
 from denoc_bridge.algorithms import reference as ref
 from denoc_bridge.core import tree
-from denoc_bridge.core.layout import SCRATCH_ROWS, W
-from denoc_bridge.kernels import entry
+from denoc_bridge.core.layout import W
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
 from tests.core.models import MASSLESS_TIP
@@ -28,12 +27,9 @@ from tests.core.models import MASSLESS_TIP
 #: largest relative difference allowed, max|ours - theirs| / max(1, max|theirs|), of inverse
 #: dynamics against the explicit DeNOC matrices (measured at most 5.5e-15 on every model here)
 RTOL_ID = 5e-14
-#: the same of forward dynamics, Cython against numba (outputs and work arrays; measured up to
-#: 2e-11 on the trees of free-flyers and massless links, 1e-16 on the robots).  The two compilers
-#: contract a * b + c into fused multiply-adds in different places, and the solve amplifies that
-#: by the conditioning of the GIM: two gcc builds of the same Cython code, with and without
-#: contraction, differ by as much (8e-12 on "type8", measured).
-RTOL_FD = 1e-10
+#: the same of forward dynamics against the explicit block steps, relative to the GIM's condition
+#: number (the dense solves and the recursion round differently, amplified by the conditioning)
+RTOL_FD = 1e-14
 
 
 RANDOM = [
@@ -86,15 +82,6 @@ def relative(ours, ref) -> float:
     return float(np.max(np.abs(ours - ref), initial=0.0) / max(1.0, np.max(np.abs(ref), initial=0.0)))
 
 
-def oracle(fn: str):
-    """The oracle of the compiled entry ``fn``'s status: numba's entry for forward dynamics;
-    for inverse dynamics numba's forward entry of the same kind, whose checks (``valid_state``:
-    shapes, then finite values and non-zero quaternions and pairs) and overflow test inverse
-    dynamics shares (numba's deleted inverse entries gave the same statuses on every bad input
-    here, compared before they went)."""
-    return getattr(entry, fn.replace("inverse", "forward"))
-
-
 def reference_tau(model, q, v, a, fext=None):
     """tau by the explicit DeNOC matrices (000 eq. 13, algorithms/reference.py); ``fext`` in the
     entries' order [n; f] per link, the reference takes Pinocchio's [f; n]."""
@@ -102,37 +89,34 @@ def reference_tau(model, q, v, a, fext=None):
     return ref.reference_inverse_dynamics(model, q, v, a, f)
 
 
-def both(model, fn, *args, work=None):
-    """The Cython and the numba forward entry ``fn`` on copies of one work array (filled with the
-    same numbers), so that the work arrays after the call can be compared too."""
-    base = np.random.default_rng(0).standard_normal(model.thread_work().shape) if work is None else work
-    results = []
-    for mod in (tree, entry):
-        w, out = base.copy(), np.full(model.nv, np.nan)
-        status = getattr(mod, fn)(model._kt, w, *args, out)
-        results.append((status, out, w))
-    return results
+def reference_qdd(model, q, v, tau, fext=None):
+    """qdd by the three block steps on the explicit module factors (000 eq. 23); ``fext`` in the
+    entries' order [n; f] per link."""
+    f = None if fext is None or fext.shape[0] == 0 else np.c_[fext[:, 3:], fext[:, :3]]
+    return ref.reference_forward_dynamics(model, q, v, tau, f)
+
+
+def forward_error(model, q, qdd, expected) -> float:
+    """|qdd - expected| relative to max(1, |expected|), over the GIM's condition number."""
+    return relative(qdd, expected) / np.linalg.cond(ref.reference_mass_matrix(model, q))
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_forward_entries_equal_numba(name, seed):
+def test_forward_entries_match_the_explicit_block_steps(name, seed):
     model = model_of(name)
     q, v, x, fext = state(model, seed)
     calls = [
-        ("forward_dynamics_fast", (q, v, x)),
-        ("forward_dynamics_state", (q, v, x, fext)),
-        ("forward_dynamics_state", (q, v, x, np.zeros((0, 6)))),
+        ("forward_dynamics_fast", (q, v, x), None),
+        ("forward_dynamics_state", (q, v, x, fext), fext),
+        ("forward_dynamics_state", (q, v, x, np.zeros((0, 6))), None),
     ]
-    for fn, args in calls:
-        (sc, oc, wc), (sn, on, wn) = both(model, fn, *args)
-        assert sc == sn == 0, (fn, sc, sn)
-        assert relative(oc, on) <= RTOL_FD, (fn, relative(oc, on))
-        # the work arrays: same layout, every region the passes write (and nothing else moved);
-        # not the scratch rows, where the compiled geometry pass takes the cos/sin of a mixed
-        # model's revolute joints in one block (numba's only of an all-revolute one)
-        wc, wn = wc[:-SCRATCH_ROWS], wn[:-SCRATCH_ROWS]
-        assert relative(wc, wn) <= RTOL_FD, (fn, np.unravel_index(np.argmax(np.abs(wc - wn)), wc.shape))
+    for fn, args, f in calls:
+        work = np.random.default_rng(0).standard_normal(model.thread_work().shape)  # whatever it held
+        out = np.full(model.nv, np.nan)
+        assert getattr(tree, fn)(model._kt, work, *args, out) == 0, fn
+        err = forward_error(model, q, out, reference_qdd(model, q, v, x, f))
+        assert err <= RTOL_FD, (fn, err)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -159,8 +143,10 @@ def test_inverse_entries_match_the_explicit_matrices(name, seed):
 def test_empty_work_is_allocated(name):
     model = model_of(name)
     q, v, x, fext = state(model, 3)
-    (sc, oc, _), (sn, on, _) = both(model, "forward_dynamics_fast", q, v, x, work=np.empty((0, W)))
-    assert sc == sn == 0 and relative(oc, on) <= RTOL_FD
+    with_work, allocating = np.empty(model.nv), np.empty(model.nv)
+    assert tree.forward_dynamics_fast(model._kt, model.thread_work(), q, v, x, with_work) == 0
+    assert tree.forward_dynamics_fast(model._kt, np.empty((0, W)), q, v, x, allocating) == 0
+    assert np.array_equal(with_work, allocating)
     given, allocated = np.empty(model.nv), np.empty(model.nv)
     assert tree.inverse_dynamics_state(model._kt, model.thread_work(), q, v, x, fext, given) == 0
     assert tree.inverse_dynamics_state(model._kt, np.empty((0, W)), q, v, x, fext, allocated) == 0
@@ -168,7 +154,7 @@ def test_empty_work_is_allocated(name):
 
 
 def test_inverse_undoes_forward():
-    """Independent of numba: tau -> qdd -> tau on a free-flying random tree."""
+    """tau -> qdd -> tau on a free-flying random tree."""
     model = model_of("random3")
     q, v, tau, fext = state(model, 5)
     qdd, tau_back = np.empty(model.nv), np.empty(model.nv)
@@ -177,14 +163,15 @@ def test_inverse_undoes_forward():
     assert relative(tau_back, tau) <= 1e-10
 
 
-def _statuses(model, fn, *args, work=None):
-    out = args[-1]
-    res = []
-    for kernel in (getattr(tree, fn), oracle(fn)):
-        w = model.thread_work().copy() if work is None else work
-        o = out.copy()
-        res.append(kernel(model._kt, w, *args[:-1], o))
-    return res
+def _status(model, fn, *args, work=None):
+    w = model.thread_work().copy() if work is None else work
+    return getattr(tree, fn)(model._kt, w, *args[:-1], args[-1].copy())
+
+
+#: the documented status of each kind of bad input (tree.pyx): -1 a value that is not finite, a
+#: zero or tiny quaternion or (cos, sin) pair; -2 a length or shape that does not fit; -3 finite
+#: inputs whose result is not
+EXPECTED = {"nan": -1, "inf": -1, "zero": -1, "tiny": -1, "short": -2, "long": -2, "fext": -2, "overflow": -3}
 
 
 def bad_cases():
@@ -228,14 +215,14 @@ def bad_cases():
 
 
 @pytest.mark.parametrize("case", bad_cases(), ids=lambda c: c[0])
-def test_statuses_of_bad_input_are_numbas(case):
-    _, mname, fn, args = case
+def test_statuses_of_bad_input(case):
+    name, mname, fn, args = case
     model = model_of(mname)
-    sc, sn = _statuses(model, fn, *args)
-    assert sc == sn != 0, (sc, sn)
-    fast = fn.replace("_state", "_fast")
-    sc, sn = _statuses(model, fast, *args[:3], args[4])
-    assert sc == sn, (sc, sn)
+    rest = name.split(fn + "-")[1]
+    kind = rest.split("-")[0]
+    assert _status(model, fn, *args) == EXPECTED[kind], rest
+    fast = fn.replace("_state", "_fast")  # without fext: its cases are none of the fast entry's
+    assert _status(model, fast, *args[:3], args[4]) == (0 if "fext" in rest else EXPECTED[kind]), rest
 
 
 def test_wrong_work_shape_is_a_status():
@@ -244,21 +231,21 @@ def test_wrong_work_shape_is_a_status():
     rows = model.thread_work().shape[0]
     for work in (np.zeros((rows + 1, W)), np.zeros((rows, W - 1)), np.zeros((1, W))):
         for fn in ("forward_dynamics_fast", "inverse_dynamics_fast"):
-            assert _statuses(model, fn, q, v, x, np.zeros(model.nv), work=work) == [-2, -2]
+            assert _status(model, fn, q, v, x, np.zeros(model.nv), work=work) == -2
 
 
 def test_singular_articulated_inertia_names_the_link():
     model = db.load_urdf(MASSLESS_TIP)
     z = np.zeros(model.nv)
-    statuses = _statuses(model, "forward_dynamics_fast", z, z, z, z)
-    assert statuses[0] == statuses[1] == model.link_index("tip") + 1
+    assert _status(model, "forward_dynamics_fast", z, z, z, z) == model.link_index("tip") + 1
     assert tree.inverse_dynamics_fast(model._kt, model.thread_work(), z, z, z, z) == 0
 
 
 def test_empty_model():
     model = random_model(seed=0, n_links=1)
-    for mod in (tree, entry):  # a 1-link model: the smallest the package builds
-        assert mod.forward_dynamics_fast(model._kt, np.empty((0, W)), *state(model, 0)[:3], np.empty(model.nv)) == 0
+    out = np.full(model.nv, np.nan)  # a 1-link model: the smallest the package builds
+    assert tree.forward_dynamics_fast(model._kt, np.empty((0, W)), *state(model, 0)[:3], out) == 0
+    assert np.all(np.isfinite(out))
 
 
 def _type_error_cases():
@@ -288,23 +275,22 @@ def _type_error_cases():
 
 @pytest.mark.parametrize("case", list(_type_error_cases()))
 @pytest.mark.parametrize("fn", ["forward_dynamics", "inverse_dynamics"])
-def test_type_error_like_numba(case, fn):
+def test_type_errors(case, fn):
     model = model_of("panda")
     slot, value = _type_error_cases()[case]
     q, v, x, fext = state(model, 0)
     args = [model._kt, model.thread_work(), q, v, x, np.zeros(model.nv), fext]
     args[slot] = value
-    for mod in (tree, entry) if fn == "forward_dynamics" else (tree,):
-        with pytest.raises(TypeError):  # the state entry: (kt, work, q, v, x, fext, out)
-            getattr(mod, fn + "_state")(*args[:5], args[6], args[5])
-        if slot != 6:
-            with pytest.raises(TypeError):
-                getattr(mod, fn + "_fast")(*args[:6])
+    with pytest.raises(TypeError):  # the state entry: (kt, work, q, v, x, fext, out)
+        getattr(tree, fn + "_state")(*args[:5], args[6], args[5])
+    if slot != 6:
+        with pytest.raises(TypeError):
+            getattr(tree, fn + "_fast")(*args[:6])
 
 
 def test_read_only_inputs_are_taken():
-    """Unlike numba's signatures (which raise TypeError and make the Python layer copy), the
-    compiled entries read read-only q, v, tau and kt as they are."""
+    """The compiled entries read read-only q, v, tau and kt as they are (numba's signatures raised
+    TypeError and made the Python layer copy): the same numbers as from writeable copies."""
     model = model_of("panda")
     q, v, x, _ = state(model, 0)
     for a in (q, v, x):
@@ -314,8 +300,8 @@ def test_read_only_inputs_are_taken():
     out = np.zeros(model.nv)
     assert tree.forward_dynamics_fast(kt, model.thread_work(), q, v, x, out) == 0
     ref = np.zeros(model.nv)
-    assert entry.forward_dynamics_fast(model._kt, model.thread_work(), q.copy(), v.copy(), x.copy(), ref) == 0
-    assert relative(out, ref) <= RTOL_FD
+    assert tree.forward_dynamics_fast(model._kt, model.thread_work(), q.copy(), v.copy(), x.copy(), ref) == 0
+    assert np.array_equal(out, ref)
 
 
 def test_report_differences(capsys):
@@ -324,10 +310,11 @@ def test_report_differences(capsys):
     for name in ["panda", "talos", "solo12", "chain100", "random3", "random6"]:
         model = model_of(name)
         q, v, x, fext = state(model, 0)
-        (_, oc, _), (_, on, _) = both(model, "forward_dynamics_state", q, v, x, fext)
-        tau = np.empty(model.nv)
+        qdd, tau = np.empty(model.nv), np.empty(model.nv)
+        assert tree.forward_dynamics_state(model._kt, model.thread_work(), q, v, x, fext, qdd) == 0
         assert tree.inverse_dynamics_state(model._kt, model.thread_work(), q, v, x, fext, tau) == 0
-        lines.append(f"{name}: {relative(oc, on):.2e} / {relative(tau, reference_tau(model, q, v, x, fext)):.2e}")
+        fd = forward_error(model, q, qdd, reference_qdd(model, q, v, x, fext))
+        lines.append(f"{name}: {fd:.2e} / {relative(tau, reference_tau(model, q, v, x, fext)):.2e}")
     with capsys.disabled():
-        print("\nmax relative difference, forward dynamics Cython vs numba / inverse vs the explicit matrices:")
+        print("\nmax relative difference, forward dynamics / cond(M) vs the block steps, inverse vs the matrices:")
         print(", ".join(lines))

@@ -1,19 +1,33 @@
-"""The branch-free cos/sin of the geometry pass against the C library."""
+"""The branch-free cos/sin of the geometry pass (core/geometry.pxi ``cos_sin``, through the
+test entry ``cos_sin_array`` of core/tree.pyx) against the C library."""
 
 import numpy as np
 import pytest
-from numba import njit
 
 import denoc_bridge as db
 from denoc_bridge.algorithms.reference import reference_inverse_dynamics
+from denoc_bridge.core import tree
 from denoc_bridge.io.robots import serial_chain
-from denoc_bridge.kernels.trig import TRIG_LIMIT, cos_sin, poly_ok
+
+TRIG_LIMIT = tree.TRIG_RANGE
 
 
-@njit(cache=True)
 def _cos_sin_array(x, c, s):
-    for i in range(x.shape[0]):
-        c[i], s[i] = cos_sin(x[i])
+    """cos_sin of every x into c and s; whether poly_ok takes them all."""
+    status = tree.cos_sin_array(np.ascontiguousarray(x, dtype=float), c, s)
+    assert status in (0, 1)
+    return bool(status)
+
+
+def cos_sin(x):
+    c, s = np.empty(1), np.empty(1)
+    _cos_sin_array(np.array([x]), c, s)
+    return c[0], s[0]
+
+
+def poly_ok(x):
+    n = len(x)
+    return _cos_sin_array(x, np.empty(n), np.empty(n))
 
 
 def _ulps(ours, ref):
@@ -43,7 +57,10 @@ def test_cos_sin_within_one_ulp_of_the_c_library(name, x):
     assert np.array_equal(np.signbit(s[x == 0]), np.signbit(x[x == 0])), "sin(-0) must be -0"
 
 
-def test_poly_ok_marks_the_range():
+def test_poly_ok_marks_the_range_and_lengths_are_checked():
+    assert tree.cos_sin_array(np.zeros(3), np.zeros(2), np.zeros(3)) == -2
+    with pytest.raises(TypeError, match="x"):
+        tree.cos_sin_array([0.0], np.zeros(1), np.zeros(1))
     assert poly_ok(np.array([0.0, -TRIG_LIMIT, TRIG_LIMIT]))
     assert not poly_ok(np.array([0.0, TRIG_LIMIT * 1.5]))
     assert poly_ok(np.zeros(0))
