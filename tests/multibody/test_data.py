@@ -80,6 +80,7 @@ def test_the_batch_threads_are_set_per_calling_thread(monkeypatch):
     DENOC_BRIDGE_NUM_THREADS or the CPUs this process may use; a batch's results do not depend on
     its thread count; bad counts are named."""
     monkeypatch.delenv(data_module.THREADS_ENV, raising=False)
+    monkeypatch.setattr(data_module._threads, "n", None, raising=False)  # whatever this thread set before
     default = db.get_num_threads()
     assert default >= 1
     monkeypatch.setenv(data_module.THREADS_ENV, "3")
