@@ -7,17 +7,19 @@ solver (projected Gauss-Seidel on Coulomb cones) and the ``contact-euler`` run.
 One extension module built from ``contact_rows.pxi`` (the broad phase, the rows, the Delassus
 operator), ``contact_solver.pxi`` (PGS), ``contact_loops.pxi`` (a model's loop closures and
 joint couplings as bilateral rows beside the contacts), ``contact_run.pxi`` (the steps of a
-run), ``contact_entry.pxi`` (the entries called from Python, which check every array) and
-``contact_admm_entry.pxi`` (the entry of the ADMM fallback, ``contact_admm.pxd``).  The forward
-dynamics passes, the factorised solve and the links' world frames come from ``tree``
-(tree.pxd), the configuration maps from ``configuration`` (configuration.pxd), the loops' rows,
-constrained accelerations and projection from ``loops`` (loops.pxd), the Cholesky factor from
-dense.pxd.
+run), ``contact_mimic.pxi`` (a MimicModel's steps on its tree: its mimic rows K on the same
+layer, its state expanded and reduced), ``contact_entry.pxi`` (the entries called from Python,
+which check every array) and ``contact_admm_entry.pxi`` (the entry of the ADMM fallback,
+``contact_admm.pxd``).  The forward dynamics passes, the factorised solve, the links' world
+frames and a MimicModel's maps come from ``tree`` (tree.pxd), the configuration maps from
+``configuration`` (configuration.pxd), the loops' rows, constrained accelerations and
+projection from ``loops`` (loops.pxd; a MimicModel's rows K stacked ahead of its tree's:
+stacked_cuts_of), the Cholesky factor from dense.pxd.
 
 Entries: ``contact_rows_state(kt, work, q, points, rows)`` (the active contacts: their number),
 ``delassus_state(kt, work, q, J, r, Y, G)``, ``pgs_state(G, g, mu, m, lam, sigma, tol,
 max_iter)`` ((sweeps, last change)) and ``contact_steps(kt, work, drive, points, rows, solver,
-state, saves, save_every, k0, k1, loops=None)`` ((k, status)), ``admm_state(G, g, mu, lam, tol, max_iter)``
+state, saves, save_every, k0, k1, loops=None, mimic=None)`` ((k, status)), ``admm_state(G, g, mu, lam, tol, max_iter)``
 ((impulses, iterations, tolerance met)).
 """
 
@@ -29,10 +31,11 @@ from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, mode
                                        parents_fit, table_fits, take)
 from denoc_bridge.core.configuration cimport model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_substitute
-from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, cuts_of, loop_accelerations, packed_of,
-                                      project_loops, select_rows)
+from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, loop_accelerations, packed_of,
+                                      project_loops, select_rows, stacked_cuts_of)
 from denoc_bridge.core.tables cimport *
-from denoc_bridge.core.tree cimport factorised_solve, forward_dynamics_passes, world_frames
+from denoc_bridge.core.tree cimport (MimicMaps, expand_configuration, expand_velocity, factorised_solve,
+                                     forward_dynamics_passes, mimic_maps, world_frames)
 
 cnp.import_array()
 
@@ -40,6 +43,7 @@ include "contact_rows.pxi"
 include "contact_solver.pxi"
 include "contact_loops.pxi"
 include "contact_run.pxi"
+include "contact_mimic.pxi"
 include "contact_entry.pxi"
 include "contact_admm_entry.pxi"
 

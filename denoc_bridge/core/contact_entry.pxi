@@ -265,16 +265,18 @@ cdef long drive_of(object drive, Py_ssize_t nq, Py_ssize_t nv, Drive* dr) except
 
 cdef long state_of(object state, object solver, Run* s) except -100:
     """``state = (q, v, previous, work_done, lam)`` and ``solver = (dt, tol, max_sweeps, slop,
-    group_of_pair)``."""
+    group_of_pair)``; q and v of nqs and nvs entries (a MimicModel's reduced ones: the run's own
+    tree state, run_scratch, expands them)."""
     q, v, previous, work_done, lam = state
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t pairs = s.pts.n * s.pts.ng, i
-    taken(q, 1, True, b"q", &s.q, d)
-    if d[0] != s.nq:
+    taken(q, 1, True, b"q", &s.qs, d)
+    if d[0] != s.nqs:
         return -2
-    taken(v, 1, True, b"v", &s.v, d)
-    if d[0] != s.nv:
+    taken(v, 1, True, b"v", &s.vs, d)
+    if d[0] != s.nvs:
         return -2
+    s.q, s.v = s.qs, s.vs
     taken(previous, 2, True, b"previous", &s.previous, d)
     if d[0] != pairs + 2 * s.pts.nl or d[1] != 3:
         return -2
@@ -294,7 +296,8 @@ cdef long state_of(object state, object solver, Run* s) except -100:
 
 
 cdef long saves_of(object saves, Py_ssize_t save_every, Py_ssize_t k1, Run* s) except -100:
-    """``(T, Q, V, A, TAU, F, P, W)`` with room for the rows up to step k1; sets n_groups."""
+    """``(T, Q, V, A, TAU, F, P, W)`` with room for the rows up to step k1; sets n_groups.  Q,
+    V, A and TAU have nqs and nvs columns (a MimicModel's reduced coordinates)."""
     T, Q, V, A, TAU, F, P, Wk = saves
     cdef Py_ssize_t d[2]
     cdef Py_ssize_t S, i
@@ -305,9 +308,9 @@ cdef long saves_of(object saves, Py_ssize_t save_every, Py_ssize_t k1, Run* s) e
     s.save_every = save_every
     taken(F, 3, True, b"F", &s.F, d)
     s.n_groups = d[1] // 3
-    if not (matrix(Q, 2, S, s.nq, True, b"Q", &s.Q) and matrix(V, 2, S, s.nv, True, b"V", &s.V)
-            and matrix(A, 2, S, s.nv, True, b"A", &s.A)
-            and matrix(TAU, 2, S, s.nv, True, b"TAU", &s.TAU)
+    if not (matrix(Q, 2, S, s.nqs, True, b"Q", &s.Q) and matrix(V, 2, S, s.nvs, True, b"V", &s.V)
+            and matrix(A, 2, S, s.nvs, True, b"A", &s.A)
+            and matrix(TAU, 2, S, s.nvs, True, b"TAU", &s.TAU)
             and matrix(F, 3, S, 3 * s.n_groups, True, b"F", &s.F)
             and matrix(P, 3, S, 3 * s.n_groups, True, b"P", &s.P)
             and matrix(Wk, 2, S, 3, True, b"W", &s.Wk)):
@@ -322,18 +325,36 @@ cdef long bilateral_of(object loops, Run* s) except -100:
     """``loops = (pi, pf, sb, rtol, tol, max_iter)``: the cut joints and couplings of
     constraints/packed.py (their scratch ``sb``) and the projection's options (the rank tolerance
     in [0, 1), the loops' tolerance >= 0, Gauss-Newton steps >= 0) into s.bl: 0, or -2 for a
-    length, an index, a number or an option that does not fit (loops.pxd cuts_of)."""
+    length, an index, a number or an option that does not fit (loops.pxd cuts_of).  A
+    MimicModel's (after mimic_of): its rows K stacked ahead of its tree's cut joints
+    (stacked_cuts_of, ``sb`` sized for nc + m rows), which contact_steps then refuses (-2) but
+    for none: a MimicModel whose tree has loops steps in Python."""
     cdef Packed pk
     cdef Loop* lp = &s.bl.lp
     pi, pf, sb, rtol, tol, max_iter = loops
     packed_of(pi, pf, sb, &pk)
     lp.ki, lp.kf, lp.L, lp.nq, lp.nv, lp.work = s.ki, s.kf, s.L, s.nq, s.nv, s.work
-    if cuts_of(&pk, lp) != 0:
+    if stacked_cuts_of(&pk, lp, s.mm.nc if s.mimic else 0, s.Kc) != 0:
         return -2
     s.bl.rtol, s.bl.tol, s.bl.max_iter = rtol, tol, max_iter
     if not (0.0 <= s.bl.rtol < 1.0 and isfinite(s.bl.tol) and s.bl.tol >= 0.0 and s.bl.max_iter >= 0):
         return -2
     s.bl.on = True
+    return 0
+
+
+cdef long mimic_of(object mimic, Run* s) except -100:
+    """``mimic = (imap, fmap, K)``: a MimicModel's maps (tree.pxd mimic_maps, on the tree's nq
+    and nv) and its rows K (nc, nv; finite) into s.mm, s.Kc, the state's lengths nqs, nvs the
+    reduced ones: 0, or -2 for a length, an index or a number that does not fit."""
+    imap, fmap, K = mimic
+    cdef Py_ssize_t d[2]
+    if mimic_maps(imap, fmap, s.nq, s.nv, &s.mm) != 0:
+        return -2
+    taken(K, 2, False, b"K", <double**>&s.Kc, d)
+    if d[0] != s.mm.nc or (d[0] > 0 and d[1] != s.nv) or not all_finite(s.Kc, s.mm.nc * s.nv):
+        return -2
+    s.mimic, s.nqs, s.nvs = True, s.mm.nq, s.mm.nv
     return 0
 
 
@@ -345,10 +366,12 @@ cdef int run_scratch(Run* s) except -1:
     s.G, s.G_cap = NULL, 0
     s.rows_next = False
     s.rw.R, s.rw.clear = NULL, NULL
-    cdef Py_ssize_t mc = s.bl.lp.cu.m if s.bl.on else 0
+    cdef Py_ssize_t mc = s.bl.lp.ds.nk + s.bl.lp.cu.m if s.bl.on else 0  # the stacked rows
     s.bl.YC = (<double*>calloc(mc * (nv + mc + 6 * mm) + s.nq + 1, sizeof(double)) if s.bl.on
                else NULL)
-    if s.tau_a == NULL or s.ids == NULL or (s.bl.on and s.bl.YC == NULL):
+    s.qr = (<double*>calloc(s.nq + s.nv + s.nqs + s.nvs + 1, sizeof(double)) if s.mimic
+            else NULL)  # the run's tree state, then a reduced one (contact_mimic.pxi)
+    if s.tau_a == NULL or s.ids == NULL or (s.bl.on and s.bl.YC == NULL) or (s.mimic and s.qr == NULL):
         free_run(s)
         raise MemoryError()
     s.bl.GC = s.bl.YC + mc * nv
@@ -368,6 +391,10 @@ cdef int run_scratch(Run* s) except -1:
     s.mu = s.g + 3 * mm
     s.force = s.mu + mm
     s.point = s.force + 3 * s.n_groups
+    if s.mimic:
+        s.vr = s.qr + s.nqs
+        s.q = s.vr + s.nvs
+        s.v = s.q + s.nq
     frames_scratch(s.L, nv, &s.rw)
     return 0
 
@@ -377,27 +404,34 @@ cdef void free_run(Run* s) noexcept nogil:
     free(s.ids)
     free(s.G)
     free(s.bl.YC)
+    free(s.qr)
     free_frames(&s.rw)
-    s.tau_a, s.ids, s.G, s.bl.YC = NULL, NULL, NULL, NULL
+    s.tau_a, s.ids, s.G, s.bl.YC, s.qr = NULL, NULL, NULL, NULL, NULL
 
 
 def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_t save_every,
-                  Py_ssize_t k0, Py_ssize_t k1, loops=None):
+                  Py_ssize_t k0, Py_ssize_t k1, loops=None, mimic=None):
     """Steps k0 .. k1 - 1 of a contact run (contact_run.pxi) on the tree's table ``kt`` (the
     implicit terms on its armature) and work array: returns (k, status): (k1, STEP_DONE), or the step
     k that the Python layer must take (the state is the one before it) and STEP_PYTHON or
     STEP_STALLED; (k0, -2) for a length that does not fit (nothing computed), (k0, -1) for a
     state that is not a configuration.  ``drive``, ``points``, ``rows``, ``solver``, ``state``,
     ``saves`` and ``loops`` (None for a tree without loop closures or joint couplings): see
-    drive_of, points_of, rows_of, state_of, saves_of and bilateral_of."""
+    drive_of, points_of, rows_of, state_of, saves_of and bilateral_of; ``mimic`` (None but for
+    a MimicModel, whose ``kt``, ``work``, drive and rows are its tree's, its state and saves
+    reduced, and whose ``loops`` are its tree's, without cut joints): see mimic_of."""
     cdef Run s
     cdef Py_ssize_t k = k0
-    s.bl.on, s.bl.YC = False, NULL
+    s.bl.on, s.bl.YC, s.mimic, s.qr, s.Kc = False, NULL, False, NULL, NULL
     cdef long status = model_of(kt, work, &s.ki, &s.kf, &s.L, &s.work)
     if status:
         return k0, status
     s.nq, s.nv = model_nq(s.ki, s.L), model_nv(s.ki, s.L)
-    status = points_of(points, s.ki, s.L, &s.pts)
+    s.nqs, s.nvs = s.nq, s.nv
+    if mimic is not None:
+        status = mimic_of(mimic, &s) if loops is not None else -2
+    if status == 0:
+        status = points_of(points, s.ki, s.L, &s.pts)
     if status == 0:
         status = rows_of(rows, s.nv, &s.rw)
     if status == 0:
@@ -410,18 +444,25 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
         status = saves_of(saves, save_every, k1, &s)
     if status == 0 and loops is not None:
         status = bilateral_of(loops, &s)
-    if status == 0:
-        status = configuration_status(s.ki, s.L, s.q)
-    if status == 0 and not all_finite(s.v, s.nv):
+    if status == 0 and s.mimic and s.bl.lp.cu.m != 0:  # its tree's loops: the Python step's
+        status = -2
+    if status == 0 and not (all_finite(s.qs, s.nqs) and all_finite(s.vs, s.nvs)):
         status = -1
     if status:
         return k0, status
     run_scratch(&s)
+    if s.mimic:
+        state_in(&s)
+    if configuration_status(s.ki, s.L, s.q):
+        free_run(&s)
+        return k0, -1
     with nogil:
         while k < k1:
             status = contact_step(&s, k)
             if status != STEP_DONE:
                 break
             k += 1
+        if s.mimic:
+            state_out(&s)
     free_run(&s)
     return k, status

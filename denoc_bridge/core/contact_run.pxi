@@ -16,6 +16,12 @@
 # closed again: q+ by Gauss-Newton to the tolerance, then v+ projected onto C v = 0, both in
 # the kinetic-energy metric (loops.pxd project_loops).
 #
+# A MimicModel (``s.mimic``, contact_mimic.pxi) steps on its tree's coordinates: its mimic rows
+# K are constant bilateral rows stacked ahead of its tree's loops (if any) on the same layer,
+# the state is expanded on entry, moved back onto the relations (q = G q_r + offset,
+# v = G v_r from the kept entries) where the Python step's reduced state would be, and saved
+# reduced (q_r = q[q_keep], v_r = v[v_keep]).
+#
 # A step that needs more than PGS (the Python layer's fallbacks: the all-sticking solution,
 # ADMM) or meets a non-finite value or a singular articulated inertia (named there) is left
 # undone: the run returns its index with the state as it was before it.
@@ -91,6 +97,14 @@ cdef struct Run:
     bint rows_next  # correct (rows_next): the next step's at its q, in the buffers already (a
     # step that fails ends the run, and the next run finds its own)
     Bilateral bl  # the loops (bl.on) of a model with loop closures or joint couplings
+    bint mimic  # a MimicModel: the steps on its tree, its rows K in bl (contact_mimic.pxi)
+    MimicMaps mm  # its maps (tree.pxd)
+    const double* Kc  # (nc, nv) its rows K_j = e_s - mult e_m
+    Py_ssize_t nqs, nvs  # the state's and the saves' lengths (a MimicModel's reduced ones)
+    double* qs  # the caller's state (nqs,), (nvs,): q and v themselves but on a MimicModel
+    double* vs
+    double* qr  # scratch nqs + nvs: a reduced state (a MimicModel)
+    double* vr
 
 
 cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
@@ -223,6 +237,8 @@ cdef bint correct_positions(Run* s) noexcept nogil:
         return False
     impulse_response(s, r, s.lam2, s.dq)  # q (+) M^-1 J_n^T delta
     model_integrate(s.ki, s.L, s.q_plus, s.dq, s.q_plus)
+    if s.mimic:
+        onto_relations(s, s.q_plus, NULL)
     return True
 
 
@@ -305,17 +321,19 @@ cdef void take_step(Run* s, Py_ssize_t m) noexcept nogil:
 cdef void save(Run* s, Py_ssize_t k) noexcept nogil:
     """Saved state (k + 1) / save_every at its time (the accelerations, forces and contact forces
     and points of the step that ended there go to the row before, as the other methods save
-    them)."""
-    cdef Py_ssize_t row = (k + 1) // s.save_every, j, G3 = 3 * s.n_groups
+    them); a MimicModel's reduced: its tree's kept entries."""
+    cdef Py_ssize_t row = (k + 1) // s.save_every, j, i, G3 = 3 * s.n_groups
     s.T[row] = (k + 1) * s.dt
     for j in range(3):
         s.Wk[3 * row + j] = s.work_done[j]
-    for j in range(s.nq):
-        s.Q[row * s.nq + j] = s.q[j]
-    for j in range(s.nv):
-        s.V[row * s.nv + j] = s.v[j]
-        s.A[(row - 1) * s.nv + j] = s.a[j]
-        s.TAU[(row - 1) * s.nv + j] = s.tau_a[j]
+    for j in range(s.nqs):
+        i = s.mm.q_keep[j] if s.mimic else j
+        s.Q[row * s.nqs + j] = s.q[i]
+    for j in range(s.nvs):
+        i = s.mm.v_keep[j] if s.mimic else j
+        s.V[row * s.nvs + j] = s.v[i]
+        s.A[(row - 1) * s.nvs + j] = s.a[i]
+        s.TAU[(row - 1) * s.nvs + j] = s.tau_a[i]
     for j in range(G3):
         s.F[(row - 1) * G3 + j] = s.force[j]
         s.P[(row - 1) * G3 + j] = s.point[j]
@@ -336,21 +354,27 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
         s.v_free[j] = s.v[j] + s.dt * s.a[j]
     if not all_finite(s.v_free, nv):
         return STEP_PYTHON
+    if s.mimic:  # v_free = G v_free_r
+        onto_relations(s, NULL, s.v_free)
     m = impulses(s)  # 3
     if m < 0:
         return STEP_STALLED if m == -2 else STEP_PYTHON
     impulse_response(s, 3 * m, s.lam, s.v_plus)  # 4
     for j in range(nv):
         s.v_plus[j] += s.v_free[j]
+    if s.mimic:  # v+ = G (v_free_r + (Y^T lambda)[v_keep])
+        onto_relations(s, NULL, s.v_plus)
     resultants(s, m)
     for j in range(nv):
         s.dq[j] = s.dt * s.v_plus[j]
     model_integrate(s.ki, s.L, s.q, s.dq, s.q_plus)
     if not all_finite(s.q_plus, s.nq):
         return STEP_PYTHON
+    if s.mimic:  # q+ = G q+_r + offset
+        onto_relations(s, s.q_plus, NULL)
     if not (correct_positions(s) and all_finite(s.q_plus, s.nq)):
         return STEP_PYTHON
-    if s.bl.on and not close_loops(s):
+    if s.bl.on and not s.mimic and not close_loops(s):  # a MimicModel's K: onto_relations
         return STEP_PYTHON
     take_step(s, m)
     if (k + 1) % s.save_every == 0:

@@ -56,7 +56,14 @@ projection never adds kinetic energy), compiled in the same run as a tree's step
 (``denoc_bridge/core/contact_loops.pxi``); on a MimicModel with loops by Newton on the
 dependent coordinates and ``v = E v_i`` (004 eqs. 26 and 16).  A MimicModel's joint springs,
 dampers and hold are implicit on its tree's GIM diagonal (the hold's on the mimicked joints),
-which the reduced GIM ``G^T (M + A) G`` then carries; its steps run in Python.
+which the reduced GIM ``G^T (M + A) G`` then carries.  A MimicModel's steps are compiled
+(``denoc_bridge/core/contact_mimic.pxi``) on its tree's coordinates: the mimic relations are
+constant bilateral rows ``K`` (``K_j = e_s - mult e_m``, ``K G = 0``) stacked ahead of the loops'
+on the same layer and eliminated from the Delassus operator the same way, the state expanded at
+the start of a run, put back onto the relations where the Python step reduces it and saved
+reduced (``q[q_keep]``, ``v[v_keep]``), its joint limits the tree's rows (a mimic joint's limit
+acts on its mimicked joint through ``K``).  A MimicModel whose tree has loops steps in Python
+(the coordinate-partitioning projection above is not compiled).
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.constraints.loops import RANK_RTOL, project_configuration, project_velocity
 from denoc_bridge.constraints.packed import compiled as packed_loops
 from denoc_bridge.core import contact as _cc
+from denoc_bridge.core import loops as _loops
 from denoc_bridge.core import sized
 from denoc_bridge.dynamics import forward_dynamics
 from denoc_bridge.errors import InputError, SimulationError, outside_level
@@ -151,8 +159,8 @@ def simulate_contact(
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
     ``compiled``: the steps run compiled (``denoc_bridge/core/contact_run.pxi``), up to
     :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
-    needs the solver's fallbacks (every step of a MimicModel); False: every step in Python (the
-    reference the compiled run is tested against).
+    needs the solver's fallbacks (every step of a MimicModel whose tree has loops); False: every
+    step in Python (the reference the compiled run is tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points), ``contact_point`` (the same shape, m: where it acts, the centre of pressure; NaN
@@ -196,7 +204,7 @@ def simulate_contact(
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
             stalled = False
-            if compiled and not run.mimic:  # a MimicModel: the Python step (module docstring)
+            if compiled and not run.python_only:  # a MimicModel with loops: the Python step
                 k, stalled = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
                 run.python_step(k, tk, stalled)
@@ -224,6 +232,9 @@ class _Stepper:
         self.mimic = isinstance(model, MimicModel)
         tree = model.tree if self.mimic else model
         self.tree_only = not (self.mimic or tree.loops)  # no bilateral rows
+        # a MimicModel whose tree has loops closes them by coordinate partitioning (module
+        # docstring), which the compiled run does not do: its steps run in Python
+        self.python_only = self.mimic and bool(tree.loops)
         # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
         # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt.
         # On a MimicModel they go on the tree's diagonal, the hold's on the mimicked joints'
@@ -273,6 +284,18 @@ class _Stepper:
             np.array(hold.kp if hold is not None else np.zeros(model.nv)),
             np.array(hold.q_ref if hold is not None else np.zeros(model.nq)),
         )
+        self.rates = (self.spring_rate, self.hold_rate)  # the compiled run's implicit rates
+        self.mimic_rows: tuple | None = None
+        if self.mimic:  # the compiled run on the tree (core/contact_mimic.pxi): the drive there
+            keep = model._v_keep
+            kp, hold_rate = np.zeros(tree.nv), np.zeros(tree.nv)
+            kp[keep], hold_rate[keep] = self.drive[3], self.hold_rate  # zero on the mimic DOFs
+            self.drive = (*self.drive[:3], kp, np.array(model.expand(self.drive[4]), dtype=float))
+            self.rates = (dt * np.array(tree.stiffness, dtype=float), hold_rate)
+            imap, fmap, _ = self.model._kernel_maps()
+            self.mimic_rows = (imap, fmap, np.ascontiguousarray(model.constraint_matrix()))
+            m = model.n_constraints + packed_loops(tree).m  # the rows K, then the loops'
+            self.stacked = np.zeros(_loops.scratch_size(tree.n_links, tree.nv, m))
 
     def start_inside(self) -> str:
         """What is wrong with a start that puts contact points more than START_DEPTH into a
@@ -297,10 +320,14 @@ class _Stepper:
         whether that step's PGS stalled, ``self.lam`` then holding where it stopped)."""
         cs = self.cs
         damping, stiffness, q_rest, kp, q_ref = self.drive
-        drive = (tau, damping, stiffness, self.spring_rate, q_rest, kp, q_ref, self.hold_rate, self.passive)
+        spring_rate, hold_rate = self.rates
+        if self.mimic:  # tau on the tree: G^T tau_full = tau, zero on the mimic DOFs
+            tau_r, tau = tau, np.zeros(cs.tree.nv)
+            tau[self.original._v_keep] = tau_r
+        drive = (tau, damping, stiffness, spring_rate, q_rest, kp, q_ref, hold_rate, self.passive)
         state = (self.q, self.v, self.previous, self.work_done, self.lam)
         k, status = _cc.contact_steps(
-            self.model._kt,
+            cs.tree._kt,
             cs.work,
             (*drive, self.hold is not None),
             cs.packed,
@@ -312,6 +339,7 @@ class _Stepper:
             k0,
             k1,
             self.loops(),
+            self.mimic_rows,
         )
         if sized(status, "contact_steps") == -1:  # checked on entry, then each step's state
             raise RuntimeError("contact_steps refused the state it was handed (status -1): a defect of its caller")
@@ -320,11 +348,12 @@ class _Stepper:
     def loops(self) -> tuple | None:
         """The compiled run's loops (``core/contact_entry.pxi`` bilateral_of): the packed cut
         joints and couplings of the model, the rank tolerance and the projection's; None for a
-        tree without them."""
+        tree without them.  A MimicModel's: its tree's (none, or its loops), with a scratch of
+        their own for the mimic rows K stacked ahead (``mimic_rows``: its maps and K)."""
         if self.tree_only:
             return None
-        cp = packed_loops(self.model)
-        return (cp.pi, cp.pf, cp.sb, RANK_RTOL, LOOP_TOL, MAX_ITER)
+        cp = packed_loops(self.model.tree if self.mimic else self.model)
+        return (cp.pi, cp.pf, self.stacked if self.mimic else cp.sb, RANK_RTOL, LOOP_TOL, MAX_ITER)
 
     def python_step(self, k: int, tk: np.ndarray, stalled: bool = False) -> None:
         """Step k in Python (the module docstring's scheme), with the joint forces tk;

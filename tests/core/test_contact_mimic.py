@@ -1,0 +1,194 @@
+"""The compiled contact run on a MimicModel (core/contact_mimic.pxi): its steps on the tree's
+coordinates with the mimic rows K as bilateral rows beside the contacts, the state expanded and
+reduced, against the Python step (``compiled=False``) field by field.  The models: the mimic
+gripper of tests/constraints/test_mimic.py on a floating base (revolute, prismatic and
+continuous mimic joints, multipliers -1, 2, -2, -0.5, 3 and 0.02, their limits narrowing their
+mimicked joints') dropped onto the ground with a point on every link, with the posture hold and
+without it; panda with ``mimic=True`` (its second finger mimics the first; the URDF's joint
+dampers, implicit) falling onto a table under its hand with the command line's contact
+spheres on its finger tips and hand, the fingers opening onto their limits.  Every
+step compiled, the same trajectories to 1e-10 of each field's scale, the mimic joints within
+their limits, the energy balance; the K rows dropped, the run leaves the Python step's (the test
+can fail); lengths that do not fit refused as -2, nothing computed.
+
+Measured in one process (best of 3, 2 cores shared with another job, dt = 1 ms; docs/performance.md):
+
+=====================================================  ==========  ==========  ======
+model (steps)                                          Python      compiled    ratio
+=====================================================  ==========  ==========  ======
+gripper, floating base, 11 points, no hold (500)       286 us      11.5 us     25x
+gripper with the posture hold (500)                    381 us      13.3 us     29x
+panda (mimic), 3 spheres, onto a table (300)           262 us      33.7 us     8x
+=====================================================  ==========  ==========  ======
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import denoc_bridge as db
+from denoc_bridge.constraints.contact import lifted, lowest_point
+from denoc_bridge.core import contact as cc
+from denoc_bridge.multibody.contact import Ground, contact_point
+from denoc_bridge.multibody.joints import limit_arrays
+from denoc_bridge.simulation import contact as sc
+from denoc_bridge.simulation.contact import simulate_contact
+
+from .test_contact_loops import counted, same_runs
+
+GRIPPER = str(Path(__file__).resolve().parents[2] / "urdf" / "mimic_gripper.urdf")
+
+
+@pytest.fixture(scope="module")
+def gripper():
+    """The gripper on a floating base, tilted, its wrist and finger turned, 5 cm above the ground,
+    a contact point on every link (the roller pair: a continuous mimic joint, multiplier 3)."""
+    model = db.load_urdf(GRIPPER, floating_base=True, mimic=True)
+    tree = model.tree
+    qt = np.zeros(tree.nq)
+    qt[6] = 1.0
+    for k, name in enumerate(tree.joint_names):
+        if "roller" in name:
+            qt[tree.idx_q[k]] = 1.0  # (cos, sin) = (1, 0)
+    q = model.reduce_configuration(qt)
+    q[3:7] = np.array([0.1, 0.05, 0.0, 1.0]) / np.linalg.norm([0.1, 0.05, 0.0, 1.0])
+    q[7:9] = 0.4, 0.3  # the wrist, the left finger (the others follow)
+    points = [contact_point(model, link) for link in tree.link_names]
+    return model, lifted(model, q, points, 0.05), points
+
+
+def mimic_limits_hold(model, traj, tol=1e-12):
+    """The largest excess of the tree's joints (the mimic joints included) over their limits."""
+    li, lf = limit_arrays(model.tree)
+    q = np.array([model.expand(x) for x in traj.q])[:, li[:, 0]]
+    return max((lf[:, 0] - q).max(), (q - lf[:, 1]).max()) <= tol
+
+
+@pytest.mark.parametrize("with_hold", [False, True])
+def test_the_gripper_lands_compiled_as_the_python_step(gripper, with_hold, monkeypatch):
+    """0.5 s: it falls, lands on its fingers' and jaws' points, the limp fingers fold onto their
+    limits (the mimic joints' narrowing their mimicked ones': the tree's limit rows through K);
+    every step compiled, the Python step's trajectory, the limits held, the energy balance."""
+    model, q0, points = gripper
+    hold = db.posture_hold(model, q0) if with_hold else None
+    args = (model, q0, np.zeros(model.nv), 0.5, 1e-3, Ground(mu=0.7), points)
+    reference = simulate_contact(*args, hold=hold, compiled=False)
+    taken = counted(monkeypatch)
+    traj = simulate_contact(*args, hold=hold)
+    assert taken == [] and traj.status == "completed"
+    same_runs(traj, reference)
+    assert traj.q.shape == (501, model.nq) and traj.v.shape == (501, model.nv)
+    assert mimic_limits_hold(model, traj)
+    assert traj.impact_work[-1] < -0.5  # it landed
+    if not with_hold:
+        assert traj.limit_work[-1] > 0.1  # the limits stopped the folding fingers
+    assert np.abs(traj.energy_drift(relative=True)).max() < 1e-2
+
+
+def test_without_the_mimic_rows_the_run_leaves_the_python_step(gripper, monkeypatch):
+    """The K rows dropped from the constraint layer (zero rows: nothing eliminated, the state
+    still put back onto the relations): the dynamics are the tree's, not the mimic model's, and
+    the trajectory leaves the Python step's at once."""
+    model, q0, points = gripper
+    args = (model, q0, np.zeros(model.nv), 0.3, 1e-3, Ground(mu=0.7), points)
+    reference = simulate_contact(*args, compiled=False)
+    init = sc._Stepper.__init__
+
+    def without_rows(self, *a, **k):
+        init(self, *a, **k)
+        imap, fmap, K = self.mimic_rows
+        self.mimic_rows = (imap, fmap, np.zeros_like(K))
+
+    monkeypatch.setattr(sc._Stepper, "__init__", without_rows)
+    traj = simulate_contact(*args)
+    with pytest.raises(AssertionError):
+        same_runs(traj, reference)
+    assert np.abs(traj.v - reference.v).max() > 1e-3 * np.abs(reference.v).max()
+
+
+@pytest.fixture(scope="module")
+def panda():
+    """panda with its second finger mimicking the first, a contact sphere on each finger tip and
+    one on the hand, a table 1 cm under their lowest point, the fingers opening at 0.5 m/s."""
+    model = db.load_robot("panda", mimic=True)
+    points = [
+        contact_point(model, "panda_leftfinger", (0.0, 0.0, 0.045), radius=0.01),
+        contact_point(model, "panda_rightfinger", (0.0, 0.0, 0.045), radius=0.01),
+        contact_point(model, "panda_link7", (0.0, 0.0, 0.1), radius=0.05),
+    ]
+    q0 = np.array(model.reference_configurations["default"], dtype=float)
+    q0[7] = 0.035
+    v0 = np.zeros(model.nv)
+    v0[7] = 0.5
+    table = Ground(height=lowest_point(model, q0, points) - 0.01, mu=0.8, name="table")
+    return model, points, q0, v0, table
+
+
+def test_panda_falls_onto_a_table_compiled_as_the_python_step(panda, monkeypatch):
+    """0.3 s: the arm falls (limp, its URDF dampers implicit) onto the table, its fingers open
+    onto their limit 0.04 (the mimic finger's limit through K), its elbow onto its own; every
+    step compiled, the Python step's trajectory, the limits held."""
+    model, points, q0, v0, table = panda
+    reference = simulate_contact(model, q0, v0, 0.3, 1e-3, table, points, compiled=False)
+    taken = counted(monkeypatch)
+    traj = simulate_contact(model, q0, v0, 0.3, 1e-3, table, points)
+    assert taken == [] and traj.status == "completed"
+    same_runs(traj, reference)
+    assert mimic_limits_hold(model, traj)
+    assert traj.q[:, 7].max() == pytest.approx(0.04, abs=1e-9) and traj.limit_work[-1] > 0.1  # the limits stop them
+    assert np.nansum(traj.contact_force[-2][..., 2]) > 1.0  # the hand rests on the table
+    assert np.abs(traj.energy_drift(relative=True)).max() < 1e-2
+
+
+def test_a_mimic_run_refuses_what_does_not_fit_and_computes_nothing(gripper):
+    """contact_steps with a MimicModel: maps or rows K that do not fit the tree, a tree-sized state
+    or saves, no loops, a tree with cut joints: (k0, -2), the state untouched; the same
+    arguments fitting take the steps."""
+    model, q0, points = gripper
+    run = sc._Stepper(model, q0.copy(), np.zeros(model.nv), 1e-3, [Ground()], points, None, 11, 1)
+    run.solver = (1e-3, sc.TOL, 100, sc.SLOP, run.group_of_pair)
+    cs, nvt = run.cs, model.tree.nv
+    damping, stiffness, q_rest, kp, q_ref = run.drive
+    spring_rate, hold_rate = run.rates
+    drive = (np.zeros(nvt), damping, stiffness, spring_rate, q_rest, kp, q_ref, hold_rate, False, False)
+    imap, fmap, K = run.mimic_rows
+    loops = run.loops()
+    before = run.q.copy()
+
+    def steps(mimic, state=None, loop_args=loops, saves=None):
+        state = state or (run.q, run.v, run.previous, run.work_done, run.lam)
+        return cc.contact_steps(
+            model.tree._kt,
+            cs.work,
+            drive,
+            cs.packed,
+            cs.buffers,
+            run.solver,
+            state,
+            saves or run.saves,
+            1,
+            0,
+            10,
+            loop_args,
+            mimic,
+        )
+
+    assert steps((imap, fmap, K[:-1])) == (0, -2)
+    assert steps((imap, fmap, np.zeros((K.shape[0], nvt - 1)))) == (0, -2)
+    assert steps((imap, fmap, np.where(K == 1.0, np.nan, K))) == (0, -2)
+    assert steps((imap[:-1], fmap, K)) == (0, -2)
+    bad = imap.copy()
+    bad[4] = model.tree.nq  # a kept coordinate past the tree's
+    assert steps((bad, fmap, K)) == (0, -2)
+    tree_state = (model.expand(run.q), run.v, run.previous, run.work_done, run.lam)
+    assert steps((imap, fmap, K), state=tree_state) == (0, -2)
+    assert steps((imap, fmap, K), loop_args=None) == (0, -2)
+    with pytest.raises(TypeError):
+        steps((imap.astype(float), fmap, K))
+    np.testing.assert_array_equal(run.q, before)
+    assert steps((imap, fmap, K)) == (10, cc.DONE)
+    assert not np.array_equal(run.q, before)
+    assert run.saves[1].shape[1] == model.nq and np.array_equal(run.saves[1][10], run.q)
