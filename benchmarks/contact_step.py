@@ -48,6 +48,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pinocchio as pin
+from timing import interleaved  # benchmarks/ on sys.path: the interleaved repeats the scripts share
 
 import denoc_bridge as db
 from denoc_bridge.benchmarking.report import fmt_us, machine
@@ -180,15 +181,7 @@ def case(name: str, steps: int, repeats: int) -> dict:
         loop.lam = {}
         loop.run(q.copy(), v.copy(), tau, steps)
 
-    times: dict[str, list[float]] = {"ours": [], "ours_python": [], "pinocchio": []}
-    runs = (("ours", ours), ("ours_python", ours_python), ("pinocchio", theirs))
-    for _, fn in runs:  # warm-up
-        fn()
-    for _ in range(repeats):
-        for key, fn in runs:
-            t0 = time.perf_counter()
-            fn()
-            times[key].append((time.perf_counter() - t0) / steps)
+    times = interleaved((("ours", ours), ("ours_python", ours_python), ("pinocchio", theirs)), repeats, steps)
     med = {k: statistics.median(ts) for k, ts in times.items()}
     return {
         "robot": name,
@@ -264,19 +257,12 @@ def quadruped(steps: int, repeats: int, seconds: float = 2.0) -> dict:
         for _ in range(steps):
             mujoco.mj_step(m, d)
 
-    times: dict[str, list[float]] = {"ours": [], "ours_python": [], "mj_step": []}
     runs = (
         ("ours", lambda: run(True, q, v, steps * DT)),
         ("ours_python", lambda: run(False, q, v, steps * DT)),
         ("mj_step", mj),
     )
-    for _, fn in runs:  # warm-up
-        fn()
-    for _ in range(repeats):
-        for key, fn in runs:
-            t0 = time.perf_counter()
-            fn()
-            times[key].append((time.perf_counter() - t0) / steps)
+    times = interleaved(runs, repeats, steps)
     med = {k: statistics.median(ts) * 1e6 for k, ts in times.items()}
     return {
         "robot": "quadruped (dm_control)",

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -44,10 +43,9 @@ from denoc_bridge.algorithms.derivatives import derivative_work
 from denoc_bridge.core import derivatives as compiled
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import per_call  # the batches of calls the cython_* scripts share
+from timing import CLOCK, per_call, timing_arguments  # the batches of calls the cython_* scripts share
 
 MODELS = ("panda", "talos", "solo12", "chain:100")
-CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
 
 
 def calls(model: db.Model) -> dict:
@@ -88,10 +86,7 @@ def check(model, pm, q, v, x) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=11)
-    p.add_argument("--batch-ms", type=float, default=20.0)
-    p.add_argument("--only", help="rows whose name contains this")
-    p.add_argument("--clock", choices=list(CLOCK), default="cpu")
+    timing_arguments(p)
     args = p.parse_args(argv)
     print(
         "| model | derivatives | cython entry (us) | public call (us) | Pinocchio (us) "

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ from denoc_bridge.core import tree
 from denoc_bridge.testing import random_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import per_call  # the batches of calls the cython_* scripts share
+from timing import CLOCK, per_call, timing_arguments  # the batches of calls the cython_* scripts share
 
 MODELS = {
     "floor (1 link)": lambda: random_model(seed=0, n_links=1, joint_types=(db.JointType.REVOLUTE,)),
@@ -53,9 +52,6 @@ MODELS = {
     "chain 100": lambda: db.generators.chain(100),
     "chain 10,000": lambda: db.generators.chain(10_000),
 }
-
-
-CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
 
 
 def calls(model: db.Model):
@@ -83,10 +79,7 @@ def calls(model: db.Model):
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=11)
-    p.add_argument("--batch-ms", type=float, default=20.0)
-    p.add_argument("--only", help="rows whose name contains this")
-    p.add_argument("--clock", choices=list(CLOCK), default="cpu")
+    timing_arguments(p)
     p.add_argument("--stat", choices=["median", "min"], default="median", help="of the repeats")
     args = p.parse_args(argv)
     print(f"{'model':<15} {'algorithm':<8} {'cython us':>10} {'pin us':>9}  cy/pin")

@@ -98,17 +98,26 @@ def test_a_state_that_is_not_a_configuration_is_refused(solo):
     assert cc.delassus_state(cs.kt0, cs.work, x, J, 3, np.zeros((3, model.nv)), np.empty((3, 3))) == -1
 
 
+def refusal_setup(model, q, points):
+    """The contact run of ``model`` at q (at rest) on a ground with ``points``, PGS capped at 100
+    sweeps, and the drive (no torque, the tree's springs, dampers and rates) and state tuples
+    ``contact_steps`` takes: (run, drive, state), for the tests of what it refuses."""
+    run = sc._Stepper(model, q.copy(), np.zeros(model.nv), 1e-3, [Ground()], points, None, 11, 1)
+    run.solver = (1e-3, sc.TOL, 100, sc.SLOP, run.group_of_pair)
+    damping, stiffness, q_rest, kp, q_ref = run.drive
+    spring_rate, hold_rate = run.rates
+    drive = (np.zeros(run.cs.tree.nv), damping, stiffness, spring_rate, q_rest, kp, q_ref, hold_rate, False, False)
+    state = (run.q, run.v, run.previous, run.work_done, run.lam)
+    return run, drive, state
+
+
 def test_a_run_refuses_what_does_not_fit_and_computes_nothing(solo):
     """contact_steps: saves too short for the steps asked, a group index out of range, a
     non-positive dt, a velocity that is not finite: (k0, status), the state untouched."""
     model, _, q = solo
     feet = [contact_point(model, f) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
-    run = sc._Stepper(model, q.copy(), np.zeros(model.nv), 1e-3, [Ground()], feet, None, 11, 1)
-    run.solver = (1e-3, sc.TOL, 100, sc.SLOP, run.group_of_pair)
+    run, drive, state = refusal_setup(model, q, feet)
     cs = run.cs
-    damping, stiffness, q_rest, kp, q_ref = run.drive
-    drive = (np.zeros(model.nv), damping, stiffness, run.spring_rate, q_rest, kp, q_ref, run.hold_rate, False, False)
-    state = (run.q, run.v, run.previous, run.work_done, run.lam)
     before = run.q.copy()
 
     def steps(drive=drive, solver=run.solver, state=state, k1=10):

@@ -27,6 +27,7 @@ from denoc_bridge.multibody.contact import Ground, contact_point
 from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation import contact as sc
 from denoc_bridge.simulation.contact import LOOP_TOL, simulate_contact
+from tests.core.test_contact_entries import refusal_setup
 
 FIELDS = ("t", "q", "v", "a", "tau", "contact_force", "contact_work", "impact_work", "limit_work")
 
@@ -145,12 +146,8 @@ def test_a_loop_run_refuses_what_does_not_fit_and_computes_nothing(quadruped):
     the options out of range: (k0, -2), the state untouched; the same arguments fitting take the
     steps."""
     model, points, q0, hold = quadruped
-    run = sc._Stepper(model, q0.copy(), np.zeros(model.nv), 1e-3, [Ground()], points, None, 11, 1)
-    run.solver = (1e-3, sc.TOL, 100, sc.SLOP, run.group_of_pair)
+    run, drive, state = refusal_setup(model, q0, points)
     cs = run.cs
-    damping, stiffness, q_rest, kp, q_ref = run.drive
-    drive = (np.zeros(model.nv), damping, stiffness, run.spring_rate, q_rest, kp, q_ref, run.hold_rate, False, False)
-    state = (run.q, run.v, run.previous, run.work_done, run.lam)
     pi, pf, sb, rtol, tol, max_iter = run.loops()
     before = run.q.copy()
 

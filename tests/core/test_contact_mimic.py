@@ -36,6 +36,7 @@ from denoc_bridge.multibody.contact import Ground, contact_point
 from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.simulation import contact as sc
 from denoc_bridge.simulation.contact import simulate_contact
+from tests.core.test_contact_entries import refusal_setup
 
 from .test_contact_loops import counted, same_runs
 
@@ -148,12 +149,8 @@ def test_a_mimic_run_refuses_what_does_not_fit_and_computes_nothing(gripper):
     or saves, no loops, a tree with cut joints: (k0, -2), the state untouched; the same
     arguments fitting take the steps."""
     model, q0, points = gripper
-    run = sc._Stepper(model, q0.copy(), np.zeros(model.nv), 1e-3, [Ground()], points, None, 11, 1)
-    run.solver = (1e-3, sc.TOL, 100, sc.SLOP, run.group_of_pair)
+    run, drive, _ = refusal_setup(model, q0, points)
     cs, nvt = run.cs, model.tree.nv
-    damping, stiffness, q_rest, kp, q_ref = run.drive
-    spring_rate, hold_rate = run.rates
-    drive = (np.zeros(nvt), damping, stiffness, spring_rate, q_rest, kp, q_ref, hold_rate, False, False)
     imap, fmap, K = run.mimic_rows
     loops = run.loops()
     before = run.q.copy()

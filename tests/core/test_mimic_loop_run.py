@@ -32,6 +32,7 @@ from denoc_bridge.simulation.loops import options
 from denoc_bridge.simulation.mimic_loops import MimicLoopSystem
 from denoc_bridge.simulation.runners import run_python
 from tests.constraints.test_mimic_loops import closed_state
+from tests.core.test_run import execute as tree_execute
 
 run = load("run")
 DT = 1e-3
@@ -79,20 +80,10 @@ def case(name, n, method="rk4", stabilization="projection", springs=False):
 
 
 def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
-    """The run of n steps in calls of ``chunks`` steps: (steps, status, rows), q, v, Saves."""
-    nq, nv = q0.shape[0], v0.shape[0]
-    rows = (n - 1) // stride + 2
-    out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(rows), np.zeros(0))
-    s = np.zeros((RUN_ROWS, max(nq, nv, 1)))
-    q, v = q0.copy(), v0.copy()
-    step, saved, status = 0, 0, 0
-    for c in chunks or [n]:
-        done, status, k = stepper(ks, fc, q, v, step, c, DT, stride, saved, out, s)
-        step += done
-        saved += k
-        if status:
-            break
-    return (step, status, saved), q, v, out
+    """tests/core/test_run.py's run of n steps in calls of ``chunks`` steps: (steps, status, rows),
+    q, v, Saves (with |phi|)."""
+    *run_, _, _ = tree_execute(stepper, ks, fc, q0, v0, n, stride, chunks)
+    return tuple(run_)
 
 
 def rel(a, b):

@@ -85,19 +85,22 @@ def python_run(model, n, opts, method, q0, v0, stride):
 
 
 def fresh(ks):
-    return ks._replace(
-        work=np.empty_like(ks.work), lim_s=np.zeros_like(ks.lim_s), lim_a=np.zeros_like(ks.lim_a), lim_e=np.zeros(1)
-    )
+    """The system with a work array of its own (and a tree's or a mimic system's limits' scratch)."""
+    ks = ks._replace(work=np.empty_like(ks.work))
+    if hasattr(ks, "lim_s"):
+        ks = ks._replace(lim_s=np.zeros_like(ks.lim_s), lim_a=np.zeros_like(ks.lim_a), lim_e=np.zeros(1))
+    return ks
 
 
 def execute(stepper, ks, fc, q0, v0, n, stride=1, chunks=None):
     """The run of n steps in calls of ``chunks`` steps: (steps, status, rows), q, v, Saves, s, and
-    the system the run used (its limits' energy in ``lim_e``)."""
+    the system the run used (its limits' energy in ``lim_e``); a system with loops saves |phi|."""
     ks = fresh(ks)
     nq, nv = q0.shape[0], v0.shape[0]
     rows = (n - 1) // stride + 2
-    stops = rows if ks.lim_i.shape[0] else 0
-    out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(0), np.zeros(stops))
+    stops = rows if hasattr(ks, "lim_i") and ks.lim_i.shape[0] else 0
+    errors = rows if hasattr(ks, "pi") else 0
+    out = Saves(np.zeros((rows, nq)), np.zeros((rows, nv)), np.zeros((rows, nv)), np.zeros(errors), np.zeros(stops))
     s = np.zeros((kr.RUN_ROWS, max(nq, nv, 1)))
     q, v = q0.copy(), v0.copy()
     step, saved, status = 0, 0, 0
