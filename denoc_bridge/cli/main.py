@@ -20,6 +20,7 @@ from denoc_bridge.cli.simulate import simulate_command
 from denoc_bridge.cli.sweep import sweep_command
 from denoc_bridge.cli.validate import validate_command
 from denoc_bridge.errors import DenocError, ResourceError
+from denoc_bridge.multibody.data import get_num_threads
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -46,6 +47,7 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line per warning, no source line
         try:
+            get_num_threads()  # a bad DENOC_BRIDGE_NUM_THREADS is named now, not after the run
             return command(args)
         except BrokenPipeError:  # output piped into e.g. `head`
             sys.stdout = open(os.devnull, "w")

@@ -28,8 +28,6 @@ Examples::
     denoc-bridge sweep solo12 --ground --grid mass_scale=0.8,1.2 --out landing --inline
     denoc-bridge docs --open                          # build the documentation site and open it
     denoc-bridge docs --output /tmp/site              # build it into a folder (mkdocs build --strict)
-    denoc-bridge compile                              # compile every kernel now (pip install does it)
-    denoc-bridge compile --units tree,simulate --jobs 1
 
 ROBOT is a URDF file, an example-robot-data name (panda, talos, solo12, icub, ...) or a
 generator spec: rope (000 §4, 100 DOF), chain:N[:planar|spatial] (N cylinders, e.g.

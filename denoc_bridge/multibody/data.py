@@ -33,32 +33,44 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _default_threads() -> int:
-    """:data:`THREADS_ENV` when set, else the CPUs this process may run on."""
-    text = os.environ.get(THREADS_ENV, "").strip()
-    if text:
-        try:
-            n = int(text)
-        except ValueError:
-            raise InputError(f"{THREADS_ENV}={text!r} is not a whole number of threads") from None
-        if n < 1:
-            raise InputError(f"{THREADS_ENV}={text!r}: a batch needs at least one thread")
-        return n
+def _usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0)) or 1
     except AttributeError:  # macOS, Windows
         return os.cpu_count() or 1
 
 
+def max_threads() -> int:
+    """The most threads a batch may take: the machine's CPUs (more would only wait for one)."""
+    return max(os.cpu_count() or 1, _usable_cpus())
+
+
+def _default_threads() -> int:
+    """:data:`THREADS_ENV` when set, else the CPUs this process may run on."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return _usable_cpus()
+    try:
+        n = int(text)
+    except ValueError:
+        raise InputError(f"{THREADS_ENV}={text!r} is not a whole number of threads") from None
+    if not 1 <= n <= max_threads():
+        raise InputError(f"{THREADS_ENV}={text!r}: a batch takes 1 to {max_threads()} threads on this machine")
+    return n
+
+
 def set_num_threads(n: int) -> None:
     """The threads the batch calls of the calling thread share out their states over (a batch of
     ``forward_dynamics``, ``simulate_batch``, the energies of many states ...); per calling
     thread, as numba's setting was, so that the threads of a sweep's workers each keep theirs.
-    The default is :data:`THREADS_ENV` or the CPUs this process may use."""
+    The default is :data:`THREADS_ENV` or the CPUs this process may use; ``n`` is at most the
+    machine's CPUs (:func:`max_threads`).  The command line checks :data:`THREADS_ENV` before it
+    starts (a bad value is named); in Python it is read at the first batch call."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise InputTypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise InputError(f"set_num_threads: n must be at least 1, got {n}")
+    if not 1 <= n <= max_threads():
+        raise InputError(f"set_num_threads: n must be from 1 to the {max_threads()} CPUs of this machine, got {n}")
     _threads.n = int(n)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.cli import main as cli_main
 from denoc_bridge.core import sized
 from denoc_bridge.multibody import data as data_module
 from denoc_bridge.multibody.data import run_chunks
@@ -83,8 +84,9 @@ def test_the_batch_threads_are_set_per_calling_thread(monkeypatch):
     monkeypatch.setattr(data_module._threads, "n", None, raising=False)  # whatever this thread set before
     default = db.get_num_threads()
     assert default >= 1
-    monkeypatch.setenv(data_module.THREADS_ENV, "3")
-    assert db.get_num_threads() == 3
+    most = data_module.max_threads()
+    monkeypatch.setenv(data_module.THREADS_ENV, str(most))
+    assert db.get_num_threads() == most
     model = db.load_robot("panda")
     rng = np.random.default_rng(4)
     Q = np.array([db.random_configuration(model, rng) for _ in range(300)])
@@ -94,16 +96,33 @@ def test_the_batch_threads_are_set_per_calling_thread(monkeypatch):
     worker = threading.Thread(target=lambda: (db.set_num_threads(1), seen.append(db.get_num_threads())))
     worker.start()
     worker.join()
-    assert seen == [1] and db.get_num_threads() == 3  # the other thread's setting stays its own
+    assert seen == [1] and db.get_num_threads() == most  # the other thread's setting stays its own
     db.set_num_threads(1)
     try:
         assert db.get_num_threads() == 1
         assert np.array_equal(db.forward_dynamics(model, Q, V, X), many)
     finally:
         data_module._threads.n = None
-    for bad, error, match in [(0, db.InputError, "at least 1"), (2.0, db.InputTypeError, "must be an int")]:
+    for bad, error, match in [
+        (0, db.InputError, "from 1 to the"),
+        (most + 1, db.InputError, f"from 1 to the {most} CPUs"),
+        (2.0, db.InputTypeError, "must be an int"),
+    ]:
         with pytest.raises(error, match=match):
             db.set_num_threads(bad)
-    monkeypatch.setenv(data_module.THREADS_ENV, "many")
-    with pytest.raises(db.InputError, match="DENOC_BRIDGE_NUM_THREADS='many'"):
-        db.get_num_threads()
+    db.set_num_threads(most)  # the machine's CPUs: taken
+    data_module._threads.n = None
+    for text, match in [("many", "not a whole number"), ("0", "1 to"), (str(most + 1), "1 to")]:
+        monkeypatch.setenv(data_module.THREADS_ENV, text)
+        with pytest.raises(db.InputError, match=f"DENOC_BRIDGE_NUM_THREADS='{text}'.*{match}"):
+            db.get_num_threads()
+
+
+def test_the_command_line_names_a_bad_thread_count_before_it_runs(monkeypatch, capsys):
+    """DENOC_BRIDGE_NUM_THREADS is checked before the command: one line, exit 2, nothing run (it
+    was read at the first batch call, after the simulation)."""
+    monkeypatch.setenv(data_module.THREADS_ENV, "abc")
+    assert cli_main(["simulate", "chain:3", "--duration", "0.01", "--no-html", "--no-plot"]) == 2
+    out = capsys.readouterr()
+    assert out.err.strip() == "denoc-bridge: error: DENOC_BRIDGE_NUM_THREADS='abc' is not a whole number of threads"
+    assert "completed" not in out.out
