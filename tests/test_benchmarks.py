@@ -157,6 +157,23 @@ def test_mimic_simulation_benchmark_agrees_with_pinocchio(tmp_path):
         assert c["id_error"] < 1e-13 and c["fd_error"] < 1e-11, c
 
 
+def test_floor_table_times_an_old_build_beside_this_one(tmp_path):
+    """benchmarks/cython_tree.py --floor --old SO: a copy of core/tree's .so loads beside the
+    current module (which stays the one imported) and every call of the floor table is timed."""
+    import shutil
+
+    from denoc_bridge.core import tree
+
+    old = tmp_path / os.path.basename(tree.__file__)
+    shutil.copy(tree.__file__, old)
+    times = _module("cython_tree").main(["--floor", "--repeats", "1", "--batch-ms", "0.2", "--old", str(old)])
+    calls = {call.strip() for _, call in times}
+    assert {m for m, _ in times} == {"chain 1", "random 1 link", "panda"}
+    assert "... the old build" in calls and "db.forward_dynamics" in calls and "pin.aba" in calls
+    assert all(len(t) == 1 and t[0] > 0 for t in times.values())
+    assert sys.modules["denoc_bridge.core.tree"] is tree
+
+
 # ----------------------------------------------------------------------------- JAX bridge
 
 
