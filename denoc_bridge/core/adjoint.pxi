@@ -6,17 +6,21 @@
 
 
 cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
-                          const double* work, const double* v, const double* a, const double* fext,
-                          const double* mu, double* buf) noexcept nogil:
-    """Each column's alpha, beta, w (the buffer's rows of 18 from 48 L) and each link's U,
-    Y = I U, Z = C^T U and wrench F (000 eqs. 1-2b; its rows of 24 from 24 L); ``a`` = qdd,
-    ``fext`` (L, 6) or NULL."""
+                          double* work, const double* v, double* a, double* mu, bint solve,
+                          double* buf) noexcept nogil:
+    """qdd into ``a`` and, with ``solve``, mu = M^-1 lam into ``mu`` from the phitilde of
+    solve_backward there (the forward substitutions of both solves in the same loop: the
+    solve's forward vector is U), else ``mu`` as given; each column's alpha, beta, w (the
+    buffer's rows of 18 from 48 L) and each link's U, Y = I U, Z = C^T U and wrench F = w_k +
+    I_k mu_k (tangent_forward; its rows of 24 from 24 L)."""
     cdef bint far = L > PREFETCH_LINKS  # past the caches: the rows ahead
     cdef double* Wb = buf + 24 * L
     cdef double* C = buf + 48 * L
+    cdef const double* phit = work + dof_row(L, 0) * W + H_PHIT  # the forward dynamics'
     cdef double t[6]
     cdef double ab[6]
     cdef double U[6]
+    cdef double mf[6]
     cdef double tp[6]
     cdef double ap[6]
     cdef double ta[6]
@@ -33,29 +37,39 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
         module_start(ki, kf, L, module_parent(ki, m), buf, 3, t, ab, U, NULL)
+        module_accelerations(ki, L, nv, work, m, mf)
         for k in range(first, end):  # intra-modular: 1^i .. eta^i
             i, f, row = ki + k * NI, kf + k * NT, Wb + 24 * k
             if far and k + AHEAD < L:
                 prefetch(kf + (k + AHEAD) * NT)
                 prefetch(kf + (k + AHEAD) * NT + 8)
                 prefetch(work + (k + AHEAD) * W)
+                prefetch(work + dof_row(L, i[IDX_V] + AHEAD) * W)
             frame_of(i, f, work, L, k, &g)
-            to_child(&g, t, tp)  # t_p, a_p, U_p in link k's frame
+            to_child(&g, t, tp)  # t_p, a_p, U_p, mu~_k in link k's frame
             to_child(&g, ab, ap)
             to_child(&g, U, U)
+            to_child(&g, mf, mf)
+            substitute_forward(i, L, nv, work, phit, W, mf, a, mf)  # qdd_k, mu_k
+            if solve:  # mu_k of M^-1 lam and U_k = U_p + sum_c S_c mu_c
+                substitute_forward(i, L, nv, work, mu, 1, U, mu, U)
             joint_rates(i, work, L, nv, v, a, tp, ap, t, ab, ta, aa)
             for n in range(i[NV]):
                 c = i[IDX_V] + n
                 joint_axis(i, work, L, nv, n, S)
                 column_terms(i, n, S, tp, ap, t, ta, aa, C + 18 * c,
                              C + 18 * c + 6, C + 18 * c + 12)  # alpha_c, beta_c, w_c
-                axpy6(mu[c], S, U)  # U_k = U_p + sum_c S_c mu_c
-            link_wrench(f + MASS, t, ab, fext + 6 * k if fext != NULL else NULL, h, row + 18)
+                if not solve:
+                    axpy6(mu[c], S, U)  # U_k = U_p + sum_c S_c mu_c
+            inertia_times(f + MASS, t, h)  # h_k = I_k t_k
+            inertia_times(f + MASS, mf, row + 18)
+            add6(work + k * W + C_W, row + 18)  # F_k = w_k + I_k mu_k
             inertia_times(f + MASS, U, Y)  # Y_k = I_k U_k
             coriolis_transpose_times(f + MASS, t, h, U, Y, row + 12)  # Z_k = C_k^T U_k
             copy6(U, row)
             copy6(Y, row + 6)
         store_module_end(buf + 24 * (end - 1), t, ab, U, NULL, 3)
+        copy6(mf, work + (module_row(L, nv, m) + M_VEC) * W)  # for the child modules
 
 
 cdef inline void adjoint_columns(const int* i, const double* work, Py_ssize_t L, Py_ssize_t nv,
