@@ -15,7 +15,7 @@ cdef extern from *:
     long OVERFLOW "DB_DIRECTIONAL_OVERFLOW"
 
 
-cdef enum:  # doubles of the buffer per link and per DOF: Wp (24), Wb (24) per link, C (18) per DOF
+cdef enum:  # doubles of the buffer per link and per DOF: Wp (24), Wb (24) per link, C (12 + 6) per DOF
     BUF_PER_LINK = 48
     BUF_PER_DOF = 18
     CHECK_AHEAD = 64  # rows ahead of the checks' pass (prefetch)
@@ -195,7 +195,6 @@ cdef long vjp(const State* s, const double* lam, double* qdd, double* gq, double
     """qdd = FD(q, v, tau), gtau = mu = M^-1 lam, gq = -dtau_dq^T mu, gv = -dtau_dv^T mu: the
     solve's step 1, then the accelerations and its step 2 in the adjoint forward sweep."""
     cdef long status = factorised_forward_dynamics(s, qdd)
-    cdef Py_ssize_t j
     if status:
         return status
     solve_backward(s.ki, s.kf, s.L, s.nv, s.work, lam, gtau)
@@ -203,10 +202,7 @@ cdef long vjp(const State* s, const double* lam, double* qdd, double* gq, double
     status = finite_result(qdd, s.nv)
     if status:
         return status
-    adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, gtau, s.buf, gq, gv)
-    for j in range(s.nv):
-        gq[j] = -gq[j]
-        gv[j] = -gv[j]
+    adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, gtau, s.buf, -1.0, gq, gv)
     status = finite_result(gtau, s.nv)
     if status == 0:
         status = finite_result(gq, s.nv)
@@ -282,5 +278,5 @@ def tangent_sweeps_state(kt, work, buf, q, v, tau, fext, dq, dv, mu, qdd, jvp, g
         if status == 0:
             tangent_backward(s.ki, s.kf, s.L, s.nv, s.work, x[0].data, NULL, s.buf, x[4].data)
             adjoint_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, x[3].data, x[2].data, False, s.buf)
-            adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, x[2].data, s.buf, x[5].data, x[6].data)
+            adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, x[2].data, s.buf, 1.0, x[5].data, x[6].data)
     return status
