@@ -59,7 +59,10 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
             if solve:  # mu_k of M^-1 lam and U_k = U_p + sum_c S_c mu_c
                 substitute_forward(i, L, nv, work, mu, 1, U, mu, U)
             joint_rates(i, work, L, nv, v, a, tp, ap, t, ab, ta, aa)
-            for n in range(i[NV]):
+            if dof_index(i) >= 0 and solve:  # S = sign e_d: no w_c (adjoint_columns)
+                c = i[IDX_V]
+                aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, C + 12 * c, C + 12 * c + 6)
+            for n in range(i[NV] if dof_index(i) < 0 or not solve else 0):
                 c = i[IDX_V] + n
                 joint_axis(i, work, L, nv, n, S)
                 column_terms(i, n, S, tp, ap, t, ta, aa, C + 12 * c, C + 12 * c + 6,

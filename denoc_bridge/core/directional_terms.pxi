@@ -278,14 +278,21 @@ cdef inline void terms_against(const double* S, const double* tl, const double* 
     mcross(x, S, w)  # w_c = (t_l + t_n) x S_c
 
 
-cdef inline void aligned_terms(int d, double c, const double* tl, const double* al, const double* tn,
-                               double* alpha, double* beta, double* w) noexcept nogil:
-    """terms_against for the axis S = c e_d."""
+cdef inline void aligned_rate_terms(int d, double c, const double* tl, const double* al,
+                                    double* alpha, double* beta) noexcept nogil:
+    """alpha_c and beta_c of terms_against for the axis S = c e_d."""
     cdef double x[6]
     axis_cross(d, c, tl, beta)  # beta_c = S_c x t_l
     axis_cross(d, c, al, alpha)
     mcross(beta, tl, x)
     axpy6(-1.0, x, alpha)  # alpha_c = S_c x a_l - beta_c x t_l
+
+
+cdef inline void aligned_terms(int d, double c, const double* tl, const double* al, const double* tn,
+                               double* alpha, double* beta, double* w) noexcept nogil:
+    """terms_against for the axis S = c e_d."""
+    cdef double x[6]
+    aligned_rate_terms(d, c, tl, al, alpha, beta)
     copy6(tl, x)
     add6(tn, x)
     axis_cross(d, -c, x, w)  # w_c = (t_l + t_n) x S_c = - S_c x (t_l + t_n)

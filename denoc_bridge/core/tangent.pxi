@@ -66,7 +66,14 @@ cdef void tangent_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
             to_child(&g, mu, mu)
             substitute_forward(i, L, nv, work, phit, W, mu, a, mu)  # qdd_k, mu_k
             joint_rates(i, work, L, nv, v, a, tp, ap, t, ab, ta, aa)
-            for n in range(i[NV]):
+            if dof_index(i) >= 0:  # S = sign e_d, w_c = -2 beta_c exactly (adjoint.pxi)
+                c = i[IDX_V]
+                aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, alpha, beta)
+                axpy6(-2.0 * dv[c], beta, P)
+                axpy6(-dq[c], alpha, P)  # P_k = P_p + w_c dv_c - alpha_c dq_c
+                add_axis(dof_index(i), dof_sign(i) * dv[c], Q)
+                axpy6(-dq[c], beta, Q)  # Q_k = Q_p + S_c dv_c - beta_c dq_c
+            for n in range(i[NV] if dof_index(i) < 0 else 0):
                 c = i[IDX_V] + n
                 joint_axis(i, work, L, nv, n, S)
                 column_terms(i, n, S, tp, ap, t, ta, aa, alpha, beta, w)
