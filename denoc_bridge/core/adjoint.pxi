@@ -7,6 +7,28 @@
 # last link, (t, a, U) for its child modules.
 
 
+cdef inline void adjoint_terms(const int* i, const double* work, Py_ssize_t L, Py_ssize_t nv,
+                               const double* mu, bint solve, const double* tp, const double* ap,
+                               const double* t, const double* ta, const double* aa, double* C,
+                               double* Cw, double* U) noexcept nogil:
+    """alpha_c and beta_c of the columns of joint k into their rows of C (w_c into Cw for a joint
+    of several DOFs) and, unless ``solve`` did, U_k = U_p + sum_c S_c mu_c."""
+    cdef double S[6]
+    cdef double w[6]
+    cdef Py_ssize_t c = i[IDX_V]
+    cdef int n
+    if dof_index(i) >= 0 and solve:  # S = sign e_d: no w_c (adjoint_columns)
+        aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, C + 12 * c, C + 12 * c + 6)
+        return
+    for n in range(i[NV]):
+        c = i[IDX_V] + n
+        joint_axis(i, work, L, nv, n, S)
+        column_terms(i, n, S, tp, ap, t, ta, aa, C + 12 * c, C + 12 * c + 6,
+                     Cw + 6 * c if i[NV] > 1 else w)  # alpha_c, beta_c, w_c
+        if not solve:
+            axpy6(mu[c], S, U)  # U_k = U_p + sum_c S_c mu_c
+
+
 cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                           double* work, const double* v, double* a, double* mu, bint solve,
                           double* buf) noexcept nogil:
@@ -19,7 +41,6 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef bint far = L > PREFETCH_LINKS  # past the caches: the rows ahead
     cdef double* Wb = buf + 24 * L
     cdef double* C = buf + 48 * L
-    cdef double* Cw = C + 12 * nv
     cdef const double* phit = work + dof_row(L, 0) * W + H_PHIT  # the forward dynamics'
     cdef double t[6]
     cdef double ab[6]
@@ -29,16 +50,13 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef double ap[6]
     cdef double ta[6]
     cdef double aa[6]
-    cdef double S[6]
     cdef double h[6]
     cdef double Y[6]
-    cdef double w[6]
-    cdef Py_ssize_t m, k, first, end, c
+    cdef Py_ssize_t m, k, first, end
     cdef const int* i
     cdef const double* f
     cdef double* row
     cdef Frame g
-    cdef int n
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
         module_start(ki, kf, L, module_parent(ki, m), buf, 3, t, ab, U, NULL)
@@ -59,16 +77,7 @@ cdef void adjoint_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
             if solve:  # mu_k of M^-1 lam and U_k = U_p + sum_c S_c mu_c
                 substitute_forward(i, L, nv, work, mu, 1, U, mu, U)
             joint_rates(i, work, L, nv, v, a, tp, ap, t, ab, ta, aa)
-            if dof_index(i) >= 0 and solve:  # S = sign e_d: no w_c (adjoint_columns)
-                c = i[IDX_V]
-                aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, C + 12 * c, C + 12 * c + 6)
-            for n in range(i[NV] if dof_index(i) < 0 or not solve else 0):
-                c = i[IDX_V] + n
-                joint_axis(i, work, L, nv, n, S)
-                column_terms(i, n, S, tp, ap, t, ta, aa, C + 12 * c, C + 12 * c + 6,
-                             Cw + 6 * c if i[NV] > 1 else w)  # alpha_c, beta_c, w_c
-                if not solve:
-                    axpy6(mu[c], S, U)  # U_k = U_p + sum_c S_c mu_c
+            adjoint_terms(i, work, L, nv, mu, solve, tp, ap, t, ta, aa, C, C + 12 * nv, U)
             inertia_times(f + MASS, t, h)  # h_k = I_k t_k
             inertia_times(f + MASS, mf, row + 18)
             add6(work + k * W + C_W, row + 18)  # F_k = w_k + I_k mu_k

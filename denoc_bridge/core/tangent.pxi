@@ -17,6 +17,36 @@ cdef inline void store_module_end(double* row, const double* t, const double* a,
         copy6(Y, row + 18)
 
 
+cdef inline void tangent_columns(const int* i, const double* work, Py_ssize_t L, Py_ssize_t nv,
+                                 const double* dq, const double* dv, const double* tp,
+                                 const double* ap, const double* t, const double* ta,
+                                 const double* aa, double* P, double* Q) noexcept nogil:
+    """P_k = P_p + sum_c (w_c dv_c - alpha_c dq_c), Q_k = Q_p + sum_c (S_c dv_c - beta_c dq_c)
+    over the columns of joint k (P, Q hold P_p, Q_p in link k's frame); for S = sign e_d,
+    w_c = -2 beta_c exactly (adjoint.pxi) and S_c dv_c one component."""
+    cdef double S[6]
+    cdef double alpha[6]
+    cdef double beta[6]
+    cdef double w[6]
+    cdef Py_ssize_t c = i[IDX_V]
+    cdef int n
+    if dof_index(i) >= 0:
+        aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, alpha, beta)
+        axpy6(-2.0 * dv[c], beta, P)
+        axpy6(-dq[c], alpha, P)
+        add_axis(dof_index(i), dof_sign(i) * dv[c], Q)
+        axpy6(-dq[c], beta, Q)
+        return
+    for n in range(i[NV]):
+        c = i[IDX_V] + n
+        joint_axis(i, work, L, nv, n, S)
+        column_terms(i, n, S, tp, ap, t, ta, aa, alpha, beta, w)
+        axpy6(dv[c], w, P)
+        axpy6(-dq[c], alpha, P)
+        axpy6(dv[c], S, Q)
+        axpy6(-dq[c], beta, Q)
+
+
 cdef void tangent_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                           double* work, const double* v, double* a, const double* dq,
                           const double* dv, double* buf) noexcept nogil:
@@ -36,17 +66,12 @@ cdef void tangent_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
     cdef double ap[6]
     cdef double ta[6]
     cdef double aa[6]
-    cdef double S[6]
-    cdef double alpha[6]
-    cdef double beta[6]
-    cdef double w[6]
     cdef double h[6]
     cdef double* F
-    cdef Py_ssize_t m, k, first, end, c
+    cdef Py_ssize_t m, k, first, end
     cdef const int* i
     cdef const double* f
     cdef Frame g
-    cdef int n
     for m in range(n_modules(ki, L)):  # inter-modular: M_1 .. M_s
         first, end = ki[m * NI + MFIRST], ki[m * NI + MEND]
         module_start(ki, kf, L, module_parent(ki, m), buf, 4, t, ab, P, Q)
@@ -66,21 +91,7 @@ cdef void tangent_forward(const int* ki, const double* kf, Py_ssize_t L, Py_ssiz
             to_child(&g, mu, mu)
             substitute_forward(i, L, nv, work, phit, W, mu, a, mu)  # qdd_k, mu_k
             joint_rates(i, work, L, nv, v, a, tp, ap, t, ab, ta, aa)
-            if dof_index(i) >= 0:  # S = sign e_d, w_c = -2 beta_c exactly (adjoint.pxi)
-                c = i[IDX_V]
-                aligned_rate_terms(dof_index(i), dof_sign(i), tp, ap, alpha, beta)
-                axpy6(-2.0 * dv[c], beta, P)
-                axpy6(-dq[c], alpha, P)  # P_k = P_p + w_c dv_c - alpha_c dq_c
-                add_axis(dof_index(i), dof_sign(i) * dv[c], Q)
-                axpy6(-dq[c], beta, Q)  # Q_k = Q_p + S_c dv_c - beta_c dq_c
-            for n in range(i[NV] if dof_index(i) < 0 else 0):
-                c = i[IDX_V] + n
-                joint_axis(i, work, L, nv, n, S)
-                column_terms(i, n, S, tp, ap, t, ta, aa, alpha, beta, w)
-                axpy6(dv[c], w, P)
-                axpy6(-dq[c], alpha, P)  # P_k = P_p + sum_c (w_c dv_c - alpha_c dq_c)
-                axpy6(dv[c], S, Q)
-                axpy6(-dq[c], beta, Q)  # Q_k = Q_p + sum_c (S_c dv_c - beta_c dq_c)
+            tangent_columns(i, work, L, nv, dq, dv, tp, ap, t, ta, aa, P, Q)
             inertia_times(f + MASS, t, h)  # h_k = I_k t_k
             inertia_times(f + MASS, mu, F)
             add6(work + k * W + C_W, F)  # F_k = w_k + I_k mu_k (000 eqs. 1-2b)
@@ -116,6 +127,16 @@ cdef inline void tangent_rows(const int* i, const double* work, Py_ssize_t L, Py
     fcross(s, F, x)
 
 
+cdef inline void solve_rows(const int* i, Py_ssize_t L, Py_ssize_t nv, double* work,
+                            const double* dtau, double* out, double* xi) noexcept nogil:
+    """The JVP's right side at joint k, out_r = dtau_r - out_r, and the solve's step 1 there
+    (phitilde into the DOF rows of ``work``, xi += Psi_k phihat_k)."""
+    cdef Py_ssize_t r
+    for r in range(i[IDX_V], i[IDX_V] + i[NV]):
+        out[r] = dtau[r] - out[r]
+    substitute_back(i, L, nv, work, out, work + dof_row(L, 0) * W + H_PHIT, W, xi)
+
+
 cdef void tangent_backward(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,
                            double* work, const double* dq, const double* dtau, double* buf,
                            double* out) noexcept nogil:
@@ -127,12 +148,11 @@ cdef void tangent_backward(const int* ki, const double* kf, Py_ssize_t L, Py_ssi
     link, xi through the module rows)."""
     cdef bint far = L > PREFETCH_LINKS  # past the caches: the rows behind
     cdef double* Wb = buf + 24 * L
-    cdef double* phit = work + dof_row(L, 0) * W + H_PHIT
     cdef double E[6]
     cdef double F[6]
     cdef double x[6]
     cdef double xi[6]
-    cdef Py_ssize_t m, k, p, first, end, r
+    cdef Py_ssize_t m, k, p, first, end
     cdef const int* i
     cdef Frame g
     for m in range(n_modules(ki, L)):
@@ -153,9 +173,7 @@ cdef void tangent_backward(const int* ki, const double* kf, Py_ssize_t L, Py_ssi
                     prefetch(work + ihatinv_row(L, nv, i[IDX_V] - AHEAD) * W)
             tangent_rows(i, work, L, nv, dq, E, F, out, x)
             if dtau != NULL:
-                for r in range(i[IDX_V], i[IDX_V] + i[NV]):
-                    out[r] = dtau[r] - out[r]
-                substitute_back(i, L, nv, work, out, phit, W, xi)
+                solve_rows(i, L, nv, work, dtau, out, xi)
             if p < 0:
                 continue
             frame_of(i, kf + k * NT, work, L, k, &g)
