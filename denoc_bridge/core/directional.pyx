@@ -13,7 +13,7 @@ With ``qdd = FD(q, v, tau)`` and the implicit-function theorem on ``ID(q, v, FD)
 where ``dtau_dq`` and ``dtau_dv`` are the derivatives of inverse dynamics (RNEA, 000 eqs. 1-2b)
 at (q, v, qdd), q perturbed in Pinocchio's tangent space.  The solves ``M^-1 x`` reuse the
 articulated factors of the forward dynamics of the same call (000 Table 3): the tree's
-``forward_dynamics_passes(..., factors=True)`` and ``factorised_solve`` (tree.pxd).  Every
+``twist_forward_recursion`` and ``articulated_backward_recursion`` (tree.pxd).  Every
 link's quantities are in its own frame (as Pinocchio's ``computeRNEADerivatives`` in local
 frames): motions pass from parent to child by ``A_{k,b}`` and forces back by ``A_{k,b}^T`` (000
 eqs. 4-5, the coded rotations E_k and offsets r_k that the forward dynamics left in the work
@@ -46,7 +46,14 @@ universal joint; Yc, Zc, Fc the subtree sums of Y, Z, F):
     (dtau_dv^T mu)_c = Zc_k . S_c + Yc_k . w_c                                       (backward)
 
 So a JVP is the factorised forward dynamics, a forward and a backward sweep of 6-vectors and one
-solve; a VJP one solve and the two transposed sweeps.  The sweeps run module by module (000's
+solve; a VJP one solve and the two transposed sweeps.  Passes that run in the same direction
+share one loop over the links (substitution.pxi's per-link steps of 000 Table 3): the forward
+dynamics' step 2 (qdd, and its forward vector mu_k = a_k - a_k(qdd = 0), so that the link
+wrench is ``F_k = w_k + I_k mu_k`` from the twist pass's w_k) runs in the forward sweep, the
+JVP's solve its step 1 in the tangent backward sweep and its step 2 after it (the tree's
+``acceleration_forward_links``), the VJP's solve its step 1 before the adjoint forward sweep
+and its step 2 in it (the solve's forward vector is U).  Five passes over the links for each
+(the forward dynamics alone: three; before the fusion seven).  The sweeps run module by module (000's
 kinematic modules, serial chains): along a module the recursions' vectors stay in registers,
 and only a module's last link hands its vectors to the child modules (the buffer's rows).
 
@@ -76,7 +83,7 @@ from libc.math cimport sqrt
 from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, model_nq, model_nv, modules_fit
 from denoc_bridge.core.arrays cimport take as inline_take
 from denoc_bridge.core.tables cimport *
-from denoc_bridge.core.tree cimport factorised_solve, forward_dynamics_passes
+from denoc_bridge.core.tree cimport acceleration_forward_links, articulated_backward_recursion, twist_forward_recursion
 from denoc_bridge.core.vectors cimport cross3
 
 cnp.import_array()
@@ -97,6 +104,7 @@ cdef extern from *:
 
 include "spatial.pxi"
 include "directional_terms.pxi"
+include "substitution.pxi"
 include "tangent.pxi"
 include "adjoint.pxi"
 include "directional_entry.pxi"

@@ -15,7 +15,7 @@ cdef extern from *:
     long OVERFLOW "DB_DIRECTIONAL_OVERFLOW"
 
 
-cdef enum:  # doubles of the buffer per link and per DOF: Wp (24), Wb (24) per link, C (18) per DOF
+cdef enum:  # doubles of the buffer per link and per DOF: Wp (24), Wb (24) per link, C (12 + 6) per DOF
     BUF_PER_LINK = 48
     BUF_PER_DOF = 18
     CHECK_AHEAD = 64  # rows ahead of the checks' pass (prefetch)
@@ -161,42 +161,48 @@ cdef inline long finite_result(const double* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef long factorised_forward_dynamics(const State* s, double* qdd) noexcept nogil:
-    """qdd = FD(q, v, tau), keeping the articulated factors and the geometry in ``work`` for the
-    solves and the sweeps: 0, k + 1 (a singular articulated inertia of link k) or OVERFLOW."""
-    cdef long status = forward_dynamics_passes(s.ki, s.kf, s.L, s.nv, s.work, s.q, s.nq, s.v, s.tau,
-                                               s.fext, qdd, True)
-    return status if status else finite_result(qdd, s.nv)
+    """The forward dynamics' first two passes (000 Table 3), qdd = 0 for the wrenches w_k:
+    the twists, the articulated factors and the geometry in ``work`` for the sweeps, which run
+    step 2 (the accelerations) themselves; 0 or k + 1 (a singular articulated inertia of link
+    k)."""
+    cdef Py_ssize_t j, k
+    for j in range(s.nv):
+        qdd[j] = 0.0
+    twist_forward_recursion(s.ki, s.kf, s.L, s.nv, s.q, s.nq, s.v, qdd, s.fext, s.work, False)
+    k = articulated_backward_recursion(s.ki, s.kf, s.L, s.nv, s.tau, s.work, True)
+    return k + 1 if k >= 0 else 0
 
 
 cdef long jvp(const State* s, const double* dq, const double* dv, const double* dtau, double* qdd,
               double* out) noexcept nogil:
-    """qdd = FD(q, v, tau) and out = M^-1 (dtau - dtau_dq dq - dtau_dv dv)."""
+    """qdd = FD(q, v, tau) and out = M^-1 (dtau - dtau_dq dq - dtau_dv dv): the accelerations in
+    the tangent forward sweep, the solve's step 1 in its backward sweep, then the solve's
+    step 2."""
     cdef long status = factorised_forward_dynamics(s, qdd)
-    cdef double* rhs = s.buf + BUF_PER_LINK * s.L  # the VJP's per-DOF rows, unused here
-    cdef Py_ssize_t j
     if status:
         return status
-    tangent_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, qdd, s.fext, dq, dv, s.buf)
-    tangent_backward(s.ki, s.kf, s.L, s.nv, s.work, dq, s.buf, rhs)
-    for j in range(s.nv):
-        rhs[j] = dtau[j] - rhs[j]
-    factorised_solve(s.ki, s.kf, s.L, s.nv, s.work, rhs, out, s.L)
+    tangent_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, qdd, dq, dv, s.buf)
+    status = finite_result(qdd, s.nv)
+    if status:
+        return status
+    tangent_backward(s.ki, s.kf, s.L, s.nv, s.work, dq, dtau, s.buf, out)
+    acceleration_forward_links(s.ki, s.kf, s.L, s.nv, s.work, out, s.L)
     return finite_result(out, s.nv)
 
 
 cdef long vjp(const State* s, const double* lam, double* qdd, double* gq, double* gv,
               double* gtau) noexcept nogil:
-    """qdd = FD(q, v, tau), gtau = mu = M^-1 lam, gq = -dtau_dq^T mu, gv = -dtau_dv^T mu."""
+    """qdd = FD(q, v, tau), gtau = mu = M^-1 lam, gq = -dtau_dq^T mu, gv = -dtau_dv^T mu: the
+    solve's step 1, then the accelerations and its step 2 in the adjoint forward sweep."""
     cdef long status = factorised_forward_dynamics(s, qdd)
-    cdef Py_ssize_t j
     if status:
         return status
-    factorised_solve(s.ki, s.kf, s.L, s.nv, s.work, lam, gtau, s.L)
-    adjoint_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, qdd, s.fext, gtau, s.buf)
-    adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, gtau, s.buf, gq, gv)
-    for j in range(s.nv):
-        gq[j] = -gq[j]
-        gv[j] = -gv[j]
+    solve_backward(s.ki, s.kf, s.L, s.nv, s.work, lam, gtau)
+    adjoint_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, qdd, gtau, True, s.buf)
+    status = finite_result(qdd, s.nv)
+    if status:
+        return status
+    adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, gtau, s.buf, -1.0, gq, gv)
     status = finite_result(gtau, s.nv)
     if status == 0:
         status = finite_result(gq, s.nv)
@@ -267,8 +273,10 @@ def tangent_sweeps_state(kt, work, buf, q, v, tau, fext, dq, dv, mu, qdd, jvp, g
         if status == 0:
             status = factorised_forward_dynamics(&s, x[3].data)
         if status == 0:
-            tangent_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, x[3].data, s.fext, x[0].data, x[1].data, s.buf)
-            tangent_backward(s.ki, s.kf, s.L, s.nv, s.work, x[0].data, s.buf, x[4].data)
-            adjoint_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, x[3].data, s.fext, x[2].data, s.buf)
-            adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, x[2].data, s.buf, x[5].data, x[6].data)
+            tangent_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, x[3].data, x[0].data, x[1].data, s.buf)
+            status = finite_result(x[3].data, s.nv)
+        if status == 0:
+            tangent_backward(s.ki, s.kf, s.L, s.nv, s.work, x[0].data, NULL, s.buf, x[4].data)
+            adjoint_forward(s.ki, s.kf, s.L, s.nv, s.work, s.v, x[3].data, x[2].data, False, s.buf)
+            adjoint_backward(s.ki, s.kf, s.L, s.nv, s.work, x[2].data, s.buf, 1.0, x[5].data, x[6].data)
     return status

@@ -178,19 +178,6 @@ cdef inline void inertia_times(const double* I, const double* x, double* o) noex
     o[5] = m * v2 - h0 * w1 + h1 * w0
 
 
-cdef inline void link_wrench(const double* I, const double* t, const double* a, const double* fe,
-                             double* h, double* F) noexcept nogil:
-    """h = I t and F = I a + t x* h - f_ext (000 eqs. 1-2b; ``fe`` the link's external wrench
-    [n; f] in its frame, about its origin, or NULL)."""
-    cdef double x[6]
-    inertia_times(I, t, h)  # h_k = I_k t_k
-    inertia_times(I, a, F)
-    fcross(t, h, x)
-    add6(x, F)  # F_k = I_k a_k + t_k x* h_k
-    if fe != NULL:
-        axpy6(-1.0, fe, F)  # - f_ext
-
-
 cdef inline void tangent_wrench(const double* I, const double* t, const double* h, const double* P,
                                 const double* Q, double* D) noexcept nogil:
     """D = I P + C Q = I (P + Q x t) + Q x* h + t x* (I Q): the tangent of the link wrench F for
@@ -291,14 +278,21 @@ cdef inline void terms_against(const double* S, const double* tl, const double* 
     mcross(x, S, w)  # w_c = (t_l + t_n) x S_c
 
 
-cdef inline void aligned_terms(int d, double c, const double* tl, const double* al, const double* tn,
-                               double* alpha, double* beta, double* w) noexcept nogil:
-    """terms_against for the axis S = c e_d."""
+cdef inline void aligned_rate_terms(int d, double c, const double* tl, const double* al,
+                                    double* alpha, double* beta) noexcept nogil:
+    """alpha_c and beta_c of terms_against for the axis S = c e_d."""
     cdef double x[6]
     axis_cross(d, c, tl, beta)  # beta_c = S_c x t_l
     axis_cross(d, c, al, alpha)
     mcross(beta, tl, x)
     axpy6(-1.0, x, alpha)  # alpha_c = S_c x a_l - beta_c x t_l
+
+
+cdef inline void aligned_terms(int d, double c, const double* tl, const double* al, const double* tn,
+                               double* alpha, double* beta, double* w) noexcept nogil:
+    """terms_against for the axis S = c e_d."""
+    cdef double x[6]
+    aligned_rate_terms(d, c, tl, al, alpha, beta)
     copy6(tl, x)
     add6(tn, x)
     axis_cross(d, -c, x, w)  # w_c = (t_l + t_n) x S_c = - S_c x (t_l + t_n)
@@ -352,3 +346,15 @@ cdef inline void module_start(const int* ki, const double* kf, Py_ssize_t L, Py_
     copy6(row + 12, X)
     if nvec == 4:
         copy6(row + 18, Y)
+
+
+cdef inline void module_accelerations(const int* ki, Py_ssize_t L, Py_ssize_t nv,
+                                      const double* work, Py_ssize_t m, double* mu) noexcept nogil:
+    """The forward vector mu of 000 Table 3 (step 2) a module starts from: zero at the base, else
+    what its parent module's last link left in that module's vector row (as
+    acceleration_forward_links, tree module)."""
+    cdef Py_ssize_t mp = ki[m * NI + MPARENT]
+    if mp < 0:
+        zero6(mu)
+    else:
+        copy6(work + (module_row(L, nv, mp) + M_VEC) * W, mu)

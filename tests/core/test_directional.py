@@ -140,6 +140,35 @@ def test_universal_joints_match_central_differences(seed):
     assert relative_error(gv, rows_v) <= 1e-12
 
 
+FUSED_MODELS = {
+    "tree of every joint type": lambda: random_model(seed=11, n_links=14, branching=0.4, floating_base=True),
+    "universal joints": lambda: random_model(seed=12, n_links=8, branching=0.3, joint_types=(JT.UNIVERSAL,)),
+    "chain past the prefetch size": lambda: db.generators.chain(T.PREFETCH_LINKS + 500),
+}
+
+
+@pytest.mark.parametrize("name", list(FUSED_MODELS))
+def test_the_fused_solves_equal_the_sweeps_and_a_dense_solve(name):
+    """The entries run the solves inside the sweeps (the forward dynamics' accelerations in the
+    forward sweep, the JVP's step 1 in its backward sweep, the VJP's step 2 in its forward sweep);
+    ``tangent_sweeps_state`` runs the same sweeps without them (``dtau`` NULL, ``mu`` given).  The
+    two agree through a dense M: out = M^-1 (dtau - jvp), gtau = M^-1 lam and (gq, gv) = -(the
+    sweeps' adjoint at mu = gtau); on trees of modules, multi-DOF joints, external wrenches and a
+    chain whose passes prefetch."""
+    model = FUSED_MODELS[name]()
+    jv, vj = arguments(model, "jvp", 3), arguments(model, "vjp", 3)
+    assert call("jvp", jv) == 0 and call("vjp", vj) == 0
+    q, v, tau, fext = random_state(model, 3)
+    M = db.mass_matrix(model, q)
+    qdd, r, _, _ = sweeps(model, q, v, tau, fext, jv["dq"], jv["dv"], np.zeros(model.nv))
+    assert np.array_equal(jv["qdd"], qdd) and np.array_equal(vj["qdd"], qdd)
+    scale = np.linalg.norm(M, 2)
+    for x, rhs in ((jv["out"], jv["dtau"] - r), (vj["gtau"], vj["lam"])):  # backward-stable solves
+        assert np.linalg.norm(M @ x - rhs) <= 1e-11 * scale * np.linalg.norm(x)
+    _, _, gq, gv = sweeps(model, q, v, tau, fext, jv["dq"], jv["dv"], vj["gtau"])
+    assert relative_error(vj["gq"], -gq) <= 1e-13 and relative_error(vj["gv"], -gv) <= 1e-13
+
+
 # ---------------------------------------------------------------------------- the boundary
 ENTRIES = {
     "jvp": (cdir.forward_dynamics_jvp_state, ("dq", "dv", "dtau"), ("qdd", "out")),
