@@ -31,8 +31,9 @@ from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, mode
                                        parents_fit, table_fits, take)
 from denoc_bridge.core.configuration cimport model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_substitute
-from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, loop_accelerations, packed_of,
-                                      project_loops, select_rows, stacked_cuts_of)
+from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, independent_rows, largest,
+                                      loop_accelerations, packed_of, project_loops, select_rows,
+                                      stacked_cuts_of)
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (MimicMaps, expand_configuration, expand_velocity, factorised_solve,
                                      forward_dynamics_passes, mimic_maps, world_frames)

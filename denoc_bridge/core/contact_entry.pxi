@@ -327,8 +327,8 @@ cdef long bilateral_of(object loops, Run* s) except -100:
     in [0, 1), the loops' tolerance >= 0, Gauss-Newton steps >= 0) into s.bl: 0, or -2 for a
     length, an index, a number or an option that does not fit (loops.pxd cuts_of).  A
     MimicModel's (after mimic_of): its rows K stacked ahead of its tree's cut joints
-    (stacked_cuts_of, ``sb`` sized for nc + m rows), which contact_steps then refuses (-2) but
-    for none: a MimicModel whose tree has loops steps in Python."""
+    (stacked_cuts_of, ``sb`` sized for nc + m rows), the tree's loops closed after each step by
+    close_mimic_loops (contact_mimic.pxi)."""
     cdef Packed pk
     cdef Loop* lp = &s.bl.lp
     pi, pf, sb, rtol, tol, max_iter = loops
@@ -374,6 +374,9 @@ cdef int run_scratch(Run* s) except -1:
     if s.tau_a == NULL or s.ids == NULL or (s.bl.on and s.bl.YC == NULL) or (s.mimic and s.qr == NULL):
         free_run(s)
         raise MemoryError()
+    if newton_scratch(s) != 0:
+        free_run(s)
+        raise MemoryError()
     s.bl.GC = s.bl.YC + mc * nv
     s.bl.B = s.bl.GC + mc * mc
     s.bl.X = s.bl.B + 3 * mm * mc
@@ -399,14 +402,41 @@ cdef int run_scratch(Run* s) except -1:
     return 0
 
 
+cdef int newton_scratch(Run* s) noexcept nogil:
+    """The scratch of close_mimic_loops (a MimicModel whose tree has loops; nt.m = 0 for any
+    other run): 0, or -1 when the memory is not there."""
+    cdef Py_ssize_t m = s.bl.lp.cu.m if (s.mimic and s.bl.on) else 0, n = s.nvs
+    s.nt.m = m
+    if m == 0:
+        return 0
+    s.nt.CG = <double*>calloc(4 * m * n + m * m + m + n + s.nv + 1, sizeof(double))
+    s.nt.rows = <cnp.int64_t*>calloc(2 * m + 2 * n + 1, sizeof(cnp.int64_t))
+    if s.nt.CG == NULL or s.nt.rows == NULL:
+        return -1
+    s.nt.Cr = s.nt.CG + m * n
+    s.nt.Q = s.nt.Cr + m * n
+    s.nt.T = s.nt.Q + m * n
+    s.nt.A = s.nt.T + m * n
+    s.nt.b = s.nt.A + m * m
+    s.nt.dv = s.nt.b + m
+    s.nt.dvf = s.nt.dv + n
+    s.nt.piv = s.nt.rows + m
+    s.nt.dep = s.nt.piv + n
+    s.nt.isdep = s.nt.dep + m
+    return 0
+
+
 cdef void free_run(Run* s) noexcept nogil:
     free(s.tau_a)
     free(s.ids)
     free(s.G)
     free(s.bl.YC)
     free(s.qr)
+    free(s.nt.CG)
+    free(s.nt.rows)
     free_frames(&s.rw)
     s.tau_a, s.ids, s.G, s.bl.YC, s.qr = NULL, NULL, NULL, NULL, NULL
+    s.nt.CG, s.nt.rows = NULL, NULL
 
 
 def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_t save_every,
@@ -419,10 +449,11 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
     ``saves`` and ``loops`` (None for a tree without loop closures or joint couplings): see
     drive_of, points_of, rows_of, state_of, saves_of and bilateral_of; ``mimic`` (None but for
     a MimicModel, whose ``kt``, ``work``, drive and rows are its tree's, its state and saves
-    reduced, and whose ``loops`` are its tree's, without cut joints): see mimic_of."""
+    reduced, and whose ``loops`` are its tree's cut joints, if any): see mimic_of."""
     cdef Run s
     cdef Py_ssize_t k = k0
     s.bl.on, s.bl.YC, s.mimic, s.qr, s.Kc = False, NULL, False, NULL, NULL
+    s.nt.m, s.nt.CG, s.nt.rows = 0, NULL, NULL
     cdef long status = model_of(kt, work, &s.ki, &s.kf, &s.L, &s.work)
     if status:
         return k0, status
@@ -444,8 +475,6 @@ def contact_steps(kt, work, drive, points, rows, solver, state, saves, Py_ssize_
         status = saves_of(saves, save_every, k1, &s)
     if status == 0 and loops is not None:
         status = bilateral_of(loops, &s)
-    if status == 0 and s.mimic and s.bl.lp.cu.m != 0:  # its tree's loops: the Python step's
-        status = -2
     if status == 0 and not (all_finite(s.qs, s.nqs) and all_finite(s.vs, s.nvs)):
         status = -1
     if status:

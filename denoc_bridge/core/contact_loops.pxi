@@ -23,6 +23,22 @@ cdef struct Bilateral:  # the loops of a contact run (``on`` False: a plain tree
     double* qn  # (nq,) the projection's scratch
 
 
+cdef struct Newton:  # a MimicModel with loops: their closing on the reduced coordinates (scratch)
+    Py_ssize_t m  # the loops' rows (0: none, nothing to close beyond the mimic relations)
+    double* CG  # (m, nvs) the loops' rows on the reduced velocities, C G
+    double* Cr  # (m, nvs) its independent rows
+    double* Q  # (m nvs) the pivoted Gram-Schmidt's scratch
+    double* T  # (nvs, m) Cr's columns, the last first
+    double* A  # (m, m) Cr's dependent columns, then their LU factors
+    double* b  # (m,)
+    double* dv  # (nvs,) a step of the dependent coordinates
+    double* dvf  # (nv,) the same on the tree, G dv
+    cnp.int64_t* rows  # (m,) the independent rows of C G
+    cnp.int64_t* piv  # (nvs,) the columns chosen (T's rows)
+    cnp.int64_t* dep  # (m,) the dependent coordinates, increasing
+    cnp.int64_t* isdep  # (nvs,) 1 for a dependent coordinate
+
+
 cdef inline double row_dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
     """a[:n] . b[:n]"""
     cdef double s = 0.0

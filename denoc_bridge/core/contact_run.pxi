@@ -20,7 +20,9 @@
 # K are constant bilateral rows stacked ahead of its tree's loops (if any) on the same layer,
 # the state is expanded on entry, moved back onto the relations (q = G q_r + offset,
 # v = G v_r from the kept entries) where the Python step's reduced state would be, and saved
-# reduced (q_r = q[q_keep], v_r = v[v_keep]).
+# reduced (q_r = q[q_keep], v_r = v[v_keep]).  Its tree's loops are closed after step 4 as the
+# Python step closes them: Newton on the dependent reduced coordinates, then v = E v_i (004
+# eqs. 26 and 16; close_mimic_loops).
 #
 # A step that needs more than PGS (the Python layer's fallbacks: the all-sticking solution,
 # ADMM) or meets a non-finite value or a singular articulated inertia (named there) is left
@@ -105,6 +107,7 @@ cdef struct Run:
     double* vs
     double* qr  # scratch nqs + nvs: a reduced state (a MimicModel)
     double* vr
+    Newton nt  # a MimicModel whose tree has loops: their closing (contact_mimic.pxi)
 
 
 cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
@@ -374,7 +377,7 @@ cdef long contact_step(Run* s, Py_ssize_t k) noexcept nogil:
         onto_relations(s, s.q_plus, NULL)
     if not (correct_positions(s) and all_finite(s.q_plus, s.nq)):
         return STEP_PYTHON
-    if s.bl.on and not s.mimic and not close_loops(s):  # a MimicModel's K: onto_relations
+    if s.bl.on and not (close_mimic_loops(s) if s.mimic else close_loops(s)):
         return STEP_PYTHON
     take_step(s, m)
     if (k + 1) % s.save_every == 0:

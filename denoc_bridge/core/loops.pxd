@@ -4,7 +4,8 @@ cimport Loop, loop_accelerations, ...``): the run of a loop system (run.pyx) and
 (contact.pyx) take a tree with loops as a ``Loop`` (the table, its work array, the cut joints
 and the scratch carved from the packed ``sb`` of constraints/packed.py), its accelerations and
 its projection; the contact run also its independent rows at a configuration
-(constraint_rows, select_rows).
+(constraint_rows, select_rows) and the pivoted Gram-Schmidt they use (independent_rows: a
+MimicModel with loops partitions its reduced coordinates with it).
 
 ``packed_of`` takes pi, pf and sb (their types checked: TypeError), ``cuts_of`` checks their
 lengths and indices against the model already in the Loop (ki, kf, L, nq, nv, work) and carves
@@ -109,3 +110,5 @@ cdef long project_within(Loop* lp, double* q, double* v, double rtol, double tol
                          double accept, double* qn, double* err, double* err0) noexcept nogil
 cdef void constraint_rows(Loop* lp, const double* q, const double* v, bint with_bias) noexcept nogil
 cdef Py_ssize_t select_rows(Loop* lp, double rtol) noexcept nogil
+cdef Py_ssize_t independent_rows(const double* C, Py_ssize_t m, Py_ssize_t nv, Py_ssize_t hi,
+                                 double rtol, double* Q, cnp.int64_t* rows) noexcept nogil

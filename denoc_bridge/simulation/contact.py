@@ -112,6 +112,8 @@ SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the posit
 MIN_MARGIN = 1e-3
 #: m and rad: the loop closures' error left after each step of a model with loops
 LOOP_TOL = 1e-12
+#: a MimicModel whose tree has loops steps compiled (False: in Python; _Stepper.python_only)
+MIMIC_LOOPS_COMPILED = False
 
 
 def _torque(model: Any, tau: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
@@ -232,9 +234,12 @@ class _Stepper:
         self.mimic = isinstance(model, MimicModel)
         tree = model.tree if self.mimic else model
         self.tree_only = not (self.mimic or tree.loops)  # no bilateral rows
-        # a MimicModel whose tree has loops closes them by coordinate partitioning (module
-        # docstring), which the compiled run does not do: its steps run in Python
-        self.python_only = self.mimic and bool(tree.loops)
+        # a MimicModel whose tree has loops: the compiled run closes them as the Python step does
+        # (core/contact_mimic.pxi close_mimic_loops, equal to it through the fall and the impact),
+        # but at rest its fingers' contact problem is statically indeterminate and PGS's answer
+        # there turns on round-off (module docstring): its steps stay in Python until the solver
+        # picks one answer for both
+        self.python_only = self.mimic and bool(tree.loops) and not MIMIC_LOOPS_COMPILED
         # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
         # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt.
         # On a MimicModel they go on the tree's diagonal, the hold's on the mimicked joints'

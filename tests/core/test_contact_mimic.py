@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.constraints import mimic_loops
 from denoc_bridge.constraints.contact import lifted, lowest_point
 from denoc_bridge.core import contact as cc
 from denoc_bridge.multibody.contact import Ground, contact_point
@@ -38,7 +39,7 @@ from denoc_bridge.simulation import contact as sc
 from denoc_bridge.simulation.contact import simulate_contact
 from tests.core.test_contact_entries import refusal_setup
 
-from .test_contact_loops import counted, same_runs
+from .test_contact_loops import FIELDS, counted, same_runs
 
 GRIPPER = str(Path(__file__).resolve().parents[2] / "urdf" / "mimic_gripper.urdf")
 
@@ -189,3 +190,67 @@ def test_a_mimic_run_refuses_what_does_not_fit_and_computes_nothing(gripper):
     assert steps((imap, fmap, K)) == (10, cc.DONE)
     assert not np.array_equal(run.q, before)
     assert run.saves[1].shape[1] == model.nq and np.array_equal(run.saves[1][10], run.q)
+
+
+@pytest.fixture(scope="module")
+def fivebar():
+    """The geared five-bar (mimic cranks and fingers, the tip a loop closure) over a ground under
+    its fingers, as tests/simulation/test_contact_constraints.py drops it."""
+    model = db.generators.geared_fivebar()
+    q0 = db.loops.project_configuration(model, db.generators.GEARED_FIVEBAR_Q)
+    points = [contact_point(model, f, radius=0.02) for f in ("finger_left_link", "finger_right_link")]
+    return model, q0, points, Ground(height=0.2, mu=0.6)
+
+
+#: the five-bar's steps up to its first at-rest contact problem (step 206: statically
+#: indeterminate, PGS stalls and the Python layer's all-sticking answer is taken): the fall
+#: (0-201) and the impact on both fingers (202-205)
+FIVEBAR_STEPS = 206
+
+
+def test_the_fivebar_falls_and_lands_compiled_as_the_python_step(fivebar, monkeypatch):
+    """Its loop closed after each step as the Python step closes it (Newton on the dependent
+    coordinates, then v = E v_i; core/contact_mimic.pxi close_mimic_loops): every step compiled,
+    the Python step's trajectory to 1e-10 of each field's scale, the loop closed to LOOP_TOL, the
+    jaw's mirror symmetry kept (the two fingers' forces equal)."""
+    model, q0, points, ground = fivebar
+    args = (model, q0, np.zeros(model.nv), FIVEBAR_STEPS * 1e-3, 1e-3, ground, points)
+    reference = simulate_contact(*args, compiled=False)
+    monkeypatch.setattr(sc, "MIMIC_LOOPS_COMPILED", True)
+    taken = counted(monkeypatch)
+    traj = simulate_contact(*args)
+    assert taken == [] and traj.status == "completed"
+    for field in FIELDS:  # same_runs's, on the 4 steps of the impact's centres of pressure
+        x, y = getattr(traj, field), getattr(reference, field)
+        scale = max(float(np.abs(y).max(initial=0.0)), 1e-3)
+        assert np.abs(x - y).max(initial=0.0) <= 1e-10 * scale, (field, np.abs(x - y).max(), scale)
+    np.testing.assert_array_equal(np.isnan(traj.contact_point), np.isnan(reference.contact_point))
+    assert np.nanmax(np.abs(traj.contact_point - reference.contact_point)) <= 1e-10
+    assert max(np.abs(db.loops.loop_residual(model, q)).max() for q in traj.q) <= sc.LOOP_TOL
+    f = traj.contact_force
+    assert np.abs(f[-2]).max() > 1.0  # both fingers on the ground
+    assert np.abs(f[:, 0] - f[:, 1]).max() <= 1e-9 * np.abs(f).max()
+    assert np.abs(traj.q[:, 2]).max() < 1e-15 and np.abs(traj.v[:, 2]).max() < 1e-11  # the jaw
+
+
+def test_the_fivebar_closed_in_the_kinetic_energy_metric_is_another_run(fivebar, monkeypatch):
+    """The comparison above tells the two closings apart (so it can fail): the Python step with
+    its loop closed as the loop models close theirs (mimic_loops.kinetic_projection: Gauss-Newton
+    and the velocity projection in the kinetic-energy metric, the rows [K; C]) comes out of the
+    impact another way (0.02 rad/s after it, not 0.5) and leaves the compiled run's."""
+    model, q0, points, ground = fivebar
+    args = (model, q0, np.zeros(model.nv), FIVEBAR_STEPS * 1e-3, 1e-3, ground, points)
+    monkeypatch.setattr(sc, "MIMIC_LOOPS_COMPILED", True)
+    compiled = simulate_contact(*args)
+
+    def kinetic(model, q, v):
+        qn, vn, _, _ = mimic_loops.kinetic_projection(model, q, v, tol=sc.LOOP_TOL)
+        q[:] = qn
+        return vn
+
+    monkeypatch.setattr(sc, "project_configuration", lambda model, q, tol: q)
+    monkeypatch.setattr(sc, "project_velocity", kinetic)
+    other = simulate_contact(*args, compiled=False)
+    with pytest.raises(AssertionError):
+        same_runs(compiled, other)
+    assert np.abs(compiled.v - other.v).max() > 1e-2 * np.abs(compiled.v).max()
