@@ -63,7 +63,10 @@ on the same layer and eliminated from the Delassus operator the same way, the st
 the start of a run, put back onto the relations where the Python step reduces it and saved
 reduced (``q[q_keep]``, ``v[v_keep]``), its joint limits the tree's rows (a mimic joint's limit
 acts on its mimicked joint through ``K``).  A MimicModel whose tree has loops steps in Python
-(the coordinate-partitioning projection above is not compiled).
+(:data:`MIMIC_LOOPS_COMPILED`): the compiled run closes its loops as the Python step does
+(``close_mimic_loops``) and equals it through a fall and a landing, but at rest the geared
+five-bar's fingers meet a statically indeterminate contact problem whose answer (PGS's, or the
+all-sticking one where PGS stalls) turns on round-off there.
 """
 
 from __future__ import annotations
