@@ -62,11 +62,13 @@ constant bilateral rows ``K`` (``K_j = e_s - mult e_m``, ``K G = 0``) stacked ah
 on the same layer and eliminated from the Delassus operator the same way, the state expanded at
 the start of a run, put back onto the relations where the Python step reduces it and saved
 reduced (``q[q_keep]``, ``v[v_keep]``), its joint limits the tree's rows (a mimic joint's limit
-acts on its mimicked joint through ``K``).  A MimicModel whose tree has loops steps in Python
-(:data:`MIMIC_LOOPS_COMPILED`): the compiled run closes its loops as the Python step does
-(``close_mimic_loops``) and equals it through a fall and a landing, but at rest the geared
-five-bar's fingers meet a statically indeterminate contact problem whose answer (PGS's, or the
-all-sticking one where PGS stalls) turns on round-off there.
+acts on its mimicked joint through ``K``).  A MimicModel whose tree has loops closes them after
+each step as the Python step does (``close_mimic_loops``: Newton on the dependent coordinates,
+then ``v = E v_i``, 004 eqs. 26 and 16).  Where a contact problem is statically indeterminate (the
+geared five-bar at rest on both fingers: six impulses against two motions), its impulses are not
+unique; the compiled and the Python step may then pick different ones (PGS's answer, or the
+all-sticking one where PGS stalls, turns on round-off), with the same motion and the same
+generalized force.
 """
 
 from __future__ import annotations
@@ -115,8 +117,6 @@ SLOP = 1e-9  # m: penetration left to the next steps' gap terms before the posit
 MIN_MARGIN = 1e-3
 #: m and rad: the loop closures' error left after each step of a model with loops
 LOOP_TOL = 1e-12
-#: a MimicModel whose tree has loops steps compiled (False: in Python; _Stepper.python_only)
-MIMIC_LOOPS_COMPILED = False
 
 
 def _torque(model: Any, tau: Any) -> Callable[[float, np.ndarray, np.ndarray], np.ndarray]:
@@ -209,7 +209,7 @@ def simulate_contact(
             tk = constant if constant is not None else np.array(torque(k * dt, run.q, run.v))
             stop = min(n_steps, k + CHUNK) if constant is not None else k + 1
             stalled = False
-            if compiled and not run.python_only:  # a MimicModel with loops: the Python step
+            if compiled:
                 k, stalled = run.compiled_steps(k, stop, tk)
             if k < stop:  # the fallbacks of the contact solver, or the error that names the cause
                 run.python_step(k, tk, stalled)
@@ -237,12 +237,6 @@ class _Stepper:
         self.mimic = isinstance(model, MimicModel)
         tree = model.tree if self.mimic else model
         self.tree_only = not (self.mimic or tree.loops)  # no bilateral rows
-        # a MimicModel whose tree has loops: the compiled run closes them as the Python step does
-        # (core/contact_mimic.pxi close_mimic_loops, equal to it through the fall and the impact),
-        # but at rest its fingers' contact problem is statically indeterminate and PGS's answer
-        # there turns on round-off (module docstring): its steps stay in Python until the solver
-        # picks one answer for both
-        self.python_only = self.mimic and bool(tree.loops) and not MIMIC_LOOPS_COMPILED
         # the joint dampers and springs, and the hold, implicit: their dt D + dt^2 K on the GIM's
         # diagonal (as simulation.hold derives), so that no damping or gain is too stiff for dt.
         # On a MimicModel they go on the tree's diagonal, the hold's on the mimicked joints'

@@ -97,7 +97,11 @@ def test_geared_fivebar_mimic_joints_and_a_loop_rest_on_the_ground():
     assert steps.min() < -1e-3 and steps.max() <= 1e-12
     assert np.abs(traj.energy_drift(relative=True)).max() < 2e-2  # with the impacts (issue 47; 0.84 without)
     f = traj.contact_force[-2]  # (left, right) finger, world frame
-    assert f[0, 2] > 1.0 and f[0] == pytest.approx(f[1], rel=1e-9, abs=1e-12)
+    # both fingers carry it; their split is not unique (six impulses against two motions: the
+    # compiled run and the Python step may pick different ones, tests/core/test_contact_mimic.py),
+    # the generalized force on the constrained motions is, and balances gravity (below)
+    assert f[0, 2] > 1.0 and f[1, 2] > 1.0
+    assert f[0, 2] == pytest.approx(f[1, 2], rel=1e-2)  # nearly symmetric
     q = traj.q[-2]
     near = [contact_point(model, f, radius=0.02, margin=1e-3) for f in ("finger_left_link", "finger_right_link")]
     c = contact_rows(model, q, near, ground)
