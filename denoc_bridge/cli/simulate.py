@@ -127,7 +127,8 @@ def torque_input(model, spec: str):
         return tau, "gravity compensation tau = g(q)"
     path = Path(spec)
     if path.suffix.lower() not in (".npy", ".csv", ".txt"):
-        raise DenocError(f"--torque must be zero, gravity-compensation or a .npy / .csv file, got '{spec}'")
+        hint = did_you_mean(spec, ("zero", "gravity-compensation"))
+        raise DenocError(f"--torque must be zero, gravity-compensation or a .npy / .csv file, got '{spec}'{hint}")
     if not path.is_file():
         raise DenocError(f"--torque: no such file: {spec}")
     try:

@@ -270,6 +270,7 @@ def test_torque_from_a_csv_file(tmp_path):
         (["simulate", "gripper", "--torque", "garbage.csv"], "--torque: cannot read garbage.csv"),
         (["simulate", "gripper", "--torque", "missing.csv"], "--torque: no such file: missing.csv"),
         (["simulate", "gripper", "--torque", "sideways"], "--torque must be zero, gravity-compensation or a .npy"),
+        (["simulate", "gripper", "--torque", "gravity-compensaton"], "did you mean gravity-compensation?"),
         (["simulate", "chain:abc"], "bad chain spec 'chain:abc'"),
         (["simulate", "chain:0"], "bad chain spec 'chain:0'"),
         (["info", "chain:10:curly"], "kind 'curly' is neither 'planar' nor 'spatial'"),
