@@ -13,6 +13,7 @@ from denoc_bridge.multibody import inputs as _inputs
 from denoc_bridge.multibody.checks import check_model as _check_model
 from denoc_bridge.multibody.joints import CIRCLE_OFFSET, QUATERNION_OFFSET, JointType, neutral_q
 from denoc_bridge.multibody.mimic import MimicModel
+from denoc_bridge.multibody.mimic import limit_arrays as mimic_limit_arrays
 from denoc_bridge.multibody.model import Model
 
 __all__ = ["neutral_configuration", "random_configuration", "integrate", "difference", "interpolate"]
@@ -51,6 +52,14 @@ def neutral_configuration(model: Model | MimicModel) -> np.ndarray:
     return neutral_q(model.joint_type)
 
 
+def _generator(rng: int | np.integer | np.random.Generator | None) -> np.random.Generator:
+    """``rng`` as a Generator: a non-negative seed, a Generator (itself) or None (fresh entropy)."""
+    seed_like = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
+    if rng is not None and not isinstance(rng, np.random.Generator) and (not seed_like or rng < 0):
+        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng!r}")
+    return np.random.default_rng(rng)
+
+
 def random_configuration(
     model: Model | MimicModel, rng: int | np.integer | np.random.Generator | None = None
 ) -> np.ndarray:
@@ -60,7 +69,8 @@ def random_configuration(
     limits when both are finite and at most 1e6 apart (else in [-pi, pi] and [-1, 1]); angles of
     continuous, universal and planar joints in [-pi, pi]; quaternions uniformly
     on the unit sphere; free translations from a unit normal distribution.  For a
-    :class:`~denoc_bridge.constraints.mimic.MimicModel`, the independent joints' entries.
+    :class:`~denoc_bridge.constraints.mimic.MimicModel`, the independent joints' entries, a joint that
+    mimic joints follow drawn within the range their limits leave it (so that they stay within theirs).
 
     Parameters
     ----------
@@ -92,12 +102,16 @@ def random_configuration(
     True
     """
     _check_model(model)
-    if isinstance(model, MimicModel):
-        return model.reduce_configuration(random_configuration(model.tree, rng))
-    seed_like = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
-    if rng is not None and not isinstance(rng, np.random.Generator) and (not seed_like or rng < 0):
-        raise InputError(f"rng must be a numpy Generator or a non-negative integer seed, got {rng!r}")
-    rng = np.random.default_rng(rng)
+    if isinstance(model, MimicModel):  # the tree's draw, then the limited joints within the ranges
+        rng = _generator(rng)  # their mimic joints' limits narrow (a mimic joint within its limits too)
+        q = model.reduce_configuration(random_configuration(model.tree, rng))
+        idx, lim, _ = mimic_limit_arrays(model)
+        narrowed = [(int(i), lo, hi) for (i, _), (lo, hi) in zip(idx.tolist(), lim.tolist())]
+        for i, lo, hi in narrowed:
+            if not lo <= q[i] <= hi:
+                q[i] = rng.uniform(lo, hi)
+        return q
+    rng = _generator(rng)
     q = np.zeros(model.nq)
     for k in range(model.n_links):
         jt = JointType(model.joint_type[k])

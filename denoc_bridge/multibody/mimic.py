@@ -17,6 +17,7 @@ from denoc_bridge.multibody.checks import ModelKind
 from denoc_bridge.multibody.constraints import Mimic
 from denoc_bridge.multibody.inputs import real_array
 from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.multibody.joints import limit_arrays as tree_limit_arrays
 from denoc_bridge.multibody.model import Model, NamedConfigurations
 
 __all__ = ["MimicModel", "TreeOnlyError", "mimic_problems"]
@@ -607,3 +608,44 @@ def _check_relations(tree: Model, relations: Sequence[Mimic]) -> tuple[np.ndarra
         slaves.append(s)
         masters.append(m)
     return np.array(slaves, dtype=np.int64), np.array(masters, dtype=np.int64)
+
+
+def limit_arrays(model: MimicModel) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The reduced coordinates whose position limits a simulation enforces: each independent
+    revolute or prismatic joint with limits (those of :func:`denoc_bridge.multibody.joints.limit_arrays`), its range
+    narrowed by the limits of the (non-continuous) joints that mimic it: ``lower <= multiplier
+    q_m + offset <= upper`` is an interval of q_m.  Returns ((n, 2) reduced q and v indices,
+    (n, 2) limits, the name of each joint).  A range that the
+    limits leave empty is a :class:`ModelError` naming the joints."""
+    tree = model.tree
+    qcol = {int(iq): r for r, iq in enumerate(model._q_keep)}
+    vcol = {int(iv): r for r, iv in enumerate(model._v_keep)}
+    mimic_of = {int(model._s_q[j]): j for j in range(model.n_constraints) if not model._circ[j]}
+    name_of = {int(tree.idx_q[k]): tree.joint_names[k] for k in range(tree.n_links)}
+    ranges: dict[int, list] = {}  # reduced q index -> [lower, upper, reduced v index, names]
+    t_i, t_f = tree_limit_arrays(tree)
+    for (iq, iv), (lo, hi) in zip(t_i.tolist(), t_f.tolist()):
+        if iq in qcol:
+            rq, rv = qcol[iq], vcol[iv]
+        elif iq in mimic_of and int(model._m_q[mimic_of[iq]]) in qcol and model._mult[mimic_of[iq]] != 0.0:
+            j = mimic_of[iq]
+            mult, off = float(model._mult[j]), float(model._off[j])
+            lo, hi = sorted(
+                ((lo - off) / mult + 0.0, (hi - off) / mult + 0.0)
+            )  # lower <= mult q_m + off <= upper (+0.0: no -0)
+            rq, rv = qcol[int(model._m_q[j])], vcol[int(model._m_v[j])]
+        else:
+            continue
+        r = ranges.setdefault(rq, [-np.inf, np.inf, rv, []])
+        r[0], r[1] = max(r[0], lo), min(r[1], hi)
+        r[3].append(name_of[iq])
+        if r[0] > r[1]:
+            raise ModelError(
+                f"model '{tree.name}': the joint limits of {' and '.join(repr(n) for n in r[3])} leave no "
+                "position (a mimic joint's limits act on the joint it mimics through its multiplier and "
+                "offset); fix the <limit> elements, or simulate with limits=False"
+            )
+    rows = sorted(ranges.items())
+    idx = np.array([[rq, r[2]] for rq, r in rows], dtype=np.int64).reshape(-1, 2)
+    lim = np.array([r[:2] for _, r in rows], dtype=float).reshape(-1, 2)
+    return idx, lim, [name_of[int(model._q_keep[rq])] for rq, _ in rows]

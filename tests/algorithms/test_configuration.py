@@ -7,6 +7,7 @@ import pinocchio as pin
 import pytest
 
 import denoc_bridge as db
+from denoc_bridge.multibody.joints import limit_arrays
 from denoc_bridge.testing import random_model
 
 ALL = tuple(db.JointType)
@@ -117,3 +118,19 @@ def test_zero_quaternion_and_pair_are_refused_by_name():
         db.interpolate(model, np.stack([q, zc]), np.stack([q, q]), 0.5)
     with pytest.raises(db.InputError, match="zero norm"):
         db.inverse_dynamics(model, zc, v, v)
+
+
+@pytest.mark.parametrize("name", ["pr2", "gripper"])
+def test_a_mimic_models_random_configuration_keeps_every_joint_within_its_limits(name):
+    """On a MimicModel a mimic joint's limits narrow the range of the joint it mimics: a random
+    configuration expands to a tree configuration with every limited joint, mimic joints included,
+    within its limits (it drew the mimicked joints over their own range, so that pr2's grippers
+    started outside the fingers' limits and a simulation warned); the same seed, the same q."""
+    model = db.load_robot(name, mimic=True)
+    idx, lim = limit_arrays(model.tree)
+    outside = 0
+    for seed in range(60):
+        qf = model.expand(db.random_configuration(model, seed))
+        outside += int(np.any((qf[idx[:, 0]] < lim[:, 0] - 1e-12) | (qf[idx[:, 0]] > lim[:, 1] + 1e-12)))
+    assert outside == 0
+    assert np.array_equal(db.random_configuration(model, 7), db.random_configuration(model, 7))

@@ -424,7 +424,9 @@ def test_mimic_chains_are_composed_to_their_root_and_match_pinocchio():
         assert relative_error(M @ acc + G.T @ pin.nonLinearEffects(pf, pfd, qf, vf), tau) <= 1e-11
         assert_close("FD(ID(a))", acc, a, 1e-10)
         assert_close("flat expand", ours_flat.expand(q), qf, 1e-15)
-        assert_close("flat forward dynamics", db.forward_dynamics(ours_flat, q, v, tau), acc, 1e-14)
+        # two Lagrange solves of the same constraints stacked otherwise (the chains, the flat
+        # relations): round-off times cond(G^T M G), up to 3e4 here (measured up to 2.3e-13)
+        assert_close("flat forward dynamics", db.forward_dynamics(ours_flat, q, v, tau), acc, 1e-12)
     assert_close("to_pinocchio", pin.rnea(db.to_pinocchio(mm), pmd, q, v, a), tau, TIGHT)
 
 
@@ -891,4 +893,4 @@ def test_trajectory_torques_and_feedforward_on_a_mimic_model(springs):
         errors.append((np.abs(db.difference(mm, qd, traj.q)).max(), np.abs(traj.v - vd).max() / np.abs(vd).max()))
     (q1, v1), (q2, v2) = errors
     assert 12.0 < q1 / q2 < 20.0 and 12.0 < v1 / v2 < 20.0, errors
-    assert q2 < 1e-10 and v2 < 1e-8, errors
+    assert q2 < 1e-10 * np.abs(d).max() and v2 < 1e-8, (errors, np.abs(d).max())  # of the motion's amplitude
