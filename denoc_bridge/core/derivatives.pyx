@@ -23,6 +23,7 @@ cimport numpy as cnp
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
+from denoc_bridge.core.compiler cimport crow_t, row_t
 from denoc_bridge.core.arrays cimport (Arr, model_nq, model_nv, modules_fit, parents_fit, table_fits,
                                        take)
 from denoc_bridge.core.tables cimport *
@@ -31,24 +32,8 @@ from denoc_bridge.core.tree cimport (finite_entries, forward_dynamics_passes, lt
 
 cnp.import_array()
 
-# Every inline helper of this module is inlined always under gcc and clang (as in tree.pyx): a
+# Every inline helper of this module is inlined always under gcc and clang (compiler.pxd): a
 # helper left as a call forces its 6-vectors out of registers into memory.
-cdef extern from *:
-    # a row of doubles that no other pointer of the loop writes: the sweeps over the columns
-    # vectorise only when gcc knows it
-    ctypedef double* row_t "double* __restrict__"
-    ctypedef const double* crow_t "const double* __restrict__"
-
-cdef extern from *:
-    """
-    #if defined(_MSC_VER) && !defined(__restrict__)
-    #define __restrict__ __restrict  /* row_t: MSVC spells gcc's __restrict__ this way */
-    #endif
-    #if defined(__GNUC__)
-    #undef CYTHON_INLINE
-    #define CYTHON_INLINE __inline__ __attribute__((always_inline))
-    #endif
-    """
 
 include "derivative_algebra.pxi"
 include "derivative_passes.pxi"

@@ -80,6 +80,7 @@ expected dimensions (writeable for ``work``, ``buf`` and the outputs), naming it
 cimport numpy as cnp
 from libc.math cimport sqrt
 
+from denoc_bridge.core.compiler cimport prefetch
 from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, model_nq, model_nv, modules_fit
 from denoc_bridge.core.arrays cimport take as inline_take
 from denoc_bridge.core.tables cimport *
@@ -88,19 +89,8 @@ from denoc_bridge.core.vectors cimport cross3
 
 cnp.import_array()
 
-# Every inline function of this module is inlined always under gcc and clang, as in tree.pyx:
+# Every inline function of this module is inlined always under gcc and clang (compiler.pxd):
 # the sweeps' 6-vectors stay in registers only when no helper is left as a call.
-cdef extern from *:
-    """
-    #if defined(__GNUC__)
-    #undef CYTHON_INLINE
-    #define CYTHON_INLINE __inline__ __attribute__((always_inline))
-    #define DB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
-    #else
-    #define DB_PREFETCH(p) ((void)(p))
-    #endif
-    """
-    void prefetch "DB_PREFETCH"(const void* p) noexcept nogil
 
 include "spatial.pxi"
 include "directional_terms.pxi"

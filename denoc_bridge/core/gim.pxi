@@ -34,12 +34,6 @@ cdef enum:  # columns of the per-link base-frame rows X: R_k (9, row major), p_k
     X_I = 16
     XW = 24
 
-cdef extern from *:
-    # a row of doubles that no other pointer of the loop writes: the sweeps over the columns
-    # vectorise only when gcc knows it (it gave up on six rows and the output otherwise)
-    ctypedef double* row_t "double* __restrict__"
-    ctypedef const double* crow_t "const double* __restrict__"
-
 cdef enum:
     CRBA_STACK = 2048  # doubles of scratch on the stack (16 kB: talos fits)
     OUT_OF_MEMORY = -100  # a pass's scratch could not be allocated (the entry raises MemoryError)

@@ -41,6 +41,7 @@ cimport numpy as cnp
 from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
+from denoc_bridge.core.compiler cimport crow_t, prefetch, row_t
 from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, doubles, model_nq, model_nv, modules_fit,
                                        parents_fit, table_fits, take as inline_take)
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
@@ -54,21 +55,7 @@ cnp.import_array()
 # gcc's heuristics leave the larger ones (apply_At, rot3t, shift_along_x) as calls, and each
 # call then forces the 21-number mass and the 6-vectors out of registers into memory: the
 # articulated pass took 1.6x as long (chain of 100 links, measured).  So every inline function
-# of this module (Cython's own included) is inlined always under gcc and clang.
-cdef extern from *:
-    """
-    #if defined(_MSC_VER) && !defined(__restrict__)
-    #define __restrict__ __restrict  /* row_t: MSVC spells gcc's __restrict__ this way */
-    #endif
-    #if defined(__GNUC__)
-    #undef CYTHON_INLINE
-    #define CYTHON_INLINE __inline__ __attribute__((always_inline))
-    #define DB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
-    #else
-    #define DB_PREFETCH(p) ((void)(p))
-    #endif
-    """
-    void prefetch "DB_PREFETCH"(const void* p) noexcept nogil
+# of this module (Cython's own included) is inlined always under gcc and clang (compiler.pxd).
 
 include "spatial.pxi"
 include "geometry.pxi"
