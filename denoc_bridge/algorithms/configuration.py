@@ -89,6 +89,9 @@ def random_configuration(
         ``model`` is not a denoc_bridge model.
     InputError
         ``rng`` is neither a Generator nor a non-negative integer (booleans refused).
+    ModelError
+        On a MimicModel, the limits of a joint and of the mimic joints that follow it leave it no
+        position (named).
 
     Examples
     --------

@@ -71,6 +71,11 @@ CONSISTENCY_RTOL = 1e-8
 CLOSED_TOL = 1e-6
 
 
+#: the Newton steps at most of :func:`project_configuration` (and of the compiled contact run's
+#: closing of a MimicModel's loops, which takes it from the Python layer)
+PROJECT_STEPS = 30
+
+
 def _check(model) -> None:
     if not isinstance(model, MimicModel) or not model.loops:
         raise InputError("this function takes a MimicModel whose tree has loop closures")
@@ -308,7 +313,7 @@ def velocity_transformation(model: MimicModel, q, independent=None):
     return E, dep, ind
 
 
-def project_configuration(model: MimicModel, q, *, independent=None, tol: float = 1e-12, max_iter: int = 30):
+def project_configuration(model: MimicModel, q, *, independent=None, tol: float = 1e-12, max_iter: int = PROJECT_STEPS):
     """Close the loops in reduced coordinates: Newton on ``phi(q_full(q_r))`` with the Jacobian
     ``C G`` on the dependent reduced coordinates (004 eq. 26), the mimic relations kept exactly.
     InputError naming the loop when it does not converge."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from denoc_bridge.constraints.solve import gravity_free
 from denoc_bridge.core import loops as _core
 from denoc_bridge.core import sized
 from denoc_bridge.errors import InputError
@@ -69,7 +68,6 @@ class _Compiled:
         self.pi, self.pf = pi, pf
         self.sb = np.zeros(_core.scratch_size(L, nv, m))
         self.C, self.lam = result_views(self.sb, L, nv, m)
-        self.kt0 = gravity_free(model)._kt
         self.work = model.thread_work()
 
 

@@ -10,7 +10,7 @@ from libc.stdint cimport uintptr_t
 
 
 cdef class CompiledTree:
-    """The model table ``kt`` (:mod:`denoc_bridge.kernels.tables`) taken once, and the work array
+    """The model table ``kt`` (:mod:`denoc_bridge.core.layout`) taken once, and the work array
     of the first thread that calls a method (its owner).  Each method returns a new result array,
     or the status (an int, not 0: see entry.pxi) for the Python layer to name, or None when called
     from another thread than the owner (the caller then uses its thread's work array and the

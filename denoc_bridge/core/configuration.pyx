@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False
-"""The configuration maps of every joint type, compiled (denoc_bridge/kernels/configuration.py):
+"""The configuration maps of every joint type, compiled (numba's kernels/configuration.py before):
 the lower module of the compiled core (``tree`` cimports its maps for the joint springs).
 
 One extension module built from ``lie_groups.pxi`` (quaternions, exp/log of SO(3), SE(3) and

@@ -377,10 +377,11 @@ cdef int run_scratch(Run* s) except -1:
     if newton_scratch(s) != 0:
         free_run(s)
         raise MemoryError()
-    s.bl.GC = s.bl.YC + mc * nv
-    s.bl.B = s.bl.GC + mc * mc
-    s.bl.X = s.bl.B + 3 * mm * mc
-    s.bl.qn = s.bl.X + 3 * mm * mc
+    if s.bl.on:  # (no arithmetic on a NULL pointer otherwise)
+        s.bl.GC = s.bl.YC + mc * nv
+        s.bl.B = s.bl.GC + mc * mc
+        s.bl.X = s.bl.B + 3 * mm * mc
+        s.bl.qn = s.bl.X + 3 * mm * mc
     s.pull = s.tau_a + nv
     s.a = s.pull + nv
     s.v_free = s.a + nv
@@ -398,7 +399,11 @@ cdef int run_scratch(Run* s) except -1:
         s.vr = s.qr + s.nqs
         s.q = s.vr + s.nvs
         s.v = s.q + s.nq
-    frames_scratch(s.L, nv, &s.rw)
+    try:
+        frames_scratch(s.L, nv, &s.rw)
+    except MemoryError:  # what was taken above goes too
+        free_run(s)
+        raise
     return 0
 
 

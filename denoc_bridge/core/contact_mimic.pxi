@@ -53,10 +53,6 @@ cdef void state_out(Run* s) noexcept nogil:
 # its fingers' forces (the kinetic-energy projection also keeps the state symmetric, but leaves
 # PGS another point of the at-rest problem, which is statically indeterminate).
 
-cdef enum:
-    NEWTON_STEPS = 30  # project_configuration's max_iter: the Newton steps at most
-
-
 cdef bint lu_solve(double* A, Py_ssize_t r, Py_ssize_t ld, double* b) noexcept nogil:
     """b = A^-1 b (r x r, row stride ld; A overwritten by its LU factors) by Gaussian elimination
     with partial pivoting; False when a pivot is zero or not finite."""
@@ -125,7 +121,8 @@ cdef Py_ssize_t partition_coordinates(Run* s) noexcept nogil:
 
 cdef bint close_mimic_loops(Run* s) noexcept nogil:
     """(q+, v+) of a MimicModel whose tree has loops closed (the comment above): Newton to the
-    loops' tolerance in at most NEWTON_STEPS steps (within 1e3 times it after them, as
+    loops' tolerance in at most ``s.bl.max_iter`` steps (the caller's: mimic_loops.project_configuration's
+    PROJECT_STEPS; within 1e3 times it after them, as
     constraints/solve.py closed_or_error), then v+ on the loops with its independent
     coordinates kept.  True at once without loops (the relations K hold: onto_relations);
     False where the rows are singular, the positions do not close or leave the finite numbers
@@ -139,7 +136,7 @@ cdef bint close_mimic_loops(Run* s) noexcept nogil:
         return True
     for i in range(s.nv):
         lp.ds.zero[i] = 0.0
-    for it in range(NEWTON_STEPS + 1):
+    for it in range(s.bl.max_iter + 1):
         constraint_rows(lp, s.q_plus, lp.ds.zero, False)
         e = largest(phi, nt.m)
         if not isfinite(e):
@@ -148,7 +145,7 @@ cdef bint close_mimic_loops(Run* s) noexcept nogil:
             e0 = e
         if e <= s.bl.tol:
             break
-        if it == NEWTON_STEPS:
+        if it == s.bl.max_iter:
             if e > 1e3 * s.bl.tol:
                 return False
             break

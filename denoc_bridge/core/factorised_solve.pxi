@@ -1,5 +1,5 @@
 # Solves with the factors of the last forward dynamics (000 Table 3 without the twists and the
-# masses); denoc_bridge/kernels/lagrange.py (``solve``), for the joint-limit stops of the runs
+# masses; numba's kernels/lagrange.py ``solve`` before), for the joint-limit stops of the runs
 # and the Lagrange solves of constraints: M^-1 x in O(n).
 
 

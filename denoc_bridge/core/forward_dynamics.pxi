@@ -1,6 +1,6 @@
 # O(n) forward dynamics by block reverse Gaussian elimination (000 eqs. 18-23, Table 3;
-# 001 eqs. A.1-A.8 for multi-DOF joints; 003 eqs. 30-37); denoc_bridge/kernels/
-# forward_dynamics.py.
+# 001 eqs. A.1-A.8 for multi-DOF joints; 003 eqs. 30-37); numba's kernels/forward_dynamics.py
+# before (deleted).
 #
 # After the forward recursion of inverse dynamics with zero accelerations (twist_forward_
 # recursion, which gives the link wrenches behind phi), two passes remain:

@@ -1,6 +1,6 @@
 # Joint geometry: the placement of every link relative to its parent (A_{k,b}) and the
-# joint-motion propagation matrices P_k (000 eq. 7b; 001 eq. A.4); denoc_bridge/kernels/
-# geometry.py, joints.py and trig.py.
+# joint-motion propagation matrices P_k (000 eq. 7b; 001 eq. A.4); numba's kernels/geometry.py,
+# joints.py and trig.py before (deleted).
 #
 # E_k is kept as its rotation code: for codes 0-2 the (cos, sin) pair goes to the link row of
 # the work array and r_k is the table's r0; for codes 3-4 E_k (9 doubles, row major) and r_k go

@@ -21,7 +21,7 @@
 # step whose accelerations refuse their state: the state before that step is kept and the
 # status is returned with the step.
 
-cdef enum:  # the actuation of a run (denoc_bridge/kernels/integrators.py)
+cdef enum:  # the actuation of a run (denoc_bridge/core/systems.py TAU_*)
     TAU_NONE = 0
     TAU_CONSTANT = 1
     TAU_TABLE = 2

@@ -1,5 +1,5 @@
-# Recursive DeNOC inverse dynamics (000 Table 1; 003 eqs. 4-8); denoc_bridge/kernels/
-# inverse_dynamics.py.
+# Recursive DeNOC inverse dynamics (000 Table 1; 003 eqs. 4-8); numba's
+# kernels/inverse_dynamics.py before (deleted).
 #
 # Two passes over the module graph: the forward recursion of twists, twist rates and link
 # wrenches, and the backward recursion of the wrenches to the joints (tau = N_d^T N_l^T w).

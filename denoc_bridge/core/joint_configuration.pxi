@@ -1,5 +1,5 @@
 # Configurations on the joint manifolds, joint by joint and for a whole model
-# (denoc_bridge/kernels/configuration.py, second part): integrate q (+) v = q exp(v),
+# (numba's kernels/configuration.py before, second part): integrate q (+) v = q exp(v),
 # difference q1 (-) q0 = log(q0^-1 q1), the coordinates' rate dq/dt, and dexp^-1 of the RKMK
 # step.  q starts at index i of the configuration, v at index j of the velocity; results are
 # normalised.  ``out`` may be ``q`` for integrate and the rate (every input of a joint is read

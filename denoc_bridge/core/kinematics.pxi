@@ -1,4 +1,4 @@
-# Kinematics of the tree (denoc_bridge/kernels/kinematics.py): the placements of the link frames
+# Kinematics of the tree (numba's kernels/kinematics.py before, deleted): the placements of the link frames
 # in the base frame, the links' twists, and sums over subtrees.
 #
 # Every pass reads the geometry of the lean pass (geometry.pxi: (cos, sin) of coordinate-axis

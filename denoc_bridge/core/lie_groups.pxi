@@ -1,5 +1,5 @@
 # SO(3), SE(3) and SE(2) on scalars: quaternions (x, y, z, w), exp/log, V(w) and its inverse
-# (denoc_bridge/kernels/configuration.py, first part); the cross product is vectors.pxd's.
+# (numba's kernels/configuration.py before, first part); the cross product is vectors.pxd's.
 #
 # Small vectors are C arrays written through an output pointer after every input is read (an
 # output may alias an input); gcc keeps them in registers once inlined.

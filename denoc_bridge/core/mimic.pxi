@@ -6,7 +6,7 @@
 # W = M^-1 K^T, K the mimic rows e_s - mult e_m, from the tree's inverse GIM (no dense inverse);
 # and the forward dynamics by the Lagrange form, O(n) per mimic joint (mimic_accelerations).
 #
-# The maps come packed by denoc_bridge/kernels/mimic.py ``pack``: imap = [nq_r, nv_r, nc, nv,
+# The maps come packed by denoc_bridge/multibody/mimic.py ``pack_maps``: imap = [nq_r, nv_r, nc, nv,
 # q_keep (nq_r), v_keep (nv_r), s_q, m_q, s_v, m_v, circ (nc each), col (nv)] (int64) and
 # fmap = [mult, off (nc each), scale (nv)] (their struct MimicMaps is in tree.pxd, for the runs of
 # run.pyx); every index is checked against the tree before use.

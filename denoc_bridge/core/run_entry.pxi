@@ -422,7 +422,7 @@ cdef void run_case(Tree* t, const Forcing* fc, Own* w, double* q, double* v, Py_
         w.active[j] = 0
     w.energy = 0.0
     t.work, t.lim.S, t.lim.active, t.lim.energy = w.work, w.S, w.active, &w.energy
-    if t.loops:  # numba's fresh system: its scratch and drift zero
+    if t.loops:  # a fresh system: its scratch and drift zero (the drift is not returned)
         for j in range(t.lr.pk.d[0]):
             w.sb[j] = 0.0
         w.drift = 0.0
@@ -459,7 +459,9 @@ def run_batch_chunk(system, fc, Q, V, Py_ssize_t n_steps, double dt, Py_ssize_t 
     ``stop`` that it claims, one at a time, until none is left (one case per task: the threads
     share the work whatever each case costs).  Each case runs on arrays of
     this call's own (the system's work and limit scratch are not touched) with the arithmetic
-    of one run: the same numbers.  Runs without the GIL; returns 0, or -2 (nothing computed)
+    of one run: the same numbers.  A loop system's cases save their |phi| rows (Err); the largest
+    error a step left before its projection (a single run's ``drift``) is not kept per case (the
+    public simulate_batch takes no loop models).  Runs without the GIL; returns 0, or -2 (nothing computed)
     when the arrays' lengths do not fit one another or the model."""
     cdef Tree t
     cdef Forcing f, fb

@@ -1,4 +1,5 @@
-# Scalar spatial algebra for the recursions (denoc_bridge/kernels/spatial6.py, spatial_ops.py).
+# Scalar spatial algebra for the recursions (numba's kernels/spatial6.py and spatial_ops.py before,
+# deleted).
 #
 # Vectors are small C arrays (3 or 6 doubles) written through an output pointer after every
 # input is read, so an output may alias an input; gcc keeps them in registers once inlined.

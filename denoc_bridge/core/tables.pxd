@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""The layout of the model table ``kt`` and of the work array, mirrored from
-denoc_bridge/kernels/tables.py (its docstring describes them; the names are the same).
+"""The layout of the model table ``kt`` and of the work array, mirrored in
+denoc_bridge/core/layout.py (its docstring describes them; the names are the same;
+tests/core/test_layout.py checks the twins).
 
 kt: float64 rows of NT columns per link (kf); ki: the int32 view of the same rows, NI = 2 NT
 ints per row, int column j in float column j // 2.  work: rows of W doubles, one region of

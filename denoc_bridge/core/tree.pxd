@@ -57,7 +57,7 @@ cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, c
 cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil
 
 
-cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; kernels/mimic.py pack)
+cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; multibody/mimic.py pack_maps)
     Py_ssize_t nq, nv, nc  # the reduced nq, nv and the number of mimic joints
     const cnp.int64_t* q_keep
     const cnp.int64_t* v_keep

@@ -84,6 +84,7 @@ from denoc_bridge.algorithms.configuration import integrate, integrate_unchecked
 from denoc_bridge.algorithms.dynamics import tree_forward_dynamics
 from denoc_bridge.constraints.contact import ContactSet, solve_contact
 from denoc_bridge.constraints.loops import RANK_RTOL, project_configuration, project_velocity
+from denoc_bridge.constraints.mimic_loops import PROJECT_STEPS
 from denoc_bridge.constraints.packed import compiled as packed_loops
 from denoc_bridge.core import contact as _cc
 from denoc_bridge.core import loops as _loops
@@ -164,8 +165,8 @@ def simulate_contact(
     implicit in the step.  ``tol``: the contact solver's, relative to the free velocities.
     ``compiled``: the steps run compiled (``denoc_bridge/core/contact_run.pxi``), up to
     :data:`CHUNK` in one call (one per step with a controller), and in Python only where a step
-    needs the solver's fallbacks (every step of a MimicModel whose tree has loops); False: every
-    step in Python (the reference the compiled run is tested against).
+    needs the solver's fallbacks; False: every step in Python (the reference the compiled run is
+    tested against).
     Returns a :class:`Trajectory` with ``contact_force`` (saved
     states x (link, ground) pairs x 3, world frame, N: the resultant on each link with contact
     points), ``contact_point`` (the same shape, m: where it acts, the centre of pressure; NaN
@@ -355,7 +356,9 @@ class _Stepper:
         if self.tree_only:
             return None
         cp = packed_loops(self.model.tree if self.mimic else self.model)
-        return (cp.pi, cp.pf, self.stacked if self.mimic else cp.sb, RANK_RTOL, LOOP_TOL, MAX_ITER)
+        # the closing's steps at most: the Python step's (a MimicModel's Newton, else Gauss-Newton)
+        steps = PROJECT_STEPS if self.mimic else MAX_ITER
+        return (cp.pi, cp.pf, self.stacked if self.mimic else cp.sb, RANK_RTOL, LOOP_TOL, steps)
 
     def python_step(self, k: int, tk: np.ndarray, stalled: bool = False) -> None:
         """Step k in Python (the module docstring's scheme), with the joint forces tk;

@@ -17,7 +17,7 @@ import numpy as np
 
 from denoc_bridge.algorithms.configuration import neutral_configuration
 from denoc_bridge.errors import DenocError, InputError, SimulationError
-from denoc_bridge.multibody.data import set_num_threads
+from denoc_bridge.multibody.data import max_threads, set_num_threads
 from denoc_bridge.multibody.mimic import MimicModel
 from denoc_bridge.multibody.model import Model
 from denoc_bridge.simulation.api import simulate, simulate_batch
@@ -70,8 +70,8 @@ class Job:
 def run_task(job: Job, task: Task) -> list:
     """Run a batch of cases; returns per case (row, npz bytes or None).  Never raises for a
     case: a failing case is a row with its error."""
-    if job.threads:
-        set_num_threads(job.threads)
+    if job.threads:  # the share the client computed, at most this worker's CPUs (a remote one may have fewer)
+        set_num_threads(min(job.threads, max_threads()))
     try:
         model = case_model(job, task.params)
     except Exception as exc:

@@ -162,6 +162,9 @@ def test_the_fused_solves_equal_the_sweeps_and_a_dense_solve(name):
     M = db.mass_matrix(model, q)
     qdd, r, _, _ = sweeps(model, q, v, tau, fext, jv["dq"], jv["dv"], np.zeros(model.nv))
     assert np.array_equal(jv["qdd"], qdd) and np.array_equal(vj["qdd"], qdd)
+    # and the fused accelerations against the public forward dynamics (the tree's unfused passes)
+    expected = db.forward_dynamics(model, q, v, tau, fext)
+    assert np.abs(qdd - expected).max() <= 1e-12 * max(1.0, np.abs(expected).max())
     scale = np.linalg.norm(M, 2)
     for x, rhs in ((jv["out"], jv["dtau"] - r), (vj["gtau"], vj["lam"])):  # backward-stable solves
         assert np.linalg.norm(M @ x - rhs) <= 1e-11 * scale * np.linalg.norm(x)

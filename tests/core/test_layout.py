@@ -50,8 +50,6 @@ NO_TWIN = {
     "STEP_PYTHON": "exported as core.contact.PYTHON_STEP",
     "STEP_STALLED": "exported as core.contact.PGS_STALLED",
     "CORRECTION_SWEEPS": "exported as core.contact.CORRECTION[1]",
-    "NEWTON_STEPS": "the Newton steps of a MimicModel's loop closing in the contact run, C-only "
-    "(constraints/mimic_loops.py project_configuration's max_iter default)",
     # the buffer of the matrix-free derivatives: core/directional.pyx exports its sizes
     "BUF_PER_LINK": "exported as core.directional.PER_LINK (buffer_size)",
     "BUF_PER_DOF": "exported as core.directional.PER_DOF (buffer_size)",
