@@ -195,6 +195,29 @@ def load_quietly(source, floating_base=False):
         return db.load_urdf(source, floating_base=floating_base)
 
 
+def load_robot_quietly(name):
+    """load_robot without the PhysicsWarning of real files with round-off inertias."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.PhysicsWarning)
+        return db.load_robot(name)
+
+
+def mixed_tree(seed, model_seed=None, joint_types=None):
+    """The random tree of ten links the derivative tests share: one to three roots, a floating
+    base for odd seeds, massless links for every fourth (``model_seed``: the tree's own seed,
+    default ``seed``; ``joint_types``: every type by default)."""
+    kwargs = {} if joint_types is None else {"joint_types": joint_types}
+    return random_model(
+        seed=seed if model_seed is None else model_seed,
+        n_links=10,
+        branching=0.5,
+        n_roots=1 + seed % 3,
+        floating_base=bool(seed % 2),
+        massless=0.3 if seed % 4 == 0 else 0.0,
+        **kwargs,
+    )
+
+
 @pytest.fixture(scope="session")
 def panda():
     return load_quietly(os.path.join(erd_robot_dir(), "panda_description/urdf/panda.urdf"))

@@ -10,7 +10,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import assert_derivatives_match_pinocchio as check_against_pinocchio
-from conftest import assert_solution_close, random_state
+from conftest import assert_solution_close, load_robot_quietly, mixed_tree, random_state
 
 import denoc_bridge as db
 from denoc_bridge.testing import random_model
@@ -32,9 +32,7 @@ def rel(ours, ref) -> float:
 
 @pytest.mark.parametrize("name", ["panda", "talos", "solo12"])
 def test_robots_match_pinocchio(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        model = db.load_robot(name)
+    model = load_robot_quietly(name)
     for seed in range(3):
         q, v, a, fext = random_state(model, seed)
         check_against_pinocchio(model, q, v, a, fext)
@@ -43,15 +41,7 @@ def test_robots_match_pinocchio(name):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_trees_match_pinocchio(seed):
-    model = random_model(
-        seed=seed,
-        n_links=10,
-        branching=0.5,
-        n_roots=1 + seed % 3,
-        joint_types=PIN_TYPES,
-        floating_base=bool(seed % 2),
-        massless=0.3 if seed % 4 == 0 else 0.0,
-    )
+    model = mixed_tree(seed, joint_types=PIN_TYPES)
     q, v, a, fext = random_state(model, seed)
     check_against_pinocchio(model, q, v, a, fext)
 

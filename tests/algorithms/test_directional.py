@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import pin_fext, random_state
+from conftest import load_robot_quietly, mixed_tree, pin_fext, random_state
 
 import denoc_bridge as db
 from denoc_bridge.io.robots import serial_chain
@@ -87,15 +87,7 @@ def check_against_dense(model, seed, with_fext=True, tol=TIGHT):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_random_trees_match_dense(seed):
-    model = random_model(
-        seed=seed,
-        n_links=10,
-        branching=0.5,
-        n_roots=1 + seed % 3,
-        floating_base=bool(seed % 2),
-        massless=0.3 if seed % 4 == 0 else 0.0,
-    )
-    check_against_dense(model, seed, with_fext=seed % 3 != 0)
+    check_against_dense(mixed_tree(seed), seed, with_fext=seed % 3 != 0)
 
 
 @pytest.mark.parametrize("jtype", list(JT))
@@ -128,9 +120,7 @@ def test_entry_by_entry():
 
 @pytest.mark.parametrize("name", ["panda", "talos", "solo12"])
 def test_robots_match_dense(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        model = db.load_robot(name)
+    model = load_robot_quietly(name)
     for seed in range(2):
         check_against_dense(model, seed, with_fext=seed == 0)
 
@@ -172,9 +162,7 @@ def check_against_pinocchio(model, seed, with_fext=True):
 
 @pytest.mark.parametrize("name", ["panda", "talos", "solo12"])
 def test_robots_match_pinocchio(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", db.PhysicsWarning)
-        model = db.load_robot(name)
+    model = load_robot_quietly(name)
     for seed in range(3):
         check_against_pinocchio(model, seed, with_fext=seed != 1)
 
@@ -183,15 +171,7 @@ def test_robots_match_pinocchio(name):
 def test_random_trees_match_pinocchio(seed):
     """Every joint type Pinocchio's derivatives are a reference for (not its universal joint:
     tests/algorithms/test_derivatives.py)."""
-    model = random_model(
-        seed=600 + seed,
-        n_links=10,
-        branching=0.5,
-        n_roots=1 + seed % 3,
-        joint_types=tuple(t for t in JT if t != JT.UNIVERSAL),
-        floating_base=bool(seed % 2),
-        massless=0.3 if seed % 4 == 0 else 0.0,
-    )
+    model = mixed_tree(seed, model_seed=600 + seed, joint_types=tuple(t for t in JT if t != JT.UNIVERSAL))
     check_against_pinocchio(model, seed, with_fext=seed % 3 != 0)
 
 
