@@ -36,7 +36,8 @@ from denoc_bridge.core.loops cimport (Loop, Packed, constraint_rows, independent
                                       stacked_cuts_of)
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (MimicMaps, expand_configuration, expand_velocity, factorised_solve,
-                                     forward_dynamics_passes, mimic_maps, world_frames)
+                                     forward_dynamics_passes, mimic_maps, reduce_configuration,
+                                     reduce_velocity, world_frames)
 
 cnp.import_array()
 

@@ -16,14 +16,11 @@ cdef void onto_relations(Run* s, double* q, double* v) noexcept nogil:
     """(q, v) on the tree (either NULL: left alone) moved onto the mimic relations from their
     kept entries: q = G q[q_keep] + offset, v = G v[v_keep] (the Python step's reduce, then
     expand)."""
-    cdef Py_ssize_t i
     if q != NULL:
-        for i in range(s.nqs):
-            s.qr[i] = q[s.mm.q_keep[i]]
+        reduce_configuration(&s.mm, q, s.qr)
         expand_configuration(&s.mm, s.qr, q)
     if v != NULL:
-        for i in range(s.nvs):
-            s.vr[i] = v[s.mm.v_keep[i]]
+        reduce_velocity(&s.mm, v, s.vr)
         expand_velocity(&s.mm, s.nv, s.vr, v)
 
 
@@ -35,11 +32,8 @@ cdef void state_in(Run* s) noexcept nogil:
 
 cdef void state_out(Run* s) noexcept nogil:
     """The run's tree state reduced into the caller's: q_r = q[q_keep], v_r = v[v_keep]."""
-    cdef Py_ssize_t i
-    for i in range(s.nqs):
-        s.qs[i] = s.q[s.mm.q_keep[i]]
-    for i in range(s.nvs):
-        s.vs[i] = s.v[s.mm.v_keep[i]]
+    reduce_configuration(&s.mm, s.q, s.qs)
+    reduce_velocity(&s.mm, s.v, s.vs)
 
 
 # A MimicModel whose tree has loops: after each step its loops are closed as the Python step

@@ -238,8 +238,7 @@ cdef inline void configuration_step(const Tree* t, const double* q, const double
         expand_configuration(&t.mi.mm, q, t.mi.qf)
         expand_velocity(&t.mi.mm, t.nvt, xi, t.mi.xf)
         model_integrate(t.ki, t.L, t.mi.qf, t.mi.xf, t.mi.q1)
-        for i in range(t.nq):
-            out[i] = t.mi.q1[t.mi.mm.q_keep[i]]
+        reduce_configuration(&t.mi.mm, t.mi.q1, out)
     elif t.flat:
         for i in range(t.nq):
             out[i] = q[i] + xi[i]
@@ -291,15 +290,12 @@ cdef long mimic_projection(Tree* t, double* q, double* v, double* err, double* e
     [0; phi], so K dq = 0; then v -= M^-1 J^T (J M^-1 J^T)^-1 J v), their kept entries back
     (also after a failure, as far as it got).  Returns project_within's status."""
     cdef Mimic* mi = &t.mi
-    cdef Py_ssize_t i
     expand_configuration(&mi.mm, q, mi.qf)
     expand_velocity(&mi.mm, t.nvt, v, mi.vf)
     cdef long status = project_within(&t.lr.lp, mi.qf, mi.vf, t.lr.rtol, t.lr.tol, t.lr.max_iter,
                                       t.lr.accept, mi.q1, err, err0)
-    for i in range(t.nq):
-        q[i] = mi.qf[mi.mm.q_keep[i]]
-    for i in range(t.nv):
-        v[i] = mi.vf[mi.mm.v_keep[i]]
+    reduce_configuration(&mi.mm, mi.qf, q)
+    reduce_velocity(&mi.mm, mi.vf, v)
     return status
 
 

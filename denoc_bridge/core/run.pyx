@@ -50,7 +50,8 @@ from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport (MimicMaps, articulated_backward_recursion, energies_of_state,
                                      expand_configuration, expand_velocity, factorised_solve,
                                      first_sweep, forward_dynamics_passes, mimic_accelerations,
-                                     mimic_maps, mimic_tree_forces, stage_sweep, sweepable)
+                                     mimic_maps, mimic_tree_forces, reduce_configuration, reduce_velocity,
+                                     stage_sweep, sweepable)
 
 cnp.import_array()
 

@@ -72,6 +72,22 @@ cdef struct MimicMaps:  # the maps of a model with mimic joints (mimic.pxi; mult
     const double* scale  # per tree DOF: its factor (1 for a kept DOF, mult for a mimic one)
 
 
+cdef inline void reduce_configuration(const MimicMaps* mm, const double* qf, double* qr) noexcept nogil:
+    """q_r = qf[q_keep]: a tree configuration on the mimic relations reduced (expand_configuration
+    undone)."""
+    cdef Py_ssize_t i
+    for i in range(mm.nq):
+        qr[i] = qf[mm.q_keep[i]]
+
+
+cdef inline void reduce_velocity(const MimicMaps* mm, const double* vf, double* vr) noexcept nogil:
+    """v_r = vf[v_keep]: a tree velocity that keeps the mimic relations reduced (expand_velocity
+    undone)."""
+    cdef Py_ssize_t i
+    for i in range(mm.nv):
+        vr[i] = vf[mm.v_keep[i]]
+
+
 cdef long mimic_maps(object imap, object fmap, Py_ssize_t nqf, Py_ssize_t nvf, MimicMaps* mm) except -100
 cdef void expand_configuration(const MimicMaps* mm, const double* qr, double* qf) noexcept nogil
 cdef void expand_velocity(const MimicMaps* mm, Py_ssize_t nvf, const double* xr,
