@@ -52,7 +52,7 @@ def main(names):
         a = rng.standard_normal(m.nv)
         nv = m.nv
         db.mass_matrix(m, q)
-        kt, work = m._kt, m._local.work
+        kt, work = m._kt, m.thread_work()
         out = np.empty((nv, nv))
         A = np.empty((nv, nv))
         B = np.empty((nv, nv))

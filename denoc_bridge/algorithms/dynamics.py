@@ -88,7 +88,7 @@ def _batch(
 ) -> np.ndarray:
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
-    run_chunks(compiled.dynamics_chunk, B, model._kt, q, v, x, fext, out, status, inverse)
+    run_chunks(compiled.dynamics_chunk, B, model._kt, q, v, x, fext, out, status, inverse, align=compiled.BATCH_LANES)
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])

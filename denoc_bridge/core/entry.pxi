@@ -140,13 +140,20 @@ cdef inline Arr row_of(const Arr* a, Py_ssize_t b, Py_ssize_t n) noexcept nogil:
     return r
 
 
-def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t stop):
+def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t start, Py_ssize_t stop,
+                   bint lanes=True):
     """Forward (or, with ``inverse``, inverse) dynamics of the states ``start:stop`` of a batch:
     ``Q`` (B, nq), ``V``, ``X``, ``OUT`` (B, nv), ``FEXT`` (B, L, 6) or (0, 0, 6) for none, one
-    status per state into ``status`` (B,) int64; the same kernel as one state's entry, so a batch
-    equals its states' calls bit for bit.  Runs without the GIL on a work array of its own: the
-    Python layer runs chunks on several threads.  Returns -2 (nothing computed) when the arrays'
-    lengths do not fit one another or the model; TypeError as the single-state entries."""
+    status per state into ``status`` (B,) int64.  Forward dynamics without wrenches on a model
+    that :func:`batch_lanes` accepts runs LANES states at a time in the lanes of the vector
+    instructions (lanes.pxi; equal to the one-state entry to rounding), with ``lanes`` (the
+    tests' switch); everything else, and every group of states with an invalid input, a
+    singular articulated inertia or a non-finite result, the one-state kernel, so that a state
+    gets the one-state entry's status.  Runs without the GIL on a work array of its own: the
+    Python layer runs chunks on several threads; the groups start at multiples of LANES
+    (``BATCH_LANES``), so that chunks whose bounds are such multiples give the results of one
+    chunk.  Returns -2 (nothing computed) when the arrays' lengths do not fit one another or the
+    model; TypeError as the single-state entries."""
     cdef Arr t, aq, av, ax, ao, w
     take(kt, 2, False, b"kt", &t)
     take(Q, 2, False, b"Q", &aq)
@@ -172,22 +179,77 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
         return -2
     cdef const int* ki = <const int*>t.data
     cdef cnp.int64_t* st = <cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>status)
-    cdef Arr q, v, x, f, o
-    cdef Py_ssize_t b
+    cdef Py_ssize_t b = start, e
     w.data, w.n0, w.n1 = NULL, 0, W  # no work array given: valid_state does not check one
     cdef double* wk = work_or_new(&w, ki, L, av.n1)
+    cdef double* lw = NULL
+    if lanes and not inverse and nf == 0 and L <= LANES_MAX_LINKS and lanes_fit(ki, L):
+        lw = lanes_work(t.data, L, aq.n1, av.n1)  # NULL (out of memory): one state at a time
     with nogil:
-        for b in range(start, stop):
-            q, v, x, o = row_of(&aq, b, aq.n1), row_of(&av, b, av.n1), row_of(&ax, b, ax.n1), row_of(&ao, b, ao.n1)
-            f = af  # (0, 6): no wrenches
-            if nf:
-                f = row_of(&af, b, 6 * L)
-                f.n0, f.n1 = L, 6
-            st[b] = valid_state(ki, L, &q, &v, &x, &f, &o, &w)
-            if st[b] == 0:
-                st[b] = state_dynamics(ki, t.data, L, &q, &v, &x, &f, &o, wk, inverse)
+        while b < stop:  # the groups of LANES states from multiples of LANES
+            e = min((b // LANES + 1) * LANES, stop)
+            if lw == NULL or e - b < LANES or not lanes_group(ki, t.data, L, &aq, &av, &ax, &ao, &w, b, lw, st):
+                chunk_states(ki, t.data, L, &aq, &av, &ax, &af, &ao, &w, wk, inverse, b, e, st)
+            b = e
     free(wk)
+    free(lw)
     return 0
+
+
+#: states per group of the lanes: dynamics_chunk's chunks split at multiples of it compute what
+#: one chunk would (the batches' results do not depend on their threads)
+BATCH_LANES = LANES
+
+
+def batch_lanes(kt):
+    """True when batches of this model's forward dynamics (without wrenches) run in the lanes:
+    every joint revolute, continuous, prismatic or a free-flyer at a root, at most
+    LANES_MAX_LINKS links."""
+    cdef Arr t
+    take(kt, 2, False, b"kt", &t)
+    if t.n1 != NT:
+        raise TypeError("kt: not a model table")
+    return t.n0 <= LANES_MAX_LINKS and lanes_fit(<const int*>t.data, t.n0)
+
+
+cdef void chunk_states(const int* ki, const double* kf, Py_ssize_t L, const Arr* aq, const Arr* av,
+                       const Arr* ax, const Arr* af, const Arr* ao, const Arr* w, double* wk,
+                       bint inverse, Py_ssize_t start, Py_ssize_t stop, cnp.int64_t* st) noexcept nogil:
+    """The states start..stop-1 of a batch one at a time (af: (0, 6) for no wrenches)."""
+    cdef Arr q, v, x, f, o
+    cdef Py_ssize_t b
+    for b in range(start, stop):
+        q, v, x, o = row_of(aq, b, aq.n1), row_of(av, b, av.n1), row_of(ax, b, ax.n1), row_of(ao, b, ao.n1)
+        f = af[0]
+        if af.n0:
+            f = row_of(af, b, 6 * L)
+            f.n0, f.n1 = L, 6
+        st[b] = valid_state(ki, L, &q, &v, &x, &f, &o, w)
+        if st[b] == 0:
+            st[b] = state_dynamics(ki, kf, L, &q, &v, &x, &f, &o, wk, inverse)
+
+
+cdef bint lanes_group(const int* ki, const double* kf, Py_ssize_t L, const Arr* aq, const Arr* av,
+                      const Arr* ax, const Arr* ao, const Arr* w, Py_ssize_t b0, double* lw,
+                      cnp.int64_t* st) noexcept nogil:
+    """Forward dynamics of the LANES states from b0 in the lanes (lanes.pxi), statuses 0; False
+    (nothing final written) when a state fails valid_state, a pivot lanes_pivot's test or a
+    result is not finite: the caller then takes them one at a time, which gives each its status."""
+    cdef Arr q, v, x, o, f
+    cdef Py_ssize_t b
+    f.data, f.n0, f.n1 = NULL, 0, 6
+    for b in range(b0, b0 + LANES):
+        q, v, x, o = row_of(aq, b, aq.n1), row_of(av, b, av.n1), row_of(ax, b, ax.n1), row_of(ao, b, ao.n1)
+        if valid_state(ki, L, &q, &v, &x, &f, &o, w):
+            return False
+    if not lanes_forward_dynamics(ki, kf, L, aq.data + b0 * aq.n1, aq.n1, av.data + b0 * av.n1,
+                                  ax.data + b0 * ax.n1, av.n1, ao.data + b0 * ao.n1, lw):
+        return False
+    if finite_result(ao.data + b0 * ao.n1, LANES * ao.n1):
+        return False
+    for b in range(b0, b0 + LANES):
+        st[b] = 0
+    return True
 
 
 cdef long forward_dynamics_passes(const int* ki, const double* kf, Py_ssize_t L, Py_ssize_t nv,

@@ -6,7 +6,8 @@ factors, the kinematics and the energies, of one state or of a batch.
 One extension module built from one ``.pxi`` file per recursion pass (one generated C file,
 one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi`` (E_k, r_k,
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
-``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
+``lanes.pxi`` (a batch's forward dynamics eight states at a time, one per lane of the vector
+instructions), ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
 inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
 block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``mimic.pxi`` (the inverse
 dynamics, GIM and inverse GIM of a model with mimic joints), ``kinematics.pxi`` (the
@@ -26,7 +27,8 @@ Entries (the signatures and statuses of the numba entries they replaced):
 tau, fext, out)``, ``ode_rhs(kt, work, q, v, tau, fext, qdot, a)`` (with the configuration
 rate), ``inverse_dynamics_fast(kt, work, q, v, a, out)``,
 ``inverse_dynamics_state(kt, work, q, v, a, fext, out)``, ``mass_matrix_state``,
-``inverse_mass_matrix_state``, ``block_factors_state``, ``geometry_state``,
+``inverse_mass_matrix_state``, ``block_factors_state``, ``dynamics_chunk`` and ``batch_lanes``
+(batches), ``geometry_state``,
 ``geometry_and_factors``, ``placements_state(kt, work, q, R, p)``, ``twists_state(kt, work,
 q, v, out)``, ``subtree_sums(kt, x, out)``, ``energies_state(kt, work, q, v, K, q_rest, springs,
 d)`` (a pair, nan for lengths that do not fit); the ``*_new`` variants return a result they allocate, the ``*_chunk``
@@ -63,6 +65,7 @@ include "inverse_dynamics.pxi"
 include "forward_dynamics.pxi"
 include "factorised_solve.pxi"
 include "stage_sweep.pxi"
+include "lanes.pxi"
 include "entry.pxi"
 include "gim.pxi"
 include "gim_ltdl.pxi"

@@ -85,19 +85,22 @@ def batch_threads() -> int:
     return get_num_threads()
 
 
-def run_chunks(kernel: Callable[..., Any], n: int, *args: Any, serial_below: int = 0) -> None:
+def run_chunks(kernel: Callable[..., Any], n: int, *args: Any, serial_below: int = 0, align: int = 1) -> None:
     """Call ``kernel(*args, start, stop)`` over ``0:n`` in chunks, on :func:`batch_threads`
     threads, or on the calling thread alone when ``n < serial_below`` (items too cheap to share
     out): a compiled chunk kernel that runs without the GIL (the compiled core's batch entries,
     which return 0, or -2 for arrays whose lengths do not fit one another: the callers size them,
-    so that is a defect, raised as one).  One chunk per thread, the first in the calling thread;
-    a kernel's exception (a TypeError of its arguments) reaches the caller."""
-    threads = min(n, batch_threads()) if n >= serial_below else 1
+    so that is a defect, raised as one).  One chunk per thread, the first in the calling thread,
+    the bounds between chunks multiples of ``align`` (a kernel that groups its items so, as the
+    lanes of ``dynamics_chunk``, then computes what one chunk would); a kernel's exception (a
+    TypeError of its arguments) reaches the caller."""
+    groups = -(-n // align)
+    threads = min(groups, batch_threads()) if n >= serial_below else 1
     if threads <= 1:
         _chunk_done(kernel(*args, 0, n))
         return
     pool = _pool(threads)
-    bounds = [c * n // threads for c in range(threads + 1)]
+    bounds = [min(n, align * (c * groups // threads)) for c in range(threads + 1)]
     futures = [pool.submit(kernel, *args, bounds[c], bounds[c + 1]) for c in range(1, threads)]
     _chunk_done(kernel(*args, bounds[0], bounds[1]))  # the first chunk in this thread
     for f in futures:

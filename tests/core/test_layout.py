@@ -63,6 +63,30 @@ NO_TWIN = {
     # the cut joints' type codes: core/loops.pyx exports them (CUT_CODES), packed.py packs with them
     **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("weld", "spherical", "revolute")},
     **{f"CUT_{k.upper()}": "exported as core.loops.CUT_CODES" for k in ("prismatic", "coupling", "term")},
+    # the lane work array of the batches' forward dynamics (lanes.pxi), scratch of one chunk
+    "LANES": "states per group of the lanes (lanes.pxi), C-only",
+    "LANES_RTOL_FACTOR": "the lanes' pivot bound over SINGULAR_RTOL (lanes.pxi), C-only",
+    "LANES_MAX_LINKS": "the largest model whose batches run in lanes (lanes.pxi), C-only",
+    **{
+        c: "a field or mass offset of the lane work array (lanes.pxi), C-only"
+        for c in (
+            "L_E",
+            "L_R",
+            "L_T",
+            "L_TD",
+            "L_XI",
+            "L_M",
+            "L_U",
+            "L_DINV",
+            "L_PHIT",
+            "L_MU",
+            "L_SCALE",
+            "L_FIELDS",
+            "L_WW",
+            "L_WV",
+            "L_VV",
+        )
+    },
 }
 
 _BLOCK = re.compile(r"^c(?:p|type)?def\s+enum\b[^:]*:")
