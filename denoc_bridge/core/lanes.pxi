@@ -1,4 +1,4 @@
-# Forward dynamics of a batch, LANES states at a time: every quantity of the one-state passes
+# Forward and inverse dynamics of a batch, LANES states at a time: every quantity of the one-state passes
 # (000 Table 1 step 1; eqs. 18-23 and Table 3; 003 eqs. 31-37) becomes LANES numbers, one per
 # state (a "lane vector": component j of lane ln at [j * LANES + ln]), and every loop over the
 # lanes is innermost, so that gcc turns each into a few vector instructions (-march=native).
@@ -18,6 +18,8 @@
 #                       phitilde_k) (000 eq. 20; 003 eq. 32);
 #   lanes_accelerations links 1..n: mu~_k = A mu_b, qdd_k = phitilde_k - Psi_k^T mu~_k,
 #                       mu_k = mu~_k + P_k qdd_k (003 eqs. 36-37).
+# Inverse dynamics takes the first pass with tdot_k += P_k qdd_k, then lanes_joint_forces, links
+# n..1: w~_k = w_k + sum_c A^T w~_c, tau_k = P_k^T w~_k (000 Table 1 step 2).
 # A mass Mhat = [Mww Mwv; Mwv^T Mvv] is 21 lane numbers: Mww and Mvv symmetric (xx xy xz yy yz
 # zz), Mwv row major; a link's own is [I_O [h]x; -[h]x m 1] (h = m c, about its origin).
 
@@ -242,10 +244,10 @@ cdef void lanes_twist(const int* i, const double* f, const double* qd, const dou
             td[3 * LANES + j] = u[j]
 
 
-cdef void lanes_link_wrench(const double* f, double* blk) noexcept nogil:
+cdef void lanes_link_wrench(const double* f, double* blk, bint masses) noexcept nogil:
     """w_k = M_k tdot_k + Omega_k M_k t_k (000 eqs. 1-2b) into xi_k, as link_wrench:
-    n = I_O wdot + h x odotdot + w x (I_O w), f = m odotdot + wdot x h + w x (w x h); and
-    Mhat_k = M_k (the children add theirs in lanes_articulated)."""
+    n = I_O wdot + h x odotdot + w x (I_O w), f = m odotdot + wdot x h + w x (w x h); with
+    ``masses``, Mhat_k = M_k (the children add theirs in lanes_articulated)."""
     cdef double m = f[MASS], h0 = f[H], h1 = f[H + 1], h2 = f[H + 2]
     cdef double Ixx = f[IO], Ixy = f[IO + 1], Ixz = f[IO + 2]
     cdef double Iyy = f[IO + 3], Iyz = f[IO + 4], Izz = f[IO + 5]
@@ -277,6 +279,8 @@ cdef void lanes_link_wrench(const double* f, double* blk) noexcept nogil:
         xi[3 * LANES + ln] = m * b0 + h[0] + g[0]
         xi[4 * LANES + ln] = m * b1 + h[1] + g[1]
         xi[5 * LANES + ln] = m * b2 + h[2] + g[2]
+    if not masses:
+        return
     link[0], link[1], link[2], link[3], link[4], link[5] = Ixx, Ixy, Ixz, Iyy, Iyz, Izz
     link[6], link[7], link[8] = 0.0, -h2, h1  # [h]x
     link[9], link[10], link[11] = h2, 0.0, -h0
@@ -289,10 +293,27 @@ cdef void lanes_link_wrench(const double* f, double* blk) noexcept nogil:
         blk[L_SCALE * LANES + ln] = 0.0
 
 
+cdef void lanes_plus_rate(const int* i, const double* f, const double* qdd, double* blk) noexcept nogil:
+    """tdot_k += P_k qdd_k (000 Table 1 step 1; qdd: the joint's accelerations, a lane vector)."""
+    cdef double* td = blk + L_TD * LANES
+    cdef int jt = joint_type(i), j, ln
+    if jt == FREEFLYER:  # [qdd[3:6]; qdd[0:3]]
+        for j in range(3 * LANES):
+            td[j] += qdd[3 * LANES + j]
+            td[3 * LANES + j] += qdd[j]
+        return
+    if jt == PRISMATIC:
+        td = td + 3 * LANES
+    for j in range(3):
+        for ln in range(LANES):
+            td[j * LANES + ln] += f[AXIS + j] * qdd[ln]
+
+
 cdef void lanes_twists(const int* ki, const double* kf, Py_ssize_t L, const double* q,
-                       const double* v, bint poly, double* lw) noexcept nogil:
+                       const double* v, const double* qdd, bint poly, double* lw) noexcept nogil:
     """The forward pass over links 0..L-1 (q, v: lane vectors of the group's coordinates and
-    rates; the roots' parent is block L, t = 0, tdot = [0; -g])."""
+    rates; qdd: its accelerations for inverse dynamics, NULL for forward dynamics, which also
+    sets Mhat_k = M_k; the roots' parent is block L, t = 0, tdot = [0; -g])."""
     cdef Py_ssize_t k, b
     cdef const int* i
     for k in range(L):
@@ -300,7 +321,9 @@ cdef void lanes_twists(const int* ki, const double* kf, Py_ssize_t L, const doub
         b = i[PARENT]
         lanes_geometry(i, kf + k * NT, q + i[IDX_Q] * LANES, poly, block(lw, k))
         lanes_twist(i, kf + k * NT, v + i[IDX_V] * LANES, block(lw, b if b >= 0 else L), block(lw, k))
-        lanes_link_wrench(kf + k * NT, block(lw, k))
+        if qdd != NULL:
+            lanes_plus_rate(i, kf + k * NT, qdd + i[IDX_V] * LANES, block(lw, k))
+        lanes_link_wrench(kf + k * NT, block(lw, k), qdd == NULL)
 
 
 cdef bint lanes_pivot(const int* i, const double* f, const double* tau, double* blk) noexcept nogil:
@@ -442,6 +465,21 @@ cdef void lanes_shift_into(const double* r, const double* O, double* Mb) noexcep
         Mb[L_VV * LANES + j] += O[L_VV * LANES + j]
 
 
+cdef inline void lanes_wrench_to_parent(const double* E, const double* r, const double* x,
+                                        double* xb) noexcept nogil:
+    """xb += A^T x for a wrench x = [n; f] of the link: [E^T n + r x E^T f; E^T f]."""
+    cdef double n[3 * LANES]
+    cdef double g[3 * LANES]
+    cdef double c[3 * LANES]
+    cdef int j
+    l_rot_t(E, x, n)
+    l_rot_t(E, x + 3 * LANES, g)
+    l_cross(r, g, c)
+    for j in range(3 * LANES):
+        xb[j] += n[j] + c[j]
+        xb[3 * LANES + j] += g[j]
+
+
 cdef void lanes_to_parent(const double* blk, double* pb) noexcept nogil:
     """Mhat_b += A^T Mbar_k A (000 eq. 20: E^T . E on each 3x3 block, then the shift by r_k)
     and xi_b += A^T (xi_k + PsiHat_k phitilde_k) (003 eq. 32; a wrench [n; f] becomes
@@ -452,13 +490,9 @@ cdef void lanes_to_parent(const double* blk, double* pb) noexcept nogil:
     cdef const double* U = blk + L_U * LANES
     cdef const double* pt = blk + L_PHIT * LANES
     cdef double* sb = pb + L_SCALE * LANES
-    cdef double* xb = pb + L_XI * LANES
     cdef double B[21 * LANES]
     cdef double O[21 * LANES]
     cdef double x[6 * LANES]
-    cdef double n[3 * LANES]
-    cdef double g[3 * LANES]
-    cdef double c[3 * LANES]
     cdef double lever, big
     cdef int j, ln
     for ln in range(LANES):
@@ -474,12 +508,7 @@ cdef void lanes_to_parent(const double* blk, double* pb) noexcept nogil:
     for j in range(6):
         for ln in range(LANES):
             x[j * LANES + ln] = blk[(L_XI + j) * LANES + ln] + U[j * LANES + ln] * pt[ln]  # 003 (32)
-    l_rot_t(E, x, n)
-    l_rot_t(E, x + 3 * LANES, g)
-    l_cross(r, g, c)
-    for j in range(3 * LANES):
-        xb[j] += n[j] + c[j]
-        xb[3 * LANES + j] += g[j]
+    lanes_wrench_to_parent(E, r, x, pb + L_XI * LANES)
 
 
 cdef inline int m6(int a, int b) noexcept nogil:
@@ -608,6 +637,43 @@ cdef void lanes_accelerations(const int* ki, const double* kf, Py_ssize_t L, dou
                 mu[(lin + j) * LANES + ln] += f[AXIS + j] * a[ln]
 
 
+cdef void lanes_joint_forces(const int* ki, const double* kf, Py_ssize_t L, const double* qdd,
+                             double* lw, double* tau) noexcept nogil:
+    """Step 2 of 000 Table 1 over links L-1..0: w~_k = w_k + sum_c A_{c,k}^T w~_c (the wrench
+    rows of the children add into their parent's xi) and tau_k = P_k^T w~_k + armature qdd_k
+    (tau, qdd: lane vectors by DOF)."""
+    cdef Py_ssize_t k, b
+    cdef const int* i
+    cdef const double* f
+    cdef double* blk
+    cdef const double* x
+    cdef const double* a
+    cdef double* o
+    cdef int j, ln, jt
+    for k in range(L - 1, -1, -1):
+        i = ki + k * NI
+        f = kf + k * NT
+        blk = block(lw, k)
+        x = blk + L_XI * LANES
+        a = qdd + i[IDX_V] * LANES
+        o = tau + i[IDX_V] * LANES
+        jt = joint_type(i)
+        if jt == FREEFLYER:  # P^T w~ = [f; n]
+            for j in range(6):
+                for ln in range(LANES):
+                    o[j * LANES + ln] = x[((j + 3) % 6) * LANES + ln] + f[ARM + j] * a[j * LANES + ln]
+        else:
+            if jt == PRISMATIC:
+                x = x + 3 * LANES
+            for ln in range(LANES):
+                o[ln] = (f[AXIS] * x[ln] + f[AXIS + 1] * x[LANES + ln] + f[AXIS + 2] * x[2 * LANES + ln]
+                         + f[ARM0] * a[ln])
+        b = i[PARENT]
+        if b >= 0:
+            lanes_wrench_to_parent(blk + L_E * LANES, blk + L_R * LANES, blk + L_XI * LANES,
+                                   block(lw, b) + L_XI * LANES)
+
+
 cdef inline Py_ssize_t lanes_size(Py_ssize_t L, Py_ssize_t nq, Py_ssize_t nv) noexcept nogil:
     """Doubles of a lane work array: L + 1 blocks, then q, v, tau and qdd as lane vectors."""
     return ((L + 1) * L_FIELDS + nq + 3 * nv) * LANES
@@ -639,11 +705,12 @@ cdef inline void to_lanes(const double* x, Py_ssize_t n, double* o) noexcept nog
             o[j * LANES + ln] = x[ln * n + j]
 
 
-cdef bint lanes_forward_dynamics(const int* ki, const double* kf, Py_ssize_t L, const double* q,
-                                 Py_ssize_t nq, const double* v, const double* tau, Py_ssize_t nv,
-                                 double* out, double* lw) noexcept nogil:
-    """Forward dynamics of LANES consecutive states (rows of q, v, tau and out) that valid_state
-    passed; False (out not written) when a pivot fails lanes_pivot's test."""
+cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const double* q,
+                         Py_ssize_t nq, const double* v, const double* x, Py_ssize_t nv,
+                         double* out, double* lw, bint inverse) noexcept nogil:
+    """Forward dynamics (x = tau) or, with ``inverse``, inverse dynamics (x = qdd) of LANES
+    consecutive states (rows of q, v, x and out) that valid_state passed; False (out not
+    written) when a pivot fails lanes_pivot's test."""
     cdef double* ql = block(lw, L + 1)
     cdef double* vl = ql + nq * LANES
     cdef double* tl = vl + nv * LANES
@@ -652,11 +719,14 @@ cdef bint lanes_forward_dynamics(const int* ki, const double* kf, Py_ssize_t L, 
     cdef int ln
     to_lanes(q, nq, ql)
     to_lanes(v, nv, vl)
-    to_lanes(tau, nv, tl)
-    lanes_twists(ki, kf, L, ql, vl, poly_ok(ql, nq * LANES), lw)
-    if not lanes_articulated(ki, kf, L, tl, lw):
+    to_lanes(x, nv, tl)
+    lanes_twists(ki, kf, L, ql, vl, tl if inverse else NULL, poly_ok(ql, nq * LANES), lw)
+    if inverse:
+        lanes_joint_forces(ki, kf, L, tl, lw, al)
+    elif lanes_articulated(ki, kf, L, tl, lw):
+        lanes_accelerations(ki, kf, L, lw, al)
+    else:
         return False
-    lanes_accelerations(ki, kf, L, lw, al)
     for ln in range(LANES):
         for j in range(nv):
             out[ln * nv + j] = al[j * LANES + ln]

@@ -6,9 +6,9 @@ factors, the kinematics and the energies, of one state or of a batch.
 One extension module built from one ``.pxi`` file per recursion pass (one generated C file,
 one compiler run): ``spatial.pxi`` (the small spatial operators), ``geometry.pxi`` (E_k, r_k,
 P_k), ``inverse_dynamics.pxi`` (000 Table 1), ``forward_dynamics.pxi`` (000 Table 3),
-``lanes.pxi`` (a batch's forward dynamics eight states at a time, one per lane of the vector
-instructions), ``entry.pxi`` (the dynamics' entries called from Python), ``gim.pxi`` (the GIM and the
-inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
+``lanes.pxi`` (a batch's forward and inverse dynamics eight states at a time, one per lane
+of the vector instructions), ``entry.pxi`` (the dynamics' entries called from Python),
+``gim.pxi`` (the GIM and the inverse by the recursion), ``gim_ltdl.pxi`` (the LTDL of the GIM), ``gim_factors.pxi`` (the
 block factors, 002 A.13-A.22), ``gim_entry.pxi`` (their entries), ``mimic.pxi`` (the inverse
 dynamics, GIM and inverse GIM of a model with mimic joints), ``kinematics.pxi`` (the
 links' placements and twists, sums over subtrees), ``energy.pxi`` (kinetic and potential energy

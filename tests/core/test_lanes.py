@@ -1,4 +1,4 @@
-"""The batches' forward dynamics in the lanes (core/lanes.pxi): LANES states at a time, equal to
+"""The batches' forward and inverse dynamics in the lanes (core/lanes.pxi): LANES states at a time, equal to
 the one-state kernel to rounding on every model it takes, the one-state kernel's statuses for
 every group it hands back (an invalid input, a singular articulated inertia, a non-finite
 result), and results that do not depend on how a batch is cut into chunks or threads."""
@@ -28,13 +28,13 @@ def states(model, B, seed):
     return Q, rng.standard_normal((B, model.nv)), 3.0 * rng.standard_normal((B, model.nv))
 
 
-def chunk(model, Q, V, X, lanes=True, bounds=None):
+def chunk(model, Q, V, X, lanes=True, bounds=None, inverse=False):
     """dynamics_chunk over the whole batch, in the chunks between ``bounds``."""
     B = len(Q)
     out, status = np.full((B, model.nv), -7.0), np.full(B, 99, dtype=np.int64)
     bounds = bounds or [0, B]
     for start, stop in zip(bounds[:-1], bounds[1:]):
-        assert compiled.dynamics_chunk(model._kt, Q, V, X, NO_FEXT, out, status, False, start, stop, lanes) == 0
+        assert compiled.dynamics_chunk(model._kt, Q, V, X, NO_FEXT, out, status, inverse, start, stop, lanes) == 0
     return out, status
 
 
@@ -69,15 +69,16 @@ def test_other_joints_run_one_state_at_a_time():
         compiled.batch_lanes(np.zeros((3, 5)))
 
 
+@pytest.mark.parametrize("inverse", [False, True], ids=["forward", "inverse"])
 @pytest.mark.parametrize("case", ["panda", "solo12", "talos", *(f"tree{s}" for s in range(8))])
-def test_the_lanes_equal_the_one_state_kernel(case):
-    """Three full groups and a remainder: every state to 1e-12 of the accelerations' scale, the
-    robots also against pin.aba; the remainder is the one-state kernel's bit for bit."""
+def test_the_lanes_equal_the_one_state_kernel(case, inverse):
+    """Three full groups and a remainder: every state to 1e-12 of the result's scale, the robots
+    also against pin.aba / pin.rnea; the remainder is the one-state kernel's bit for bit."""
     model = one_dof_trees()[int(case[4:])] if case.startswith("tree") else load_robot_quietly(case)
     B = 3 * LANES + 5
     Q, V, X = states(model, B, seed=3)
-    lanes, status = chunk(model, Q, V, X)
-    one, status_one = chunk(model, Q, V, X, lanes=False)
+    lanes, status = chunk(model, Q, V, X, inverse=inverse)
+    one, status_one = chunk(model, Q, V, X, lanes=False, inverse=inverse)
     assert np.all(status == 0) and np.all(status_one == 0)
     scale = np.abs(one).max()
     assert np.abs(lanes - one).max() <= 1e-12 * scale
@@ -85,17 +86,18 @@ def test_the_lanes_equal_the_one_state_kernel(case):
     if not case.startswith("tree"):
         pm = db.to_pinocchio(model)
         pd = pm.createData()
-        ref = np.array([pin.aba(pm, pd, Q[b], V[b], X[b]) for b in range(B)])
+        ref = np.array([(pin.rnea if inverse else pin.aba)(pm, pd, Q[b], V[b], X[b]) for b in range(B)])
         assert np.abs(lanes - ref).max() <= 1e-12 * scale
 
 
-def test_a_wrong_lane_is_caught():
+@pytest.mark.parametrize("inverse", [False, True], ids=["forward", "inverse"])
+def test_the_lanes_are_another_computation(inverse):
     """Not vacuous: the lanes differ from the one-state kernel by rounding only, but they differ
     (the same code run twice would pass the test above trivially)."""
     model = load_robot_quietly("talos")
     Q, V, X = states(model, 4 * LANES, seed=8)
-    lanes, _ = chunk(model, Q, V, X)
-    one, _ = chunk(model, Q, V, X, lanes=False)
+    lanes, _ = chunk(model, Q, V, X, inverse=inverse)
+    one, _ = chunk(model, Q, V, X, lanes=False, inverse=inverse)
     assert not np.array_equal(lanes, one)
 
 
@@ -120,18 +122,19 @@ def test_chunks_and_threads_do_not_change_the_results():
     assert np.array_equal(one, whole)
 
 
-def test_groups_with_bad_inputs_get_the_one_state_statuses():
-    """A non-finite v, a zero quaternion and a torque whose accelerations overflow, each in its
-    own group: each state gets the one-state kernel's status, and their group mates their
-    accelerations."""
+@pytest.mark.parametrize("inverse", [False, True], ids=["forward", "inverse"])
+def test_groups_with_bad_inputs_get_the_one_state_statuses(inverse):
+    """A non-finite v, a zero quaternion and a velocity whose squares overflow, each in its own
+    group: each state gets the one-state kernel's status, and their group mates
+    their results."""
     model = load_robot_quietly("solo12")
     B = 4 * LANES
     Q, V, X = states(model, B, seed=6)
     V[3, 7] = np.nan
     Q[LANES + 2, 3:7] = 0.0
-    X[2 * LANES + 5, 8] = 1e308
-    lanes, status = chunk(model, Q, V, X)
-    one, status_one = chunk(model, Q, V, X, lanes=False)
+    V[2 * LANES + 5, 8] = 1e200
+    lanes, status = chunk(model, Q, V, X, inverse=inverse)
+    one, status_one = chunk(model, Q, V, X, lanes=False, inverse=inverse)
     assert status[3] == -1 and status[LANES + 2] == -1 and status[2 * LANES + 5] == -3
     assert np.array_equal(status, status_one)
     good = status == 0
