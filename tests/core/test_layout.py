@@ -44,6 +44,7 @@ DERIVED = {
 NO_TWIN = {
     "CRBA_STACK": "the doubles of crba's stack scratch (gim.pxi), a C-only size",
     "OUT_OF_MEMORY": "a pass's status inside the core, raised as MemoryError by its entry",
+    "FLAT_CHECK_NV": "the nv up to which finite_upper (gim_entry.pxi) reads every entry, C-only",
     # the contact run's statuses and its correction's sweeps: core/contact.pyx exports them itself
     # (DONE, PYTHON_STEP, PGS_STALLED, CORRECTION), assigned from these members
     "STEP_DONE": "exported as core.contact.DONE",
