@@ -246,8 +246,6 @@ cdef bint lanes_group(const int* ki, const double* kf, Py_ssize_t L, const Arr* 
     if not lanes_dynamics(ki, kf, L, aq.data + b0 * aq.n1, aq.n1, av.data + b0 * av.n1,
                           ax.data + b0 * ax.n1, av.n1, ao.data + b0 * ao.n1, lw, inverse):
         return False
-    if finite_result(ao.data + b0 * ao.n1, LANES * ao.n1):
-        return False
     for b in range(b0, b0 + LANES):
         st[b] = 0
     return True

@@ -106,6 +106,8 @@ cdef bint lanes_fit(const int* ki, Py_ssize_t L) noexcept nogil:
     a root, and every parent comes before its child (the lanes take the links in index order)."""
     cdef Py_ssize_t k
     cdef int jt
+    if L == 0:  # nothing to compute, and no row 0 to read gravity from
+        return False
     for k in range(L):
         jt = joint_type(ki + k * NI)
         if ki[k * NI + PARENT] >= k or not (jt == REVOLUTE or jt == CONTINUOUS or jt == PRISMATIC
@@ -332,8 +334,9 @@ cdef bint lanes_pivot(const int* i, const double* f, const double* tau, double* 
     torques, a lane vector).  False when a lane's Ihat_k is not larger than LANES_RTOL_FACTOR *
     SINGULAR_RTOL times the larger of the link's scale and its children's share
     (lanes_to_parent): at least the one-state test's bound (its cancellation term (A^T
-    PsiHat)_d^2 / Ihat is at most 6 max diag(Mhat) (1 + |r|)^2), so that every state that test
-    would refuse goes to it, and it names the joint."""
+    PsiHat)_d^2 / Ihat is at most 6 max diag(Mhat) (1 + |r|)^2 by Cauchy-Schwarz, Mhat
+    positive semi-definite: physical inertias), so that every state that test would refuse goes
+    to it, and it names the joint."""
     cdef bint prismatic = joint_type(i) == PRISMATIC
     cdef double e0 = f[AXIS], e1 = f[AXIS + 1], e2 = f[AXIS + 2]
     cdef const double* M = blk + L_M * LANES
@@ -710,7 +713,8 @@ cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const do
                          double* out, double* lw, bint inverse) noexcept nogil:
     """Forward dynamics (x = tau) or, with ``inverse``, inverse dynamics (x = qdd) of LANES
     consecutive states (rows of q, v, x and out) that valid_state passed; False (out not
-    written) when a pivot fails lanes_pivot's test."""
+    written: the caller may then read x again, even if out is x) when a pivot fails
+    lanes_pivot's test or a result is not finite."""
     cdef double* ql = block(lw, L + 1)
     cdef double* vl = ql + nq * LANES
     cdef double* tl = vl + nv * LANES
@@ -726,6 +730,8 @@ cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const do
     elif lanes_articulated(ki, kf, L, tl, lw):
         lanes_accelerations(ki, kf, L, lw, al)
     else:
+        return False
+    if finite_result(al, nv * LANES):
         return False
     for ln in range(LANES):
         for j in range(nv):

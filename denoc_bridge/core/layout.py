@@ -116,7 +116,7 @@ def build_tables(model: Any) -> np.ndarray:
     ki[:, NV] = model.nv_joint
     ki[:, NQ] = model.nq_joint
     unit = np.abs(axis) == 1.0
-    aligned = unit.any(axis=1)
+    aligned = unit.any(axis=1) & ((axis != 0.0).sum(axis=1) == 1)  # +-e_d exactly: (0, 1e-8, 1) is not
     first_unit = np.argmax(unit, axis=1)
     revolute_like = (jt == _REVOLUTE_LIKE[0]) | (jt == _REVOLUTE_LIKE[1])
     prismatic = jt == _PRISMATIC
