@@ -85,7 +85,7 @@ from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, model_nq, model_n
 from denoc_bridge.core.arrays cimport take as inline_take
 from denoc_bridge.core.tables cimport *
 from denoc_bridge.core.tree cimport acceleration_forward_links, articulated_backward_recursion, twist_forward_recursion
-from denoc_bridge.core.vectors cimport cross3
+from denoc_bridge.core.vectors cimport cross3, psi_dot
 
 cnp.import_array()
 

@@ -305,15 +305,17 @@ cdef void acceleration_forward_links(const int* ki, const double* kf, Py_ssize_t
                 apply_A(code, 0.0, 0.0, e, R_GENERAL, offset(f, work, L, k, code), mu, mt)
             v0 = i[IDX_V]
             d = dof_index(i)
-            for a in range(i[NV]):  # qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
-                row = work + dof_row(L, v0 + a) * W + H_PSI
-                qdd[v0 + a] = row[H_PHIT - H_PSI] - (row[0] * mt[0] + row[1] * mt[1] + row[2] * mt[2]
-                                                     + row[3] * mt[3] + row[4] * mt[4] + row[5] * mt[5])
-            if d >= 0:  # mu_k = P_k qdd_k + mu~_k   003 (37)
-                x = dof_sign(i) * qdd[v0]
-                for j in range(6):
+            if d >= 0:  # one DOF: qdd_k = phitilde_k - Psi_k^T mu~_k 003 (36)
+                row = work + dof_row(L, v0) * W + H_PSI
+                x = row[H_PHIT - H_PSI] - psi_dot(row, mt)
+                qdd[v0] = x
+                x = dof_sign(i) * x
+                for j in range(6):  # mu_k = P_k qdd_k + mu~_k   003 (37)
                     mu[j] = mt[j] + (x if j == d else 0.0)
             else:
+                for a in range(i[NV]):
+                    row = work + dof_row(L, v0 + a) * W + H_PSI
+                    qdd[v0 + a] = row[H_PHIT - H_PSI] - psi_dot(row, mt)
                 for a in range(i[NV]):
                     x = qdd[v0 + a]
                     P = work + p_row(L, nv, v0 + a) * W

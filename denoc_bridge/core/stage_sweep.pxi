@@ -83,8 +83,7 @@ cdef inline double sweep_link(const int* i, const double* f, Py_ssize_t L, doubl
     cdef int j
     apply_A(rot_code(i), work[k * W + C_CS], work[k * W + C_CS + 1], NULL, offset_code(i), f + T0,
             mu, mt)
-    x = row[H_PHIT] - (row[H_PSI] * mt[0] + row[H_PSI + 1] * mt[1] + row[H_PSI + 2] * mt[2]
-                       + row[H_PSI + 3] * mt[3] + row[H_PSI + 4] * mt[4] + row[H_PSI + 5] * mt[5])
+    x = row[H_PHIT] - psi_dot(row + H_PSI, mt)
     unit6(dof_index(i), dof_sign(i) * x, u)
     for j in range(6):
         mu[j] = mt[j] + u[j]

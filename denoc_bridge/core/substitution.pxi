@@ -47,14 +47,14 @@ cdef inline void substitute_forward(const int* i, Py_ssize_t L, Py_ssize_t nv,
     cdef int d = dof_index(i), a
     cdef double xk
     if d >= 0:  # P_k = sign e_d; x_k kept in a register for mu_k (the recursion's critical path)
-        xk = phit[v0 * stride] - dot6(work + dof_row(L, v0) * W + H_PSI, mt)
+        xk = phit[v0 * stride] - psi_dot(work + dof_row(L, v0) * W + H_PSI, mt)
         x[v0] = xk
         copy6(mt, mu)
         add_axis(d, dof_sign(i) * xk, mu)
         return
     for a in range(i[NV]):
         row = work + dof_row(L, v0 + a) * W + H_PSI
-        x[v0 + a] = phit[(v0 + a) * stride] - dot6(row, mt)
+        x[v0 + a] = phit[(v0 + a) * stride] - psi_dot(row, mt)
     copy6(mt, mu)
     for a in range(i[NV]):
         axpy6(x[v0 + a], work + p_row(L, nv, v0 + a) * W, mu)

@@ -49,7 +49,7 @@ from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, doub
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_solve
 from denoc_bridge.core.tables cimport *
-from denoc_bridge.core.vectors cimport cross3
+from denoc_bridge.core.vectors cimport cross3, psi_dot
 
 cnp.import_array()
 
