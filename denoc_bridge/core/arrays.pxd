@@ -15,8 +15,10 @@ cimport numpy as cnp
 
 from libc.math cimport isfinite, sqrt
 
-from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NORM0, NORMSZ, NQ,
-                                       NV, PARENT, TRANSLATION, joint_type, n_modules)
+from libc.stdint cimport uint64_t
+
+from denoc_bridge.core.tables cimport (IDX_Q, IDX_V, MEND, MFIRST, MPARENT, NI, NORM0, NORMEND, NORMSZ,
+                                       NQ, NV, PARENT, TRANSLATION, joint_type, n_modules)
 
 cdef extern from *:
     """
@@ -141,16 +143,30 @@ cdef inline bint parents_fit(const int* ki, Py_ssize_t L) noexcept nogil:
     return True
 
 
+cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    """True when none of the n doubles from x is infinite or NaN.  The exponent bits e of an
+    entry plus one unit of the exponent carry into the sign bit only when e is all ones: or-ing
+    those sums is a loop of integer and, add and or that vectorises on any x86-64 (isfinite with
+    an early return per entry took 1.5 ns per DOF of a 100,000-link chain's state checks)."""
+    cdef const uint64_t* b = <const uint64_t*>x
+    cdef uint64_t bad = 0, e = (<uint64_t>0x7FF) << 52, one = (<uint64_t>1) << 52
+    cdef Py_ssize_t j
+    for j in range(n):
+        bad |= (b[j] & e) + one
+    return bad >> 63 == 0
+
+
 cdef inline long configuration_status(const int* ki, Py_ssize_t L, const double* q) noexcept nogil:
     """0 if the model's nq entries of q are finite and its quaternions and (cos, sin) pairs
-    (NORM0, NORMSZ of each joint's row) are not zero, else -1: the value check of every entry
-    that takes a configuration."""
+    (NORM0, NORMSZ of each joint's row, up to the table's NORMEND: no cold line of the links
+    after the last of them is read) are not zero, else -1: the value check of every entry that
+    takes a configuration."""
     cdef Py_ssize_t k, j, i0
+    cdef Py_ssize_t end = min(<Py_ssize_t>ki[NORMEND], L) if L else 0
     cdef double s
-    for j in range(model_nq(ki, L)):
-        if not isfinite(q[j]):
-            return -1
-    for k in range(L):
+    if not all_finite(q, model_nq(ki, L)):
+        return -1
+    for k in range(end):
         i0 = ki[k * NI + NORM0]
         if i0 >= 0:
             s = 0.0

@@ -49,29 +49,20 @@ cdef long valid_state(const int* ki, Py_ssize_t L, const Arr* q, const Arr* v, c
     work empty or the model's) and the values are finite with non-zero quaternions and
     (cos, sin) pairs; -2 for a wrong length, -1 for a wrong value."""
     cdef Py_ssize_t nv = model_nv(ki, L)
-    cdef Py_ssize_t j
     if q.n0 != model_nq(ki, L) or v.n0 != nv or x.n0 != nv or out.n0 != nv:
         return -2
     if fext.n0 != 0 and (fext.n0 != L or fext.n1 != 6):  # (0, any): no wrenches
         return -2
     if work.n0 != 0 and (work.n1 != W or work.n0 != work_rows(L, nv, n_modules(ki, L))):
         return -2
-    for j in range(nv):
-        if not (isfinite(v.data[j]) and isfinite(x.data[j])):
-            return -1
-    for j in range(fext.n0 * 6):
-        if not isfinite(fext.data[j]):
-            return -1
+    if not (all_finite(v.data, nv) and all_finite(x.data, nv) and all_finite(fext.data, fext.n0 * 6)):
+        return -1
     return configuration_status(ki, L, q.data)
 
 
 cdef inline long finite_result(const double* out, Py_ssize_t n) noexcept nogil:
     """0 if every entry of ``out`` is finite, else OVERFLOW."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        if not isfinite(out[j]):
-            return OVERFLOW
-    return 0
+    return 0 if all_finite(out, n) else OVERFLOW
 
 
 cdef long state_dynamics(const int* ki, const double* kf, Py_ssize_t L, const Arr* q, const Arr* v,

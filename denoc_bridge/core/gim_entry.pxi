@@ -41,16 +41,10 @@ cdef enum:
 
 
 cdef long finite_entries(const double* out, Py_ssize_t n) noexcept nogil:
-    """0 if the n doubles from ``out`` are finite, else OVERFLOW.  The exponent bits e of an
-    entry plus one unit of the exponent carry into the sign bit only when e is all ones (inf,
-    NaN): or-ing those sums is a loop of integer and, add and or, which vectorises on any x86-64
-    (an early exit per entry cost a talos GIM a fifth of its time, measured with numba)."""
-    cdef const uint64_t* b = <const uint64_t*>out
-    cdef Py_ssize_t j
-    cdef uint64_t bad = 0, e = (<uint64_t>0x7FF) << 52, one = (<uint64_t>1) << 52
-    for j in range(n):
-        bad |= (b[j] & e) + one
-    return OVERFLOW if bad >> 63 else 0
+    """0 if the n doubles from ``out`` are finite, else OVERFLOW (arrays.pxd's all_finite: a
+    loop that vectorises; an early exit per entry cost a talos GIM a fifth of its time, measured
+    with numba)."""
+    return 0 if all_finite(out, n) else OVERFLOW
 
 
 cdef long finite_upper(const double* M, Py_ssize_t nv) noexcept nogil:

@@ -23,7 +23,9 @@ the columns, and its int32 column ``j`` lies in float column ``j // 2``.
   rotation R0; row 0 holds gravity;
 * cold ints: parent, q size, the q index and size of the joint's unit
   quaternion or (cos, sin) pair (NORM0 = -1 if none); row i also holds module
-  i (first link, end link, parent module), row 0 the number of modules.
+  i (first link, end link, parent module), row 0 the number of modules and the
+  end of the links with a NORM0 (NORMEND: the configuration checks read no
+  cold line past it).
 
 One array rather than an int and a float table: each array argument of a
 compiled entry costs about 40 ns to dispatch from Python, a tenth of a panda
@@ -54,6 +56,7 @@ INT = np.int32
 IDX_V, IDX_Q, FLAGS, NV = 0, 1, 2, 3  # hot: float column 0-1
 PARENT, NQ, NORM0, NORMSZ = 84, 85, 86, 87  # cold: float columns 42-43
 MFIRST, MEND, MPARENT, NMOD = 88, 89, 90, 91  # per module (row i), number of modules (row 0)
+NORMEND = 92  # row 0: 1 + the last link with a NORM0 (0 for none): the value checks stop there
 # float columns
 T0 = 2  # 3: placement translation r0 (r_k for rotation codes 0-2)
 MASS = 5  # 1
@@ -168,6 +171,8 @@ def build_tables(model: Any) -> np.ndarray:
         links = link_of_q[np.asarray(starts, dtype=np.int64)]
         ki[links, NORM0] = starts
         ki[links, NORMSZ] = size
+        if L and len(links):
+            ki[0, NORMEND] = max(ki[0, NORMEND], links.max() + 1)
     if L:
         kf[0, GRAV : GRAV + 3] = model.gravity
     return kt

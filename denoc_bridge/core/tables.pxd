@@ -25,6 +25,7 @@ cdef enum:
     MEND = 89
     MPARENT = 90
     NMOD = 91  # per module (row i), number of modules (row 0)
+    NORMEND = 92  # row 0: 1 + the last link with a NORM0 (0 for none)
     # float columns
     T0 = 2  # 3: placement translation r0
     MASS = 5  # 1

@@ -44,8 +44,8 @@ from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
 from denoc_bridge.core.compiler cimport crow_t, prefetch, row_t
-from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, doubles, model_nq, model_nv, modules_fit,
-                                       parents_fit, table_fits, take as inline_take)
+from denoc_bridge.core.arrays cimport (Arr, all_finite, array_of, configuration_status, doubles, model_nq, model_nv,
+                                       modules_fit, parents_fit, table_fits, take as inline_take)
 from denoc_bridge.core.configuration cimport model_configuration_rate, model_difference
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_solve
 from denoc_bridge.core.tables cimport *
