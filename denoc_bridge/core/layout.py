@@ -86,6 +86,10 @@ AHEAD = 8
 #: caches, where the extra instructions cost about 2 ns per link and pass)
 PREFETCH_LINKS = 2048
 
+#: a joint axis is a coordinate axis +-e_d (P_k = +-e_d, the passes' cheaper paths) when one
+#: component is +-1 and the others are at most this (4 ulps of 1): the kernels drop them
+AXIS_ROUNDING = 2.0**-50
+
 #: joint type codes (FLAGS bits 8-11; :class:`denoc_bridge.multibody.joints.JointType`)
 REVOLUTE, CONTINUOUS, PRISMATIC, SPHERICAL, FREEFLYER, UNIVERSAL, PLANAR, TRANSLATION = range(8)
 _REVOLUTE_LIKE = (REVOLUTE, CONTINUOUS)
@@ -119,7 +123,9 @@ def build_tables(model: Any) -> np.ndarray:
     ki[:, NV] = model.nv_joint
     ki[:, NQ] = model.nq_joint
     unit = np.abs(axis) == 1.0
-    aligned = unit.any(axis=1) & ((axis != 0.0).sum(axis=1) == 1)  # +-e_d exactly: (0, 1e-8, 1) is not
+    # +-e_d to rounding: the other components at most AXIS_ROUNDING, as cos(pi/2) = 6e-17 of a
+    # URDF's rpy (dropping them errs at the rounding level); (0, 1e-8, 1) is a general axis
+    aligned = unit.any(axis=1) & ((np.abs(axis) > AXIS_ROUNDING).sum(axis=1) == 1)
     first_unit = np.argmax(unit, axis=1)
     revolute_like = (jt == _REVOLUTE_LIKE[0]) | (jt == _REVOLUTE_LIKE[1])
     prismatic = jt == _PRISMATIC
