@@ -15,7 +15,7 @@ from denoc_bridge.multibody import data as data_module
 from denoc_bridge.multibody.data import max_threads
 from denoc_bridge.multibody.joints import JointType
 from denoc_bridge.testing import random_model
-from tests.conftest import load_robot_quietly
+from tests.conftest import load_robot_quietly, mixed_tree
 
 NO_FEXT = np.zeros((0, 0, 6))
 LANES = compiled.BATCH_LANES
@@ -41,18 +41,7 @@ def chunk(model, Q, V, X, lanes=True, bounds=None, inverse=False):
 def one_dof_trees():
     """Random trees of one-DOF joints (random axes and placements, one to three roots, massless
     links, armatures), half of them on a free-flyer root."""
-    trees = [
-        random_model(
-            seed=s,
-            n_links=9,
-            branching=0.5,
-            n_roots=1 + s % 3,
-            joint_types=ONE_DOF,
-            floating_base=bool(s % 2),
-            massless=0.3 if s % 4 == 0 else 0.0,
-        )
-        for s in range(8)
-    ]
+    trees = [mixed_tree(s, joint_types=ONE_DOF) for s in range(8)]
     rng = np.random.default_rng(12)
     return [m.replace(armature=rng.uniform(0.0, 0.05, m.nv)) if s % 3 else m for s, m in enumerate(trees)]
 
