@@ -71,6 +71,28 @@ def test_batch_errors_name_the_state(model):
         db.inverse_dynamics(model, Q, V[:5], X)
     with pytest.raises(db.InputError, match=r"f_ext must have shape"):
         db.inverse_dynamics(model, Q, V, X, np.zeros((5, model.n_links, 6)))
+    with pytest.raises(
+        db.InputError,
+        match=rf"q must have shape \(6, {model.nq}\) for a batch of 6 states "
+        rf"\(model '{model.name}' has nq={model.nq}\), got \(6, {model.nq - 1}\)$",
+    ):
+        db.forward_dynamics(model, Q[:, 1:], V, X)
+
+
+@pytest.mark.parametrize("fn", [db.forward_dynamics, db.inverse_dynamics])
+def test_a_batch_names_the_wrench_that_is_not_finite(model, fn):
+    """As a single call does: the entry of f_ext in Pinocchio's layout and its link (the batch's
+    wrenches are checked in the kernel, and the Python layer finds the culprit afterwards)."""
+    Q, V, X = _states(model, 9, seed=6)
+    F = np.zeros((9, model.n_links, 6))
+    F[4, 1, 5] = np.inf
+    with pytest.raises(
+        db.InputError,
+        match=rf"^state 4 of the batch: f_ext\[1, 5\] = inf is not finite \(link '{model.link_names[1]}'\)$",
+    ):
+        fn(model, Q, V, X, F)
+    with pytest.raises(db.InputError, match=rf"^f_ext\[1, 5\] = inf is not finite \(link '{model.link_names[1]}'\)$"):
+        fn(model, Q[4], V[4], X[4], F[4])
 
 
 def test_batch_singular_inertia_names_state_and_joint():

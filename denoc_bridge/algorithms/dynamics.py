@@ -71,12 +71,19 @@ def singular_error(model: Model, k: int) -> SingularInertiaError:
 
 
 def raise_status(
-    model: Model, status: int, q: np.ndarray, v: np.ndarray, x: np.ndarray, xname: str, prefix: str = ""
+    model: Model,
+    status: int,
+    q: np.ndarray,
+    v: np.ndarray,
+    x: np.ndarray,
+    xname: str,
+    prefix: str = "",
+    fext: np.ndarray | None = None,
 ) -> NoReturn:
     if status == OVERFLOW:
         raise _inputs.overflow_error(model, prefix, q=q, v=v, **{xname: x})
     if status < 0:
-        _inputs.raise_state_error(model, q, v, x, xname, prefix)
+        _inputs.raise_state_error(model, q, v, x, xname, prefix, fext)
     err = singular_error(model, int(status) - 1)
     if prefix:
         err = SingularInertiaError(prefix + str(err), joint=err.joint, link=err.link)
@@ -92,7 +99,8 @@ def _batch(
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
-        raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ")
+        wrenches = fext[b] if len(fext) else None
+        raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ", fext=wrenches)
     return out
 
 

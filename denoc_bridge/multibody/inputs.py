@@ -19,7 +19,7 @@ import numpy.typing as npt
 from denoc_bridge._text import did_you_mean
 from denoc_bridge.errors import InputError, InputTypeError, NameLookupError
 from denoc_bridge.multibody.checks import is_pinocchio_object
-from denoc_bridge.spatial import pin_to_internal
+from denoc_bridge.spatial import internal_to_pin, pin_to_internal
 
 _MIN_NORM = 1e-12
 
@@ -224,9 +224,9 @@ def state(
         B = q.shape[0]
         for arr, name, n in ((q, "q", model.nq), (v, "v", model.nv), (x, xname, model.nv)):
             if arr.shape != (B, n):
+                why = f"model '{model.name}' has nq={n}" if name == "q" else f"q has shape {q.shape}"
                 raise InputError(
-                    f"{name} must have shape ({B}, {n}) for a batch of {B} states "
-                    f"(q has shape {q.shape}), got {arr.shape}"
+                    f"{name} must have shape ({B}, {n}) for a batch of {B} states ({why}), got {arr.shape}"
                 )
         fext = _external_wrenches_batch(model, f_ext, B)
         return np.ascontiguousarray(q), np.ascontiguousarray(v), np.ascontiguousarray(x), fext, B
@@ -263,7 +263,13 @@ def check_state(model, q, v, x, xname: str, prefix: str = "") -> None:
         raise type(exc)(prefix + str(exc)) from None
 
 
-def raise_state_error(model, q, v, x, xname: str, prefix: str = "") -> None:
-    """Raise the precise error for a state that a kernel found invalid."""
+def raise_state_error(model, q, v, x, xname: str, prefix: str = "", fext=None) -> None:
+    """Raise the precise error for a state that a kernel found invalid (``fext``: the state's
+    wrenches in the kernels' order, (n_links, 6), or None)."""
     check_state(model, q, v, x, xname, prefix)
+    pin_order = internal_to_pin(fext) if fext is not None and np.size(fext) else np.zeros((0, 6))
+    bad = np.argwhere(~np.isfinite(pin_order))
+    if bad.size:
+        k, j = (int(i) for i in bad[0])
+        raise InputError(f"{prefix}f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
     raise InputError(prefix + "f_ext holds a value that is not finite")
