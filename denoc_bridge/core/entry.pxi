@@ -135,8 +135,8 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
                    bint lanes=True):
     """Forward (or, with ``inverse``, inverse) dynamics of the states ``start:stop`` of a batch:
     ``Q`` (B, nq), ``V``, ``X``, ``OUT`` (B, nv), ``FEXT`` (B, L, 6) or (0, 0, 6) for none, one
-    status per state into ``status`` (B,) int64.  Without wrenches, on a model that
-    :func:`batch_lanes` accepts, LANES states at a time run in the lanes of the vector
+    status per state into ``status`` (B,) int64.  On a model that :func:`batch_lanes` accepts,
+    LANES states at a time run in the lanes of the vector
     instructions (lanes.pxi; equal to the one-state entry to rounding), with ``lanes`` (the
     tests' switch); everything else, and every group of states with an invalid input, a
     singular articulated inertia or a non-finite result, the one-state kernel, so that a state
@@ -174,13 +174,13 @@ def dynamics_chunk(kt, Q, V, X, FEXT, OUT, status, bint inverse, Py_ssize_t star
     w.data, w.n0, w.n1 = NULL, 0, W  # no work array given: valid_state does not check one
     cdef double* wk = work_or_new(&w, ki, L, av.n1)
     cdef double* lw = NULL
-    if lanes and nf == 0 and L <= LANES_MAX_LINKS and lanes_fit(ki, L):
+    if lanes and L <= LANES_MAX_LINKS and lanes_fit(ki, L):
         lw = lanes_work(t.data, L, aq.n1, av.n1)  # NULL (out of memory): one state at a time
     with nogil:
         while b < stop:  # the groups of LANES states from multiples of LANES
             e = min((b // LANES + 1) * LANES, stop)
-            if lw == NULL or e - b < LANES or not lanes_group(ki, t.data, L, &aq, &av, &ax, &ao, &w, b, lw,
-                                                              inverse, st):
+            if lw == NULL or e - b < LANES or not lanes_group(ki, t.data, L, &aq, &av, &ax, &af, &ao, &w, b,
+                                                              lw, inverse, st):
                 chunk_states(ki, t.data, L, &aq, &av, &ax, &af, &ao, &w, wk, inverse, b, e, st)
             b = e
     free(wk)
@@ -194,7 +194,7 @@ BATCH_LANES = LANES
 
 
 def batch_lanes(kt):
-    """True when batches of this model's forward and inverse dynamics (without wrenches) run in the lanes:
+    """True when batches of this model's forward and inverse dynamics run in the lanes:
     every joint revolute, continuous, prismatic or a free-flyer at a root, at most
     LANES_MAX_LINKS links."""
     cdef Arr t
@@ -222,20 +222,25 @@ cdef void chunk_states(const int* ki, const double* kf, Py_ssize_t L, const Arr*
 
 
 cdef bint lanes_group(const int* ki, const double* kf, Py_ssize_t L, const Arr* aq, const Arr* av,
-                      const Arr* ax, const Arr* ao, const Arr* w, Py_ssize_t b0, double* lw,
+                      const Arr* ax, const Arr* af, const Arr* ao, const Arr* w, Py_ssize_t b0, double* lw,
                       bint inverse, cnp.int64_t* st) noexcept nogil:
-    """Forward (or inverse) dynamics of the LANES states from b0 in the lanes (lanes.pxi), statuses 0; False
-    (nothing final written) when a state fails valid_state, a pivot lanes_pivot's test or a
-    result is not finite: the caller then takes them one at a time, which gives each its status."""
+    """Forward (or inverse) dynamics of the LANES states from b0 in the lanes (lanes.pxi), statuses 0
+    (af: the batch's wrenches, (B, L * 6), or (0, 6) for none); False (nothing final written)
+    when a state fails valid_state, a pivot lanes_pivot's test or a result is not finite: the
+    caller then takes them one at a time, which gives each its status."""
     cdef Arr q, v, x, o, f
     cdef Py_ssize_t b
-    f.data, f.n0, f.n1 = NULL, 0, 6
     for b in range(b0, b0 + LANES):
         q, v, x, o = row_of(aq, b, aq.n1), row_of(av, b, av.n1), row_of(ax, b, ax.n1), row_of(ao, b, ao.n1)
+        f = af[0]
+        if af.n0:
+            f = row_of(af, b, 6 * L)
+            f.n0, f.n1 = L, 6
         if valid_state(ki, L, &q, &v, &x, &f, &o, w):
             return False
     if not lanes_dynamics(ki, kf, L, aq.data + b0 * aq.n1, aq.n1, av.data + b0 * av.n1,
-                          ax.data + b0 * ax.n1, av.n1, ao.data + b0 * ao.n1, lw, inverse):
+                          ax.data + b0 * ax.n1, av.n1, af.data + b0 * 6 * L if af.n0 else NULL,
+                          ao.data + b0 * ao.n1, lw, inverse):
         return False
     for b in range(b0, b0 + LANES):
         st[b] = 0

@@ -3,9 +3,10 @@
 # state (a "lane vector": component j of lane ln at [j * LANES + ln]), and every loop over the
 # lanes is innermost, so that gcc turns each into a few vector instructions (-march=native).
 # For trees whose joints all have one DOF (revolute, continuous or prismatic, any axis and
-# placement) and no external wrenches (lanes_fit); the one-state passes serve the rest, and every
-# group of states that an input check, a pivot test or a non-finite result stops (entry.pxi's
-# dynamics_chunk), so that statuses and errors are the one-state entry's.
+# placement) or are free-flyers at roots (lanes_fit), with or without external wrenches; the
+# one-state passes serve the rest, and every group of states that an input check, a pivot test
+# or a non-finite result stops (entry.pxi's dynamics_chunk), so that statuses and errors are the
+# one-state entry's.
 #
 # Held in the link frames, as the one-state passes, with A_{k,b} = [E 0; -E [r]x E] (E_k parent
 # to child coordinates, r_k from the parent's origin to the link's in the parent's, 000 eq. 7b)
@@ -311,11 +312,23 @@ cdef void lanes_plus_rate(const int* i, const double* f, const double* qdd, doub
             td[j * LANES + ln] += f[AXIS + j] * qdd[ln]
 
 
+cdef void lanes_minus_wrench(const double* fe, Py_ssize_t L, Py_ssize_t k, double* blk) noexcept nogil:
+    """xi_k -= f_ext,k (fe: the group's first state's wrenches, (L, 6) per state in the kernels'
+    order, the states L * 6 apart), as store_link_wrench."""
+    cdef double* xi = blk + L_XI * LANES
+    cdef int j, ln
+    for j in range(6):
+        for ln in range(LANES):
+            xi[j * LANES + ln] -= fe[ln * 6 * L + 6 * k + j]
+
+
 cdef void lanes_twists(const int* ki, const double* kf, Py_ssize_t L, const double* q,
-                       const double* v, const double* qdd, bint poly, double* lw) noexcept nogil:
+                       const double* v, const double* qdd, const double* fe, bint poly,
+                       double* lw) noexcept nogil:
     """The forward pass over links 0..L-1 (q, v: lane vectors of the group's coordinates and
     rates; qdd: its accelerations for inverse dynamics, NULL for forward dynamics, which also
-    sets Mhat_k = M_k; the roots' parent is block L, t = 0, tdot = [0; -g])."""
+    sets Mhat_k = M_k; fe: the first state's external wrenches or NULL; the roots' parent is
+    block L, t = 0, tdot = [0; -g])."""
     cdef Py_ssize_t k, b
     cdef const int* i
     for k in range(L):
@@ -326,6 +339,8 @@ cdef void lanes_twists(const int* ki, const double* kf, Py_ssize_t L, const doub
         if qdd != NULL:
             lanes_plus_rate(i, kf + k * NT, qdd + i[IDX_V] * LANES, block(lw, k))
         lanes_link_wrench(kf + k * NT, block(lw, k), qdd == NULL)
+        if fe != NULL:
+            lanes_minus_wrench(fe, L, k, block(lw, k))
 
 
 cdef bint lanes_pivot(const int* i, const double* f, const double* tau, double* blk) noexcept nogil:
@@ -710,9 +725,10 @@ cdef inline void to_lanes(const double* x, Py_ssize_t n, double* o) noexcept nog
 
 cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const double* q,
                          Py_ssize_t nq, const double* v, const double* x, Py_ssize_t nv,
-                         double* out, double* lw, bint inverse) noexcept nogil:
+                         const double* fe, double* out, double* lw, bint inverse) noexcept nogil:
     """Forward dynamics (x = tau) or, with ``inverse``, inverse dynamics (x = qdd) of LANES
-    consecutive states (rows of q, v, x and out) that valid_state passed; False (out not
+    consecutive states (rows of q, v, x and out; fe: their external wrenches, L * 6 numbers per
+    state, or NULL) that valid_state passed; False (out not
     written: the caller may then read x again, even if out is x) when a pivot fails
     lanes_pivot's test or a result is not finite."""
     cdef double* ql = block(lw, L + 1)
@@ -724,7 +740,7 @@ cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const do
     to_lanes(q, nq, ql)
     to_lanes(v, nv, vl)
     to_lanes(x, nv, tl)
-    lanes_twists(ki, kf, L, ql, vl, tl if inverse else NULL, poly_ok(ql, nq * LANES), lw)
+    lanes_twists(ki, kf, L, ql, vl, tl if inverse else NULL, fe, poly_ok(ql, nq * LANES), lw)
     if inverse:
         lanes_joint_forces(ki, kf, L, tl, lw, al)
     elif lanes_articulated(ki, kf, L, tl, lw):

@@ -14,6 +14,7 @@ from denoc_bridge.core import tree as compiled
 from denoc_bridge.multibody import data as data_module
 from denoc_bridge.multibody.data import max_threads
 from denoc_bridge.multibody.joints import JointType
+from denoc_bridge.spatial import pin_to_internal
 from denoc_bridge.testing import random_model
 from tests.conftest import load_robot_quietly, mixed_tree
 
@@ -28,13 +29,14 @@ def states(model, B, seed):
     return Q, rng.standard_normal((B, model.nv)), 3.0 * rng.standard_normal((B, model.nv))
 
 
-def chunk(model, Q, V, X, lanes=True, bounds=None, inverse=False):
-    """dynamics_chunk over the whole batch, in the chunks between ``bounds``."""
+def chunk(model, Q, V, X, lanes=True, bounds=None, inverse=False, fext=NO_FEXT):
+    """dynamics_chunk over the whole batch, in the chunks between ``bounds`` (``fext``: the
+    kernels' order, (B, n_links, 6))."""
     B = len(Q)
     out, status = np.full((B, model.nv), -7.0), np.full(B, 99, dtype=np.int64)
     bounds = bounds or [0, B]
     for start, stop in zip(bounds[:-1], bounds[1:]):
-        assert compiled.dynamics_chunk(model._kt, Q, V, X, NO_FEXT, out, status, inverse, start, stop, lanes) == 0
+        assert compiled.dynamics_chunk(model._kt, Q, V, X, fext, out, status, inverse, start, stop, lanes) == 0
     return out, status
 
 
@@ -238,3 +240,26 @@ def test_axes_off_a_coordinate_axis_by_a_little_are_general():
         scale = np.abs(want).max()
         assert np.abs(single - want).max() <= 1e-13 * scale
         assert np.abs(lanes - want).max() <= 1e-13 * scale
+
+
+@pytest.mark.parametrize("inverse", [False, True], ids=["forward", "inverse"])
+@pytest.mark.parametrize("name", ["panda", "solo12"])
+def test_external_wrenches_in_the_lanes(name, inverse):
+    """A batch with f_ext runs in the lanes too: equal to the one-state kernel to rounding, the
+    public batch to its single calls (whose wrenches Pinocchio's checks cover elsewhere), and a
+    non-finite wrench in a group is that state's -1."""
+    model = load_robot_quietly(name)
+    B = 3 * LANES + 3
+    Q, V, X = states(model, B, seed=13)
+    F = np.random.default_rng(13).standard_normal((B, model.n_links, 6))  # Pinocchio's [force; moment]
+    internal = np.ascontiguousarray(pin_to_internal(F))
+    lanes, status = chunk(model, Q, V, X, inverse=inverse, fext=internal)
+    one, _ = chunk(model, Q, V, X, lanes=False, inverse=inverse, fext=internal)
+    assert np.all(status == 0) and not np.array_equal(lanes, one)
+    assert np.abs(lanes - one).max() <= 1e-12 * np.abs(one).max()
+    fn = db.inverse_dynamics if inverse else db.forward_dynamics
+    single = np.array([fn(model, Q[b], V[b], X[b], F[b]) for b in range(B)])
+    assert np.abs(fn(model, Q, V, X, F) - single).max() <= 1e-12 * np.abs(single).max()
+    internal[LANES + 3, 1, 4] = np.nan
+    _, status = chunk(model, Q, V, X, inverse=inverse, fext=internal)
+    assert status[LANES + 3] == -1 and np.count_nonzero(status) == 1
