@@ -27,7 +27,7 @@ cimport numpy as cnp
 from libc.math cimport NAN, fabs, fmax, fmin, isfinite, sqrt
 from libc.stdlib cimport calloc, free, malloc, realloc
 
-from denoc_bridge.core.arrays cimport (Arr, array_of, configuration_status, model_nq, model_nv, modules_fit,
+from denoc_bridge.core.arrays cimport (Arr, all_finite, array_of, configuration_status, model_nq, model_nv, modules_fit,
                                        parents_fit, table_fits, take)
 from denoc_bridge.core.configuration cimport model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_factor, cholesky_substitute

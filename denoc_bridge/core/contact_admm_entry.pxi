@@ -5,7 +5,6 @@
 # C-contiguous ndarray of its dimensions, InputError naming the argument for a length that does
 # not fit, a non-finite value or a negative mu.
 
-from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
 
 from denoc_bridge.core.arrays cimport Arr, take
@@ -19,10 +18,8 @@ from denoc_bridge.errors import InputError
 
 cdef int admm_finite(const Arr* a, const char* name) except -1:
     """InputError naming the argument unless every entry of ``a`` is finite."""
-    cdef Py_ssize_t i
-    for i in range(a.n0 * a.n1):
-        if not isfinite(a.data[i]):
-            raise InputError(f"admm_state: {name.decode()} has non-finite entries")
+    if not all_finite(a.data, a.n0 * a.n1):
+        raise InputError(f"admm_state: {name.decode()} has non-finite entries")
     return 0
 
 

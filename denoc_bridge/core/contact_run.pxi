@@ -110,14 +110,6 @@ cdef struct Run:
     Newton nt  # a MimicModel whose tree has loops: their closing (contact_mimic.pxi)
 
 
-cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if not isfinite(x[i]):
-            return False
-    return True
-
-
 cdef inline bint room_for(Run* s, Py_ssize_t r) noexcept nogil:
     """G holds r x r numbers (regrown when too small); False when the memory is not there."""
     cdef double* grown

@@ -81,10 +81,11 @@ cimport numpy as cnp
 from libc.math cimport sqrt
 
 from denoc_bridge.core.compiler cimport prefetch
-from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, model_nq, model_nv, modules_fit
+from denoc_bridge.core.arrays cimport JOINT_NQ, JOINT_NV, Arr, all_finite, model_nq, model_nv, modules_fit
 from denoc_bridge.core.arrays cimport take as inline_take
 from denoc_bridge.core.tables cimport *
-from denoc_bridge.core.tree cimport acceleration_forward_links, articulated_backward_recursion, twist_forward_recursion
+from denoc_bridge.core.tree cimport (acceleration_forward_links, articulated_backward_recursion, finite_entries,
+                                     twist_forward_recursion)
 from denoc_bridge.core.vectors cimport cross3, psi_dot
 
 cnp.import_array()

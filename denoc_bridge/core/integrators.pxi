@@ -149,11 +149,7 @@ cdef void applied_forces(const Tree* t, const Forcing* fc, const double* q, cons
 
 cdef inline long finite_status(const double* a, Py_ssize_t nv) noexcept nogil:
     """-1 when an entry of a is not finite (a state that left the finite numbers), else 0."""
-    cdef Py_ssize_t i
-    for i in range(nv):
-        if not isfinite(a[i]):
-            return -1
-    return 0
+    return 0 if all_finite(a, nv) else -1
 
 
 cdef long mimic_state_accelerations(const Tree* t, const Forcing* fc, const double* q,

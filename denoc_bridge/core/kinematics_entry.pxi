@@ -53,7 +53,7 @@ def twists_state(kt, work, q, v, out):
     cdef Py_ssize_t nv = model_nv(<const int*>t.data, t.n0) if status == 0 else 0
     if status == 0 and av.n0 != nv:
         status = -2
-    if status == 0 and finite_result(av.data, nv):
+    if status == 0 and finite_entries(av.data, nv):
         status = -1
     if status == 0:
         link_twists(<const int*>t.data, t.data, t.n0, nv, w.data, av.data, ao.data)

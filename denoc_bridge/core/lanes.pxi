@@ -53,16 +53,6 @@ cdef inline int s3(int a, int b) noexcept nogil:
     return b if a == 0 else (a + b + 1 if a == 1 else 5)
 
 
-cdef inline double cross_at(int a, double r0, double r1, double r2, double v0, double v1,
-                            double v2) noexcept nogil:
-    """Component a of r x v."""
-    if a == 0:
-        return r1 * v2 - r2 * v1
-    if a == 1:
-        return r2 * v0 - r0 * v2
-    return r0 * v1 - r1 * v0
-
-
 cdef inline double* block(double* lw, Py_ssize_t k) noexcept nogil:
     """Link k's block of the lane work array (k = L: the roots' parent)."""
     return lw + k * L_FIELDS * LANES
@@ -153,6 +143,7 @@ cdef void lanes_geometry(const int* i, const double* f, const double* q, bint po
     cdef double t[LANES]
     cdef double cs[2]
     cdef double Re[3]
+    cdef double c[3]
     cdef double A[9]
     cdef double B[9]
     cdef double C[9]
@@ -163,10 +154,11 @@ cdef void lanes_geometry(const int* i, const double* f, const double* q, bint po
         return
     for a in range(3):
         Re[a] = R[3 * a] * e0 + R[3 * a + 1] * e1 + R[3 * a + 2] * e2  # R0 e
-    for a in range(3):
-        for b in range(3):
+    for b in range(3):
+        cross3(e0, e1, e2, R[3 * b], R[3 * b + 1], R[3 * b + 2], c)  # [e]x R0^T, column b
+        for a in range(3):
             A[3 * a + b] = R[3 * b + a]  # R0^T
-            B[3 * a + b] = -cross_at(a, e0, e1, e2, R[3 * b], R[3 * b + 1], R[3 * b + 2])
+            B[3 * a + b] = -c[a]
             C[3 * a + b] = f[AXIS + a] * Re[b] - R[3 * b + a]
     for ln in range(LANES):
         s[ln], t[ln] = 0.0, 0.0
@@ -747,7 +739,7 @@ cdef bint lanes_dynamics(const int* ki, const double* kf, Py_ssize_t L, const do
         lanes_accelerations(ki, kf, L, lw, al)
     else:
         return False
-    if finite_result(al, nv * LANES):
+    if finite_entries(al, nv * LANES):
         return False
     for ln in range(LANES):
         for j in range(nv):

@@ -337,7 +337,7 @@ cdef long mimic_accelerations(const MimicMaps* mm, const int* ki, const double* 
             d[i] = 0.0
     for i in range(mm.nv):  # a_r = (a0 + M^-1 K^T lambda)[v_keep]
         out[i] = a0[mm.v_keep[i]] + d[mm.v_keep[i]]
-    return -1 if finite_result(out, mm.nv) else 0
+    return -1 if finite_entries(out, mm.nv) else 0
 
 
 def mimic_forward_dynamics(kt, work, imap, fmap, Py_ssize_t nqf, Py_ssize_t reach, qr, vr, tau, fext, K, D,

@@ -41,7 +41,8 @@ cimport numpy as cnp
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc, free
 
-from denoc_bridge.core.arrays cimport array_of, doubles, model_nq, model_nv, modules_fit, parents_fit, table_fits
+from denoc_bridge.core.arrays cimport (all_finite, array_of, doubles, model_nq, model_nv, modules_fit, parents_fit,
+                                       table_fits)
 from denoc_bridge.core.configuration cimport model_dexpinv, model_difference, model_integrate
 from denoc_bridge.core.dense cimport cholesky_solve
 from denoc_bridge.core.loops cimport (Loop, Packed, largest, loop_accelerations, packed_of, project_within,

@@ -54,7 +54,7 @@ cdef long tree_of(object system, Tree* t) except -100:
     if kind == "MimicLoopSystem":  # the rows K stacked ahead of the loops' (no limits)
         t.mi.reach = t.L
         doubles(system.mimic_rows, 2, False, b"mimic_rows", &kf, d)
-        if d[0] != t.mi.mm.nc or d[1] != t.nvt or not finite_entries_of(kf, d[0] * d[1]):
+        if d[0] != t.mi.mm.nc or d[1] != t.nvt or not all_finite(kf, d[0] * d[1]):
             return -2
         return loop_system_of(system, t, kf)
     if kind == "MimicSystem":
@@ -62,15 +62,6 @@ cdef long tree_of(object system, Tree* t) except -100:
             return -2
         t.mi.reach = system.reach
     return limits_of(system, t)
-
-
-cdef bint finite_entries_of(const double* x, Py_ssize_t n) noexcept nogil:
-    """Every x[:n] finite."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if not isfinite(x[i]):
-            return False
-    return True
 
 
 cdef long loop_system_of(object system, Tree* t, const double* K) except -100:
