@@ -79,7 +79,10 @@ def test_batch_errors_name_the_state(model):
         db.forward_dynamics(model, Q[:, 1:], V, X)
 
 
-@pytest.mark.parametrize("fn", [db.forward_dynamics, db.inverse_dynamics])
+@pytest.mark.parametrize(
+    "fn",
+    [db.forward_dynamics, db.inverse_dynamics, db.forward_dynamics_derivatives, db.inverse_dynamics_derivatives],
+)
 def test_a_batch_names_the_wrench_that_is_not_finite(model, fn):
     """As a single call does: the entry of f_ext in Pinocchio's layout and its link (the batch's
     wrenches are checked in the kernel, and the Python layer finds the culprit afterwards)."""

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from denoc_bridge._resources import check_memory
-from denoc_bridge.algorithms.dynamics import raise_status
+from denoc_bridge.algorithms.dynamics import raise_batch_status, raise_status
 from denoc_bridge.core import derivatives as compiled
 from denoc_bridge.core import layout as T
 from denoc_bridge.errors import InputError
@@ -84,10 +84,7 @@ def _batch_derivatives(
     dq, dv, M = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
     status = np.empty(B, dtype=np.int64)
     run_chunks(compiled.inverse_dynamics_derivatives_chunk, B, model._kt, q, v, a, fext, dq, dv, M, status)
-    bad = np.flatnonzero(status)
-    if bad.size:
-        b = int(bad[0])
-        raise_status(model, int(status[b]), q[b], v[b], a[b], xname, prefix=f"state {b} of the batch: ")
+    raise_batch_status(model, status, q, v, a, fext, xname)
     return dq, dv, M
 
 
@@ -148,10 +145,7 @@ def tree_forward_dynamics_derivatives(
     ddq, ddv, Minv = np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv, nv))
     status = np.empty(B, dtype=np.int64)
     run_chunks(compiled.forward_dynamics_derivatives_chunk, B, model._kt, q, v, tau, fext, qdd, ddq, ddv, Minv, status)
-    bad = np.flatnonzero(status)
-    if bad.size:
-        b = int(bad[0])
-        raise_status(model, int(status[b]), q[b], v[b], tau[b], "tau", prefix=f"state {b} of the batch: ")
+    raise_batch_status(model, status, q, v, tau, fext, "tau")
     return ddq, ddv, Minv
 
 

@@ -96,12 +96,20 @@ def _batch(
     out = np.empty((B, model.nv))
     status = np.empty(B, dtype=np.int64)
     run_chunks(compiled.dynamics_chunk, B, model._kt, q, v, x, fext, out, status, inverse, align=compiled.BATCH_LANES)
+    raise_batch_status(model, status, q, v, x, fext, xname)
+    return out
+
+
+def raise_batch_status(
+    model: Model, status: np.ndarray, q: np.ndarray, v: np.ndarray, x: np.ndarray, fext: np.ndarray, xname: str
+) -> None:
+    """The error of the first state of a batch whose status is not 0, named by its index (its
+    wrenches ``fext[b]`` too, when the batch has them); nothing when every status is 0."""
     bad = np.flatnonzero(status)
     if bad.size:
         b = int(bad[0])
         wrenches = fext[b] if len(fext) else None
-        raise_status(model, status[b], q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ", fext=wrenches)
-    return out
+        raise_status(model, int(status[b]), q[b], v[b], x[b], xname, prefix=f"state {b} of the batch: ", fext=wrenches)
 
 
 def converted(

@@ -150,11 +150,17 @@ def external_wrenches(model, f_ext) -> np.ndarray:
             raise InputError(
                 f"f_ext must have shape ({L}, 6) (one wrench per link of '{model.name}'), got {pin_order.shape}"
             )
+    check_wrenches_finite(model, pin_order)
+    return pin_to_internal(pin_order)
+
+
+def check_wrenches_finite(model, pin_order: np.ndarray, prefix: str = "") -> None:
+    """InputError naming the first entry of ``pin_order`` ((n_links, 6), Pinocchio's layout)
+    that is not finite, and its link."""
     bad = np.argwhere(~np.isfinite(pin_order))
     if bad.size:
         k, j = (int(x) for x in bad[0])
-        raise InputError(f"f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
-    return pin_to_internal(pin_order)
+        raise InputError(f"{prefix}f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
 
 
 def _frame_wrench(model, key, w):
@@ -276,9 +282,6 @@ def raise_state_error(model, q, v, x, xname: str, prefix: str = "", fext=None) -
     """Raise the precise error for a state that a kernel found invalid (``fext``: the state's
     wrenches in the kernels' order, (n_links, 6), or None)."""
     check_state(model, q, v, x, xname, prefix)
-    pin_order = internal_to_pin(fext) if fext is not None and np.size(fext) else np.zeros((0, 6))
-    bad = np.argwhere(~np.isfinite(pin_order))
-    if bad.size:
-        k, j = (int(i) for i in bad[0])
-        raise InputError(f"{prefix}f_ext[{k}, {j}] = {pin_order[k, j]} is not finite (link '{model.link_names[k]}')")
+    if fext is not None and np.size(fext):
+        check_wrenches_finite(model, internal_to_pin(fext), prefix)
     raise InputError(prefix + "f_ext holds a value that is not finite")
