@@ -21,8 +21,9 @@
 #                       mu_k = mu~_k + P_k qdd_k (003 eqs. 36-37).
 # Inverse dynamics takes the first pass with tdot_k += P_k qdd_k, then lanes_joint_forces, links
 # n..1: w~_k = w_k + sum_c A^T w~_c, tau_k = P_k^T w~_k (000 Table 1 step 2).
-# A mass Mhat = [Mww Mwv; Mwv^T Mvv] is 21 lane numbers: Mww and Mvv symmetric (xx xy xz yy yz
-# zz), Mwv row major; a link's own is [I_O [h]x; -[h]x m 1] (h = m c, about its origin).
+# A mass Mhat = [Mww Mwv; Mwv^T Mvv] is 21 lane numbers in the one-state passes' order
+# (spatial.pxi's sym_index): Mww and Mvv symmetric (xx xy xz yy yz zz), Mwv row major; a link's
+# own is [I_O [h]x; -[h]x m 1] (h = m c, about its origin).
 
 cdef enum:
     LANES = 8  # states per group: one AVX-512 vector of doubles, two AVX2, four SSE2
@@ -44,13 +45,6 @@ cdef enum:
     L_VV = 15
     LANES_RTOL_FACTOR = 16  # lanes refuse a pivot at 16x the one-state test's bound (lanes_pivot)
     LANES_MAX_LINKS = 512  # larger models one state at a time (a link's block is 4.2 kB)
-
-
-cdef inline int s3(int a, int b) noexcept nogil:
-    """Index of entry (a, b) of a symmetric 3x3 stored as xx xy xz yy yz zz."""
-    if a > b:
-        a, b = b, a
-    return b if a == 0 else (a + b + 1 if a == 1 else 5)
 
 
 cdef inline double* block(double* lw, Py_ssize_t k) noexcept nogil:
@@ -361,9 +355,9 @@ cdef bint lanes_pivot(const int* i, const double* f, const double* tau, double* 
     for a in range(3):  # PsiHat = [Mwv e; Mvv e] (prismatic) or [Mww e; Mwv^T e]
         if prismatic:  # the rows' indices first: the loops over the lanes then vectorise
             w0, w1, w2 = L_WV + 3 * a, L_WV + 3 * a + 1, L_WV + 3 * a + 2
-            v0, v1, v2 = L_VV + s3(a, 0), L_VV + s3(a, 1), L_VV + s3(a, 2)
+            v0, v1, v2 = L_VV + sym_index(a, 0), L_VV + sym_index(a, 1), L_VV + sym_index(a, 2)
         else:
-            w0, w1, w2 = L_WW + s3(a, 0), L_WW + s3(a, 1), L_WW + s3(a, 2)
+            w0, w1, w2 = L_WW + sym_index(a, 0), L_WW + sym_index(a, 1), L_WW + sym_index(a, 2)
             v0, v1, v2 = L_WV + a, L_WV + 3 + a, L_WV + 6 + a
         for ln in range(LANES):
             U[a * LANES + ln] = M[w0 * LANES + ln] * e0 + M[w1 * LANES + ln] * e1 + M[w2 * LANES + ln] * e2
@@ -386,7 +380,7 @@ cdef inline void l_rotate_sym(const double* E, const double* S, double* o) noexc
     cdef double C[9 * LANES]
     cdef int a, b, ln, j0, j1, j2
     for a in range(3):  # C = S E
-        j0, j1, j2 = s3(a, 0), s3(a, 1), s3(a, 2)
+        j0, j1, j2 = sym_index(a, 0), sym_index(a, 1), sym_index(a, 2)
         for b in range(3):
             for ln in range(LANES):
                 C[(3 * a + b) * LANES + ln] = (S[j0 * LANES + ln] * E[b * LANES + ln]
@@ -394,7 +388,7 @@ cdef inline void l_rotate_sym(const double* E, const double* S, double* o) noexc
                                                + S[j2 * LANES + ln] * E[(6 + b) * LANES + ln])
     for a in range(3):  # E^T C, upper triangle
         for b in range(a, 3):
-            j0 = s3(a, b)
+            j0 = sym_index(a, b)
             for ln in range(LANES):
                 o[j0 * LANES + ln] = (E[a * LANES + ln] * C[b * LANES + ln]
                                       + E[(3 + a) * LANES + ln] * C[(3 + b) * LANES + ln]
@@ -431,7 +425,7 @@ cdef void lanes_projected_mass(const double* blk, double* B) noexcept nogil:
                 B[(L_WV + 3 * a + b) * LANES + ln] = (M[(L_WV + 3 * a + b) * LANES + ln]
                                                       - u[a * LANES + ln] * u[(3 + b) * LANES + ln] * di[ln])
         for b in range(a, 3):
-            j = s3(a, b)
+            j = sym_index(a, b)
             for ln in range(LANES):
                 B[(L_WW + j) * LANES + ln] = M[(L_WW + j) * LANES + ln] - u[a * LANES + ln] * u[b * LANES + ln] * di[ln]
                 B[(L_VV + j) * LANES + ln] = (M[(L_VV + j) * LANES + ln]
@@ -455,14 +449,14 @@ cdef void lanes_shift_into(const double* r, const double* O, double* Mb) noexcep
         for b in range(3):
             x = X + (3 * a + b) * LANES
             y = Owv + (3 * a + b) * LANES
-            v1, v2 = O + (L_VV + s3(a1, b)) * LANES, O + (L_VV + s3(a2, b)) * LANES
+            v1, v2 = O + (L_VV + sym_index(a1, b)) * LANES, O + (L_VV + sym_index(a2, b)) * LANES
             for ln in range(LANES):
                 x[ln] = y[ln] + r[a1 * LANES + ln] * v2[ln] - r[a2 * LANES + ln] * v1[ln]
     for a in range(3):  # Mww'
         a1, a2 = (a + 1) % 3, (a + 2) % 3
         for b in range(a, 3):
             b1, b2 = (b + 1) % 3, (b + 2) % 3
-            j = L_WW + s3(a, b)
+            j = L_WW + sym_index(a, b)
             for ln in range(LANES):
                 Mb[j * LANES + ln] += (O[j * LANES + ln]
                                        + r[a1 * LANES + ln] * Owv[(3 * b + a2) * LANES + ln]
@@ -521,17 +515,6 @@ cdef void lanes_to_parent(const double* blk, double* pb) noexcept nogil:
     lanes_wrench_to_parent(E, r, x, pb + L_XI * LANES)
 
 
-cdef inline int m6(int a, int b) noexcept nogil:
-    """Index in a mass (21 numbers) of entry (a, b) of [Mww Mwv; Mwv^T Mvv]."""
-    if a < 3 and b < 3:
-        return L_WW + s3(a, b)
-    if a < 3:
-        return L_WV + 3 * a + b - 3
-    if b < 3:
-        return L_WV + 3 * b + a - 3
-    return L_VV + s3(a - 3, b - 3)
-
-
 cdef bint lanes_free_solve(const double* f, const double* tau, double* blk) noexcept nogil:
     """The accelerations of a free-flyer root, qdd = Ihat^-1 phihat with Ihat = P^T Mhat P +
     armatures and phihat = tau - P^T xi (001 eqs. A.4, A.6; 003 eqs. 31, 35; nothing to send to
@@ -547,7 +530,7 @@ cdef bint lanes_free_solve(const double* f, const double* tau, double* blk) noex
     cdef int a, b, m, ln, j
     for a in range(6):
         for b in range(6):
-            j = m6((a + 3) % 6, (b + 3) % 6)
+            j = sym_index((a + 3) % 6, (b + 3) % 6)
             for ln in range(LANES):
                 A[(6 * a + b) * LANES + ln] = M[j * LANES + ln] + (f[ARM + a] if a == b else 0.0)
         for ln in range(LANES):
